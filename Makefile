@@ -1,0 +1,38 @@
+# The whole set-up from a fresh checkout is two commands:
+#   make demo   runs the main job
+#   make test   runs the whole test suite
+# Both create (and then reuse) a virtual environment in .venv and install the project into it.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check --quiet
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench clean
+
+$(PY):
+	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.10 is required, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip setuptools wheel
+
+$(VENV)/.runtime-installed: $(PY) setup.cfg pyproject.toml
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.test-installed: $(PY) setup.cfg pyproject.toml
+	$(PIP) install -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.runtime-installed
+	$(PY) -m jobs.demo
+
+test: $(VENV)/.test-installed
+	$(PY) -m spark_kafka_source.java
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.test-installed
+	$(PY) -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
