@@ -1,0 +1,111 @@
+"""Compression codecs of Kafka record batches: gzip, snappy, lz4 and zstd.
+
+The codecs themselves come from the standard library (gzip), python-snappy (raw snappy blocks)
+and cramjam (lz4 frames, zstd frames). This module only knows how Kafka clients frame them:
+
+* snappy arrives raw (librdkafka) or in snappy-java's "xerial" framing (the Java and Python
+  clients): an 8-byte magic, two INT32 version fields, then ``[INT32 length][raw block]`` chunks.
+  Google's own "framed snappy" format is a different thing and is never used by Kafka.
+* lz4 is the LZ4 *frame* format with independent blocks (Kafka's Java reader refuses linked blocks).
+* zstd frames from librdkafka carry no content size, so they are decoded by streaming.
+"""
+
+import enum
+import gzip
+import struct
+
+import cramjam
+import snappy
+
+from .errors import CorruptRecordError, UnsupportedCodecError
+
+
+class Codec(enum.IntEnum):
+    """Compression codec ids, as stored in the low three attribute bits."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @classmethod
+    def from_name(cls, name: str) -> "Codec":
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            choices = ", ".join(c.name.lower() for c in cls)
+            raise ValueError(f"unknown compression codec {name!r}; choose one of {choices}") from None
+
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")
+_XERIAL_VERSION = 1
+_XERIAL_COMPATIBLE_VERSION = 1
+_XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default block size
+_BLOCK_LENGTH = struct.Struct(">i")
+
+
+def compress(codec: int, data) -> bytes:
+    """Compress ``data`` the way Kafka's Java producer does for ``codec``."""
+    if codec == Codec.NONE:
+        return bytes(data)
+    if codec == Codec.GZIP:
+        return gzip.compress(data, compresslevel=6)
+    if codec == Codec.SNAPPY:
+        return _xerial_snappy_compress(data)
+    if codec == Codec.LZ4:
+        compressor = cramjam.lz4.Compressor(block_linked=False)
+        compressor.compress(bytes(data))
+        return bytes(compressor.finish())
+    if codec == Codec.ZSTD:
+        return bytes(cramjam.zstd.compress(bytes(data)))
+    raise UnsupportedCodecError(f"unknown compression codec id {codec}")
+
+
+def decompress(codec: int, data) -> bytes:
+    """Decompress ``data`` written by any Kafka client with ``codec``; raise CorruptRecordError on bad input."""
+    try:
+        if codec == Codec.NONE:
+            return bytes(data)
+        if codec == Codec.GZIP:
+            return gzip.decompress(data)
+        if codec == Codec.SNAPPY:
+            if bytes(data[:8]) == XERIAL_MAGIC:
+                return _xerial_snappy_decompress(data)
+            return snappy.decompress(bytes(data))
+        if codec == Codec.LZ4:
+            return bytes(cramjam.lz4.decompress(bytes(data)))
+        if codec == Codec.ZSTD:
+            return bytes(cramjam.zstd.decompress(bytes(data)))
+    except CorruptRecordError:
+        raise
+    except Exception as exc:  # every codec library has its own error types
+        raise CorruptRecordError(f"cannot decompress {Codec(codec).name.lower()} data: {exc}") from exc
+    raise UnsupportedCodecError(f"unknown compression codec id {codec}")
+
+
+def _xerial_snappy_compress(data) -> bytes:
+    view = memoryview(data)
+    out = [_XERIAL_HEADER.pack(XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_COMPATIBLE_VERSION)]
+    for start in range(0, len(view), _XERIAL_BLOCK_SIZE):
+        block = snappy.compress(bytes(view[start:start + _XERIAL_BLOCK_SIZE]))
+        out.append(_BLOCK_LENGTH.pack(len(block)))
+        out.append(block)
+    return b"".join(out)
+
+
+def _xerial_snappy_decompress(data) -> bytes:
+    view = memoryview(data)
+    pos = _XERIAL_HEADER.size
+    out = []
+    while pos < len(view):
+        if pos + 4 > len(view):
+            raise CorruptRecordError("truncated xerial snappy block length")
+        (length,) = _BLOCK_LENGTH.unpack_from(view, pos)
+        pos += 4
+        if length < 0 or pos + length > len(view):
+            raise CorruptRecordError(f"xerial snappy block of {length} bytes overruns the data")
+        out.append(snappy.decompress(bytes(view[pos:pos + length])))
+        pos += length
+    return b"".join(out)
