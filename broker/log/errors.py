@@ -1,0 +1,55 @@
+"""Errors raised by the log layer. Each maps to one Kafka error code at the protocol layer."""
+
+from broker.records.errors import CorruptRecordError
+
+
+class LogError(Exception):
+    """Base class of log-layer errors."""
+
+
+class OffsetOutOfRangeError(LogError):
+    """A read asked for an offset below the log start offset or above the log end offset."""
+
+    def __init__(self, topic_partition: str, offset: int, log_start_offset: int, log_end_offset: int):
+        super().__init__(f"offset {offset} is out of range for {topic_partition}: "
+                         f"the log holds [{log_start_offset}, {log_end_offset})")
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+
+
+class RecordTooLargeError(LogError):
+    """A batch is larger than the topic's ``max.message.bytes`` (MESSAGE_TOO_LARGE)."""
+
+
+class InvalidRecordError(LogError):
+    """A well-formed batch that the log refuses: empty, a control batch from a client, bad offsets (INVALID_RECORD)."""
+
+
+class InvalidBatchError(LogError, CorruptRecordError):
+    """A batch whose bytes do not parse or whose CRC is wrong (CORRUPT_MESSAGE)."""
+
+
+class InvalidEntryError(CorruptRecordError):
+    """Invalid bytes found while scanning a ``.log`` file, at ``position``."""
+
+    def __init__(self, position: int, reason: str):
+        super().__init__(f"invalid entry at position {position}: {reason}")
+        self.position = position
+        self.reason = reason
+
+
+class CorruptIndexError(LogError):
+    """An index file failed its sanity check; the segment rebuilds it from the log."""
+
+
+class LogStorageError(LogError):
+    """Writing to or syncing a log file failed (disk full, I/O error); nothing partial was kept."""
+
+
+class LogDirInUseError(LogError):
+    """Another process (or another LogManager) holds the log directory's lock."""
+
+
+class LogDirConfigError(LogError):
+    """The log directory belongs to another broker or holds files this broker cannot interpret."""

@@ -1,0 +1,222 @@
+"""The log manager: every partition log in one log directory, and the directory-wide files.
+
+It owns, as Kafka's ``LogManager`` does:
+
+* the ``.lock`` file (an exclusive lock, so two processes cannot open the same directory),
+* ``meta.properties`` (which broker and cluster the directory belongs to),
+* ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, written periodically
+  and at shutdown,
+* ``.kafka_cleanshutdown``: written after a clean shutdown flushed everything; when present at
+  start the logs skip recovery; it is deleted once the logs are loaded,
+* the background tasks: checkpoints, retention, flushes, and delayed segment deletion.
+"""
+
+import base64
+import fcntl
+import logging
+import os
+import shutil
+import threading
+import uuid
+
+from . import checkpoints
+from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
+from .config import LogConfig
+from .errors import LogDirConfigError, LogDirInUseError
+from .partition_log import PartitionLog, parse_directory_name
+from .scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE = ".lock"
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+META_PROPERTIES_FILE = "meta.properties"
+DELETE_DIR_SUFFIX = "-delete"
+
+
+class LogManager:
+    """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
+
+    def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
+                 topic_config=None, checkpoint_interval_ms: int = 60_000,
+                 retention_check_interval_ms: int = 300_000):
+        """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``)."""
+        self.log_dir = os.path.abspath(log_dir)
+        self.default_config = default_config or LogConfig()
+        self.broker_id = broker_id
+        self._topic_config = topic_config or (lambda topic: self.default_config)
+        self._checkpoint_interval_ms = checkpoint_interval_ms
+        self._retention_check_interval_ms = retention_check_interval_ms
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._lock = threading.Lock()
+        self._lock_fd = -1
+        self._scheduler = None
+        self.had_clean_shutdown = False
+
+    # -- start-up ------------------------------------------------------------------------
+
+    def open(self) -> "LogManager":
+        """Lock the directory, load every log (recovering after an unclean stop), start background tasks."""
+        os.makedirs(self.log_dir, exist_ok=True)
+        self._take_lock()
+        try:
+            self._check_meta_properties()
+            self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
+            self._load_logs()
+            self._scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints,
+                                     self._checkpoint_interval_ms)
+            self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
+                                     self._retention_check_interval_ms)
+        except BaseException:
+            if self._scheduler is not None:
+                self._scheduler.shutdown()
+            self._release_lock()
+            raise
+        return self
+
+    def _take_lock(self) -> None:
+        path = os.path.join(self.log_dir, LOCK_FILE)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise LogDirInUseError(f"log directory {self.log_dir} is in use by another process "
+                                   f"(pid {holder}); stop it or choose another --log-dir") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = -1
+
+    def _check_meta_properties(self) -> None:
+        path = os.path.join(self.log_dir, META_PROPERTIES_FILE)
+        properties = _read_properties(path)
+        if not properties:
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            text = f"#\nversion=0\nbroker.id={self.broker_id}\ncluster.id={cluster_id}\n"
+            write_atomically(path, text.encode())
+            properties = _read_properties(path)
+        if properties.get("broker.id") != str(self.broker_id):
+            raise LogDirConfigError(f"log directory {self.log_dir} belongs to broker.id={properties.get('broker.id')}, "
+                                    f"not {self.broker_id} ({path})")
+        self.cluster_id = properties.get("cluster.id", "")
+
+    def _load_logs(self) -> None:
+        marker = os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE)
+        self.had_clean_shutdown = os.path.exists(marker)
+        recovery_points = checkpoints.read_or_empty(os.path.join(self.log_dir, RECOVERY_POINT_FILE))
+        start_offsets = checkpoints.read_or_empty(os.path.join(self.log_dir, LOG_START_OFFSET_FILE))
+        for name in sorted(os.listdir(self.log_dir)):
+            path = os.path.join(self.log_dir, name)
+            if not os.path.isdir(path):
+                continue
+            if name.endswith(DELETE_DIR_SUFFIX):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            try:
+                topic, partition = parse_directory_name(name)
+            except ValueError:
+                log.warning("ignoring %s: not a partition directory", path)
+                continue
+            key = (topic, partition)
+            self._logs[key] = PartitionLog.open(
+                path, self._topic_config(topic), recovery_point=recovery_points.get(key, 0),
+                log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
+                scheduler=self._scheduler)
+        if self.had_clean_shutdown:
+            os.unlink(marker)
+            checkpoints.fsync_directory(self.log_dir)
+        log.info("loaded %d log(s) from %s (%s shutdown)", len(self._logs), self.log_dir,
+                 "clean" if self.had_clean_shutdown else "unclean")
+
+    # -- the logs ------------------------------------------------------------------------
+
+    def get_log(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def all_logs(self) -> list[PartitionLog]:
+        return list(self._logs.values())
+
+    def get_or_create_log(self, topic: str, partition: int) -> PartitionLog:
+        with self._lock:
+            existing = self._logs.get((topic, partition))
+            if existing is not None:
+                return existing
+            directory = os.path.join(self.log_dir, f"{topic}-{partition}")
+            created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+            checkpoints.fsync_directory(self.log_dir)
+            self._logs[(topic, partition)] = created
+            return created
+
+    def delete_log(self, topic: str, partition: int) -> bool:
+        """Remove a partition's log: renamed aside at once, its files deleted in the background."""
+        with self._lock:
+            removed = self._logs.pop((topic, partition), None)
+        if removed is None:
+            return False
+        removed.close()
+        doomed = f"{removed.directory}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        os.rename(removed.directory, doomed)
+        checkpoints.fsync_directory(self.log_dir)
+        self._scheduler.schedule(removed.config.file_delete_delay_ms,
+                                 lambda: shutil.rmtree(doomed, ignore_errors=True))
+        return True
+
+    # -- background work -----------------------------------------------------------------
+
+    def write_checkpoints(self) -> None:
+        logs = self.all_logs()
+        checkpoints.write(os.path.join(self.log_dir, RECOVERY_POINT_FILE),
+                          {(lg.topic, lg.partition): lg.recovery_point for lg in logs})
+        checkpoints.write(os.path.join(self.log_dir, LOG_START_OFFSET_FILE),
+                          {(lg.topic, lg.partition): lg.log_start_offset for lg in logs})
+
+    def enforce_retention(self) -> int:
+        """Apply retention to every log; return the number of segments deleted."""
+        deleted = sum(lg.delete_retained_segments() for lg in self.all_logs())
+        if deleted:
+            self.write_checkpoints()
+        return deleted
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Flush every log, write the checkpoints and the clean-shutdown marker, release the lock."""
+        if self._lock_fd < 0:
+            return
+        self._scheduler.shutdown()
+        try:
+            for partition_log in self.all_logs():
+                partition_log.flush()
+            self.write_checkpoints()
+            for partition_log in self.all_logs():
+                partition_log.close()
+            write_atomically(os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}')
+        finally:
+            self._release_lock()
+
+    def __enter__(self) -> "LogManager":
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def _read_properties(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return {}
+    properties = {}
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith(("#", "!")) and "=" in line:
+            key, _, value = line.partition("=")
+            properties[key.strip()] = value.strip()
+    return properties

@@ -1,0 +1,313 @@
+"""A partition's log: an ordered list of segments with append, read, flush, roll and retention.
+
+* ``append`` validates each v2 batch (size, CRC, header counts), assigns offsets by rewriting
+  only ``baseOffset`` and ``partitionLeaderEpoch``, and writes the batch bytes unchanged otherwise
+  (except for LogAppendTime topics, where ``maxTimestamp``, the attributes and the CRC change).
+* ``read`` returns whole batches from the one containing the offset, as a file slice.
+* The segment list is an immutable tuple replaced on roll and delete, so readers take a snapshot
+  and never wait for a writer.
+* ``flush`` fsyncs what was written since the recovery point and only then advances it. With
+  ``flush.messages`` = M and ``flush.ms`` = S, at most M messages or S ms of data are at risk.
+"""
+
+import bisect
+import logging
+import os
+import threading
+import time
+from typing import NamedTuple
+
+from broker.records import batch, record_set
+from broker.records.errors import CorruptRecordError
+
+from . import loader
+from .checkpoints import fsync_directory
+from .config import LONG_MAX, LogConfig
+from .errors import (InvalidBatchError, InvalidRecordError, LogStorageError, OffsetOutOfRangeError,
+                     RecordTooLargeError)
+from .file_records import FileSlice
+from .segment import LogSegment
+
+log = logging.getLogger(__name__)
+
+
+class AppendResult(NamedTuple):
+    first_offset: int
+    last_offset: int
+    record_count: int
+    max_timestamp: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+
+
+def parse_directory_name(name: str) -> tuple[str, int]:
+    """``my-topic-3`` -> ``("my-topic", 3)``; ValueError if the name is not ``<topic>-<partition>``."""
+    topic, sep, partition = name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        raise ValueError(f"{name!r} is not a <topic>-<partition> directory name")
+    return topic, int(partition)
+
+
+class PartitionLog:
+    """The log of one topic partition, in ``directory`` (named ``<topic>-<partition>``)."""
+
+    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler=None):
+        self.directory = directory
+        self.topic, self.partition = parse_directory_name(os.path.basename(directory))
+        self.config = config
+        self._segments = tuple(loaded.segments)
+        self.log_start_offset = loaded.log_start_offset
+        self.recovery_point = loaded.recovery_point
+        self._scheduler = scheduler
+        self._lock = threading.RLock()
+        self._first_unflushed_ms = None
+        self._directory_needs_sync = False
+        self.last_flush_ms = _now_ms()
+
+    @classmethod
+    def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
+             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler=None) -> "PartitionLog":
+        """Open (creating if needed) the log in ``directory``, recovering it after an unclean stop.
+
+        ``scheduler`` (a ``Scheduler``) runs the asynchronous work: flushes on roll and on
+        ``flush.ms``, and segment deletion after ``file.delete.delay.ms``. Without one, rolled
+        segments are flushed only by the flush policy and deleted segments are removed at once.
+        """
+        config = config or LogConfig()
+        os.makedirs(directory, exist_ok=True)
+        loaded = loader.load(directory, config, recovery_point, log_start_offset, had_clean_shutdown)
+        return cls(directory, config, loaded, scheduler)
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def segments(self) -> tuple:
+        return self._segments
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """With a single replica everything appended is committed: the high watermark is the end."""
+        return self.log_end_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self.log_end_offset - self.recovery_point
+
+    # -- append --------------------------------------------------------------------------
+
+    def append(self, records, leader_epoch: int = 0) -> AppendResult:
+        """Append one or more v2 batches as a client produced them; return the offsets assigned.
+
+        Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
+        LogStorageError; a batch that fails validation is never written.
+        """
+        headers = self._validate(records)
+        now = _now_ms()
+        log_append_time = now if self.config.uses_log_append_time else -1
+        view = memoryview(records)
+        with self._lock:
+            first_offset = self.log_end_offset
+            last_offset = first_offset + sum(h.last_offset_delta + 1 for _, h in headers) - 1
+            total_size = sum(h.size for _, h in headers)
+            max_timestamp = max(h.max_timestamp for _, h in headers)
+            if self.config.uses_log_append_time:
+                max_timestamp = log_append_time
+            segment = self._maybe_roll(total_size, max_timestamp, last_offset, now)
+            next_offset = first_offset
+            for position, header in headers:
+                entry = view[position:position + header.size]
+                if self.config.uses_log_append_time:
+                    entry = batch.with_log_append_time(entry, log_append_time)
+                    header = header._replace(max_timestamp=log_append_time)
+                segment.append(header._replace(base_offset=next_offset),
+                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
+                next_offset += header.last_offset_delta + 1
+            if self._first_unflushed_ms is None:
+                self._first_unflushed_ms = now
+                self._schedule_time_flush()
+            result = AppendResult(first_offset, last_offset, sum(h.records_count for _, h in headers),
+                                  max_timestamp, log_append_time, self.log_start_offset)
+        if self.unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        return result
+
+    def _validate(self, records) -> list:
+        try:
+            entries = list(record_set.iter_entries(records, allow_partial_tail=False))
+        except CorruptRecordError as exc:
+            raise InvalidBatchError(f"{self.name}: {exc}") from None
+        if not entries:
+            raise InvalidRecordError(f"{self.name}: no record batch to append")
+        view = memoryview(records)
+        for position, header in entries:
+            if header.magic != batch.MAGIC:
+                raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
+            if header.size > self.config.max_message_bytes:
+                raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
+                                          f"({self.config.max_message_bytes})")
+            try:
+                batch.validate(view[position:position + header.size])
+            except CorruptRecordError as exc:
+                raise InvalidBatchError(f"{self.name}: {exc}") from None
+            if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
+                raise InvalidRecordError(f"{self.name}: batch counts {header.records_count} records but spans "
+                                         f"{header.last_offset_delta + 1} offsets")
+            if header.is_control:
+                raise InvalidRecordError(f"{self.name}: clients may not write control batches")
+            if header.producer_id >= 0 and header.base_sequence < 0:
+                raise InvalidRecordError(f"{self.name}: idempotent batch without a base sequence")
+        return entries
+
+    def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
+        segment = self.active_segment
+        roll_ms = self.config.segment_ms - self.config.segment_jitter_ms
+        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms):
+            segment = self.roll()
+        return segment
+
+    def roll(self) -> LogSegment:
+        """Start a new active segment at the log end offset (no-op while the active one is empty)."""
+        with self._lock:
+            old = self.active_segment
+            if old.size == 0:
+                return old
+            new_base = self.log_end_offset
+            old.on_become_inactive()
+            try:
+                segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
+                                            self.config.segment_index_bytes)
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
+            self._segments = self._segments + (segment,)
+            self._directory_needs_sync = True
+        if self._scheduler is not None:
+            self._scheduler.schedule(0, lambda: self.flush(new_base))
+        return segment
+
+    # -- read ----------------------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool = True) -> FileSlice | None:
+        """Whole batches starting with the one that contains ``offset`` (see LogSegment.read).
+
+        None at the end of the log; OffsetOutOfRangeError below the log start or past the end.
+        """
+        segments = self._segments
+        end = segments[-1].next_offset
+        if offset < self.log_start_offset or offset > end:
+            raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
+        first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
+        for segment in segments[first:]:
+            found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
+            if found is not None:
+                return found
+        return None
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with a timestamp >= ``timestamp``, or None."""
+        for segment in self._segments:
+            if segment.max_timestamp >= timestamp:
+                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    # -- durability ----------------------------------------------------------------------
+
+    def flush(self, up_to: int | None = None) -> None:
+        """fsync everything below ``up_to`` (default: the end), then advance the recovery point."""
+        with self._lock:
+            target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
+            if target <= self.recovery_point:
+                return
+            dirty = [s for s in self._segments if s.next_offset > self.recovery_point and s.base_offset < target]
+            sync_directory, self._directory_needs_sync = self._directory_needs_sync, False
+        try:
+            for segment in dirty:
+                segment.flush()
+            if sync_directory:
+                fsync_directory(self.directory)
+        except OSError as exc:
+            self._directory_needs_sync = self._directory_needs_sync or sync_directory
+            raise LogStorageError(f"{self.name}: flush failed: {exc.strerror or exc}") from exc
+        with self._lock:
+            self.recovery_point = max(self.recovery_point, target)
+            if self.recovery_point >= self.log_end_offset:
+                self._first_unflushed_ms = None
+            self.last_flush_ms = _now_ms()
+
+    def _schedule_time_flush(self) -> None:
+        if self._scheduler is not None and self.config.flush_ms < LONG_MAX:
+            self._scheduler.schedule(self.config.flush_ms, self.flush)
+
+    # -- retention -----------------------------------------------------------------------
+
+    def delete_retained_segments(self) -> int:
+        """Delete the oldest whole segments past ``retention.ms`` or beyond ``retention.bytes``.
+
+        The log start offset moves to the first remaining segment. Returns the number deleted.
+        """
+        now = _now_ms()
+        with self._lock:
+            doomed = self._retained_segments(now)
+            if not doomed:
+                return 0
+            if len(doomed) == len(self._segments):
+                self.roll()
+            self._segments = self._segments[len(doomed):]
+            self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
+            for segment in doomed:
+                segment.rename_for_deletion()
+        log.info("%s: retention deleted %d segment(s); log start offset is now %d",
+                 self.name, len(doomed), self.log_start_offset)
+        for segment in doomed:
+            if self._scheduler is not None:
+                self._scheduler.schedule(self.config.file_delete_delay_ms, segment.delete)
+            else:
+                segment.delete()
+        return len(doomed)
+
+    def _retained_segments(self, now: int) -> list:
+        config = self.config
+        excess = self.size_in_bytes - config.retention_bytes if config.retention_bytes >= 0 else -1
+        doomed = []
+        for segment in self._segments:
+            if segment.size == 0:
+                break
+            expired = config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
+            oversize = excess >= segment.size
+            if not (expired or oversize):
+                break
+            excess -= segment.size
+            doomed.append(segment)
+        return doomed
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the files (no flush: the owner decides; see LogManager.shutdown)."""
+        with self._lock:
+            self.active_segment.on_become_inactive()
+            for segment in self._segments:
+                segment.close()
+
+    def __repr__(self) -> str:
+        return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
+                f"segments={len(self._segments)})")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

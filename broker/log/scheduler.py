@@ -1,0 +1,56 @@
+"""A background thread that runs delayed and periodic log tasks (flushes, deletes, checkpoints).
+
+Tasks run one at a time, in deadline order. A task that raises is logged and, if periodic, keeps
+its schedule: a background failure never stops the others.
+"""
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    def __init__(self, name: str = "log-scheduler"):
+        self._tasks = []
+        self._sequence = itertools.count()
+        self._condition = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def schedule(self, delay_ms: float, task, period_ms: float | None = None) -> None:
+        """Run ``task()`` after ``delay_ms``, then every ``period_ms`` if given."""
+        with self._condition:
+            if self._stopped:
+                return
+            due = time.monotonic() + delay_ms / 1000
+            heapq.heappush(self._tasks, (due, next(self._sequence), task, period_ms))
+            self._condition.notify()
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop running tasks (pending ones are dropped) and wait for the thread to end."""
+        with self._condition:
+            self._stopped = True
+            self._tasks.clear()
+            self._condition.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while not self._stopped and (not self._tasks or self._tasks[0][0] > time.monotonic()):
+                    wait = self._tasks[0][0] - time.monotonic() if self._tasks else None
+                    self._condition.wait(wait)
+                if self._stopped:
+                    return
+                _, _, task, period_ms = heapq.heappop(self._tasks)
+            try:
+                task()
+            except Exception:
+                log.exception("background task %r failed", task)
+            if period_ms is not None:
+                self.schedule(period_ms, task, period_ms)

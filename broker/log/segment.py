@@ -1,0 +1,302 @@
+"""One log segment: a ``.log`` file of entries plus its ``.index`` and ``.timeindex``.
+
+Files are named by the 20-digit base offset. The segment appends whole batches at its end, keeps
+the sparse indexes up to date (an entry once more than ``index.interval.bytes`` were appended
+since the last one), finds the batch containing an offset or the first record at a timestamp,
+and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and checking its
+``.log`` (``recover``).
+"""
+
+import os
+import time
+
+from broker.records import record_set
+from broker.records.batch import NO_TIMESTAMP
+
+from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
+from .file_records import FileSlice, iter_headers, iter_valid_entries
+from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+DELETED_SUFFIX = ".deleted"
+SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+
+
+def filename_prefix(offset: int) -> str:
+    """Kafka's segment file name stem: the base offset zero-padded to 20 digits."""
+    return f"{offset:020d}"
+
+
+class LogSegment:
+    """A segment of a partition log, starting at ``base_offset``."""
+
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int):
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        stem = os.path.join(directory, filename_prefix(base_offset))
+        self.log_path = stem + LOG_SUFFIX
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
+        self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset, max_index_bytes)
+        self.size = os.fstat(self._fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = base_offset
+        self.first_batch_timestamp = None
+        self.created_ms = int(time.time() * 1000)
+        self._bytes_since_last_index_entry = 0
+
+    @classmethod
+    def create(cls, directory: str, base_offset: int, index_interval_bytes: int,
+               max_index_bytes: int) -> "LogSegment":
+        """A new, empty segment (any files left with this base offset are emptied)."""
+        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes)
+        os.ftruncate(segment._fd, 0)
+        segment.size = 0
+        segment.offset_index.reset()
+        segment.time_index.reset()
+        return segment
+
+    def load(self) -> None:
+        """Load the indexes and the state of an existing segment.
+
+        Raises CorruptIndexError or InvalidEntryError when the indexes are missing entries, fail
+        their sanity check, or do not match the ``.log``; ``recover`` then rebuilds them.
+        """
+        for index in (self.offset_index, self.time_index):
+            if index.was_missing and self.size:
+                raise CorruptIndexError(f"{index.path} is missing")
+            index.load()
+        self._load_state_from_tail()
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def _load_state_from_tail(self) -> None:
+        """Recompute next offset and max timestamp from the last index entries and the bytes after them."""
+        if self.offset_index.last_position > self.size:
+            raise CorruptIndexError(f"{self.offset_index.path}: points past the end of {self.log_path}")
+        last_entry = self.time_index.last_entry
+        if last_entry is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last_entry
+        start = self.offset_index.last_position
+        for _, header in iter_headers(self._fd, start, self.size):
+            self._observe(header)
+        if self.size and self.next_offset == self.base_offset:
+            raise CorruptIndexError(f"{self.offset_index.path}: no batch found after its last entry")
+        self._bytes_since_last_index_entry = self.size - start
+        self._first_batch_timestamp_from_file()
+
+    def _first_batch_timestamp_from_file(self) -> None:
+        for _, header in iter_headers(self._fd, 0, self.size):
+            self.first_batch_timestamp = header.max_timestamp
+            return
+
+    def _observe(self, header) -> None:
+        """Account for a batch now in the file: next offset and the largest timestamp."""
+        self.next_offset = header.last_offset + 1
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = header.last_offset
+
+    def _index(self, position: int, header) -> None:
+        """Add index entries for the batch at ``position`` if enough bytes passed since the last."""
+        self._observe(header)
+        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(header.last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_last_index_entry = 0
+        self._bytes_since_last_index_entry += header.size
+
+    @property
+    def largest_timestamp(self) -> int:
+        """The largest record timestamp, or the file's modification time if no record has one."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return int(os.stat(self.log_path).st_mtime * 1000)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def append(self, header, buffers: list) -> None:
+        """Write one batch (given as buffers, already carrying its offsets) at the end of the file.
+
+        On a failed or short write the file is cut back to where it was and LogStorageError raised.
+        """
+        position = self.size
+        try:
+            written = 0
+            remaining = list(buffers)
+            while written < header.size:
+                n = os.pwritev(self._fd, remaining, position + written)
+                if n == 0:
+                    raise OSError("write returned 0 bytes")
+                written += n
+                remaining = _skip(remaining, n)
+        except OSError as exc:
+            self._undo_write(position)
+            raise LogStorageError(f"cannot append to {self.log_path}: {exc.strerror or exc}") from exc
+        self.size = position + header.size
+        if self.first_batch_timestamp is None:
+            self.first_batch_timestamp = header.max_timestamp
+        self._index(position, header)
+
+    def _undo_write(self, position: int) -> None:
+        try:
+            os.ftruncate(self._fd, position)
+        except OSError:
+            pass  # the next recovery truncates the partial entry at the same place
+
+    def should_roll(self, batch_size: int, max_timestamp: int, max_offset: int, now_ms: int,
+                    segment_bytes: int, roll_ms: int) -> bool:
+        """Kafka's roll rule: full file, full index, offset out of int32 range, or aged past roll_ms."""
+        if self.size == 0:
+            return False
+        if self.size > segment_bytes - batch_size:
+            return True
+        if self.offset_index.is_full or self.time_index.is_full:
+            return True
+        if max_offset - self.base_offset > RELATIVE_OFFSET_MAX:
+            return True
+        if self.first_batch_timestamp is not None and self.first_batch_timestamp >= 0:
+            waited = max_timestamp - self.first_batch_timestamp
+        else:
+            waited = now_ms - self.created_ms
+        return waited > roll_ms
+
+    def on_become_inactive(self) -> None:
+        """Called when a newer segment takes over: make the time index end with the max timestamp."""
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def translate_offset(self, offset: int, max_position: int | None = None):
+        """``(position, header)`` of the first batch whose last offset is >= ``offset``, or None."""
+        end = self.size if max_position is None else min(max_position, self.size)
+        _, start = self.offset_index.lookup(offset)
+        for position, header in iter_headers(self._fd, start, end):
+            if header.last_offset >= offset:
+                return position, header
+        return None
+
+    def read(self, offset: int, max_bytes: int, max_position: int | None = None,
+             min_one_batch: bool = True) -> FileSlice | None:
+        """Whole batches from the one containing ``offset``: at most ``max_bytes`` but at least one
+        batch when ``min_one_batch``, never past ``max_position``. None if nothing is there."""
+        end = self.size if max_position is None else min(max_position, self.size)
+        found = self.translate_offset(offset, end)
+        if found is None:
+            return None
+        start, first = found
+        limit = min(end, start + max_bytes)
+        if min_one_batch:
+            limit = max(limit, start + first.size)
+        scan_from = max(start, self.offset_index.floor_position(limit))
+        stop = scan_from  # batches before an indexed position at or below the limit are all whole
+        for position, header in iter_headers(self._fd, scan_from, end):
+            if position + header.size > limit:
+                break
+            stop = position + header.size
+        if stop == start:
+            return None
+        return FileSlice(self._fd, start, stop - start)
+
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int):
+        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp`` (and offset >=
+        ``starting_offset``), or None."""
+        search_from = max(self.time_index.lookup(timestamp), starting_offset)
+        _, start = self.offset_index.lookup(search_from)
+        for position, header in iter_headers(self._fd, start, self.size):
+            if header.max_timestamp < timestamp:
+                continue
+            entry = os.pread(self._fd, header.size, position)
+            for record in record_set.decode_entry(entry, verify_crc=False).records:
+                if record.timestamp >= timestamp and record.offset >= starting_offset:
+                    return record.offset, record.timestamp
+        return None
+
+    # -- recovery ---------------------------------------------------------
+
+    def recover(self) -> int:
+        """Rebuild the indexes by checking every entry; cut the file at the first invalid one.
+
+        Returns the number of bytes truncated (0 if the whole file was valid).
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.next_offset = self.base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = self.base_offset
+        self.first_batch_timestamp = None
+        self._bytes_since_last_index_entry = 0
+        file_size = os.fstat(self._fd).st_size
+        valid = 0
+        try:
+            for position, header, _ in iter_valid_entries(self._fd, 0, file_size):
+                if header.last_offset < self.next_offset or header.last_offset - self.base_offset > RELATIVE_OFFSET_MAX:
+                    raise InvalidEntryError(position, f"offset {header.last_offset} does not belong here")
+                if self.first_batch_timestamp is None:
+                    self.first_batch_timestamp = header.max_timestamp
+                self._index(position, header)
+                valid = position + header.size
+        except InvalidEntryError:
+            pass
+        self.size = valid
+        if valid < file_size:
+            os.ftruncate(self._fd, valid)
+        return file_size - valid
+
+    # -- file lifecycle ------------------------------------------------------------------
+
+    def flush(self) -> None:
+        if self._fd < 0:
+            return  # closed: deleted by retention while a flush was pending
+        os.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        self.offset_index.close()
+        self.time_index.close()
+
+    def rename_for_deletion(self) -> None:
+        """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
+        new_log_path = self.log_path + DELETED_SUFFIX
+        os.rename(self.log_path, new_log_path)
+        self.log_path = new_log_path
+        for index in (self.offset_index, self.time_index):
+            if os.path.exists(index.path):
+                index.rename(index.path + DELETED_SUFFIX)
+
+    def delete(self) -> None:
+        """Close and remove the files."""
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base_offset={self.base_offset}, size={self.size}, next_offset={self.next_offset})"
+
+
+def _skip(buffers: list, count: int) -> list:
+    """The buffers left to write after ``count`` bytes were written."""
+    out = []
+    for buf in buffers:
+        view = memoryview(buf)
+        if count >= len(view):
+            count -= len(view)
+            continue
+        out.append(view[count:])
+        count = 0
+    return out

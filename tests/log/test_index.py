@@ -1,0 +1,95 @@
+"""The sparse .index and .timeindex files: lookups, ordering rules, sanity checks on load."""
+
+import random
+
+import pytest
+
+from broker.log.errors import CorruptIndexError
+from broker.log.index import OffsetIndex, TimeIndex
+
+
+@pytest.fixture
+def offset_index(tmp_path):
+    index = OffsetIndex(str(tmp_path / "00000000000000000045.index"), 45, 30 * 8)
+    yield index
+    index.close()
+
+
+def test_lookup_finds_the_largest_entry_at_or_below_the_offset(offset_index):
+    rng = random.Random(1)
+    offsets = sorted(rng.sample(range(46, 10_000), 30))
+    positions = sorted(rng.sample(range(1, 1_000_000), 30))
+    for offset, position in zip(offsets, positions):
+        offset_index.append(offset, position)
+    for _ in range(500):
+        target = rng.randrange(0, 10_050)
+        below = [(o, p) for o, p in zip(offsets, positions) if o <= target]
+        assert offset_index.lookup(target) == (below[-1] if below else (45, 0))
+
+
+def test_entries_are_eight_bytes_relative_to_the_base_offset(offset_index, tmp_path):
+    offset_index.append(50, 100)
+    offset_index.append(60, 200)
+    data = (tmp_path / "00000000000000000045.index").read_bytes()
+    assert data == bytes.fromhex("00000005 00000064 0000000f 000000c8".replace(" ", ""))
+
+
+def test_append_out_of_order_is_refused(offset_index):
+    offset_index.append(50, 100)
+    with pytest.raises(ValueError):
+        offset_index.append(50, 200)
+    with pytest.raises(ValueError):
+        offset_index.append(49, 200)
+
+
+def test_index_is_full_at_its_maximum_size(offset_index):
+    for i in range(30):
+        assert not offset_index.is_full
+        offset_index.append(46 + i, i + 1)
+    assert offset_index.is_full
+
+
+def test_reload_reads_back_the_same_entries(offset_index, tmp_path):
+    for i in range(10):
+        offset_index.append(50 + 3 * i, 100 * (i + 1))
+    reopened = OffsetIndex(str(tmp_path / "00000000000000000045.index"), 45, 30 * 8)
+    reopened.load()
+    assert [reopened.lookup(50 + 3 * i) for i in range(10)] == [(50 + 3 * i, 100 * (i + 1)) for i in range(10)]
+    reopened.close()
+
+
+@pytest.mark.parametrize("content", [b"  ", b"\x00" * 7, bytes.fromhex("0000000a00000064" "0000000500000070"),
+                                     bytes.fromhex("0000000a00000064" "0000000b00000010")])
+def test_corrupt_offset_index_fails_the_sanity_check(tmp_path, content):
+    path = tmp_path / "00000000000000000000.index"
+    path.write_bytes(content)
+    index = OffsetIndex(str(path), 0, 1024)
+    with pytest.raises(CorruptIndexError):
+        index.load()
+    index.close()
+
+
+def test_time_index_appends_only_growing_timestamps(tmp_path):
+    index = TimeIndex(str(tmp_path / "00000000000000000010.timeindex"), 10, 1200)
+    index.maybe_append(1000, 12)
+    index.maybe_append(1000, 13)  # not larger: ignored
+    index.maybe_append(900, 14)  # smaller: ignored
+    index.maybe_append(-1, 15)  # no timestamp: ignored
+    index.maybe_append(2000, 20)
+    assert len(index) == 2
+    assert (tmp_path / "00000000000000000010.timeindex").stat().st_size == 24
+    assert index.lookup(999) == 10  # below every entry: search from the segment start
+    assert index.lookup(1000) == 12
+    assert index.lookup(1999) == 12
+    assert index.lookup(5000) == 20
+    assert index.last_entry == (2000, 20)
+    index.close()
+
+
+def test_corrupt_time_index_fails_the_sanity_check(tmp_path):
+    path = tmp_path / "00000000000000000000.timeindex"
+    path.write_bytes(bytes.fromhex("00000000000007d0 00000005" "00000000000003e8 00000006".replace(" ", "")))
+    index = TimeIndex(str(path), 0, 1200)
+    with pytest.raises(CorruptIndexError):
+        index.load()
+    index.close()

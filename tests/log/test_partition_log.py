@@ -1,0 +1,309 @@
+"""PartitionLog, after Kafka's UnifiedLogTest: append, offsets, validation, roll, read, retention, flush."""
+
+import os
+import struct
+import time
+
+import pytest
+
+from broker.log.config import LogConfig
+from broker.log.errors import (InvalidBatchError, InvalidRecordError, OffsetOutOfRangeError,
+                               RecordTooLargeError)
+from broker.log.partition_log import PartitionLog
+from broker.log.scheduler import Scheduler
+from broker.records import batch, record_set
+from broker.records.batch import ControlType, Record, TimestampType
+from broker.records.compression import Codec
+
+from .util import BASE_TIME, files_in, make_batch, read_all, strip_offsets
+
+
+def open_log(path, **config) -> PartitionLog:
+    return PartitionLog.open(str(path / "events-0"), LogConfig(**config))
+
+
+@pytest.fixture
+def scheduler():
+    s = Scheduler()
+    yield s
+    s.shutdown()
+
+
+def wait_until(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def test_append_rewrites_only_base_offset_and_leader_epoch(tmp_path):
+    log = open_log(tmp_path)
+    log.append(make_batch(5))
+    sent = make_batch(4, codec=Codec.GZIP, partition_leader_epoch=-1, producer_id=7, producer_epoch=1,
+                      base_sequence=0)
+    result = log.append(sent, leader_epoch=3)
+    stored = log.read(result.first_offset, 10_000).read()
+    assert len(stored) == len(sent)
+    assert struct.unpack(">q", stored[:8])[0] == 5
+    assert struct.unpack(">i", stored[12:16])[0] == 3
+    assert stored[8:12] == sent[8:12] and stored[16:] == sent[16:]
+    batch.validate(stored)
+
+
+def test_offsets_are_assigned_consecutively_across_appends_and_batches(tmp_path):
+    log = open_log(tmp_path)
+    assert log.append(make_batch(3)).first_offset == 0
+    result = log.append(make_batch(1))
+    assert (result.first_offset, result.last_offset, result.record_count) == (3, 3, 1)
+    several = make_batch(2, codec=Codec.SNAPPY) + make_batch(4, codec=Codec.ZSTD)
+    result = log.append(several)
+    assert (result.first_offset, result.last_offset, result.record_count) == (4, 9, 6)
+    assert log.log_end_offset == 10
+    assert [r.offset for r in read_all(log)] == list(range(10))
+
+
+def test_append_and_read_back_every_codec(tmp_path):
+    log = open_log(tmp_path)
+    expected = []
+    for codec in Codec:
+        data = make_batch(7, timestamp=BASE_TIME + 100 * codec, codec=codec)
+        log.append(data)
+        expected += batch.decode(data).records
+    assert strip_offsets(read_all(log)) == strip_offsets(expected)
+
+
+@pytest.mark.parametrize("corrupt", ["crc", "truncated", "length"])
+def test_corrupt_batches_are_refused_and_nothing_is_written(tmp_path, corrupt):
+    log = open_log(tmp_path)
+    log.append(make_batch(2))
+    data = bytearray(make_batch(3))
+    if corrupt == "crc":
+        data[-1] ^= 0xFF
+    elif corrupt == "truncated":
+        data = data[:-5]
+    else:
+        struct.pack_into(">i", data, 8, 30)
+    with pytest.raises(InvalidBatchError):
+        log.append(bytes(data))
+    assert log.log_end_offset == 2
+    assert log.size_in_bytes == len(make_batch(2))
+
+
+def test_a_batch_larger_than_max_message_bytes_is_refused(tmp_path):
+    log = open_log(tmp_path, max_message_bytes=1000)
+    small = make_batch(1, value_size=500)
+    log.append(small)
+    with pytest.raises(RecordTooLargeError, match="max.message.bytes"):
+        log.append(make_batch(1, value_size=2000))
+    assert log.log_end_offset == 1
+
+
+def test_invalid_batches_are_refused(tmp_path):
+    log = open_log(tmp_path)
+    key, value = batch.control_record(ControlType.COMMIT)
+    cases = {
+        "control": batch.build([Record(0, BASE_TIME, key, value)], is_control=True),
+        "empty": batch.build([]),
+        "count does not match offsets": batch.build([Record(0, BASE_TIME, None, b"a"), Record(5, BASE_TIME, None, b"b")]),
+        "idempotent without sequence": make_batch(2, producer_id=4, producer_epoch=0),
+    }
+    for name, data in cases.items():
+        with pytest.raises(InvalidRecordError):
+            log.append(data)
+    with pytest.raises(InvalidRecordError):
+        log.append(b"")
+    assert log.log_end_offset == 0
+
+
+def test_legacy_message_sets_must_be_up_converted_first(tmp_path):
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+    builder = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+    builder.append(0, timestamp=BASE_TIME, key=b"k", value=b"v")
+    legacy = bytes(builder.build())
+    log = open_log(tmp_path)
+    with pytest.raises(InvalidRecordError, match="up-converted"):
+        log.append(legacy)
+    log.append(record_set.upconvert(legacy))
+    assert [(r.key, r.value, r.timestamp) for r in read_all(log)] == [(b"k", b"v", BASE_TIME)]
+
+
+def test_log_append_time_topics_stamp_batches_on_append(tmp_path):
+    log = open_log(tmp_path, message_timestamp_type="LogAppendTime")
+    before = int(time.time() * 1000)
+    result = log.append(make_batch(3, codec=Codec.LZ4))
+    after = int(time.time() * 1000)
+    assert before <= result.log_append_time <= after
+    stored = log.read(0, 10_000).read()
+    header = batch.validate(stored)
+    assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    assert header.max_timestamp == result.log_append_time
+    assert {r.timestamp for r in batch.decode(stored).records} == {result.log_append_time}
+
+
+def test_segments_roll_on_size_and_are_named_by_base_offset(tmp_path):
+    log = open_log(tmp_path, segment_bytes=1000)
+    for i in range(30):
+        log.append(make_batch(3, timestamp=BASE_TIME + i))
+    bases = [s.base_offset for s in log.segments]
+    assert len(bases) > 3
+    assert all(s.size <= 1000 for s in log.segments)
+    assert files_in(log.directory, ".log") == [f"{b:020d}.log" for b in bases]
+    assert [r.offset for r in read_all(log)] == list(range(90))
+
+
+def test_segments_roll_on_time_measured_by_record_timestamps(tmp_path):
+    log = open_log(tmp_path, segment_ms=1000)
+    log.append(make_batch(1, timestamp=BASE_TIME))
+    log.append(make_batch(1, timestamp=BASE_TIME + 1000))
+    assert len(log.segments) == 1
+    log.append(make_batch(1, timestamp=BASE_TIME + 1001))
+    assert [s.base_offset for s in log.segments] == [0, 2]
+
+
+def test_segments_roll_on_time_by_wall_clock_without_timestamps(tmp_path):
+    log = open_log(tmp_path, segment_ms=50)
+    log.append(make_batch(1, timestamp=-1))
+    time.sleep(0.1)
+    log.append(make_batch(1, timestamp=-1))
+    assert [s.base_offset for s in log.segments] == [0, 1]
+
+
+def test_segments_roll_when_the_index_is_full(tmp_path):
+    log = open_log(tmp_path, index_interval_bytes=1, segment_index_bytes=4 * 8)
+    for _ in range(12):
+        log.append(make_batch(1))
+    assert len(log.segments) >= 2
+    assert all(len(s.offset_index) <= 4 for s in log.segments)
+
+
+def test_read_out_of_range_and_at_the_end(tmp_path):
+    log = open_log(tmp_path)
+    log.append(make_batch(5))
+    assert log.read(5, 1000) is None
+    with pytest.raises(OffsetOutOfRangeError) as raised:
+        log.read(6, 1000)
+    assert (raised.value.log_start_offset, raised.value.log_end_offset) == (0, 5)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(-1, 1000)
+
+
+def test_read_returns_whole_batches_and_at_least_one(tmp_path):
+    log = open_log(tmp_path, segment_bytes=10**6)
+    sizes = [len(make_batch(3, value_size=100)) for _ in range(10)]
+    for _ in range(10):
+        log.append(make_batch(3, value_size=100))
+    assert log.read(4, 1).size == sizes[1]  # one batch even though larger than max_bytes
+    assert log.read(4, sizes[1] * 3 + 10).size == sizes[1] * 3
+    assert log.read(4, 10**6).size == sum(sizes[1:])
+
+
+def test_read_crosses_segments(tmp_path):
+    log = open_log(tmp_path, segment_bytes=600)
+    for i in range(20):
+        log.append(make_batch(2, timestamp=BASE_TIME + i))
+    assert len(log.segments) > 2
+    for offset in range(40):
+        found = log.read(offset, 1)
+        first = next(record_set.iter_batches(found.read()))
+        assert first.base_offset <= offset <= first.last_offset
+
+
+def test_offset_for_timestamp_across_segments(tmp_path):
+    log = open_log(tmp_path, segment_bytes=600)
+    for i in range(20):
+        log.append(make_batch(2, timestamp=BASE_TIME + 10 * i))
+    assert log.offset_for_timestamp(0) == (0, BASE_TIME)
+    assert log.offset_for_timestamp(BASE_TIME + 55) == (12, BASE_TIME + 60)
+    assert log.offset_for_timestamp(BASE_TIME + 191) == (39, BASE_TIME + 191)
+    assert log.offset_for_timestamp(BASE_TIME + 192) is None
+
+
+def test_retention_by_time_deletes_old_segments_and_moves_the_log_start(tmp_path):
+    now = int(time.time() * 1000)
+    log = open_log(tmp_path, segment_bytes=600, retention_ms=3600_000)
+    for i in range(10):
+        log.append(make_batch(2, timestamp=now - 7200_000))
+    old_segments = len(log.segments)
+    for i in range(10):
+        log.append(make_batch(2, timestamp=now))
+    deleted = log.delete_retained_segments()
+    assert deleted >= old_segments - 1
+    assert log.log_start_offset == log.segments[0].base_offset > 0
+    assert log.log_start_offset <= 20  # nothing newer than the retention was deleted
+    assert all(s.largest_timestamp >= now - 3600_000 for s in log.segments)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(0, 1000)
+    assert [r.offset for r in read_all(log)] == list(range(log.log_start_offset, 40))
+    assert not any(n.endswith(".deleted") for n in os.listdir(log.directory))
+
+
+def test_retention_by_size_keeps_the_newest_segments_within_the_limit(tmp_path):
+    log = open_log(tmp_path, segment_bytes=600, retention_bytes=1500)
+    for i in range(30):
+        log.append(make_batch(2, timestamp=BASE_TIME + i))
+    total = log.size_in_bytes
+    log.delete_retained_segments()
+    assert log.size_in_bytes <= 1500 + log.segments[0].size
+    assert log.size_in_bytes - log.segments[0].size < 1500 <= total
+    assert log.log_end_offset == 60
+
+
+def test_retention_of_every_segment_rolls_and_keeps_the_log_end(tmp_path):
+    log = open_log(tmp_path, retention_ms=1000)
+    log.append(make_batch(4, timestamp=BASE_TIME))
+    assert log.delete_retained_segments() == 1
+    assert (log.log_start_offset, log.log_end_offset) == (4, 4)
+    assert log.read(4, 100) is None
+    assert log.append(make_batch(1, timestamp=int(time.time() * 1000))).first_offset == 4
+
+
+def test_reads_of_a_deleted_segment_still_work_until_the_delete_delay(tmp_path, scheduler):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600, retention_bytes=1,
+                                                                  file_delete_delay_ms=60_000), scheduler=scheduler)
+    for i in range(10):
+        log.append(make_batch(2, timestamp=BASE_TIME + i))
+    held = log.read(0, 100)
+    expected = make_batch(2)
+    log.delete_retained_segments()
+    assert log.log_start_offset > 0
+    assert any(n.endswith(".log.deleted") for n in os.listdir(log.directory))
+    assert batch.decode(held.read()).records == batch.decode(expected).records
+
+
+def test_recovery_point_advances_only_on_flush(tmp_path):
+    log = open_log(tmp_path)
+    for _ in range(5):
+        log.append(make_batch(2))
+    assert log.recovery_point == 0
+    log.flush()
+    assert log.recovery_point == 10
+    log.append(make_batch(2))
+    assert log.recovery_point == 10 and log.unflushed_messages == 2
+
+
+@pytest.mark.parametrize("flush_messages", [1, 4, 7])
+def test_flush_messages_bounds_the_unflushed_messages(tmp_path, flush_messages):
+    log = open_log(tmp_path, flush_messages=flush_messages)
+    for _ in range(20):
+        log.append(make_batch(3))
+        assert log.unflushed_messages < flush_messages
+    assert log.recovery_point > 0
+
+
+def test_flush_ms_flushes_in_the_background(tmp_path, scheduler):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
+    log.append(make_batch(3))
+    assert log.recovery_point == 0
+    assert wait_until(lambda: log.recovery_point == 3)
+    log.append(make_batch(3))
+    assert wait_until(lambda: log.recovery_point == 6)
+
+
+def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600), scheduler=scheduler)
+    for i in range(10):
+        log.append(make_batch(2))
+    assert len(log.segments) > 1
+    assert wait_until(lambda: log.recovery_point == log.active_segment.base_offset)
