@@ -2,7 +2,8 @@
 
 ``iter_headers`` parses only headers (for offset and time lookups); ``iter_entries`` also reads
 every entry whole (for dump-log); ``iter_valid_entries`` checks each one's CRC too (for recovery).
-They read the file in 64 KiB chunks and raise InvalidEntryError at the first bytes that are not a
+They read the file in chunks that start small (for lookups) and double up to 1 MiB (for long scans),
+and raise InvalidEntryError at the first bytes that are not a
 complete (or, for the last one, valid) entry.
 """
 
@@ -15,7 +16,8 @@ from broker.records.errors import CorruptRecordError
 
 from .errors import InvalidEntryError
 
-_CHUNK = 64 * 1024
+_FIRST_CHUNK = 8 * 1024  # a lookup scans at most ~index.interval.bytes (4 KiB) of headers
+_MAX_CHUNK = 1024 * 1024  # a long scan (recovery, dump-log) doubles its reads up to this
 
 
 class FileSlice(NamedTuple):
@@ -54,11 +56,13 @@ def _walk(fd: int, start: int, end: int, whole: bool):
     pos = start
     buf = b""
     buf_start = start
+    chunk = _FIRST_CHUNK
     while pos < end:
         rel = pos - buf_start
         if len(buf) - rel < HEADER_SIZE:
-            buf = os.pread(fd, min(_CHUNK, end - pos), pos)
+            buf = os.pread(fd, min(chunk, end - pos), pos)
             buf_start, rel = pos, 0
+            chunk = min(2 * chunk, _MAX_CHUNK)
         try:
             header = record_set.parse_entry_header(buf, rel)
         except CorruptRecordError as exc:

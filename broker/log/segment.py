@@ -196,14 +196,15 @@ class LogSegment:
         limit = min(end, start + max_bytes)
         if min_one_batch:
             limit = max(limit, start + first.size)
-        scan_from = max(start, self.offset_index.floor_position(limit))
-        stop = scan_from  # batches before an indexed position at or below the limit are all whole
-        for position, header in iter_headers(self._fd, scan_from, end):
-            if position + header.size > limit:
-                break
-            stop = position + header.size
-        if stop == start:
+        if start + first.size > limit:
             return None
+        # every batch before an indexed position at or below the limit ends within the limit
+        stop = max(start + first.size, self.offset_index.floor_position(limit))
+        if stop < limit:
+            for position, header in iter_headers(self._fd, stop, end):
+                if position + header.size > limit:
+                    break
+                stop = position + header.size
         return FileSlice(self._fd, start, stop - start)
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int):

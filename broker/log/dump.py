@@ -1,0 +1,185 @@
+"""``kafkalog dump-log``: print the batches of segment files, and their indexes, checking every byte.
+
+``dump(paths, ...)`` yields one dict per batch (or index entry) and finally a summary; the CLI
+prints them as text lines or as JSON objects. Batches with a bad CRC are reported and the walk
+goes on while the framing holds; framing errors (a size running past the end, an unknown magic,
+a torn tail) end the walk of that file, as they end Kafka's recovery.
+"""
+
+import os
+import struct
+
+from broker.records import record_set
+from broker.records.batch import TimestampType
+from broker.records.errors import CorruptRecordError
+
+from .errors import InvalidEntryError
+from .file_records import iter_entries
+from .index import OffsetIndex, TimeIndex
+from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+
+
+class DumpUsageError(ValueError):
+    """A path that cannot be dumped (missing, unreadable, or not a segment file or partition directory)."""
+
+
+def segment_files(paths: list[str]) -> list[str]:
+    """Expand partition directories to their ``.log`` files; check every path exists."""
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(LOG_SUFFIX))
+        elif os.path.isfile(path):
+            if not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+                raise DumpUsageError(f"{path}: not a .log, .index or .timeindex file")
+            files.append(path)
+        else:
+            raise DumpUsageError(f"{path}: no such file or directory")
+    return files
+
+
+def dump(paths: list[str], records: bool = False):
+    """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index" and "invalid"
+    items; finally one "summary"."""
+    summary = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
+    for path in segment_files(paths):
+        summary["files"] += 1
+        yield "file", {"file": path}
+        try:
+            if path.endswith(LOG_SUFFIX):
+                yield from _dump_log(path, records, summary)
+            else:
+                yield from _dump_index(path, summary)
+        except OSError as exc:
+            problem = {"file": path, "position": None, "reason": f"cannot read: {exc.strerror or exc}"}
+            summary["invalid"].append(problem)
+            yield "invalid", problem
+    first = summary["invalid"][0] if summary["invalid"] else None
+    summary["firstInvalidFile"] = first and first["file"]
+    summary["firstInvalidPosition"] = first and first["position"]
+    yield "summary", summary
+
+
+def _dump_log(path: str, records: bool, summary: dict):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            for position, header, entry in iter_entries(fd, 0, size):
+                item = _describe_entry(path, position, header, entry, records)
+                if item["crcValid"] and "recordsError" not in item:
+                    summary["validBatches"] += 1
+                else:
+                    summary["invalidBatches"] += 1
+                    summary["invalid"].append({"file": path, "position": position,
+                                               "reason": item.get("recordsError", "CRC mismatch")})
+                yield "batch", item
+        except InvalidEntryError as exc:
+            problem = {"file": path, "position": exc.position, "reason": exc.reason}
+            summary["invalid"].append(problem)
+            yield "invalid", problem
+    finally:
+        os.close(fd)
+
+
+def _describe_entry(path: str, position: int, header, entry: bytes, records: bool) -> dict:
+    try:
+        record_set.validate_entry(entry)
+        crc_valid = True
+    except CorruptRecordError:
+        crc_valid = False
+    item = {
+        "file": path, "position": position, "size": header.size, "magic": header.magic,
+        "baseOffset": getattr(header, "base_offset", None), "lastOffset": header.last_offset,
+        "count": getattr(header, "records_count", None),
+        "compression": header.compression.name.lower(),
+        "timestampType": TimestampType(header.timestamp_type).name,
+        "maxTimestamp": header.max_timestamp, "crc": header.crc, "crcValid": crc_valid,
+    }
+    if header.magic == 2:
+        item.update({
+            "partitionLeaderEpoch": header.partition_leader_epoch, "producerId": header.producer_id,
+            "producerEpoch": header.producer_epoch, "baseSequence": header.base_sequence,
+            "lastSequence": header.last_sequence, "isTransactional": header.is_transactional,
+            "isControl": header.is_control,
+        })
+    if crc_valid:
+        try:
+            decoded = record_set.decode_entry(entry, verify_crc=False)
+        except CorruptRecordError as exc:
+            item["recordsError"] = str(exc)
+        else:
+            if item["baseOffset"] is None:
+                item["baseOffset"] = decoded.base_offset
+                item["count"] = len(decoded.records)
+            if records:
+                item["records"] = [{
+                    "offset": r.offset, "timestamp": r.timestamp,
+                    "keySize": -1 if r.key is None else len(r.key),
+                    "valueSize": -1 if r.value is None else len(r.value),
+                    "headerKeys": [k for k, _ in r.headers],
+                } for r in decoded.records]
+    return item
+
+
+def _dump_index(path: str, summary: dict):
+    is_time_index = path.endswith(TIME_INDEX_SUFFIX)
+    entry = (TimeIndex if is_time_index else OffsetIndex).ENTRY
+    base_offset = int(os.path.basename(path).split(".")[0]) if os.path.basename(path)[:20].isdigit() else 0
+    with open(path, "rb") as f:
+        data = f.read()
+    whole = len(data) - len(data) % entry.size
+    previous = None
+    for position, fields in zip(range(0, whole, entry.size), struct.iter_unpack(entry.format, data[:whole])):
+        if is_time_index:
+            item = {"file": path, "timestamp": fields[0], "offset": base_offset + fields[1]}
+            key = (fields[0], fields[1])
+        else:
+            item = {"file": path, "offset": base_offset + fields[0], "position": fields[1]}
+            key = fields
+        if previous is not None and not all(b >= a for a, b in zip(previous, key)):
+            problem = {"file": path, "position": position, "reason": "index entry out of order"}
+            summary["invalid"].append(problem)
+            yield "invalid", problem
+        previous = key
+        summary["indexEntries"] += 1
+        yield "index", item
+    if whole != len(data):
+        problem = {"file": path, "position": whole,
+                   "reason": f"{len(data) - whole} trailing bytes are not a whole {entry.size}-byte entry"}
+        summary["invalid"].append(problem)
+        yield "invalid", problem
+
+
+def format_text(kind: str, item: dict) -> str:
+    """One human-readable line per item, in the spirit of Kafka's DumpLogSegments."""
+    if kind == "file":
+        return f"Dumping {item['file']}"
+    if kind == "batch":
+        fields = ["baseOffset", "lastOffset", "count", "position", "size", "magic", "compression",
+                  "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
+                  "partitionLeaderEpoch", "isTransactional", "isControl", "crc", "crcValid"]
+        line = " ".join(f"{f}: {_text(item[f])}" for f in fields if f in item)
+        if "recordsError" in item:
+            line += f" recordsError: {item['recordsError']}"
+        for record in item.get("records", []):
+            line += "\n| " + " ".join(f"{k}: {_text(v)}" for k, v in record.items())
+        return line
+    if kind == "index":
+        return " ".join(f"{k}: {v}" for k, v in item.items() if k != "file")
+    if kind == "invalid":
+        where = "" if item["position"] is None else f" at position {item['position']}"
+        return f"INVALID {item['file']}{where}: {item['reason']}"
+    if kind == "summary":
+        verdict = "all bytes valid" if not item["invalid"] else f"{len(item['invalid'])} problem(s) found"
+        return (f"summary: {item['files']} file(s), {item['validBatches']} valid batch(es), "
+                f"{item['invalidBatches']} invalid batch(es), {item['indexEntries']} index entries; {verdict}")
+    raise ValueError(kind)
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
