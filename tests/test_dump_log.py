@@ -2,6 +2,7 @@
 
 import json
 import os
+import struct
 import subprocess
 import sys
 
@@ -144,3 +145,15 @@ def test_the_console_script_is_installed(partition_dir):
     assert result.returncode == 0 and "exit status: 0 every byte is valid" in result.stdout
     result = subprocess.run([kafkalog, "dump-log", str(partition_dir)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.count("baseOffset:") == 13
+
+
+def test_an_unknown_codec_is_reported_not_fatal(tmp_path, capsys):
+    data = bytearray(make_batch(2))
+    struct.pack_into(">h", data, 21, 7)
+    struct.pack_into(">I", data, 17, batch.compute_crc(data))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(data) + make_batch(1))
+    code, batches, summary = run_json(capsys, path)
+    assert code == 1
+    assert [b["compression"] for b in batches] == ["unknown(7)", "none"]
+    assert summary["firstInvalidPosition"] == 0

@@ -11,6 +11,7 @@ import struct
 
 from broker.records import record_set
 from broker.records.batch import TimestampType
+from broker.records.compression import codec_of
 from broker.records.errors import CorruptRecordError
 
 from .errors import InvalidEntryError
@@ -92,7 +93,7 @@ def _describe_entry(path: str, position: int, header, entry: bytes, records: boo
         "file": path, "position": position, "size": header.size, "magic": header.magic,
         "baseOffset": getattr(header, "base_offset", None), "lastOffset": header.last_offset,
         "count": getattr(header, "records_count", None),
-        "compression": header.compression.name.lower(),
+        "compression": _codec_name(header.attributes),
         "timestampType": TimestampType(header.timestamp_type).name,
         "maxTimestamp": header.max_timestamp, "crc": header.crc, "crcValid": crc_valid,
     }
@@ -120,6 +121,13 @@ def _describe_entry(path: str, position: int, header, entry: bytes, records: boo
                     "headerKeys": [k for k, _ in r.headers],
                 } for r in decoded.records]
     return item
+
+
+def _codec_name(attributes: int) -> str:
+    try:
+        return codec_of(attributes).name.lower()
+    except CorruptRecordError:
+        return f"unknown({attributes & 0x07})"
 
 
 def _dump_index(path: str, summary: dict):

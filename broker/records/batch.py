@@ -18,7 +18,7 @@ import enum
 import struct
 from typing import NamedTuple, Sequence
 
-from .compression import Codec, compress, decompress
+from .compression import Codec, codec_of, compress, decompress
 from .crc import crc32c
 from .errors import CorruptRecordError
 from .varint import decode_varint, encode_varint
@@ -87,7 +87,7 @@ class BatchHeader(NamedTuple):
 
     @property
     def compression(self) -> Codec:
-        return Codec(self.attributes & _COMPRESSION_MASK)
+        return codec_of(self.attributes)
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -155,13 +155,14 @@ def compute_crc(batch) -> int:
 
 
 def validate(batch) -> BatchHeader:
-    """Check that ``batch`` is exactly one complete v2 batch with a correct CRC; return its header."""
+    """Check that ``batch`` is exactly one complete v2 batch with a correct CRC and a known codec."""
     header = parse_header(batch)
     if header.size != len(batch):
         raise CorruptRecordError(f"record batch declares {header.size} bytes but {len(batch)} are present")
     actual = compute_crc(batch)
     if actual != header.crc:
         raise CorruptRecordError(f"record batch CRC mismatch: stored {header.crc:#010x}, computed {actual:#010x}")
+    header.compression  # raises UnsupportedCodecError for codec ids 5-7
     return header
 
 

@@ -38,6 +38,15 @@ class Codec(enum.IntEnum):
             raise ValueError(f"unknown compression codec {name!r}; choose one of {choices}") from None
 
 
+def codec_of(attributes: int) -> Codec:
+    """The codec named by the low three attribute bits; UnsupportedCodecError for ids 5-7."""
+    codec_id = attributes & 0x07
+    try:
+        return Codec(codec_id)
+    except ValueError:
+        raise UnsupportedCodecError(f"unknown compression codec id {codec_id}") from None
+
+
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = struct.Struct(">8sii")
 _XERIAL_VERSION = 1
@@ -97,6 +106,8 @@ def _xerial_snappy_compress(data) -> bytes:
 
 def _xerial_snappy_decompress(data) -> bytes:
     view = memoryview(data)
+    if len(view) < _XERIAL_HEADER.size:
+        raise CorruptRecordError("truncated xerial snappy header")
     pos = _XERIAL_HEADER.size
     out = []
     while pos < len(view):

@@ -14,7 +14,7 @@ import struct
 from typing import NamedTuple
 
 from .batch import NO_TIMESTAMP, DecodedBatch, Record, TimestampType
-from .compression import Codec, decompress
+from .compression import Codec, codec_of, decompress
 from .crc import crc32
 from .errors import CorruptRecordError, UnsupportedCodecError
 
@@ -23,8 +23,8 @@ _ENTRY_PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _TIMESTAMP = struct.Struct(">q")
 _LENGTH = struct.Struct(">i")
 _TIMESTAMP_TYPE_BIT = 0x08
-_COMPRESSION_MASK = 0x07
 MIN_MESSAGE_SIZE = {0: 4 + 1 + 1 + 4 + 4, 1: 4 + 1 + 1 + 8 + 4 + 4}
+HEADER_SIZE = {0: _ENTRY_PREFIX.size, 1: _ENTRY_PREFIX.size + 8}  # bytes parse_header reads
 
 
 class LegacyHeader(NamedTuple):
@@ -51,7 +51,7 @@ class LegacyHeader(NamedTuple):
 
     @property
     def compression(self) -> Codec:
-        return Codec(self.attributes & _COMPRESSION_MASK)
+        return codec_of(self.attributes)
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -93,6 +93,8 @@ def validate(entry) -> LegacyHeader:
 def decode(entry, verify_crc: bool = True) -> DecodedBatch:
     """Decode one legacy entry (a plain message, or a wrapper of a compressed inner set)."""
     header = validate(entry) if verify_crc else parse_header(entry)
+    if header.size > len(entry):
+        raise CorruptRecordError(f"legacy message declares {header.size} bytes but {len(entry)} are present")
     key, value = _key_and_value(entry, header)
     if header.compression == Codec.NONE:
         records = [Record(header.offset, header.timestamp, key, value)]

@@ -46,13 +46,11 @@ def iter_entries(buf, allow_partial_tail: bool = True):
     pos = 0
     end = len(buf)
     while pos < end:
-        if end - pos < MIN_ENTRY_PREFIX and allow_partial_tail:
-            return
         try:
             header = parse_entry_header(buf, pos)
         except CorruptRecordError:
-            if allow_partial_tail and end - pos < batch.HEADER_SIZE:
-                return  # a header cut short, not a bad one
+            if allow_partial_tail and _header_cut_short(buf, pos):
+                return
             raise
         if pos + header.size > end:
             if allow_partial_tail:
@@ -60,6 +58,17 @@ def iter_entries(buf, allow_partial_tail: bool = True):
             raise CorruptRecordError(f"entry at position {pos} declares {header.size} bytes, {end - pos} present")
         yield pos, header
         pos += header.size
+
+
+def _header_cut_short(buf, pos: int) -> bool:
+    """True if the header at ``pos`` is incomplete (rather than malformed)."""
+    remaining = len(buf) - pos
+    if remaining < MIN_ENTRY_PREFIX:
+        return True
+    magic = buf[pos + MAGIC_OFFSET]
+    if magic == batch.MAGIC:
+        return remaining < batch.HEADER_SIZE
+    return remaining < legacy.HEADER_SIZE.get(magic, 0)
 
 
 def iter_batches(buf, verify_crc: bool = True):

@@ -307,3 +307,13 @@ def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
         log.append(make_batch(2))
     assert len(log.segments) > 1
     assert wait_until(lambda: log.recovery_point == log.active_segment.base_offset)
+
+
+def test_a_batch_with_an_unknown_codec_is_refused(tmp_path):
+    data = bytearray(make_batch(2))
+    struct.pack_into(">h", data, 21, 6)  # codec id 6 does not exist
+    struct.pack_into(">I", data, 17, batch.compute_crc(data))
+    log = open_log(tmp_path)
+    with pytest.raises(InvalidBatchError, match="unknown compression codec id 6"):
+        log.append(bytes(data))
+    assert log.log_end_offset == 0
