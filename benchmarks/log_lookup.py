@@ -34,7 +34,7 @@ def build_log(directory: str, size_mib: int):
         if log.active_segment is not segment:  # rolled: the batch went to the new segment
             segment, position = log.active_segment, 0
         last_offsets.append(result.last_offset)
-        places.append((segment.fd, position, len(template)))
+        places.append((segment.file.fileno(), position, len(template)))
     return log, last_offsets, places
 
 
@@ -54,7 +54,7 @@ def main(argv=None) -> dict:
         started = time.perf_counter()
         for offset in targets:
             found = log.read(offset, 1)
-            os.pread(found.fd, found.size, found.position)
+            found.read()
         ours = args.lookups / (time.perf_counter() - started)
 
         started = time.perf_counter()

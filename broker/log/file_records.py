@@ -21,14 +21,18 @@ _MAX_CHUNK = 1024 * 1024  # a long scan (recovery, dump-log) doubles its reads u
 
 
 class FileSlice(NamedTuple):
-    """A byte range of a segment file: what a fetch sends (with sendfile) or reads."""
+    """A byte range of a segment file: what a fetch sends (with sendfile) or reads.
 
-    fd: int
+    It holds the segment's file object, which keeps the file open even after the segment is
+    deleted, for as long as the slice lives.
+    """
+
+    file: object
     position: int
     size: int
 
     def read(self) -> bytes:
-        return os.pread(self.fd, self.size, self.position)
+        return os.pread(self.file.fileno(), self.size, self.position)
 
 
 def iter_headers(fd: int, start: int, end: int):

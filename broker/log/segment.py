@@ -38,7 +38,10 @@ class LogSegment:
         self.index_interval_bytes = index_interval_bytes
         stem = os.path.join(directory, filename_prefix(base_offset))
         self.log_path = stem + LOG_SUFFIX
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        # The file object owns the descriptor: slices handed to readers hold it too, so a deleted
+        # segment's descriptor stays open (and is never reused) until the last reader lets go.
+        self._file = open(os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
+        self._fd = self._file.fileno()
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
         self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset, max_index_bytes)
         self.size = os.fstat(self._fd).st_size
@@ -75,8 +78,8 @@ class LogSegment:
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def fd(self) -> int:
-        return self._fd
+    def file(self):
+        return self._file
 
     def _load_state_from_tail(self) -> None:
         """Recompute next offset and max timestamp from the last index entries and the bytes after them."""
@@ -90,6 +93,8 @@ class LogSegment:
             self._observe(header)
         if self.size and self.next_offset == self.base_offset:
             raise CorruptIndexError(f"{self.offset_index.path}: no batch found after its last entry")
+        if last_entry is not None and last_entry[1] >= self.next_offset:
+            raise CorruptIndexError(f"{self.time_index.path}: points past the end of {self.log_path}")
         self._bytes_since_last_index_entry = self.size - start
         self._first_batch_timestamp_from_file()
 
@@ -205,7 +210,7 @@ class LogSegment:
                 if position + header.size > limit:
                     break
                 stop = position + header.size
-        return FileSlice(self._fd, start, stop - start)
+        return FileSlice(self._file, start, stop - start)
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int):
         """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp`` (and offset >=
@@ -255,16 +260,15 @@ class LogSegment:
     # -- file lifecycle ------------------------------------------------------------------
 
     def flush(self) -> None:
-        if self._fd < 0:
-            return  # closed: deleted by retention while a flush was pending
+        if self._file.closed:
+            return
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Close the files; slices still held by readers fail cleanly (closed file) from then on."""
+        self._file.close()
         self.offset_index.close()
         self.time_index.close()
 
@@ -278,8 +282,10 @@ class LogSegment:
                 index.rename(index.path + DELETED_SUFFIX)
 
     def delete(self) -> None:
-        """Close and remove the files."""
-        self.close()
+        """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
+        when the last reference to it goes."""
+        self.offset_index.close()
+        self.time_index.close()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)

@@ -272,6 +272,19 @@ def test_reads_of_a_deleted_segment_still_work_until_the_delete_delay(tmp_path, 
     assert batch.decode(held.read()).records == batch.decode(expected).records
 
 
+def test_a_held_slice_outlives_an_immediate_delete(tmp_path):
+    log = open_log(tmp_path, segment_bytes=600, retention_bytes=1, file_delete_delay_ms=0)
+    for i in range(10):
+        log.append(make_batch(2, timestamp=BASE_TIME + i))
+    held = log.read(0, 100)
+    log.delete_retained_segments()  # no scheduler: the files are unlinked at once
+    assert not os.path.exists(os.path.join(log.directory, "00000000000000000000.log.deleted"))
+    for _ in range(50):  # new files must not take over the held descriptor
+        open(os.path.join(tmp_path, "other"), "wb").close()
+    assert batch.decode(held.read()).records == batch.decode(make_batch(2)).records
+    log.close()
+
+
 def test_recovery_point_advances_only_on_flush(tmp_path):
     log = open_log(tmp_path)
     for _ in range(5):
