@@ -39,6 +39,14 @@ class InvalidEntryError(CorruptRecordError):
         self.reason = reason
 
 
+class OutOfOrderSequenceError(LogError):
+    """An idempotent producer's batch does not follow its last sequence (OUT_OF_ORDER_SEQUENCE_NUMBER)."""
+
+
+class InvalidProducerEpochError(LogError):
+    """An idempotent producer's epoch is older than the one the partition knows (INVALID_PRODUCER_EPOCH)."""
+
+
 class CorruptIndexError(LogError):
     """An index file failed its sanity check; the segment rebuilds it from the log."""
 

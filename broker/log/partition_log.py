@@ -25,7 +25,8 @@ from .checkpoints import fsync_directory
 from .config import LONG_MAX, LogConfig
 from .errors import (InvalidBatchError, InvalidRecordError, LogStorageError, OffsetOutOfRangeError,
                      RecordTooLargeError)
-from .file_records import FileSlice
+from .file_records import FileSlice, iter_headers
+from .producer_state import ProducerState
 from .segment import LogSegment
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class AppendResult(NamedTuple):
     max_timestamp: int
     log_append_time: int  # -1 unless the topic uses LogAppendTime
     log_start_offset: int
+    duplicate: bool = False  # an idempotent producer's retry: nothing was appended
 
 
 def parse_directory_name(name: str) -> tuple[str, int]:
@@ -63,6 +65,8 @@ class PartitionLog:
         self._first_unflushed_ms = None
         self._directory_needs_sync = False
         self.last_flush_ms = _now_ms()
+        self.producer_state = ProducerState(directory)
+        self.producer_state.load(self.log_end_offset, self._headers_from)
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
@@ -120,6 +124,11 @@ class PartitionLog:
         log_append_time = now if self.config.uses_log_append_time else -1
         view = memoryview(records)
         with self._lock:
+            if len(headers) == 1:
+                duplicate = self.producer_state.check(headers[0][1])
+                if duplicate is not None:
+                    return AppendResult(duplicate.first_offset, duplicate.last_offset, headers[0][1].records_count,
+                                        headers[0][1].max_timestamp, log_append_time, self.log_start_offset, True)
             first_offset = self.log_end_offset
             last_offset = first_offset + sum(h.last_offset_delta + 1 for _, h in headers) - 1
             total_size = sum(h.size for _, h in headers)
@@ -135,6 +144,7 @@ class PartitionLog:
                     header = header._replace(max_timestamp=log_append_time)
                 segment.append(header._replace(base_offset=next_offset),
                                batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
+                self.producer_state.update(header, next_offset)
                 next_offset += header.last_offset_delta + 1
             if self._first_unflushed_ms is None:
                 self._first_unflushed_ms = now
@@ -170,6 +180,8 @@ class PartitionLog:
                 raise InvalidRecordError(f"{self.name}: clients may not write control batches")
             if header.producer_id >= 0 and header.base_sequence < 0:
                 raise InvalidRecordError(f"{self.name}: idempotent batch without a base sequence")
+            if header.producer_id >= 0 and len(entries) > 1:
+                raise InvalidRecordError(f"{self.name}: an idempotent batch must be appended on its own")
         return entries
 
     def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
@@ -194,6 +206,8 @@ class PartitionLog:
                 raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
             self._segments = self._segments + (segment,)
             self._directory_needs_sync = True
+            if self.producer_state.producers:
+                self.producer_state.write_snapshot(new_base)
         if self._scheduler is not None:
             self._scheduler.schedule(0, lambda: self.flush(new_base))
         return segment
@@ -224,6 +238,16 @@ class PartitionLog:
                 if found is not None:
                     return found
         return None
+
+    def _headers_from(self, offset: int):
+        """The headers of the v2 batches ending at or after ``offset`` (for replaying producer state)."""
+        for segment in self._segments:
+            if segment.next_offset <= offset:
+                continue
+            _, start = segment.offset_index.lookup(offset)
+            for _, header in iter_headers(segment.file.fileno(), start, segment.size):
+                if header.magic == batch.MAGIC and header.last_offset >= offset:
+                    yield header
 
     # -- durability ----------------------------------------------------------------------
 
@@ -271,6 +295,7 @@ class PartitionLog:
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
             for segment in doomed:
                 segment.rename_for_deletion()
+            self.producer_state.remove_before(self.log_start_offset)
         log.info("%s: retention deleted %d segment(s); log start offset is now %d",
                  self.name, len(doomed), self.log_start_offset)
         for segment in doomed:
@@ -300,6 +325,8 @@ class PartitionLog:
     def close(self) -> None:
         """Close the files (no flush: the owner decides; see LogManager.shutdown)."""
         with self._lock:
+            if self.producer_state.producers:
+                self.producer_state.write_snapshot(self.log_end_offset)
             self.active_segment.on_become_inactive()
             for segment in self._segments:
                 segment.close()

@@ -1,0 +1,243 @@
+"""The APIs the broker serves: their keys, the versions advertised, and request/response schemas.
+
+Only non-flexible versions are advertised (every supported client can use them); each schema
+below covers all of its API's advertised versions, with per-field version ranges taken from
+Kafka's message JSON. Produce v0-2 are advertised (old librdkafka needs min 0 to enable
+compression) but answered UNSUPPORTED_VERSION, as Kafka 4 does.
+"""
+
+import enum
+from typing import NamedTuple
+
+from .types import (BOOLEAN, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array, Field,
+                    Struct)
+
+
+class ApiKey(enum.IntEnum):
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
+
+
+class Api(NamedTuple):
+    key: ApiKey
+    min_version: int
+    max_version: int
+    request: Struct
+    response: Struct
+
+
+PRODUCE_REQUEST = Struct(
+    Field("transactional_id", NULLABLE_STRING, since=3),
+    ("acks", INT16),
+    ("timeout_ms", INT32),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("index", INT32),
+            ("records", RECORDS),
+        ))),
+    ))),
+)
+PRODUCE_RESPONSE = Struct(
+    ("responses", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("index", INT32),
+            ("error_code", INT16),
+            ("base_offset", INT64),
+            Field("log_append_time_ms", INT64, since=2, default=-1),
+            Field("log_start_offset", INT64, since=5, default=-1),
+            Field("record_errors", Array(Struct(
+                ("batch_index", INT32),
+                ("batch_index_error_message", NULLABLE_STRING),
+            )), since=8),
+            Field("error_message", NULLABLE_STRING, since=8),
+        ))),
+    ))),
+    Field("throttle_time_ms", INT32, since=1),
+)
+
+FETCH_REQUEST = Struct(
+    ("replica_id", INT32),
+    ("max_wait_ms", INT32),
+    ("min_bytes", INT32),
+    Field("max_bytes", INT32, since=3, default=0x7FFFFFFF),
+    Field("isolation_level", INT8, since=4),
+    Field("session_id", INT32, since=7),
+    Field("session_epoch", INT32, since=7, default=-1),
+    ("topics", Array(Struct(
+        ("topic", STRING),
+        ("partitions", Array(Struct(
+            ("partition", INT32),
+            Field("current_leader_epoch", INT32, since=9, default=-1),
+            ("fetch_offset", INT64),
+            Field("log_start_offset", INT64, since=5, default=-1),
+            ("partition_max_bytes", INT32),
+        ))),
+    ))),
+    Field("forgotten_topics_data", Array(Struct(
+        ("topic", STRING),
+        ("partitions", Array(INT32)),
+    )), since=7),
+    Field("rack_id", STRING, since=11),
+)
+FETCH_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    Field("error_code", INT16, since=7),
+    Field("session_id", INT32, since=7),
+    ("responses", Array(Struct(
+        ("topic", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("error_code", INT16),
+            ("high_watermark", INT64),
+            Field("last_stable_offset", INT64, since=4, default=-1),
+            Field("log_start_offset", INT64, since=5, default=-1),
+            Field("aborted_transactions", Array(Struct(
+                ("producer_id", INT64),
+                ("first_offset", INT64),
+            ), nullable_since=4), since=4),
+            Field("preferred_read_replica", INT32, since=11, default=-1),
+            ("records", RECORDS),
+        ))),
+    ))),
+)
+
+LIST_OFFSETS_REQUEST = Struct(
+    ("replica_id", INT32),
+    Field("isolation_level", INT8, since=2),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            Field("current_leader_epoch", INT32, since=4, default=-1),
+            ("timestamp", INT64),
+        ))),
+    ))),
+)
+LIST_OFFSETS_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=2),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("error_code", INT16),
+            Field("timestamp", INT64, default=-1),
+            Field("offset", INT64, default=-1),
+            Field("leader_epoch", INT32, since=4, default=-1),
+        ))),
+    ))),
+)
+
+METADATA_REQUEST = Struct(
+    ("topics", Array(Struct(("name", STRING)), nullable_since=1)),
+    Field("allow_auto_topic_creation", BOOLEAN, since=4, default=True),
+    Field("include_cluster_authorized_operations", BOOLEAN, since=8),
+    Field("include_topic_authorized_operations", BOOLEAN, since=8),
+)
+UNREQUESTED_AUTHORIZED_OPERATIONS = -(2**31)
+METADATA_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=3),
+    ("brokers", Array(Struct(
+        ("node_id", INT32),
+        ("host", STRING),
+        ("port", INT32),
+        Field("rack", NULLABLE_STRING, since=1),
+    ))),
+    Field("cluster_id", NULLABLE_STRING, since=2),
+    Field("controller_id", INT32, since=1, default=-1),
+    ("topics", Array(Struct(
+        ("error_code", INT16),
+        ("name", STRING),
+        Field("is_internal", BOOLEAN, since=1),
+        ("partitions", Array(Struct(
+            ("error_code", INT16),
+            ("partition_index", INT32),
+            ("leader_id", INT32),
+            Field("leader_epoch", INT32, since=7, default=-1),
+            ("replica_nodes", Array(INT32)),
+            ("isr_nodes", Array(INT32)),
+            Field("offline_replicas", Array(INT32), since=5),
+        ))),
+        Field("topic_authorized_operations", INT32, since=8, default=UNREQUESTED_AUTHORIZED_OPERATIONS),
+    ))),
+    Field("cluster_authorized_operations", INT32, since=8, default=UNREQUESTED_AUTHORIZED_OPERATIONS),
+)
+
+API_VERSIONS_REQUEST = Struct()
+API_VERSIONS_RESPONSE = Struct(
+    ("error_code", INT16),
+    ("api_keys", Array(Struct(
+        ("api_key", INT16),
+        ("min_version", INT16),
+        ("max_version", INT16),
+    ))),
+    Field("throttle_time_ms", INT32, since=1),
+)
+
+CREATE_TOPICS_REQUEST = Struct(
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("num_partitions", INT32),
+        ("replication_factor", INT16),
+        ("assignments", Array(Struct(
+            ("partition_index", INT32),
+            ("broker_ids", Array(INT32)),
+        ))),
+        ("configs", Array(Struct(
+            ("name", STRING),
+            ("value", NULLABLE_STRING),
+        ))),
+    ))),
+    ("timeout_ms", INT32),
+    Field("validate_only", BOOLEAN, since=1),
+)
+CREATE_TOPICS_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=2),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("error_code", INT16),
+        Field("error_message", NULLABLE_STRING, since=1),
+    ))),
+)
+
+DELETE_TOPICS_REQUEST = Struct(
+    ("topic_names", Array(STRING)),
+    ("timeout_ms", INT32),
+)
+DELETE_TOPICS_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("responses", Array(Struct(
+        ("name", STRING),
+        ("error_code", INT16),
+    ))),
+)
+
+INIT_PRODUCER_ID_REQUEST = Struct(
+    ("transactional_id", NULLABLE_STRING),
+    ("transaction_timeout_ms", INT32),
+)
+INIT_PRODUCER_ID_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("error_code", INT16),
+    Field("producer_id", INT64, default=-1),
+    ("producer_epoch", INT16),
+)
+
+APIS = {api.key: api for api in (
+    Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
+    Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
+    Api(ApiKey.LIST_OFFSETS, 1, 5, LIST_OFFSETS_REQUEST, LIST_OFFSETS_RESPONSE),
+    Api(ApiKey.METADATA, 0, 8, METADATA_REQUEST, METADATA_RESPONSE),
+    Api(ApiKey.API_VERSIONS, 0, 2, API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE),
+    Api(ApiKey.CREATE_TOPICS, 0, 4, CREATE_TOPICS_REQUEST, CREATE_TOPICS_RESPONSE),
+    Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
+    Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+)}
+"""Every API the broker advertises, with exactly the advertised version range."""

@@ -1,0 +1,78 @@
+"""Request and response frames: ``INT32 size`` + header + body.
+
+Requests use header v1 (``api_key, api_version, correlation_id, client_id``), or v2 (v1 plus
+tagged fields) for flexible versions, which the broker only meets as ApiVersions v3+ sent first
+by librdkafka and kafka-python. Responses use header v0 (``correlation_id``): no flexible version
+is advertised, and ApiVersions responses always use v0.
+"""
+
+import struct
+from typing import NamedTuple
+
+from .apis import APIS, ApiKey
+from .errors import ErrorCode
+from .types import INT32, ProtocolError, Reader, Writer
+
+SIZE = struct.Struct(">i")
+_MIN_HEADER = struct.Struct(">hhi")
+FIRST_FLEXIBLE_API_VERSIONS = 3
+
+
+class RequestHeader(NamedTuple):
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+
+def parse_request(frame) -> tuple[RequestHeader, Reader]:
+    """The header of a request frame (without its size prefix), and a reader positioned at the body."""
+    if len(frame) < _MIN_HEADER.size:
+        raise ProtocolError(f"request of {len(frame)} bytes is shorter than a request header")
+    api_key, api_version, correlation_id = _MIN_HEADER.unpack_from(frame, 0)
+    reader = Reader(frame, _MIN_HEADER.size)
+    client_id = None
+    if reader.remaining:
+        size = reader.int16()
+        if size >= 0:
+            client_id = reader.text(size)
+        elif size != -1:
+            raise ProtocolError(f"client id length {size}")
+    if api_key == ApiKey.API_VERSIONS and api_version >= FIRST_FLEXIBLE_API_VERSIONS:
+        reader.skip_tagged_fields()
+    return RequestHeader(api_key, api_version, correlation_id, client_id), reader
+
+
+def decode_request_body(header: RequestHeader, reader: Reader) -> dict:
+    """Decode the body of a request for an advertised API and version; the whole body must be used."""
+    api = APIS[ApiKey(header.api_key)]
+    body = api.request.decode(reader, header.api_version)
+    if reader.remaining:
+        raise ProtocolError(f"{reader.remaining} bytes left after the {api.key.name} v{header.api_version} request")
+    return body
+
+
+def encode_response(correlation_id: int, api_key: int, api_version: int, body: dict) -> tuple[list, int]:
+    """The response frame as parts (bytes and file slices) and its total size in bytes."""
+    writer = Writer()
+    writer.pack(SIZE, 0)  # patched below, once the size is known
+    INT32.encode(writer, correlation_id, api_version)
+    APIS[ApiKey(api_key)].response.encode(writer, body, api_version)
+    parts = writer.finish()
+    first = bytearray(parts[0])
+    SIZE.pack_into(first, 0, writer.size - SIZE.size)
+    parts[0] = bytes(first)
+    return parts, writer.size
+
+
+def unsupported_api_versions_reply(correlation_id: int) -> bytes:
+    """Kafka's answer to an ApiVersions version it does not know: v0 body, error 35, only key 18.
+
+    Clients decode it as v0 whatever version they sent (kafka-python loops forever otherwise).
+    """
+    api = APIS[ApiKey.API_VERSIONS]
+    parts, _ = encode_response(correlation_id, ApiKey.API_VERSIONS, 0, {
+        "error_code": ErrorCode.UNSUPPORTED_VERSION,
+        "api_keys": [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}],
+    })
+    return parts[0]

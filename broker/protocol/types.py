@@ -1,0 +1,271 @@
+"""Kafka protocol primitives and a small declarative schema: the wire codec, without I/O.
+
+A message is a ``Struct`` of ``Field``s, each valid for a range of API versions (``since`` ..
+``until``). ``Struct.decode(reader, version)`` returns a dict holding every field of the schema
+(fields absent from that version get their default); ``Struct.encode(writer, value, version)``
+writes the fields of that version from a dict. Only non-flexible encodings are implemented (the
+broker advertises no flexible version); the two compact primitives needed to read a flexible
+request header live on ``Reader``.
+
+``RECORDS`` encodes either bytes or any object with ``size`` and ``read()`` (a file slice): the
+``Writer`` keeps such objects as separate parts, so the network layer can send them with sendfile.
+"""
+
+import struct
+from typing import NamedTuple
+
+MAX_VERSION = 2**15 - 1
+
+_INT8 = struct.Struct(">b")
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
+
+
+class ProtocolError(ValueError):
+    """The bytes do not follow the schema (truncated, negative lengths, bad strings)."""
+
+
+class Reader:
+    """A cursor over a request's bytes."""
+
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, buf, pos: int = 0):
+        self.buf = memoryview(buf)
+        self.pos = pos
+
+    @property
+    def remaining(self) -> int:
+        return len(self.buf) - self.pos
+
+    def _unpack(self, fmt: struct.Struct):
+        end = self.pos + fmt.size
+        if end > len(self.buf):
+            raise ProtocolError(f"truncated: {fmt.size} bytes needed at {self.pos}, {self.remaining} left")
+        (value,) = fmt.unpack_from(self.buf, self.pos)
+        self.pos = end
+        return value
+
+    def int8(self) -> int:
+        return self._unpack(_INT8)
+
+    def int16(self) -> int:
+        return self._unpack(_INT16)
+
+    def int32(self) -> int:
+        return self._unpack(_INT32)
+
+    def int64(self) -> int:
+        return self._unpack(_INT64)
+
+    def take(self, size: int) -> memoryview:
+        if size < 0 or self.pos + size > len(self.buf):
+            raise ProtocolError(f"field of {size} bytes at {self.pos} overruns the message ({self.remaining} left)")
+        view = self.buf[self.pos:self.pos + size]
+        self.pos += size
+        return view
+
+    def text(self, size: int) -> str:
+        try:
+            return str(self.take(size), "utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError(f"string at {self.pos - size} is not UTF-8") from None
+
+    def uvarint(self) -> int:
+        result = shift = 0
+        for _ in range(5):
+            byte = self._unpack(_INT8) & 0xFF
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return result
+            shift += 7
+        raise ProtocolError("unsigned varint longer than 5 bytes")
+
+    def skip_tagged_fields(self) -> None:
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+
+class Writer:
+    """Accumulates an encoded message as a list of parts: bytes, and file slices kept apart."""
+
+    __slots__ = ("parts", "_buf", "size")
+
+    def __init__(self):
+        self.parts = []
+        self._buf = bytearray()
+        self.size = 0
+
+    def write(self, data) -> None:
+        self._buf += data
+
+    def pack(self, fmt: struct.Struct, value) -> None:
+        self._buf += fmt.pack(value)
+
+    def add_slice(self, file_slice) -> None:
+        """Add a part that is sent from a file (anything with ``size`` and ``read()``)."""
+        self._flush()
+        self.parts.append(file_slice)
+        self.size += file_slice.size
+
+    def _flush(self) -> None:
+        if self._buf:
+            self.parts.append(bytes(self._buf))
+            self.size += len(self._buf)
+            self._buf = bytearray()
+
+    def finish(self) -> list:
+        self._flush()
+        return self.parts
+
+
+class _Fixed:
+    def __init__(self, name: str, fmt: struct.Struct, default=0):
+        self.name, self.fmt, self.default = name, fmt, default
+
+    def decode(self, reader: Reader, version: int):
+        return reader._unpack(self.fmt)
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        writer.pack(self.fmt, value)
+
+
+class _Boolean(_Fixed):
+    def decode(self, reader: Reader, version: int) -> bool:
+        return reader.int8() != 0
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        writer.pack(_INT8, 1 if value else 0)
+
+
+class _String:
+    def __init__(self, nullable: bool):
+        self.nullable = nullable
+        self.default = None if nullable else ""
+
+    def decode(self, reader: Reader, version: int):
+        size = reader.int16()
+        if size == -1 and self.nullable:
+            return None
+        if size < 0:
+            raise ProtocolError(f"string length {size} at {reader.pos - 2}")
+        return reader.text(size)
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        if value is None:
+            if not self.nullable:
+                raise ValueError("null for a non-nullable string")
+            writer.pack(_INT16, -1)
+            return
+        data = value.encode("utf-8")
+        writer.pack(_INT16, len(data))
+        writer.write(data)
+
+
+class _Bytes:
+    """BYTES / NULLABLE_BYTES; RECORDS also accepts file slices when encoding."""
+
+    def __init__(self, nullable: bool):
+        self.nullable = nullable
+        self.default = None if nullable else b""
+
+    def decode(self, reader: Reader, version: int):
+        size = reader.int32()
+        if size == -1 and self.nullable:
+            return None
+        if size < 0:
+            raise ProtocolError(f"bytes length {size} at {reader.pos - 4}")
+        return reader.take(size)
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        if value is None:
+            if not self.nullable:
+                raise ValueError("null for non-nullable bytes")
+            writer.pack(_INT32, -1)
+        elif hasattr(value, "read") and hasattr(value, "size"):
+            writer.pack(_INT32, value.size)
+            writer.add_slice(value)
+        else:
+            writer.pack(_INT32, len(value))
+            writer.write(value)
+
+
+INT8 = _Fixed("INT8", _INT8)
+INT16 = _Fixed("INT16", _INT16)
+INT32 = _Fixed("INT32", _INT32)
+INT64 = _Fixed("INT64", _INT64)
+BOOLEAN = _Boolean("BOOLEAN", _INT8, False)
+STRING = _String(nullable=False)
+NULLABLE_STRING = _String(nullable=True)
+BYTES = _Bytes(nullable=False)
+NULLABLE_BYTES = _Bytes(nullable=True)
+RECORDS = NULLABLE_BYTES
+
+
+class Array:
+    """ARRAY of a type or struct; null (-1) allowed from version ``nullable_since`` on."""
+
+    def __init__(self, item, nullable_since: int | None = None):
+        self.item = item
+        self.nullable_since = nullable_since
+
+    def _nullable(self, version: int) -> bool:
+        return self.nullable_since is not None and version >= self.nullable_since
+
+    def decode(self, reader: Reader, version: int):
+        count = reader.int32()
+        if count == -1 and self._nullable(version):
+            return None
+        if count < 0 or count > reader.remaining:  # every element takes at least one byte
+            raise ProtocolError(f"array of {count} elements at {reader.pos - 4} ({reader.remaining} bytes left)")
+        return [self.item.decode(reader, version) for _ in range(count)]
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        if value is None:
+            if not self._nullable(version):
+                raise ValueError("null for a non-nullable array")
+            writer.pack(_INT32, -1)
+            return
+        writer.pack(_INT32, len(value))
+        for element in value:
+            self.item.encode(writer, element, version)
+
+
+class Field(NamedTuple):
+    name: str
+    type: object
+    since: int = 0
+    until: int = MAX_VERSION
+    default: object = None
+
+    def present_in(self, version: int) -> bool:
+        return self.since <= version <= self.until
+
+
+class Struct:
+    """An ordered list of fields. Decodes to a dict; encodes from a dict (missing keys: defaults)."""
+
+    def __init__(self, *fields):
+        self.fields = tuple(f if isinstance(f, Field) else Field(*f) for f in fields)
+        self.default = None
+
+    def _default(self, field: Field):
+        if field.default is not None:
+            return field.default
+        return [] if isinstance(field.type, Array) else field.type.default
+
+    def decode(self, reader: Reader, version: int) -> dict:
+        out = {}
+        for field in self.fields:
+            if field.present_in(version):
+                out[field.name] = field.type.decode(reader, version)
+            else:
+                out[field.name] = self._default(field)
+        return out
+
+    def encode(self, writer: Writer, value: dict, version: int) -> None:
+        for field in self.fields:
+            if field.present_in(version):
+                field.type.encode(writer, value.get(field.name, self._default(field)), version)
