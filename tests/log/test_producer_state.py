@@ -121,7 +121,7 @@ def test_a_snapshot_past_the_recovered_log_end_is_dropped(tmp_path):
 
 def test_retention_forgets_producers_whose_batches_are_gone(tmp_path):
     now = int(time.time() * 1000)
-    log = open_log(tmp_path, segment_bytes=300, retention_ms=3600_000)
+    log = open_log(tmp_path, segment_bytes=150, retention_ms=3600_000)  # one batch per segment
     log.append(idempotent(2, 0, producer_id=1, timestamp=now - 7200_000))
     for i in range(5):
         log.append(idempotent(2, 2 * i, producer_id=2, timestamp=now))
