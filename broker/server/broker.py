@@ -1,0 +1,98 @@
+"""The broker process: open the log directory, serve connections, shut down cleanly on SIGTERM.
+
+Start-up loads the topics and logs (recovering after a crash), binds the listener and prints
+exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
+accepting connections, lets requests in flight finish (long-polling fetches return at once),
+then flushes every log, writes the checkpoints and the clean-shutdown marker, and exits 0.
+"""
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from broker.log.manager import LogManager
+
+from .config import BrokerConfig
+from .connection import Connection
+from .context import BrokerContext
+from .producer_ids import ProducerIdAllocator
+from .topics import TopicRegistry
+from .waiters import DataWaiters
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_SECONDS = 30
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig):
+        self.config = config
+        self.ctx = None
+        self._server = None
+        self._connections: dict[asyncio.Task, Connection] = {}
+
+    async def start(self) -> tuple[str, int]:
+        """Open the logs and bind the listener; return the bound ``(host, port)``."""
+        config = self.config
+        os.makedirs(config.log_dir, exist_ok=True)
+        topics = TopicRegistry(config.log_dir, config.log)
+        log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
+                                 topic_config=topics.config_for,
+                                 checkpoint_interval_ms=config.checkpoint_interval_ms,
+                                 retention_check_interval_ms=config.retention_check_interval_ms).open()
+        try:
+            topics.attach(log_manager)
+            producer_ids = ProducerIdAllocator(config.log_dir)
+            self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
+                                                      reuse_address=True)
+        except BaseException:
+            log_manager.shutdown()
+            raise
+        port = self._server.sockets[0].getsockname()[1]
+        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(), port)
+        return config.host, port
+
+    async def _on_connection(self, reader, writer) -> None:
+        connection = Connection(self.ctx, reader, writer)
+        task = asyncio.current_task()
+        self._connections[task] = connection
+        try:
+            await connection.serve()
+        finally:
+            self._connections.pop(task, None)
+
+    async def stop(self) -> None:
+        """Stop accepting, finish requests in flight, then flush and close the logs cleanly."""
+        self.ctx.stopping = True
+        self._server.close()
+        self.ctx.waiters.notify_all()
+        for task, connection in list(self._connections.items()):
+            if not connection.busy:
+                task.cancel()
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=SHUTDOWN_GRACE_SECONDS)
+        await self._server.wait_closed()
+        self.ctx.log_manager.shutdown()
+
+
+async def serve(config: BrokerConfig) -> int:
+    broker = Broker(config)
+    host, port = await broker.start()
+    print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopped.set)
+    await stopped.wait()
+    log.info("shutting down")
+    await broker.stop()
+    log.info("stopped cleanly")
+    return 0
+
+
+def run(config: BrokerConfig) -> int:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return asyncio.run(serve(config))

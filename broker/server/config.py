@@ -1,0 +1,185 @@
+"""Broker configuration: Kafka's key names and meanings, from a properties file and ``--set`` pairs.
+
+Precedence, lowest first: Kafka's defaults, the ``--config`` file, ``--set key=value`` pairs, then
+the explicit command-line flags (``--log-dir``, ``--host``, ``--port``, ``--broker-id``). Every
+key is checked when the broker starts: an unknown key or a bad value is an error that names the
+key (a Kafka key this broker does not implement is refused rather than silently ignored).
+"""
+
+import dataclasses
+from typing import Mapping
+from urllib.parse import urlsplit
+
+from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig
+
+HOUR_MS = 3600 * 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Listener:
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, key: str, text: str) -> "Listener":
+        """``PLAINTEXT://host:port`` (the only security protocol served)."""
+        value = text.strip()
+        if "," in value:
+            raise ConfigError(f"{key}: only one listener is supported, got {value!r}")
+        parts = urlsplit(value)
+        if parts.scheme.upper() != "PLAINTEXT" or parts.port is None:
+            raise ConfigError(f"{key}: {value!r} is not PLAINTEXT://host:port (for example PLAINTEXT://127.0.0.1:9092)")
+        return cls(parts.hostname or "", parts.port)
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerConfig:
+    log_dir: str
+    broker_id: int = 0
+    host: str = "127.0.0.1"
+    port: int = 9092
+    advertised: Listener | None = None
+    num_partitions: int = 1
+    auto_create_topics: bool = True
+    delete_topic_enable: bool = True
+    socket_request_max_bytes: int = 100 * 1024 * 1024
+    connections_max_idle_ms: int = 10 * 60 * 1000
+    checkpoint_interval_ms: int = 60_000
+    retention_check_interval_ms: int = 300_000
+    log: LogConfig = LogConfig()
+
+    @property
+    def advertised_host(self) -> str:
+        return self.advertised.host if self.advertised else self.host
+
+    def advertised_port(self, bound_port: int) -> int:
+        return self.advertised.port if self.advertised else bound_port
+
+
+def _int(minimum: int = 0, maximum: int = 2**63 - 1):
+    def parse(key: str, text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ConfigError(f"{key}: {text!r} is not an integer") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(f"{key}: {value} must be between {minimum} and {maximum}")
+        return value
+    return parse
+
+
+def _bool(key: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ConfigError(f"{key}: {text!r} is not true or false")
+    return value == "true"
+
+
+def _single_log_dir(key: str, text: str) -> str:
+    value = text.strip()
+    if "," in value:
+        raise ConfigError(f"{key}: only one log directory is supported, got {value!r}")
+    return value
+
+
+def _replication_factor(key: str, text: str) -> int:
+    value = _int(1)(key, text)
+    if value != 1:
+        raise ConfigError(f"{key}: this broker runs alone, so the replication factor can only be 1")
+    return value
+
+
+def _listener_host_port(key: str, text: str) -> tuple:
+    listener = Listener.parse(key, text)
+    return listener.host or "0.0.0.0", listener.port
+
+
+# broker key -> (BrokerConfig field, parser); log settings are handled through LogConfig
+_BROKER_KEYS = {
+    "broker.id": ("broker_id", _int(0, 2**31 - 1)),
+    "log.dir": ("log_dir", _single_log_dir),
+    "log.dirs": ("log_dir", _single_log_dir),
+    "listeners": ("listeners", _listener_host_port),
+    "advertised.listeners": ("advertised", Listener.parse),
+    "num.partitions": ("num_partitions", _int(1, 100_000)),
+    "auto.create.topics.enable": ("auto_create_topics", _bool),
+    "delete.topic.enable": ("delete_topic_enable", _bool),
+    "socket.request.max.bytes": ("socket_request_max_bytes", _int(1, 2**31 - 1)),
+    "connections.max.idle.ms": ("connections_max_idle_ms", _int(1)),
+    "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int(1)),
+    "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int(1)),
+    "log.retention.check.interval.ms": ("retention_check_interval_ms", _int(1)),
+    "default.replication.factor": (None, _replication_factor),
+}
+# Kafka's coarser spellings of two log settings; the finer one wins when both are given
+_COARSE_TIME_KEYS = {
+    "log.retention.hours": ("log.retention.ms", HOUR_MS),
+    "log.retention.minutes": ("log.retention.ms", 60_000),
+    "log.roll.hours": ("log.roll.ms", HOUR_MS),
+}
+KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS))
+
+
+def read_properties(path: str) -> dict[str, str]:
+    """A Java properties file: ``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments;
+    a trailing backslash continues the line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = f.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: {exc.strerror or exc}") from None
+    properties = {}
+    logical = ""
+    for line in raw:
+        stripped = line.strip()
+        if not logical and (not stripped or stripped[0] in "#!"):
+            continue
+        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+            logical += stripped[:-1]
+            continue
+        logical += stripped
+        separators = [i for i in (logical.find("="), logical.find(":"), logical.find(" ")) if i > 0]
+        if not separators:
+            raise ConfigError(f"--config {path}: line {logical!r} is not key=value")
+        cut = min(separators)
+        properties[logical[:cut].strip()] = logical[cut + 1:].strip()
+        logical = ""
+    return properties
+
+
+def parse_set_option(pair: str) -> tuple[str, str]:
+    key, sep, value = pair.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {pair!r}: expected key=value (for example --set num.partitions=4)")
+    return key.strip(), value.strip()
+
+
+def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
+    """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
+    unknown = [k for k in properties if k not in KNOWN_KEYS]
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting "
+                          f"(see `kafkalog broker --help` for the supported keys)")
+    fields = {}
+    log_properties = {k: v for k, v in properties.items() if k in BROKER_SETTINGS}
+    for coarse, (fine, factor) in _COARSE_TIME_KEYS.items():
+        if coarse in properties and fine not in properties:
+            log_properties[fine] = str(_int(1)(coarse, properties[coarse]) * factor)
+    for key, text in properties.items():
+        if key not in _BROKER_KEYS:
+            continue
+        field, parse = _BROKER_KEYS[key]
+        value = parse(key, text)
+        if field == "listeners":
+            fields["host"], fields["port"] = value
+        elif field is not None:
+            fields[field] = value
+    fields.update({k: v for k, v in flags.items() if v is not None})
+    if not fields.get("log_dir"):
+        raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
+    fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
+    config = BrokerConfig(**fields)
+    if config.advertised is None and config.host in ("0.0.0.0", "::", ""):
+        raise ConfigError("advertised.listeners: required when binding to all interfaces "
+                          "(for example --set advertised.listeners=PLAINTEXT://myhost:9092)")
+    return config

@@ -1,0 +1,108 @@
+"""One client connection: read a frame, handle it, write the response, in strict order.
+
+Requests are handled one at a time per connection, like Kafka's muted channels: pipelined
+requests wait in the socket buffer, and responses leave in request order. A frame whose size
+is negative or above ``socket.request.max.bytes`` closes the connection before any of it is
+read; so does any request that cannot be parsed, an API or version not advertised (except
+ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+Record data of fetch responses goes out with sendfile (large slices) straight from the segment.
+"""
+
+import asyncio
+import logging
+
+from broker.protocol import frames
+from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.types import ProtocolError
+
+from .context import CloseConnection
+from .handlers import HANDLERS
+
+log = logging.getLogger(__name__)
+
+SENDFILE_MIN_BYTES = 64 * 1024  # smaller slices are copied: one write beats an extra syscall round
+_CLOSE = object()
+
+
+class Connection:
+    def __init__(self, ctx, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.ctx = ctx
+        self.reader = reader
+        self.writer = writer
+        self.peer = writer.get_extra_info("peername")
+        self.busy = False  # between reading a request and finishing its response
+
+    async def serve(self) -> None:
+        try:
+            while not self.ctx.stopping:
+                frame = await self._read_frame()
+                if frame is None:
+                    break
+                self.busy = True
+                response = await self._respond(frame)
+                if response is _CLOSE:
+                    break
+                if response is not None:
+                    await self._send(response)
+                self.busy = False
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+            pass
+        finally:
+            self.writer.close()
+
+    async def _read_frame(self):
+        idle = self.ctx.config.connections_max_idle_ms / 1000
+        size = frames.SIZE.unpack(await asyncio.wait_for(self.reader.readexactly(4), idle))[0]
+        limit = self.ctx.config.socket_request_max_bytes
+        if size < 0 or size > limit:
+            log.warning("closing %s: request size %d is outside [0, socket.request.max.bytes=%d]",
+                        self.peer, size, limit)
+            return None
+        return await asyncio.wait_for(self.reader.readexactly(size), idle)
+
+    async def _respond(self, frame):
+        """The response parts for one request, None for no response (acks=0), or _CLOSE."""
+        try:
+            header, body_reader = frames.parse_request(frame)
+        except ProtocolError as exc:
+            log.warning("closing %s: unreadable request header (%s)", self.peer, exc)
+            return _CLOSE
+        api = APIS.get(header.api_key)
+        if api is None:
+            log.warning("closing %s: API key %d is not supported", self.peer, header.api_key)
+            return _CLOSE
+        if not api.min_version <= header.api_version <= api.max_version:
+            if api.key == ApiKey.API_VERSIONS:
+                return [frames.unsupported_api_versions_reply(header.correlation_id)]
+            log.warning("closing %s: %s v%d is not supported (%d-%d)", self.peer, api.key.name,
+                        header.api_version, api.min_version, api.max_version)
+            return _CLOSE
+        try:
+            request = frames.decode_request_body(header, body_reader)
+        except ProtocolError as exc:
+            log.warning("closing %s: malformed %s v%d request (%s)", self.peer, api.key.name, header.api_version, exc)
+            return _CLOSE
+        try:
+            response = await HANDLERS[api.key](self.ctx, header, request)
+        except CloseConnection as exc:
+            log.info("closing %s: %s", self.peer, exc)
+            return _CLOSE
+        except Exception:
+            log.exception("closing %s: %s v%d request failed", self.peer, api.key.name, header.api_version)
+            return _CLOSE
+        if response is None:
+            return None
+        parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version, response)
+        return parts
+
+    async def _send(self, parts) -> None:
+        loop = asyncio.get_running_loop()
+        for part in parts:
+            if isinstance(part, bytes):
+                self.writer.write(part)
+            elif part.size < SENDFILE_MIN_BYTES:
+                self.writer.write(part.read())
+            else:
+                await self.writer.drain()
+                await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
+        await self.writer.drain()

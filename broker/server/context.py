@@ -1,0 +1,40 @@
+"""What request handlers share: the broker's configuration, logs, topics and coordination state."""
+
+import dataclasses
+
+from broker.log.manager import LogManager
+
+from .config import BrokerConfig
+from .producer_ids import ProducerIdAllocator
+from .topics import TopicRegistry
+from .waiters import DataWaiters
+
+LEADER_EPOCH = 0  # a single, never re-elected leader: the epoch stays 0 (clients then skip KIP-320 checks)
+
+
+@dataclasses.dataclass
+class BrokerContext:
+    config: BrokerConfig
+    log_manager: LogManager
+    topics: TopicRegistry
+    producer_ids: ProducerIdAllocator
+    waiters: DataWaiters
+    port: int  # the port actually bound (the configured one may be 0)
+    stopping: bool = False  # set at shutdown: long-polling fetches return at once
+
+    @property
+    def node_id(self) -> int:
+        return self.config.broker_id
+
+    @property
+    def advertised_host(self) -> str:
+        return self.config.advertised_host
+
+    @property
+    def advertised_port(self) -> int:
+        return self.config.advertised_port(self.port)
+
+
+class CloseConnection(Exception):
+    """Raised by a handler when Kafka would drop the connection instead of answering
+    (an acks=0 produce that failed: the client has no other way to learn it)."""

@@ -1,0 +1,62 @@
+"""CreateTopics and DeleteTopics, with Kafka's checks and error codes.
+
+A single broker can only keep one replica: a replication factor other than 1 (or -1, "the
+default", from v4) is refused with INVALID_REPLICATION_FACTOR, and manual replica assignments
+must name this broker alone.
+"""
+
+from broker.protocol.errors import ErrorCode
+
+from ..topics import TopicError
+
+DEFAULT = -1
+
+
+def _partition_count(ctx, topic: dict) -> int:
+    """The partition count asked for, from the count or the manual assignment (TopicError if bad)."""
+    assignments = topic["assignments"]
+    if topic["replication_factor"] not in (1, DEFAULT):
+        raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         f"replication factor {topic['replication_factor']} is larger than the 1 available broker")
+    if not assignments:
+        return ctx.config.num_partitions if topic["num_partitions"] == DEFAULT else topic["num_partitions"]
+    if topic["num_partitions"] != DEFAULT or topic["replication_factor"] != DEFAULT:
+        raise TopicError(ErrorCode.INVALID_REQUEST,
+                         "give either num_partitions and replication_factor or a replica assignment, not both")
+    if sorted(a["partition_index"] for a in assignments) != list(range(len(assignments))):
+        raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered 0..n-1 without gaps")
+    if any(a["broker_ids"] != [ctx.node_id] for a in assignments):
+        raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         f"every partition must be assigned to broker {ctx.node_id} alone")
+    return len(assignments)
+
+
+async def handle_create(ctx, header, request) -> dict:
+    names = [t["name"] for t in request["topics"]]
+    results = []
+    for topic in request["topics"]:
+        result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
+        try:
+            if names.count(topic["name"]) > 1:
+                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
+            configs = {c["name"]: c["value"] for c in topic["configs"]}
+            ctx.topics.create(topic["name"], _partition_count(ctx, topic), configs, request["validate_only"])
+        except TopicError as exc:
+            result.update(error_code=exc.code, error_message=str(exc))
+        results.append(result)
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+async def handle_delete(ctx, header, request) -> dict:
+    results = []
+    for name in request["topic_names"]:
+        error = ErrorCode.NONE
+        if not ctx.config.delete_topic_enable:
+            error = ErrorCode.TOPIC_DELETION_DISABLED
+        else:
+            try:
+                ctx.topics.delete(name)
+            except TopicError as exc:
+                error = exc.code
+        results.append({"name": name, "error_code": error})
+    return {"throttle_time_ms": 0, "responses": results}

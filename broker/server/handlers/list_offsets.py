@@ -1,0 +1,41 @@
+"""ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
+record timestamp is at or after a given time (through the time index)."""
+
+from broker.protocol.errors import ErrorCode
+
+from ..context import LEADER_EPOCH
+
+LATEST = -1
+EARLIEST = -2
+
+
+def _lookup(log, timestamp: int) -> tuple[int, int]:
+    """``(timestamp, offset)`` as the response reports them."""
+    if timestamp == LATEST:
+        return -1, log.high_watermark
+    if timestamp == EARLIEST:
+        return -1, log.log_start_offset
+    found = log.offset_for_timestamp(timestamp)
+    if found is None:
+        return -1, -1
+    offset, record_timestamp = found
+    return record_timestamp, offset
+
+
+async def handle(ctx, header, request) -> dict:
+    topics = []
+    for topic in request["topics"]:
+        partitions = []
+        for wanted in topic["partitions"]:
+            result = {"partition_index": wanted["partition_index"], "error_code": ErrorCode.NONE,
+                      "timestamp": -1, "offset": -1, "leader_epoch": LEADER_EPOCH}
+            log = ctx.log_manager.get_log(topic["name"], wanted["partition_index"])
+            if log is None:
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif wanted["current_leader_epoch"] > LEADER_EPOCH:
+                result["error_code"] = ErrorCode.UNKNOWN_LEADER_EPOCH
+            else:
+                result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
+            partitions.append(result)
+        topics.append({"name": topic["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,51 @@
+"""Metadata: this broker (also the controller), and topics with this broker leading every partition.
+
+Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
+request) allow it, so clients get the new topic's metadata at once. Version 0 asks for all
+topics with an empty list; later versions with null (an empty list then means none).
+"""
+
+from broker.protocol.errors import ErrorCode
+
+from ..context import LEADER_EPOCH
+from ..topics import TopicError
+
+
+def _topic_metadata(ctx, name: str) -> dict:
+    node = ctx.node_id
+    return {
+        "error_code": ErrorCode.NONE, "name": name, "is_internal": False,
+        "partitions": [{"error_code": ErrorCode.NONE, "partition_index": p, "leader_id": node,
+                        "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
+                        "offline_replicas": []}
+                       for p in range(ctx.topics.partitions(name))],
+    }
+
+
+async def handle(ctx, header, request) -> dict:
+    requested = request["topics"]
+    if requested is None or (header.api_version == 0 and not requested):
+        names = ctx.topics.names()
+    else:
+        names = [t["name"] for t in requested]
+    auto_create = ctx.config.auto_create_topics and request["allow_auto_topic_creation"]
+    topics = []
+    for name in names:
+        if ctx.topics.partitions(name) is None:
+            if not auto_create:
+                topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
+                continue
+            try:
+                ctx.topics.create(name, ctx.config.num_partitions)
+            except TopicError as exc:
+                if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    topics.append({"error_code": exc.code, "name": name, "partitions": []})
+                    continue
+        topics.append(_topic_metadata(ctx, name))
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": ctx.node_id, "host": ctx.advertised_host, "port": ctx.advertised_port, "rack": None}],
+        "cluster_id": ctx.log_manager.cluster_id,
+        "controller_id": ctx.node_id,
+        "topics": topics,
+    }

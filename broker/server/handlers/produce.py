@@ -1,0 +1,104 @@
+"""Produce: append each partition's batch to its log, or say per partition why not.
+
+Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
+``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
+the append. Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as Kafka 4 does.
+acks=0 gets no response; if such a produce fails, the connection is closed so the client notices.
+"""
+
+from broker.log import errors as log_errors
+from broker.protocol.errors import ErrorCode
+from broker.records import record_set
+from broker.records.compression import Codec
+from broker.records.errors import CorruptRecordError
+
+from ..context import LEADER_EPOCH, CloseConnection
+
+FIRST_SUPPORTED_VERSION = 3
+FIRST_ZSTD_VERSION = 7
+
+_LOG_ERRORS = {
+    log_errors.InvalidBatchError: ErrorCode.CORRUPT_MESSAGE,
+    log_errors.RecordTooLargeError: ErrorCode.MESSAGE_TOO_LARGE,
+    log_errors.InvalidRecordError: ErrorCode.INVALID_RECORD,
+    log_errors.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    log_errors.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
+    log_errors.LogStorageError: ErrorCode.KAFKA_STORAGE_ERROR,
+}
+
+
+class _Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _checked_records(records, version: int):
+    """The batch to append, after Kafka's request-level checks (and up-conversion of legacy sets)."""
+    if records is None or len(records) == 0:
+        raise _Refused(ErrorCode.INVALID_RECORD, "no records")
+    try:
+        entries = list(record_set.iter_entries(records, allow_partial_tail=False))
+        if entries and entries[0][1].magic < 2:
+            records = record_set.upconvert(records)
+            entries = list(record_set.iter_entries(records, allow_partial_tail=False))
+    except CorruptRecordError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+    if len(entries) != 1:
+        raise _Refused(ErrorCode.INVALID_RECORD, f"a produce request must carry exactly one batch per partition, "
+                                                 f"got {len(entries)}")
+    header = entries[0][1]
+    if header.is_transactional:
+        raise _Refused(ErrorCode.INVALID_RECORD, "transactions are not supported by this broker")
+    if version < FIRST_ZSTD_VERSION and (header.attributes & 0x07) == Codec.ZSTD:
+        raise _Refused(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs produce v{FIRST_ZSTD_VERSION}+")
+    return records
+
+
+def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
+    response = {"index": partition, "error_code": ErrorCode.NONE, "base_offset": -1, "log_append_time_ms": -1,
+                "log_start_offset": -1, "record_errors": [], "error_message": None}
+    if version < FIRST_SUPPORTED_VERSION:
+        response.update(error_code=ErrorCode.UNSUPPORTED_VERSION,
+                        error_message=f"produce v{version} is not supported; use v3 or later")
+        return response
+    log = ctx.log_manager.get_log(topic, partition)
+    if log is None:
+        response.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        error_message=f"{topic}-{partition} does not exist")
+        return response
+    try:
+        result = log.append(_checked_records(records, version), leader_epoch=LEADER_EPOCH)
+    except _Refused as exc:
+        response.update(error_code=exc.code, error_message=str(exc), log_start_offset=log.log_start_offset)
+        return response
+    except log_errors.LogError as exc:
+        response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
+                        error_message=str(exc), log_start_offset=log.log_start_offset)
+        return response
+    if not result.duplicate:
+        ctx.waiters.notify((topic, partition))
+    response.update(base_offset=result.first_offset, log_append_time_ms=result.log_append_time,
+                    log_start_offset=result.log_start_offset)
+    return response
+
+
+async def handle(ctx, header, request) -> dict | None:
+    acks = request["acks"]
+    responses = []
+    for topic in request["topics"]:
+        partitions = []
+        for partition in topic["partitions"]:
+            if acks not in (-1, 0, 1):
+                partitions.append({"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
+                                   "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"})
+            else:
+                partitions.append(_append(ctx, topic["name"], partition["index"], partition["records"],
+                                          header.api_version))
+        responses.append({"name": topic["name"], "partitions": partitions})
+    if acks == 0:
+        failed = [p for t in responses for p in t["partitions"] if p["error_code"] != ErrorCode.NONE]
+        if failed:
+            raise CloseConnection(f"acks=0 produce failed: {failed[0].get('error_message')}")
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}
