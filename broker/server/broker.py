@@ -78,13 +78,13 @@ class Broker:
 
 
 async def serve(config: BrokerConfig) -> int:
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):  # before the ready line: a SIGTERM right after it is clean
+        loop.add_signal_handler(signum, stopped.set)
     broker = Broker(config)
     host, port = await broker.start()
     print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
-    stopped = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stopped.set)
     await stopped.wait()
     log.info("shutting down")
     await broker.stop()

@@ -1,0 +1,106 @@
+"""``kafkalog broker``: configuration checks, the ready line, clean shutdown, the directory lock."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from ..broker_process import ROOT, BrokerProcess
+
+
+def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "broker", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "num.partitons=3"], "num.partitons: unknown or unsupported broker setting"),
+    (["--set", "num.network.threads=3"], "num.network.threads: unknown or unsupported broker setting"),
+    (["--set", "num.partitions=three"], "num.partitions: 'three' is not an integer"),
+    (["--set", "num.partitions=0"], "num.partitions: 0 must be between 1"),
+    (["--set", "log.segment.bytes=10"], "log.segment.bytes: 10 is out of range"),
+    (["--set", "auto.create.topics.enable=yes"], "auto.create.topics.enable: 'yes' is not true or false"),
+    (["--set", "log.message.timestamp.type=Wallclock"], "log.message.timestamp.type: 'Wallclock' is not one of"),
+    (["--set", "log.cleanup.policy=compact"], "log.cleanup.policy: 'compact' is not supported"),
+    (["--set", "default.replication.factor=3"], "default.replication.factor: this broker runs alone"),
+    (["--set", "advertised.listeners=SSL://h:9093"], "advertised.listeners: 'SSL://h:9093' is not PLAINTEXT://host:port"),
+    (["--set", "log.dirs=/a,/b"], "log.dirs: only one log directory is supported"),
+    (["--set", "nonsense"], "--set 'nonsense': expected key=value"),
+    (["--host", "0.0.0.0"], "advertised.listeners: required when binding to all interfaces"),
+])
+def test_bad_settings_are_refused_at_start_naming_the_key(tmp_path, args, message):
+    result = run_broker("--log-dir", str(tmp_path / "log"), "--port", "0", *args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_a_missing_log_dir_or_config_file_is_a_clear_error(tmp_path):
+    result = run_broker("--port", "0")
+    assert result.returncode == 1 and "no log directory given (use --log-dir DIR)" in result.stderr
+    result = run_broker("--log-dir", str(tmp_path), "--config", str(tmp_path / "missing.properties"))
+    assert result.returncode == 1 and "missing.properties: No such file or directory" in result.stderr
+
+
+def test_ready_line_then_sigterm_is_a_clean_shutdown(tmp_path):
+    broker = BrokerProcess(tmp_path / "log").start()
+    assert broker.port > 0
+    broker.process.send_signal(signal.SIGTERM)
+    assert broker.process.wait(60) == 0
+    assert broker.process.stdout.read() == b""  # the ready line was the only thing on stdout
+    broker.process.stdout.close()
+    files = os.listdir(tmp_path / "log")
+    assert {".kafka_cleanshutdown", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+            "meta.properties"} <= set(files)
+    assert "stopped cleanly" in broker.stderr_tail()
+
+
+def test_a_second_broker_on_the_same_directory_is_refused(tmp_path, start_broker):
+    first = start_broker(log_dir=tmp_path / "shared")
+    result = run_broker("--log-dir", str(tmp_path / "shared"), "--port", "0")
+    assert result.returncode == 1
+    assert f"is in use by another process (pid {first.pid()})" in result.stderr
+    assert first.running
+
+
+def test_a_properties_file_and_set_overrides(tmp_path, start_broker):
+    properties = tmp_path / "server.properties"
+    properties.write_text("# a Kafka-style file\nnum.partitions = 2\nlog.retention.hours: 48\n"
+                          "auto.create.topics.enable=true\nlog.segment.bytes=\\\n  1048576\n")
+    broker = start_broker({"num.partitions": "3"}, extra_args=["--config", str(properties)])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    metadata = admin.list_topics(topic="auto-created", timeout=20)
+    assert len(metadata.topics["auto-created"].partitions) == 3  # --set wins over the file
+
+
+def test_advertised_listeners_are_what_clients_are_told(tmp_path, start_broker):
+    broker = start_broker({"advertised.listeners": "PLAINTEXT://localhost:1234"})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    metadata = admin.list_topics(timeout=20)
+    assert [(b.id, b.host, b.port) for b in metadata.brokers.values()] == [(0, "localhost", 1234)]
+    assert metadata.controller_id == 0
+
+
+def test_python_dash_m_and_the_console_script_are_the_same_command(tmp_path):
+    kafkalog = os.path.join(os.path.dirname(sys.executable), "kafkalog")
+    help_text = subprocess.run([kafkalog, "broker", "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "kafkalog broker <id> listening on <host>:<port>" in help_text and "log.retention.ms" in help_text
+    assert run_broker("--help").stdout == help_text
+
+
+def test_topics_and_their_configs_survive_a_restart(tmp_path, start_broker):
+    from confluent_kafka.admin import NewTopic
+    broker = start_broker(log_dir=tmp_path / "log")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    futures = admin.create_topics([NewTopic("kept", 5, 1, config={"retention.ms": "3600000"})])
+    futures["kept"].result(20)
+    assert broker.stop() == 0
+    restarted = start_broker(log_dir=tmp_path / "log")
+    admin = AdminClient({"bootstrap.servers": restarted.bootstrap})
+    assert len(admin.list_topics(timeout=20).topics["kept"].partitions) == 5
+    import json
+    stored = json.loads((tmp_path / "log" / "topics.json").read_text())
+    assert stored["topics"]["kept"] == {"partitions": 5, "configs": {"retention.ms": "3600000"}}
