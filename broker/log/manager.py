@@ -32,6 +32,7 @@ LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 META_PROPERTIES_FILE = "meta.properties"
 DELETE_DIR_SUFFIX = "-delete"
+MAX_FILE_NAME = 255
 
 
 class LogManager:
@@ -131,8 +132,9 @@ class LogManager:
         if self.had_clean_shutdown:
             os.unlink(marker)
             checkpoints.fsync_directory(self.log_dir)
-        log.info("loaded %d log(s) from %s (%s shutdown)", len(self._logs), self.log_dir,
-                 "clean" if self.had_clean_shutdown else "unclean")
+        if self._logs:
+            log.info("loaded %d log(s) from %s after %s shutdown", len(self._logs), self.log_dir,
+                     "a clean" if self.had_clean_shutdown else "an unclean")
 
     # -- the logs ------------------------------------------------------------------------
 
@@ -160,7 +162,9 @@ class LogManager:
         if removed is None:
             return False
         removed.close()
-        doomed = f"{removed.directory}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        doomed = os.path.join(self.log_dir, name + suffix)
         os.rename(removed.directory, doomed)
         checkpoints.fsync_directory(self.log_dir)
         self._scheduler.schedule(removed.config.file_delete_delay_ms,

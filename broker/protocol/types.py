@@ -129,7 +129,12 @@ class _Fixed:
         return reader._unpack(self.fmt)
 
     def encode(self, writer: Writer, value, version: int) -> None:
-        writer.pack(self.fmt, value)
+        if value is None:
+            raise ValueError(f"null for a non-nullable {self.name}")
+        try:
+            writer.pack(self.fmt, value)
+        except struct.error as exc:
+            raise ValueError(f"{value!r} does not fit {self.name}: {exc}") from None
 
 
 class _Boolean(_Fixed):
@@ -137,6 +142,8 @@ class _Boolean(_Fixed):
         return reader.int8() != 0
 
     def encode(self, writer: Writer, value, version: int) -> None:
+        if value is None:
+            raise ValueError("null for a non-nullable BOOLEAN")
         writer.pack(_INT8, 1 if value else 0)
 
 
@@ -160,6 +167,8 @@ class _String:
             writer.pack(_INT16, -1)
             return
         data = value.encode("utf-8")
+        if len(data) > 0x7FFF:
+            raise ValueError(f"string of {len(data)} bytes is longer than a protocol string (32767)")
         writer.pack(_INT16, len(data))
         writer.write(data)
 

@@ -8,6 +8,8 @@ and cramjam (lz4 frames, zstd frames). This module only knows how Kafka clients 
   Google's own "framed snappy" format is a different thing and is never used by Kafka.
 * lz4 is the LZ4 *frame* format with independent blocks (Kafka's Java reader refuses linked blocks).
 * zstd frames from librdkafka carry no content size, so they are decoded by streaming.
+
+Decompression is bounded (``max_size``): the output buffer grows geometrically up to the bound.
 """
 
 import enum
@@ -17,7 +19,7 @@ import struct
 import cramjam
 import snappy
 
-from .errors import CorruptRecordError, UnsupportedCodecError
+from .errors import CorruptRecordError, DecompressedTooLargeError, UnsupportedCodecError
 
 
 class Codec(enum.IntEnum):
@@ -47,12 +49,15 @@ def codec_of(attributes: int) -> Codec:
         raise UnsupportedCodecError(f"unknown compression codec id {codec_id}") from None
 
 
+DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024
+_BUFFER_FULL = "failed to write whole buffer"  # cramjam's error when decompress_into runs out of room
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = struct.Struct(">8sii")
 _XERIAL_VERSION = 1
 _XERIAL_COMPATIBLE_VERSION = 1
 _XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default block size
 _BLOCK_LENGTH = struct.Struct(">i")
+_BOUNDED_CODECS = {Codec.GZIP: cramjam.gzip, Codec.LZ4: cramjam.lz4, Codec.ZSTD: cramjam.zstd}
 
 
 def compress(codec: int, data) -> bytes:
@@ -72,26 +77,52 @@ def compress(codec: int, data) -> bytes:
     raise UnsupportedCodecError(f"unknown compression codec id {codec}")
 
 
-def decompress(codec: int, data) -> bytes:
-    """Decompress ``data`` written by any Kafka client with ``codec``; raise CorruptRecordError on bad input."""
+def decompress(codec: int, data, max_size: int = DEFAULT_MAX_DECOMPRESSED):
+    """Decompress ``data`` written by any Kafka client with ``codec`` (a bytes-like result).
+
+    Raises CorruptRecordError on bad input, and DecompressedTooLargeError rather than produce
+    more than ``max_size`` bytes: a small compressed batch cannot make the process allocate gigabytes.
+    """
     try:
         if codec == Codec.NONE:
             return bytes(data)
-        if codec == Codec.GZIP:
-            return gzip.decompress(data)
         if codec == Codec.SNAPPY:
             if bytes(data[:8]) == XERIAL_MAGIC:
-                return _xerial_snappy_decompress(data)
-            return snappy.decompress(bytes(data))
-        if codec == Codec.LZ4:
-            return bytes(cramjam.lz4.decompress(bytes(data)))
-        if codec == Codec.ZSTD:
-            return bytes(cramjam.zstd.decompress(bytes(data)))
+                return _xerial_snappy_decompress(data, max_size)
+            return _raw_snappy_decompress(bytes(data), max_size)
+        module = _BOUNDED_CODECS.get(codec)
+        if module is not None:
+            return _bounded_decompress(module, bytes(data), max_size)
     except CorruptRecordError:
         raise
     except Exception as exc:  # every codec library has its own error types
         raise CorruptRecordError(f"cannot decompress {Codec(codec).name.lower()} data: {exc}") from exc
     raise UnsupportedCodecError(f"unknown compression codec id {codec}")
+
+
+def _bounded_decompress(module, data: bytes, max_size: int) -> bytearray:
+    """cramjam's ``decompress_into`` a buffer that grows (x4) up to ``max_size``."""
+    size = min(max(4 * len(data), 64 * 1024), max_size)
+    while True:
+        out = bytearray(size)
+        try:
+            written = module.decompress_into(data, out)
+        except cramjam.DecompressionError as exc:
+            if _BUFFER_FULL not in str(exc):
+                raise
+            if size >= max_size:
+                raise DecompressedTooLargeError(f"data decompresses to more than {max_size} bytes") from None
+            size = min(4 * size, max_size)
+            continue
+        del out[written:]
+        return out
+
+
+def _raw_snappy_decompress(block: bytes, max_size: int) -> bytes:
+    declared = cramjam.snappy.decompress_raw_len(block)
+    if declared > max_size:
+        raise DecompressedTooLargeError(f"snappy data declares {declared} bytes, more than {max_size}")
+    return snappy.decompress(block)
 
 
 def _xerial_snappy_compress(data) -> bytes:
@@ -104,12 +135,13 @@ def _xerial_snappy_compress(data) -> bytes:
     return b"".join(out)
 
 
-def _xerial_snappy_decompress(data) -> bytes:
+def _xerial_snappy_decompress(data, max_size: int) -> bytes:
     view = memoryview(data)
     if len(view) < _XERIAL_HEADER.size:
         raise CorruptRecordError("truncated xerial snappy header")
     pos = _XERIAL_HEADER.size
     out = []
+    total = 0
     while pos < len(view):
         if pos + 4 > len(view):
             raise CorruptRecordError("truncated xerial snappy block length")
@@ -117,6 +149,8 @@ def _xerial_snappy_decompress(data) -> bytes:
         pos += 4
         if length < 0 or pos + length > len(view):
             raise CorruptRecordError(f"xerial snappy block of {length} bytes overruns the data")
-        out.append(snappy.decompress(bytes(view[pos:pos + length])))
+        block = _raw_snappy_decompress(bytes(view[pos:pos + length]), max_size - total)
+        total += len(block)
+        out.append(block)
         pos += length
     return b"".join(out)

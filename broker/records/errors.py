@@ -7,3 +7,7 @@ class CorruptRecordError(ValueError):
 
 class UnsupportedCodecError(CorruptRecordError):
     """The attributes name a compression codec this implementation does not know."""
+
+
+class DecompressedTooLargeError(CorruptRecordError):
+    """Compressed data that would decompress to more than the allowed size (a decompression bomb)."""

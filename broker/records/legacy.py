@@ -14,7 +14,7 @@ import struct
 from typing import NamedTuple
 
 from .batch import NO_TIMESTAMP, DecodedBatch, Record, TimestampType
-from .compression import Codec, codec_of, decompress
+from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, codec_of, decompress
 from .crc import crc32
 from .errors import CorruptRecordError, UnsupportedCodecError
 
@@ -90,7 +90,7 @@ def validate(entry) -> LegacyHeader:
     return header
 
 
-def decode(entry, verify_crc: bool = True) -> DecodedBatch:
+def decode(entry, verify_crc: bool = True, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> DecodedBatch:
     """Decode one legacy entry (a plain message, or a wrapper of a compressed inner set)."""
     header = validate(entry) if verify_crc else parse_header(entry)
     if header.size > len(entry):
@@ -104,7 +104,7 @@ def decode(entry, verify_crc: bool = True) -> DecodedBatch:
         if header.magic == 0 and header.compression == Codec.LZ4:
             raise UnsupportedCodecError("LZ4 in magic-0 messages (Kafka 0.8/0.9, with its non-standard "
                                         "frame checksum) is not supported")
-        inner = decompress(header.compression, value)
+        inner = decompress(header.compression, value, max_decompressed)
         records = _decode_inner(inner, header, verify_crc)
     first = records[0].offset if records else header.offset
     return DecodedBatch(first, header.offset, header.magic, header.timestamp_type,

@@ -7,7 +7,7 @@ with a partial entry; iteration stops before it.
 
 from . import batch, legacy
 from .batch import Record, TimestampType
-from .compression import Codec
+from .compression import DEFAULT_MAX_DECOMPRESSED, Codec
 from .errors import CorruptRecordError
 
 MAGIC_OFFSET = 16
@@ -86,11 +86,12 @@ def iter_user_records(buf, verify_crc: bool = True):
                 yield decoded.timestamp_type, record
 
 
-def upconvert(buf) -> bytes:
+def upconvert(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
     """Turn a produced record set into v2 batches for storage.
 
     v2 batches pass through unchanged; a legacy message set becomes one v2 batch with offsets
     0..n-1, CreateTime timestamps (-1 for magic 0), and the codec of its first compressed wrapper.
+    No compressed wrapper may decompress to more than ``max_decompressed`` bytes.
     """
     view = memoryview(buf)
     entries = list(iter_entries(view, allow_partial_tail=False))
@@ -105,7 +106,7 @@ def upconvert(buf) -> bytes:
     for pos, header in entries:
         if codec == Codec.NONE:
             codec = header.compression
-        records.extend(legacy.decode(view[pos:pos + header.size]).records)
+        records.extend(legacy.decode(view[pos:pos + header.size], max_decompressed=max_decompressed).records)
     if not records:
         raise CorruptRecordError("legacy message set holds no messages")
     renumbered = [Record(i, r.timestamp, r.key, r.value) for i, r in enumerate(records)]

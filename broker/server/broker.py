@@ -9,6 +9,7 @@ then flushes every log, writes the checkpoints and the clean-shutdown marker, an
 import asyncio
 import logging
 import os
+import resource
 import signal
 import sys
 
@@ -36,6 +37,7 @@ class Broker:
     async def start(self) -> tuple[str, int]:
         """Open the logs and bind the listener; return the bound ``(host, port)``."""
         config = self.config
+        _raise_open_file_limit()
         os.makedirs(config.log_dir, exist_ok=True)
         topics = TopicRegistry(config.log_dir, config.log)
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
@@ -75,6 +77,14 @@ class Broker:
             await asyncio.wait(list(self._connections), timeout=SHUTDOWN_GRACE_SECONDS)
         await self._server.wait_closed()
         self.ctx.log_manager.shutdown()
+
+
+def _raise_open_file_limit() -> None:
+    """Every segment keeps its files open, as in Kafka: use all the descriptors the system allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        log.info("raised the open file limit from %d to %d", soft, hard)
 
 
 async def serve(config: BrokerConfig) -> int:

@@ -101,7 +101,7 @@ _BROKER_KEYS = {
     "log.dirs": ("log_dir", _single_log_dir),
     "listeners": ("listeners", _listener_host_port),
     "advertised.listeners": ("advertised", Listener.parse),
-    "num.partitions": ("num_partitions", _int(1, 100_000)),
+    "num.partitions": ("num_partitions", _int(1, 10_000)),
     "auto.create.topics.enable": ("auto_create_topics", _bool),
     "delete.topic.enable": ("delete_topic_enable", _bool),
     "socket.request.max.bytes": ("socket_request_max_bytes", _int(1, 2**31 - 1)),

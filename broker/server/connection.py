@@ -92,7 +92,11 @@ class Connection:
             return _CLOSE
         if response is None:
             return None
-        parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version, response)
+        try:
+            parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version, response)
+        except ValueError:
+            log.exception("closing %s: cannot encode the %s v%d response", self.peer, api.key.name, header.api_version)
+            return _CLOSE
         return parts
 
     async def _send(self, parts) -> None:

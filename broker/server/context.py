@@ -35,6 +35,15 @@ class BrokerContext:
         return self.config.advertised_port(self.port)
 
 
+MAX_ERROR_MESSAGE = 1000
+
+
+def error_text(error) -> str:
+    """An error message for a response, short enough to encode whatever names the client sent."""
+    text = str(error)
+    return text if len(text) <= MAX_ERROR_MESSAGE else text[:MAX_ERROR_MESSAGE - 3] + "..."
+
+
 class CloseConnection(Exception):
     """Raised by a handler when Kafka would drop the connection instead of answering
     (an acks=0 produce that failed: the client has no other way to learn it)."""

@@ -14,10 +14,12 @@ import threading
 
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
+from broker.log.errors import LogError
 from broker.protocol.errors import ErrorCode
 
 TOPICS_FILE = "topics.json"
 MAX_NAME_LENGTH = 249
+MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 
@@ -105,6 +107,9 @@ class TopicRegistry:
         validate_name(name)
         if partitions < 1:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, got {partitions}")
+        if partitions > MAX_PARTITIONS:
+            raise TopicError(ErrorCode.POLICY_VIOLATION,
+                             f"{partitions} partitions is more than one operation may create ({MAX_PARTITIONS})")
         configs = {k: v for k, v in (configs or {}).items() if v is not None}
         try:
             LogConfig.from_properties(configs, base=self.defaults)
@@ -119,10 +124,18 @@ class TopicRegistry:
                                  f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
             if validate_only:
                 return
-            self._topics[name] = {"partitions": partitions, "configs": configs}
+            self._topics[name] = {"partitions": partitions, "configs": configs}  # config_for sees it now
+        try:
+            for partition in range(partitions):
+                self._log_manager.get_or_create_log(name, partition)
+        except (OSError, LogError) as exc:
+            for partition in range(partitions):
+                self._log_manager.delete_log(name, partition)
+            with self._lock:
+                self._topics.pop(name, None)
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot create the partitions of {name!r}: {exc}") from None
+        with self._lock:
             self._save()
-        for partition in range(partitions):
-            self._log_manager.get_or_create_log(name, partition)
 
     def delete(self, name: str) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ must name this broker alone.
 
 from broker.protocol.errors import ErrorCode
 
+from ..context import error_text
 from ..topics import TopicError
 
 DEFAULT = -1
@@ -42,7 +43,7 @@ async def handle_create(ctx, header, request) -> dict:
             configs = {c["name"]: c["value"] for c in topic["configs"]}
             ctx.topics.create(topic["name"], _partition_count(ctx, topic), configs, request["validate_only"])
         except TopicError as exc:
-            result.update(error_code=exc.code, error_message=str(exc))
+            result.update(error_code=exc.code, error_message=error_text(exc))
         results.append(result)
     return {"throttle_time_ms": 0, "topics": results}
 

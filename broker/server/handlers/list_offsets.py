@@ -2,6 +2,7 @@
 record timestamp is at or after a given time (through the time index)."""
 
 from broker.protocol.errors import ErrorCode
+from broker.records.errors import CorruptRecordError
 
 from ..context import LEADER_EPOCH
 
@@ -35,7 +36,10 @@ async def handle(ctx, header, request) -> dict:
             elif wanted["current_leader_epoch"] > LEADER_EPOCH:
                 result["error_code"] = ErrorCode.UNKNOWN_LEADER_EPOCH
             else:
-                result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
+                try:
+                    result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
+                except CorruptRecordError:  # a batch whose records do not decode (written by a broken client)
+                    result["error_code"] = ErrorCode.CORRUPT_MESSAGE
             partitions.append(result)
         topics.append({"name": topic["name"], "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -12,10 +12,11 @@ from broker.records import record_set
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
-from ..context import LEADER_EPOCH, CloseConnection
+from ..context import LEADER_EPOCH, CloseConnection, error_text
 
 FIRST_SUPPORTED_VERSION = 3
 FIRST_ZSTD_VERSION = 7
+LEGACY_MAX_EXPANSION = 16  # a legacy wrapper may decompress to at most 16 x max.message.bytes
 
 _LOG_ERRORS = {
     log_errors.InvalidBatchError: ErrorCode.CORRUPT_MESSAGE,
@@ -33,14 +34,14 @@ class _Refused(Exception):
         self.code = code
 
 
-def _checked_records(records, version: int):
+def _checked_records(records, version: int, max_message_bytes: int):
     """The batch to append, after Kafka's request-level checks (and up-conversion of legacy sets)."""
     if records is None or len(records) == 0:
         raise _Refused(ErrorCode.INVALID_RECORD, "no records")
     try:
         entries = list(record_set.iter_entries(records, allow_partial_tail=False))
         if entries and entries[0][1].magic < 2:
-            records = record_set.upconvert(records)
+            records = record_set.upconvert(records, LEGACY_MAX_EXPANSION * max_message_bytes)
             entries = list(record_set.iter_entries(records, allow_partial_tail=False))
     except CorruptRecordError as exc:
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
@@ -65,16 +66,17 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
     log = ctx.log_manager.get_log(topic, partition)
     if log is None:
         response.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        error_message=f"{topic}-{partition} does not exist")
+                        error_message=error_text(f"{topic}-{partition} does not exist"))
         return response
     try:
-        result = log.append(_checked_records(records, version), leader_epoch=LEADER_EPOCH)
+        result = log.append(_checked_records(records, version, log.config.max_message_bytes),
+                            leader_epoch=LEADER_EPOCH)
     except _Refused as exc:
-        response.update(error_code=exc.code, error_message=str(exc), log_start_offset=log.log_start_offset)
+        response.update(error_code=exc.code, error_message=error_text(exc), log_start_offset=log.log_start_offset)
         return response
     except log_errors.LogError as exc:
         response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
-                        error_message=str(exc), log_start_offset=log.log_start_offset)
+                        error_message=error_text(exc), log_start_offset=log.log_start_offset)
         return response
     if not result.duplicate:
         ctx.waiters.notify((topic, partition))
