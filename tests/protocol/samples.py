@@ -1,0 +1,253 @@
+"""Realistic request and response bodies for every advertised API, as dicts with the field names
+of ``broker.protocol.apis``.
+
+Each sample is written for the API's highest advertised version; older versions simply drop the
+fields they lack. A sample may be limited to a version range (``since``/``until``), e.g. a null
+Metadata topic list is only valid from v1.
+"""
+
+from typing import NamedTuple
+
+from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS, ApiKey
+
+# A v2 record batch header's worth of bytes is enough: the protocol layer treats records as opaque.
+BATCH = bytes(range(61)) + "valeur \u00e9\u00e8".encode()
+
+
+class Sample(NamedTuple):
+    name: str
+    value: dict
+    since: int = 0
+    until: int = 2**15 - 1
+
+    def valid_in(self, version: int) -> bool:
+        return self.since <= version <= self.until
+
+
+REQUESTS = {
+    ApiKey.PRODUCE: [
+        Sample("two-topics", {
+            "transactional_id": None,
+            "acks": -1,
+            "timeout_ms": 30000,
+            "topics": [
+                {"name": "orders", "partitions": [
+                    {"index": 0, "records": BATCH},
+                    {"index": 3, "records": b""},
+                ]},
+                {"name": "payments", "partitions": [{"index": 1, "records": None}]},
+            ],
+        }),
+        Sample("transactional-empty", {
+            "transactional_id": "tx-\u00e9t\u00e9", "acks": 1, "timeout_ms": 5, "topics": [],
+        }),
+        Sample("acks0-topic-without-partitions", {
+            "transactional_id": "", "acks": 0, "timeout_ms": 0, "topics": [{"name": "t", "partitions": []}],
+        }),
+    ],
+    ApiKey.FETCH: [
+        Sample("consumer", {
+            "replica_id": -1,
+            "max_wait_ms": 500,
+            "min_bytes": 1,
+            "max_bytes": 52428800,
+            "isolation_level": 1,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [
+                {"topic": "orders", "partitions": [
+                    {"partition": 0, "current_leader_epoch": 4, "fetch_offset": 1234567890123,
+                     "log_start_offset": -1, "partition_max_bytes": 1048576},
+                    {"partition": 2, "current_leader_epoch": -1, "fetch_offset": 0,
+                     "log_start_offset": 17, "partition_max_bytes": 65536},
+                ]},
+                {"topic": "empty", "partitions": []},
+            ],
+            "forgotten_topics_data": [{"topic": "old", "partitions": [1, 2, 7]}, {"topic": "x", "partitions": []}],
+            "rack_id": "rack-a",
+        }),
+        Sample("session-no-topics", {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 0x7FFFFFFF, "isolation_level": 0,
+            "session_id": 987654, "session_epoch": 3, "topics": [], "forgotten_topics_data": [], "rack_id": "",
+        }),
+    ],
+    ApiKey.LIST_OFFSETS: [
+        Sample("earliest-latest", {
+            "replica_id": -1,
+            "isolation_level": 1,
+            "topics": [
+                {"name": "orders", "partitions": [
+                    {"partition_index": 0, "current_leader_epoch": 5, "timestamp": -1},
+                    {"partition_index": 1, "current_leader_epoch": -1, "timestamp": -2},
+                    {"partition_index": 2, "current_leader_epoch": 0, "timestamp": 1700000000000},
+                ]},
+                {"name": "none", "partitions": []},
+            ],
+        }),
+        Sample("empty", {"replica_id": -1, "isolation_level": 0, "topics": []}),
+    ],
+    ApiKey.METADATA: [
+        Sample("named-topics", {
+            "topics": [{"name": "orders"}, {"name": "payments"}],
+            "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": True,
+            "include_topic_authorized_operations": True,
+        }),
+        Sample("empty-list", {
+            "topics": [], "allow_auto_topic_creation": True,
+            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False,
+        }),
+        Sample("all-topics", {
+            "topics": None, "allow_auto_topic_creation": True,
+            "include_cluster_authorized_operations": False, "include_topic_authorized_operations": True,
+        }, since=1),
+    ],
+    ApiKey.API_VERSIONS: [Sample("empty", {})],
+    ApiKey.CREATE_TOPICS: [
+        Sample("two-topics", {
+            "topics": [
+                {"name": "new", "num_partitions": 3, "replication_factor": 1, "assignments": [],
+                 "configs": [{"name": "retention.ms", "value": "1000"}, {"name": "cleanup.policy", "value": None}]},
+                {"name": "manual", "num_partitions": -1, "replication_factor": -1,
+                 "assignments": [{"partition_index": 0, "broker_ids": [1]},
+                                 {"partition_index": 1, "broker_ids": [1, 2, 3]},
+                                 {"partition_index": 2, "broker_ids": []}],
+                 "configs": []},
+            ],
+            "timeout_ms": 60000,
+            "validate_only": True,
+        }),
+        Sample("empty", {"topics": [], "timeout_ms": 0, "validate_only": False}),
+    ],
+    ApiKey.DELETE_TOPICS: [
+        Sample("two-topics", {"topic_names": ["orders", "\u00e9v\u00e9nements"], "timeout_ms": 30000}),
+        Sample("empty", {"topic_names": [], "timeout_ms": -1}),
+    ],
+    ApiKey.INIT_PRODUCER_ID: [
+        Sample("idempotent", {"transactional_id": None, "transaction_timeout_ms": 2147483647}),
+        Sample("transactional", {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}),
+    ],
+}
+
+RESPONSES = {
+    ApiKey.PRODUCE: [
+        Sample("ok-and-errors", {
+            "responses": [
+                {"name": "orders", "partitions": [
+                    {"index": 0, "error_code": 0, "base_offset": 42, "log_append_time_ms": -1, "log_start_offset": 0,
+                     "record_errors": [], "error_message": None},
+                    {"index": 1, "error_code": 87, "base_offset": -1, "log_append_time_ms": 1700000000123,
+                     "log_start_offset": 5,
+                     "record_errors": [{"batch_index": 0, "batch_index_error_message": "bad \u00e9"},
+                                       {"batch_index": 3, "batch_index_error_message": None}],
+                     "error_message": "One or more records have been rejected"},
+                ]},
+                {"name": "unknown", "partitions": [
+                    {"index": 9, "error_code": 3, "base_offset": -1, "log_append_time_ms": -1,
+                     "log_start_offset": -1, "record_errors": [], "error_message": ""},
+                ]},
+            ],
+            "throttle_time_ms": 17,
+        }),
+        Sample("empty", {"responses": [], "throttle_time_ms": 0}),
+    ],
+    ApiKey.FETCH: [
+        Sample("records-and-errors", {
+            "throttle_time_ms": 3,
+            "error_code": 0,
+            "session_id": 123,
+            "responses": [
+                {"topic": "orders", "partitions": [
+                    {"partition_index": 0, "error_code": 0, "high_watermark": 200, "last_stable_offset": 190,
+                     "log_start_offset": 0, "aborted_transactions": None, "preferred_read_replica": -1,
+                     "records": BATCH},
+                    {"partition_index": 2, "error_code": 1, "high_watermark": -1, "last_stable_offset": -1,
+                     "log_start_offset": -1,
+                     "aborted_transactions": [{"producer_id": 7, "first_offset": 10},
+                                              {"producer_id": 2**40, "first_offset": 0}],
+                     "preferred_read_replica": 2, "records": None},
+                    {"partition_index": 3, "error_code": 0, "high_watermark": 5, "last_stable_offset": 5,
+                     "log_start_offset": 5, "aborted_transactions": [], "preferred_read_replica": -1,
+                     "records": b""},
+                ]},
+                {"topic": "quiet", "partitions": []},
+            ],
+        }),
+        Sample("session-error", {"throttle_time_ms": 0, "error_code": 70, "session_id": 0, "responses": []}),
+    ],
+    ApiKey.LIST_OFFSETS: [
+        Sample("offsets", {
+            "throttle_time_ms": 0,
+            "topics": [
+                {"name": "orders", "partitions": [
+                    {"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": 123, "leader_epoch": 5},
+                    {"partition_index": 1, "error_code": 6, "timestamp": -1, "offset": -1, "leader_epoch": -1},
+                    {"partition_index": 2, "error_code": 0, "timestamp": 1700000000000, "offset": 9,
+                     "leader_epoch": 0},
+                ]},
+                {"name": "unknown", "partitions": []},
+            ],
+        }),
+        Sample("empty", {"throttle_time_ms": 100, "topics": []}),
+    ],
+    ApiKey.METADATA: [
+        Sample("cluster", {
+            "throttle_time_ms": 0,
+            "brokers": [
+                {"node_id": 1, "host": "localhost", "port": 9092, "rack": None},
+                {"node_id": 2, "host": "broker-2.example", "port": 19093, "rack": "rack-b"},
+            ],
+            "cluster_id": "kafkalog-cluster-\u00e9",
+            "controller_id": 1,
+            "topics": [
+                {"error_code": 0, "name": "orders", "is_internal": False, "partitions": [
+                    {"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 0,
+                     "replica_nodes": [1, 2], "isr_nodes": [1], "offline_replicas": [2]},
+                    {"error_code": 5, "partition_index": 1, "leader_id": -1, "leader_epoch": -1,
+                     "replica_nodes": [], "isr_nodes": [], "offline_replicas": []},
+                ], "topic_authorized_operations": UNREQUESTED_AUTHORIZED_OPERATIONS},
+                {"error_code": 3, "name": "missing", "is_internal": True, "partitions": [],
+                 "topic_authorized_operations": (1 << 3) | (1 << 4) | (1 << 8)},
+            ],
+            "cluster_authorized_operations": (1 << 2) | (1 << 7),
+        }),
+        Sample("no-cluster-id", {
+            "throttle_time_ms": 250, "brokers": [], "cluster_id": None, "controller_id": -1, "topics": [],
+            "cluster_authorized_operations": UNREQUESTED_AUTHORIZED_OPERATIONS,
+        }),
+    ],
+    ApiKey.API_VERSIONS: [
+        Sample("advertised", {
+            "error_code": 0,
+            "api_keys": [{"api_key": 0, "min_version": 0, "max_version": 8},
+                         {"api_key": 1, "min_version": 4, "max_version": 11},
+                         {"api_key": 18, "min_version": 0, "max_version": 2}],
+            "throttle_time_ms": 0,
+        }),
+        # kafka-python (like Java clients) reads any ApiVersions error reply as v0
+        Sample("unsupported", {"error_code": 35, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}],
+                               "throttle_time_ms": 0}, until=0),
+    ],
+    ApiKey.CREATE_TOPICS: [
+        Sample("mixed", {
+            "throttle_time_ms": 0,
+            "topics": [
+                {"name": "new", "error_code": 0, "error_message": None},
+                {"name": "exists", "error_code": 36, "error_message": "Topic 'exists' already exists."},
+                {"name": "bad", "error_code": 37, "error_message": ""},
+            ],
+        }),
+        Sample("empty", {"throttle_time_ms": 5, "topics": []}),
+    ],
+    ApiKey.DELETE_TOPICS: [
+        Sample("mixed", {
+            "throttle_time_ms": 0,
+            "responses": [{"name": "orders", "error_code": 0}, {"name": "missing", "error_code": 3}],
+        }),
+        Sample("empty", {"throttle_time_ms": 9, "responses": []}),
+    ],
+    ApiKey.INIT_PRODUCER_ID: [
+        Sample("ok", {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}),
+        Sample("error", {"throttle_time_ms": 0, "error_code": 15, "producer_id": -1, "producer_epoch": -1}),
+    ],
+}

@@ -1,0 +1,513 @@
+"""Field presence by version, checked against byte layouts written by hand from the protocol
+guide (Appendix A; section 2.4 for Produce v0-2): for every advertised version of every API, our
+encoder writes exactly these bytes and our decoder reads them back, with absent fields given
+Kafka's defaults. This is also the only check of the versions kafka-python no longer implements
+(Produce v0-2, CreateTopics v0-1, DeleteTopics v0).
+"""
+
+import pytest
+
+from broker.protocol.apis import APIS, UNREQUESTED_AUTHORIZED_OPERATIONS, ApiKey
+from broker.protocol.types import ProtocolError, Reader, Writer
+
+from .bridge import canonical
+from .layout import array, boolean, i8, i16, i32, i64, nbytes, string
+
+
+def _if(condition: bool, data: bytes) -> bytes:
+    return data if condition else b""
+
+
+# --- one message per (API, kind), and its bytes at each version --------------------------------
+
+MESSAGES = {
+    (ApiKey.PRODUCE, "request"): {
+        "transactional_id": "tx", "acks": -1, "timeout_ms": 1500,
+        "topics": [{"name": "t", "partitions": [{"index": 0, "records": b"abc"}, {"index": 1, "records": None}]}],
+    },
+    (ApiKey.PRODUCE, "response"): {
+        "responses": [{"name": "t", "partitions": [
+            {"index": 1, "error_code": 87, "base_offset": 42, "log_append_time_ms": 1700000000123,
+             "log_start_offset": 5, "record_errors": [{"batch_index": 0, "batch_index_error_message": "bad"}],
+             "error_message": "rejected"},
+            {"index": 2, "error_code": 0, "base_offset": 7, "log_append_time_ms": -1,
+             "log_start_offset": 0, "record_errors": [], "error_message": None},
+        ]}],
+        "throttle_time_ms": 17,
+    },
+    (ApiKey.FETCH, "request"): {
+        "replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1000, "isolation_level": 1,
+        "session_id": 5, "session_epoch": 2,
+        "topics": [{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": 3, "fetch_offset": 10, "log_start_offset": 2,
+             "partition_max_bytes": 4096}]}],
+        "forgotten_topics_data": [{"topic": "f", "partitions": [4, 5]}],
+        "rack_id": "r",
+    },
+    (ApiKey.FETCH, "response"): {
+        "throttle_time_ms": 3, "error_code": 0, "session_id": 9,
+        "responses": [{"topic": "t", "partitions": [
+            {"partition_index": 0, "error_code": 0, "high_watermark": 100, "last_stable_offset": 90,
+             "log_start_offset": 1, "aborted_transactions": [{"producer_id": 7, "first_offset": 8}],
+             "preferred_read_replica": 2, "records": b"xyz"},
+            {"partition_index": 1, "error_code": 6, "high_watermark": -1, "last_stable_offset": -1,
+             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": None},
+        ]}],
+    },
+    (ApiKey.LIST_OFFSETS, "request"): {
+        "replica_id": -1, "isolation_level": 1,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": 4, "timestamp": -1}]}],
+    },
+    (ApiKey.LIST_OFFSETS, "response"): {
+        "throttle_time_ms": 5,
+        "topics": [{"name": "t", "partitions": [
+            {"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": 42, "leader_epoch": 4}]}],
+    },
+    (ApiKey.METADATA, "request"): {
+        "topics": [{"name": "a"}, {"name": "b"}], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True,
+    },
+    (ApiKey.METADATA, "response"): {
+        "throttle_time_ms": 7,
+        "brokers": [{"node_id": 1, "host": "h", "port": 9092, "rack": "r"}],
+        "cluster_id": "c", "controller_id": 1,
+        "topics": [{"error_code": 0, "name": "t", "is_internal": True, "partitions": [
+            {"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 2,
+             "replica_nodes": [1, 2], "isr_nodes": [1], "offline_replicas": [2]}],
+            "topic_authorized_operations": 0x18}],
+        "cluster_authorized_operations": 0x84,
+    },
+    (ApiKey.API_VERSIONS, "request"): {},
+    (ApiKey.API_VERSIONS, "response"): {
+        "error_code": 0,
+        "api_keys": [{"api_key": 0, "min_version": 0, "max_version": 8},
+                     {"api_key": 18, "min_version": 0, "max_version": 2}],
+        "throttle_time_ms": 1,
+    },
+    (ApiKey.CREATE_TOPICS, "request"): {
+        "topics": [{"name": "n", "num_partitions": 3, "replication_factor": 1,
+                    "assignments": [{"partition_index": 0, "broker_ids": [1, 2]}],
+                    "configs": [{"name": "k", "value": "v"}, {"name": "k2", "value": None}]}],
+        "timeout_ms": 1000, "validate_only": True,
+    },
+    (ApiKey.CREATE_TOPICS, "response"): {
+        "throttle_time_ms": 4,
+        "topics": [{"name": "n", "error_code": 36, "error_message": "exists"},
+                   {"name": "m", "error_code": 0, "error_message": None}],
+    },
+    (ApiKey.DELETE_TOPICS, "request"): {"topic_names": ["a", "b"], "timeout_ms": 1000},
+    (ApiKey.DELETE_TOPICS, "response"): {
+        "throttle_time_ms": 4, "responses": [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}],
+    },
+    (ApiKey.INIT_PRODUCER_ID, "request"): {"transactional_id": None, "transaction_timeout_ms": 1000},
+    (ApiKey.INIT_PRODUCER_ID, "response"): {
+        "throttle_time_ms": 0, "error_code": 0, "producer_id": 77, "producer_epoch": 1,
+    },
+}
+
+
+def produce_request(v):
+    return (_if(v >= 3, string("tx")) + i16(-1) + i32(1500)
+            + array([string("t") + array([i32(0) + nbytes(b"abc"), i32(1) + nbytes(None)])]))
+
+
+def produce_response(v):
+    first = (i32(1) + i16(87) + i64(42) + _if(v >= 2, i64(1700000000123)) + _if(v >= 5, i64(5))
+             + _if(v >= 8, array([i32(0) + string("bad")]) + string("rejected")))
+    second = (i32(2) + i16(0) + i64(7) + _if(v >= 2, i64(-1)) + _if(v >= 5, i64(0))
+              + _if(v >= 8, array([]) + string(None)))
+    return array([string("t") + array([first, second])]) + _if(v >= 1, i32(17))
+
+
+def fetch_request(v):
+    partition = i32(0) + _if(v >= 9, i32(3)) + i64(10) + _if(v >= 5, i64(2)) + i32(4096)
+    return (i32(-1) + i32(500) + i32(1) + i32(1000) + i8(1) + _if(v >= 7, i32(5) + i32(2))
+            + array([string("t") + array([partition])])
+            + _if(v >= 7, array([string("f") + array([i32(4), i32(5)])]))
+            + _if(v >= 11, string("r")))
+
+
+def fetch_response(v):
+    first = (i32(0) + i16(0) + i64(100) + i64(90) + _if(v >= 5, i64(1)) + array([i64(7) + i64(8)])
+             + _if(v >= 11, i32(2)) + nbytes(b"xyz"))
+    second = (i32(1) + i16(6) + i64(-1) + i64(-1) + _if(v >= 5, i64(-1)) + array(None)
+              + _if(v >= 11, i32(-1)) + nbytes(None))
+    return i32(3) + _if(v >= 7, i16(0) + i32(9)) + array([string("t") + array([first, second])])
+
+
+def list_offsets_request(v):
+    return (i32(-1) + _if(v >= 2, i8(1))
+            + array([string("t") + array([i32(0) + _if(v >= 4, i32(4)) + i64(-1)])]))
+
+
+def list_offsets_response(v):
+    partition = i32(0) + i16(0) + i64(-1) + i64(42) + _if(v >= 4, i32(4))
+    return _if(v >= 2, i32(5)) + array([string("t") + array([partition])])
+
+
+def metadata_request(v):
+    return (array([string("a"), string("b")]) + _if(v >= 4, boolean(False))
+            + _if(v >= 8, boolean(True) + boolean(True)))
+
+
+def metadata_response(v):
+    broker = i32(1) + string("h") + i32(9092) + _if(v >= 1, string("r"))
+    partition = (i16(0) + i32(0) + i32(1) + _if(v >= 7, i32(2)) + array([i32(1), i32(2)]) + array([i32(1)])
+                 + _if(v >= 5, array([i32(2)])))
+    topic = (i16(0) + string("t") + _if(v >= 1, boolean(True)) + array([partition])
+             + _if(v >= 8, i32(0x18)))
+    return (_if(v >= 3, i32(7)) + array([broker]) + _if(v >= 2, string("c")) + _if(v >= 1, i32(1))
+            + array([topic]) + _if(v >= 8, i32(0x84)))
+
+
+def api_versions_request(v):
+    return b""
+
+
+def api_versions_response(v):
+    return i16(0) + array([i16(0) + i16(0) + i16(8), i16(18) + i16(0) + i16(2)]) + _if(v >= 1, i32(1))
+
+
+def create_topics_request(v):
+    topic = (string("n") + i32(3) + i16(1) + array([i32(0) + array([i32(1), i32(2)])])
+             + array([string("k") + string("v"), string("k2") + string(None)]))
+    return array([topic]) + i32(1000) + _if(v >= 1, boolean(True))
+
+
+def create_topics_response(v):
+    return _if(v >= 2, i32(4)) + array([string("n") + i16(36) + _if(v >= 1, string("exists")),
+                                        string("m") + i16(0) + _if(v >= 1, string(None))])
+
+
+def delete_topics_request(v):
+    return array([string("a"), string("b")]) + i32(1000)
+
+
+def delete_topics_response(v):
+    return _if(v >= 1, i32(4)) + array([string("a") + i16(0), string("b") + i16(3)])
+
+
+def init_producer_id_request(v):
+    return string(None) + i32(1000)
+
+
+def init_producer_id_response(v):
+    return i32(0) + i16(0) + i64(77) + i16(1)
+
+
+LAYOUTS = {
+    (ApiKey.PRODUCE, "request"): produce_request,
+    (ApiKey.PRODUCE, "response"): produce_response,
+    (ApiKey.FETCH, "request"): fetch_request,
+    (ApiKey.FETCH, "response"): fetch_response,
+    (ApiKey.LIST_OFFSETS, "request"): list_offsets_request,
+    (ApiKey.LIST_OFFSETS, "response"): list_offsets_response,
+    (ApiKey.METADATA, "request"): metadata_request,
+    (ApiKey.METADATA, "response"): metadata_response,
+    (ApiKey.API_VERSIONS, "request"): api_versions_request,
+    (ApiKey.API_VERSIONS, "response"): api_versions_response,
+    (ApiKey.CREATE_TOPICS, "request"): create_topics_request,
+    (ApiKey.CREATE_TOPICS, "response"): create_topics_response,
+    (ApiKey.DELETE_TOPICS, "request"): delete_topics_request,
+    (ApiKey.DELETE_TOPICS, "response"): delete_topics_response,
+    (ApiKey.INIT_PRODUCER_ID, "request"): init_producer_id_request,
+    (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
+}
+
+
+def struct_of(key, kind):
+    return APIS[key].request if kind == "request" else APIS[key].response
+
+
+def encode(key, kind, value, version) -> bytes:
+    writer = Writer()
+    struct_of(key, kind).encode(writer, value, version)
+    return b"".join(writer.finish())
+
+
+def decode(key, kind, data, version) -> dict:
+    reader = Reader(data)
+    value = struct_of(key, kind).decode(reader, version)
+    assert reader.remaining == 0, "the decoder did not use the whole message"
+    return value
+
+
+ALL_VERSIONS = [
+    pytest.param(key, kind, version, id=f"{key.name}-v{version}-{kind}")
+    for key, api in APIS.items()
+    for kind in ("request", "response")
+    for version in range(api.min_version, api.max_version + 1)
+]
+
+
+def test_advertised_version_ranges():
+    ranges = {api.key.name: (api.min_version, api.max_version) for api in APIS.values()}
+    assert ranges == {"PRODUCE": (0, 8), "FETCH": (4, 11), "LIST_OFFSETS": (1, 5), "METADATA": (0, 8),
+                      "API_VERSIONS": (0, 2), "CREATE_TOPICS": (0, 4), "DELETE_TOPICS": (0, 3),
+                      "INIT_PRODUCER_ID": (0, 1)}
+
+
+@pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
+def test_encoding_matches_hand_layout(key, kind, version):
+    assert encode(key, kind, MESSAGES[key, kind], version) == LAYOUTS[key, kind](version)
+
+
+@pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
+def test_hand_layout_decodes_to_the_message(key, kind, version):
+    struct = struct_of(key, kind)
+    decoded = decode(key, kind, LAYOUTS[key, kind](version), version)
+    assert set(decoded) == {field.name for field in struct.fields}, "every field, present or not"
+    assert canonical(struct, decoded, version) == canonical(struct, MESSAGES[key, kind], version)
+
+
+# --- Produce ------------------------------------------------------------------------------------
+
+def _partitions(body):
+    return body["responses"][0]["partitions"]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_produce_request_before_v3_has_no_transactional_id(version):
+    data = produce_request(version)
+    assert data.startswith(i16(-1) + i32(1500))  # acks first
+    assert decode(ApiKey.PRODUCE, "request", data, version)["transactional_id"] is None
+
+
+@pytest.mark.parametrize("version", range(3, 9))
+def test_produce_request_transactional_id_comes_first_from_v3(version):
+    data = encode(ApiKey.PRODUCE, "request", dict(MESSAGES[ApiKey.PRODUCE, "request"], transactional_id=None),
+                  version)
+    assert data.startswith(i16(-1) + i16(-1) + i32(1500))
+
+
+def test_produce_response_v0_has_only_base_fields_and_no_throttle():
+    body = decode(ApiKey.PRODUCE, "response", produce_response(0), 0)
+    assert body["throttle_time_ms"] == 0
+    first = _partitions(body)[0]
+    assert (first["index"], first["error_code"], first["base_offset"]) == (1, 87, 42)
+    assert first["log_append_time_ms"] == -1 and first["log_start_offset"] == -1
+    assert first["record_errors"] == [] and first["error_message"] is None
+
+
+@pytest.mark.parametrize("version", range(1, 9))
+def test_produce_response_throttle_time_is_the_last_field_from_v1(version):
+    data = encode(ApiKey.PRODUCE, "response", MESSAGES[ApiKey.PRODUCE, "response"], version)
+    assert data.endswith(i32(17))
+    assert data[:-4] == produce_response(version)[:-4]
+
+
+def test_produce_response_v0_ends_with_the_last_partition():
+    v0 = {"responses": [{"name": "t", "partitions": [{"index": 1, "error_code": 87, "base_offset": 42}]}],
+          "throttle_time_ms": 17}
+    assert encode(ApiKey.PRODUCE, "response", v0, 0) == array([string("t") + array([i32(1) + i16(87) + i64(42)])])
+
+
+@pytest.mark.parametrize("version, has_append_time", [(0, False), (1, False), (2, True), (8, True)])
+def test_produce_response_log_append_time_from_v2(version, has_append_time):
+    first = _partitions(decode(ApiKey.PRODUCE, "response", produce_response(version), version))[0]
+    assert first["log_append_time_ms"] == (1700000000123 if has_append_time else -1)
+
+
+@pytest.mark.parametrize("version, has_start", [(4, False), (5, True), (7, True)])
+def test_produce_response_log_start_offset_from_v5(version, has_start):
+    first = _partitions(decode(ApiKey.PRODUCE, "response", produce_response(version), version))[0]
+    assert first["log_start_offset"] == (5 if has_start else -1)
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+def test_produce_response_record_errors_and_error_message_only_in_v8(version):
+    first = _partitions(decode(ApiKey.PRODUCE, "response", produce_response(version), version))[0]
+    if version >= 8:
+        assert first["record_errors"] == [{"batch_index": 0, "batch_index_error_message": "bad"}]
+        assert first["error_message"] == "rejected"
+    else:
+        assert first["record_errors"] == [] and first["error_message"] is None
+
+
+# --- Fetch --------------------------------------------------------------------------------------
+
+def test_fetch_request_v4_isolation_level_follows_max_bytes():
+    data = fetch_request(4)
+    assert data[:17] == i32(-1) + i32(500) + i32(1) + i32(1000) + i8(1)
+    assert decode(ApiKey.FETCH, "request", data, 4)["isolation_level"] == 1
+
+
+@pytest.mark.parametrize("version", [4, 5, 6])
+def test_fetch_request_before_v7_has_no_session_or_forgotten_topics(version):
+    body = decode(ApiKey.FETCH, "request", fetch_request(version), version)
+    assert (body["session_id"], body["session_epoch"]) == (0, -1)
+    assert body["forgotten_topics_data"] == []
+
+
+@pytest.mark.parametrize("version", range(7, 12))
+def test_fetch_request_session_and_forgotten_topics_from_v7(version):
+    body = decode(ApiKey.FETCH, "request", fetch_request(version), version)
+    assert (body["session_id"], body["session_epoch"]) == (5, 2)
+    assert canonical(struct_of(ApiKey.FETCH, "request"), body, version)["forgotten_topics_data"] == [
+        {"topic": "f", "partitions": [4, 5]}]
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_fetch_request_current_leader_epoch_from_v9_and_log_start_offset_from_v5(version):
+    partition = decode(ApiKey.FETCH, "request", fetch_request(version), version)["topics"][0]["partitions"][0]
+    assert partition["current_leader_epoch"] == (3 if version >= 9 else -1)
+    assert partition["log_start_offset"] == (2 if version >= 5 else -1)
+    assert partition["fetch_offset"] == 10 and partition["partition_max_bytes"] == 4096
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_fetch_request_rack_id_only_in_v11(version):
+    data = fetch_request(version)
+    assert decode(ApiKey.FETCH, "request", data, version)["rack_id"] == ("r" if version >= 11 else "")
+    assert data.endswith(string("r")) == (version >= 11)
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_fetch_response_preferred_read_replica_only_in_v11(version):
+    body = decode(ApiKey.FETCH, "response", fetch_response(version), version)
+    first, second = body["responses"][0]["partitions"]
+    assert first["preferred_read_replica"] == (2 if version >= 11 else -1)
+    assert bytes(first["records"]) == b"xyz" and second["records"] is None
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_fetch_response_top_level_error_and_session_from_v7(version):
+    data = fetch_response(version)
+    body = decode(ApiKey.FETCH, "response", data, version)
+    assert body["throttle_time_ms"] == 3
+    assert body["session_id"] == (9 if version >= 7 else 0)
+    assert data[4:10] == (i16(0) + i32(9) if version >= 7 else i32(1) + i16(1))  # error, session / count, name
+
+
+@pytest.mark.parametrize("version", range(4, 12))
+def test_fetch_response_aborted_transactions_may_be_null(version):
+    partitions = decode(ApiKey.FETCH, "response", fetch_response(version), version)["responses"][0]["partitions"]
+    assert partitions[0]["aborted_transactions"] == [{"producer_id": 7, "first_offset": 8}]
+    assert partitions[1]["aborted_transactions"] is None
+
+
+# --- ListOffsets --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", range(1, 6))
+def test_list_offsets_versions(version):
+    request = decode(ApiKey.LIST_OFFSETS, "request", list_offsets_request(version), version)
+    assert request["isolation_level"] == (1 if version >= 2 else 0)
+    assert request["topics"][0]["partitions"][0]["current_leader_epoch"] == (4 if version >= 4 else -1)
+    response = decode(ApiKey.LIST_OFFSETS, "response", list_offsets_response(version), version)
+    assert response["throttle_time_ms"] == (5 if version >= 2 else 0)
+    partition = response["topics"][0]["partitions"][0]
+    assert (partition["timestamp"], partition["offset"]) == (-1, 42)
+    assert partition["leader_epoch"] == (4 if version >= 4 else -1)
+
+
+# --- Metadata -----------------------------------------------------------------------------------
+
+def test_metadata_v0_topics_cannot_be_null():
+    with pytest.raises(ProtocolError):
+        decode(ApiKey.METADATA, "request", i32(-1), 0)
+    with pytest.raises(ValueError):
+        encode(ApiKey.METADATA, "request", {"topics": None}, 0)
+
+
+@pytest.mark.parametrize("version", range(1, 9))
+def test_metadata_null_topics_means_all_from_v1(version):
+    value = dict(MESSAGES[ApiKey.METADATA, "request"], topics=None)
+    data = encode(ApiKey.METADATA, "request", value, version)
+    assert data.startswith(i32(-1))
+    assert decode(ApiKey.METADATA, "request", data, version)["topics"] is None
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+def test_metadata_empty_topic_list_is_not_null(version):
+    data = encode(ApiKey.METADATA, "request", dict(MESSAGES[ApiKey.METADATA, "request"], topics=[]), version)
+    assert data.startswith(i32(0))
+    assert decode(ApiKey.METADATA, "request", data, version)["topics"] == []
+
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_metadata_allow_auto_topic_creation_defaults_to_true_before_v4(version):
+    body = decode(ApiKey.METADATA, "request", metadata_request(version), version)
+    assert body["allow_auto_topic_creation"] is True
+    assert body["include_cluster_authorized_operations"] is False
+    assert body["include_topic_authorized_operations"] is False
+
+
+@pytest.mark.parametrize("version", range(4, 9))
+def test_metadata_allow_auto_topic_creation_is_read_from_v4(version):
+    assert decode(ApiKey.METADATA, "request", metadata_request(version), version)["allow_auto_topic_creation"] is False
+
+
+def test_metadata_v8_request_has_both_authorized_operations_flags():
+    body = decode(ApiKey.METADATA, "request", array([]) + boolean(True) + boolean(False) + boolean(True), 8)
+    assert body["include_cluster_authorized_operations"] is False
+    assert body["include_topic_authorized_operations"] is True
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+def test_metadata_response_authorized_operations_only_in_v8(version):
+    body = decode(ApiKey.METADATA, "response", metadata_response(version), version)
+    unrequested = UNREQUESTED_AUTHORIZED_OPERATIONS
+    assert unrequested == -(2**31)
+    assert body["cluster_authorized_operations"] == (0x84 if version >= 8 else unrequested)
+    assert body["topics"][0]["topic_authorized_operations"] == (0x18 if version >= 8 else unrequested)
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+def test_metadata_response_optional_fields_by_version(version):
+    body = decode(ApiKey.METADATA, "response", metadata_response(version), version)
+    assert body["throttle_time_ms"] == (7 if version >= 3 else 0)
+    assert body["brokers"][0]["rack"] == ("r" if version >= 1 else None)
+    assert body["cluster_id"] == ("c" if version >= 2 else None)
+    assert body["controller_id"] == (1 if version >= 1 else -1)
+    topic = body["topics"][0]
+    assert topic["is_internal"] is (version >= 1)
+    partition = topic["partitions"][0]
+    assert partition["leader_epoch"] == (2 if version >= 7 else -1)
+    assert partition["offline_replicas"] == ([2] if version >= 5 else [])
+
+
+# --- ApiVersions, CreateTopics, DeleteTopics, InitProducerId -------------------------------------
+
+@pytest.mark.parametrize("version", range(0, 3))
+def test_api_versions_throttle_from_v1(version):
+    body = decode(ApiKey.API_VERSIONS, "response", api_versions_response(version), version)
+    assert body["throttle_time_ms"] == (1 if version >= 1 else 0)
+    assert decode(ApiKey.API_VERSIONS, "request", b"", version) == {}
+
+
+@pytest.mark.parametrize("version", range(0, 5))
+def test_create_topics_versions(version):
+    request = decode(ApiKey.CREATE_TOPICS, "request", create_topics_request(version), version)
+    assert request["validate_only"] is (version >= 1)
+    assert request["topics"][0]["configs"][1]["value"] is None
+    response = decode(ApiKey.CREATE_TOPICS, "response", create_topics_response(version), version)
+    assert response["throttle_time_ms"] == (4 if version >= 2 else 0)
+    assert [t["error_message"] for t in response["topics"]] == (["exists", None] if version >= 1 else [None, None])
+
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_delete_topics_throttle_from_v1(version):
+    response = decode(ApiKey.DELETE_TOPICS, "response", delete_topics_response(version), version)
+    assert response["throttle_time_ms"] == (4 if version >= 1 else 0)
+    assert response["responses"] == [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}]
+    assert decode(ApiKey.DELETE_TOPICS, "request", delete_topics_request(version), version) == {
+        "topic_names": ["a", "b"], "timeout_ms": 1000}
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_init_producer_id_same_layout_in_v0_and_v1(version):
+    assert decode(ApiKey.INIT_PRODUCER_ID, "request", string("tx") + i32(5), version) == {
+        "transactional_id": "tx", "transaction_timeout_ms": 5}
+    assert decode(ApiKey.INIT_PRODUCER_ID, "response", init_producer_id_response(version), version) == {
+        "throttle_time_ms": 0, "error_code": 0, "producer_id": 77, "producer_epoch": 1}
+
+
+@pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
+def test_missing_keys_encode_as_defaults_and_decode_back(key, kind, version):
+    """An empty dict encodes every field's default; decoding gives a dict with every field."""
+    struct = struct_of(key, kind)
+    if key == ApiKey.API_VERSIONS and kind == "request":
+        assert encode(key, kind, {}, version) == b""
+        return
+    body = decode(key, kind, encode(key, kind, {}, version), version)
+    assert set(body) == {field.name for field in struct.fields}
