@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -104,3 +105,22 @@ def test_topics_and_their_configs_survive_a_restart(tmp_path, start_broker):
     import json
     stored = json.loads((tmp_path / "log" / "topics.json").read_text())
     assert stored["topics"]["kept"] == {"partitions": 5, "configs": {"retention.ms": "3600000"}}
+
+
+def test_sigterm_answers_the_requests_in_flight_before_exiting(tmp_path):
+    from broker.protocol.apis import ApiKey
+    from .wire import connect_to, fetch_body
+    broker = BrokerProcess(tmp_path / "log", {"num.partitions": "1"}).start()
+    with connect_to(broker, timeout=30) as client:
+        client.call(ApiKey.METADATA, 1, {"topics": [{"name": "waiting"}]})
+        started = time.monotonic()
+        correlation_id = client.send_request(ApiKey.FETCH, 11, fetch_body([("waiting", 0, 0)], max_wait_ms=20_000))
+        time.sleep(0.3)  # the fetch is now parked, long-polling for data
+        broker.process.send_signal(signal.SIGTERM)
+        response = client.recv_response(ApiKey.FETCH, 11, correlation_id, timeout=15)
+        assert time.monotonic() - started < 15  # answered at shutdown, not after its 20 s wait
+        assert response["responses"][0]["partitions"][0]["error_code"] == 0
+        assert client.closed_by_peer(timeout=15)
+    assert broker.process.wait(30) == 0
+    broker.process.stdout.close()
+    assert (tmp_path / "log" / ".kafka_cleanshutdown").exists()
