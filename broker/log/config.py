@@ -16,7 +16,7 @@ class ConfigError(ValueError):
     """A configuration key is unknown or its value is invalid; the message names the key."""
 
 
-def _integer(minimum: int, maximum: int = LONG_MAX) -> Callable[[str, str], int]:
+def integer_setting(minimum: int, maximum: int = LONG_MAX) -> Callable[[str, str], int]:
     def parse(key: str, text: str) -> int:
         try:
             value = int(str(text).strip())
@@ -97,20 +97,20 @@ class LogConfig:
 
 
 SETTINGS = (
-    Setting("segment_bytes", "segment.bytes", "log.segment.bytes", _integer(14, 2**31 - 1)),
-    Setting("segment_ms", "segment.ms", "log.roll.ms", _integer(1)),
-    Setting("segment_jitter_ms", "segment.jitter.ms", "log.roll.jitter.ms", _integer(0)),
-    Setting("segment_index_bytes", "segment.index.bytes", "log.index.size.max.bytes", _integer(12, 2**31 - 1)),
-    Setting("index_interval_bytes", "index.interval.bytes", "log.index.interval.bytes", _integer(0, 2**31 - 1)),
-    Setting("retention_ms", "retention.ms", "log.retention.ms", _integer(-1)),
-    Setting("retention_bytes", "retention.bytes", "log.retention.bytes", _integer(-1)),
-    Setting("flush_messages", "flush.messages", "log.flush.interval.messages", _integer(1)),
-    Setting("flush_ms", "flush.ms", "log.flush.interval.ms", _integer(0)),
-    Setting("max_message_bytes", "max.message.bytes", "message.max.bytes", _integer(0, 2**31 - 1)),
+    Setting("segment_bytes", "segment.bytes", "log.segment.bytes", integer_setting(14, 2**31 - 1)),
+    Setting("segment_ms", "segment.ms", "log.roll.ms", integer_setting(1)),
+    Setting("segment_jitter_ms", "segment.jitter.ms", "log.roll.jitter.ms", integer_setting(0)),
+    Setting("segment_index_bytes", "segment.index.bytes", "log.index.size.max.bytes", integer_setting(12, 2**31 - 1)),
+    Setting("index_interval_bytes", "index.interval.bytes", "log.index.interval.bytes", integer_setting(0, 2**31 - 1)),
+    Setting("retention_ms", "retention.ms", "log.retention.ms", integer_setting(-1)),
+    Setting("retention_bytes", "retention.bytes", "log.retention.bytes", integer_setting(-1)),
+    Setting("flush_messages", "flush.messages", "log.flush.interval.messages", integer_setting(1)),
+    Setting("flush_ms", "flush.ms", "log.flush.interval.ms", integer_setting(0)),
+    Setting("max_message_bytes", "max.message.bytes", "message.max.bytes", integer_setting(0, 2**31 - 1)),
     Setting("message_timestamp_type", "message.timestamp.type", "log.message.timestamp.type",
             _choice(*TIMESTAMP_TYPES)),
     Setting("cleanup_policy", "cleanup.policy", "log.cleanup.policy", _cleanup_policy),
-    Setting("file_delete_delay_ms", "file.delete.delay.ms", "log.segment.delete.delay.ms", _integer(0)),
+    Setting("file_delete_delay_ms", "file.delete.delay.ms", "log.segment.delete.delay.ms", integer_setting(0)),
 )
 TOPIC_SETTINGS = {s.topic_key: s for s in SETTINGS}
 BROKER_SETTINGS = {s.broker_key: s for s in SETTINGS}

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Mapping
 from urllib.parse import urlsplit
 
-from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig
+from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 
 HOUR_MS = 3600 * 1000
 
@@ -56,18 +56,6 @@ class BrokerConfig:
         return self.advertised.port if self.advertised else bound_port
 
 
-def _int(minimum: int = 0, maximum: int = 2**63 - 1):
-    def parse(key: str, text: str) -> int:
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise ConfigError(f"{key}: {text!r} is not an integer") from None
-        if not minimum <= value <= maximum:
-            raise ConfigError(f"{key}: {value} must be between {minimum} and {maximum}")
-        return value
-    return parse
-
-
 def _bool(key: str, text: str) -> bool:
     value = text.strip().lower()
     if value not in ("true", "false"):
@@ -83,7 +71,7 @@ def _single_log_dir(key: str, text: str) -> str:
 
 
 def _replication_factor(key: str, text: str) -> int:
-    value = _int(1)(key, text)
+    value = integer_setting(1)(key, text)
     if value != 1:
         raise ConfigError(f"{key}: this broker runs alone, so the replication factor can only be 1")
     return value
@@ -96,19 +84,19 @@ def _listener_host_port(key: str, text: str) -> tuple:
 
 # broker key -> (BrokerConfig field, parser); log settings are handled through LogConfig
 _BROKER_KEYS = {
-    "broker.id": ("broker_id", _int(0, 2**31 - 1)),
+    "broker.id": ("broker_id", integer_setting(0, 2**31 - 1)),
     "log.dir": ("log_dir", _single_log_dir),
     "log.dirs": ("log_dir", _single_log_dir),
     "listeners": ("listeners", _listener_host_port),
     "advertised.listeners": ("advertised", Listener.parse),
-    "num.partitions": ("num_partitions", _int(1, 10_000)),
+    "num.partitions": ("num_partitions", integer_setting(1, 10_000)),
     "auto.create.topics.enable": ("auto_create_topics", _bool),
     "delete.topic.enable": ("delete_topic_enable", _bool),
-    "socket.request.max.bytes": ("socket_request_max_bytes", _int(1, 2**31 - 1)),
-    "connections.max.idle.ms": ("connections_max_idle_ms", _int(1)),
-    "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int(1)),
-    "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", _int(1)),
-    "log.retention.check.interval.ms": ("retention_check_interval_ms", _int(1)),
+    "socket.request.max.bytes": ("socket_request_max_bytes", integer_setting(1, 2**31 - 1)),
+    "connections.max.idle.ms": ("connections_max_idle_ms", integer_setting(1)),
+    "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
+    "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
+    "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
 }
 # Kafka's coarser spellings of two log settings; the finer one wins when both are given
@@ -164,7 +152,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     log_properties = {k: v for k, v in properties.items() if k in BROKER_SETTINGS}
     for coarse, (fine, factor) in _COARSE_TIME_KEYS.items():
         if coarse in properties and fine not in properties:
-            log_properties[fine] = str(_int(1)(coarse, properties[coarse]) * factor)
+            log_properties[fine] = str(integer_setting(1)(coarse, properties[coarse]) * factor)
     for key, text in properties.items():
         if key not in _BROKER_KEYS:
             continue
