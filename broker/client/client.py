@@ -1,0 +1,298 @@
+"""A synchronous client for Kafka's stateless offset API: metadata, list offsets, fetch by offset.
+
+It works against any Kafka-protocol broker (this project's, Apache Kafka, librdkafka's mock
+cluster): it bootstraps from a ``host:port`` list, learns each partition's leader from Metadata,
+sends ListOffsets and Fetch to the leaders, and keeps one connection per broker. Nothing is
+stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
+
+Transient failures (connection reset, leader not available, not leader) refresh the metadata
+and retry, a bounded number of times with a backoff. A fetch whose first batch is larger than the
+requested size (possible with old brokers) is retried with a doubled size, up to
+``max_fetch_bytes``.
+"""
+
+import logging
+import random
+import time
+from typing import NamedTuple
+
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
+from broker.records import record_set
+from broker.records.errors import CorruptRecordError
+
+from .connection import BrokerConnection, BrokerConnectionError
+
+log = logging.getLogger(__name__)
+
+EARLIEST = -2
+LATEST = -1
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+_RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
+              ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
+              ErrorCode.OFFSET_NOT_AVAILABLE}
+
+
+class KafkaError(Exception):
+    """A broker answered with an error code that is not retried (or retries ran out)."""
+
+    def __init__(self, message: str, code: int = ErrorCode.UNKNOWN_SERVER_ERROR):
+        super().__init__(message)
+        self.code = code
+
+
+class UnknownTopicOrPartitionError(KafkaError):
+    pass
+
+
+class OffsetOutOfRangeError(KafkaError):
+    def __init__(self, topic: str, partition: int, offset: int, log_start_offset: int, high_watermark: int):
+        super().__init__(f"offset {offset} of {topic}-{partition} is out of range "
+                         f"(the broker holds [{log_start_offset}, {high_watermark}))", ErrorCode.OFFSET_OUT_OF_RANGE)
+        self.topic, self.partition, self.offset = topic, partition, offset
+        self.log_start_offset, self.high_watermark = log_start_offset, high_watermark
+
+
+class Broker(NamedTuple):
+    node_id: int
+    host: str
+    port: int
+
+
+class Metadata(NamedTuple):
+    brokers: dict  # node id -> Broker
+    leaders: dict  # (topic, partition) -> leader node id (-1 when none)
+    topic_errors: dict  # topic -> error code, for topics the broker answered with an error
+
+
+class FetchResult(NamedTuple):
+    records: memoryview  # whole entries (v2 batches or legacy messages), possibly a partial last one
+    high_watermark: int
+    log_start_offset: int
+    last_stable_offset: int
+
+
+class KafkaClient:
+    def __init__(self, bootstrap_servers: str, *, timeout: float = 30.0, client_id: str = "kafkalog",
+                 retries: int = 5, retry_backoff_ms: int = 200, max_fetch_bytes: int = 256 * 1024 * 1024,
+                 isolation_level: int = READ_UNCOMMITTED):
+        self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.timeout, self.client_id = timeout, client_id
+        self.retries, self.retry_backoff_ms = retries, retry_backoff_ms
+        self.max_fetch_bytes = max_fetch_bytes
+        self.isolation_level = isolation_level
+        self._connections: dict[int, BrokerConnection] = {}
+        self._metadata = Metadata({}, {}, {})
+
+    # -- connections ---------------------------------------------------------------------
+
+    def _connection(self, node_id: int) -> BrokerConnection:
+        connection = self._connections.get(node_id)
+        if connection is None:
+            broker = self._metadata.brokers.get(node_id)
+            if broker is None:
+                raise BrokerConnectionError(f"broker {node_id} is not in the cluster metadata")
+            connection = BrokerConnection(broker.host, broker.port, self.timeout, self.client_id)
+            self._connections[node_id] = connection
+        return connection
+
+    def _drop(self, node_id: int) -> None:
+        connection = self._connections.pop(node_id, None)
+        if connection is not None:
+            connection.close()
+
+    def close(self) -> None:
+        for node_id in list(self._connections):
+            self._drop(node_id)
+
+    def __enter__(self) -> "KafkaClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _retrying(self, action, what: str):
+        """Run ``action()``; on a transient failure refresh the metadata and try again."""
+        for attempt in range(self.retries + 1):
+            try:
+                return action()
+            except (BrokerConnectionError, _Retriable) as exc:
+                if attempt == self.retries:
+                    raise KafkaError(f"{what} failed after {self.retries + 1} attempts: {exc}",
+                                     getattr(exc, "code", ErrorCode.UNKNOWN_SERVER_ERROR)) from None
+                log.info("%s: %s; retrying", what, exc)
+                time.sleep(self.retry_backoff_ms * (2 ** attempt) * (0.8 + 0.4 * random.random()) / 1000)
+                self._metadata = Metadata({}, {}, {})
+
+    # -- metadata ------------------------------------------------------------------------
+
+    def metadata(self, topics: list[str] | None = None) -> Metadata:
+        """Brokers and partition leaders of ``topics`` (all topics when None). Never creates topics."""
+        return self._retrying(lambda: self._fetch_metadata(topics), "metadata")
+
+    def _fetch_metadata(self, topics):
+        errors = []
+        for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not self._metadata.brokers else \
+                [(b.host, b.port) for b in self._metadata.brokers.values()]:
+            try:
+                connection = BrokerConnection(host, port, self.timeout, self.client_id)
+            except BrokerConnectionError as exc:
+                errors.append(str(exc))
+                continue
+            try:
+                version = connection.version_for(ApiKey.METADATA)
+                if topics is None:
+                    wanted = [] if version == 0 else None
+                else:
+                    wanted = [{"name": t} for t in topics]
+                response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": False})
+            finally:
+                connection.close()
+            brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
+            leaders, topic_errors = {}, {}
+            for topic in response["topics"]:
+                if topic["error_code"] in _RETRIABLE:
+                    raise _Retriable(f"topic {topic['name']}: error {topic['error_code']}", topic["error_code"])
+                if topic["error_code"]:
+                    topic_errors[topic["name"]] = topic["error_code"]
+                for p in topic["partitions"]:
+                    leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
+            self._metadata = Metadata(brokers, leaders, topic_errors)
+            for node_id in [n for n in self._connections if n not in brokers]:
+                self._drop(node_id)
+            return self._metadata
+        raise BrokerConnectionError("no broker of " + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
+                                    + " could be reached: " + "; ".join(errors))
+
+    def partitions_of(self, topic: str) -> list[int]:
+        """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist."""
+        metadata = self.metadata([topic])
+        if topic in metadata.topic_errors:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {metadata.topic_errors[topic]})",
+                                               metadata.topic_errors[topic])
+        return sorted(p for t, p in metadata.leaders if t == topic)
+
+    def topics(self) -> list[str]:
+        return sorted({t for t, _ in self.metadata(None).leaders})
+
+    def _leader(self, topic: str, partition: int) -> int:
+        leader = self._metadata.leaders.get((topic, partition))
+        if leader is None:
+            self.metadata(sorted({t for t, _ in self._metadata.leaders} | {topic}))
+            leader = self._metadata.leaders.get((topic, partition))
+        if leader is None:
+            raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if leader < 0:
+            raise _Retriable(f"{topic}-{partition} has no leader", ErrorCode.LEADER_NOT_AVAILABLE)
+        return leader
+
+    def leader_of(self, topic: str, partition: int) -> Broker:
+        return self._retrying(lambda: self._metadata.brokers[self._leader(topic, partition)], "leader lookup")
+
+    # -- list offsets --------------------------------------------------------------------
+
+    def list_offsets(self, wanted: dict) -> dict:
+        """``{(topic, partition): timestamp}`` (or EARLIEST / LATEST) -> ``{(topic, partition): (offset, timestamp)}``.
+
+        For a timestamp, the offset is the first whose record timestamp is at or after it, or -1 if none.
+        """
+        return self._retrying(lambda: self._list_offsets(wanted), "list offsets")
+
+    def _list_offsets(self, wanted: dict) -> dict:
+        by_leader: dict[int, list] = {}
+        for (topic, partition), timestamp in wanted.items():
+            by_leader.setdefault(self._leader(topic, partition), []).append((topic, partition, timestamp))
+        results = {}
+        for node_id, entries in by_leader.items():
+            topics: dict[str, list] = {}
+            for topic, partition, timestamp in entries:
+                topics.setdefault(topic, []).append({"partition_index": partition, "current_leader_epoch": -1,
+                                                     "timestamp": timestamp})
+            response = self._request(node_id, ApiKey.LIST_OFFSETS, {
+                "replica_id": -1, "isolation_level": self.isolation_level,
+                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
+            for topic in response["topics"]:
+                for p in topic["partitions"]:
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"])
+                    results[(topic["name"], p["partition_index"])] = (p["offset"], p["timestamp"])
+        return results
+
+    # -- fetch ---------------------------------------------------------------------------
+
+    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_ms: int = 0) -> FetchResult:
+        """Entries of one partition from the one containing ``offset``: at least one whole entry
+        if there is data (the size is doubled, up to ``max_fetch_bytes``, until one fits)."""
+        size = max_bytes
+        while True:
+            result = self._retrying(lambda: self._fetch(topic, partition, offset, size, max_wait_ms),
+                                    f"fetch {topic}-{partition}@{offset}")
+            if not len(result.records) or _holds_a_whole_entry(result.records) or size >= self.max_fetch_bytes:
+                if len(result.records) and not _holds_a_whole_entry(result.records):
+                    raise KafkaError(f"{topic}-{partition}@{offset}: a batch is larger than max_fetch_bytes "
+                                     f"({self.max_fetch_bytes})", ErrorCode.MESSAGE_TOO_LARGE)
+                return result
+            size = min(size * 2, self.max_fetch_bytes)
+
+    def _fetch(self, topic, partition, offset, max_bytes, max_wait_ms) -> FetchResult:
+        node_id = self._leader(topic, partition)
+        response = self._request(node_id, ApiKey.FETCH, {
+            "replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": max_bytes,
+            "isolation_level": self.isolation_level, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": topic, "partitions": [{
+                "partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
+                "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
+            "forgotten_topics_data": [], "rack_id": ""})
+        if response["error_code"]:
+            _raise_for(response["error_code"], topic, partition)
+        data = response["responses"][0]["partitions"][0]
+        if data["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
+            raise OffsetOutOfRangeError(topic, partition, offset, data["log_start_offset"], data["high_watermark"])
+        _raise_for(data["error_code"], topic, partition)
+        records = data["records"] if data["records"] is not None else memoryview(b"")
+        return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"])
+
+    def _request(self, node_id: int, api_key: ApiKey, body: dict) -> dict:
+        try:
+            return self._connection(node_id).request(api_key, body)
+        except BrokerConnectionError:
+            self._drop(node_id)
+            raise
+
+
+class _Retriable(Exception):
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+
+def _raise_for(code: int, topic: str, partition: int) -> None:
+    if code == ErrorCode.NONE:
+        return
+    if code in _RETRIABLE:
+        raise _Retriable(f"{topic}-{partition}: error {code}", code)
+    if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist", code)
+    try:
+        name = ErrorCode(code).name
+    except ValueError:
+        name = f"code {code}"
+    raise KafkaError(f"{topic}-{partition}: broker error {name}", code)
+
+
+def _holds_a_whole_entry(records) -> bool:
+    try:
+        return next(record_set.iter_entries(records), None) is not None
+    except CorruptRecordError:
+        return True  # let the decoder report it
+
+
+def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
+    """``"h1:9092,h2:9093"`` -> ``[("h1", 9092), ("h2", 9093)]``; ValueError with an example if malformed."""
+    out = []
+    for item in (s.strip() for s in servers.split(",")):
+        host, sep, port = item.rpartition(":")
+        if not item or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{servers!r} is not a list of host:port (for example 127.0.0.1:9092,broker2:9092)")
+        out.append((host.strip("[]"), int(port)))
+    return out

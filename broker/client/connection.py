@@ -1,0 +1,123 @@
+"""One blocking connection to one Kafka-protocol broker, with version negotiation.
+
+On connect it asks ApiVersions (v2, non-flexible, which every broker since 0.10 answers; a
+broker that only knows lower versions replies with its supported range and we retry) and then
+uses, for each API, the highest version both sides implement. Every request has a deadline; a
+broken connection raises ``BrokerConnectionError`` and the connection must be reopened.
+"""
+
+import socket
+import struct
+import time
+
+from broker.protocol import frames
+from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.errors import ErrorCode
+from broker.protocol.types import INT16, INT32, NULLABLE_STRING, ProtocolError, Reader, Writer
+
+_CORRELATION = struct.Struct(">i")
+API_VERSIONS_VERSION = 2
+
+
+class BrokerConnectionError(ConnectionError):
+    """The broker could not be reached, closed the connection, or sent something unreadable."""
+
+
+class UnsupportedVersionError(Exception):
+    """The broker implements none of the versions of an API that this client speaks."""
+
+
+class BrokerConnection:
+    def __init__(self, host: str, port: int, timeout: float = 30.0, client_id: str = "kafkalog"):
+        self.host, self.port, self.timeout, self.client_id = host, port, timeout, client_id
+        self._correlation_id = 0
+        try:
+            self._sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.versions = self._negotiate()
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def _negotiate(self) -> dict[int, tuple[int, int]]:
+        version = API_VERSIONS_VERSION
+        for _ in range(2):
+            response = self._call(ApiKey.API_VERSIONS, version, {})
+            ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in response["api_keys"]}
+            if response["error_code"] == ErrorCode.NONE:
+                return ranges
+            if response["error_code"] == ErrorCode.UNSUPPORTED_VERSION and ApiKey.API_VERSIONS in ranges:
+                version = min(version, ranges[ApiKey.API_VERSIONS][1])
+                continue
+            break
+        raise BrokerConnectionError(f"{self.address} refused ApiVersions (error {response['error_code']})")
+
+    def version_for(self, api_key: ApiKey) -> int:
+        """The highest version of ``api_key`` that both this client and the broker implement."""
+        ours = APIS[api_key]
+        theirs = self.versions.get(api_key)
+        if theirs is not None:
+            low, high = max(ours.min_version, theirs[0]), min(ours.max_version, theirs[1])
+            if low <= high:
+                return high
+        raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs}, "
+                                      f"this client {ours.min_version}-{ours.max_version}")
+
+    def request(self, api_key: ApiKey, body: dict) -> dict:
+        """Send a request at the negotiated version and return the decoded response body."""
+        return self._call(api_key, self.version_for(api_key), body)
+
+    def _call(self, api_key: ApiKey, version: int, body: dict) -> dict:
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        writer = Writer()
+        for value, kind in ((api_key, INT16), (version, INT16), (self._correlation_id, INT32)):
+            kind.encode(writer, value, version)
+        NULLABLE_STRING.encode(writer, self.client_id, version)
+        APIS[api_key].request.encode(writer, body, version)
+        payload = b"".join(writer.finish())
+        deadline = time.monotonic() + self.timeout
+        try:
+            self._send(frames.SIZE.pack(len(payload)) + payload, deadline)
+            size = frames.SIZE.unpack(self._receive(4, deadline))[0]
+            response = self._receive(size, deadline)
+        except (OSError, socket.timeout) as exc:
+            self.close()
+            raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}") from None
+        (correlation_id,) = _CORRELATION.unpack_from(response)
+        if correlation_id != self._correlation_id:
+            self.close()
+            raise BrokerConnectionError(f"{self.address} answered correlation id {correlation_id}, "
+                                        f"expected {self._correlation_id}")
+        reader = Reader(response, 4)
+        if api_key == ApiKey.API_VERSIONS and len(response) >= 6 and struct.unpack_from(">h", response, 4)[0]:
+            version = 0  # Kafka answers any ApiVersions error with a v0 body
+        try:
+            return APIS[api_key].response.decode(reader, version)
+        except ProtocolError as exc:
+            self.close()
+            raise BrokerConnectionError(f"unreadable {api_key.name} v{version} response from {self.address}: {exc}") from None
+
+    def _send(self, data: bytes, deadline: float) -> None:
+        self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        self._sock.sendall(data)
+
+    def _receive(self, size: int, deadline: float) -> bytearray:
+        out = bytearray(size)
+        view = memoryview(out)
+        got = 0
+        while got < size:
+            self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            n = self._sock.recv_into(view[got:])
+            if n == 0:
+                raise OSError("connection closed by the broker")
+            got += n
+        return out
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        except OSError:
+            pass
