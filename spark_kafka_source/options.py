@@ -1,0 +1,338 @@
+"""The options of the ``kafkalog`` source, with the names, values, defaults and precedence of
+Spark's own Kafka source for batch reads, so switching is a matter of the format name.
+
+Option names are case-insensitive (Spark hands them over lower-cased). Every invalid option fails
+at planning with an ``OptionError`` naming the option and showing a valid example. Where Spark's
+Kafka source silently ignores an option it does not know, this one refuses it (with the closest
+known name), because a typo in ``startingOffsets`` would otherwise read the wrong data.
+
+Precedence, as in Spark: ``startingTimestamp`` over ``startingOffsetsByTimestamp`` over
+``startingOffsets`` (default ``earliest``); ``endingTimestamp`` over ``endingOffsetsByTimestamp``
+over ``endingOffsets`` (default ``latest``).
+"""
+
+import dataclasses
+import difflib
+import json
+import logging
+import re
+from typing import Mapping
+
+from broker.client.client import READ_COMMITTED, READ_UNCOMMITTED, parse_bootstrap
+
+log = logging.getLogger(__name__)
+
+EARLIEST = -2
+LATEST = -1
+
+
+class OptionError(ValueError):
+    """An invalid option of the kafkalog source; the message names it and shows a valid example."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OffsetSpec:
+    """Where a read starts or ends: ``kind`` is earliest, latest, offsets, timestamp or timestamps."""
+
+    kind: str
+    offsets: dict = dataclasses.field(default_factory=dict)  # (topic, partition) -> offset (-2/-1 allowed)
+    timestamp: int | None = None  # for kind "timestamp": one time for every partition
+    timestamps: dict = dataclasses.field(default_factory=dict)  # (topic, partition) -> time, kind "timestamps"
+
+    def named_partitions(self) -> set:
+        return set(self.offsets) | set(self.timestamps)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientSettings:
+    """What the ``kafka.*`` options mean to this source's client."""
+
+    client_id: str = "kafkalog-spark"
+    timeout_s: float = 30.0
+    fetch_max_bytes: int = 50 * 1024 * 1024
+    partition_fetch_bytes: int = 8 * 1024 * 1024
+    isolation_level: int = READ_UNCOMMITTED
+    retries: int = 3
+    retry_backoff_ms: int = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceOptions:
+    bootstrap_servers: str
+    assign: dict | None  # topic -> [partitions]
+    subscribe: tuple | None
+    subscribe_pattern: str | None
+    starting: OffsetSpec
+    ending: OffsetSpec
+    on_no_matching_start: str  # "error" or "latest"
+    fail_on_data_loss: bool
+    min_partitions: int | None
+    max_records_per_partition: int | None
+    include_headers: bool
+    poll_timeout_ms: int
+    client: ClientSettings
+
+
+# canonical names, as documented; matching is on the lower-cased form
+_SOURCE_OPTIONS = [
+    "kafka.bootstrap.servers", "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets",
+    "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "maxRecordsPerPartition",
+    "includeHeaders", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+    "groupIdPrefix",
+]
+_STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
+_CANONICAL = {name.lower(): name for name in _SOURCE_OPTIONS + _STREAMING_ONLY}
+
+# Kafka client settings Spark's source refuses, with its advice
+_REFUSED_KAFKA = {
+    "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or an offset JSON instead",
+    "key.deserializer": "keys are always read as bytes; cast or decode the key column with DataFrame operations",
+    "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations "
+                          "(for example from_json)",
+    "enable.auto.commit": "the source never commits offsets; it reads the offsets it was given",
+    "interceptor.classes": "interceptors are not supported",
+}
+_UNSUPPORTED_SECURITY = ("security.protocol", "sasl.", "ssl.")
+
+EXAMPLES = {
+    "kafka.bootstrap.servers": '.option("kafka.bootstrap.servers", "127.0.0.1:9092")',
+    "assign": '.option("assign", \'{"events":[0,1]}\')',
+    "subscribe": '.option("subscribe", "events,clicks")',
+    "subscribePattern": '.option("subscribePattern", "events-.*")',
+    "startingOffsets": '.option("startingOffsets", \'{"events":{"0":23,"1":-2}}\') or "earliest"',
+    "endingOffsets": '.option("endingOffsets", \'{"events":{"0":50,"1":-1}}\') or "latest"',
+    "startingTimestamp": '.option("startingTimestamp", "1700000000000")',
+    "endingTimestamp": '.option("endingTimestamp", "1700000000000")',
+    "startingOffsetsByTimestamp": '.option("startingOffsetsByTimestamp", \'{"events":{"0":1700000000000}}\')',
+    "endingOffsetsByTimestamp": '.option("endingOffsetsByTimestamp", \'{"events":{"0":1700000000000}}\')',
+    "startingOffsetsByTimestampStrategy": '.option("startingOffsetsByTimestampStrategy", "latest")',
+    "failOnDataLoss": '.option("failOnDataLoss", "false")',
+    "minPartitions": '.option("minPartitions", "8")',
+    "maxRecordsPerPartition": '.option("maxRecordsPerPartition", "1000000")',
+    "includeHeaders": '.option("includeHeaders", "true")',
+    "kafkaConsumer.pollTimeoutMs": '.option("kafkaConsumer.pollTimeoutMs", "120000")',
+    "fetchOffset.numRetries": '.option("fetchOffset.numRetries", "3")',
+    "fetchOffset.retryIntervalMs": '.option("fetchOffset.retryIntervalMs", "1000")',
+}
+
+
+def _fail(option: str, problem: str) -> OptionError:
+    example = EXAMPLES.get(option)
+    return OptionError(f"option {option}: {problem}" + (f"; for example {example}" if example else ""))
+
+
+def parse(options: Mapping[str, str]) -> SourceOptions:
+    """Check the options (a case-insensitive mapping of strings) and return them parsed."""
+    opts = {k.lower(): v for k, v in options.items()}
+    kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+    _check_names(opts, kafka)
+
+    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
+    if not bootstrap:
+        raise _fail("kafka.bootstrap.servers", "is required")
+    try:
+        parse_bootstrap(bootstrap)
+    except ValueError as exc:
+        raise _fail("kafka.bootstrap.servers", str(exc)) from None
+
+    assign, subscribe, pattern = _strategy(opts)
+    starting = _offsets(opts, "starting")
+    ending = _offsets(opts, "ending")
+    _check_ranges(starting, ending)
+    return SourceOptions(
+        bootstrap_servers=bootstrap, assign=assign, subscribe=subscribe, subscribe_pattern=pattern,
+        starting=starting, ending=ending,
+        on_no_matching_start=_choice(opts, "startingOffsetsByTimestampStrategy", ("error", "latest"), "error"),
+        fail_on_data_loss=_boolean(opts, "failOnDataLoss", True),
+        min_partitions=_positive(opts, "minPartitions"),
+        max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
+        include_headers=_boolean(opts, "includeHeaders", False),
+        poll_timeout_ms=_positive(opts, "kafkaConsumer.pollTimeoutMs") or 120_000,
+        client=_client_settings(opts, kafka),
+    )
+
+
+def _check_names(opts: dict, kafka: dict) -> None:
+    for name in opts:
+        if name.startswith("kafka.") or name in _CANONICAL:
+            continue
+        close = difflib.get_close_matches(name, list(_CANONICAL), n=1, cutoff=0.75)
+        hint = f"did you mean {_CANONICAL[close[0]]}?" if close else \
+            "see the README for the options of the kafkalog source"
+        raise OptionError(f"option {name}: unknown option of the kafkalog source; {hint}")
+    for name in _STREAMING_ONLY:
+        if name.lower() in opts:
+            log.warning("option %s only applies to streaming queries; a batch read ignores it", name)
+    for key, advice in _REFUSED_KAFKA.items():
+        if key in kafka:
+            raise OptionError(f"option kafka.{key}: Kafka option '{key}' is not supported: {advice}")
+    for key in kafka:
+        if key.startswith(_UNSUPPORTED_SECURITY) and not (key == "security.protocol"
+                                                          and kafka[key].strip().upper() == "PLAINTEXT"):
+            raise OptionError(f"option kafka.{key}: TLS and SASL connections are not supported by kafkalog yet "
+                              f"(only PLAINTEXT)")
+
+
+def _strategy(opts: dict):
+    given = [name for name in ("assign", "subscribe", "subscribepattern") if name in opts]
+    if len(given) != 1:
+        which = "none" if not given else " and ".join(_CANONICAL[g] for g in given)
+        raise OptionError(f"exactly one of the options assign, subscribe, subscribePattern must be given, got "
+                          f"{which}; for example {EXAMPLES['subscribe']}")
+    if "assign" in opts:
+        assign = _json(opts, "assign")
+        if not isinstance(assign, dict) or not assign or not all(
+                isinstance(ps, list) and ps and all(isinstance(p, int) and not isinstance(p, bool) and p >= 0
+                                                    for p in ps) for ps in assign.values()):
+            raise _fail("assign", "must be a JSON object of topics to lists of partitions")
+        return {t: sorted(set(ps)) for t, ps in assign.items()}, None, None
+    if "subscribe" in opts:
+        topics = tuple(t.strip() for t in opts["subscribe"].split(",") if t.strip())
+        if not topics:
+            raise _fail("subscribe", f"no topics to subscribe to in {opts['subscribe']!r}")
+        return None, topics, None
+    pattern = opts["subscribepattern"]
+    if not pattern.strip():
+        raise _fail("subscribePattern", "the pattern is empty")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise _fail("subscribePattern", f"{pattern!r} is not a valid regular expression ({exc})") from None
+    return None, None, pattern
+
+
+def _offsets(opts: dict, side: str) -> OffsetSpec:
+    """Resolve one side (starting/ending) by Spark's precedence."""
+    timestamp_name = f"{side}Timestamp"
+    by_timestamp_name = f"{side}OffsetsByTimestamp"
+    offsets_name = f"{side}Offsets"
+    if timestamp_name.lower() in opts:
+        return OffsetSpec("timestamp", timestamp=_non_negative(opts, timestamp_name))
+    if by_timestamp_name.lower() in opts:
+        return OffsetSpec("timestamps", timestamps=_partition_json(opts, by_timestamp_name, minimum=0))
+    text = opts.get(offsets_name.lower())
+    if text is None:
+        return OffsetSpec("earliest" if side == "starting" else "latest")
+    word = text.strip().lower()
+    if word in ("earliest", "latest"):
+        if side == "starting" and word == "latest":
+            raise _fail(offsets_name, "a batch query cannot start at latest")
+        if side == "ending" and word == "earliest":
+            raise _fail(offsets_name, "a batch query cannot end at earliest")
+        return OffsetSpec(word)
+    offsets = _partition_json(opts, offsets_name, minimum=EARLIEST)
+    for (topic, partition), offset in offsets.items():
+        if side == "starting" and offset == LATEST:
+            raise _fail(offsets_name, f"{topic}-{partition} cannot start at latest (-1) in a batch query")
+        if side == "ending" and offset == EARLIEST:
+            raise _fail(offsets_name, f"{topic}-{partition} cannot end at earliest (-2) in a batch query")
+    return OffsetSpec("offsets", offsets=offsets)
+
+
+def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:
+    """Spark's rule: two JSON ends (or two per-partition timestamp ends) name the same partitions, start <= end."""
+    if starting.kind == ending.kind and starting.kind in ("offsets", "timestamps"):
+        start = starting.offsets or starting.timestamps
+        end = ending.offsets or ending.timestamps
+        name = "endingOffsets" if ending.kind == "offsets" else "endingOffsetsByTimestamp"
+        if set(start) != set(end):
+            raise _fail(name, "the starting and ending options must name the same topic partitions")
+        for key, begin in start.items():
+            if begin >= 0 and end[key] >= 0 and begin > end[key]:
+                raise _fail(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
+    if starting.kind == ending.kind == "timestamp" and starting.timestamp > ending.timestamp:
+        raise _fail("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
+
+
+def _json(opts: dict, name: str):
+    try:
+        return json.loads(opts[name.lower()])
+    except ValueError as exc:
+        raise _fail(name, f"{opts[name.lower()]!r} is not valid JSON ({exc})") from None
+
+
+def _partition_json(opts: dict, name: str, minimum: int) -> dict:
+    """``{"topic": {"0": 23}}`` -> ``{("topic", 0): 23}``."""
+    parsed = _json(opts, name)
+    out = {}
+    if not isinstance(parsed, dict) or not parsed:
+        raise _fail(name, "must be a JSON object of topics to objects of partitions")
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict) or not partitions:
+            raise _fail(name, f"topic {topic!r} must map partition numbers to values")
+        for partition, value in partitions.items():
+            if not str(partition).isdigit():
+                raise _fail(name, f"{partition!r} of topic {topic!r} is not a partition number")
+            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+                raise _fail(name, f"{topic}-{partition}: {value!r} is not an integer >= {minimum}")
+            out[(topic, int(partition))] = value
+    return out
+
+
+def _boolean(opts: dict, name: str, default: bool) -> bool:
+    text = opts.get(name.lower())
+    if text is None:
+        return default
+    if text.strip().lower() not in ("true", "false"):
+        raise _fail(name, f"{text!r} is not true or false")
+    return text.strip().lower() == "true"
+
+
+def _choice(opts: dict, name: str, choices: tuple, default: str) -> str:
+    text = opts.get(name.lower())
+    if text is None:
+        return default
+    if text.strip().lower() not in choices:
+        raise _fail(name, f"{text!r} is not one of {', '.join(choices)}")
+    return text.strip().lower()
+
+
+def _integer(opts: dict, name: str, minimum: int, option_label: str | None = None) -> int | None:
+    text = opts.get(name.lower())
+    if text is None:
+        return None
+    label = option_label or name
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise _fail(label, f"{text!r} is not an integer") from None
+    if value < minimum:
+        raise _fail(label, f"{value} must be at least {minimum}")
+    return value
+
+
+def _positive(opts: dict, name: str) -> int | None:
+    return _integer(opts, name, 1)
+
+
+def _non_negative(opts: dict, name: str) -> int:
+    return _integer(opts, name, 0)
+
+
+def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
+    settings = ClientSettings()
+    prefixed = {f"kafka.{k}": v for k, v in kafka.items()}
+    changes = {}
+    if "client.id" in kafka:
+        changes["client_id"] = kafka["client.id"]
+    timeout = _integer(prefixed, "kafka.request.timeout.ms", 1)
+    if timeout is not None:
+        changes["timeout_s"] = timeout / 1000
+    for key, field in (("fetch.max.bytes", "fetch_max_bytes"), ("max.partition.fetch.bytes", "partition_fetch_bytes")):
+        value = _integer(prefixed, f"kafka.{key}", 1)
+        if value is not None:
+            changes[field] = value
+    if "isolation.level" in kafka:
+        level = kafka["isolation.level"].strip().lower()
+        if level not in ("read_uncommitted", "read_committed"):
+            raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted "
+                              f"or read_committed")
+        changes["isolation_level"] = READ_COMMITTED if level == "read_committed" else READ_UNCOMMITTED
+    retries = _integer(opts, "fetchOffset.numRetries", 0)
+    if retries is not None:
+        changes["retries"] = retries
+    backoff = _integer(opts, "fetchOffset.retryIntervalMs", 0)
+    if backoff is not None:
+        changes["retry_backoff_ms"] = backoff
+    return dataclasses.replace(settings, **changes)

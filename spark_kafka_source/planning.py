@@ -1,0 +1,186 @@
+"""Planning a read on the driver: which partitions, from which offset to which, in how many tasks.
+
+Every start and end offset is resolved here, once, through the broker (earliest, latest, offset
+JSON, timestamps), so a DataFrame is repeatable: counted twice, or counted and then written, it
+reads the same records. (Spark's own source resolves ``earliest``/``latest`` late, in each task;
+this one does not, on purpose.) Then each topic partition's ``[start, end)`` range becomes one
+input partition, or several when ``minPartitions`` or ``maxRecordsPerPartition`` ask for it, cut
+with the rules of Spark's ``KafkaOffsetRangeCalculator``.
+
+Data loss found on the driver (a start below the partition's earliest offset, a range that ends
+before it starts, an assigned partition that is gone) fails the query when ``failOnDataLoss`` is
+true, naming the topic, partition and offsets; when false it is logged and the read goes on with
+what is still there.
+"""
+
+import logging
+import math
+import re
+from typing import NamedTuple
+
+from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
+
+from .options import OptionError, SourceOptions
+
+log = logging.getLogger(__name__)
+
+
+class DataLossError(RuntimeError):
+    """Records the read was asked for are gone from the broker (and failOnDataLoss is true)."""
+
+
+class OffsetRange(NamedTuple):
+    topic: str
+    partition: int
+    start: int
+    end: int  # exclusive
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+def client_for(options: SourceOptions) -> KafkaClient:
+    settings = options.client
+    return KafkaClient(options.bootstrap_servers, timeout=settings.timeout_s, client_id=settings.client_id,
+                       retries=settings.retries, retry_backoff_ms=settings.retry_backoff_ms,
+                       isolation_level=settings.isolation_level)
+
+
+def report_data_loss(options: SourceOptions, message: str) -> None:
+    if options.fail_on_data_loss:
+        raise DataLossError(f"{message}. Some data may have been lost: records were deleted by retention, or the "
+                            f"topic was deleted or re-created. Set failOnDataLoss=false to read what is left "
+                            f"instead of failing.")
+    log.warning("%s; failOnDataLoss=false, so the read skips it", message)
+
+
+def topic_partitions(client: KafkaClient, options: SourceOptions) -> list[tuple[str, int]]:
+    """The partitions to read, from assign, subscribe or subscribePattern."""
+    if options.subscribe_pattern is not None:
+        pattern = re.compile(options.subscribe_pattern)
+        return [(t, p) for t in client.topics() if pattern.fullmatch(t) for p in client.partitions_of(t)]
+    if options.subscribe is not None:
+        found = []
+        for topic in options.subscribe:
+            try:
+                found += [(topic, p) for p in client.partitions_of(topic)]
+            except UnknownTopicOrPartitionError:
+                raise OptionError(f"option subscribe: topic {topic!r} does not exist on "
+                                  f"{options.bootstrap_servers}") from None
+        return found
+    found = []
+    for topic, partitions in options.assign.items():
+        try:
+            existing = set(client.partitions_of(topic))
+        except UnknownTopicOrPartitionError:
+            existing = set()
+        for partition in partitions:
+            if partition in existing:
+                found.append((topic, partition))
+            else:
+                report_data_loss(options, f"assigned partition {topic}-{partition} does not exist")
+    return found
+
+
+def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange]:
+    """The ``[start, end)`` range of every partition to read, resolved through the broker now."""
+    partitions = topic_partitions(client, options)
+    if not partitions:
+        return []
+    earliest = {tp: offset for tp, (offset, _) in client.list_offsets({tp: EARLIEST for tp in partitions}).items()}
+    latest = {tp: offset for tp, (offset, _) in client.list_offsets({tp: LATEST for tp in partitions}).items()}
+    starts = _resolve(client, options, "starting", partitions, earliest, latest)
+    ends = _resolve(client, options, "ending", partitions, earliest, latest)
+    ranges = []
+    for tp in partitions:
+        start, end = starts[tp], ends[tp]
+        if end > latest[tp]:
+            raise OptionError(f"option endingOffsets: {tp[0]}-{tp[1]} is asked to end at {end}, but it holds "
+                              f"offsets up to {latest[tp]} only (use -1 for the latest offset)")
+        if start < earliest[tp]:
+            report_data_loss(options, f"{tp[0]}-{tp[1]}: the read starts at offset {start}, but the earliest "
+                                      f"offset still available is {earliest[tp]}: offsets [{start}, "
+                                      f"{earliest[tp]}) are gone")
+            start = earliest[tp]
+        if end < start:
+            report_data_loss(options, f"{tp[0]}-{tp[1]}: the range ends at {end} before it starts at {start}")
+            continue
+        ranges.append(OffsetRange(tp[0], tp[1], start, end))
+    return ranges
+
+
+def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:
+    spec = options.starting if side == "starting" else options.ending
+    if spec.kind == "earliest":
+        return dict(earliest)
+    if spec.kind == "latest":
+        return dict(latest)
+    named = spec.named_partitions()
+    if named and named != set(partitions):
+        name = f"{side}Offsets" if spec.kind == "offsets" else f"{side}OffsetsByTimestamp"
+        missing = sorted(set(partitions) - named)
+        extra = sorted(named - set(partitions))
+        detail = (f"missing {', '.join(f'{t}-{p}' for t, p in missing)}" if missing else "") + \
+                 ("; " if missing and extra else "") + \
+                 (f"not assigned {', '.join(f'{t}-{p}' for t, p in extra)}" if extra else "")
+        raise OptionError(f"option {name}: must name exactly the partitions being read ({detail})")
+    if spec.kind == "offsets":
+        return {tp: earliest[tp] if spec.offsets[tp] == EARLIEST else latest[tp] if spec.offsets[tp] == LATEST
+                else spec.offsets[tp] for tp in partitions}
+    times = {tp: spec.timestamp if spec.kind == "timestamp" else spec.timestamps[tp] for tp in partitions}
+    found = client.list_offsets(times)
+    resolved = {}
+    for tp in partitions:
+        offset = found[tp][0]
+        if offset >= 0:
+            resolved[tp] = offset
+        elif side == "ending" or options.on_no_matching_start == "latest":
+            resolved[tp] = latest[tp]  # no record at or after the time: Spark takes the latest offset
+        else:
+            raise OptionError(f"option {side}Timestamp: no record of {tp[0]}-{tp[1]} has a timestamp at or after "
+                              f"{times[tp]}; set startingOffsetsByTimestampStrategy=latest to start at the end "
+                              f"instead")
+    return resolved
+
+
+def split(ranges: list[OffsetRange], min_partitions: int | None,
+          max_records: int | None) -> list[OffsetRange]:
+    """Cut ranges into tasks with Spark's rules.
+
+    Empty ranges are dropped. With ``minPartitions`` above the number of ranges, each range gets
+    ``max(round(size / total * minPartitions), 1)`` parts, where ranges that would get one part
+    are left whole and taken out of the proportion. ``maxRecordsPerPartition`` = N cuts any range
+    into at least ``ceil(size / N)`` parts. Parts are equal, the last one taking the remainder.
+    """
+    ranges = [r for r in ranges if r.size > 0]
+    parts = {r: 1 for r in ranges}
+    if min_partitions and len(ranges) < min_partitions:
+        total = sum(r.size for r in ranges)
+        whole = [r for r in ranges if _part_count(r.size, total, min_partitions) == 1]
+        split_total = total - sum(r.size for r in whole)
+        split_min = max(min_partitions - len(whole), 1)
+        for r in ranges:
+            if r not in whole:
+                parts[r] = _part_count(r.size, split_total, split_min)
+    if max_records:
+        for r in ranges:
+            parts[r] = max(parts[r], math.ceil(r.size / max_records))
+    out = []
+    for r in ranges:
+        remaining, start = r.size, r.start
+        for part in range(parts[r]):
+            this = remaining // (parts[r] - part)
+            remaining -= this
+            out.append(OffsetRange(r.topic, r.partition, start, start + this))
+            start += this
+    return [r for r in out if r.size > 0]
+
+
+def _part_count(size: int, total: int, min_partitions: int) -> int:
+    return max(_round_half_up(size / total * min_partitions), 1)
+
+
+def _round_half_up(value: float) -> int:
+    """Java's Math.round (half up), not Python's round (half to even)."""
+    return math.floor(value + 0.5)
