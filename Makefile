@@ -16,11 +16,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip setuptools wheel
 
-$(VENV)/.runtime-installed: $(PY) setup.cfg pyproject.toml
+$(VENV)/.runtime-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
 	$(PIP) install -e .
 	touch $@
 
-$(VENV)/.test-installed: $(PY) setup.cfg pyproject.toml
+$(VENV)/.test-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
 	$(PIP) install -e '.[test]'
 	touch $@
 
@@ -35,4 +35,4 @@ bench: $(VENV)/.test-installed
 	$(PY) -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis build spark_kafka_source/*.so
