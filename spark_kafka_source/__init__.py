@@ -1,4 +1,16 @@
-"""The ``kafkalog`` Spark data source (to come: options, planning, reading, checkpoints).
+"""The ``kafkalog`` Spark data source: ``spark.read.format("kafkalog")`` with the options of Spark's
+Kafka source, reading any Kafka-protocol broker through the stateless offset API.
 
-Today it holds the Java check that every Spark-using command runs first.
+Modules: ``options`` (parsing and checks), ``planning`` (offsets and splitting, on the driver),
+``reading`` (one range per task), ``arrow_records`` (records to Arrow), ``datasource`` (the
+PySpark classes), ``java`` (the Java check).
+
+Installing the package registers the format by itself (through the ``pyspark_kafkalog`` module);
+``register(spark)`` does it explicitly.
 """
+
+
+def register(spark) -> None:
+    """Register the ``kafkalog`` format with a SparkSession."""
+    from .datasource import KafkaLogDataSource
+    spark.dataSource.register(KafkaLogDataSource)

@@ -1,0 +1,88 @@
+"""Reading one planned range in a Spark task: fetch by offset from the leader, decode to Arrow.
+
+The task needs nothing but its input partition: the range, the brokers and the client settings
+travel with it. It fetches from the start offset, decodes every complete batch (any codec, any
+magic; control batches skipped) into ``pyarrow.RecordBatch``es typed as Spark expects, and stops
+exactly at the end offset, even in the middle of a batch.
+
+Data lost between planning and reading (retention deleted the range's start, the partition or
+topic was deleted, the log now ends before the range does) fails the task with a message naming
+the topic, partition and offsets when ``failOnDataLoss`` is true; otherwise it is logged and the
+task reads what is left.
+"""
+
+import logging
+import time
+from typing import NamedTuple
+
+from broker.client import KafkaClient, KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+
+from .arrow_records import decode
+from .options import ClientSettings
+from .planning import DataLossError
+
+log = logging.getLogger(__name__)
+
+
+class TaskSettings(NamedTuple):
+    """Everything a task needs besides its range (shipped inside every input partition)."""
+
+    bootstrap_servers: str
+    client: ClientSettings
+    fail_on_data_loss: bool
+    include_headers: bool
+    poll_timeout_ms: int
+
+
+def _loss(settings: TaskSettings, message: str) -> None:
+    if settings.fail_on_data_loss:
+        raise DataLossError(f"{message}. Some data may have been lost since the query was planned (retention, or "
+                            f"a deleted topic). Set failOnDataLoss=false to read what is left instead of failing.")
+    log.warning("%s; failOnDataLoss=false, so the task skips it", message)
+
+
+def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings):
+    """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``."""
+    client_settings = settings.client
+    client = KafkaClient(settings.bootstrap_servers, timeout=client_settings.timeout_s,
+                         client_id=client_settings.client_id, retries=client_settings.retries,
+                         retry_backoff_ms=client_settings.retry_backoff_ms,
+                         isolation_level=client_settings.isolation_level)
+    name = f"{topic}-{partition}"
+    offset = start
+    stalled_since = None
+    try:
+        while offset < end:
+            try:
+                fetched = client.fetch(topic, partition, offset, client_settings.partition_fetch_bytes)
+            except OffsetOutOfRangeError as exc:
+                if offset < exc.log_start_offset:
+                    _loss(settings, f"{name}: offsets [{offset}, {min(exc.log_start_offset, end)}) were deleted "
+                                    f"before this task read them")
+                    offset = exc.log_start_offset
+                else:
+                    _loss(settings, f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at "
+                                    f"{exc.high_watermark})")
+                    return
+                continue
+            except UnknownTopicOrPartitionError:
+                _loss(settings, f"{name} no longer exists: offsets [{offset}, {end}) cannot be read")
+                return
+            decoded = decode(fetched.records, topic, partition, offset, end, settings.include_headers)
+            if decoded.batch is not None and decoded.batch.num_rows:
+                yield decoded.batch
+            if decoded.complete_entries:
+                offset = max(offset, decoded.next_offset)
+                stalled_since = None
+                continue
+            if fetched.high_watermark <= offset:
+                _loss(settings, f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at "
+                                f"{fetched.high_watermark})")
+                return
+            stalled_since = stalled_since or time.monotonic()
+            if time.monotonic() - stalled_since > settings.poll_timeout_ms / 1000:
+                raise KafkaError(f"{name}: no record could be fetched at offset {offset} within "
+                                 f"kafkaConsumer.pollTimeoutMs ({settings.poll_timeout_ms} ms)")
+            time.sleep(0.05)
+    finally:
+        client.close()
