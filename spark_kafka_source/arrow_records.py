@@ -125,8 +125,12 @@ class Decoded(NamedTuple):
 
 
 def decode(data, topic: str, partition: int, start: int, end: int, include_headers: bool,
-           native: bool | None = None) -> Decoded:
-    """Decode the records bytes of one fetched partition; keep offsets in ``[start, end)``."""
+           native: bool | None = None, check_crcs: bool = True) -> Decoded:
+    """Decode the records bytes of one fetched partition; keep offsets in ``[start, end)``.
+
+    ``check_crcs=False`` skips the CRC of each entry (Kafka's consumer setting ``check.crcs``);
+    sizes, codecs and every record are still checked.
+    """
     if native is None:
         native = _fastdecode is not None
     elif native and _fastdecode is None:
@@ -145,11 +149,11 @@ def decode(data, topic: str, partition: int, start: int, end: int, include_heade
     if view.ndim != 1 or view.format != "B":
         view = view.cast("B")
     columns = _NativeColumns(include_headers) if native else _PythonColumns(include_headers)
-    next_offset, complete = _walk(view, columns, start, end, topic, partition)
+    next_offset, complete = _walk(view, columns, start, end, topic, partition, check_crcs)
     return Decoded(columns.finish(topic, partition), next_offset, complete)
 
 
-def _walk(view, columns, start: int, end: int, topic: str, partition: int) -> tuple[int, int]:
+def _walk(view, columns, start: int, end: int, topic: str, partition: int, check_crcs: bool) -> tuple[int, int]:
     """Feed every complete entry that is needed for [start, end) to ``columns``."""
     next_offset = start
     complete = 0
@@ -160,7 +164,10 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int) -> tu
     try:
         for pos, header in record_set.iter_entries(view):
             entry = view[pos:pos + header.size]
-            header = record_set.validate_entry(entry)  # size, CRC (crcmod), codec
+            if check_crcs:
+                header = record_set.validate_entry(entry)  # size, CRC (crcmod), codec
+            else:
+                header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
             last = header.last_offset
             if last >= start:

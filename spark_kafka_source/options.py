@@ -18,7 +18,7 @@ import logging
 import re
 from typing import Mapping
 
-from broker.client.client import READ_COMMITTED, READ_UNCOMMITTED, parse_bootstrap
+from broker.client.client import READ_UNCOMMITTED, parse_bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class ClientSettings:
     fetch_max_bytes: int = 50 * 1024 * 1024
     partition_fetch_bytes: int = 8 * 1024 * 1024
     isolation_level: int = READ_UNCOMMITTED
+    check_crcs: bool = True
     retries: int = 3
     retry_backoff_ms: int = 1000
 
@@ -325,10 +326,13 @@ def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
             changes[field] = value
     if "isolation.level" in kafka:
         level = kafka["isolation.level"].strip().lower()
-        if level not in ("read_uncommitted", "read_committed"):
-            raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted "
-                              f"or read_committed")
-        changes["isolation_level"] = READ_COMMITTED if level == "read_committed" else READ_UNCOMMITTED
+        if level == "read_committed":
+            raise OptionError("option kafka.isolation.level: read_committed is not supported yet (aborted "
+                              "transactions are not filtered out); use read_uncommitted, the default")
+        if level != "read_uncommitted":
+            raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted")
+    if "check.crcs" in kafka:
+        changes["check_crcs"] = _boolean(prefixed, "kafka.check.crcs", True)
     retries = _integer(opts, "fetchOffset.numRetries", 0)
     if retries is not None:
         changes["retries"] = retries

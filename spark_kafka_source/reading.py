@@ -68,7 +68,8 @@ def read_range(topic: str, partition: int, start: int, end: int, settings: TaskS
             except UnknownTopicOrPartitionError:
                 _loss(settings, f"{name} no longer exists: offsets [{offset}, {end}) cannot be read")
                 return
-            decoded = decode(fetched.records, topic, partition, offset, end, settings.include_headers)
+            decoded = decode(fetched.records, topic, partition, offset, end, settings.include_headers,
+                             check_crcs=client_settings.check_crcs)
             if decoded.batch is not None and decoded.batch.num_rows:
                 yield decoded.batch
             if decoded.complete_entries:

@@ -714,3 +714,19 @@ print(empty, rows, errors)
     assert empty > 1000 and rows > 200 and errors > 10000  # every outcome well exercised
 
 
+
+
+@pytest.mark.parametrize("native", [False, pytest.param(True, marks=needs_native)])
+def test_check_crcs_false_skips_only_the_crc(native):
+    """Kafka's consumer setting check.crcs=false: a wrong CRC is not checked, garbage still is."""
+    good = batch.build([Record(0, 1_700_000_000_000, b"k", b"v")])
+    bad_crc = bytearray(good)
+    bad_crc[17] ^= 0xFF
+    with pytest.raises(CorruptRecordError):
+        arrow_records.decode(bytes(bad_crc), "t", 0, 0, 10, False, native=native)
+    decoded = arrow_records.decode(bytes(bad_crc), "t", 0, 0, 10, False, native=native, check_crcs=False)
+    assert decoded.batch.column("value").to_pylist() == [b"v"]
+    garbage = bytearray(good)
+    garbage[61:] = b"\xff" * (len(good) - 61)
+    with pytest.raises(CorruptRecordError):
+        arrow_records.decode(bytes(garbage), "t", 0, 0, 10, False, native=native, check_crcs=False)

@@ -62,6 +62,7 @@ def test_client_settings_from_kafka_options():
     assert (client.client_id, client.timeout_s, client.partition_fetch_bytes, client.fetch_max_bytes) == \
         ("me", 5.0, 1048576, 2097152)
     assert (client.retries, client.retry_backoff_ms) == (7, 10)
+    assert client.check_crcs is True and parse(with_options(**{"kafka.check.crcs": "false"})).client.check_crcs is False
 
 
 def test_streaming_only_options_are_ignored_with_a_warning(caplog):
@@ -112,6 +113,8 @@ INVALID = [
                                               "supported"),
     ({"kafka.ssl.truststore.location": "/x"}, "option kafka.ssl.truststore.location: TLS and SASL"),
     ({"kafka.isolation.level": "dirty"}, "option kafka.isolation.level: 'dirty' is not read_uncommitted"),
+    ({"kafka.isolation.level": "read_committed"}, "read_committed is not supported yet (aborted transactions"),
+    ({"kafka.check.crcs": "no"}, "option kafka.check.crcs: 'no' is not true or false"),
     ({"kafka.request.timeout.ms": "0"}, "option kafka.request.timeout.ms: 0 must be at least 1"),
 ]
 
