@@ -147,6 +147,9 @@ class KafkaClient:
                 else:
                     wanted = [{"name": t} for t in topics]
                 response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": False})
+            except BrokerConnectionError as exc:
+                errors.append(str(exc))
+                continue
             finally:
                 connection.close()
             brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
@@ -242,7 +245,7 @@ class KafkaClient:
             "topics": [{"topic": topic, "partitions": [{
                 "partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
                 "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
-            "forgotten_topics_data": [], "rack_id": ""})
+            "forgotten_topics_data": [], "rack_id": ""}, extra_wait=max(max_wait_ms, 0) / 1000)
         if response["error_code"]:
             _raise_for(response["error_code"], topic, partition)
         data = response["responses"][0]["partitions"][0]
@@ -252,9 +255,9 @@ class KafkaClient:
         records = data["records"] if data["records"] is not None else memoryview(b"")
         return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"])
 
-    def _request(self, node_id: int, api_key: ApiKey, body: dict) -> dict:
+    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
         try:
-            return self._connection(node_id).request(api_key, body)
+            return self._connection(node_id).request(api_key, body, extra_wait)
         except BrokerConnectionError:
             self._drop(node_id)
             raise
@@ -292,7 +295,8 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
     out = []
     for item in (s.strip() for s in servers.split(",")):
         host, sep, port = item.rpartition(":")
-        if not item or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if (not item or not sep or not host or any(c.isspace() for c in host) or not port.isascii()
+                or not port.isdigit() or not 0 < int(port) < 65536):
             raise ValueError(f"{servers!r} is not a list of host:port (for example 127.0.0.1:9092,broker2:9092)")
         out.append((host.strip("[]"), int(port)))
     return out

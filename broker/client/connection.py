@@ -66,11 +66,15 @@ class BrokerConnection:
         raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs}, "
                                       f"this client {ours.min_version}-{ours.max_version}")
 
-    def request(self, api_key: ApiKey, body: dict) -> dict:
-        """Send a request at the negotiated version and return the decoded response body."""
-        return self._call(api_key, self.version_for(api_key), body)
+    def request(self, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
+        """Send a request at the negotiated version and return the decoded response body.
 
-    def _call(self, api_key: ApiKey, version: int, body: dict) -> dict:
+        ``extra_wait`` (seconds) extends the deadline for requests the broker may hold on purpose
+        (a long-polling fetch's ``max_wait_ms``).
+        """
+        return self._call(api_key, self.version_for(api_key), body, extra_wait)
+
+    def _call(self, api_key: ApiKey, version: int, body: dict, extra_wait: float = 0.0) -> dict:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         writer = Writer()
         for value, kind in ((api_key, INT16), (version, INT16), (self._correlation_id, INT32)):
@@ -78,7 +82,7 @@ class BrokerConnection:
         NULLABLE_STRING.encode(writer, self.client_id, version)
         APIS[api_key].request.encode(writer, body, version)
         payload = b"".join(writer.finish())
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.timeout + extra_wait
         try:
             self._send(frames.SIZE.pack(len(payload)) + payload, deadline)
             size = frames.SIZE.unpack(self._receive(4, deadline))[0]
