@@ -47,11 +47,12 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> StructType:
+        self._schema_asked = True  # Spark asks only when the user gave no schema of their own
         return source_schema(source_options.parse(self.options).include_headers)
 
     def reader(self, schema: StructType) -> "KafkaLogReader":
         parsed = source_options.parse(self.options)
-        if schema != source_schema(parsed.include_headers):
+        if not getattr(self, "_schema_asked", False):
             raise source_options.OptionError("the kafkalog source has a fixed schema and cannot be set with a "
                                              "custom one; remove the .schema(...) call")
         return KafkaLogReader(parsed)
@@ -72,5 +73,7 @@ class KafkaLogReader(DataSourceReader):
                                     f"{leaders[r[:2]].host}:{leaders[r[:2]].port}", settings)
                 for r in split(ranges, options.min_partitions, options.max_records_per_partition)]
 
-    def read(self, partition: KafkaInputPartition):
+    def read(self, partition: InputPartition):
+        if not isinstance(partition, KafkaInputPartition):
+            return iter(())  # nothing to read: Spark turns an empty plan into one InputPartition(None)
         return read_range(partition.topic, partition.partition, partition.start, partition.end, partition.settings)

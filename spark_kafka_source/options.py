@@ -189,7 +189,7 @@ def _strategy(opts: dict):
             raise _fail("assign", "must be a JSON object of topics to lists of partitions")
         return {t: sorted(set(ps)) for t, ps in assign.items()}, None, None
     if "subscribe" in opts:
-        topics = tuple(t.strip() for t in opts["subscribe"].split(",") if t.strip())
+        topics = tuple(dict.fromkeys(t.strip() for t in opts["subscribe"].split(",") if t.strip()))
         if not topics:
             raise _fail("subscribe", f"no topics to subscribe to in {opts['subscribe']!r}")
         return None, topics, None

@@ -104,7 +104,9 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
                                       f"{earliest[tp]}) are gone")
             start = earliest[tp]
         if end < start:
-            report_data_loss(options, f"{tp[0]}-{tp[1]}: the range ends at {end} before it starts at {start}")
+            where = f"but the partition ends at {latest[tp]}" if start > latest[tp] else f"but ends at {end}"
+            report_data_loss(options, f"{tp[0]}-{tp[1]}: the read starts at offset {start} {where} (an offset "
+                                      f"past the end, or the topic was re-created and its offsets started over)")
             continue
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
     return ranges
@@ -138,7 +140,8 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
         elif side == "ending" or options.on_no_matching_start == "latest":
             resolved[tp] = latest[tp]  # no record at or after the time: Spark takes the latest offset
         else:
-            raise OptionError(f"option {side}Timestamp: no record of {tp[0]}-{tp[1]} has a timestamp at or after "
+            name = "startingTimestamp" if spec.kind == "timestamp" else "startingOffsetsByTimestamp"
+            raise OptionError(f"option {name}: no record of {tp[0]}-{tp[1]} has a timestamp at or after "
                               f"{times[tp]}; set startingOffsetsByTimestampStrategy=latest to start at the end "
                               f"instead")
     return resolved

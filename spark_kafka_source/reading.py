@@ -54,7 +54,8 @@ def read_range(topic: str, partition: int, start: int, end: int, settings: TaskS
     try:
         while offset < end:
             try:
-                fetched = client.fetch(topic, partition, offset, client_settings.partition_fetch_bytes)
+                fetched = client.fetch(topic, partition, offset,
+                                       min(client_settings.partition_fetch_bytes, client_settings.fetch_max_bytes))
             except OffsetOutOfRangeError as exc:
                 if offset < exc.log_start_offset:
                     _loss(settings, f"{name}: offsets [{offset}, {min(exc.log_start_offset, end)}) were deleted "
