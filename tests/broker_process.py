@@ -93,7 +93,7 @@ class BrokerProcess:
         return self.process.pid
 
 
-def wait_for(condition, timeout: float = 30.0, interval: float = 0.05):
+def wait_for(condition, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
     """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -101,5 +101,5 @@ def wait_for(condition, timeout: float = 30.0, interval: float = 0.05):
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
+            raise AssertionError(f"{what} not met within {timeout}s")
         time.sleep(interval)

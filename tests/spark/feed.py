@@ -254,15 +254,3 @@ def stored_entries(bootstrap: str, topic: str, partition: int) -> list[Entry]:
                     out.append(Entry(first, header.last_offset, int(header.compression), header.size, header.magic))
                 offset = max(offset, header.last_offset + 1)
     return out
-
-
-def wait_until(condition, timeout: float, interval: float = 0.1, what: str = "condition"):
-    """Poll ``condition`` until truthy; AssertionError after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout}s")
-        time.sleep(interval)

@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from tests.broker_process import BrokerProcess
+from tests.broker_process import BrokerProcess, wait_for
 
 from .feed import (assert_rows, client, create_topic, delete_topic, in_range, load, log_start, messages, produce, rows,
-                   wait_until, without_headers)
+                   without_headers)
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -50,7 +50,7 @@ def settled_log_start(bootstrap: str, topic: str, partition: int, timeout: float
     def settled():
         seen.append(log_start(bootstrap, topic, partition))
         return len(seen) >= 6 and seen[-1] > 0 and len(set(seen[-6:])) == 1
-    wait_until(settled, timeout, interval=0.2, what=f"{topic}-{partition} log start moving and settling")
+    wait_for(settled, timeout, interval=0.2, what=f"{topic}-{partition} log start moving and settling")
     return seen[-1]
 
 
@@ -171,7 +171,7 @@ def test_topic_deleted_between_planning_and_reading(spark, loss_broker):
     lenient = load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss="false")
     assert failing.rdd.getNumPartitions() == 2 and lenient.rdd.getNumPartitions() == 2
     delete_topic(loss_broker.bootstrap, topic)
-    wait_until(lambda: topic not in topics(loss_broker.bootstrap), 20, what="topic deleted")
+    wait_for(lambda: topic not in topics(loss_broker.bootstrap), 20, what="topic deleted")
     message = error_of(failing.collect)
     assert f"{topic}-" in message and "no longer exists: offsets [0, 3) cannot be read" in message, message[:800]
     assert lenient.collect() == []
