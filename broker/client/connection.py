@@ -13,7 +13,7 @@ import time
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
 from broker.protocol.errors import ErrorCode
-from broker.protocol.types import INT16, INT32, NULLABLE_STRING, ProtocolError, Reader, Writer
+from broker.protocol.types import ProtocolError, Reader
 
 _CORRELATION = struct.Struct(">i")
 API_VERSIONS_VERSION = 2
@@ -76,15 +76,10 @@ class BrokerConnection:
 
     def _call(self, api_key: ApiKey, version: int, body: dict, extra_wait: float = 0.0) -> dict:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
-        writer = Writer()
-        for value, kind in ((api_key, INT16), (version, INT16), (self._correlation_id, INT32)):
-            kind.encode(writer, value, version)
-        NULLABLE_STRING.encode(writer, self.client_id, version)
-        APIS[api_key].request.encode(writer, body, version)
-        payload = b"".join(writer.finish())
+        request = frames.encode_request(api_key, version, self._correlation_id, self.client_id, body)
         deadline = time.monotonic() + self.timeout + extra_wait
         try:
-            self._send(frames.SIZE.pack(len(payload)) + payload, deadline)
+            self._send(request, deadline)
             size = frames.SIZE.unpack(self._receive(4, deadline))[0]
             response = self._receive(size, deadline)
         except (OSError, socket.timeout) as exc:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from .apis import APIS, ApiKey
 from .errors import ErrorCode
-from .types import INT32, ProtocolError, Reader, Writer
+from .types import INT32, NULLABLE_STRING, ProtocolError, Reader, Writer
 
 SIZE = struct.Struct(">i")
 _MIN_HEADER = struct.Struct(">hhi")
@@ -50,6 +50,16 @@ def decode_request_body(header: RequestHeader, reader: Reader) -> dict:
     if reader.remaining:
         raise ProtocolError(f"{reader.remaining} bytes left after the {api.key.name} v{header.api_version} request")
     return body
+
+
+def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
+    """A whole request frame (size prefix included): header v1, then the body in the API's schema."""
+    writer = Writer()
+    writer.write(_MIN_HEADER.pack(api_key, api_version, correlation_id))
+    NULLABLE_STRING.encode(writer, client_id, api_version)
+    APIS[ApiKey(api_key)].request.encode(writer, body, api_version)
+    payload = b"".join(writer.finish())
+    return SIZE.pack(len(payload)) + payload
 
 
 def encode_response(correlation_id: int, api_key: int, api_version: int, body: dict) -> tuple[list, int]:

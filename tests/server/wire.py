@@ -14,22 +14,17 @@ import socket
 import struct
 import time
 
+from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
-from broker.protocol.types import NULLABLE_STRING, Reader, Writer
+from broker.protocol.types import Reader
 
 SIZE = struct.Struct(">i")
-HEADER = struct.Struct(">hhi")
 DEFAULT_TIMEOUT = 10.0
 
 
 def encode_request(api_key: int, version: int, body: dict, correlation_id: int, client_id: str | None = "test") -> bytes:
     """A whole request frame (size prefix included), body encoded with the API's request schema."""
-    writer = Writer()
-    writer.write(HEADER.pack(api_key, version, correlation_id))
-    NULLABLE_STRING.encode(writer, client_id, version)
-    APIS[ApiKey(api_key)].request.encode(writer, body, version)
-    payload = b"".join(writer.finish())
-    return SIZE.pack(len(payload)) + payload
+    return frames.encode_request(api_key, version, correlation_id, client_id, body)
 
 
 def frame(payload: bytes) -> bytes:
