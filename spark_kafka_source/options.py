@@ -18,7 +18,7 @@ import logging
 import re
 from typing import Mapping
 
-from broker.client.client import READ_UNCOMMITTED, parse_bootstrap
+from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,12 @@ class ClientSettings:
     check_crcs: bool = True
     retries: int = 3
     retry_backoff_ms: int = 1000
+
+    def client(self, bootstrap_servers: str) -> KafkaClient:
+        """A client for ``bootstrap_servers`` with these settings."""
+        return KafkaClient(bootstrap_servers, timeout=self.timeout_s, client_id=self.client_id,
+                           retries=self.retries, retry_backoff_ms=self.retry_backoff_ms,
+                           isolation_level=self.isolation_level)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,10 +41,7 @@ class OffsetRange(NamedTuple):
 
 
 def client_for(options: SourceOptions) -> KafkaClient:
-    settings = options.client
-    return KafkaClient(options.bootstrap_servers, timeout=settings.timeout_s, client_id=settings.client_id,
-                       retries=settings.retries, retry_backoff_ms=settings.retry_backoff_ms,
-                       isolation_level=settings.isolation_level)
+    return options.client.client(options.bootstrap_servers)
 
 
 def report_data_loss(options: SourceOptions, message: str) -> None:

@@ -15,7 +15,7 @@ import logging
 import time
 from typing import NamedTuple
 
-from broker.client import KafkaClient, KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+from broker.client import KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
 
 from .arrow_records import decode
 from .options import ClientSettings
@@ -44,10 +44,7 @@ def _loss(settings: TaskSettings, message: str) -> None:
 def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings):
     """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``."""
     client_settings = settings.client
-    client = KafkaClient(settings.bootstrap_servers, timeout=client_settings.timeout_s,
-                         client_id=client_settings.client_id, retries=client_settings.retries,
-                         retry_backoff_ms=client_settings.retry_backoff_ms,
-                         isolation_level=client_settings.isolation_level)
+    client = client_settings.client(settings.bootstrap_servers)
     name = f"{topic}-{partition}"
     offset = start
     stalled_since = None
