@@ -14,7 +14,7 @@ from broker.log.config import LogConfig
 from broker.log.errors import LogDirConfigError, LogDirInUseError
 from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
 
-from .test_partition_log import wait_until
+from ..broker_process import wait_for
 from .util import BASE_TIME, make_batch, read_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -175,7 +175,7 @@ def test_deleted_logs_are_renamed_aside_then_removed(tmp_path):
         assert manager.get_log("doomed", 0) is None
         assert not (tmp_path / "doomed-0").exists()
         assert any(n.startswith("doomed-0.") and n.endswith("-delete") for n in os.listdir(tmp_path))
-        assert wait_until(lambda: not any(n.startswith("doomed-0") for n in os.listdir(tmp_path)))
+        assert wait_for(lambda: not any(n.startswith("doomed-0") for n in os.listdir(tmp_path)))
         assert not manager.delete_log("doomed", 0)
     with LogManager(str(tmp_path), config) as manager:
         assert [lg.name for lg in manager.all_logs()] == ["kept-0"]
@@ -197,5 +197,5 @@ def test_retention_runs_in_the_background(tmp_path):
         for _ in range(10):
             log.append(make_batch(2, timestamp=now - 7200_000))
         log.append(make_batch(2, timestamp=now))
-        assert wait_until(lambda: log.log_start_offset > 0)
-        assert wait_until(lambda: checkpoints.read(str(tmp_path / "log-start-offset-checkpoint")).get(("t", 0), 0) > 0)
+        assert wait_for(lambda: log.log_start_offset > 0)
+        assert wait_for(lambda: checkpoints.read(str(tmp_path / "log-start-offset-checkpoint")).get(("t", 0), 0) > 0)

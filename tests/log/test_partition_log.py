@@ -15,6 +15,7 @@ from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record, TimestampType
 from broker.records.compression import Codec
 
+from ..broker_process import wait_for
 from .util import BASE_TIME, files_in, make_batch, read_all, strip_offsets
 
 
@@ -27,15 +28,6 @@ def scheduler():
     s = Scheduler()
     yield s
     s.shutdown()
-
-
-def wait_until(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 def test_append_rewrites_only_base_offset_and_leader_epoch(tmp_path):
@@ -309,9 +301,9 @@ def test_flush_ms_flushes_in_the_background(tmp_path, scheduler):
     log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
     log.append(make_batch(3))
     assert log.recovery_point == 0
-    assert wait_until(lambda: log.recovery_point == 3)
+    assert wait_for(lambda: log.recovery_point == 3)
     log.append(make_batch(3))
-    assert wait_until(lambda: log.recovery_point == 6)
+    assert wait_for(lambda: log.recovery_point == 6)
 
 
 def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
@@ -319,7 +311,7 @@ def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
     for i in range(10):
         log.append(make_batch(2))
     assert len(log.segments) > 1
-    assert wait_until(lambda: log.recovery_point == log.active_segment.base_offset)
+    assert wait_for(lambda: log.recovery_point == log.active_segment.base_offset)
 
 
 def test_a_batch_with_an_unknown_codec_is_refused(tmp_path):
