@@ -24,6 +24,7 @@ from broker.client import EARLIEST, LATEST, KafkaClient
 from broker.records import record_set
 
 FLUSH_SECONDS = 20
+LONG_LINGER_MS = 5000  # below message.timeout.ms, as librdkafka requires
 CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE = 0, 1, -1
 
 
@@ -90,11 +91,14 @@ def _rec(topic: str, msg: Msg, offset: int, timestamp_type: int = CREATE_TIME) -
 
 def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None = None, **conf) -> list[Rec]:
     """Produce with confluent-kafka; ``flush_every`` = N flushes after every N messages (so each
-    group becomes its own batch). Returns the stored records with their offsets."""
+    group becomes its own batch). Returns the stored records with their offsets.
+
+    With ``flush_every`` the linger is long, so only a flush sends: a short linger on a loaded
+    machine lets the producer send a group in several batches."""
     from confluent_kafka import Producer
 
-    settings = {"bootstrap.servers": bootstrap, "linger.ms": 20, "message.timeout.ms": 15000,
-                "batch.num.messages": 100000}
+    settings = {"bootstrap.servers": bootstrap, "linger.ms": LONG_LINGER_MS if flush_every else 20,
+                "message.timeout.ms": 15000, "batch.num.messages": 100000}
     settings.update(conf)
     producer = Producer(settings)
     reports: list = [None] * len(msgs)
@@ -127,8 +131,8 @@ def produce_kp(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | N
     msgs = [m._replace(headers=tuple((k, b"" if v is None else v) for k, v in m.headers)) if m.headers else m
             for m in msgs]
 
-    settings = {"bootstrap_servers": bootstrap, "linger_ms": 20, "request_timeout_ms": 15000, "max_block_ms": 15000,
-                "batch_size": 1 << 20}
+    settings = {"bootstrap_servers": bootstrap, "linger_ms": LONG_LINGER_MS if flush_every else 20,
+                "request_timeout_ms": 15000, "max_block_ms": 15000, "batch_size": 1 << 20}
     settings.update(conf)
     producer = KafkaProducer(**settings)
     futures = []
