@@ -17,7 +17,7 @@ import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from tests.broker_process import BrokerProcess
+from broker.embedded import EmbeddedBroker
 
 MIB = 1024 * 1024
 WINDOW_PARTITIONS = 4
@@ -111,7 +111,7 @@ def main(argv=None) -> dict:
     del mock_owner
 
     with tempfile.TemporaryDirectory() as directory:
-        broker = BrokerProcess(os.path.join(directory, "log"), {"num.partitions": str(WINDOW_PARTITIONS)}).start()
+        broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(WINDOW_PARTITIONS)}).start()
         try:
             ours = measure(broker.bootstrap, produce_bytes, fetch_bytes)
         finally:

@@ -24,7 +24,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition 
 
 from spark_kafka_source.arrow_records import arrow_schema, native_available  # noqa: E402
 from spark_kafka_source.datasource import source_schema  # noqa: E402
-from tests.broker_process import BrokerProcess  # noqa: E402
+from broker.embedded import EmbeddedBroker  # noqa: E402
 
 PARTITIONS = 2
 VALUE_SIZE = 100
@@ -102,7 +102,7 @@ def main(argv=None) -> dict:
     spark.dataSource.register(PrebuiltArrowSource)
     times = {}
     with tempfile.TemporaryDirectory() as directory:
-        broker = BrokerProcess(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
+        broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
             produce(broker.bootstrap, args.records)
             kafkalog = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)

@@ -2,13 +2,13 @@
 
 import pytest
 
-from .broker_process import BrokerProcess
+from broker.embedded import EmbeddedBroker
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     """One broker per test module (tests use their own topic names), 4 partitions by default."""
-    process = BrokerProcess(tmp_path_factory.mktemp("broker") / "log", {"num.partitions": "4"}).start()
+    process = EmbeddedBroker(tmp_path_factory.mktemp("broker") / "log", {"num.partitions": "4"}).start()
     yield process
     process.kill()
 
@@ -18,8 +18,8 @@ def start_broker(tmp_path):
     """Start brokers with given settings; each is killed at the end of the test."""
     started = []
 
-    def start(settings: dict | None = None, log_dir=None, **kwargs) -> BrokerProcess:
-        process = BrokerProcess(log_dir or tmp_path / f"log{len(started)}", settings, **kwargs).start()
+    def start(settings: dict | None = None, log_dir=None, **kwargs) -> EmbeddedBroker:
+        process = EmbeddedBroker(log_dir or tmp_path / f"log{len(started)}", settings, **kwargs).start()
         started.append(process)
         return process
 

@@ -27,7 +27,7 @@ PRODUCE_TIMEOUT = 20  # seconds for every flush
 class Cluster(NamedTuple):
     name: str  # "kafkalog" (this project's broker) or "mock" (librdkafka's mock cluster)
     bootstrap: str
-    process: object = None  # the BrokerProcess for "kafkalog"
+    process: object = None  # the EmbeddedBroker for "kafkalog"
 
 
 class Msg(NamedTuple):

@@ -13,7 +13,7 @@ from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 from broker.records.batch import Record
 
-from ..broker_process import wait_for
+from ..waiting import wait_for
 from .support import Msg, expected_by_partition, produce, read_partition, stored_batches, topic_for
 
 SMALL = 0  # partition with 30 small records, produced in 3 groups of 10 (so about 3 batches)

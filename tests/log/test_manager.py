@@ -14,7 +14,7 @@ from broker.log.config import LogConfig
 from broker.log.errors import LogDirConfigError, LogDirInUseError
 from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
 
-from ..broker_process import wait_for
+from ..waiting import wait_for
 from .util import BASE_TIME, make_batch, read_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -15,7 +15,7 @@ from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record, TimestampType
 from broker.records.compression import Codec
 
-from ..broker_process import wait_for
+from ..waiting import wait_for
 from .util import BASE_TIME, files_in, make_batch, read_all, strip_offsets
 
 

@@ -38,7 +38,7 @@ from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
 
-from ..broker_process import wait_for
+from ..waiting import wait_for
 from .wire import connect_to, decode_response, encode_request, fetch_body, frame, list_offsets_body, produce_body
 
 MAX_REQUEST = 1024 * 1024

@@ -9,11 +9,11 @@ import time
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from ..broker_process import ROOT, BrokerProcess
+from broker.embedded import EmbeddedBroker
 
 
 def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "broker", *args], capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -47,7 +47,7 @@ def test_a_missing_log_dir_or_config_file_is_a_clear_error(tmp_path):
 
 
 def test_ready_line_then_sigterm_is_a_clean_shutdown(tmp_path):
-    broker = BrokerProcess(tmp_path / "log").start()
+    broker = EmbeddedBroker(tmp_path / "log").start()
     assert broker.port > 0
     broker.process.send_signal(signal.SIGTERM)
     assert broker.process.wait(60) == 0
@@ -110,7 +110,7 @@ def test_topics_and_their_configs_survive_a_restart(tmp_path, start_broker):
 def test_sigterm_answers_the_requests_in_flight_before_exiting(tmp_path):
     from broker.protocol.apis import ApiKey
     from .wire import connect_to, fetch_body
-    broker = BrokerProcess(tmp_path / "log", {"num.partitions": "1"}).start()
+    broker = EmbeddedBroker(tmp_path / "log", {"num.partitions": "1"}).start()
     with connect_to(broker, timeout=30) as client:
         client.call(ApiKey.METADATA, 1, {"topics": [{"name": "waiting"}]})
         started = time.monotonic()

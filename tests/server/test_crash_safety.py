@@ -11,7 +11,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from ..broker_process import BrokerProcess
+from broker.embedded import EmbeddedBroker
 
 TOPIC = "crash"
 TOTAL = 1500
@@ -21,7 +21,7 @@ KILL_AFTER_ACKS = (300, 800)
 @pytest.mark.timeout(240)
 def test_acknowledged_records_survive_sigkill_exactly_once(tmp_path):
     settings = {"log.flush.interval.messages": "1", "num.partitions": "1"}
-    broker = BrokerProcess(tmp_path / "log", settings).start()
+    broker = EmbeddedBroker(tmp_path / "log", settings).start()
     producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
                          "linger.ms": 2, "message.timeout.ms": 120_000, "reconnect.backoff.max.ms": 500})
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "crash-test",
@@ -54,7 +54,7 @@ def test_acknowledged_records_survive_sigkill_exactly_once(tmp_path):
             if kills and len(acked) >= kills[0]:
                 kills.pop(0)
                 broker.kill()
-                broker = BrokerProcess(tmp_path / "log", settings, port=broker.port).start()
+                broker = EmbeddedBroker(tmp_path / "log", settings, port=broker.port).start()
             if i % 50 == 0:
                 time.sleep(0.005)
         assert producer.flush(120) == 0, "records still in flight after 120 s"

@@ -157,7 +157,7 @@ def connect(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> WireClien
 
 
 def connect_to(broker, timeout: float = DEFAULT_TIMEOUT) -> WireClient:
-    """A client connected to a ``BrokerProcess``."""
+    """A client connected to a ``EmbeddedBroker``."""
     return connect("127.0.0.1", broker.port, timeout)
 
 

@@ -20,7 +20,7 @@ import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from broker.records import batch as v2
-from tests.broker_process import BrokerProcess
+from broker.embedded import EmbeddedBroker
 
 from .feed import (NO_TIMESTAMP_TYPE, LOG_APPEND_TIME, CREATE_TIME, Rec, assert_rows, base_time, create_topic,
                    in_range, load, messages, produce, produce_kp, rows, stored_entries)
@@ -165,7 +165,7 @@ def legacy_broker(tmp_path_factory):
     for topic, data in segments.items():
         os.makedirs(log_dir / f"{topic}-0")
         (log_dir / f"{topic}-0" / "00000000000000000000.log").write_bytes(data)
-    process = BrokerProcess(log_dir).start()
+    process = EmbeddedBroker(log_dir).start()
     yield process, expected
     process.kill()
 

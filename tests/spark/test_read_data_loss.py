@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from tests.broker_process import BrokerProcess, wait_for
+from broker.embedded import EmbeddedBroker
+from tests.waiting import wait_for
 
 from .feed import (assert_rows, client, create_topic, delete_topic, in_range, load, log_start, messages, produce, rows,
                    without_headers)
@@ -30,7 +31,7 @@ VALUE_SIZE = 200
 
 @pytest.fixture(scope="module")
 def loss_broker(tmp_path_factory):
-    process = BrokerProcess(tmp_path_factory.mktemp("loss") / "log", {
+    process = EmbeddedBroker(tmp_path_factory.mktemp("loss") / "log", {
         "num.partitions": "2", "log.segment.bytes": "2000", "log.retention.check.interval.ms": "200"}).start()
     yield process
     process.kill()

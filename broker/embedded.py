@@ -1,29 +1,44 @@
-"""A real broker process for tests: started on a free port, stopped (or killed) at the end.
+"""A broker run as a child process on a free port: for the demo, notebooks, benchmarks and tests.
 
-    broker = BrokerProcess(tmp_path / "log", {"num.partitions": "3"}).start()
-    ... broker.bootstrap ...
-    broker.kill(); broker.start()   # restarts on the same port
+    with EmbeddedBroker(settings={"num.partitions": "4"}) as broker:   # in a temporary directory
+        ... broker.bootstrap ...                                      # "127.0.0.1:<port>"
+
+    broker = EmbeddedBroker(log_dir, port=0).start()
+    broker.kill(); broker.start()   # SIGKILL, then restart on the same port and log directory
+    broker.stop()                   # SIGTERM: a clean shutdown; returns the exit code
+
+It runs ``python -m broker`` with this interpreter, learns the port from the one "listening on"
+line, and keeps the broker's stderr in ``<log_dir>.broker.log``.
 """
 
-import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
-import time
+import tempfile
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 START_TIMEOUT = 60
 
 
-class BrokerProcess:
-    def __init__(self, log_dir, settings: dict | None = None, port: int = 0, extra_args=()):
-        self.log_dir = str(log_dir)
+class EmbeddedBroker:
+    def __init__(self, log_dir=None, settings: dict | None = None, port: int = 0, extra_args=()):
+        self.temporary_dir = tempfile.mkdtemp(prefix="kafkalog-broker-") if log_dir is None else None
+        self.log_dir = str(log_dir) if log_dir is not None else str(Path(self.temporary_dir) / "log")
         self.settings = dict(settings or {})
         self.port = port
         self.extra_args = list(extra_args)
         self.process = None
         self.stderr_path = self.log_dir.rstrip("/") + ".broker.log"
+
+    def __enter__(self) -> "EmbeddedBroker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        if self.temporary_dir:
+            shutil.rmtree(self.temporary_dir, ignore_errors=True)
 
     @property
     def bootstrap(self) -> str:
@@ -35,9 +50,9 @@ class BrokerProcess:
             args += ["--set", f"{key}={value}"]
         return args + self.extra_args
 
-    def start(self) -> "BrokerProcess":
+    def start(self) -> "EmbeddedBroker":
         stderr = open(self.stderr_path, "ab")
-        self.process = subprocess.Popen(self.command(), cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr)
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=stderr)
         stderr.close()
         line = self._read_line(START_TIMEOUT)
         prefix = "kafkalog broker "
@@ -91,15 +106,3 @@ class BrokerProcess:
 
     def pid(self) -> int:
         return self.process.pid
-
-
-def wait_for(condition, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
-    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout}s")
-        time.sleep(interval)
