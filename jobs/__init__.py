@@ -1,1 +1,3 @@
-"""Scheduled loads and offset-rewind reruns built on the ``kafkalog`` data source (to come), and the demo."""
+"""Jobs built on the ``kafkalog`` data source: the scheduled load with checkpoints and rewinds
+(``load`` for the command line, ``runner`` for one run, ``planner``, ``output``, ``report``,
+``history``, ``progress``), and the demo."""

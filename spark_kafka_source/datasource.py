@@ -65,7 +65,7 @@ class KafkaLogReader(DataSourceReader):
     def partitions(self) -> list:
         options = self.parsed
         settings = TaskSettings(options.bootstrap_servers, options.client, options.fail_on_data_loss,
-                                options.include_headers, options.poll_timeout_ms)
+                                options.include_headers, options.poll_timeout_ms, options.task_checkpoint_location)
         with client_for(options) as client:
             ranges = resolve_ranges(client, options)
             leaders = {(r.topic, r.partition): client.leader_of(r.topic, r.partition) for r in ranges}
@@ -76,4 +76,5 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition):
         if not isinstance(partition, KafkaInputPartition):
             return iter(())  # nothing to read: Spark turns an empty plan into one InputPartition(None)
-        return read_range(partition.topic, partition.partition, partition.start, partition.end, partition.settings)
+        return read_range(partition.topic, partition.partition, partition.start, partition.end, partition.settings,
+                          partition.leader)

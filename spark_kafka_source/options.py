@@ -9,6 +9,11 @@ known name), because a typo in ``startingOffsets`` would otherwise read the wron
 Precedence, as in Spark: ``startingTimestamp`` over ``startingOffsetsByTimestamp`` over
 ``startingOffsets`` (default ``earliest``); ``endingTimestamp`` over ``endingOffsetsByTimestamp``
 over ``endingOffsets`` (default ``latest``).
+
+Added to Spark's set, for loads that checkpoint (see ``checkpoint``):
+``startingOffsetsFromCheckpoint`` = a load checkpoint URI starts each partition where that
+checkpoint's committed runs ended (partitions it does not know start at ``startingOffsets``:
+earliest or latest); ``taskCheckpointLocation`` = a directory where each task writes what it read.
 """
 
 import dataclasses
@@ -19,6 +24,8 @@ import re
 from typing import Mapping
 
 from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+
+from .checkpoint import to_uri
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +39,15 @@ class OptionError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class OffsetSpec:
-    """Where a read starts or ends: ``kind`` is earliest, latest, offsets, timestamp or timestamps."""
+    """Where a read starts or ends: ``kind`` is earliest, latest, offsets, timestamp, timestamps, or
+    checkpoint (the ends of a load checkpoint's committed runs; other partitions at ``otherwise``)."""
 
     kind: str
     offsets: dict = dataclasses.field(default_factory=dict)  # (topic, partition) -> offset (-2/-1 allowed)
     timestamp: int | None = None  # for kind "timestamp": one time for every partition
     timestamps: dict = dataclasses.field(default_factory=dict)  # (topic, partition) -> time, kind "timestamps"
+    checkpoint: str | None = None  # for kind "checkpoint": the checkpoint URI
+    otherwise: str = "earliest"  # for kind "checkpoint": where partitions it does not know start
 
     def named_partitions(self) -> set:
         return set(self.offsets) | set(self.timestamps)
@@ -78,6 +88,7 @@ class SourceOptions:
     include_headers: bool
     poll_timeout_ms: int
     client: ClientSettings
+    task_checkpoint_location: str | None = None
 
 
 # canonical names, as documented; matching is on the lower-cased form
@@ -86,7 +97,7 @@ _SOURCE_OPTIONS = [
     "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
     "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "maxRecordsPerPartition",
     "includeHeaders", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
-    "groupIdPrefix",
+    "groupIdPrefix", "startingOffsetsFromCheckpoint", "taskCheckpointLocation",
 ]
 _STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 _CANONICAL = {name.lower(): name for name in _SOURCE_OPTIONS + _STREAMING_ONLY}
@@ -121,6 +132,8 @@ EXAMPLES = {
     "kafkaConsumer.pollTimeoutMs": '.option("kafkaConsumer.pollTimeoutMs", "120000")',
     "fetchOffset.numRetries": '.option("fetchOffset.numRetries", "3")',
     "fetchOffset.retryIntervalMs": '.option("fetchOffset.retryIntervalMs", "1000")',
+    "startingOffsetsFromCheckpoint": '.option("startingOffsetsFromCheckpoint", "hdfs://nn/loads/events/_checkpoint")',
+    "taskCheckpointLocation": '.option("taskCheckpointLocation", "file:///data/checkpoint/runs/00000007/tasks")',
 }
 
 
@@ -157,6 +170,7 @@ def parse(options: Mapping[str, str]) -> SourceOptions:
         include_headers=_boolean(opts, "includeHeaders", False),
         poll_timeout_ms=_positive(opts, "kafkaConsumer.pollTimeoutMs") or 120_000,
         client=_client_settings(opts, kafka),
+        task_checkpoint_location=_uri(opts, "taskCheckpointLocation"),
     )
 
 
@@ -214,6 +228,8 @@ def _offsets(opts: dict, side: str) -> OffsetSpec:
     timestamp_name = f"{side}Timestamp"
     by_timestamp_name = f"{side}OffsetsByTimestamp"
     offsets_name = f"{side}Offsets"
+    if side == "starting" and "startingoffsetsfromcheckpoint" in opts:
+        return _from_checkpoint(opts)
     if timestamp_name.lower() in opts:
         return OffsetSpec("timestamp", timestamp=_non_negative(opts, timestamp_name))
     if by_timestamp_name.lower() in opts:
@@ -235,6 +251,28 @@ def _offsets(opts: dict, side: str) -> OffsetSpec:
         if side == "ending" and offset == EARLIEST:
             raise _fail(offsets_name, f"{topic}-{partition} cannot end at earliest (-2) in a batch query")
     return OffsetSpec("offsets", offsets=offsets)
+
+
+def _from_checkpoint(opts: dict) -> OffsetSpec:
+    """Start where a load checkpoint's committed runs ended; other partitions at startingOffsets."""
+    name = "startingOffsetsFromCheckpoint"
+    for other in ("startingTimestamp", "startingOffsetsByTimestamp"):
+        if other.lower() in opts:
+            raise _fail(name, f"cannot be combined with {other}: the checkpoint decides where the read starts")
+    otherwise = opts.get("startingoffsets", "earliest").strip().lower()
+    if otherwise not in ("earliest", "latest"):
+        raise _fail(name, "with a checkpoint, startingOffsets may only say where partitions the checkpoint does "
+                          "not know start: earliest or latest")
+    return OffsetSpec("checkpoint", checkpoint=_uri(opts, name), otherwise=otherwise)
+
+
+def _uri(opts: dict, name: str) -> str | None:
+    text = opts.get(name.lower())
+    if text is None:
+        return None
+    if not text.strip():
+        raise _fail(name, "the location is empty")
+    return to_uri(text.strip())
 
 
 def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
 
+from .checkpoint import CheckpointStore
 from .options import OptionError, SourceOptions
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,10 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
 
 def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:
     spec = options.starting if side == "starting" else options.ending
+    if spec.kind == "checkpoint":
+        ends = CheckpointStore(spec.checkpoint).committed_ends()
+        otherwise = earliest if spec.otherwise == "earliest" else latest
+        return {tp: ends.get(tp, otherwise[tp]) for tp in partitions}
     if spec.kind == "earliest":
         return dict(earliest)
     if spec.kind == "latest":

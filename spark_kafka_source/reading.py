@@ -15,9 +15,12 @@ import logging
 import time
 from typing import NamedTuple
 
+import pyarrow.compute as pc
+
 from broker.client import KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
 
 from .arrow_records import decode
+from .checkpoint import TaskCheckpoint, write_task_checkpoint
 from .options import ClientSettings
 from .planning import DataLossError
 
@@ -32,6 +35,7 @@ class TaskSettings(NamedTuple):
     fail_on_data_loss: bool
     include_headers: bool
     poll_timeout_ms: int
+    task_checkpoint_location: str | None = None
 
 
 def _loss(settings: TaskSettings, message: str) -> None:
@@ -41,8 +45,40 @@ def _loss(settings: TaskSettings, message: str) -> None:
     log.warning("%s; failOnDataLoss=false, so the task skips it", message)
 
 
-def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings):
-    """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``."""
+def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str = ""):
+    """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``;
+    with a task checkpoint location, write what was read there once the range is read completely."""
+    if settings.task_checkpoint_location is None:
+        yield from _fetch_range(topic, partition, start, end, settings)
+        return
+    began = time.monotonic()
+    tally = _Tally()
+    for batch in _fetch_range(topic, partition, start, end, settings):
+        tally.add(batch)
+        yield batch
+    write_task_checkpoint(settings.task_checkpoint_location, TaskCheckpoint(
+        node, topic, partition, start, end, tally.records, tally.bytes, tally.first_timestamp, tally.last_timestamp,
+        round(time.monotonic() - began, 3)))
+
+
+class _Tally:
+    """Records, key and value bytes, and the first and last timestamps (ms) of the batches read."""
+
+    def __init__(self):
+        self.records = self.bytes = 0
+        self.first_timestamp = self.last_timestamp = None
+
+    def add(self, batch) -> None:
+        self.records += batch.num_rows
+        for column in ("key", "value"):
+            self.bytes += pc.sum(pc.binary_length(batch.column(column))).as_py() or 0
+        timestamps = batch.column("timestamp")
+        if self.first_timestamp is None:
+            self.first_timestamp = timestamps[0].value // 1000
+        self.last_timestamp = timestamps[-1].value // 1000
+
+
+def _fetch_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings):
     client_settings = settings.client
     client = client_settings.client(settings.bootstrap_servers)
     name = f"{topic}-{partition}"

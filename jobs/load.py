@@ -1,0 +1,235 @@
+"""``kafkalog load`` (also ``python -m jobs.load``): a scheduled, incremental, exactly-once load of
+Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoop-compatible
+filesystem, and offset-rewind reruns.
+
+Exit status: 0 the run committed (or the dry run or history was shown), 1 the run failed (its
+reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+import traceback
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+
+EPILOG = """\
+examples:
+  kafkalog load --topics page-views --output hdfs://nn/warehouse/page_views
+  kafkalog load --topic-pattern 'events-.*' --output /data/events --checkpoint /data/events-checkpoint
+  kafkalog load --topics page-views --output /data/pv --dry-run
+  kafkalog load --topics page-views --output /data/pv --rewind-to-time 2026-11-20T13:00:00Z
+  kafkalog load --topics page-views --output /data/pv --rewind-to-run 12
+  kafkalog load --topics page-views --output /data/pv --rewind-to-offsets '{"page-views":{"0":1500}}'
+  kafkalog load --output /data/pv --history
+
+Each run reads every partition from where the committed runs ended to the latest offset now,
+writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
+(default <output>/_checkpoint). A run that was killed is executed again with the same plan.
+
+exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
+             3 another run holds the checkpoint's lock"""
+
+
+def add_parser(commands) -> None:
+    """Add ``load`` to the ``kafkalog`` subcommands."""
+    parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
+                                 description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    _arguments(parser)
+    parser.set_defaults(func=run_command)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap-servers", "--bootstrap-server", dest="bootstrap_servers",
+                        default="127.0.0.1:9092", metavar="HOST:PORT[,...]", help="default 127.0.0.1:9092")
+    topics = parser.add_mutually_exclusive_group()
+    topics.add_argument("--topics", metavar="A,B", help="topics to load")
+    topics.add_argument("--topic-pattern", metavar="REGEX", help="load every topic matching (the whole name)")
+    parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
+    parser.add_argument("--checkpoint", metavar="URI", help="the checkpoint (default <output>/_checkpoint)")
+    parser.add_argument("--format", default="parquet", choices=("parquet", "orc", "json"), help="default parquet")
+    parser.add_argument("--max-records-per-partition", type=_positive, metavar="N",
+                        help="split a partition's range into tasks of at most N records")
+    parser.add_argument("--min-partitions", type=_positive, metavar="N", help="read with at least N tasks")
+    parser.add_argument("--fail-on-data-loss", default="true", choices=("true", "false"),
+                        help="fail when offsets to load were deleted (true, the default) or load what is left")
+    parser.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"),
+                        help="where partitions never loaded start (default earliest)")
+    rewind = parser.add_mutually_exclusive_group()
+    rewind.add_argument("--rewind-to-time", metavar="TIME", type=_time,
+                        help="load again from this time (ISO 8601, e.g. 2026-11-20T13:00:00Z, or epoch ms)")
+    rewind.add_argument("--rewind-to-run", metavar="N", type=_positive, help="load again from the start of run N")
+    rewind.add_argument("--rewind-to-offsets", metavar="JSON", type=_offsets,
+                        help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
+    parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
+    parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
+    parser.add_argument("--keep-runs", type=_positive, default=100, metavar="N",
+                        help="runs kept in the checkpoint's history (default 100)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="another kafkalog source option, e.g. kafka.max.partition.fetch.bytes=1048576")
+    parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
+                        help="Spark master when no Spark session exists (default local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--verbose", action="store_true", help="on failure, print the whole traceback")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _time(text: str) -> int:
+    """ISO 8601 (a time without zone is UTC) or epoch milliseconds -> epoch milliseconds."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither ISO 8601 (2026-11-20T13:00:00Z) nor epoch "
+                                         f"milliseconds") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def _offsets(text: str) -> dict:
+    """'{"events":{"0":1500}}' -> {("events", 0): 1500}."""
+    problem = f"{text!r} is not offset JSON like " + """'{"events":{"0":1500}}'"""
+    try:
+        parsed = json.loads(text)
+        offsets = {(topic, int(p)): o for topic, ps in parsed.items() for p, o in ps.items()}
+    except (ValueError, AttributeError, TypeError):
+        raise argparse.ArgumentTypeError(problem) from None
+    if not offsets or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets.values()):
+        raise argparse.ArgumentTypeError(problem + " (offsets are integers >= 0)")
+    return offsets
+
+
+def settings_from(args):
+    from .planner import Rewind
+    from .runner import LoadSettings
+    rewind = None
+    if args.rewind_to_time is not None:
+        rewind = Rewind("time", args.rewind_to_time)
+    elif args.rewind_to_run is not None:
+        rewind = Rewind("run", args.rewind_to_run)
+    elif args.rewind_to_offsets is not None:
+        rewind = Rewind("offsets", args.rewind_to_offsets)
+    options = {}
+    for pair in args.option:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageProblem(f"--option {pair!r}: expected KEY=VALUE")
+        options[key.strip()] = value
+    return LoadSettings(
+        bootstrap_servers=args.bootstrap_servers, output=args.output,
+        checkpoint=args.checkpoint or args.output.rstrip("/") + "/_checkpoint",
+        topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
+        topic_pattern=args.topic_pattern, format=args.format,
+        max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
+        fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
+        rewind=rewind, keep_runs=args.keep_runs, source_options=options, progress=not args.quiet)
+
+
+class UsageProblem(ValueError):
+    pass
+
+
+def run_command(args) -> int:
+    """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
+    from spark_kafka_source.checkpoint import CheckpointError, LockHeldError
+    from spark_kafka_source.options import OptionError
+
+    from . import history
+    from .planner import UsageError
+
+    try:
+        settings = settings_from(args)
+        if args.history:
+            print(history.format_text(settings.checkpoint))
+            return EXIT_OK
+        if not settings.topics and not settings.topic_pattern:
+            raise UsageProblem("name the topics to load: --topics A,B or --topic-pattern REGEX")
+        if args.dry_run:
+            print(history.format_dry_run(settings))
+            return EXIT_OK
+        return _load(args, settings)
+    except (UsageProblem, UsageError, OptionError) as exc:
+        _error(exc)
+        return EXIT_USAGE
+    except LockHeldError as exc:
+        _error(exc)
+        return EXIT_LOCKED
+    except CheckpointError as exc:
+        _error(exc)
+        return EXIT_FAILED
+    except Exception as exc:  # the reason on one line; the next run resumes the plan
+        if args.verbose:
+            traceback.print_exc()
+        _error(exc)
+        return EXIT_FAILED
+
+
+def _load(args, settings) -> int:
+    from spark_kafka_source.java import require_java
+
+    from . import report
+    from .runner import load
+    require_java()
+    spark = spark_session(args.master, args.conf)
+    result = load(spark, settings, say=lambda line: print(line, flush=True))
+    print(report.format_text(result), flush=True)
+    return EXIT_OK
+
+
+def spark_session(master: str, conf: list[str]):
+    """The active Spark session, or a new one (UTC session time zone, quiet logs)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import spark_kafka_source
+    builder = SparkSession.builder.appName("kafkalog-load").master(master) \
+        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    for pair in conf:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageProblem(f"--conf {pair!r}: expected KEY=VALUE")
+        builder = builder.config(key.strip(), value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark_kafka_source.register(spark)
+    return spark
+
+
+def _error(exc: Exception) -> None:
+    print(f"kafkalog load: {reason(exc)}", file=sys.stderr, flush=True)
+
+
+def reason(exc: Exception) -> str:
+    """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^[\w.]*Error: ", line):
+            return line[:1000]
+    return (lines[0] if lines else type(exc).__name__)[:1000]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _arguments(parser)
+    return run_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

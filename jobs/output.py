@@ -1,0 +1,92 @@
+"""The output of a series of loads, and how a run's output becomes visible all at once.
+
+Layout under the output URI (Hive-style partition directories, so Spark and Hive find the columns)::
+
+    run=<N>/topic=<topic>/date=<yyyy-mm-dd>/hour=<hh>/part-*.parquet   committed runs
+    _staging/run=<N>/...                                               a run being written
+    _superseded/run=<N>/...                                            runs a rewind replaced
+
+``date`` and ``hour`` are the UTC event time of each record (its Kafka timestamp). Spark and Hive
+skip paths whose name starts with ``_``, so staging and superseded output is never read.
+
+A run is written to ``_staging/run=<N>`` by one Spark job (which writes ``_SUCCESS`` last), then
+published by renaming that directory to ``run=<N>``: one atomic rename on local files and HDFS.
+A run executed again after a kill therefore replaces its own partial staging output, and never
+adds to published output; a rewind moves whole ``run=<N>`` directories aside, again one rename each.
+"""
+
+from pyspark.sql import DataFrame, SparkSession, functions as F
+from pyspark.sql.types import DateType, IntegerType, StringType, StructField, StructType
+
+from spark_kafka_source.checkpoint import Location
+from spark_kafka_source.datasource import source_schema
+
+FORMATS = ("parquet", "orc", "json")
+PARTITION_COLUMNS = ("topic", "date", "hour")
+SECONDS_PER_DAY = 86_400
+
+
+def run_dir(number: int) -> str:
+    return f"run={number}"
+
+
+class Output:
+    def __init__(self, uri: str, format: str = "parquet"):
+        self.location = Location(uri)
+        self.uri = self.location.uri
+        self.format = format
+
+    def staging_uri(self, number: int) -> str:
+        return f"{self.uri}/_staging/{run_dir(number)}"
+
+    def is_published(self, number: int) -> bool:
+        return self.location.exists(run_dir(number))
+
+    def is_staged(self, number: int) -> bool:
+        """The run's Spark job committed its staging output completely."""
+        return self.location.exists(f"_staging/{run_dir(number)}/_SUCCESS")
+
+    def write_staging(self, df: DataFrame, number: int) -> None:
+        """Write the records (replacing any partial output of an earlier attempt of the run)."""
+        (with_event_hour(df).write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).format(self.format)
+         .save(self.staging_uri(number)))
+
+    def publish(self, number: int) -> None:
+        self.location.move(f"_staging/{run_dir(number)}", run_dir(number))
+
+    def set_aside(self, number: int) -> bool:
+        """Move a superseded run's output out of the way; True if there was published output."""
+        self.location.delete(f"_staging/{run_dir(number)}")
+        if not self.is_published(number):
+            return False
+        self.location.delete(f"_superseded/{run_dir(number)}")
+        self.location.move(run_dir(number), f"_superseded/{run_dir(number)}")
+        return True
+
+    def delete_superseded(self, number: int) -> None:
+        self.location.delete(f"_superseded/{run_dir(number)}")
+
+
+def with_event_hour(df: DataFrame) -> DataFrame:
+    """Add ``date`` and ``hour``, the UTC date and hour of each record's timestamp (independent of
+    the session time zone: whole days and hours since the epoch)."""
+    seconds = F.unix_seconds(F.col("timestamp"))
+    return (df.withColumn("date", F.date_add(F.lit("1970-01-01").cast("date"),
+                                             F.floor(seconds / SECONDS_PER_DAY).cast("int")))
+              .withColumn("hour", F.pmod(F.floor(seconds / 3600), F.lit(24)).cast("int")))
+
+
+def output_schema(include_headers: bool = True) -> StructType:
+    """The schema of loaded output read back: the source's columns, then the partition columns."""
+    data = [f for f in source_schema(include_headers).fields if f.name != "topic"]
+    return StructType(data + [StructField("run", IntegerType()), StructField("topic", StringType()),
+                              StructField("date", DateType()), StructField("hour", IntegerType())])
+
+
+def read_output(spark: SparkSession, uri: str, format: str = "parquet") -> DataFrame:
+    """The committed output of a series of loads, with an explicit schema (so a topic named "42"
+    stays a string, and an output with no record yet reads as empty)."""
+    output = Output(uri, format)
+    if not any(name.startswith("run=") for name in output.location.names()):
+        return spark.createDataFrame([], output_schema())
+    return spark.read.schema(output_schema()).format(format).load(output.uri)

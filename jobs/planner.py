@@ -1,0 +1,139 @@
+"""What the next run of a load reads: the plan of a pending run again, the next increment, or a
+rewind.
+
+* A pending run (planned, never committed) is executed again with its own plan, whatever changed.
+* Otherwise each partition starts where the committed runs ended (partitions never loaded start
+  at ``--starting-offsets``, earliest by default) and ends at the latest offset now.
+* A rewind supersedes the runs after the chosen point and starts there. A point in the middle of
+  a run (a time or an offset inside its range) supersedes that whole run, so every partition of it
+  is loaded again from the run's start: nothing is duplicated and nothing is lost. A rewind never
+  skips forward: a partition whose point lies past what is loaded continues where it is.
+
+Data loss (a start no longer on the broker) follows ``--fail-on-data-loss``, as in the data source.
+"""
+
+import json
+from typing import NamedTuple
+
+from broker.client import EARLIEST, LATEST, KafkaClient
+from spark_kafka_source import options as source_options
+from spark_kafka_source.checkpoint import CheckpointStore, PartitionPlan, Run
+from spark_kafka_source.planning import resolve_ranges, topic_partitions
+
+
+READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets", "startingtimestamp",
+              "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp")
+
+
+class UsageError(ValueError):
+    """The arguments ask for something the checkpoint cannot do (exit status 2)."""
+
+
+class Rewind(NamedTuple):
+    kind: str  # "time" (ms), "run" or "offsets"
+    value: object  # int for time and run; {(topic, partition): offset} for offsets
+
+    def describe(self) -> dict:
+        value = {f"{t}-{p}": o for (t, p), o in self.value.items()} if self.kind == "offsets" else self.value
+        return {"kind": self.kind, "value": value}
+
+
+class LoadPlan(NamedTuple):
+    run: int
+    partitions: list[PartitionPlan]
+    again: bool  # executing a pending run's plan again
+    supersede: list[int]  # runs a rewind supersedes, newest first
+
+
+def source_client(source: dict) -> KafkaClient:
+    """A client for the brokers and client settings of kafkalog source options."""
+    parsed = source_options.parse(source)
+    return parsed.client.client(parsed.bootstrap_servers)
+
+
+def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, starting: str = "earliest",
+              rewind: Rewind | None = None) -> LoadPlan:
+    """``source``: data source options naming the brokers, the topics (subscribe or subscribePattern),
+    failOnDataLoss and client settings."""
+    runs = store.effective_runs()
+    pending = runs[-1] if runs and runs[-1].pending else None
+    if pending and rewind is None:
+        return LoadPlan(pending.number, pending.plan, True, [])
+    committed = [r for r in runs if r.committed]
+    parsed = source_options.parse(source)
+    partitions = topic_partitions(client, parsed)
+    superseded: list[Run] = []
+    targets: dict = {}
+    if rewind is not None:
+        targets = _targets(client, rewind, partitions)
+        first = _first_superseded(committed, rewind, targets)
+        superseded = [r for r in committed if first is not None and r.number >= first] + ([pending] if pending else [])
+        committed = [r for r in committed if r not in superseded]
+    starts = dict(targets)
+    for run in reversed(superseded):  # a partition of superseded runs starts at its start there, or earlier
+        starts.update({p.key: min(p.start, starts.get(p.key, p.start)) for p in run.plan})
+    starts.update(store.committed_ends(committed))
+    ranges = _ranges(client, source, partitions, starts, starting)
+    plan = [PartitionPlan(r.topic, r.partition, r.start, r.end, *_leader(client, r.topic, r.partition))
+            for r in ranges]
+    return LoadPlan(store.next_run_number(), plan, False, sorted((r.number for r in superseded), reverse=True))
+
+
+def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
+    """(topic, partition) -> the offset a time or offsets rewind points at."""
+    if rewind.kind == "offsets":
+        return dict(rewind.value)
+    if rewind.kind == "time":
+        found = client.list_offsets({tp: rewind.value for tp in partitions})
+        latest = client.list_offsets({tp: LATEST for tp in partitions})
+        return {tp: offset if offset >= 0 else latest[tp][0] for tp, (offset, _) in found.items()}
+    return {}
+
+
+def _first_superseded(committed: list[Run], rewind: Rewind, targets: dict) -> int | None:
+    """The oldest committed run a rewind supersedes (with all the runs after it), or None."""
+    if rewind.kind == "run":
+        numbers = [r.number for r in committed]
+        if rewind.value not in numbers:
+            known = ", ".join(map(str, numbers)) or "none"
+            raise UsageError(f"--rewind-to-run {rewind.value}: no such committed run in the history (committed "
+                             f"runs not superseded: {known})")
+        return rewind.value
+    for run in committed:
+        for p in run.plan:
+            if p.key in targets and p.end > p.start and p.end > targets[p.key]:
+                return run.number
+    return None
+
+
+def _ranges(client: KafkaClient, source: dict, partitions: list, starts: dict, starting: str) -> list:
+    """[start, latest) for every partition, with the data source's data loss rules; a partition whose
+    offsets started over (its topic was re-created) is read from its earliest offset."""
+    if not partitions:
+        return []
+    new = [tp for tp in partitions if tp not in starts]
+    if new:
+        where = client.list_offsets({tp: EARLIEST if starting == "earliest" else LATEST for tp in new})
+        starts = {**starts, **{tp: offset for tp, (offset, _) in where.items()}}
+    ranges = resolve_ranges(client, _exact_read(source, partitions, starts))
+    missing = set(partitions) - {(r.topic, r.partition) for r in ranges}
+    if missing:  # failOnDataLoss=false and the log now ends before the start: it started over
+        starts = {**starts, **{tp: EARLIEST for tp in missing}}
+        ranges = resolve_ranges(client, _exact_read(source, partitions, starts))
+    return ranges
+
+
+def _exact_read(source: dict, partitions: list, starts: dict):
+    """Source options reading exactly ``partitions`` from ``starts`` to the latest offsets."""
+    assign, offsets = {}, {}
+    for topic, partition in partitions:
+        assign.setdefault(topic, []).append(partition)
+        offsets.setdefault(topic, {})[str(partition)] = starts[(topic, partition)]
+    kept = {k: v for k, v in source.items() if k.lower() not in READ_SCOPE}
+    return source_options.parse(dict(kept, assign=json.dumps(assign), startingOffsets=json.dumps(offsets),
+                                      endingOffsets="latest"))
+
+
+def _leader(client: KafkaClient, topic: str, partition: int) -> tuple:
+    leader = client.leader_of(topic, partition)
+    return leader.node_id, f"{leader.host}:{leader.port}"

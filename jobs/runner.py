@@ -1,0 +1,155 @@
+"""One run of a scheduled load: lock, plan, read, write, publish, commit, report.
+
+The steps, and what a kill at any moment leaves for the next run:
+
+1. take the checkpoint's lock (a second run fails; a killed run's lock is taken over);
+2. move aside the output of runs marked superseded (finishes a rewind that was killed);
+3. plan: the pending run again, or the next increment, or a rewind (``planner``); a rewind first
+   marks the runs it supersedes, newest first, then moves their output aside;
+4. write the plan (killed before: nothing happened; after: the next run executes this plan again);
+5. read through the ``kafkalog`` source, each task writing its checkpoint, and write the records
+   to ``_staging/run=N`` in one Spark job (killed: the next run rewrites the staging output);
+6. publish: rename ``_staging/run=N`` to ``run=N`` (killed before: the staged output is complete
+   and is published; after: the output is published and only the commit is missing);
+7. write ``commit.json``, then the report; apply the history's retention.
+
+So the output holds every offset of the committed runs exactly once, whatever was killed when.
+"""
+
+import dataclasses
+import json
+import os
+import sys
+import time
+
+from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
+from spark_kafka_source.datasource import source_schema
+
+from . import report as run_report
+from .output import Output
+from .planner import READ_SCOPE, LoadPlan, Rewind, plan_next, source_client
+from .progress import SparkProgress
+
+PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"  # tests: stop at a step so a real SIGKILL lands exactly there
+
+
+@dataclasses.dataclass
+class LoadSettings:
+    bootstrap_servers: str
+    output: str
+    checkpoint: str
+    topics: list[str] | None = None
+    topic_pattern: str | None = None
+    format: str = "parquet"
+    max_records_per_partition: int | None = None
+    min_partitions: int | None = None
+    fail_on_data_loss: bool = True
+    starting_offsets: str = "earliest"
+    rewind: Rewind | None = None
+    keep_runs: int = 100
+    source_options: dict = dataclasses.field(default_factory=dict)  # more kafkalog options (kafka.* ...)
+    progress: bool = True
+
+    def source(self) -> dict:
+        """Options of the kafkalog source naming the brokers, topics and data loss policy."""
+        options = dict(self.source_options)
+        options["kafka.bootstrap.servers"] = self.bootstrap_servers
+        options["failOnDataLoss"] = str(self.fail_on_data_loss).lower()
+        if self.topic_pattern is not None:
+            options["subscribePattern"] = self.topic_pattern
+        else:
+            options["subscribe"] = ",".join(self.topics or [])
+        return options
+
+
+def _pause_at(step: str, say) -> None:
+    if os.environ.get(PAUSE_VARIABLE) == step:
+        say(f"paused at {step}")
+        sys.stdout.flush()
+        while True:
+            time.sleep(3600)
+
+
+def plan_only(settings: LoadSettings) -> LoadPlan:
+    """What the next run would do (``--dry-run``): nothing is written, no lock is taken."""
+    store = CheckpointStore(settings.checkpoint)
+    with source_client(settings.source()) as client:
+        return plan_next(store, client, settings.source(), settings.starting_offsets, settings.rewind)
+
+
+def load(spark, settings: LoadSettings, say=print) -> dict:
+    """Run one load; returns its report."""
+    began = time.monotonic()
+    store = CheckpointStore(settings.checkpoint)
+    output = Output(settings.output, settings.format)
+    with CheckpointLock(store.location) as lock:
+        _set_aside_superseded(store, output)
+        plan = plan_only(settings)
+        if plan.supersede:
+            for number in plan.supersede:
+                lock.check()
+                store.supersede(number, {"by_run": plan.run, "rewind": settings.rewind.describe()})
+            _set_aside_superseded(store, output)
+            say(f"rewind: superseded run{'s' if len(plan.supersede) > 1 else ''} "
+                f"{', '.join(map(str, sorted(plan.supersede)))} (output moved to {output.uri}/_superseded)")
+        lock.check()
+        if plan.again:
+            run = store.runs()[-1]
+            say(f"run {run.number} was planned but not committed: executing its plan again")
+        else:
+            run = store.write_plan(plan.run, plan.partitions, {
+                "output": output.uri, "format": output.format, "source": settings.source(),
+                "rewind": settings.rewind.describe() if settings.rewind else None})
+        _pause_at("planned", say)
+        if not output.is_published(run.number):
+            if not output.is_staged(run.number):
+                _write(spark, settings, store, output, run)
+            _pause_at("written", say)
+            lock.check()
+            output.publish(run.number)
+        _pause_at("published", say)
+        lock.check()
+        with source_client(settings.source()) as client:
+            latest = {tp: o for tp, (o, _) in client.list_offsets({p.key: -1 for p in run.plan}).items()} \
+                if run.plan else {}
+        result = run_report.build(run, store.tasks(run.number), latest, time.monotonic() - began, output.uri,
+                                  plan.supersede, plan.again)
+        store.commit(run.number, {"records": result["total"]["records"], "bytes": result["total"]["bytes"]})
+        store.write_report(run.number, result)
+        _pause_at("committed", say)
+        for number in store.apply_retention(settings.keep_runs):
+            output.delete_superseded(number)
+    return result
+
+
+def _set_aside_superseded(store: CheckpointStore, output: Output) -> None:
+    for run in store.runs():
+        if run.superseded is not None:
+            output.set_aside(run.number)
+
+
+def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output, run) -> None:
+    store.location.delete(f"{store.run_name(run.number)}/tasks")  # from an attempt with another split
+    if run.plan:
+        df = spark.read.format("kafkalog").options(**_read_options(settings, run, store.tasks_uri(run.number))).load()
+    else:
+        df = spark.createDataFrame([], source_schema(include_headers=True))
+    with SparkProgress(spark, f"run {run.number}", enabled=settings.progress):
+        output.write_staging(df, run.number)
+
+
+def _read_options(settings: LoadSettings, run, tasks_uri: str) -> dict:
+    """kafkalog options reading exactly the run's plan, each task writing its checkpoint."""
+    assign, starting, ending = {}, {}, {}
+    for p in run.plan:
+        assign.setdefault(p.topic, []).append(p.partition)
+        starting.setdefault(p.topic, {})[str(p.partition)] = p.start
+        ending.setdefault(p.topic, {})[str(p.partition)] = p.end
+    options = {k: v for k, v in settings.source().items() if k.lower() not in READ_SCOPE}
+    options.update(assign=json.dumps(assign), startingOffsets=json.dumps(starting),
+                   endingOffsets=json.dumps(ending), includeHeaders="true", taskCheckpointLocation=tasks_uri)
+    if settings.max_records_per_partition:
+        options["maxRecordsPerPartition"] = str(settings.max_records_per_partition)
+    if settings.min_partitions:
+        options["minPartitions"] = str(settings.min_partitions)
+    return options

@@ -1,0 +1,216 @@
+"""The checkpoint of a series of loads: numbered runs, each with its plan, its tasks' checkpoints,
+its commit marker, and, after a rewind, a superseded marker.
+
+Layout under the checkpoint URI (every file is JSON with a ``version`` field)::
+
+    lock.json                         held while a run is in flight (see ``lock``)
+    runs/00000001/plan.json           every partition's [start, end) and leader, written before reading
+    runs/00000001/tasks/<topic>-<partition>-<from>.json
+                                      written by each task when it has read its slice completely
+    runs/00000001/commit.json         written only after the run's output is committed
+    runs/00000001/report.json         the run's report (per partition and in total)
+    runs/00000001/superseded.json     written when a rewind supersedes the run
+
+A run is *committed* when it has ``commit.json``, *pending* when it has a plan and no commit, and
+*superseded* when a rewind replaced it. Where the next run starts is the fold of the committed,
+not superseded runs' end offsets, in run order (a partition keeps the end of the last run that
+planned it). Runs are kept up to a retention count; the newest committed run is always kept.
+"""
+
+import dataclasses
+import datetime
+from typing import NamedTuple
+
+from .location import CheckpointError, Location
+
+FORMAT_VERSION = 1
+RUN_DIGITS = 8
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class PartitionPlan(NamedTuple):
+    """One partition of a run's plan: ``[start, end)`` and the leader when the run was planned."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    leader_id: int
+    leader: str  # host:port
+
+    @property
+    def key(self) -> tuple:
+        return self.topic, self.partition
+
+
+class TaskCheckpoint(NamedTuple):
+    """What one task read: its node, partition, offsets ``[start, until)``, counts and times."""
+
+    node: str
+    topic: str
+    partition: int
+    start: int
+    until: int
+    records: int
+    bytes: int
+    first_timestamp: int | None  # ms since the epoch, of the first and last record read
+    last_timestamp: int | None
+    seconds: float
+
+
+@dataclasses.dataclass
+class Run:
+    number: int
+    plan: list[PartitionPlan]
+    created: str
+    details: dict  # what the job that planned the run recorded (output, format, rewind ...)
+    commit: dict | None = None
+    superseded: dict | None = None
+
+    @property
+    def committed(self) -> bool:
+        return self.commit is not None
+
+    @property
+    def pending(self) -> bool:
+        return self.commit is None and self.superseded is None
+
+    def ranges(self) -> dict:
+        return {p.key: p for p in self.plan}
+
+
+class CheckpointStore:
+    def __init__(self, uri: str):
+        self.location = Location(uri)
+        self.uri = self.location.uri
+
+    @staticmethod
+    def run_name(number: int) -> str:
+        return f"runs/{number:0{RUN_DIGITS}d}"
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def runs(self) -> list[Run]:
+        """Every run with a plan, oldest first. A run directory without a plan (the process was
+        killed before writing it) is ignored when it is the newest, and an error otherwise."""
+        numbers = []
+        for name in self.location.names("runs"):
+            if not (name.isdigit() and len(name) == RUN_DIGITS):
+                continue  # a temporary file of an atomic write, or something foreign
+            numbers.append(int(name))
+        runs = []
+        for index, number in enumerate(numbers):
+            entries = self.location.names(self.run_name(number))
+            if "plan.json" not in entries:
+                if index == len(numbers) - 1:
+                    continue
+                raise CheckpointError(f"{self.uri}/{self.run_name(number)} has no plan.json, yet later runs exist: "
+                                      f"the checkpoint was damaged; restore the file or remove the later runs")
+            runs.append(self._read_run(number, entries))
+        return runs
+
+    def _read_run(self, number: int, entries: list[str]) -> Run:
+        name = self.run_name(number)
+        plan = self._versioned(f"{name}/plan.json")
+        try:
+            if plan["run"] != number:
+                raise CheckpointError(f"{self.uri}/{name}/plan.json belongs to run {plan['run']}, not {number}")
+            ranges = [PartitionPlan(str(p["topic"]), int(p["partition"]), int(p["start"]), int(p["end"]),
+                                    int(p["leader_id"]), str(p["leader"])) for p in plan["partitions"]]
+            created, details = str(plan["created"]), dict(plan.get("details") or {})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"{self.uri}/{name}/plan.json is corrupt (bad or missing field {exc})") from None
+        run = Run(number, ranges, created, details)
+        if "commit.json" in entries:
+            run.commit = self._versioned(f"{name}/commit.json")
+        if "superseded.json" in entries:
+            run.superseded = self._versioned(f"{name}/superseded.json")
+        return run
+
+    def _versioned(self, name: str) -> dict:
+        value = self.location.read_json(name)
+        if value.get("version") != FORMAT_VERSION:
+            raise CheckpointError(f"{self.uri}/{name} has format version {value.get('version')!r}; this version of "
+                                  f"kafkalog reads version {FORMAT_VERSION}")
+        return value
+
+    def effective_runs(self) -> list[Run]:
+        return [r for r in self.runs() if r.superseded is None]
+
+    def pending_run(self) -> Run | None:
+        """The newest run if it was planned and never committed (nor superseded)."""
+        runs = self.effective_runs()
+        return runs[-1] if runs and runs[-1].pending else None
+
+    def committed_ends(self, runs: list[Run] | None = None) -> dict:
+        """(topic, partition) -> the offset the committed, not superseded runs loaded up to."""
+        ends = {}
+        for run in self.effective_runs() if runs is None else runs:
+            if run.committed:
+                ends.update({p.key: p.end for p in run.plan})
+        return ends
+
+    def next_run_number(self) -> int:
+        numbers = [int(n) for n in self.location.names("runs") if n.isdigit() and len(n) == RUN_DIGITS]
+        planned = [r.number for r in self.runs()]
+        unplanned_last = numbers and (not planned or numbers[-1] > planned[-1])
+        return numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
+
+    def tasks(self, number: int) -> list[TaskCheckpoint]:
+        name = f"{self.run_name(number)}/tasks"
+        found = []
+        for entry in self.location.names(name):
+            if not entry.endswith(".json"):
+                continue  # a temporary file of a task's write
+            value = self._versioned(f"{name}/{entry}")
+            try:
+                found.append(TaskCheckpoint(*(value[field] for field in TaskCheckpoint._fields)))
+            except KeyError as exc:
+                raise CheckpointError(f"{self.uri}/{name}/{entry} is corrupt (missing field {exc})") from None
+        return sorted(found, key=lambda t: (t.topic, t.partition, t.start))
+
+    def report(self, number: int) -> dict | None:
+        name = f"{self.run_name(number)}/report.json"
+        return self.location.read_json(name) if self.location.exists(name) else None
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write_plan(self, number: int, plan: list[PartitionPlan], details: dict) -> Run:
+        created = now_iso()
+        self.location.write_json(f"{self.run_name(number)}/plan.json", {
+            "version": FORMAT_VERSION, "run": number, "created": created, "details": details,
+            "partitions": [p._asdict() for p in plan]})
+        return Run(number, list(plan), created, details)
+
+    def tasks_uri(self, number: int) -> str:
+        return f"{self.uri}/{self.run_name(number)}/tasks"
+
+    def commit(self, number: int, details: dict) -> None:
+        self.location.write_json(f"{self.run_name(number)}/commit.json",
+                                 {"version": FORMAT_VERSION, "run": number, "committed": now_iso(), **details})
+
+    def write_report(self, number: int, report: dict) -> None:
+        self.location.write_json(f"{self.run_name(number)}/report.json", {"version": FORMAT_VERSION, **report})
+
+    def supersede(self, number: int, reason: dict) -> None:
+        self.location.write_json(f"{self.run_name(number)}/superseded.json",
+                                 {"version": FORMAT_VERSION, "run": number, "superseded": now_iso(), **reason})
+
+    def apply_retention(self, keep: int) -> list[int]:
+        """Remove the oldest runs beyond ``keep``, never the newest committed run; the numbers removed."""
+        runs = self.runs()
+        committed = [r.number for r in runs if r.committed and r.superseded is None]
+        protected = {committed[-1]} if committed else set()
+        removable = [r.number for r in runs[:max(len(runs) - keep, 0)] if r.number not in protected]
+        for number in removable:
+            self.location.delete(self.run_name(number))
+        return removable
+
+
+def write_task_checkpoint(tasks_uri: str, task: TaskCheckpoint) -> None:
+    """Called in a Spark task when its slice is read completely (a retry rewrites the same file)."""
+    Location(tasks_uri).write_json(f"{task.topic}-{task.partition}-{task.start}.json",
+                                   {"version": FORMAT_VERSION, "written": now_iso(), **task._asdict()})
