@@ -22,6 +22,8 @@ class ApiKey(enum.IntEnum):
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     INIT_PRODUCER_ID = 22
+    DESCRIBE_CONFIGS = 32
+    DESCRIBE_LOG_DIRS = 35
 
 
 class Api(NamedTuple):
@@ -230,6 +232,63 @@ INIT_PRODUCER_ID_RESPONSE = Struct(
     ("producer_epoch", INT16),
 )
 
+DESCRIBE_CONFIGS_REQUEST = Struct(
+    ("resources", Array(Struct(
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        ("configuration_keys", Array(STRING, nullable_since=0)),
+    ))),
+    Field("include_synonyms", BOOLEAN, since=1),
+    Field("include_documentation", BOOLEAN, since=3),
+)
+DESCRIBE_CONFIGS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("results", Array(Struct(
+        ("error_code", INT16),
+        ("error_message", NULLABLE_STRING),
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        ("configs", Array(Struct(
+            ("name", STRING),
+            ("value", NULLABLE_STRING),
+            ("read_only", BOOLEAN),
+            Field("config_source", INT8, since=1, default=-1),
+            Field("is_default", BOOLEAN, until=0),
+            ("is_sensitive", BOOLEAN),
+            Field("synonyms", Array(Struct(
+                ("name", STRING),
+                ("value", NULLABLE_STRING),
+                ("source", INT8),
+            )), since=1),
+            Field("config_type", INT8, since=3),
+            Field("documentation", NULLABLE_STRING, since=3),
+        ))),
+    ))),
+)
+
+DESCRIBE_LOG_DIRS_REQUEST = Struct(
+    ("topics", Array(Struct(
+        ("topic", STRING),
+        ("partitions", Array(INT32)),
+    ), nullable_since=0)),
+)
+DESCRIBE_LOG_DIRS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("results", Array(Struct(
+        ("error_code", INT16),
+        ("log_dir", STRING),
+        ("topics", Array(Struct(
+            ("name", STRING),
+            ("partitions", Array(Struct(
+                ("partition_index", INT32),
+                ("partition_size", INT64),
+                ("offset_lag", INT64),
+                ("is_future_key", BOOLEAN),
+            ))),
+        ))),
+    ))),
+)
+
 APIS = {api.key: api for api in (
     Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
     Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
@@ -239,5 +298,7 @@ APIS = {api.key: api for api in (
     Api(ApiKey.CREATE_TOPICS, 0, 4, CREATE_TOPICS_REQUEST, CREATE_TOPICS_RESPONSE),
     Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
     Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+    Api(ApiKey.DESCRIBE_CONFIGS, 0, 3, DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
+    Api(ApiKey.DESCRIBE_LOG_DIRS, 0, 1, DESCRIBE_LOG_DIRS_REQUEST, DESCRIBE_LOG_DIRS_RESPONSE),
 )}
 """Every API the broker advertises, with exactly the advertised version range."""

@@ -47,6 +47,7 @@ class BrokerConfig:
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
     log: LogConfig = LogConfig()
+    log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
     @property
     def advertised_host(self) -> str:
@@ -166,6 +167,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     if not fields.get("log_dir"):
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
+    fields["log_settings_given"] = frozenset(log_properties)
     config = BrokerConfig(**fields)
     if config.advertised is None and config.host in ("0.0.0.0", "::", ""):
         raise ConfigError("advertised.listeners: required when binding to all interfaces "

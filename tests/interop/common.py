@@ -118,8 +118,7 @@ def stored_batches(log_dir: str, topic: str, partition: int) -> list[dict]:
 
 
 def topic_configs(log_dir: str, topic: str) -> dict | None:
-    """The per-topic config overrides the broker persisted (``<log-dir>/topics.json``), None if unknown.
-    (The broker serves no DescribeConfigs, so this is how a test sees that a config was kept.)"""
+    """The per-topic config overrides the broker persisted (``<log-dir>/topics.json``), None if unknown."""
     with open(os.path.join(log_dir, "topics.json"), encoding="utf-8") as f:
         topics = json.load(f)["topics"]
     return topics[topic]["configs"] if topic in topics else None

@@ -15,7 +15,7 @@ timestamp) with what was produced:
   ``list_offsets`` (earliest, latest, for a timestamp);
 * AdminClient: create (partitions and a config), list and describe, delete, re-create, and the
   errors for an existing topic, replication factor 3, invalid names, zero partitions and unknown or
-  invalid config;
+  invalid config; ``describe_configs`` (values, sources, synonyms, errors);
 * records at and over the broker's ``message.max.bytes`` (the broker, not the client, enforces it);
 * the consumer's default ``isolation.level`` (read_committed) and the default
   ``api.version.request`` negotiation (features that need it: headers, zstd, idempotence);
@@ -37,7 +37,7 @@ from typing import NamedTuple
 import pytest
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Consumer,
                              KafkaError, KafkaException, Producer, TopicCollection, TopicPartition)
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec, ResourceType
 from kafka import KafkaProducer
 
 from .common import (CODECS, PARTITIONS, Rec, assert_no_duplicates, assert_same_records, assert_sequences_continuous,
@@ -446,6 +446,29 @@ def test_admin_creates_lists_and_deletes_a_topic_with_config(broker, topic):
         assert [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in (0, 1)] == [(0, 0)] * 2
     finally:
         consumer.close()
+
+
+def test_admin_describe_configs_gives_values_sources_and_synonyms(broker, topic):
+    admin = admin_client(broker.bootstrap)
+    create(admin, NewTopic(topic, num_partitions=2, replication_factor=1, config={"retention.ms": "3600000"}))
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    configs = admin.describe_configs([resource], request_timeout=15)[resource].result(timeout=20)
+    retention, segment = configs["retention.ms"], configs["segment.bytes"]
+    assert (retention.value, retention.source, retention.is_default) == \
+        ("3600000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value, False)
+    assert (segment.value, segment.source, segment.is_default) == ("1073741824", ConfigSource.DEFAULT_CONFIG.value, True)
+    assert all(c.is_read_only and not c.is_sensitive for c in configs.values())
+    assert {name: s.source for name, s in retention.synonyms.items()} == {
+        "retention.ms": ConfigSource.DYNAMIC_TOPIC_CONFIG.value, "log.retention.ms": ConfigSource.DEFAULT_CONFIG.value}
+
+    missing = ConfigResource(ResourceType.TOPIC, topic + "-missing")
+    with pytest.raises(KafkaException) as raised:
+        admin.describe_configs([missing], request_timeout=15)[missing].result(timeout=20)
+    assert raised.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    broker_resource = ConfigResource(ResourceType.BROKER, "0")
+    with pytest.raises(KafkaException) as raised:
+        admin.describe_configs([broker_resource], request_timeout=15)[broker_resource].result(timeout=20)
+    assert raised.value.args[0].code() == KafkaError.INVALID_REQUEST
 
 
 def test_admin_validate_only_does_not_create(broker, topic):

@@ -16,7 +16,7 @@ timestamp) with what was produced:
 * ``offsets_for_times`` (None after the last record), ``beginning_offsets`` and ``end_offsets``;
 * KafkaAdminClient: create (partitions and a config), list and describe via metadata, delete,
   re-create, and the errors for an existing topic, replication factor 3, invalid names, zero
-  partitions and unknown or invalid config;
+  partitions and unknown or invalid config; ``describe_configs`` and ``describe_log_dirs``;
 * records at and over the broker's ``message.max.bytes`` (``max_request_size`` raised so the broker,
   not the client, enforces it), with and without idempotence;
 * also: LogAppendTime topics (and time lookups on them), records larger than the fetch limits,
@@ -33,7 +33,7 @@ import time
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from .common import (CODECS, PARTITIONS, Rec, assert_no_duplicates, assert_same_records, assert_sequences_continuous,
                      broker_log_checked, compressible_records, deadline, expired, make_records, now_ms, stored_batches,
@@ -390,6 +390,29 @@ def test_admin_creates_lists_describes_and_deletes_a_topic_with_config(broker, a
         assert consumer.end_offsets(partitions, timeout_ms=10000) == {tp: 0 for tp in partitions}
     finally:
         consumer.close()
+
+
+def test_admin_describe_configs_with_synonyms_and_log_dirs_with_partition_sizes(broker, admin, topic):
+    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1,
+                                  topic_configs={"max.message.bytes": "500000"})], timeout_ms=10000)
+    described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], include_synonyms=True,
+                                       config_filter="all")
+    configs = described["topic"][topic]
+    assert configs["max.message.bytes"]["value"] == "500000"
+    assert configs["max.message.bytes"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+    assert [(s["name"], s["value"], s["source"]) for s in configs["max.message.bytes"]["synonyms"]] == [
+        ("max.message.bytes", "500000", "DYNAMIC_TOPIC_CONFIG"), ("message.max.bytes", "1048588", "DEFAULT_CONFIG")]
+    assert (configs["retention.ms"]["value"], configs["retention.ms"]["config_source"]) == \
+        ("604800000", "DEFAULT_CONFIG")
+    assert configs["cleanup.policy"]["config_type"] == "LIST"
+
+    produce_all(broker.bootstrap, topic, make_records(20, partitions=(1,)))
+    [answer] = admin.describe_log_dirs({topic: [0, 1]})
+    [log_dir] = answer["log_dirs"]
+    [described_topic] = log_dir["topics"]
+    sizes = {p["partition_index"]: p["partition_size"] for p in described_topic["partitions"]}
+    stored = sum(b["size"] for b in stored_batches(broker.log_dir, topic, 1))
+    assert sizes == {0: 0, 1: stored} and stored > 20 * 16
 
 
 def test_admin_validate_only_does_not_create(admin, topic):

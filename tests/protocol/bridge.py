@@ -7,7 +7,8 @@ here only rename and convert values: all encoding and decoding is done by each l
 """
 
 from kafka.protocol.admin import (CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
-                                  DeleteTopicsResponse)
+                                  DeleteTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
+                                  DescribeLogDirsRequest, DescribeLogDirsResponse)
 from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
@@ -25,6 +26,8 @@ KAFKA_PYTHON = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.DESCRIBE_CONFIGS: (DescribeConfigsRequest, DescribeConfigsResponse),
+    ApiKey.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest, DescribeLogDirsResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

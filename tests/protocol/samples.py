@@ -127,6 +127,24 @@ REQUESTS = {
         Sample("idempotent", {"transactional_id": None, "transaction_timeout_ms": 2147483647}),
         Sample("transactional", {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}),
     ],
+    ApiKey.DESCRIBE_CONFIGS: [
+        Sample("topics-and-broker", {
+            "resources": [
+                {"resource_type": 2, "resource_name": "orders", "configuration_keys": None},
+                {"resource_type": 2, "resource_name": "\u00e9v\u00e9nements",
+                 "configuration_keys": ["retention.ms", "segment.bytes"]},
+                {"resource_type": 4, "resource_name": "0", "configuration_keys": []},
+            ],
+            "include_synonyms": True, "include_documentation": False,
+        }),
+        Sample("empty", {"resources": [], "include_synonyms": False, "include_documentation": True}),
+    ],
+    ApiKey.DESCRIBE_LOG_DIRS: [
+        Sample("some-partitions", {"topics": [{"topic": "orders", "partitions": [0, 3, 7]},
+                                              {"topic": "none", "partitions": []}]}),
+        Sample("all", {"topics": None}),
+        Sample("no-topics", {"topics": []}),
+    ],
 }
 
 RESPONSES = {
@@ -249,5 +267,45 @@ RESPONSES = {
     ApiKey.INIT_PRODUCER_ID: [
         Sample("ok", {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}),
         Sample("error", {"throttle_time_ms": 0, "error_code": 15, "producer_id": -1, "producer_epoch": -1}),
+    ],
+    ApiKey.DESCRIBE_CONFIGS: [
+        Sample("configs-and-errors", {
+            "throttle_time_ms": 0,
+            "results": [
+                {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "orders", "configs": [
+                    {"name": "retention.ms", "value": "3600000", "read_only": True, "config_source": 1,
+                     "is_default": False, "is_sensitive": False,
+                     "synonyms": [{"name": "retention.ms", "value": "3600000", "source": 1},
+                                  {"name": "log.retention.ms", "value": "604800000", "source": 5}],
+                     "config_type": 5, "documentation": None},
+                    {"name": "cleanup.policy", "value": "delete", "read_only": False, "config_source": 5,
+                     "is_default": True, "is_sensitive": False, "synonyms": [], "config_type": 7,
+                     "documentation": "What happens to old segments \u00e9"},
+                    {"name": "secret", "value": None, "read_only": True, "config_source": 4,
+                     "is_default": False, "is_sensitive": True,
+                     "synonyms": [{"name": "secret", "value": None, "source": 4}], "config_type": 9,
+                     "documentation": ""},
+                ]},
+                {"error_code": 3, "error_message": "topic 'missing' does not exist", "resource_type": 2,
+                 "resource_name": "missing", "configs": []},
+            ],
+        }),
+        Sample("empty", {"throttle_time_ms": 12, "results": []}),
+    ],
+    ApiKey.DESCRIBE_LOG_DIRS: [
+        Sample("one-dir", {
+            "throttle_time_ms": 0,
+            "results": [
+                {"error_code": 0, "log_dir": "/var/lib/kafkalog", "topics": [
+                    {"name": "orders", "partitions": [
+                        {"partition_index": 0, "partition_size": 2**40, "offset_lag": 0, "is_future_key": False},
+                        {"partition_index": 3, "partition_size": 0, "offset_lag": 17, "is_future_key": True},
+                    ]},
+                    {"name": "empty", "partitions": []},
+                ]},
+                {"error_code": 56, "log_dir": "/broken", "topics": []},
+            ],
+        }),
+        Sample("nothing", {"throttle_time_ms": 3, "results": []}),
     ],
 }

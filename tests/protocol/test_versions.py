@@ -1,8 +1,9 @@
 """Field presence by version, checked against byte layouts written by hand from the protocol
-guide (Appendix A; section 2.4 for Produce v0-2): for every advertised version of every API, our
-encoder writes exactly these bytes and our decoder reads them back, with absent fields given
-Kafka's defaults. This is also the only check of the versions kafka-python no longer implements
-(Produce v0-2, CreateTopics v0-1, DeleteTopics v0).
+guide (Appendix A; section 2.4 for Produce v0-2; Kafka's message JSON for DescribeConfigs and
+DescribeLogDirs): for every advertised version of every API, our encoder writes exactly these bytes
+and our decoder reads them back, with absent fields given Kafka's defaults. This is also the only
+check of the versions kafka-python no longer implements (Produce v0-2, CreateTopics v0-1,
+DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0).
 """
 
 import pytest
@@ -103,6 +104,24 @@ MESSAGES = {
     (ApiKey.INIT_PRODUCER_ID, "response"): {
         "throttle_time_ms": 0, "error_code": 0, "producer_id": 77, "producer_epoch": 1,
     },
+    (ApiKey.DESCRIBE_CONFIGS, "request"): {
+        "resources": [{"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
+                      {"resource_type": 2, "resource_name": "u", "configuration_keys": None}],
+        "include_synonyms": True, "include_documentation": True,
+    },
+    (ApiKey.DESCRIBE_CONFIGS, "response"): {
+        "throttle_time_ms": 6,
+        "results": [{"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t", "configs": [
+            {"name": "retention.ms", "value": "1000", "read_only": True, "config_source": 1, "is_default": True,
+             "is_sensitive": False, "synonyms": [{"name": "retention.ms", "value": "1000", "source": 1}],
+             "config_type": 5, "documentation": "d"}]}],
+    },
+    (ApiKey.DESCRIBE_LOG_DIRS, "request"): {"topics": [{"topic": "t", "partitions": [0, 2]}]},
+    (ApiKey.DESCRIBE_LOG_DIRS, "response"): {
+        "throttle_time_ms": 8,
+        "results": [{"error_code": 0, "log_dir": "/d", "topics": [{"name": "t", "partitions": [
+            {"partition_index": 2, "partition_size": 4096, "offset_lag": 0, "is_future_key": False}]}]}],
+    },
 }
 
 
@@ -195,6 +214,27 @@ def init_producer_id_response(v):
     return i32(0) + i16(0) + i64(77) + i16(1)
 
 
+def describe_configs_request(v):
+    return (array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
+            + _if(v >= 1, boolean(True)) + _if(v >= 3, boolean(True)))
+
+
+def describe_configs_response(v):
+    config = (string("retention.ms") + string("1000") + boolean(True) + _if(v >= 1, i8(1)) + _if(v == 0, boolean(True))
+              + boolean(False) + _if(v >= 1, array([string("retention.ms") + string("1000") + i8(1)]))
+              + _if(v >= 3, i8(5) + string("d")))
+    return i32(6) + array([i16(0) + string(None) + i8(2) + string("t") + array([config])])
+
+
+def describe_log_dirs_request(v):
+    return array([string("t") + array([i32(0), i32(2)])])
+
+
+def describe_log_dirs_response(v):
+    partition = i32(2) + i64(4096) + i64(0) + boolean(False)
+    return i32(8) + array([i16(0) + string("/d") + array([string("t") + array([partition])])])
+
+
 LAYOUTS = {
     (ApiKey.PRODUCE, "request"): produce_request,
     (ApiKey.PRODUCE, "response"): produce_response,
@@ -212,6 +252,10 @@ LAYOUTS = {
     (ApiKey.DELETE_TOPICS, "response"): delete_topics_response,
     (ApiKey.INIT_PRODUCER_ID, "request"): init_producer_id_request,
     (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
+    (ApiKey.DESCRIBE_CONFIGS, "request"): describe_configs_request,
+    (ApiKey.DESCRIBE_CONFIGS, "response"): describe_configs_response,
+    (ApiKey.DESCRIBE_LOG_DIRS, "request"): describe_log_dirs_request,
+    (ApiKey.DESCRIBE_LOG_DIRS, "response"): describe_log_dirs_response,
 }
 
 
@@ -244,7 +288,7 @@ def test_advertised_version_ranges():
     ranges = {api.key.name: (api.min_version, api.max_version) for api in APIS.values()}
     assert ranges == {"PRODUCE": (0, 8), "FETCH": (4, 11), "LIST_OFFSETS": (1, 5), "METADATA": (0, 8),
                       "API_VERSIONS": (0, 2), "CREATE_TOPICS": (0, 4), "DELETE_TOPICS": (0, 3),
-                      "INIT_PRODUCER_ID": (0, 1)}
+                      "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1)}
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
@@ -511,3 +555,30 @@ def test_missing_keys_encode_as_defaults_and_decode_back(key, kind, version):
         return
     body = decode(key, kind, encode(key, kind, {}, version), version)
     assert set(body) == {field.name for field in struct.fields}
+
+
+# --- DescribeConfigs, DescribeLogDirs ----------------------------------------------------------------
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_describe_configs_request_flags_by_version(version):
+    request = decode(ApiKey.DESCRIBE_CONFIGS, "request", describe_configs_request(version), version)
+    assert request["include_synonyms"] is (version >= 1)
+    assert request["include_documentation"] is (version >= 3)
+    assert [r["configuration_keys"] for r in request["resources"]] == [["retention.ms"], None]
+
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_describe_configs_response_is_default_only_in_v0_then_source_and_synonyms(version):
+    response = decode(ApiKey.DESCRIBE_CONFIGS, "response", describe_configs_response(version), version)
+    [config] = response["results"][0]["configs"]
+    assert config["is_default"] is (version == 0)
+    assert config["config_source"] == (1 if version >= 1 else -1)
+    assert config["synonyms"] == ([{"name": "retention.ms", "value": "1000", "source": 1}] if version >= 1 else [])
+    assert (config["config_type"], config["documentation"]) == ((5, "d") if version >= 3 else (0, None))
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_describe_log_dirs_same_layout_in_v0_and_v1_and_null_means_all_topics(version):
+    assert decode(ApiKey.DESCRIBE_LOG_DIRS, "request", array(None), version) == {"topics": None}
+    response = decode(ApiKey.DESCRIBE_LOG_DIRS, "response", describe_log_dirs_response(version), version)
+    assert response["results"][0]["topics"][0]["partitions"][0]["partition_size"] == 4096

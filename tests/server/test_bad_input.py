@@ -99,6 +99,14 @@ def seed_requests(rng: random.Random) -> list:
         seeds.append((ApiKey.DELETE_TOPICS, v, {"topic_names": ["fuzz-never-existed"], "timeout_ms": 1000}))
     for v in range(2):
         seeds.append((ApiKey.INIT_PRODUCER_ID, v, {"transactional_id": None, "transaction_timeout_ms": 1000}))
+    for v in range(4):
+        seeds.append((ApiKey.DESCRIBE_CONFIGS, v, {
+            "resources": [{"resource_type": 2, "resource_name": FUZZ_TOPIC, "configuration_keys": None},
+                          {"resource_type": 4, "resource_name": "0", "configuration_keys": ["log.retention.ms"]}],
+            "include_synonyms": True, "include_documentation": True}))
+    for v in range(2):
+        seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": [{"topic": FUZZ_TOPIC, "partitions": [0, 1, 9]}]}))
+        seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": None}))
     return seeds
 
 

@@ -32,8 +32,8 @@ from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record
 from broker.records.compression import Codec
 
-from .wire import (connect_to, decode_response, encode_request, fetch_body, frame, list_offsets_body,
-                   produce_body)
+from .wire import (connect_to, create_topics_body, decode_response, encode_request, fetch_body, frame,
+                   list_offsets_body, produce_body)
 
 BASE_TIME = 1_700_000_000_000
 NODE_ID = 0
@@ -51,13 +51,6 @@ def client(broker):
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{next(_names)}-{uuid.uuid4().hex[:6]}"
-
-
-def create_topics_body(name: str, partitions: int = 1, replication_factor: int = 1, configs=None,
-                       validate_only: bool = False) -> dict:
-    return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
-                        "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-            "timeout_ms": 5000, "validate_only": validate_only}
 
 
 def new_topic(client, prefix: str, partitions: int = 1, configs=None) -> str:
@@ -119,7 +112,8 @@ def topic_names(client) -> set:
 
 # -- 1. ApiVersions --------------------------------------------------------------------------------
 
-ADVERTISED = {0: (0, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 2), 19: (0, 4), 20: (0, 3), 22: (0, 1)}
+ADVERTISED = {0: (0, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 2), 19: (0, 4), 20: (0, 3), 22: (0, 1),
+              32: (0, 3), 35: (0, 1)}
 
 
 def flexible_api_versions_request(version: int, correlation_id: int) -> bytes:

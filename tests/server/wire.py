@@ -188,3 +188,10 @@ def list_offsets_body(topic: str, partition: int, timestamp: int, current_leader
                                                        "current_leader_epoch": current_leader_epoch,
                                                        "timestamp": timestamp}]}]}
 
+
+
+def create_topics_body(name: str, partitions: int = 1, replication_factor: int = 1, configs=None,
+                       validate_only: bool = False) -> dict:
+    return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+                        "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            "timeout_ms": 5000, "validate_only": validate_only}

@@ -2,7 +2,8 @@
 
 from broker.protocol.apis import ApiKey
 
-from . import admin, api_versions, fetch, init_producer_id, list_offsets, metadata, produce
+from . import (admin, api_versions, describe_configs, describe_log_dirs, fetch, init_producer_id, list_offsets,
+               metadata, produce)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,
@@ -13,4 +14,6 @@ HANDLERS = {
     ApiKey.CREATE_TOPICS: admin.handle_create,
     ApiKey.DELETE_TOPICS: admin.handle_delete,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.DESCRIBE_CONFIGS: describe_configs.handle,
+    ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
 }
