@@ -1,12 +1,15 @@
-"""A synchronous client for Kafka's stateless offset API: metadata, list offsets, fetch by offset.
+"""A synchronous client for Kafka's stateless offset API: metadata, list offsets, fetch by offset,
+plus what the command-line tools need: produce, and the topic admin requests.
 
 It works against any Kafka-protocol broker (this project's, Apache Kafka, librdkafka's mock
 cluster): it bootstraps from a ``host:port`` list, learns each partition's leader from Metadata,
-sends ListOffsets and Fetch to the leaders, and keeps one connection per broker. Nothing is
+sends ListOffsets, Fetch and Produce to the leaders and the admin requests (CreateTopics,
+DeleteTopics, DescribeConfigs) to the controller, and keeps one connection per broker. Nothing is
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
 
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
-and retry, a bounded number of times with a backoff. A fetch whose first batch is larger than the
+and retry, a bounded number of times with a backoff. Produce is not idempotent: like Kafka's
+producer with ``enable.idempotence=false``, a retry after a lost answer may store a batch twice. A fetch whose first batch is larger than the
 requested size (possible with old brokers) is retried with a doubled size, up to
 ``max_fetch_bytes``.
 """
@@ -18,7 +21,9 @@ from typing import NamedTuple
 
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
-from broker.records import record_set
+from broker.records import batch, record_set
+from broker.records.batch import Record
+from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
 from .connection import BrokerConnection, BrokerConnectionError
@@ -29,6 +34,9 @@ EARLIEST = -2
 LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+ACKS_ALL = -1
+TOPIC_RESOURCE = 2  # DescribeConfigs resource type
+DEFAULT_CONFIG, UNKNOWN_CONFIG = 5, 0  # DescribeConfigs config sources
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
               ErrorCode.OFFSET_NOT_AVAILABLE}
@@ -44,6 +52,10 @@ class KafkaError(Exception):
 
 class UnknownTopicOrPartitionError(KafkaError):
     pass
+
+
+class BrokerUnavailableError(KafkaError):
+    """No broker could be reached, or the connection kept breaking, until the retries ran out."""
 
 
 class OffsetOutOfRangeError(KafkaError):
@@ -64,6 +76,26 @@ class Metadata(NamedTuple):
     brokers: dict  # node id -> Broker
     leaders: dict  # (topic, partition) -> leader node id (-1 when none)
     topic_errors: dict  # topic -> error code, for topics the broker answered with an error
+    controller_id: int = -1
+
+
+class NewTopic(NamedTuple):
+    name: str
+    partitions: int = -1  # -1: the broker's num.partitions (CreateTopics v4+)
+    configs: dict | None = None  # topic settings under Kafka's names, e.g. {"retention.ms": "3600000"}
+    replication_factor: int = -1  # -1: the broker's default (CreateTopics v4+)
+
+
+class ConfigEntry(NamedTuple):
+    name: str
+    value: str | None
+    source: int  # Kafka's ConfigSource: 1 the topic's own, 4 the broker's configuration, 5 Kafka's default, ...
+    read_only: bool
+    sensitive: bool
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == DEFAULT_CONFIG
 
 
 class FetchResult(NamedTuple):
@@ -119,8 +151,9 @@ class KafkaClient:
                 return action()
             except (BrokerConnectionError, _Retriable) as exc:
                 if attempt == self.retries:
-                    raise KafkaError(f"{what} failed after {self.retries + 1} attempts: {exc}",
-                                     getattr(exc, "code", ErrorCode.UNKNOWN_SERVER_ERROR)) from None
+                    error = BrokerUnavailableError if isinstance(exc, BrokerConnectionError) else KafkaError
+                    raise error(f"{what} failed after {self.retries + 1} attempts: {exc}",
+                                getattr(exc, "code", ErrorCode.UNKNOWN_SERVER_ERROR)) from None
                 log.info("%s: %s; retrying", what, exc)
                 time.sleep(self.retry_backoff_ms * (2 ** attempt) * (0.8 + 0.4 * random.random()) / 1000)
                 self._metadata = Metadata({}, {}, {})
@@ -161,7 +194,7 @@ class KafkaClient:
                     topic_errors[topic["name"]] = topic["error_code"]
                 for p in topic["partitions"]:
                     leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
-            self._metadata = Metadata(brokers, leaders, topic_errors)
+            self._metadata = Metadata(brokers, leaders, topic_errors, response["controller_id"])
             for node_id in [n for n in self._connections if n not in brokers]:
                 self._drop(node_id)
             return self._metadata
@@ -255,9 +288,101 @@ class KafkaClient:
         records = data["records"] if data["records"] is not None else memoryview(b"")
         return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"])
 
+    # -- produce -------------------------------------------------------------------------
+
+    def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
+                timestamp: int | None = None) -> int | None:
+        """Append ``records`` (``(key, value)`` pairs of bytes or None) to a partition as one v2 batch,
+        every record stamped ``timestamp`` (epoch ms; default now). ``acks`` is 0, 1 or ACKS_ALL (-1).
+
+        Returns the offset of the first record, or None with acks=0 (the broker does not answer).
+        """
+        stamp = int(time.time() * 1000) if timestamp is None else timestamp
+        data = batch.build([Record(i, stamp, key, value) for i, (key, value) in enumerate(records)],
+                           compression=compression)
+        return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+
+    def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
+        node_id = self._leader(topic, partition)
+        body = {"transactional_id": None, "acks": acks, "timeout_ms": int(self.timeout * 1000),
+                "topics": [{"name": topic, "partitions": [{"index": partition, "records": data}]}]}
+        if acks == 0:
+            self._send(node_id, ApiKey.PRODUCE, body)
+            return None
+        result = self._request(node_id, ApiKey.PRODUCE, body)["responses"][0]["partitions"][0]
+        _raise_for(result["error_code"], topic, partition, result["error_message"])
+        return result["base_offset"]
+
+    # -- topic admin ---------------------------------------------------------------------
+
+    def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> dict:
+        """Create topics; ``{name: None}`` for each one created, or the KafkaError the broker answered."""
+        body = {"topics": [{"name": t.name, "num_partitions": t.partitions, "replication_factor": t.replication_factor,
+                            "assignments": [],
+                            "configs": [{"name": k, "value": v} for k, v in (t.configs or {}).items()]}
+                           for t in topics],
+                "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only}
+        response = self._admin_request(ApiKey.CREATE_TOPICS, body)
+        return {t["name"]: _error(t["error_code"], f"topic {t['name']!r}", t["error_message"]) for t in response["topics"]}
+
+    def delete_topics(self, names: list[str]) -> dict:
+        """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
+        response = self._admin_request(ApiKey.DELETE_TOPICS, {"topic_names": list(names),
+                                                              "timeout_ms": int(self.timeout * 1000)})
+        return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}") for r in response["responses"]}
+
+    def describe_configs(self, topic: str) -> list[ConfigEntry]:
+        """Every setting of a topic with its value and where the value comes from."""
+        response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
+            "resources": [{"resource_type": TOPIC_RESOURCE, "resource_name": topic, "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False})
+        [result] = response["results"]
+        error = _error(result["error_code"], f"topic {topic!r}", result["error_message"])
+        if error is not None:
+            raise error
+        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"])
+                for c in result["configs"]]
+
+    def partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        """``{partition: bytes}`` of each partition's log on its leader (DescribeLogDirs);
+        partitions a leader does not report are left out."""
+        return self._retrying(lambda: self._partition_sizes(topic, partitions), f"describe log dirs of {topic}")
+
+    def _partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        by_leader: dict[int, list] = {}
+        for partition in partitions:
+            by_leader.setdefault(self._leader(topic, partition), []).append(partition)
+        sizes = {}
+        for node_id, led in by_leader.items():
+            response = self._request(node_id, ApiKey.DESCRIBE_LOG_DIRS, {"topics": [{"topic": topic, "partitions": led}]})
+            for log_dir in (d for d in response["results"] if d["error_code"] == ErrorCode.NONE):
+                for p in (p for t in log_dir["topics"] if t["name"] == topic for p in t["partitions"]):
+                    if p["partition_index"] in led and not p["is_future_key"]:
+                        sizes[p["partition_index"]] = p["partition_size"]
+        return sizes
+
+    def _admin_request(self, api_key: ApiKey, body: dict) -> dict:
+        """A request for the controller (any broker when the cluster names none)."""
+        def send():
+            metadata = self._metadata if self._metadata.brokers else self._fetch_metadata([])
+            if not metadata.brokers:
+                raise BrokerConnectionError("the cluster metadata lists no broker")
+            node_id = metadata.controller_id if metadata.controller_id in metadata.brokers else min(metadata.brokers)
+            return self._request(node_id, api_key, body)
+        return self._retrying(send, api_key.name.lower().replace("_", " "))
+
+    # -- requests ------------------------------------------------------------------------
+
     def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
         try:
             return self._connection(node_id).request(api_key, body, extra_wait)
+        except BrokerConnectionError:
+            self._drop(node_id)
+            raise
+
+    def _send(self, node_id: int, api_key: ApiKey, body: dict) -> None:
+        try:
+            self._connection(node_id).send(api_key, body)
         except BrokerConnectionError:
             self._drop(node_id)
             raise
@@ -269,18 +394,32 @@ class _Retriable(Exception):
         self.code = code
 
 
-def _raise_for(code: int, topic: str, partition: int) -> None:
-    if code == ErrorCode.NONE:
-        return
+def _raise_for(code: int, topic: str, partition: int, message: str | None = None) -> None:
     if code in _RETRIABLE:
         raise _Retriable(f"{topic}-{partition}: error {code}", code)
+    error = _error(code, f"{topic}-{partition}", message)
+    if error is not None:
+        raise error
+
+
+def _error(code: int, subject: str, message: str | None = None) -> KafkaError | None:
+    """The KafkaError for an error code the broker answered about ``subject``, None for no error."""
+    if code == ErrorCode.NONE:
+        return None
     if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist", code)
+        return UnknownTopicOrPartitionError(f"{subject} does not exist", code)
     try:
         name = ErrorCode(code).name
     except ValueError:
         name = f"code {code}"
-    raise KafkaError(f"{topic}-{partition}: broker error {name}", code)
+    return KafkaError(f"{subject}: {message} ({name})" if message else f"{subject}: broker error {name}", code)
+
+
+def _config_source(config: dict) -> int:
+    """DescribeConfigs v1+ gives the source; v0 only says whether the value is Kafka's default."""
+    if config["config_source"] >= 0:
+        return config["config_source"]
+    return DEFAULT_CONFIG if config["is_default"] else UNKNOWN_CONFIG
 
 
 def _holds_a_whole_entry(records) -> bool:

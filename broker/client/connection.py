@@ -74,12 +74,23 @@ class BrokerConnection:
         """
         return self._call(api_key, self.version_for(api_key), body, extra_wait)
 
-    def _call(self, api_key: ApiKey, version: int, body: dict, extra_wait: float = 0.0) -> dict:
+    def send(self, api_key: ApiKey, body: dict) -> None:
+        """Send a request the broker does not answer (a Produce with acks=0)."""
+        version = self.version_for(api_key)
+        try:
+            self._send_request(api_key, version, body, time.monotonic() + self.timeout)
+        except (OSError, socket.timeout) as exc:
+            self.close()
+            raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}") from None
+
+    def _send_request(self, api_key: ApiKey, version: int, body: dict, deadline: float) -> None:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
-        request = frames.encode_request(api_key, version, self._correlation_id, self.client_id, body)
+        self._send(frames.encode_request(api_key, version, self._correlation_id, self.client_id, body), deadline)
+
+    def _call(self, api_key: ApiKey, version: int, body: dict, extra_wait: float = 0.0) -> dict:
         deadline = time.monotonic() + self.timeout + extra_wait
         try:
-            self._send(request, deadline)
+            self._send_request(api_key, version, body, deadline)
             size = frames.SIZE.unpack(self._receive(4, deadline))[0]
             response = self._receive(size, deadline)
         except (OSError, socket.timeout) as exc:

@@ -7,7 +7,7 @@ import pytest
 
 from broker.client import KafkaClient, KafkaError
 from broker.client import client as client_module
-from broker.client.client import parse_bootstrap
+from broker.client.client import BrokerUnavailableError, NewTopic, parse_bootstrap
 from broker.client.connection import BrokerConnection, BrokerConnectionError
 
 from .support import closed_port
@@ -97,12 +97,18 @@ def test_all_unreachable_fails_fast_naming_every_address():
     lambda c: c.topics(),
     lambda c: c.fetch("t", 0, 0, 1024),
     lambda c: c.list_offsets({("t", 0): -1}),
+    lambda c: c.produce("t", 0, [(None, b"v")]),
+    lambda c: c.produce("t", 0, [(None, b"v")], acks=0),
+    lambda c: c.create_topics([NewTopic("t")]),
+    lambda c: c.delete_topics(["t"]),
+    lambda c: c.describe_configs("t"),
+    lambda c: c.partition_sizes("t", [0]),
 ])
 def test_every_call_fails_cleanly_when_nothing_is_reachable(call):
     address = f"127.0.0.1:{closed_port()}"
     started = time.monotonic()
     with KafkaClient(address, timeout=5, retries=1, retry_backoff_ms=10) as client:
-        with pytest.raises(KafkaError, match=address):
+        with pytest.raises(BrokerUnavailableError, match=address):
             call(client)
     assert time.monotonic() - started < 5
 

@@ -1,0 +1,92 @@
+"""``KafkaClient.produce`` on both brokers: one v2 batch per call, stored with the codec asked for,
+records read back exactly; acks 0, 1 and all; errors for unknown partitions and oversized batches."""
+
+import time
+
+import confluent_kafka
+import pytest
+
+from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
+from broker.client.client import ACKS_ALL, NewTopic
+from broker.protocol.errors import ErrorCode
+from broker.records import record_set
+from broker.records.batch import Record
+from broker.records.compression import Codec
+
+from .support import read_partition, topic_for
+
+TIMESTAMP = 1_700_000_000_000
+RECORDS = [(b"k1", b"v1"), (None, b"no key"), (b"tombstone", None), (b"", b""),
+           ("ключ".encode(), bytes(range(256)) * 20)]
+
+
+def existing_topic(cluster, request) -> str:
+    """A fresh topic, created by asking for its metadata (both brokers auto-create, 4 partitions)."""
+    topic = topic_for(request)
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap})
+    assert topic in producer.list_topics(topic, timeout=20).topics
+    return topic
+
+
+def stored_codecs(client, topic: str, partition: int, end: int) -> list[Codec]:
+    """The codec of every batch below ``end``, one fetch per batch (the mock answers one batch a fetch)."""
+    codecs, offset = [], 0
+    while offset < end:
+        _, header = next(record_set.iter_entries(client.fetch(topic, partition, offset, 1).records))
+        codecs.append(header.compression)
+        offset = header.last_offset + 1
+    return codecs
+
+
+@pytest.mark.parametrize("codec", list(Codec), ids=lambda c: c.name.lower())
+def test_each_call_is_one_batch_with_its_codec_and_reads_back_exactly(cluster, request, codec):
+    topic = existing_topic(cluster, request)
+    with KafkaClient(cluster.bootstrap, timeout=10) as client:
+        assert client.produce(topic, 1, RECORDS, codec, timestamp=TIMESTAMP) == 0
+        assert client.produce(topic, 1, RECORDS[:2], codec, acks=ACKS_ALL, timestamp=TIMESTAMP + 5) == len(RECORDS)
+        expected = [Record(i, TIMESTAMP, k, v) for i, (k, v) in enumerate(RECORDS)]
+        expected += [Record(len(RECORDS) + i, TIMESTAMP + 5, k, v) for i, (k, v) in enumerate(RECORDS[:2])]
+        assert read_partition(client, topic, 1) == expected
+        assert stored_codecs(client, topic, 1, len(expected)) == [codec, codec]
+        assert read_partition(client, topic, 0) == []
+
+
+def test_acks_0_gets_no_answer_and_the_records_arrive(broker, request):
+    """Only on this broker: librdkafka's mock cluster answers acks=0 produces, which Kafka never does."""
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 3)]) == {topic: None}
+        assert client.produce(topic, 2, [(b"a", b"1")], acks=0) is None
+        assert client.produce(topic, 2, [(b"b", b"2")], acks=0) is None
+        assert client.produce(topic, 2, [(b"c", b"3")], acks=1) == 2  # answered after the two before it
+        assert [(r.key, r.value) for r in read_partition(client, topic, 2)] == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+
+
+def test_records_default_to_the_current_time(cluster, request):
+    topic = existing_topic(cluster, request)
+    with KafkaClient(cluster.bootstrap, timeout=10) as client:
+        before = int(time.time() * 1000)
+        client.produce(topic, 0, [(None, b"now")])
+        [record] = read_partition(client, topic, 0)
+        assert before <= record.timestamp <= int(time.time() * 1000)
+
+
+def test_an_unknown_partition_is_an_error_and_creates_nothing(cluster, request):
+    topic = existing_topic(cluster, request)
+    missing = topic_for(request, "missing")
+    with KafkaClient(cluster.bootstrap, timeout=10, retries=1, retry_backoff_ms=10) as client:
+        with pytest.raises(UnknownTopicOrPartitionError, match=f"{topic}-9 does not exist"):
+            client.produce(topic, 9, [(None, b"x")])
+        with pytest.raises(UnknownTopicOrPartitionError):
+            client.produce(missing, 0, [(None, b"x")])
+        assert missing not in client.topics()
+
+
+def test_a_batch_over_the_topic_limit_is_refused_with_the_brokers_reason(broker, request):
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 1, {"max.message.bytes": "1000"})]) == {topic: None}
+        with pytest.raises(KafkaError, match=f"{topic}-0: .*max.message.bytes.*MESSAGE_TOO_LARGE") as raised:
+            client.produce(topic, 0, [(None, b"x" * 2000)])
+        assert raised.value.code == ErrorCode.MESSAGE_TOO_LARGE
+        assert client.produce(topic, 0, [(None, b"x" * 500)]) == 0
