@@ -412,7 +412,9 @@ def _error(code: int, subject: str, message: str | None = None) -> KafkaError | 
         name = ErrorCode(code).name
     except ValueError:
         name = f"code {code}"
-    return KafkaError(f"{subject}: {message} ({name})" if message else f"{subject}: broker error {name}", code)
+    if not message:
+        return KafkaError(f"{subject}: broker error {name}", code)
+    return KafkaError(f"{message} ({name})" if subject in message else f"{subject}: {message} ({name})", code)
 
 
 def _config_source(config: dict) -> int:

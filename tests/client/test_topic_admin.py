@@ -45,7 +45,7 @@ def test_errors_are_per_topic_with_kafkas_codes_and_the_brokers_reasons(client, 
     codes = {name: error.code if error else None for name, error in errors.items()}
     assert codes == {existing: ErrorCode.TOPIC_ALREADY_EXISTS, "bad name": ErrorCode.INVALID_TOPIC_EXCEPTION,
                      fine: None, bad_config: ErrorCode.INVALID_CONFIG}
-    assert str(errors[existing]) == f"topic {existing!r}: topic {existing!r} already exists (TOPIC_ALREADY_EXISTS)"
+    assert str(errors[existing]) == f"topic {existing!r} already exists (TOPIC_ALREADY_EXISTS)"
     assert "retention.ms: 'soon' is not an integer" in str(errors[bad_config])
     missing = topic_for(request, "missing")
     [error] = client.delete_topics([missing]).values()

@@ -1,0 +1,24 @@
+"""The ``kafkalog`` command line: one entry point, one module per subcommand.
+
+Each module has ``add_parser(commands)``, which adds its subcommand to the ``commands``
+subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 the operation
+failed (or, for dump-log, found corruption), 2 usage errors.
+"""
+
+from . import broker_command, consume, dump_log, produce, topics
+from .common import Parser
+
+COMMANDS = (broker_command, topics, produce, consume, dump_log)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="kafkalog", description="A Kafka-design log broker and its tools.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,46 @@
+"""``kafkalog broker``: run the broker on a log directory, with Kafka's settings."""
+
+import argparse
+import sys
+
+from broker.log.config import ConfigError
+from broker.log.errors import LogError
+
+
+def _broker(args) -> int:
+    from broker.server import config as broker_config
+    from broker.server.broker import run
+    try:
+        properties = broker_config.read_properties(args.config) if args.config else {}
+        properties.update(broker_config.parse_set_option(pair) for pair in args.set)
+        config = broker_config.build(properties, log_dir=args.log_dir, host=args.host, port=args.port,
+                                     broker_id=args.broker_id)
+        return run(config)
+    except (ConfigError, LogError, OSError) as exc:
+        print(f"kafkalog broker: {exc}", file=sys.stderr)
+        return 1
+
+
+def add_parser(commands) -> None:
+    from broker.server.config import KNOWN_KEYS
+    parser = commands.add_parser(
+        "broker", help="run the broker (Kafka wire protocol) on a log directory",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Serve the logs in DIR over the Kafka protocol, so unmodified Kafka clients can\n"
+                    "produce, consume and create topics. Prints one line when it accepts connections:\n"
+                    "  kafkalog broker <id> listening on <host>:<port>\n"
+                    "SIGTERM or Ctrl-C shuts it down cleanly (flush, checkpoints, clean-shutdown marker).",
+        epilog="examples:\n"
+               "  kafkalog broker --log-dir /var/lib/kafkalog\n"
+               "  kafkalog broker --log-dir data --port 0 --set num.partitions=4 --set log.retention.hours=24\n"
+               "  kafkalog broker --log-dir data --config server.properties\n\n"
+               "exit status: 0 clean shutdown, 1 bad settings or the broker failed, 2 usage error\n\n"
+               "settings (Kafka's names and meanings):\n  " + "\n  ".join(KNOWN_KEYS))
+    parser.add_argument("--log-dir", help="the log directory (Kafka: log.dirs)")
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port to listen on (default 9092; 0 picks a free one)")
+    parser.add_argument("--broker-id", type=int, help="broker id (default 0; Kafka: broker.id)")
+    parser.add_argument("--config", metavar="FILE", help="a Kafka-style server.properties file")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Kafka setting, for example --set log.segment.bytes=104857600 (repeatable)")
+    parser.set_defaults(func=_broker)

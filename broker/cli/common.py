@@ -1,0 +1,133 @@
+"""What the commands that talk to a broker (topics, produce, consume) share: the argument parser
+with one-line usage errors, ``--bootstrap-server`` and ``--timeout``, help with examples and the
+exit codes, and ``run``, which turns every failure into one line on stderr and an exit code."""
+
+import argparse
+import datetime
+import os
+import sys
+
+from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
+from broker.client.connection import UnsupportedVersionError
+
+OK, FAILED, USAGE = 0, 1, 2
+INTERRUPTED = 130  # Ctrl-C, as shells report it
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+DEFAULT_TIMEOUT = 30.0
+RETRIES, RETRY_BACKOFF_MS = 4, 200  # an unreachable broker fails after about 3 s of retries
+EXIT_STATUS = ("exit status: 0 success, 1 the operation failed (broker unreachable, unknown topic,\n"
+               "broker error), 2 usage error")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line: ``kafkalog consume: <problem> (see ...)``, exit 2."""
+
+    def error(self, message):
+        self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+class CommandError(Exception):
+    """A failure to report on one line of stderr, with the exit code to return."""
+
+    def __init__(self, message: str, code: int = FAILED):
+        super().__init__(message)
+        self.code = code
+
+
+def add_command(commands, name: str, summary: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
+    """A subcommand with ``--bootstrap-server`` and ``--timeout``, and examples and exit codes in its help."""
+    parser = commands.add_parser(
+        name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n" + "".join(f"  {example}\n" for example in examples) + "\n" + EXIT_STATUS)
+    parser.add_argument("--bootstrap-server", default=DEFAULT_BOOTSTRAP, metavar="HOST:PORT[,HOST:PORT...]",
+                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+    parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
+    return parser
+
+
+def run(prog: str, args, action) -> int:
+    """``action(client, args)`` with a client of ``--bootstrap-server``: its exit code, or one line on
+    stderr and 1 (or the CommandError's code) when it fails."""
+    try:
+        client = KafkaClient(args.bootstrap_server, timeout=args.timeout, client_id="kafkalog-cli", retries=RETRIES,
+                             retry_backoff_ms=RETRY_BACKOFF_MS)
+    except ValueError as exc:  # a malformed --bootstrap-server
+        return _fail(prog, f"--bootstrap-server: {exc}", USAGE)
+    try:
+        with client:
+            return action(client, args)
+    except BrokenPipeError:  # stdout's reader went away (`| head`): not an error
+        _silence_stdout()
+        return OK
+    except CommandError as exc:
+        return _fail(prog, str(exc), exc.code)
+    except (KafkaError, UnsupportedVersionError, ConnectionError) as exc:
+        return _fail(prog, str(exc), FAILED)
+    except KeyboardInterrupt:
+        return INTERRUPTED
+
+
+def _fail(prog: str, message: str, code: int) -> int:
+    print(f"{prog}: {message}", file=sys.stderr)
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def partitions_of(client, topic: str, bootstrap: str) -> list[int]:
+    try:
+        return client.partitions_of(topic)
+    except UnknownTopicOrPartitionError:
+        raise CommandError(f"topic {topic!r} does not exist on {bootstrap}") from None
+
+
+def check_partition(topic: str, partition: int, partitions: list[int]) -> None:
+    if partition not in partitions:
+        raise CommandError(f"topic {topic!r} has no partition {partition} "
+                           f"(its partitions are {partitions[0]}-{partitions[-1]})")
+
+
+# -- argument types (their errors name the option and show a valid value) -------------------------
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds (for example 10)")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0 (for example 3)")
+    return int(text)
+
+
+def positive_int(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1 (for example 100)")
+    return int(text)
+
+
+def timestamp_ms(text: str) -> int:
+    """Epoch milliseconds, or an ISO-8601 date/time (UTC when it names no offset)."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither ISO-8601 nor epoch milliseconds "
+                                         f"(for example 2024-05-01T12:00:00Z or 1714564800000)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return (moment - EPOCH) // datetime.timedelta(milliseconds=1)

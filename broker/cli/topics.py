@@ -1,0 +1,161 @@
+"""``kafkalog topics create|list|describe|delete``: manage topics, and show their partitions (leader,
+earliest and latest offsets, size on disk) and their effective settings, through the admin API."""
+
+import argparse
+import json
+import sys
+
+from broker.client import EARLIEST, LATEST
+from broker.client.client import NewTopic
+from broker.protocol.errors import ErrorCode
+
+from .common import FAILED, OK, CommandError, add_command, partitions_of, positive_int, run
+
+PROG = "kafkalog topics"
+DEFAULT_FROM_BROKER = -1
+CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",
+                  3: "DYNAMIC_DEFAULT_BROKER_CONFIG", 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG",
+                  6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+
+
+def _report(prog: str, results: dict, done: str, tolerated: int | None) -> int:
+    """One line per topic (what was done on stdout, errors on stderr); 1 if any topic failed."""
+    failed = False
+    for name, error in results.items():
+        if error is None:
+            print(f"{done} topic {name}")
+        elif error.code == tolerated:
+            print(f"{error}: nothing to do")
+        else:
+            print(f"{prog}: {error}", file=sys.stderr)
+            failed = True
+    return FAILED if failed else OK
+
+
+def _create(client, args) -> int:
+    topics = [NewTopic(name, args.partitions, dict(args.config), args.replication_factor) for name in args.topics]
+    results = client.create_topics(topics, validate_only=args.validate_only)
+    tolerated = ErrorCode.TOPIC_ALREADY_EXISTS if args.if_not_exists else None
+    return _report(f"{PROG} create", results, "validated (not created)" if args.validate_only else "created",
+                   tolerated)
+
+
+def _delete(client, args) -> int:
+    tolerated = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if args.if_exists else None
+    return _report(f"{PROG} delete", client.delete_topics(args.topics), "deleted", tolerated)
+
+
+def _list(client, args) -> int:
+    for name in client.topics():
+        print(name)
+    return OK
+
+
+def _description(client, topic: str, bootstrap: str) -> dict:
+    partitions = partitions_of(client, topic, bootstrap)
+    earliest = client.list_offsets({(topic, p): EARLIEST for p in partitions})
+    latest = client.list_offsets({(topic, p): LATEST for p in partitions})
+    sizes = client.partition_sizes(topic, partitions)
+    return {
+        "topic": topic,
+        "partitions": [{"partition": p, "leader": client.leader_of(topic, p).node_id,
+                        "earliestOffset": earliest[(topic, p)][0], "latestOffset": latest[(topic, p)][0],
+                        "sizeBytes": sizes.get(p)} for p in partitions],
+        "configs": {c.name: {"value": c.value, "source": CONFIG_SOURCES.get(c.source, str(c.source)),
+                             "readOnly": c.read_only, "sensitive": c.sensitive}
+                    for c in client.describe_configs(topic)},
+    }
+
+
+def _table(rows: list[list]) -> str:
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def _print_plain(description: dict) -> None:
+    partitions = description["partitions"]
+    print(f"topic: {description['topic']}\npartitions: {len(partitions)}")
+    print(_table([["partition", "leader", "earliest", "latest", "size"]] + [
+        [p["partition"], p["leader"], p["earliestOffset"], p["latestOffset"],
+         "?" if p["sizeBytes"] is None else p["sizeBytes"]] for p in partitions]))
+    print(_table([["config", "value", "source"]] + [
+        [name, "" if c["value"] is None else c["value"], c["source"]] for name, c in description["configs"].items()]))
+
+
+def _describe(client, args) -> int:
+    failed = False
+    for index, topic in enumerate(args.topics):
+        try:
+            description = _description(client, topic, args.bootstrap_server)
+        except CommandError as exc:
+            print(f"{PROG} describe: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        if args.format == "json":
+            print(json.dumps(description))
+        else:
+            print("" if index == 0 else "\n", end="")
+            _print_plain(description)
+    return FAILED if failed else OK
+
+
+def _config_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example retention.ms=86400000)")
+    return key.strip(), value.strip()
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "topics", help="create, list, describe and delete topics",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Manage the topics of a broker (this one or any Kafka broker).",
+        epilog="examples:\n"
+               "  kafkalog topics create page-views --partitions 3 --config retention.ms=86400000\n"
+               "  kafkalog topics list\n"
+               "  kafkalog topics describe page-views\n"
+               "  kafkalog topics delete page-views\n\n"
+               "Each action has its own --help.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    create = add_command(actions, "create", "create topics",
+                         "Create topics with a partition count and topic settings (Kafka's names).", [
+                             "kafkalog topics create page-views --partitions 3",
+                             "kafkalog topics create audit --config retention.ms=-1 --config segment.bytes=104857600",
+                             "kafkalog topics create page-views --if-not-exists --bootstrap-server broker1:9092"])
+    create.add_argument("topics", nargs="+", metavar="TOPIC")
+    create.add_argument("--partitions", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
+                        help="number of partitions (default: the broker's num.partitions)")
+    create.add_argument("--replication-factor", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
+                        help="replicas per partition (default: the broker's; this broker keeps 1)")
+    create.add_argument("--config", type=_config_pair, action="append", default=[], metavar="KEY=VALUE",
+                        help="a topic setting, for example retention.ms=86400000 (repeatable)")
+    create.add_argument("--if-not-exists", action="store_true", help="a topic that already exists is not an error")
+    create.add_argument("--validate-only", action="store_true", help="check the request, create nothing")
+    create.set_defaults(func=lambda args: run(f"{PROG} create", args, _create))
+
+    listing = add_command(actions, "list", "list the names of all topics", "Print every topic name, one per line.",
+                          ["kafkalog topics list", "kafkalog topics list --bootstrap-server broker1:9092 | grep ^app-"])
+    listing.set_defaults(func=lambda args: run(f"{PROG} list", args, _list))
+
+    describe = add_command(
+        actions, "describe", "show partitions, offsets, sizes and settings",
+        "For each topic: every partition with its leader, earliest and latest offsets (latest is the\n"
+        "offset the next record gets) and size on disk in bytes, then every setting with its value and\n"
+        "source (DYNAMIC_TOPIC_CONFIG: set on the topic; STATIC_BROKER_CONFIG: the broker's setting;\n"
+        "DEFAULT_CONFIG: Kafka's default).", [
+            "kafkalog topics describe page-views",
+            "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
+    describe.add_argument("topics", nargs="+", metavar="TOPIC")
+    describe.add_argument("--format", choices=("plain", "json"), default="plain",
+                          help="plain tables (default) or one JSON object per topic")
+    describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))
+
+    delete = add_command(actions, "delete", "delete topics and their data",
+                         "Delete topics; their partitions' files are removed by the broker.", [
+                             "kafkalog topics delete page-views",
+                             "kafkalog topics delete old-a old-b --if-exists"])
+    delete.add_argument("topics", nargs="+", metavar="TOPIC")
+    delete.add_argument("--if-exists", action="store_true", help="a topic that does not exist is not an error")
+    delete.set_defaults(func=lambda args: run(f"{PROG} delete", args, _delete))
