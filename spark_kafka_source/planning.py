@@ -113,7 +113,11 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
 def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:
     spec = options.starting if side == "starting" else options.ending
     if spec.kind == "checkpoint":
-        ends = CheckpointStore(spec.checkpoint).committed_ends()
+        store = CheckpointStore(spec.checkpoint)
+        if not store.location.exists():
+            raise OptionError(f"option startingOffsetsFromCheckpoint: there is no checkpoint at {store.uri} (a "
+                              f"typo? a new load's checkpoint exists once its first run has been planned)")
+        ends = store.committed_ends()
         otherwise = earliest if spec.otherwise == "earliest" else latest
         return {tp: ends.get(tp, otherwise[tp]) for tp in partitions}
     if spec.kind == "earliest":

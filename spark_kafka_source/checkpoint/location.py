@@ -19,6 +19,7 @@ import uuid
 import pyarrow.fs as pafs
 
 RENAMING_FILESYSTEMS = ("local", "hdfs")
+LOCAL_PREFIX = "file://"
 SETTLE_SECONDS = 1.0  # object stores: how long to wait before reading back a conditional write
 
 
@@ -28,11 +29,12 @@ class CheckpointError(RuntimeError):
 
 def to_uri(path_or_uri: str) -> str:
     """A URI for a user's path: plain paths become absolute ``file://`` URIs (also for Spark, whose
-    default filesystem may be HDFS)."""
+    default filesystem may be HDFS). The path is not percent-encoded: Hadoop's Path encodes it
+    itself, and ``Location`` opens local paths without URI parsing."""
     text = str(path_or_uri)
     if "://" in text:
         return text.rstrip("/") if not text.endswith(":///") else text
-    return "file://" + os.path.abspath(text)
+    return LOCAL_PREFIX + os.path.abspath(text)
 
 
 class Location:
@@ -40,10 +42,13 @@ class Location:
 
     def __init__(self, uri: str):
         self.uri = to_uri(uri)
-        try:
-            self.fs, self.path = pafs.FileSystem.from_uri(self.uri)
-        except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise CheckpointError(f"cannot open {self.uri}: {exc}") from None
+        if self.uri.startswith(LOCAL_PREFIX):  # a local path as is: no URI decoding of "#", "%", spaces
+            self.fs, self.path = pafs.LocalFileSystem(), self.uri[len(LOCAL_PREFIX):]
+        else:
+            try:
+                self.fs, self.path = pafs.FileSystem.from_uri(self.uri)
+            except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+                raise CheckpointError(f"cannot open {self.uri}: {exc}") from None
         self.path = self.path.rstrip("/") or "/"
         self.renames_atomically = self.fs.type_name in RENAMING_FILESYSTEMS
 

@@ -3,12 +3,14 @@
 ``lock.json`` holds the owner (a random id), host, pid, the process start time and a heartbeat
 that a thread refreshes every ``HEARTBEAT_SECONDS``. A lock is stale when its process is gone (same
 host: no such pid, or the pid now belongs to a younger process) or when its heartbeat is older than
-``stale_after`` seconds (any host). A stale lock is renamed aside, an atomic step that only one
-contender wins, and then created again exclusively.
+``stale_after`` seconds (any host). A stale lock is replaced by one atomic write, by one
+contender at a time (an exclusive takeover marker), after checking it is still the stale one, so
+the lock file is never missing while it changes hands.
 
 A holder whose lock was taken over (its heartbeat stopped for longer than ``stale_after``, for
-example a suspended process) notices it at the next heartbeat; ``check()`` then fails, so it
-never commits over the new holder.
+example a suspended process) notices it in ``check()``, which reads the lock file before every
+step that changes the checkpoint, and so never commits over the new holder. (A takeover landing
+between a heartbeat's read and its write is the one window left; it is milliseconds wide.)
 """
 
 import json
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 LOCK_FILE = "lock.json"
 HEARTBEAT_SECONDS = 10.0
 STALE_AFTER_SECONDS = 120.0
+MARKER_ABANDONED_SECONDS = 60.0
 
 
 class LockHeldError(CheckpointError):
@@ -42,12 +45,19 @@ def _process_start(pid: int) -> str | None:
 
 
 def _process_alive(pid: int, start: str | None) -> bool:
+    """Whether the process that wrote a lock still runs (a zombie, killed but not reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+    except (OSError, IndexError):
+        pass
     return start is None or _process_start(pid) in (None, start)
 
 
@@ -68,31 +78,44 @@ class CheckpointLock:
                            "heartbeat": time.time()}, sort_keys=True).encode()
 
     def acquire(self) -> "CheckpointLock":
-        for _ in range(3):
+        for _ in range(5):
             if self.location.create_exclusively(LOCK_FILE, self._content()):
-                self._thread = threading.Thread(target=self._heartbeat, name="checkpoint-lock", daemon=True)
-                self._thread.start()
-                return self
+                return self._held()
             holder = self._holder()
-            if holder is not None and not self._stale(holder):
+            if holder is None:
+                continue  # released meanwhile: try again
+            if not self._stale(holder):
                 raise LockHeldError(
                     f"another run holds the lock of {self.location.uri}: pid {holder.get('pid')} on "
                     f"{holder.get('host')}, heartbeat {time.time() - holder.get('heartbeat', 0):.0f} s ago; a lock "
                     f"whose process is gone is taken over at once, one on another host after {self.stale_after:.0f} "
                     f"s without heartbeat")
-            self._take_over(holder)
+            if self._take_over(holder):
+                return self._held()
         raise LockHeldError(f"could not take the lock of {self.location.uri}: other runs keep contending for it")
 
+    def _held(self) -> "CheckpointLock":
+        self._last_beat = time.monotonic()
+        self._thread = threading.Thread(target=self._heartbeat, name="checkpoint-lock", daemon=True)
+        self._thread.start()
+        return self
+
     def _holder(self) -> dict | None:
-        """The lock's content; None when it vanished or is unreadable (then judged by its age)."""
+        """The lock's content; None when it vanished. Content that is not a JSON object is judged
+        by the file's age, under an owner name made of its modification time."""
         try:
-            return json.loads(self.location.read_bytes(LOCK_FILE))
+            data = self.location.read_bytes(LOCK_FILE)
         except FileNotFoundError:
             return None
+        try:
+            holder = json.loads(data)
         except ValueError:
-            info = self.location.fs.get_file_info(f"{self.location.path}/{LOCK_FILE}")
-            age = time.time() - info.mtime.timestamp() if info.mtime else 0
-            return {"host": "?", "pid": "?", "heartbeat": time.time() - age, "unreadable": True}
+            holder = None
+        if isinstance(holder, dict) and "owner" in holder:
+            return holder
+        info = self.location.fs.get_file_info(f"{self.location.path}/{LOCK_FILE}")
+        modified = info.mtime.timestamp() if info.mtime else time.time()
+        return {"owner": f"unreadable-{modified:.6f}", "host": "?", "pid": "?", "heartbeat": modified}
 
     def _stale(self, holder: dict) -> bool:
         if time.time() - float(holder.get("heartbeat", 0)) > self.stale_after:
@@ -101,38 +124,52 @@ class CheckpointLock:
             return not _process_alive(holder["pid"], holder.get("process_start"))
         return False
 
-    def _take_over(self, holder: dict | None) -> None:
-        if holder is None:
-            return  # released meanwhile: just try again
-        aside = f"{LOCK_FILE}.stale-{self.owner}"
+    def _take_over(self, holder: dict) -> bool:
+        """Replace a stale lock with ours. Contenders for the same stale owner go one at a time
+        through an exclusive marker; each checks that the lock is still the stale one, and the
+        lock file is replaced in one atomic write, so it is never missing."""
+        marker = f"{LOCK_FILE}.takeover-{holder['owner']}"
+        if not self.location.create_exclusively(marker, self.owner.encode()):
+            self._clear_abandoned(marker)
+            return False
         try:
-            self.location.move(LOCK_FILE, aside)
-        except (FileNotFoundError, OSError):
-            return  # another contender took it over first
-        moved = self.location.read_bytes(aside)
-        if holder.get("owner") is not None and json.loads(moved).get("owner") != holder["owner"]:
-            # a contender took the stale lock over between our read and our rename: give its lock back
-            self.location.create_exclusively(LOCK_FILE, moved)
-            self.location.delete(aside)
-            return
+            current = self._holder()
+            if current is None or current["owner"] != holder["owner"]:
+                return False
+            self.location.write_bytes(LOCK_FILE, self._content())
+        finally:
+            self.location.delete(marker)
         log.warning("took over the stale lock of %s (pid %s on %s, last heartbeat %.0f s ago)", self.location.uri,
                     holder.get("pid"), holder.get("host"), time.time() - float(holder.get("heartbeat", 0)))
-        self.location.delete(aside)
+        return True
+
+    def _clear_abandoned(self, marker: str) -> None:
+        """A takeover marker lives for milliseconds; one much older was left by a killed contender."""
+        info = self.location.fs.get_file_info(f"{self.location.path}/{marker}")
+        if info.mtime and time.time() - info.mtime.timestamp() > MARKER_ABANDONED_SECONDS:
+            self.location.delete(marker)
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
-            try:
-                holder = json.loads(self.location.read_bytes(LOCK_FILE))
-            except (OSError, ValueError):
-                holder = None
-            if not holder or holder.get("owner") != self.owner:
-                self.lost = True
-                log.error("the lock of %s was taken over by another run", self.location.uri)
+            if time.monotonic() - self._last_beat > self.stale_after or not self._still_ours():
+                self._lose()
                 return
             self.location.write_bytes(LOCK_FILE, self._content())
+            self._last_beat = time.monotonic()
+
+    def _still_ours(self) -> bool:
+        holder = self._holder()
+        return holder is not None and holder["owner"] == self.owner
+
+    def _lose(self) -> None:
+        if not self.lost:
+            log.error("the lock of %s was taken over by another run", self.location.uri)
+        self.lost = True
 
     def check(self) -> None:
         """Fail if the lock was lost; called before every step that changes the checkpoint."""
+        if not self.lost and not self._still_ours():
+            self._lose()
         if self.lost:
             raise LockHeldError(f"this run lost the lock of {self.location.uri} to another run (its heartbeat "
                                 f"stopped for more than {self.stale_after:.0f} s); it stops without committing")
@@ -141,11 +178,7 @@ class CheckpointLock:
         self._stop.set()
         if self._thread:
             self._thread.join(HEARTBEAT_SECONDS)
-        try:
-            holder = json.loads(self.location.read_bytes(LOCK_FILE))
-        except (OSError, ValueError):
-            return
-        if holder.get("owner") == self.owner:
+        if self._still_ours():
             self.location.delete(LOCK_FILE)
 
     def __enter__(self) -> "CheckpointLock":

@@ -14,7 +14,8 @@ Layout under the checkpoint URI (every file is JSON with a ``version`` field)::
 A run is *committed* when it has ``commit.json``, *pending* when it has a plan and no commit, and
 *superseded* when a rewind replaced it. Where the next run starts is the fold of the committed,
 not superseded runs' end offsets, in run order (a partition keeps the end of the last run that
-planned it). Runs are kept up to a retention count; the newest committed run is always kept.
+planned it). Runs are kept up to a retention count, except those that hold a partition's newest
+committed end.
 """
 
 import dataclasses
@@ -25,6 +26,7 @@ from .location import CheckpointError, Location
 
 FORMAT_VERSION = 1
 RUN_DIGITS = 8
+DELETING = ".deleting"  # a run directory being removed by retention
 
 
 def now_iso() -> str:
@@ -200,15 +202,24 @@ class CheckpointStore:
                                  {"version": FORMAT_VERSION, "run": number, "superseded": now_iso(), **reason})
 
     def apply_retention(self, keep: int) -> list[int]:
-        """Remove the oldest runs beyond ``keep``, never the newest committed run; the numbers removed."""
-        runs = self.runs()
-        committed = [r.number for r in runs if r.committed and r.superseded is None]
-        protected = {committed[-1]} if committed else set()
-        removable = [r.number for r in runs[:max(len(runs) - keep, 0)] if r.number not in protected]
-        for number in removable:
-            self.location.delete(self.run_name(number))
-        return removable
+        """Remove the oldest runs beyond ``keep``; the numbers removed.
 
+        Never removed: a run holding the newest committed end of some partition (so where the next
+        run starts never changes). A run is renamed aside before it is deleted, so a kill in the
+        middle leaves a directory ``runs()`` ignores (and the next retention finishes it).
+        """
+        runs = self.runs()
+        protected = {}
+        for run in runs:
+            if run.committed and run.superseded is None:
+                protected.update({p.key: run.number for p in run.plan})
+        removable = [r.number for r in runs[:max(len(runs) - keep, 0)] if r.number not in set(protected.values())]
+        for number in removable:
+            self.location.move(self.run_name(number), self.run_name(number) + DELETING)
+        for name in self.location.names("runs"):
+            if name.endswith(DELETING):
+                self.location.delete(f"runs/{name}")
+        return removable
 
 def write_task_checkpoint(tasks_uri: str, task: TaskCheckpoint) -> None:
     """Called in a Spark task when its slice is read completely (a retry rewrites the same file)."""

@@ -58,8 +58,6 @@ def test_an_unknown_scheme_is_a_checkpoint_error():
         Location("nosuchscheme://x/y")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: to_uri pastes a plain path into a file:// URI without percent-encoding; "
-                                       "'#' cuts the path, '%20' is decoded, a space or non-ASCII letter is refused")
 @pytest.mark.parametrize("name", ["hash#tag", "per%20cent", "with space", "ünïcode"])
 def test_a_plain_path_with_special_characters_names_that_directory(tmp_path, name):
     directory = tmp_path / name

@@ -343,8 +343,6 @@ def test_retention_with_only_uncommitted_runs_keeps_the_newest(store):
     assert store.apply_retention(1) == [1] and numbers(store) == [2]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: apply_retention drops old committed runs although a partition's "
-                                       "committed end may live only in them; committed_ends then forgets it")
 def test_retention_never_changes_where_the_next_run_starts(store):
     add_run(store, 1, {("a", 0): (0, 10), ("b", 0): (0, 7)})  # topic b was subscribed then
     add_run(store, 2, {("a", 0): (10, 20)})
@@ -359,9 +357,6 @@ class Killed(BaseException):
     """Stands for a SIGKILL in the middle of a recursive delete."""
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: apply_retention deletes a run directory in place; a kill in the middle "
-                                       "can leave it without plan.json before later runs, which runs() then "
-                                       "refuses as a damaged checkpoint")
 def test_retention_killed_in_the_middle_of_a_delete_leaves_a_readable_checkpoint(store, monkeypatch):
     for number in range(1, 4):
         add_run(store, number, {("t", 0): (number * 10, number * 10 + 10)})

@@ -265,3 +265,11 @@ def test_slices_of_max_records_per_partition_tile_each_range(spark, broker, data
     assert sorted(by_partition) == [0, 1, 2] and len(files) == df.rdd.getNumPartitions() == 3 + 2 + 4
     check_tasks(data, broker, files, [(TOPIC, t.partition, t.start, t.until)
                                       for found in by_partition.values() for t in found])
+
+
+def test_a_checkpoint_location_that_does_not_exist_is_refused_not_read_from_earliest(spark, broker, tmp_path):
+    missing = tmp_path / "no-such-checkpoint"
+    create_topic(broker.bootstrap, "ckpt-missing", 1)
+    with pytest.raises(Exception, match="there is no checkpoint at file://.*no-such-checkpoint"):
+        load(spark, broker.bootstrap, subscribe="ckpt-missing",
+             startingOffsetsFromCheckpoint=str(missing)).count()
