@@ -83,8 +83,8 @@ def _print_plain(description: dict) -> None:
 
 
 def _describe(client, args) -> int:
-    failed = False
-    for index, topic in enumerate(args.topics):
+    failed = printed = False
+    for topic in args.topics:
         try:
             description = _description(client, topic, args.bootstrap_server)
         except CommandError as exc:
@@ -94,8 +94,9 @@ def _describe(client, args) -> int:
         if args.format == "json":
             print(json.dumps(description))
         else:
-            print("" if index == 0 else "\n", end="")
+            print("\n" if printed else "", end="")
             _print_plain(description)
+        printed = True
     return FAILED if failed else OK
 
 

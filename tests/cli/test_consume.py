@@ -1,0 +1,207 @@
+"""``kafkalog consume`` as a real process, reading what confluent-kafka produced: every start option
+(beginning, offset, a time resolved through the broker's time index, compared with confluent-kafka's
+``offsets_for_times``), one partition, a record limit, plain and JSON lines byte for byte, ``--follow``
+(new records, Ctrl-C), a closed pipe, and the errors."""
+
+import base64
+import datetime
+import json
+import signal
+import subprocess
+import sys
+import uuid
+
+import confluent_kafka
+import pytest
+
+from broker.client import KafkaClient
+from broker.client.client import NewTopic
+
+from .support import WAIT_SECONDS, kafkalog, one_line_error, produce_records, topic_for
+
+BASE = 1_700_000_000_000
+COUNT = 30
+PARTITIONS = 3
+
+
+def _value(i: int) -> bytes:
+    return {4: b"\xff\x00 not utf-8", 7: b"tab\there\nnew line", 11: b""}.get(i, f"value {i} \u00e9t\u00e9".encode())
+
+
+RECORDS = [(i % PARTITIONS, None if i % 10 == 9 else f"key-{i}".encode(), _value(i), BASE + 1000 * i)
+           for i in range(COUNT)]
+# (partition, offset, key, value, timestamp) as the broker stores them: offsets count up per partition
+STORED = [(p, i // PARTITIONS, k, v, t) for i, (p, k, v, t) in enumerate(RECORDS)]
+
+
+@pytest.fixture(scope="module")
+def topic(broker):
+    name = f"cli-consume-{uuid.uuid4().hex[:8]}"
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(name, PARTITIONS)]) == {name: None}
+    produce_records(broker.bootstrap, name, RECORDS)
+    return name
+
+
+def consume(broker, topic, *args, timeout=60):
+    return kafkalog("consume", topic, *args, "--bootstrap-server", broker.bootstrap, timeout=timeout)
+
+
+def _iso(timestamp: int) -> str:
+    moment = datetime.datetime.fromtimestamp(timestamp // 1000, tz=datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{timestamp % 1000:03d}Z"
+
+
+def _text(data) -> str:
+    if data is None:
+        return "null"
+    return data.decode("utf-8", "backslashreplace").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def plain_line(record) -> str:
+    partition, offset, key, value, timestamp = record
+    return "\t".join([str(partition), str(offset), _iso(timestamp), _text(key), _text(value)])
+
+
+def decoded(line: str) -> tuple:
+    """A JSON line back to (partition, offset, key, value, timestamp), bytes exactly."""
+    out = json.loads(line)
+    fields = {}
+    for name in ("key", "value"):
+        text = out[name]
+        if text is None:
+            fields[name] = None
+        elif out.get(name + "Encoding") == "base64":
+            fields[name] = base64.b64decode(text)
+        else:
+            fields[name] = text.encode("utf-8")
+    assert out["timestampType"] == "CreateTime"
+    return out["partition"], out["offset"], fields["key"], fields["value"], out["timestamp"]
+
+
+def plain_lines(done) -> list[str]:
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout.splitlines()
+
+
+def test_by_default_everything_from_the_beginning_as_plain_lines(broker, topic):
+    lines = plain_lines(consume(broker, topic))
+    assert sorted(lines) == sorted(plain_line(r) for r in STORED)
+    assert plain_lines(consume(broker, topic, "--from-beginning")) == lines
+
+
+def test_json_lines_carry_the_exact_bytes(broker, topic):
+    done = consume(broker, topic, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    got = [decoded(line) for line in done.stdout.splitlines()]
+    assert sorted(got, key=lambda r: (r[0], r[1])) == sorted(STORED, key=lambda r: (r[0], r[1]))
+    assert all(json.loads(line)["topic"] == topic for line in done.stdout.splitlines())
+
+
+def test_one_partition_from_an_offset(broker, topic):
+    lines = plain_lines(consume(broker, topic, "--partition", "1", "--offset", "6"))
+    assert lines == [plain_line(r) for r in STORED if r[0] == 1 and r[1] >= 6]
+    every_partition = plain_lines(consume(broker, topic, "--offset", "8"))
+    assert sorted(every_partition) == sorted(plain_line(r) for r in STORED if r[1] >= 8)
+    assert plain_lines(consume(broker, topic, "--offset", "1000")) == []  # past the end: nothing, no error
+
+
+def test_max_records(broker, topic):
+    assert plain_lines(consume(broker, topic, "--partition", "2", "--max-records", "4")) == \
+        [plain_line(r) for r in STORED if r[0] == 2][:4]
+    lines = plain_lines(consume(broker, topic, "--max-records", "13"))
+    assert len(lines) == 13 and set(lines) <= {plain_line(r) for r in STORED}
+
+
+def offsets_for_time(broker, topic, timestamp: int) -> dict:
+    """confluent-kafka's answer: the first offset at or after ``timestamp`` per partition (-1: none)."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "cli-times"})
+    try:
+        found = consumer.offsets_for_times([confluent_kafka.TopicPartition(topic, p, timestamp)
+                                            for p in range(PARTITIONS)], timeout=WAIT_SECONDS)
+    finally:
+        consumer.close()
+    return {tp.partition: tp.offset for tp in found}
+
+
+@pytest.mark.parametrize("form", ["epoch-ms", "iso-utc", "iso-offset", "iso-naive"])
+def test_from_time_starts_where_the_time_index_says(broker, topic, form):
+    timestamp = BASE + 14_500  # between records 14 and 15
+    moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.timezone.utc)
+    text = {"epoch-ms": str(timestamp),
+            "iso-utc": moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "iso-offset": moment.astimezone(datetime.timezone(datetime.timedelta(hours=2))).isoformat(),
+            "iso-naive": moment.replace(tzinfo=None).isoformat()}[form]
+    lines = plain_lines(consume(broker, topic, "--from-time", text))
+    assert sorted(lines) == sorted(plain_line(r) for r in STORED if r[4] >= timestamp)
+    first = {}
+    for line in lines:
+        partition, offset = map(int, line.split("\t")[:2])
+        first.setdefault(partition, offset)
+    assert first == offsets_for_time(broker, topic, timestamp)
+
+
+def test_from_time_before_and_after_every_record(broker, topic):
+    assert len(plain_lines(consume(broker, topic, "--from-time", "2000-01-01T00:00:00Z"))) == COUNT
+    assert plain_lines(consume(broker, topic, "--from-time", str(BASE + 1000 * COUNT))) == []
+
+
+def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, request):
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--max-records",
+                                "3", "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().endswith("\tbefore\n")  # it is running and caught up
+        produce_records(broker.bootstrap, topic, [(1, b"k", b"after 1", BASE + 1), (0, None, b"after 2", BASE + 2)])
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert process.returncode == 0 and err == ""
+    assert sorted(line.split("\t")[-1] for line in out.splitlines()) == ["after 1", "after 2"]
+
+
+def test_ctrl_c_ends_follow_with_status_0(broker, topic):
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--partition", "0",
+                                "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline()  # following now
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, "")
+
+
+def test_a_reader_that_goes_away_is_not_an_error(broker, request):
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"x" * 200, BASE + i) for i in range(2000)])
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server",
+                                broker.bootstrap], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stdout.readline().startswith(b"0\t0\t")
+        process.stdout.close()  # like `| head -1`
+        _, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, b"")
+
+
+def test_errors(broker, topic):
+    one_line_error(consume(broker, "no-such-topic"), 1,
+                   f"kafkalog consume: topic 'no-such-topic' does not exist on {broker.bootstrap}")
+    one_line_error(consume(broker, topic, "--partition", "3"), 1,
+                   f"kafkalog consume: topic {topic!r} has no partition 3 (its partitions are 0-2)")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--offset", "-3"], "argument --offset: '-3' is not a whole number >= 0"),
+    (["--from-time", "yesterday"], "argument --from-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
+    (["--offset", "1", "--from-time", "0"], "argument --from-time: not allowed with argument --offset"),
+    (["--max-records", "0"], "argument --max-records: '0' is not a whole number >= 1"),
+    (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
+])
+def test_usage_errors_exit_2(broker, topic, args, message):
+    assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")

@@ -1,0 +1,146 @@
+"""``kafkalog produce`` as a real process: lines from stdin and from a file, keys split at a separator
+and placed by Kafka's murmur2 partitioner, an explicit partition, every codec (checked in the stored
+batches), every acks setting, batching of a large file with its progress line, input sent while a
+pipe pauses, and the errors. Every record is read back with confluent-kafka."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+from kafka.partitioner.default import murmur2
+
+from .support import (Rec, consume_records, kafkalog, latest_offsets, one_line_error, stored_codecs, topic_for,
+                      WAIT_SECONDS)
+
+PARTITIONS = 4  # the broker fixture's num.partitions
+
+
+def new_topic(broker, request, *extra) -> str:
+    topic = topic_for(request)
+    done = kafkalog("topics", "create", topic, *extra, "--bootstrap-server", broker.bootstrap)
+    assert done.returncode == 0, done.stderr
+    return topic
+
+
+def produce(broker, topic, *args, input=None):
+    return kafkalog("produce", topic, *args, "--bootstrap-server", broker.bootstrap, input=input)
+
+
+def key_values(records: list[Rec]) -> list[tuple]:
+    return [(r.partition, r.key, r.value) for r in records]
+
+
+def test_stdin_with_keys_goes_to_the_partitions_kafka_producers_would_choose(broker, request):
+    topic = new_topic(broker, request)
+    lines = [f"user-{i}:event {i}: clicked" for i in range(40)]
+    done = produce(broker, topic, "--key-separator", ":", input="\n".join(lines) + "\n")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    expected = []
+    for i in range(40):
+        key = f"user-{i}".encode()
+        expected.append(((murmur2(bytearray(key)) & 0x7FFFFFFF) % PARTITIONS, key, f"event {i}: clicked".encode()))
+    got = consume_records(broker.bootstrap, topic, range(PARTITIONS), 40)
+    assert sorted(key_values(got)) == sorted(expected)
+    for partition in range(PARTITIONS):  # each partition keeps the input order
+        values = [r.value for r in got if r.partition == partition]
+        assert values == [v for p, _, v in expected if p == partition]
+
+
+def test_a_file_with_crlf_empty_lines_utf8_binary_and_no_final_newline(broker, request, tmp_path):
+    topic = new_topic(broker, request, "--partitions", "2")
+    path = tmp_path / "lines.txt"
+    lines = [b"first", b"", "d\u00e9j\u00e0 vu \u2603".encode(), b"\xff\xfe binary", b"tab\there", b"last"]
+    path.write_bytes(b"first\r\n\r\n" + b"\n".join(lines[2:]))
+    done = produce(broker, topic, "--file", path, "--partition", "1")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    got = consume_records(broker.bootstrap, topic, [1], len(lines))
+    assert [(r.offset, r.key, r.value) for r in got] == [(i, None, line) for i, line in enumerate(lines)]
+    assert latest_offsets(broker.bootstrap, topic, [0, 1]) == {0: 0, 1: len(lines)}
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_each_codec_is_what_the_broker_stores(broker, request, codec):
+    topic = new_topic(broker, request, "--partitions", "1")
+    lines = [f"k{i % 3}|{'compressible value ' * 5}{i}" for i in range(200)]
+    done = produce(broker, topic, "--key-separator", "|", "--compression", codec, "--partition", "0",
+                   input="\n".join(lines))
+    assert done.returncode == 0, done.stderr
+    assert stored_codecs(broker.bootstrap, topic, 0) == [codec]
+    got = consume_records(broker.bootstrap, topic, [0], 200)
+    assert [(r.key, r.value) for r in got] == [tuple(line.encode().split(b"|", 1)) for line in lines]
+
+
+@pytest.mark.parametrize("acks", ["0", "1", "all"])
+def test_each_acks_setting_delivers_every_record(broker, request, acks):
+    topic = new_topic(broker, request, "--partitions", "1")
+    done = produce(broker, topic, "--acks", acks, input="".join(f"value {i}\n" for i in range(25)))
+    assert done.returncode == 0, done.stderr
+    got = consume_records(broker.bootstrap, topic, [0], 25)  # waits: with acks=0 nothing confirmed them
+    assert [r.value for r in got] == [f"value {i}".encode() for i in range(25)]
+
+
+def test_a_large_file_goes_in_several_batches_over_partitions_with_progress(broker, request, tmp_path):
+    topic = new_topic(broker, request, "--partitions", "3")
+    count = 12_000
+    path = tmp_path / "big.txt"
+    path.write_text("".join(f"{i:08d} {'x' * 90}\n" for i in range(count)))
+    done = produce(broker, topic, "--file", path, "--progress", "--compression", "lz4")
+    assert done.returncode == 0, done.stderr
+    progress = done.stderr.split("\r")[-1]
+    assert "100%" in progress and f"{count:,} records" in progress and done.stderr.endswith("\n")
+    offsets = latest_offsets(broker.bootstrap, topic, range(3))
+    assert sum(offsets.values()) == count and min(offsets.values()) > 0  # unkeyed batches move on
+    got = consume_records(broker.bootstrap, topic, range(3), count)
+    assert sorted(r.value[:8] for r in got) == [f"{i:08d}".encode() for i in range(count)]
+    assert all(len(stored_codecs(broker.bootstrap, topic, p)) >= 1 for p in range(3))
+
+
+def test_lines_are_sent_while_the_input_pauses(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, "--bootstrap-server",
+                                broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"early\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while latest_offsets(broker.bootstrap, topic, [0])[0] < 1:  # before the input ends
+            assert time.monotonic() < deadline, "the first line was not sent while the input paused"
+            time.sleep(0.05)
+        process.stdin.write(b"late\n")
+        process.stdin.close()
+        assert process.wait(WAIT_SECONDS) == 0
+    finally:
+        process.kill()
+        process.stderr.close()
+    assert [r.value for r in consume_records(broker.bootstrap, topic, [0], 2)] == [b"early", b"late"]
+
+
+def test_a_line_without_the_separator_stops_after_sending_the_lines_before_it(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    done = produce(broker, topic, "--key-separator", "=", input="a=1\nb=2\nno separator\nc=3\n")
+    one_line_error(done, 1, "kafkalog produce: line 3 has no key separator '=' (the 2 records before it were sent)")
+    assert [(r.key, r.value) for r in consume_records(broker.bootstrap, topic, [0], 2)] == [(b"a", b"1"), (b"b", b"2")]
+
+
+def test_operation_errors_exit_1(broker, request):
+    missing = topic_for(request, "missing")
+    one_line_error(produce(broker, missing, input="x\n"), 1,
+                   f"kafkalog produce: topic {missing!r} does not exist on {broker.bootstrap}")
+    topic = new_topic(broker, request, "--partitions", "2", "--config", "max.message.bytes=1000")
+    one_line_error(produce(broker, topic, "--partition", "2", input="x\n"), 1,
+                   f"kafkalog produce: topic {topic!r} has no partition 2 (its partitions are 0-1)")
+    message = one_line_error(produce(broker, topic, input="small\n" + "y" * 5000 + "\n"), 1, "kafkalog produce: ")
+    assert f"{topic}-0" in message and "MESSAGE_TOO_LARGE" in message
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--compression", "brotli"], "argument --compression: invalid choice: 'brotli'"),
+    (["--acks", "2"], "argument --acks: invalid choice: '2'"),
+    (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
+    (["--key-separator", ""], "--key-separator cannot be empty"),
+    (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
+])
+def test_usage_errors_exit_2(broker, args, message):
+    done = produce(broker, "any-topic", *args, input="x\n")
+    assert message in one_line_error(done, 2, "kafkalog produce: ")

@@ -1,0 +1,98 @@
+"""What every ``kafkalog`` command shares: ``--help`` with examples and exit codes (exit 0), usage
+errors on one line (exit 2), an unreachable broker reported on one line within a bounded time
+(exit 1), the installed ``kafkalog`` script, and the exit codes of dump-log and broker unchanged."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .support import kafkalog, one_line_error
+
+COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
+            ["produce"], ["consume"], ["dump-log"], ["broker"]]
+CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
+                   ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"]]
+UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_shows_examples_and_exit_codes(command):
+    done = kafkalog(*command, "--help")
+    assert done.returncode == 0 and done.stderr == ""
+    assert "examples:\n  kafkalog " + command[0] in done.stdout
+    if command != ["topics"]:  # the group: its actions have the details
+        assert "exit status: 0 " in done.stdout and "2 usage error" in done.stdout
+    if command != ["topics"] and command[0] in ("topics", "produce", "consume"):
+        assert "--bootstrap-server" in done.stdout and "127.0.0.1:9092" in done.stdout
+
+
+def test_top_level_help_lists_every_command():
+    done = kafkalog("--help")
+    assert done.returncode == 0
+    for name in ("broker", "topics", "produce", "consume", "dump-log"):
+        assert f"    {name} " in done.stdout
+
+
+@pytest.mark.parametrize("args, prefix, message", [
+    ([], "kafkalog: ", "the following arguments are required: COMMAND"),
+    (["nonsense"], "kafkalog: ", "argument COMMAND: invalid choice: 'nonsense'"),
+    (["topics"], "kafkalog topics: ", "the following arguments are required: ACTION"),
+    (["topics", "create"], "kafkalog topics create: ", "the following arguments are required: TOPIC"),
+    (["topics", "create", "t", "--partitions", "0"], "kafkalog topics create: ", "'0' is not a whole number >= 1"),
+    (["topics", "create", "t", "--config", "retention.ms"], "kafkalog topics create: ", "'retention.ms' is not KEY=VALUE"),
+    (["topics", "describe", "t", "--format", "yaml"], "kafkalog topics describe: ", "invalid choice: 'yaml'"),
+    (["consume", "t", "--unknown-option"], "kafkalog: ", "unrecognized arguments: --unknown-option"),
+    (["consume", "t", "--timeout", "0"], "kafkalog consume: ", "'0' is not a positive number of seconds"),
+    (["consume", "t", "--bootstrap-server", "no-port"], "kafkalog consume: ",
+     "--bootstrap-server: 'no-port' is not a list of host:port"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, prefix, message):
+    done = kafkalog(*args)
+    assert message in one_line_error(done, 2, prefix)
+
+
+def test_an_unreachable_broker_is_one_line_and_exit_1_in_bounded_time():
+    """Every command that talks to a broker, run side by side against a closed port."""
+    address = f"127.0.0.1:{closed_port()}"
+    started = time.monotonic()
+    processes = [subprocess.Popen([sys.executable, "-m", "broker.cli", *command, "--bootstrap-server", address],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for command in CLIENT_COMMANDS]
+    try:
+        results = [subprocess.CompletedProcess(p.args, p.wait(UNREACHABLE_SECONDS), p.stdout.read(), p.stderr.read())
+                   for p in processes]
+    finally:
+        for process in processes:
+            process.kill()
+            process.stdout.close()
+            process.stderr.close()
+    elapsed = time.monotonic() - started
+    for command, done in zip(CLIENT_COMMANDS, results):
+        name = " ".join(word for word in command if word != "t")
+        message = one_line_error(done, 1, f"kafkalog {name}: ")
+        assert f"no broker of {address} could be reached" in message and "Connection refused" in message
+        assert done.stdout == ""
+    assert elapsed < UNREACHABLE_SECONDS, f"took {elapsed:.1f}s"
+
+
+def test_the_installed_kafkalog_script_runs_the_same_commands(broker):
+    script = os.path.join(os.path.dirname(sys.executable), "kafkalog")
+    done = subprocess.run([script, "topics", "list", "--bootstrap-server", broker.bootstrap], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert subprocess.run([script, "consume", "--help"], capture_output=True, timeout=60).returncode == 0
+
+
+def test_dump_log_and_broker_keep_their_exit_codes(tmp_path):
+    one_line_error(kafkalog("dump-log", tmp_path / "missing.log"), 2, "kafkalog dump-log: ")
+    one_line_error(kafkalog("broker", "--port", "0"), 1, "kafkalog broker: log.dirs: no log directory given")
