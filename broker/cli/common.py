@@ -63,7 +63,7 @@ def run(prog: str, args, action) -> int:
         return OK
     except CommandError as exc:
         return _fail(prog, str(exc), exc.code)
-    except (KafkaError, UnsupportedVersionError, ConnectionError) as exc:
+    except (KafkaError, UnsupportedVersionError, OSError) as exc:  # OSError: connections, stdout
         return _fail(prog, str(exc), FAILED)
     except KeyboardInterrupt:
         return INTERRUPTED

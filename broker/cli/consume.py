@@ -16,8 +16,9 @@ import time
 
 from broker.client import EARLIEST, LATEST
 from broker.records import record_set
+from broker.records.errors import CorruptRecordError
 
-from .common import OK, add_command, check_partition, non_negative_int, partitions_of, positive_int, run, timestamp_ms
+from .common import OK, CommandError, add_command, check_partition, non_negative_int, partitions_of, positive_int, run, timestamp_ms
 
 PROG = "kafkalog consume"
 FETCH_BYTES = 1024 * 1024
@@ -44,10 +45,14 @@ def _records(client, topic: str, partition: int, position: int, end: int | None)
     """The data records of one fetch from ``position`` (below ``end`` if given), and the next position."""
     fetched = client.fetch(topic, partition, position, FETCH_BYTES)
     records, next_position = [], position
-    for entry in record_set.iter_batches(fetched.records):
-        next_position = max(next_position, entry.last_offset + 1)
-        if not entry.is_control:
-            records += [(entry, r) for r in entry.records if position <= r.offset and (end is None or r.offset < end)]
+    try:
+        for entry in record_set.iter_batches(fetched.records):
+            next_position = max(next_position, entry.last_offset + 1)
+            if not entry.is_control:
+                records += [(entry, r) for r in entry.records
+                            if position <= r.offset and (end is None or r.offset < end)]
+    except CorruptRecordError as exc:
+        raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
     return records, next_position
 
 

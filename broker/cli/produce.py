@@ -128,6 +128,9 @@ def _run(args) -> int:
         print(f"{PROG}: --key-separator cannot be empty (for example --key-separator :)", file=sys.stderr)
         return USAGE
     if args.file is None:
+        if sys.stdin is None:
+            print(f"{PROG}: stdin is closed: give the lines on stdin or with --file PATH", file=sys.stderr)
+            return USAGE
         return run(PROG, args, lambda client, args: _produce(client, args, sys.stdin, None))
     try:
         source = open(args.file, "rb")
@@ -142,11 +145,12 @@ def _run(args) -> int:
 def add_parser(commands) -> None:
     parser = add_command(
         commands, "produce", "send lines of stdin or a file as records",
-        "Send each line of stdin (or of --file) as one record of TOPIC, its value the line without\n"
-        "its line end. With --key-separator, the text before the first separator is the key. Lines\n"
-        "go out in batches (one per partition at a time), sent when full or when the input pauses.\n"
-        "Records go to --partition, else by key (murmur2, as Kafka's producers), else to one\n"
-        "partition at a time. A progress line is shown on stderr for a file when stderr is a terminal.", [
+        "Send each line of stdin (or of --file) as one record of TOPIC (which must exist), its value\n"
+        "the line without its line end. With --key-separator, the text before the first separator is\n"
+        "the key. Lines go out in batches (one per partition at a time), sent when full or when the\n"
+        "input pauses. Records go to --partition, else by key (murmur2, as Kafka's producers), else\n"
+        "to one partition at a time. A progress line is shown on stderr for a file when stderr is a\n"
+        "terminal (or with --progress).", [
             "kafkalog produce page-views < views.txt",
             "kafkalog produce page-views --file views.txt --compression zstd --acks all",
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
