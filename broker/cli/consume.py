@@ -18,7 +18,8 @@ from broker.client import EARLIEST, LATEST
 from broker.records import record_set
 from broker.records.errors import CorruptRecordError
 
-from .common import OK, CommandError, add_command, check_partition, non_negative_int, partitions_of, positive_int, run, timestamp_ms
+from .common import (EPOCH, OK, CommandError, add_command, check_partition, non_negative_int, partitions_of,
+                     positive_int, run, timestamp_ms)
 
 PROG = "kafkalog consume"
 FETCH_BYTES = 1024 * 1024
@@ -29,7 +30,8 @@ _ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
     """``{partition: offset}`` for EARLIEST, LATEST or a time (-1 where no record is that recent)."""
-    return {p: offset for (_, p), (offset, _) in client.list_offsets({(topic, p): timestamp for p in partitions}).items()}
+    found = client.list_offsets({(topic, p): timestamp for p in partitions})
+    return {p: offset for (_, p), (offset, _) in found.items()}
 
 
 def _start_offsets(client, topic: str, partitions: list[int], latest: dict, args) -> dict:
@@ -61,9 +63,13 @@ def _text(data: bytes) -> str:
 
 
 def _iso(timestamp: int) -> str:
+    """ISO-8601 UTC with milliseconds; "none" for a record without a timestamp (-1)."""
     if timestamp < 0:
         return "none"
-    moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.timezone.utc)
+    try:
+        moment = EPOCH + datetime.timedelta(milliseconds=timestamp)
+    except OverflowError:  # past the year 9999: only the number can show it
+        return str(timestamp)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -8,10 +8,11 @@ DeleteTopics, DescribeConfigs) to the controller, and keeps one connection per b
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
 
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
-and retry, a bounded number of times with a backoff. Produce is not idempotent: like Kafka's
-producer with ``enable.idempotence=false``, a retry after a lost answer may store a batch twice. A fetch whose first batch is larger than the
-requested size (possible with old brokers) is retried with a doubled size, up to
-``max_fetch_bytes``.
+and retry, a bounded number of times with a backoff; when no broker can be reached the error is a
+``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
+with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce is not
+idempotent: like Kafka's producer with ``enable.idempotence=false``, a retry after a lost answer
+may store a batch twice. DescribeLogDirs goes to each partition's leader.
 """
 
 import logging
@@ -323,7 +324,8 @@ class KafkaClient:
                            for t in topics],
                 "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only}
         response = self._admin_request(ApiKey.CREATE_TOPICS, body)
-        return {t["name"]: _error(t["error_code"], f"topic {t['name']!r}", t["error_message"]) for t in response["topics"]}
+        return {t["name"]: _error(t["error_code"], f"topic {t['name']!r}", t["error_message"])
+                for t in response["topics"]}
 
     def delete_topics(self, names: list[str]) -> dict:
         """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
@@ -354,7 +356,8 @@ class KafkaClient:
             by_leader.setdefault(self._leader(topic, partition), []).append(partition)
         sizes = {}
         for node_id, led in by_leader.items():
-            response = self._request(node_id, ApiKey.DESCRIBE_LOG_DIRS, {"topics": [{"topic": topic, "partitions": led}]})
+            response = self._request(node_id, ApiKey.DESCRIBE_LOG_DIRS,
+                                     {"topics": [{"topic": topic, "partitions": led}]})
             for log_dir in (d for d in response["results"] if d["error_code"] == ErrorCode.NONE):
                 for p in (p for t in log_dir["topics"] if t["name"] == topic for p in t["partitions"]):
                     if p["partition_index"] in led and not p["is_future_key"]:

@@ -36,7 +36,8 @@ def test_create_list_describe_delete_round_trip(broker, request):
     configs = description["configs"]
     assert configs["retention.ms"] == {"value": "1000", "source": "DYNAMIC_TOPIC_CONFIG", "readOnly": True,
                                        "sensitive": False}
-    assert (configs["segment.bytes"]["value"], configs["segment.bytes"]["source"]) == ("1048576", "DYNAMIC_TOPIC_CONFIG")
+    assert (configs["segment.bytes"]["value"], configs["segment.bytes"]["source"]) == \
+        ("1048576", "DYNAMIC_TOPIC_CONFIG")
     assert (configs["max.message.bytes"]["value"], configs["max.message.bytes"]["source"]) == ("1048588",
                                                                                                "DEFAULT_CONFIG")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # a third-party view of the same topic
@@ -54,7 +55,8 @@ def test_create_list_describe_delete_round_trip(broker, request):
 
 def test_describe_shows_offsets_and_sizes_once_records_arrive(broker, request):
     topic = topic_for(request)
-    assert kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap).returncode == 0
+    done = kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap)
+    assert done.returncode == 0
     produce_records(broker.bootstrap, topic, [(1, b"k%d" % i, b"v" * 100, 1_700_000_000_000 + i) for i in range(7)])
     [description] = described(broker, topic)
     first, second = description["partitions"]

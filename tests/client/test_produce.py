@@ -59,7 +59,8 @@ def test_acks_0_gets_no_answer_and_the_records_arrive(broker, request):
         assert client.produce(topic, 2, [(b"a", b"1")], acks=0) is None
         assert client.produce(topic, 2, [(b"b", b"2")], acks=0) is None
         assert client.produce(topic, 2, [(b"c", b"3")], acks=1) == 2  # answered after the two before it
-        assert [(r.key, r.value) for r in read_partition(client, topic, 2)] == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+        assert [(r.key, r.value) for r in read_partition(client, topic, 2)] == \
+            [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
 
 
 def test_records_default_to_the_current_time(cluster, request):
