@@ -1,59 +1,121 @@
-"""``make demo`` (interim, until the full demo load exists): write a real log and dump it.
+"""``make demo``: the whole life of a scheduled load, on an embedded broker, in a few minutes.
 
-It writes page-view-like records through the log manager into ``demo-output/log`` (several
-partitions, every compression codec, small segments so the log rolls), shuts the manager down
-cleanly, reopens it to show the offsets survived, and prints the first segment with dump-log.
+1. Start a broker on a free port in a temporary directory.
+2. Produce page views (JSON, keyed by user id, hash(key) % 4 partitions, LZ4 batches) covering
+   the last three hours but the last 50 minutes, then load them (run 1).
+3. Produce the last 50 minutes, load again (run 2: only the new records).
+4. Produce a few more, then rewind to 25 minutes ago: run 2 held that time, so it is superseded
+   and run 3 loads again from where run 2 started (nothing twice, nothing missing).
+5. Print the history, check every offset is in the output exactly once, and query the Parquet:
+   the top pages per hour.
+6. Shut the broker down cleanly. The output stays in ``demo-output/``.
 """
 
-import json
-import os
-import random
 import shutil
 import sys
 import time
+from pathlib import Path
 
-from broker import cli
-from broker.log.config import LogConfig
-from broker.log.manager import LogManager
-from broker.records import batch
-from broker.records.batch import Record
-from broker.records.compression import Codec
+from broker.client import KafkaClient, NewTopic
+from broker.embedded import EmbeddedBroker
 
-OUTPUT = os.path.join(os.getcwd(), "demo-output")
-PAGES = ["/", "/search", "/cart", "/checkout", "/help", "/product/42", "/product/7"]
-PARTITIONS = 3
-BATCHES = 60
-RECORDS_PER_BATCH = 50
+from . import activity, load
+
+TOPIC = "page-views"
+PARTITIONS = 4
+OUTPUT = Path.cwd() / "demo-output" / TOPIC
+MINUTE_MS = 60_000
 
 
-def page_view_batch(rng: random.Random, codec: Codec, now_ms: int) -> bytes:
-    records = []
-    for i in range(RECORDS_PER_BATCH):
-        user = f"user-{rng.randrange(1000)}"
-        value = {"user": user, "page": rng.choice(PAGES), "referrer": rng.choice(PAGES + [None]),
-                 "agent": "Mozilla/5.0", "ts": now_ms + i}
-        records.append(Record(i, now_ms + i, user.encode(), json.dumps(value).encode()))
-    return batch.build(records, compression=codec)
+def step(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+def produce(bootstrap: str, count: int, start_ms: int, end_ms: int, seed: int) -> None:
+    began = time.monotonic()
+    sent = activity.produce(bootstrap, TOPIC, activity.page_views(count, start_ms, end_ms, seed=seed), PARTITIONS)
+    seconds = time.monotonic() - began
+    print(f"produced {sent:,} page views ({time.strftime('%H:%M', time.gmtime(start_ms / 1000))}-"
+          f"{time.strftime('%H:%M', time.gmtime(end_ms / 1000))} UTC) in {seconds:.1f} s, {sent / seconds:,.0f}/s",
+          flush=True)
+
+
+def run_load(bootstrap: str, *extra: str) -> None:
+    argv = ["--bootstrap-servers", bootstrap, "--topics", TOPIC, "--output", str(OUTPUT), "--master", "local[2]",
+            *extra]
+    print("$ kafkalog load " + " ".join(argv[:6] + list(extra)), flush=True)
+    if load.main(argv) != 0:
+        raise SystemExit("the demo load failed")
+
+
+def check_exactly_once(spark, bootstrap: str) -> None:
+    from pyspark.sql import functions as F
+
+    from .output import read_output
+    rows = read_output(spark, str(OUTPUT))
+    stats = rows.agg(F.count("*").alias("rows"),
+                     F.countDistinct("topic", "partition", "offset").alias("distinct")).first()
+    with KafkaClient(bootstrap) as client:
+        latest = client.list_offsets({(TOPIC, p): -1 for p in range(PARTITIONS)})
+    held = sum(offset for offset, _ in latest.values())
+    verdict = "exactly once" if stats["rows"] == stats["distinct"] == held else "MISMATCH"
+    print(f"output rows {stats['rows']:,}, distinct offsets {stats['distinct']:,}, offsets on the broker "
+          f"{held:,}: {verdict}", flush=True)
+    if verdict != "exactly once":
+        raise SystemExit("the output does not hold every offset exactly once")
+
+
+def top_pages_per_hour(spark) -> None:
+    from pyspark.sql import Window, functions as F
+
+    from .output import read_output
+    schema = "user_id string, page string, referrer string, user_agent string, timestamp long"
+    views = read_output(spark, str(OUTPUT)).select(
+        "date", "hour", F.from_json(F.col("value").cast("string"), schema).alias("view"))
+    counts = views.groupBy("date", "hour", "view.page").count()
+    ranked = counts.withColumn("rank", F.row_number().over(
+        Window.partitionBy("date", "hour").orderBy(F.desc("count"), "page")))
+    ranked.where("rank <= 3").orderBy("date", "hour", "rank").show(30, truncate=False)
 
 
 def main() -> int:
-    log_dir = os.path.join(OUTPUT, "log")
-    shutil.rmtree(OUTPUT, ignore_errors=True)
-    rng = random.Random(7)
-    config = LogConfig(segment_bytes=16 * 1024, index_interval_bytes=1024)
-    started = time.perf_counter()
-    with LogManager(log_dir, config) as manager:
-        for n in range(BATCHES):
-            log = manager.get_or_create_log("page-views", n % PARTITIONS)
-            log.append(page_view_batch(rng, Codec(n % len(Codec)), int(time.time() * 1000)))
-    with LogManager(log_dir, config) as manager:
-        print(f"wrote {BATCHES * RECORDS_PER_BATCH} records in {time.perf_counter() - started:.2f}s "
-              f"to {log_dir} (clean shutdown, reopened without recovery: {manager.had_clean_shutdown})")
-        for log in sorted(manager.all_logs(), key=lambda lg: lg.partition):
-            print(f"  {log.name}: offsets [{log.log_start_offset}, {log.log_end_offset}), "
-                  f"{len(log.segments)} segment(s), {log.size_in_bytes} bytes")
-    print(f"\n$ kafkalog dump-log {os.path.join(log_dir, 'page-views-0')}")
-    return cli.main(["dump-log", os.path.join(log_dir, "page-views-0")])
+    shutil.rmtree(OUTPUT.parent, ignore_errors=True)
+    now = int(time.time() * 1000)
+    with EmbeddedBroker(settings={"num.partitions": str(PARTITIONS)}) as broker:
+        bootstrap = broker.bootstrap
+        step(f"broker listening on {bootstrap} (log in {broker.log_dir})")
+        with KafkaClient(bootstrap) as client:
+            client.create_topics([NewTopic(TOPIC, PARTITIONS)])
+
+        step("produce 700,000 page views, then load them (run 1)")
+        produce(bootstrap, 700_000, now - 180 * MINUTE_MS, now - 50 * MINUTE_MS, seed=1)
+        run_load(bootstrap)
+
+        step("produce 300,000 more, then load again (run 2 reads only the new records)")
+        produce(bootstrap, 300_000, now - 50 * MINUTE_MS, now - 5 * MINUTE_MS, seed=2)
+        run_load(bootstrap)
+
+        step("produce 50,000 more, then rewind to 25 minutes ago (inside run 2) and load from there")
+        produce(bootstrap, 50_000, now - 5 * MINUTE_MS, now, seed=3)
+        rewind_to = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((now - 25 * MINUTE_MS) / 1000))
+        run_load(bootstrap, "--dry-run", "--rewind-to-time", rewind_to)
+        run_load(bootstrap, "--rewind-to-time", rewind_to)
+
+        step("the checkpoint's history")
+        run_load(bootstrap, "--history")
+
+        step("check: every offset on the broker is in the output exactly once")
+        spark = load.spark_session("local[2]", [])
+        check_exactly_once(spark, bootstrap)
+
+        step("top pages per hour (UTC), from the Parquet output")
+        top_pages_per_hour(spark)
+        spark.stop()
+        step("shutting the broker down cleanly")
+        print(f"broker exited with status {broker.stop()}", flush=True)
+    print(f"\nThe output is in {OUTPUT} (Parquet under run=N/topic=.../date=.../hour=...), its checkpoint in "
+          f"{OUTPUT}/_checkpoint.\nRead it with: spark.read.parquet('{OUTPUT}')", flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ def format_dry_run(settings: LoadSettings) -> str:
     plan = plan_only(settings)
     lines = []
     if plan.supersede:
-        lines.append(f"would supersede run{'s' if len(plan.supersede) > 1 else ''} "
-                     f"{', '.join(map(str, sorted(plan.supersede)))} (their output moved under _superseded/)")
+        many = len(plan.supersede) > 1
+        lines.append(f"would supersede run{'s' if many else ''} {', '.join(map(str, sorted(plan.supersede)))} "
+                     f"({'their' if many else 'its'} output moved under _superseded/)")
     verb = "would execute again the plan of pending run" if plan.again else "would run"
     lines.append(f"{verb} {plan.run}, reading {sum(p.end - p.start for p in plan.partitions)} offsets:")
     lines += [f"  {p.topic}-{p.partition}  [{p.start}, {p.end})  {p.end - p.start} offsets  leader {p.leader}"

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import traceback
+from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
@@ -198,8 +199,10 @@ def spark_session(master: str, conf: list[str]):
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
+    log_settings = Path(__file__).with_name("log4j2.properties")
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
-        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false") \
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_settings}")
     for pair in conf:
         key, sep, value = pair.partition("=")
         if not sep:

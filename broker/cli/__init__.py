@@ -1,14 +1,16 @@
 """The ``kafkalog`` command line: one entry point, one module per subcommand.
 
-Each module has ``add_parser(commands)``, which adds its subcommand to the ``commands``
+Each module (``load`` is the scheduled load job, in ``jobs``) has ``add_parser(commands)``, which adds its subcommand to the ``commands``
 subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 the operation
 failed (or, for dump-log, found corruption), 2 usage errors.
 """
 
+from jobs import load
+
 from . import broker_command, consume, dump_log, produce, topics
 from .common import Parser
 
-COMMANDS = (broker_command, topics, produce, consume, dump_log)
+COMMANDS = (broker_command, topics, produce, consume, load, dump_log)
 
 
 def build_parser() -> Parser:

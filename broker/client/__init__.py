@@ -1,6 +1,9 @@
-"""A synchronous Kafka-protocol client for the stateless offset API (metadata, list offsets, fetch),
-reusing ``broker.protocol`` and ``broker.records``; used by the Spark data source and the CLI."""
+"""A synchronous Kafka-protocol client: metadata, list offsets, fetch by offset (the stateless
+offset API), produce, and topic admin; reusing ``broker.protocol`` and ``broker.records``. Used by
+the Spark data source, the load job, the demo and the CLI."""
 
-from .client import EARLIEST, LATEST, KafkaClient, KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+from .client import (EARLIEST, LATEST, KafkaClient, KafkaError, NewTopic, OffsetOutOfRangeError,
+                     UnknownTopicOrPartitionError)
 
-__all__ = ["EARLIEST", "LATEST", "KafkaClient", "KafkaError", "OffsetOutOfRangeError", "UnknownTopicOrPartitionError"]
+__all__ = ["EARLIEST", "LATEST", "KafkaClient", "KafkaError", "NewTopic", "OffsetOutOfRangeError",
+           "UnknownTopicOrPartitionError"]

@@ -293,13 +293,14 @@ class KafkaClient:
 
     def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
                 timestamp: int | None = None) -> int | None:
-        """Append ``records`` (``(key, value)`` pairs of bytes or None) to a partition as one v2 batch,
-        every record stamped ``timestamp`` (epoch ms; default now). ``acks`` is 0, 1 or ACKS_ALL (-1).
+        """Append ``records`` to a partition as one v2 batch: ``(key, value)`` pairs of bytes or None,
+        stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` triples.
+        ``acks`` is 0, 1 or ACKS_ALL (-1).
 
         Returns the offset of the first record, or None with acks=0 (the broker does not answer).
         """
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        data = batch.build([Record(i, stamp, key, value) for i, (key, value) in enumerate(records)],
+        data = batch.build([Record(i, r[2] if len(r) > 2 else stamp, r[0], r[1]) for i, r in enumerate(records)],
                            compression=compression)
         return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
 
