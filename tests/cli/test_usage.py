@@ -13,7 +13,7 @@ import pytest
 from .support import kafkalog, one_line_error
 
 COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
-            ["produce"], ["consume"], ["dump-log"], ["broker"]]
+            ["produce"], ["consume"], ["load"], ["dump-log"], ["broker"]]
 CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
                    ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"]]
 UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command
@@ -32,14 +32,14 @@ def test_help_shows_examples_and_exit_codes(command):
     assert "examples:\n  kafkalog " + command[0] in done.stdout
     if command != ["topics"]:  # the group: its actions have the details
         assert "exit status: 0 " in done.stdout and "2 usage error" in done.stdout
-    if command != ["topics"] and command[0] in ("topics", "produce", "consume"):
+    if command != ["topics"] and command[0] in ("topics", "produce", "consume", "load"):
         assert "--bootstrap-server" in done.stdout and "127.0.0.1:9092" in done.stdout
 
 
 def test_top_level_help_lists_every_command():
     done = kafkalog("--help")
     assert done.returncode == 0
-    for name in ("broker", "topics", "produce", "consume", "dump-log"):
+    for name in ("broker", "topics", "produce", "consume", "load", "dump-log"):
         assert f"    {name} " in done.stdout
 
 
@@ -56,6 +56,8 @@ def test_top_level_help_lists_every_command():
     (["consume", "t", "--timeout", "0"], "kafkalog consume: ", "'0' is not a positive number of seconds"),
     (["consume", "t", "--bootstrap-server", "no-port"], "kafkalog consume: ",
      "--bootstrap-server: 'no-port' is not a list of host:port"),
+    (["load", "--topics", "t"], "kafkalog load: ", "the following arguments are required: --output"),
+    (["load", "--output", "o", "--rewind-to-run", "0"], "kafkalog load: ", "argument --rewind-to-run: 0 must be at least 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, prefix, message):
     done = kafkalog(*args)
