@@ -17,11 +17,11 @@ $(PY):
 	$(PIP) install --upgrade pip setuptools wheel
 
 $(VENV)/.runtime-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
-	$(PIP) install -e .
+	$(PIP) install --config-settings editable_mode=compat -e .
 	touch $@
 
 $(VENV)/.test-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
-	$(PIP) install -e '.[test]'
+	$(PIP) install --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.runtime-installed

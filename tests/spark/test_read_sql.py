@@ -8,6 +8,9 @@
 """
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -104,3 +107,24 @@ def test_explicit_registration_twice_keeps_working(spark, broker, produced):
     assert_rows(rows(load(spark, broker.bootstrap, subscribe=OTHER)), without_headers(produced[OTHER]))
     create_view(spark, "sql_registered", broker.bootstrap, subscribe=OTHER)
     assert spark.sql("SELECT count(*) AS n FROM sql_registered").first().n == 4
+
+
+AUTO_REGISTERED = """
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+df = spark.read.format("kafkalog").option("kafka.bootstrap.servers", "{bootstrap}").option("subscribe", "{topic}").load()
+print("rows", df.count())
+"""
+
+
+def test_an_installed_package_registers_the_format_with_no_call_from_any_directory(broker, produced, tmp_path):
+    """A fresh Python started outside the checkout (so only the installed package is importable)
+    finds the format through the pyspark_kafkalog module, without register()."""
+    script = tmp_path / "read.py"
+    script.write_text(AUTO_REGISTERED.format(bootstrap=broker.bootstrap, topic=TOPIC))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYSPARK_PYTHON"] = sys.executable
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rows 18" in done.stdout
