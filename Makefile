@@ -16,11 +16,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip setuptools wheel
 
-$(VENV)/.runtime-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
+$(VENV)/.runtime-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c
 	$(PIP) install --config-settings editable_mode=compat -e .
 	touch $@
 
-$(VENV)/.test-installed: $(PY) setup.cfg setup.py pyproject.toml spark_kafka_source/_fastdecode.c
+$(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c
 	$(PIP) install --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 
