@@ -1,0 +1,121 @@
+"""Exactly once through kills: a load SIGKILLed (with its Spark JVM) at every step of a run, and at a
+random moment of its Spark write, then run again, leaves every offset in the output exactly once;
+a run holding the lock makes a concurrent run fail with exit status 3, and a killed run's stale
+lock is taken over.
+
+The runner's test hook ``KAFKALOG_LOAD_PAUSE_AT=planned|written|published|committed`` makes it
+print ``paused at <step>`` and sleep there, so the SIGKILL lands exactly at that step.
+"""
+
+import json
+import random
+import time
+
+import pytest
+
+from broker.client import LATEST
+from tests.spark.feed import client, create_topic, messages, produce
+from tests.waiting import wait_for
+
+from .loads import (LoadProcess, assert_exactly_once, assert_report, load_args, ok, printed_report, report_json,
+                    run_dir, run_load)
+
+pytestmark = pytest.mark.timeout(400)
+
+
+def ends(recs) -> dict:
+    found = {}
+    for r in recs:
+        found[(r.topic, r.partition)] = max(found.get((r.topic, r.partition), 0), r.offset + 1)
+    return found
+
+
+def paused_and_killed(args, tmp_path, step: str) -> LoadProcess:
+    process = LoadProcess(args, tmp_path, pause_at=step)
+    try:
+        process.wait_for_stdout(f"paused at {step}")
+    finally:
+        process.kill()
+    return process
+
+
+def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jobs_broker, tmp_path):
+    bootstrap, topic = jobs_broker.bootstrap, "kills"
+    create_topic(bootstrap, topic, 2)
+    output = tmp_path / "output"
+    args = load_args(bootstrap, topic, output)
+    checkpoint = output / "_checkpoint"
+    run1 = run_dir(output, 1)
+    recs = produce(bootstrap, topic, messages(20, partitions=(0, 1), tag="a"))
+
+    # run 1 paused after planning, holding the lock: a concurrent run fails with exit status 3
+    first = LoadProcess(args, tmp_path, pause_at="planned")
+    try:
+        first.wait_for_stdout("paused at planned")
+        concurrent = run_load(args, tmp_path)
+        assert concurrent.code == 3, concurrent
+        line = concurrent.one_error()
+        assert f"another run holds the lock of {checkpoint.as_uri()}: pid {first.process.pid}" in line, line
+        shown = run_load(["--output", str(output), "--history"], tmp_path)
+        assert shown.code == 0 and shown.stdout.splitlines()[-1].split()[-1] == "pending", shown
+        dry = run_load(args + ["--dry-run"], tmp_path)
+        assert dry.code == 0 and "would execute again the plan of pending run 1, reading 20 offsets" in dry.stdout, dry
+    finally:
+        first.kill()
+    assert json.loads((checkpoint / "lock.json").read_text())["pid"] == first.process.pid  # stale now
+    assert (run1 / "plan.json").exists() and not (run1 / "commit.json").exists()
+    assert not (output / "run=1").exists()
+
+    # records produced now are not in run 1's plan: the run executed again reads exactly its plan
+    recs += produce(bootstrap, topic, messages(10, partitions=(0, 1), tag="b"))
+
+    # killed after the Spark write, before publishing: the staging output is complete
+    again = paused_and_killed(args, tmp_path, "written")
+    assert "run 1 was planned but not committed: executing its plan again" in again.stdout()
+    assert (output / "_staging" / "run=1" / "_SUCCESS").exists() and not (output / "run=1").exists()
+
+    # killed after publishing, before the commit: run 1's output is there once, not committed
+    paused_and_killed(args, tmp_path, "published")
+    assert not (output / "_staging" / "run=1").exists() and not (run1 / "commit.json").exists()
+    assert_exactly_once(output, recs[:20])
+
+    # killed right after the commit: the report (written before) shows the lag of the records of "b"
+    paused_and_killed(args, tmp_path, "committed")
+    assert (run1 / "commit.json").exists()
+    report = report_json(output, 1)
+    assert report["executed_again"] is True
+    ranges1 = {(topic, 0): (0, 10), (topic, 1): (0, 10)}
+    assert_report(report, recs, ranges1, latest=ends(recs))
+    assert report["total"]["lag"] == 10
+    assert_exactly_once(output, recs[:20])
+
+    # run 2 (with many tasks, so its write takes a while) killed at a random moment of its Spark write
+    recs += produce(bootstrap, topic, messages(1200, partitions=(0, 1), tag="c", headers=False, value_size=100))
+    split = ["--max-records-per-partition", "40"]
+    writing = LoadProcess(args + split, tmp_path)
+    try:
+        wait_for(lambda: (output / "_staging" / "run=2").exists() or writing.process.poll() is not None, 150,
+                 interval=0.01, what="run 2 starting its write")
+        assert writing.process.poll() is None, writing.wait()
+        time.sleep(random.uniform(0.0, 0.3))  # a random moment of the write
+    finally:
+        writing.kill()
+    assert (output / "_staging" / "run=2").exists()
+    assert not (output / "_staging" / "run=2" / "_SUCCESS").exists(), "the kill landed after the write"
+    assert not (output / "run=2").exists() and not (run_dir(output, 2) / "commit.json").exists()
+
+    # run 2 again, to the end, with its progress line (no --quiet)
+    result = ok(run_load(load_args(bootstrap, topic, output, quiet=False) + split, tmp_path))
+    assert "run 2 was planned but not committed: executing its plan again" in result.stdout
+    printed = printed_report(result.stdout)
+    assert printed["head"].startswith("run 2 (executed again): ")
+    ranges2 = {(topic, 0): (10, 615), (topic, 1): (10, 615)}
+    assert_report(report_json(output, 2), recs, ranges2, printed=printed)
+    assert "run 2: " in result.stderr and " tasks done, " in result.stderr
+    assert not (checkpoint / "lock.json").exists()
+
+    rows = assert_exactly_once(output, recs)
+    with client(bootstrap) as c:
+        latest = {tp: o for tp, (o, _) in c.list_offsets({tp: LATEST for tp in ranges2}).items()}
+    assert latest == ends(recs) == {tp: until for tp, (_, until) in ranges2.items()}
+    assert {r.run for r in rows if r.offset < 10} == {1} and {r.run for r in rows if r.offset >= 10} == {2}
