@@ -187,8 +187,7 @@ def _load(args, settings) -> int:
     from . import report
     from .runner import load
     require_java()
-    spark = spark_session(args.master, args.conf)
-    result = load(spark, settings, say=lambda line: print(line, flush=True))
+    result = load(lambda: spark_session(args.master, args.conf), settings, say=lambda line: print(line, flush=True))
     print(report.format_text(result), flush=True)
     return EXIT_OK
 

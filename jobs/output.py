@@ -68,12 +68,12 @@ class Output:
 
 
 def with_event_hour(df: DataFrame) -> DataFrame:
-    """Add ``date`` and ``hour``, the UTC date and hour of each record's timestamp (independent of
-    the session time zone: whole days and hours since the epoch)."""
+    """Add ``date`` and ``hour`` ("00" to "23"), the UTC date and hour of each record's timestamp
+    (independent of the session time zone: whole days and hours since the epoch)."""
     seconds = F.unix_seconds(F.col("timestamp"))
     return (df.withColumn("date", F.date_add(F.lit("1970-01-01").cast("date"),
                                              F.floor(seconds / SECONDS_PER_DAY).cast("int")))
-              .withColumn("hour", F.pmod(F.floor(seconds / 3600), F.lit(24)).cast("int")))
+              .withColumn("hour", F.lpad(F.pmod(F.floor(seconds / 3600), F.lit(24)).cast("string"), 2, "0")))
 
 
 def output_schema(include_headers: bool = True) -> StructType:

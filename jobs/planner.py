@@ -43,6 +43,7 @@ class LoadPlan(NamedTuple):
     partitions: list[PartitionPlan]
     again: bool  # executing a pending run's plan again
     supersede: list[int]  # runs a rewind supersedes, newest first
+    lost: list = []  # with failOnDataLoss=false: {topic, partition, from, until} of offsets already deleted
 
 
 def source_client(source: dict) -> KafkaClient:
@@ -57,8 +58,8 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
     failOnDataLoss and client settings."""
     runs = store.effective_runs()
     pending = runs[-1] if runs and runs[-1].pending else None
-    if pending and rewind is None:
-        return LoadPlan(pending.number, pending.plan, True, [])
+    if pending and (rewind is None or pending.details.get("rewind") == rewind.describe()):
+        return LoadPlan(pending.number, pending.plan, True, [])  # (a killed rewind, retried, goes on)
     committed = [r for r in runs if r.committed]
     parsed = source_options.parse(source)
     partitions = topic_partitions(client, parsed)
@@ -66,6 +67,7 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
     targets: dict = {}
     if rewind is not None:
         targets = _targets(client, rewind, partitions)
+        _check_within_history(store.runs(), committed, targets)
         first = _first_superseded(committed, rewind, targets)
         superseded = [r for r in committed if first is not None and r.number >= first] + ([pending] if pending else [])
         committed = [r for r in committed if r not in superseded]
@@ -74,9 +76,11 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
         starts.update({p.key: min(p.start, starts.get(p.key, p.start)) for p in run.plan})
     starts.update(store.committed_ends(committed))
     ranges = _ranges(client, source, partitions, starts, starting)
+    lost = [{"topic": r.topic, "partition": r.partition, "from": starts[(r.topic, r.partition)], "until": r.start}
+            for r in ranges if starts.get((r.topic, r.partition), r.start) < r.start]
     plan = [PartitionPlan(r.topic, r.partition, r.start, r.end, *_leader(client, r.topic, r.partition))
             for r in ranges]
-    return LoadPlan(store.next_run_number(), plan, False, sorted((r.number for r in superseded), reverse=True))
+    return LoadPlan(store.next_run_number(), plan, False, sorted((r.number for r in superseded), reverse=True), lost)
 
 
 def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
@@ -88,6 +92,23 @@ def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
         latest = client.list_offsets({tp: LATEST for tp in partitions})
         return {tp: offset if offset >= 0 else latest[tp][0] for tp, (offset, _) in found.items()}
     return {}
+
+
+def _check_within_history(runs: list[Run], committed: list[Run], targets: dict) -> None:
+    """Once retention removed the oldest runs, their output stays but their ranges are forgotten:
+    a rewind to before the oldest kept run would load their offsets a second time."""
+    if not runs or runs[0].number == 1:
+        return  # the whole history is there
+    oldest = {}
+    for run in committed:
+        for p in run.plan:
+            oldest.setdefault(p.key, p.start)
+    early = sorted(tp for tp, target in targets.items() if tp in oldest and target < oldest[tp])
+    if early:
+        names = ", ".join(f"{t}-{p} (asked {targets[(t, p)]}, kept from {oldest[(t, p)]})" for t, p in early[:5])
+        raise UsageError(f"the rewind reaches before the oldest run kept in the checkpoint's history (run "
+                         f"{runs[0].number}; older runs were removed by --keep-runs, their output stays): {names}; "
+                         f"rewind to run {runs[0].number} or later")
 
 
 def _first_superseded(committed: list[Run], rewind: Rewind, targets: dict) -> int | None:

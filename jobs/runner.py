@@ -78,11 +78,13 @@ def plan_only(settings: LoadSettings) -> LoadPlan:
 
 
 def load(spark, settings: LoadSettings, say=print) -> dict:
-    """Run one load; returns its report."""
+    """Run one load; returns its report. ``spark`` is a SparkSession, or a function that makes one,
+    called once the lock is held (so a run that finds the lock taken fails before starting Spark)."""
     began = time.monotonic()
     store = CheckpointStore(settings.checkpoint)
     output = Output(settings.output, settings.format)
     with CheckpointLock(store.location) as lock:
+        spark = spark() if callable(spark) else spark
         _set_aside_superseded(store, output)
         plan = plan_only(settings)
         if plan.supersede:
@@ -99,7 +101,7 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
         else:
             run = store.write_plan(plan.run, plan.partitions, {
                 "output": output.uri, "format": output.format, "source": settings.source(),
-                "rewind": settings.rewind.describe() if settings.rewind else None})
+                "rewind": settings.rewind.describe() if settings.rewind else None, "lost": plan.lost})
         _pause_at("planned", say)
         if not output.is_published(run.number):
             if not output.is_staged(run.number):

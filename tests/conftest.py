@@ -1,8 +1,22 @@
-"""Shared fixtures: real broker processes on free ports, always stopped at the end."""
+"""Shared fixtures: real broker processes on free ports, always stopped at the end, and one local
+SparkSession for the whole run (pytest-spark's ``spark_session``, configured in setup.cfg), whose
+Python workers run this interpreter so they can import the project."""
+
+import os
+import sys
 
 import pytest
 
 from broker.embedded import EmbeddedBroker
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark(spark_session):
+    spark_session.sparkContext.setLogLevel("ERROR")
+    return spark_session
 
 
 @pytest.fixture(scope="module")

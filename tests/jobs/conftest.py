@@ -1,10 +1,7 @@
-"""Fixtures of the load job tests: a shared local SparkSession (to read outputs back as users do),
-one broker for the session, and ``history``: three committed runs of a topic, built once, that
+"""Fixtures of the load job tests: one broker for the session, and ``history``: three committed runs of a topic, built once, that
 tests copy and carry on from."""
 
-import os
 import shutil
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,16 +11,6 @@ from broker.embedded import EmbeddedBroker
 from tests.spark.feed import create_topic, messages, produce
 
 from .loads import kill_leftovers, load_args, ok, run_load, yesterday_ms
-
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-
-@pytest.fixture(scope="session")
-def spark(spark_session):
-    spark_session.sparkContext.setLogLevel("ERROR")
-    return spark_session
-
 
 @pytest.fixture(autouse=True)
 def no_load_left_running():

@@ -261,19 +261,20 @@ def printed_report(stdout: str) -> dict:
               if line.startswith("run ") and " records, " in line and " bytes in " in line]
     assert starts, f"no report in stdout:\n{stdout}"
     head, columns, *rows = lines[starts[-1]:]
-    assert columns.split() == ["topic", "partition", "from", "until", "records", "bytes", "seconds", "latest", "lag"]
+    assert columns.split() == ["topic", "partition", "from", "until", "records", "bytes", "seconds", "latest", "lag",
+                               "lost"]
     partitions, total = {}, None
     for line in rows:
         cells = line.split()
         if cells and cells[0] == "total":
-            count, records, size, seconds, lag = cells[1:]
+            count, records, size, seconds, lag, lost = cells[1:]
             total = {"partitions": int(count), "records": int(records), "bytes": int(size),
-                     "seconds": float(seconds), "lag": int(lag)}
+                     "seconds": float(seconds), "lag": int(lag), "lost": int(lost)}
             break
-        topic, partition, start, until, records, size, seconds, latest, lag = cells
+        topic, partition, start, until, records, size, seconds, latest, lag, lost = cells
         partitions[(topic, int(partition))] = {"from": int(start), "until": int(until), "records": int(records),
                                                "bytes": int(size), "seconds": float(seconds),
-                                               "latest": int(latest), "lag": int(lag)}
+                                               "latest": int(latest), "lag": int(lag), "lost": int(lost)}
     assert total is not None, f"no total row in:\n{stdout}"
     return {"head": head, "partitions": partitions, "total": total}
 
@@ -295,8 +296,8 @@ def assert_report(report: dict, recs, ranges: dict, latest: dict | None = None, 
         if printed is None:
             continue
         row = printed["partitions"][key]
-        assert {k: row[k] for k in ("from", "until", "records", "bytes", "latest", "lag")} == \
-               {k: p[k] for k in ("from", "until", "records", "bytes", "latest", "lag")}
+        assert {k: row[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")} == \
+               {k: p[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")}
         assert abs(row["seconds"] - p["seconds"]) < 1e-6 and p["seconds"] >= 0
     total = report["total"]
     assert total["partitions"] == len(ranges)
@@ -306,7 +307,8 @@ def assert_report(report: dict, recs, ranges: dict, latest: dict | None = None, 
     if printed is None:
         return
     assert printed["total"] == {"partitions": total["partitions"], "records": total["records"],
-                                "bytes": total["bytes"], "seconds": report["seconds"], "lag": total["lag"]}
+                                "bytes": total["bytes"], "seconds": report["seconds"], "lag": total["lag"],
+                                "lost": total["lost"]}
     head = printed["head"]
     assert head.startswith(f"run {report['run']}") and \
         f": {total['records']} records, {total['bytes']} bytes in {report['seconds']} s -> {report['output']}" in head

@@ -77,5 +77,7 @@ def test_retention_between_runs_fails_the_run_or_loads_what_is_left(jobs_broker,
     report = report_json(output, 2)  # partition 0 read from the log start: what is left
     assert_report(report, recs, {(topic, 0): (start, latest), (topic, 1): (3, 5)},
                   printed=printed_report(result.stdout))
+    assert {(p["partition"], p["lost"]) for p in report["partitions"]} == {(0, start - 10), (1, 0)}
+    assert report["total"]["lost"] == start - 10
     # what is left, and nothing else: [0, 10) from run 1, [start, latest) from run 2
     assert_exactly_once(output, [r for r in recs if r.partition == 1 or r.offset < 10 or r.offset >= start])

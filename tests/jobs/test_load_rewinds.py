@@ -9,7 +9,6 @@ Each test carries on from a copy of the ``history`` fixture: runs 1, 2, 3 of top
 """
 
 import json
-import re
 
 import pytest
 
@@ -100,8 +99,6 @@ def test_rewinds_supersede_runs_and_load_again_without_duplicates_or_gaps(histor
     assert_exactly_once(output, recs)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after --keep-runs removed the oldest runs from the checkpoint (their "
-                                       "output stays), a rewind to a time inside them loads their offsets again")
 def test_a_rewind_before_the_runs_kept_in_the_history_loads_nothing_twice(history, tmp_path):
     output = history.copy(tmp_path / "output")
     args = load_args(history.bootstrap, history.topic, output)
@@ -110,23 +107,16 @@ def test_a_rewind_before_the_runs_kept_in_the_history_loads_nothing_twice(histor
     assert (output / "run=1").exists() and (output / "run=2").exists()
 
     inside_run1 = history.batches[0][4].timestamp  # partition 0, offset 2
-    dry = run_load(args + ["--rewind-to-time", str(inside_run1), "--dry-run"], tmp_path)
-    if dry.code == 2:
-        return  # refusing a rewind that reaches before the history would be fine too
-    assert dry.code == 0, dry
-    # the run would execute exactly this plan (a real run shows the duplicates in the output)
-    superseded = {int(n) for n in re.search(r"would supersede runs? ([\d, ]+) \(", dry.stdout).group(1).split(", ")}
-    planned = {(m[1], int(m[2])): (int(m[3]), int(m[4]))
-               for m in re.finditer(r"^  (\S+)-(\d+)  \[(\d+), (\d+)\)", dry.stdout, re.MULTILINE)}
-    staying = [r for r in output_rows(output) if r.run not in superseded]
-    twice = [(r.run, r.partition, r.offset) for r in staying
-             if planned[(r.topic, r.partition)][0] <= r.offset < planned[(r.topic, r.partition)][1]]
-    assert not twice, f"the rewind supersedes runs {sorted(superseded)} and plans {planned}, loading again " \
-                      f"{len(twice)} offsets still in the output, e.g. (run, partition, offset) {twice[:4]}"
+    before = tree(output)
+    for extra in (["--dry-run"], []):
+        refused = run_load(args + ["--rewind-to-time", str(inside_run1), *extra], tmp_path)
+        assert refused.code == 2, refused
+        assert "the rewind reaches before the oldest run kept in the checkpoint's history (run 3" in \
+            refused.one_error() and "rewind to run 3 or later" in refused.one_error()
+    assert tree(output) == before
+    assert_exactly_once(output, history.recs)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a --rewind-to-run killed after planning and retried with the same "
-                                       "command fails with exit 2 instead of executing its pending plan again")
 def test_a_killed_rewind_to_run_retried_with_the_same_command_completes(history, tmp_path):
     output = history.copy(tmp_path / "output")
     args = load_args(history.bootstrap, history.topic, output) + ["--rewind-to-run", "2"]

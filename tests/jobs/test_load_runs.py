@@ -83,8 +83,6 @@ def test_runs_load_from_the_last_commit_write_each_offset_once_and_report(histor
            sorted((r.topic, r.partition, r.offset, r.run, r.key, r.value, r.timestamp, r.hour) for r in rows)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: jobs/output.py writes hour as an integer partition column, so the "
-                                       "directories are hour=3, not hour=03 as the layout date=YYYY-MM-DD/hour=HH says")
 def test_hour_directories_have_two_digits(history):
     hours = sorted({Path(r.file).parent.name for r in output_rows(history.output)})
     assert "hour=03" in hours and all(re.fullmatch(r"hour=\d\d", h) for h in hours), hours
