@@ -193,25 +193,30 @@ def test_create_exclusively_creates_once_and_never_replaces(tmp_path):
     assert location.names("sub") == ["lock.json"]
 
 
+def race_to_create(location: Location, name: str, contenders: int, start: threading.Barrier | None = None) -> None:
+    """Threads call create_exclusively on one name at once: exactly one wins, and its content stays."""
+    results = {}
+
+    def contend(index):
+        if start:
+            start.wait(10)
+        results[index] = location.create_exclusively(name, b"contender %d" % index)
+
+    threads = [threading.Thread(target=contend, args=(i,)) for i in range(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    winners = [i for i, won in results.items() if won]
+    assert len(results) == contenders and len(winners) == 1, results
+    assert location.read_bytes(name) == b"contender %d" % winners[0]
+
+
 def test_create_exclusively_among_racing_threads_exactly_one_wins(tmp_path):
     location = Location(str(tmp_path))
     for round_number in range(5):
         name = f"race-{round_number}.json"
-        barrier = threading.Barrier(16)
-        results = {}
-
-        def contend(index):
-            barrier.wait(10)
-            results[index] = location.create_exclusively(name, b"contender %d" % index)
-
-        threads = [threading.Thread(target=contend, args=(i,)) for i in range(16)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(20)
-        winners = [i for i, won in results.items() if won]
-        assert len(results) == 16 and len(winners) == 1, results
-        assert location.read_bytes(name) == b"contender %d" % winners[0]
+        race_to_create(location, name, 16, start=threading.Barrier(16))
     assert leftovers(tmp_path) == []
 
 
@@ -312,19 +317,7 @@ def test_object_store_create_exclusively_the_last_writer_wins_and_the_others_see
         return found
 
     location.exists = exists_then_wait
-    results = {}
-
-    def contend(index):
-        results[index] = location.create_exclusively("lock.json", b"contender %d" % index)
-
-    threads = [threading.Thread(target=contend, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(20)
-    winners = [i for i, won in results.items() if won]
-    assert len(results) == 8 and len(winners) == 1, results
-    assert location.read_bytes("lock.json") == b"contender %d" % winners[0]
+    race_to_create(location, "lock.json", 8)
 
 
 def test_a_store_and_a_lock_on_an_object_store(no_settle):
