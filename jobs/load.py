@@ -117,7 +117,7 @@ def _offsets(text: str) -> dict:
 
 
 def settings_from(args):
-    from .planner import Rewind
+    from .planner import Rewind, UsageError
     from .runner import LoadSettings
     rewind = None
     if args.rewind_to_time is not None:
@@ -130,7 +130,7 @@ def settings_from(args):
     for pair in args.option:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise UsageProblem(f"--option {pair!r}: expected KEY=VALUE")
+            raise UsageError(f"--option {pair!r}: expected KEY=VALUE")
         options[key.strip()] = value
     return LoadSettings(
         bootstrap_servers=args.bootstrap_servers, output=args.output,
@@ -142,13 +142,9 @@ def settings_from(args):
         rewind=rewind, keep_runs=args.keep_runs, source_options=options, progress=not args.quiet)
 
 
-class UsageProblem(ValueError):
-    pass
-
-
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
-    from spark_kafka_source.checkpoint import CheckpointError, LockHeldError
+    from spark_kafka_source.checkpoint import LockHeldError
     from spark_kafka_source.options import OptionError
 
     from . import history
@@ -160,21 +156,18 @@ def run_command(args) -> int:
             print(history.format_text(settings.checkpoint))
             return EXIT_OK
         if not settings.topics and not settings.topic_pattern:
-            raise UsageProblem("name the topics to load: --topics A,B or --topic-pattern REGEX")
+            raise UsageError("name the topics to load: --topics A,B or --topic-pattern REGEX")
         if args.dry_run:
             print(history.format_dry_run(settings))
             return EXIT_OK
         return _load(args, settings)
-    except (UsageProblem, UsageError, OptionError) as exc:
+    except (UsageError, OptionError) as exc:
         _error(exc)
         return EXIT_USAGE
     except LockHeldError as exc:
         _error(exc)
         return EXIT_LOCKED
-    except CheckpointError as exc:
-        _error(exc)
-        return EXIT_FAILED
-    except Exception as exc:  # the reason on one line; the next run resumes the plan
+    except Exception as exc:  # the reason on one line (a damaged checkpoint names its file); the next run resumes
         if args.verbose:
             traceback.print_exc()
         _error(exc)
@@ -198,6 +191,8 @@ def spark_session(master: str, conf: list[str]):
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
+
+    from .planner import UsageError
     log_settings = Path(__file__).with_name("log4j2.properties")
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false") \
@@ -205,7 +200,7 @@ def spark_session(master: str, conf: list[str]):
     for pair in conf:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise UsageProblem(f"--conf {pair!r}: expected KEY=VALUE")
+            raise UsageError(f"--conf {pair!r}: expected KEY=VALUE")
         builder = builder.config(key.strip(), value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

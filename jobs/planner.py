@@ -26,7 +26,7 @@ READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "end
 
 
 class UsageError(ValueError):
-    """The arguments ask for something the checkpoint cannot do (exit status 2)."""
+    """Arguments that cannot be used: malformed, or asking what the checkpoint cannot do (exit status 2)."""
 
 
 class Rewind(NamedTuple):
