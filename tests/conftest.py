@@ -1,4 +1,5 @@
-"""Shared fixtures: real broker processes on free ports, always stopped at the end, and one local
+"""Shared fixtures: real broker processes on free ports, always stopped at the end, librdkafka's
+three-broker mock cluster (``mock``, an independent Kafka implementation), and one local
 SparkSession for the whole run (pytest-spark's ``spark_session``, configured in setup.cfg), whose
 Python workers run this interpreter so they can import the project."""
 
@@ -40,3 +41,16 @@ def start_broker(tmp_path):
     yield start
     for process in started:
         process.kill()
+
+
+@pytest.fixture(scope="module")
+def mock():
+    """(bootstrap list, handle) of a 3-broker mock cluster that lives for the module."""
+    from confluent_kafka import Producer
+
+    handle = Producer({"test.mock.num.brokers": 3, "log_level": 3})
+    brokers = handle.list_topics(timeout=10).brokers
+    assert len(brokers) == 3
+    bootstrap = ",".join(f"{b.host}:{b.port}" for b in sorted(brokers.values(), key=lambda b: b.id))
+    yield bootstrap, handle
+    handle.flush(5)

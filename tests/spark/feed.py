@@ -258,3 +258,12 @@ def stored_entries(bootstrap: str, topic: str, partition: int) -> list[Entry]:
                     out.append(Entry(first, header.last_offset, int(header.compression), header.size, header.magic))
                 offset = max(offset, header.last_offset + 1)
     return out
+
+
+def leaders(bootstrap: str, topic: str) -> dict:
+    """partition -> the id of its leader, as a third-party client sees them."""
+    from confluent_kafka import Producer
+
+    probe = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    metadata = probe.list_topics(topic, timeout=10)
+    return {p: m.leader for p, m in metadata.topics[topic].partitions.items()}

@@ -13,30 +13,9 @@ import json
 
 import pytest
 
-from .feed import assert_rows, in_range, load, messages, produce, rows
+from .feed import assert_rows, in_range, leaders, load, messages, produce, rows
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def mock():
-    """(bootstrap list, handle) of a 3-broker mock cluster that lives for the module."""
-    from confluent_kafka import Producer
-
-    handle = Producer({"test.mock.num.brokers": 3, "log_level": 3})
-    brokers = handle.list_topics(timeout=10).brokers
-    assert len(brokers) == 3
-    bootstrap = ",".join(f"{b.host}:{b.port}" for b in sorted(brokers.values(), key=lambda b: b.id))
-    yield bootstrap, handle
-    handle.flush(5)
-
-
-def leaders(bootstrap: str, topic: str) -> dict:
-    from confluent_kafka import Producer
-
-    probe = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
-    metadata = probe.list_topics(topic, timeout=10)
-    return {p: m.leader for p, m in metadata.topics[topic].partitions.items()}
 
 
 def test_partitions_led_by_different_mock_brokers_are_all_read(spark, mock):
