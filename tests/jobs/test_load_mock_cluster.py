@@ -11,11 +11,9 @@ import pytest
 
 from jobs.runner import LoadSettings, load
 from spark_kafka_source.checkpoint import CheckpointStore
-from tests.spark.feed import leaders, messages, produce
+from tests.spark.feed import messages, produce, topic_led_by_several_brokers
 
 pytestmark = pytest.mark.timeout(180)
-
-TOPIC = "mock-load"
 
 
 def loaded_offsets(output) -> list:
@@ -25,13 +23,12 @@ def loaded_offsets(output) -> list:
 
 def test_two_runs_fetch_each_partition_from_its_own_leader_and_load_each_offset_once(spark, mock, tmp_path):
     bootstrap, _ = mock
-    first = produce(bootstrap, TOPIC, messages(24, partitions=(0, 1, 2, 3), tag="first"))
-    led_by = leaders(bootstrap, TOPIC)
-    assert len(set(led_by.values())) >= 2, led_by
-    settings = LoadSettings(bootstrap_servers=bootstrap, topics=[TOPIC], output=str(tmp_path / "out"),
+    topic, led_by = topic_led_by_several_brokers(bootstrap, "mock-load")
+    first = produce(bootstrap, topic, messages(24, partitions=(0, 1, 2, 3), tag="first"))
+    settings = LoadSettings(bootstrap_servers=bootstrap, topics=[topic], output=str(tmp_path / "out"),
                             checkpoint=str(tmp_path / "ckpt"), progress=False)
     assert load(spark, settings, say=lambda line: None)["total"]["records"] == 24
-    second = produce(bootstrap, TOPIC, messages(12, partitions=(0, 1, 2, 3), tag="second"))
+    second = produce(bootstrap, topic, messages(12, partitions=(0, 1, 2, 3), tag="second"))
     report = load(spark, settings, say=lambda line: None)
     assert report["total"]["records"] == 12 and report["total"]["lag"] == 0
 

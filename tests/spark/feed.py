@@ -267,3 +267,20 @@ def leaders(bootstrap: str, topic: str) -> dict:
     probe = Producer({"bootstrap.servers": bootstrap, "log_level": 3})
     metadata = probe.list_topics(topic, timeout=10)
     return {p: m.leader for p, m in metadata.topics[topic].partitions.items()}
+
+
+MOCK_PARTITIONS = 4  # librdkafka's mock cluster auto-creates topics with 4 partitions
+
+
+def topic_led_by_several_brokers(bootstrap: str, prefix: str) -> tuple[str, dict]:
+    """Auto-create topics ``<prefix>-0``, ``-1``, ... on librdkafka's mock cluster (by asking for
+    their metadata) until one has its partitions led by at least two brokers (the mock picks each
+    leader at random, so 4 partitions all land on one of 3 brokers 1 time in 27); the topic and its
+    leaders."""
+    for attempt in range(10):
+        topic = f"{prefix}-{attempt}"
+        led_by = leaders(bootstrap, topic)
+        assert sorted(led_by) == list(range(MOCK_PARTITIONS)), led_by
+        if len(set(led_by.values())) >= 2:
+            return topic, led_by
+    raise AssertionError(f"ten topics on the mock cluster all had a single leader: {led_by}")
