@@ -56,7 +56,8 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
               rewind: Rewind | None = None) -> LoadPlan:
     """``source``: data source options naming the brokers, the topics (subscribe or subscribePattern),
     failOnDataLoss and client settings."""
-    runs = store.effective_runs()
+    history = store.runs()
+    runs = [r for r in history if r.superseded is None]
     pending = runs[-1] if runs and runs[-1].pending else None
     if pending and (rewind is None or pending.details.get("rewind") == rewind.describe()):
         return LoadPlan(pending.number, pending.plan, True, [])  # (a killed rewind, retried, goes on)
@@ -67,7 +68,7 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
     targets: dict = {}
     if rewind is not None:
         targets = _targets(client, rewind, partitions)
-        _check_within_history(store.runs(), committed, targets)
+        _check_within_history(history, committed, targets)
         first = _first_superseded(committed, rewind, targets)
         superseded = [r for r in committed if first is not None and r.number >= first] + ([pending] if pending else [])
         committed = [r for r in committed if r not in superseded]
@@ -80,7 +81,8 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
             for r in ranges if starts.get((r.topic, r.partition), r.start) < r.start]
     plan = [PartitionPlan(r.topic, r.partition, r.start, r.end, *_leader(client, r.topic, r.partition))
             for r in ranges]
-    return LoadPlan(store.next_run_number(), plan, False, sorted((r.number for r in superseded), reverse=True), lost)
+    return LoadPlan(store.next_run_number(history), plan, False, sorted((r.number for r in superseded), reverse=True),
+                    lost)
 
 
 def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
@@ -136,23 +138,30 @@ def _ranges(client: KafkaClient, source: dict, partitions: list, starts: dict, s
     if new:
         where = client.list_offsets({tp: EARLIEST if starting == "earliest" else LATEST for tp in new})
         starts = {**starts, **{tp: offset for tp, (offset, _) in where.items()}}
-    ranges = resolve_ranges(client, _exact_read(source, partitions, starts))
+    ranges = _resolved(client, source, {tp: starts[tp] for tp in partitions})
     missing = set(partitions) - {(r.topic, r.partition) for r in ranges}
     if missing:  # failOnDataLoss=false and the log now ends before the start: it started over
-        starts = {**starts, **{tp: EARLIEST for tp in missing}}
-        ranges = resolve_ranges(client, _exact_read(source, partitions, starts))
+        ranges = _resolved(client, source, {tp: EARLIEST if tp in missing else starts[tp] for tp in partitions})
     return ranges
 
 
-def _exact_read(source: dict, partitions: list, starts: dict):
-    """Source options reading exactly ``partitions`` from ``starts`` to the latest offsets."""
-    assign, offsets = {}, {}
-    for topic, partition in partitions:
+def _resolved(client: KafkaClient, source: dict, starts: dict) -> list:
+    return resolve_ranges(client, source_options.parse(exact_read_options(source, starts)))
+
+
+def exact_read_options(source: dict, starts: dict, ends: dict | None = None) -> dict:
+    """kafkalog options reading exactly the partitions of ``starts`` from those offsets to ``ends``
+    (to the latest offsets when None), keeping the other options of ``source`` (brokers, client
+    settings, failOnDataLoss)."""
+    assign, starting, ending = {}, {}, {}
+    for (topic, partition), start in starts.items():
         assign.setdefault(topic, []).append(partition)
-        offsets.setdefault(topic, {})[str(partition)] = starts[(topic, partition)]
+        starting.setdefault(topic, {})[str(partition)] = start
+        if ends is not None:
+            ending.setdefault(topic, {})[str(partition)] = ends[(topic, partition)]
     kept = {k: v for k, v in source.items() if k.lower() not in READ_SCOPE}
-    return source_options.parse(dict(kept, assign=json.dumps(assign), startingOffsets=json.dumps(offsets),
-                                      endingOffsets="latest"))
+    return dict(kept, assign=json.dumps(assign), startingOffsets=json.dumps(starting),
+                endingOffsets=json.dumps(ending) if ends is not None else "latest")
 
 
 def _leader(client: KafkaClient, topic: str, partition: int) -> tuple:

@@ -17,7 +17,6 @@ So the output holds every offset of the committed runs exactly once, whatever wa
 """
 
 import dataclasses
-import json
 import os
 import sys
 import time
@@ -27,7 +26,7 @@ from spark_kafka_source.datasource import source_schema
 
 from . import report as run_report
 from .output import Output
-from .planner import READ_SCOPE, LoadPlan, Rewind, plan_next, source_client
+from .planner import LoadPlan, Rewind, exact_read_options, plan_next, source_client
 from .progress import SparkProgress
 
 PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"  # tests: stop at a step so a real SIGKILL lands exactly there
@@ -142,14 +141,9 @@ def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output
 
 def _read_options(settings: LoadSettings, run, tasks_uri: str) -> dict:
     """kafkalog options reading exactly the run's plan, each task writing its checkpoint."""
-    assign, starting, ending = {}, {}, {}
-    for p in run.plan:
-        assign.setdefault(p.topic, []).append(p.partition)
-        starting.setdefault(p.topic, {})[str(p.partition)] = p.start
-        ending.setdefault(p.topic, {})[str(p.partition)] = p.end
-    options = {k: v for k, v in settings.source().items() if k.lower() not in READ_SCOPE}
-    options.update(assign=json.dumps(assign), startingOffsets=json.dumps(starting),
-                   endingOffsets=json.dumps(ending), includeHeaders="true", taskCheckpointLocation=tasks_uri)
+    options = exact_read_options(settings.source(), {p.key: p.start for p in run.plan},
+                                 {p.key: p.end for p in run.plan})
+    options.update(includeHeaders="true", taskCheckpointLocation=tasks_uri)
     if settings.max_records_per_partition:
         options["maxRecordsPerPartition"] = str(settings.max_records_per_partition)
     if settings.min_partitions:

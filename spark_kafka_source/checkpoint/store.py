@@ -155,9 +155,11 @@ class CheckpointStore:
                 ends.update({p.key: p.end for p in run.plan})
         return ends
 
-    def next_run_number(self) -> int:
+    def next_run_number(self, runs: list[Run] | None = None) -> int:
+        """The number of the next run: one past the newest planned run (``runs``, read if not
+        given), or the newest run directory when it was created but never planned."""
         numbers = [int(n) for n in self.location.names("runs") if n.isdigit() and len(n) == RUN_DIGITS]
-        planned = [r.number for r in self.runs()]
+        planned = [r.number for r in (self.runs() if runs is None else runs)]
         unplanned_last = numbers and (not planned or numbers[-1] > planned[-1])
         return numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
 
