@@ -58,6 +58,12 @@ class Location:
     def _full(self, name: str) -> str:
         return f"{self.path}/{name}" if name else self.path
 
+    def _with_parent(self, name: str) -> str:
+        """The full path of ``name``, its parent directory created if missing."""
+        full = self._full(name)
+        self.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+        return full
+
     def exists(self, name: str = "") -> bool:
         return self.fs.get_file_info(self._full(name)).type != pafs.FileType.NotFound
 
@@ -92,8 +98,7 @@ class Location:
 
     def write_bytes(self, name: str, data: bytes) -> None:
         """Write a whole file so that no reader ever sees it partly written."""
-        full = self._full(name)
-        self.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+        full = self._with_parent(name)
         if not self.renames_atomically:
             with self.fs.open_output_stream(full) as stream:
                 stream.write(data)
@@ -122,8 +127,7 @@ class Location:
         rename (refused by HDFS when the target exists). Object stores: write if absent, wait, and
         read back; the last writer wins and every other writer sees it lost.
         """
-        full = self._full(name)
-        self.fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+        full = self._with_parent(name)
         if self.exists(name):
             return False
         if not self.renames_atomically:
@@ -152,8 +156,7 @@ class Location:
 
     def move(self, source: str, target: str) -> None:
         """Rename a file or directory (atomic on local files and HDFS)."""
-        self.fs.create_dir(self._full(target).rsplit("/", 1)[0], recursive=True)
-        self.fs.move(self._full(source), self._full(target))
+        self.fs.move(self._full(source), self._with_parent(target))
 
     def delete(self, name: str) -> None:
         """Delete a file or a directory tree, if it exists."""
