@@ -36,7 +36,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    spark = spark_session("local[2]", ["spark.ui.enabled=false"])
+    spark = spark_session("local[2]", [("spark.ui.enabled", "false")])
     times: dict = {"load job": [], "plain read + write": []}
     with tempfile.TemporaryDirectory() as directory, \
             EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}) as broker:

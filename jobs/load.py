@@ -7,13 +7,14 @@ reason on one line; the next run resumes it), 2 usage error, 3 another run holds
 """
 
 import argparse
-import datetime
 import json
 import os
 import re
 import sys
 import traceback
 from pathlib import Path
+
+from broker.cli.common import Parser, key_value, positive_int, timestamp_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 
@@ -53,54 +54,31 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
     parser.add_argument("--checkpoint", metavar="URI", help="the checkpoint (default <output>/_checkpoint)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "orc", "json"), help="default parquet")
-    parser.add_argument("--max-records-per-partition", type=_positive, metavar="N",
+    parser.add_argument("--max-records-per-partition", type=positive_int, metavar="N",
                         help="split a partition's range into tasks of at most N records")
-    parser.add_argument("--min-partitions", type=_positive, metavar="N", help="read with at least N tasks")
+    parser.add_argument("--min-partitions", type=positive_int, metavar="N", help="read with at least N tasks")
     parser.add_argument("--fail-on-data-loss", default="true", choices=("true", "false"),
                         help="fail when offsets to load were deleted (true, the default) or load what is left")
     parser.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"),
                         help="where partitions never loaded start (default earliest)")
     rewind = parser.add_mutually_exclusive_group()
-    rewind.add_argument("--rewind-to-time", metavar="TIME", type=_time,
+    rewind.add_argument("--rewind-to-time", metavar="TIME", type=timestamp_ms,
                         help="load again from this time (ISO 8601, e.g. 2026-11-20T13:00:00Z, or epoch ms)")
-    rewind.add_argument("--rewind-to-run", metavar="N", type=_positive, help="load again from the start of run N")
+    rewind.add_argument("--rewind-to-run", metavar="N", type=positive_int, help="load again from the start of run N")
     rewind.add_argument("--rewind-to-offsets", metavar="JSON", type=_offsets,
                         help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
     parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
     parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
-    parser.add_argument("--keep-runs", type=_positive, default=100, metavar="N",
+    parser.add_argument("--keep-runs", type=positive_int, default=100, metavar="N",
                         help="runs kept in the checkpoint's history (default 100)")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="another kafkalog source option, e.g. kafka.max.partition.fetch.bytes=1048576")
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
                         help="Spark master when no Spark session exists (default local[*])")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument("--verbose", action="store_true", help="on failure, print the whole traceback")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def _time(text: str) -> int:
-    """ISO 8601 (a time without zone is UTC) or epoch milliseconds -> epoch milliseconds."""
-    if text.strip().isdigit():
-        return int(text)
-    try:
-        moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither ISO 8601 (2026-11-20T13:00:00Z) nor epoch "
-                                         f"milliseconds") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return int(moment.timestamp() * 1000)
 
 
 def _offsets(text: str) -> dict:
@@ -117,7 +95,7 @@ def _offsets(text: str) -> dict:
 
 
 def settings_from(args):
-    from .planner import Rewind, UsageError
+    from .planner import Rewind
     from .runner import LoadSettings
     rewind = None
     if args.rewind_to_time is not None:
@@ -126,12 +104,6 @@ def settings_from(args):
         rewind = Rewind("run", args.rewind_to_run)
     elif args.rewind_to_offsets is not None:
         rewind = Rewind("offsets", args.rewind_to_offsets)
-    options = {}
-    for pair in args.option:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--option {pair!r}: expected KEY=VALUE")
-        options[key.strip()] = value
     return LoadSettings(
         bootstrap_servers=args.bootstrap_servers, output=args.output,
         checkpoint=args.checkpoint or args.output.rstrip("/") + "/_checkpoint",
@@ -139,7 +111,7 @@ def settings_from(args):
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
-        rewind=rewind, keep_runs=args.keep_runs, source_options=options, progress=not args.quiet)
+        rewind=rewind, keep_runs=args.keep_runs, source_options=dict(args.option), progress=not args.quiet)
 
 
 def run_command(args) -> int:
@@ -185,23 +157,19 @@ def _load(args, settings) -> int:
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[str]):
-    """The active Spark session, or a new one (UTC session time zone, quiet logs)."""
+def spark_session(master: str, conf: list[tuple[str, str]]):
+    """The active Spark session, or a new one (UTC session time zone, quiet logs) with the
+    ``(key, value)`` settings of ``conf``."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
-
-    from .planner import UsageError
     log_settings = Path(__file__).with_name("log4j2.properties")
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false") \
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_settings}")
-    for pair in conf:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise UsageError(f"--conf {pair!r}: expected KEY=VALUE")
-        builder = builder.config(key.strip(), value)
+    for key, value in conf:
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     spark_kafka_source.register(spark)
@@ -222,8 +190,8 @@ def reason(exc: Exception) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     _arguments(parser)
     return run_command(parser.parse_args(argv))
 

@@ -119,6 +119,14 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` (a setting given on the command line) -> ``(key, value)``."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (a setting's name, '=', its value)")
+    return key.strip(), value.strip()
+
+
 def timestamp_ms(text: str) -> int:
     """Epoch milliseconds, or an ISO-8601 date/time (UTC when it names no offset)."""
     if text.isascii() and text.isdigit():

@@ -9,7 +9,7 @@ from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, partitions_of, positive_int, run
+from .common import FAILED, OK, CommandError, add_command, key_value, partitions_of, positive_int, run
 
 PROG = "kafkalog topics"
 DEFAULT_FROM_BROKER = -1
@@ -100,13 +100,6 @@ def _describe(client, args) -> int:
     return FAILED if failed else OK
 
 
-def _config_pair(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example retention.ms=86400000)")
-    return key.strip(), value.strip()
-
-
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "topics", help="create, list, describe and delete topics",
@@ -130,7 +123,7 @@ def add_parser(commands) -> None:
                         help="number of partitions (default: the broker's num.partitions)")
     create.add_argument("--replication-factor", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
                         help="replicas per partition (default: the broker's; this broker keeps 1)")
-    create.add_argument("--config", type=_config_pair, action="append", default=[], metavar="KEY=VALUE",
+    create.add_argument("--config", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a topic setting, for example retention.ms=86400000 (repeatable)")
     create.add_argument("--if-not-exists", action="store_true", help="a topic that already exists is not an error")
     create.add_argument("--validate-only", action="store_true", help="check the request, create nothing")

@@ -57,7 +57,7 @@ def test_top_level_help_lists_every_command():
     (["consume", "t", "--bootstrap-server", "no-port"], "kafkalog consume: ",
      "--bootstrap-server: 'no-port' is not a list of host:port"),
     (["load", "--topics", "t"], "kafkalog load: ", "the following arguments are required: --output"),
-    (["load", "--output", "o", "--rewind-to-run", "0"], "kafkalog load: ", "argument --rewind-to-run: 0 must be at least 1"),
+    (["load", "--output", "o", "--rewind-to-run", "0"], "kafkalog load: ", "argument --rewind-to-run: '0' is not a whole number >= 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, prefix, message):
     done = kafkalog(*args)
