@@ -31,6 +31,8 @@ from .segment import LogSegment
 
 log = logging.getLogger(__name__)
 
+_FLUSH_RETRY_MS = 1000  # after a failed flush.ms flush, the next attempt
+
 
 class AppendResult(NamedTuple):
     first_offset: int
@@ -63,6 +65,7 @@ class PartitionLog:
         self._scheduler = scheduler
         self._lock = threading.RLock()
         self._first_unflushed_ms = None
+        self._time_flush_scheduled = False
         self._directory_needs_sync = False
         self.last_flush_ms = _now_ms()
         self.producer_state = ProducerState(directory)
@@ -148,7 +151,7 @@ class PartitionLog:
                 next_offset += header.last_offset_delta + 1
             if self._first_unflushed_ms is None:
                 self._first_unflushed_ms = now
-                self._schedule_time_flush()
+            self._schedule_time_flush(now)
             result = AppendResult(first_offset, last_offset, sum(h.records_count for _, h in headers),
                                   max_timestamp, log_append_time, self.log_start_offset)
         if self.unflushed_messages >= self.config.flush_messages:
@@ -253,10 +256,12 @@ class PartitionLog:
 
     def flush(self, up_to: int | None = None) -> None:
         """fsync everything below ``up_to`` (default: the end), then advance the recovery point."""
+        started = _now_ms()
         with self._lock:
             target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
             if target <= self.recovery_point:
                 return
+            to_the_end = target == self.log_end_offset
             dirty = [s for s in self._segments if s.next_offset > self.recovery_point and s.base_offset < target]
             sync_directory, self._directory_needs_sync = self._directory_needs_sync, False
         try:
@@ -271,11 +276,37 @@ class PartitionLog:
             self.recovery_point = max(self.recovery_point, target)
             if self.recovery_point >= self.log_end_offset:
                 self._first_unflushed_ms = None
+            elif to_the_end:
+                # What is still unflushed was appended while the fsync ran, so after ``started``.
+                self._first_unflushed_ms = started
             self.last_flush_ms = _now_ms()
 
-    def _schedule_time_flush(self) -> None:
-        if self._scheduler is not None and self.config.flush_ms < LONG_MAX:
-            self._scheduler.schedule(self.config.flush_ms, self.flush)
+    def _schedule_time_flush(self, now: int, delay_ms: int | None = None) -> None:
+        """Make sure one background flush is due ``flush.ms`` after the oldest unflushed append.
+
+        Called with the lock held. At most one such flush is pending per log at any time.
+        """
+        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled:
+            return
+        if delay_ms is None:
+            delay_ms = max(0, self._first_unflushed_ms + self.config.flush_ms - now)
+        self._time_flush_scheduled = True
+        self._scheduler.schedule(delay_ms, self._flush_on_time)
+
+    def _flush_on_time(self) -> None:
+        """The ``flush.ms`` task: flush, and if data is still at risk (appended during the fsync,
+        or the fsync failed), schedule the next one; appends only schedule when none is pending."""
+        with self._lock:
+            self._time_flush_scheduled = False
+        retry_ms = None
+        try:
+            self.flush()
+        except LogStorageError as exc:
+            log.error("%s; retrying in %d ms", exc, _FLUSH_RETRY_MS)
+            retry_ms = _FLUSH_RETRY_MS
+        with self._lock:
+            if self._first_unflushed_ms is not None:
+                self._schedule_time_flush(_now_ms(), retry_ms)
 
     # -- retention -----------------------------------------------------------------------
 

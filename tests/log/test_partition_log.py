@@ -1,5 +1,6 @@
 """PartitionLog, after Kafka's UnifiedLogTest: append, offsets, validation, roll, read, retention, flush."""
 
+import errno
 import os
 import struct
 import time
@@ -11,6 +12,7 @@ from broker.log.errors import (InvalidBatchError, InvalidRecordError, OffsetOutO
                                RecordTooLargeError)
 from broker.log.partition_log import PartitionLog
 from broker.log.scheduler import Scheduler
+from broker.log.segment import LogSegment
 from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record, TimestampType
 from broker.records.compression import Codec
@@ -304,6 +306,41 @@ def test_flush_ms_flushes_in_the_background(tmp_path, scheduler):
     assert wait_for(lambda: log.recovery_point == 3)
     log.append(make_batch(3))
     assert wait_for(lambda: log.recovery_point == 6)
+
+
+def test_flush_ms_still_holds_for_appends_that_arrive_during_the_fsync(tmp_path, scheduler, monkeypatch):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
+    real_flush = LogSegment.flush
+    appended_during_fsync = []
+
+    def flush_while_a_producer_appends(segment):
+        if not appended_during_fsync:
+            appended_during_fsync.append(log.append(make_batch(3)))
+        real_flush(segment)
+
+    monkeypatch.setattr(LogSegment, "flush", flush_while_a_producer_appends)
+    log.append(make_batch(3))
+    assert wait_for(lambda: appended_during_fsync and log.recovery_point >= 3, timeout=10)
+    assert wait_for(lambda: log.recovery_point == 6, timeout=10, what="the append made during the fsync flushed")
+
+
+def test_a_failed_flush_ms_flush_is_retried(tmp_path, scheduler, monkeypatch):
+    """A disk error cannot be produced for real here, so the first fsync is made to fail."""
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
+    real_flush = LogSegment.flush
+    failures = []
+
+    def fail_once(segment):
+        if not failures:
+            failures.append(1)
+            raise OSError(errno.EIO, "Input/output error")
+        real_flush(segment)
+
+    monkeypatch.setattr(LogSegment, "flush", fail_once)
+    log.append(make_batch(3))
+    assert wait_for(lambda: failures, timeout=10)
+    assert log.recovery_point == 0
+    assert wait_for(lambda: log.recovery_point == 3, timeout=10, what="the flush retried after the failure")
 
 
 def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
