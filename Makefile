@@ -16,11 +16,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip setuptools wheel
 
-$(VENV)/.runtime-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c
+$(VENV)/.runtime-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c broker/records/_crc32c.c
 	$(PIP) install --config-settings editable_mode=compat -e .
 	touch $@
 
-$(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c
+$(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c broker/records/_crc32c.c
 	$(PIP) install --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 
@@ -35,4 +35,4 @@ bench: $(VENV)/.test-installed
 	$(PY) -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build spark_kafka_source/*.so
+	rm -rf $(VENV) .pytest_cache .hypothesis build spark_kafka_source/*.so broker/records/*.so

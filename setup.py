@@ -1,7 +1,8 @@
-"""Only declares the optional C extension; all other metadata lives in setup.cfg.
+"""Only declares the optional C extensions; all other metadata lives in setup.cfg.
 
-``optional=True``: if the extension does not compile, installation still succeeds and
-spark_kafka_source.arrow_records falls back to its pure-Python path.
+``optional=True``: if an extension does not compile, installation still succeeds and its
+pure-Python counterpart is used (spark_kafka_source.arrow_records decodes in Python,
+broker.records.crc checks CRC-32C with crcmod).
 """
 
 from setuptools import Extension, setup
@@ -12,6 +13,11 @@ setup(
             "spark_kafka_source._fastdecode",
             sources=["spark_kafka_source/_fastdecode.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "broker.records._crc32c",
+            sources=["broker/records/_crc32c.c"],
+            optional=True,
+        ),
     ]
 )

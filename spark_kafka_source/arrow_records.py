@@ -14,7 +14,7 @@ check Spark makes on a data source's first RecordBatch). Every field is nullable
 Two implementations give identical results (the tests compare them on random and corrupt input):
 
 * the C fast path (``spark_kafka_source._fastdecode``): Python walks the entries, checks each v2
-  batch's CRC-32C (crcmod) and decompresses it, then C parses the records and appends them
+  batch's CRC-32C and decompresses it, then C parses the records and appends them
   to Arrow column buffers accumulated across all batches of the call; the buffers become arrays
   through ``pa.Array.from_buffers`` without a copy. Legacy entries (rare) are decoded by
   ``broker.records.legacy`` and appended record by record.
@@ -165,7 +165,7 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
         for pos, header in record_set.iter_entries(view):
             entry = view[pos:pos + header.size]
             if check_crcs:
-                header = record_set.validate_entry(entry)  # size, CRC (crcmod), codec
+                header = record_set.validate_entry(entry)  # size, CRC-32C, codec
             else:
                 header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
