@@ -6,7 +6,10 @@ As in Kafka, for each producer id the partition remembers the epoch and the last
 * a **duplicate** if its epoch and sequence range match a remembered batch: it is not appended
   again, and the producer is told the offsets it got the first time;
 * **in order** if its first sequence follows the last one (wrapping at INT32_MAX), or is 0 for
-  a new producer or a new epoch; anything else is OUT_OF_ORDER_SEQUENCE_NUMBER;
+  a new epoch; anything else is OUT_OF_ORDER_SEQUENCE_NUMBER;
+* **accepted whatever its sequence** if the partition knows nothing of the producer (Kafka's
+  ``ProducerAppendInfo.checkSequence``): its batches, and so its state, may have been deleted by
+  retention while it kept producing, and refusing it would wedge it for good;
 * **fenced** if its epoch is older than the remembered one (INVALID_PRODUCER_EPOCH).
 
 The state survives restarts through Kafka's ``<offset>.snapshot`` files (version 1: INT16
@@ -69,10 +72,7 @@ class ProducerState:
         entry = self.producers.get(header.producer_id)
         first, last = header.base_sequence, header.last_sequence
         if entry is None:
-            if first != 0:
-                raise OutOfOrderSequenceError(f"producer {header.producer_id} is unknown here, so its first "
-                                              f"sequence must be 0, not {first}")
-            return None
+            return None  # any sequence: its state may be gone with its batches (retention, a re-created topic)
         if header.producer_epoch < entry.epoch:
             raise InvalidProducerEpochError(f"producer {header.producer_id} epoch {header.producer_epoch} is older "
                                             f"than the current epoch {entry.epoch}")

@@ -42,14 +42,14 @@ def test_only_the_last_five_batches_are_remembered(tmp_path):
         log.append(idempotent(1, 1))  # too old to be recognised: a gap as far as the log knows
 
 
-def test_gaps_and_new_producers_not_at_zero_are_out_of_order(tmp_path):
+def test_an_unknown_producer_may_start_anywhere_but_gaps_after_that_are_out_of_order(tmp_path):
     log = open_log(tmp_path)
-    with pytest.raises(OutOfOrderSequenceError, match="first sequence must be 0"):
-        log.append(idempotent(2, 5))
-    log.append(idempotent(2, 0))
-    with pytest.raises(OutOfOrderSequenceError, match="expected 2"):
-        log.append(idempotent(2, 3))
-    assert log.log_end_offset == 2
+    log.append(idempotent(2, 5))  # as in Kafka: no state here (perhaps deleted by retention), any sequence
+    with pytest.raises(OutOfOrderSequenceError, match="expected 7"):
+        log.append(idempotent(2, 8))
+    log.append(idempotent(2, 7))
+    assert log.append(idempotent(2, 5)).duplicate
+    assert log.log_end_offset == 4
 
 
 def test_epochs_fence_old_producers_and_restart_sequences(tmp_path):
@@ -128,3 +128,17 @@ def test_retention_forgets_producers_whose_batches_are_gone(tmp_path):
     assert log.delete_retained_segments() == 1
     assert 1 not in log.producer_state.producers and 2 in log.producer_state.producers
     assert all(int(n[:20]) >= log.log_start_offset for n in os.listdir(log.directory) if n.endswith(".snapshot"))
+
+
+def test_a_producer_forgotten_by_retention_continues_where_it_was(tmp_path):
+    now = int(time.time() * 1000)
+    log = open_log(tmp_path, segment_bytes=150, retention_ms=3600_000)
+    log.append(idempotent(2, 0, timestamp=now - 7200_000))
+    log.append(make_batch(1, timestamp=now))
+    assert log.delete_retained_segments() == 1 and 7 not in log.producer_state.producers
+    continued = log.append(idempotent(2, 2, timestamp=now))
+    retry = log.append(idempotent(2, 2, timestamp=now))
+    assert retry.duplicate and retry.first_offset == continued.first_offset == 3
+    with pytest.raises(OutOfOrderSequenceError, match="expected 4"):
+        log.append(idempotent(1, 5, timestamp=now))
+    assert log.log_end_offset == 5

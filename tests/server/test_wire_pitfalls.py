@@ -11,7 +11,8 @@
 7. Fetch contents: mid-batch start, at least one batch, every partition listed, fixed fields, ranges.
 8. Long polling: wake-up on produce, empty answer after max_wait.
 9. Produce validation error codes, with the high watermark unchanged.
-10. Idempotent producers: InitProducerId, duplicates, sequence gaps, across restarts and crashes.
+10. Idempotent producers: InitProducerId, duplicates, sequence gaps, state gone with retention,
+    across restarts and crashes.
 11. Legacy magic-1 message sets are up-converted to v2 batches.
 12. ListOffsets v1-5: earliest, latest, by timestamp, leader epoch check.
 13. CreateTopics v0-4 and DeleteTopics v0-3 error codes, defaults, validate_only, persistence.
@@ -513,8 +514,8 @@ def init_producer_id(client, version: int = 1) -> tuple[int, int]:
     return result["producer_id"], result["producer_epoch"]
 
 
-def idempotent_batch(producer_id: int, sequence: int, values, epoch: int = 0) -> bytes:
-    return make_batch(values, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
+def idempotent_batch(producer_id: int, sequence: int, values, epoch: int = 0, timestamp: int = BASE_TIME) -> bytes:
+    return make_batch(values, timestamp, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
 
 
 def test_init_producer_id_v0_and_v1_give_fresh_increasing_ids_at_epoch_0(client):
@@ -560,9 +561,36 @@ def test_a_sequence_gap_is_out_of_order_sequence_number(client):
     assert produce(client, topic, 0, idempotent_batch(producer_id, 0, [b"a"]))["error_code"] == ErrorCode.NONE
     gap = produce(client, topic, 0, idempotent_batch(producer_id, 5, [b"x"]))
     assert gap["error_code"] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    new_epoch = produce(client, topic, 0, idempotent_batch(producer_id, 1, [b"x"], epoch=1))
+    assert new_epoch["error_code"] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER  # a new epoch starts at 0
+    # as in Kafka, a producer the partition has no state for may start at any sequence
     new_producer = produce(client, topic, 0, idempotent_batch(init_producer_id(client)[0], 3, [b"y"]))
-    assert new_producer["error_code"] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
-    assert high_watermark(client, topic) == 1
+    assert (new_producer["error_code"], new_producer["base_offset"]) == (ErrorCode.NONE, 1)
+    assert high_watermark(client, topic) == 2
+
+
+def earliest_offset_reaches(client, topic: str, offset: int, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if list_offset(client, topic, 0, EARLIEST)["offset"] >= offset:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_producer_whose_state_retention_deleted_continues_and_is_still_deduplicated(start_broker):
+    broker = start_broker({"log.retention.check.interval.ms": "100"})
+    with connect_to(broker) as c:
+        topic = new_topic(c, "idem-retention", configs={"retention.ms": "3600000"})
+        producer_id, _ = init_producer_id(c)
+        assert produce(c, topic, 0, idempotent_batch(producer_id, 0, [b"a", b"b"]))["base_offset"] == 0
+        assert earliest_offset_reaches(c, topic, 2)  # BASE_TIME is long past retention.ms: the batch is gone
+        continued = idempotent_batch(producer_id, 2, [b"c"], timestamp=int(time.time() * 1000))
+        first, retry = produce(c, topic, 0, continued), produce(c, topic, 0, continued, version=8)
+        assert (first["error_code"], first["base_offset"]) == (ErrorCode.NONE, 2)
+        assert (retry["error_code"], retry["base_offset"]) == (ErrorCode.NONE, 2)  # deduplicated, not appended
+        assert high_watermark(c, topic) == 3
+        assert key_values(fetch_one(c, topic, 0, 2)["records"]) == [(2, b"k0", b"c")]
 
 
 def test_duplicates_are_detected_after_a_clean_restart_and_after_a_crash(start_broker):
