@@ -25,6 +25,7 @@ $(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_
 	touch $@
 
 demo: $(VENV)/.runtime-installed
+	$(PY) -m spark_kafka_source.java
 	$(PY) -m jobs.demo
 
 test: $(VENV)/.test-installed
@@ -32,6 +33,7 @@ test: $(VENV)/.test-installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.test-installed
+	$(PY) -m spark_kafka_source.java
 	$(PY) -m benchmarks.run_all
 
 clean:
