@@ -5,7 +5,10 @@ JSON, timestamps), so a DataFrame is repeatable: counted twice, or counted and t
 reads the same records. (Spark's own source resolves ``earliest``/``latest`` late, in each task;
 this one does not, on purpose.) Then each topic partition's ``[start, end)`` range becomes one
 input partition, or several when ``minPartitions`` or ``maxRecordsPerPartition`` ask for it, cut
-with the rules of Spark's ``KafkaOffsetRangeCalculator``.
+with the rules of Spark 4's ``KafkaOffsetRangeCalculator`` (``maxRecordsPerPartition`` first, then
+``minPartitions`` over the pieces). Since the default ``earliest``..``latest`` range is resolved
+here too, it is split like any other (Spark leaves that range unsplit by ``maxRecordsPerPartition``,
+as it does not know its size before the task runs).
 
 Data loss found on the driver (a start below the partition's earliest offset, a range that ends
 before it starts, an assigned partition that is gone) fails the query when ``failOnDataLoss`` is
@@ -155,35 +158,44 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
 
 def split(ranges: list[OffsetRange], min_partitions: int | None,
           max_records: int | None) -> list[OffsetRange]:
-    """Cut ranges into tasks with Spark's rules.
+    """Cut ranges into tasks with the rules of Spark 4's ``KafkaOffsetRangeCalculator`` (SPARK-49259).
 
-    Empty ranges are dropped. With ``minPartitions`` above the number of ranges, each range gets
-    ``max(round(size / total * minPartitions), 1)`` parts, where ranges that would get one part
-    are left whole and taken out of the proportion. ``maxRecordsPerPartition`` = N cuts any range
-    into at least ``ceil(size / N)`` parts. Parts are equal, the last one taking the remainder.
+    Empty ranges are dropped. Then, in this order:
+
+    1. ``maxRecordsPerPartition`` = N cuts every range into ``ceil(size / N)`` pieces.
+    2. If ``minPartitions`` is above the number of pieces, each piece gets
+       ``max(round(size / total * minPartitions), 1)`` parts (rounding half up, as Java does);
+       pieces that would get one part are left whole and taken out of the proportion, and the
+       others share ``minPartitions`` minus the number of whole pieces.
+
+    Parts of a range or piece are equal, the last one taking the remainder. So a piece is never
+    larger than N, and ``minPartitions`` only ever cuts the pieces further: with ranges of 100 and 10
+    records, ``minPartitions`` 4 and N = 60, the pieces are 50, 50 and 10, and the tasks 25, 25,
+    25, 25 and 10.
     """
-    ranges = [r for r in ranges if r.size > 0]
-    parts = {r: 1 for r in ranges}
-    if min_partitions and len(ranges) < min_partitions:
-        total = sum(r.size for r in ranges)
-        whole = [r for r in ranges if _part_count(r.size, total, min_partitions) == 1]
-        split_total = total - sum(r.size for r in whole)
-        split_min = max(min_partitions - len(whole), 1)
-        for r in ranges:
-            if r not in whole:
-                parts[r] = _part_count(r.size, split_total, split_min)
+    pieces = [r for r in ranges if r.size > 0]
     if max_records:
-        for r in ranges:
-            parts[r] = max(parts[r], math.ceil(r.size / max_records))
-    out = []
-    for r in ranges:
-        remaining, start = r.size, r.start
-        for part in range(parts[r]):
-            this = remaining // (parts[r] - part)
-            remaining -= this
+        pieces = [piece for r in pieces for piece in _divide(r, math.ceil(r.size / max_records))]
+    if not min_partitions or len(pieces) >= min_partitions:
+        return pieces
+    total = sum(r.size for r in pieces)
+    whole = {i for i, r in enumerate(pieces) if _part_count(r.size, total, min_partitions) == 1}
+    split_total = total - sum(pieces[i].size for i in whole)
+    split_min = max(min_partitions - len(whole), 1)
+    return [part for i, r in enumerate(pieces)
+            for part in _divide(r, 1 if i in whole else _part_count(r.size, split_total, split_min))]
+
+
+def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """``r`` in ``parts`` equal parts, the last one taking the remainder; empty parts dropped."""
+    out, remaining, start = [], r.size, r.start
+    for part in range(parts):
+        this = remaining // (parts - part)
+        remaining -= this
+        if this > 0:
             out.append(OffsetRange(r.topic, r.partition, start, start + this))
-            start += this
-    return [r for r in out if r.size > 0]
+        start += this
+    return out
 
 
 def _part_count(size: int, total: int, min_partitions: int) -> int:
