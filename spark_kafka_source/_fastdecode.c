@@ -285,27 +285,6 @@ varint_raw_slow(const uint8_t *p, const uint8_t *e, uint64_t *lo, unsigned *hi)
     return NULL;
 }
 
-/* Lengths and counts: values beyond int64 saturate (only their sign and "too big" matter). */
-static inline const uint8_t *
-read_varint_sat(const uint8_t *p, const uint8_t *e, int64_t *out)
-{
-    if (p < e && !(*p & 0x80)) {
-        uint8_t b = *p;
-        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
-        return p + 1;
-    }
-    uint64_t lo;
-    unsigned hi;
-    p = varint_raw_slow(p, e, &lo, &hi);
-    if (!p)
-        return NULL;
-    if (hi)
-        *out = (lo & 1) ? INT64_MIN : INT64_MAX;
-    else
-        *out = (int64_t)(lo >> 1) ^ -(int64_t)(lo & 1);
-    return p;
-}
-
 /* Deltas: the exact value (up to 70 bits), as Python's arbitrary-precision ints see it. */
 static inline const uint8_t *
 read_varint_exact(const uint8_t *p, const uint8_t *e, i128 *out)
@@ -323,6 +302,17 @@ read_varint_exact(const uint8_t *p, const uint8_t *e, i128 *out)
     u128 raw = ((u128)hi << 64) | lo;
     u128 mag = raw >> 1;
     *out = (raw & 1) ? -(i128)mag - 1 : (i128)mag;
+    return p;
+}
+
+/* Lengths and counts: values beyond int64 saturate (only their sign and "too big" matter). */
+static inline const uint8_t *
+read_varint_sat(const uint8_t *p, const uint8_t *e, int64_t *out)
+{
+    i128 value;
+    p = read_varint_exact(p, e, &value);
+    if (p)
+        *out = value > INT64_MAX ? INT64_MAX : value < INT64_MIN ? INT64_MIN : (int64_t)value;
     return p;
 }
 
