@@ -2,8 +2,9 @@
 
 Precedence, lowest first: Kafka's defaults, the ``--config`` file, ``--set key=value`` pairs, then
 the explicit command-line flags (``--log-dir``, ``--host``, ``--port``, ``--broker-id``). Every
-key is checked when the broker starts: an unknown key or a bad value is an error that names the
-key (a Kafka key this broker does not implement is refused rather than silently ignored).
+key and flag is checked when the broker starts: an unknown key or a bad value is an error that
+names the key (a Kafka key this broker does not implement is refused rather than silently
+ignored). Ports are 0-65535; an advertised listener needs a real host and a port other than 0.
 """
 
 import dataclasses
@@ -13,6 +14,15 @@ from urllib.parse import urlsplit
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 
 HOUR_MS = 3600 * 1000
+_WILDCARD_HOSTS = ("", "0.0.0.0", "::")  # bind to every interface; no address to give clients
+
+
+def port_setting(key: str, text) -> int:
+    """A TCP port, 0-65535 (0: any free port)."""
+    value = str(text).strip()
+    if not (value.isascii() and value.isdigit()) or int(value) > 65535:
+        raise ConfigError(f"{key}: port {value!r} is not a number between 0 and 65535")
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,14 +32,30 @@ class Listener:
 
     @classmethod
     def parse(cls, key: str, text: str) -> "Listener":
-        """``PLAINTEXT://host:port`` (the only security protocol served)."""
+        """``PLAINTEXT://host:port`` (the only security protocol served); the host may be empty."""
         value = text.strip()
         if "," in value:
             raise ConfigError(f"{key}: only one listener is supported, got {value!r}")
-        parts = urlsplit(value)
-        if parts.scheme.upper() != "PLAINTEXT" or parts.port is None:
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # unbalanced IPv6 brackets
+            parts = None
+        host, colon, port = parts.netloc.rpartition(":") if parts else ("", "", "")
+        if not parts or parts.scheme.upper() != "PLAINTEXT" or not colon or "@" in host or \
+                parts.path or parts.query or parts.fragment:
             raise ConfigError(f"{key}: {value!r} is not PLAINTEXT://host:port (for example PLAINTEXT://127.0.0.1:9092)")
-        return cls(parts.hostname or "", parts.port)
+        return cls(host.removeprefix("[").removesuffix("]"), port_setting(key, port))
+
+    @classmethod
+    def parse_advertised(cls, key: str, text: str) -> "Listener":
+        """An address clients can connect to: a host (not empty, not a wildcard) and a port other than 0."""
+        listener = cls.parse(key, text)
+        if listener.host in _WILDCARD_HOSTS:
+            raise ConfigError(f"{key}: {text.strip()!r} has no host clients can connect to "
+                              f"(for example PLAINTEXT://myhost:9092)")
+        if listener.port == 0:
+            raise ConfigError(f"{key}: {text.strip()!r} has port 0, which clients cannot connect to")
+        return listener
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +115,7 @@ _BROKER_KEYS = {
     "log.dir": ("log_dir", _single_log_dir),
     "log.dirs": ("log_dir", _single_log_dir),
     "listeners": ("listeners", _listener_host_port),
-    "advertised.listeners": ("advertised", Listener.parse),
+    "advertised.listeners": ("advertised", Listener.parse_advertised),
     "num.partitions": ("num_partitions", integer_setting(1, 10_000)),
     "auto.create.topics.enable": ("auto_create_topics", _bool),
     "delete.topic.enable": ("delete_topic_enable", _bool),
@@ -99,6 +125,11 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+}
+# command-line flag -> (its spelling in messages, parser); the flags are checked like the keys
+_FLAGS = {
+    "port": ("--port", port_setting),
+    "broker_id": ("--broker-id", _BROKER_KEYS["broker.id"][1]),
 }
 # Kafka's coarser spellings of two log settings; the finer one wins when both are given
 _COARSE_TIME_KEYS = {
@@ -163,7 +194,10 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
             fields["host"], fields["port"] = value
         elif field is not None:
             fields[field] = value
-    fields.update({k: v for k, v in flags.items() if v is not None})
+    for name, value in flags.items():
+        if value is not None:
+            flag, parse = _FLAGS.get(name, (None, None))
+            fields[name] = parse(flag, str(value)) if parse else value
     if not fields.get("log_dir"):
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)

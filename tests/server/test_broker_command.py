@@ -31,6 +31,19 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--set", "log.dirs=/a,/b"], "log.dirs: only one log directory is supported"),
     (["--set", "nonsense"], "--set 'nonsense': expected key=value"),
     (["--host", "0.0.0.0"], "advertised.listeners: required when binding to all interfaces"),
+    (["--set", "advertised.listeners=PLAINTEXT://h:99999"], "advertised.listeners: port '99999' is not a number"),
+    (["--set", "advertised.listeners=PLAINTEXT://h:x9"], "advertised.listeners: port 'x9' is not a number"),
+    (["--set", "advertised.listeners=PLAINTEXT://:9092"], "advertised.listeners: 'PLAINTEXT://:9092' has no host"),
+    (["--set", "advertised.listeners=PLAINTEXT://0.0.0.0:9092"], "advertised.listeners: 'PLAINTEXT://0.0.0.0:9092' has no host"),
+    (["--set", "advertised.listeners=PLAINTEXT://h:0"], "advertised.listeners: 'PLAINTEXT://h:0' has port 0"),
+    (["--set", "advertised.listeners=PLAINTEXT://[::1:9092"], "advertised.listeners: 'PLAINTEXT://[::1:9092' is not"),
+    (["--set", "listeners=PLAINTEXT://127.0.0.1:99999"], "listeners: port '99999' is not a number"),
+    (["--set", "listeners=PLAINTEXT://127.0.0.1:-1"], "listeners: port '-1' is not a number"),
+    (["--set", "listeners=PLAINTEXT://127.0.0.1:http"], "listeners: port 'http' is not a number"),
+    (["--port", "70000"], "--port: port '70000' is not a number between 0 and 65535"),
+    (["--port", "-1"], "--port: port '-1' is not a number between 0 and 65535"),
+    (["--broker-id", "-1"], "--broker-id: -1 is out of range, it must be between 0 and 2147483647"),
+    (["--set", "broker.id=-1"], "broker.id: -1 is out of range, it must be between 0 and 2147483647"),
 ])
 def test_bad_settings_are_refused_at_start_naming_the_key(tmp_path, args, message):
     result = run_broker("--log-dir", str(tmp_path / "log"), "--port", "0", *args)
