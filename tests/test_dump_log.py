@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from broker.records import batch
 from broker.records.compression import Codec
 
 from .log.util import BASE_TIME, make_batch
+
+KAFKALOG = os.path.join(os.path.dirname(sys.executable), "kafkalog")
 
 
 @pytest.fixture
@@ -140,10 +143,9 @@ def test_garbage_never_crashes_it(tmp_path, capsys, data, prefix, suffix):
 
 
 def test_the_console_script_is_installed(partition_dir):
-    kafkalog = os.path.join(os.path.dirname(sys.executable), "kafkalog")
-    result = subprocess.run([kafkalog, "dump-log", "--help"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([KAFKALOG, "dump-log", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "exit status: 0 every byte is valid" in result.stdout
-    result = subprocess.run([kafkalog, "dump-log", str(partition_dir)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([KAFKALOG, "dump-log", str(partition_dir)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.count("baseOffset:") == 13
 
 
@@ -157,3 +159,64 @@ def test_an_unknown_codec_is_reported_not_fatal(tmp_path, capsys):
     assert code == 1
     assert [b["compression"] for b in batches] == ["unknown(7)", "none"]
     assert summary["firstInvalidPosition"] == 0
+
+
+def test_records_that_cannot_be_decoded_exit_1(tmp_path, capsys):
+    """A gzip batch whose payload was zeroed and whose CRC was recomputed: the CRC holds, the records do not."""
+    data = bytearray(make_batch(3, codec=Codec.GZIP))
+    data[batch.HEADER_SIZE:] = bytes(len(data) - batch.HEADER_SIZE)
+    struct.pack_into(">I", data, 17, batch.compute_crc(data))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(data) + make_batch(1, start=3))
+    code, batches, summary = run_json(capsys, path)
+    assert code == 1
+    assert [b["crcValid"] for b in batches] == [True, True] and "recordsError" in batches[0]
+    assert (summary["invalidBatches"], summary["validBatches"], summary["firstInvalidPosition"]) == (1, 1, 0)
+    assert cli.main(["dump-log", str(path)]) == 1
+    assert "recordsError: cannot decompress gzip data" in capsys.readouterr().out
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _dangling_symlink(path):
+    os.symlink(path.parent / "gone.log", path)
+
+
+@pytest.mark.timeout(60)  # opening a FIFO for reading would block until a writer comes
+@pytest.mark.parametrize("make", [os.mkdir, _fifo, _dangling_symlink])
+def test_a_segment_that_is_not_a_readable_file_exits_2(partition_dir, capsys, make):
+    odd = partition_dir / "00000000000000099999.log"
+    make(odd)
+    assert cli.main(["dump-log", str(partition_dir)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith(f"kafkalog dump-log: {odd}: ")
+
+
+def run_where_file_modes_apply(*args) -> subprocess.CompletedProcess:
+    """Run kafkalog so that file modes deny reads: as root, without the capabilities that bypass them."""
+    command = [KAFKALOG, *args]
+    if os.geteuid() == 0:
+        caps = "-dac_override,-dac_read_search"
+        command = [shutil.which("setpriv") or "setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", "--", *command]
+        try:
+            subprocess.run(command[:4] + ["true"], check=True, capture_output=True, timeout=60)
+        except (OSError, subprocess.CalledProcessError):
+            pytest.skip("running as root and setpriv cannot drop the capabilities that bypass file modes")
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_an_unreadable_directory_or_segment_exits_2_naming_it(partition_dir):
+    last = sorted(partition_dir.glob("*.log"))[-1]
+    segments = len(list(partition_dir.glob("*.log")))
+    for unreadable, files_started in [(partition_dir, 0), (last, segments)]:
+        unreadable.chmod(0)
+        try:
+            result = run_where_file_modes_apply("dump-log", str(partition_dir))
+        finally:
+            unreadable.chmod(0o755)
+        assert result.returncode == 2
+        assert result.stderr == f"kafkalog dump-log: {unreadable}: permission denied\n"
+        assert result.stdout.count("Dumping ") == files_started
+        assert "summary" not in result.stdout

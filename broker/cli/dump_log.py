@@ -1,4 +1,9 @@
-"""``kafkalog dump-log``: print and check the batches of log segments and the entries of their indexes."""
+"""``kafkalog dump-log``: print and check the batches of log segments and the entries of their indexes.
+
+Exit status: 0 when every byte is valid; 1 when the summary lists any problem (a bad CRC, records
+that cannot be decoded, a torn tail, a bad index entry); 2 on a usage error or a path that cannot
+be read (missing, not a regular file or directory, permission denied, an I/O error).
+"""
 
 import argparse
 import json
@@ -9,7 +14,6 @@ from broker.log import dump
 
 def _dump_log(args) -> int:
     try:
-        found_problem = False
         for kind, item in dump.dump(args.paths, records=args.records):
             if args.json:
                 if kind == "file":
@@ -18,13 +22,14 @@ def _dump_log(args) -> int:
                 print(json.dumps(payload, sort_keys=True))
             else:
                 print(dump.format_text(kind, item))
-            found_problem = found_problem or kind == "invalid" or (kind == "batch" and not item["crcValid"])
+            if kind == "summary":
+                summary = item
     except dump.DumpUsageError as exc:
         print(f"kafkalog dump-log: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
-    return 1 if found_problem else 0
+    return 1 if summary["invalid"] else 0
 
 
 def add_parser(commands) -> None:
@@ -38,7 +43,8 @@ def add_parser(commands) -> None:
                "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
                "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
                "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n\n"
-               "exit status: 0 every byte is valid, 1 corruption found, 2 usage error")
+               "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
+               "2 usage error or a path that cannot be read")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="segment file or partition directory")
     parser.add_argument("--json", action="store_true", help="one JSON object per batch, then a summary")
     parser.add_argument("--records", action="store_true", help="also print each record's offset and sizes")

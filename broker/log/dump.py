@@ -3,10 +3,13 @@
 ``dump(paths, ...)`` yields one dict per batch (or index entry) and finally a summary; the CLI
 prints them as text lines or as JSON objects. Batches with a bad CRC are reported and the walk
 goes on while the framing holds; framing errors (a size running past the end, an unknown magic,
-a torn tail) end the walk of that file, as they end Kafka's recovery.
+a torn tail) end the walk of that file, as they end Kafka's recovery. A path that cannot be read
+(missing, not a regular file or directory, permission denied, an I/O error) raises
+DumpUsageError naming it: nothing about its bytes is known, so it is not reported as corruption.
 """
 
 import os
+import stat
 import struct
 
 from broker.records import record_set
@@ -25,18 +28,37 @@ class DumpUsageError(ValueError):
 
 
 def segment_files(paths: list[str]) -> list[str]:
-    """Expand partition directories to their ``.log`` files; check every path exists."""
+    """Expand partition directories to their ``.log`` files; check every path is a readable kind."""
     files = []
     for path in paths:
-        if os.path.isdir(path):
-            files += sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(LOG_SUFFIX))
-        elif os.path.isfile(path):
-            if not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
-                raise DumpUsageError(f"{path}: not a .log, .index or .timeindex file")
-            files.append(path)
+        if stat.S_ISDIR(_stat(path).st_mode):
+            files += sorted(os.path.join(path, n) for n in _list_directory(path) if n.endswith(LOG_SUFFIX))
+        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+            raise DumpUsageError(f"{path}: not a .log, .index or .timeindex file")
         else:
-            raise DumpUsageError(f"{path}: no such file or directory")
+            files.append(path)
+    for path in files:
+        if not stat.S_ISREG(_stat(path).st_mode):  # a FIFO would block the open, a directory fail the read
+            raise DumpUsageError(f"{path}: not a regular file")
     return files
+
+
+def _stat(path: str) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _list_directory(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _unreadable(path: str, exc: OSError) -> DumpUsageError:
+    return DumpUsageError(f"{path}: {(exc.strerror or str(exc)).lower()}")
 
 
 def dump(paths: list[str], records: bool = False):
@@ -52,9 +74,7 @@ def dump(paths: list[str], records: bool = False):
             else:
                 yield from _dump_index(path, summary)
         except OSError as exc:
-            problem = {"file": path, "position": None, "reason": f"cannot read: {exc.strerror or exc}"}
-            summary["invalid"].append(problem)
-            yield "invalid", problem
+            raise _unreadable(path, exc) from None
     first = summary["invalid"][0] if summary["invalid"] else None
     summary["firstInvalidFile"] = first and first["file"]
     summary["firstInvalidPosition"] = first and first["position"]
@@ -176,8 +196,7 @@ def format_text(kind: str, item: dict) -> str:
     if kind == "index":
         return " ".join(f"{k}: {v}" for k, v in item.items() if k != "file")
     if kind == "invalid":
-        where = "" if item["position"] is None else f" at position {item['position']}"
-        return f"INVALID {item['file']}{where}: {item['reason']}"
+        return f"INVALID {item['file']} at position {item['position']}: {item['reason']}"
     if kind == "summary":
         verdict = "all bytes valid" if not item["invalid"] else f"{len(item['invalid'])} problem(s) found"
         return (f"summary: {item['files']} file(s), {item['validBatches']} valid batch(es), "
