@@ -2,7 +2,8 @@
 Spark's own Kafka source for batch reads, so switching is a matter of the format name.
 
 Option names are case-insensitive (Spark hands them over lower-cased). Every invalid option fails
-at planning with an ``OptionError`` naming the option and showing a valid example. Where Spark's
+at planning with an ``OptionError`` naming the option and showing a valid example, all built by
+``option_error`` (the planner's errors too): ``option <name>: <problem>; for example <example>``. Where Spark's
 Kafka source silently ignores an option it does not know, this one refuses it (with the closest
 known name), because a typo in ``startingOffsets`` would otherwise read the wrong data.
 
@@ -102,14 +103,14 @@ _SOURCE_OPTIONS = [
 _STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
 _CANONICAL = {name.lower(): name for name in _SOURCE_OPTIONS + _STREAMING_ONLY}
 
-# Kafka client settings Spark's source refuses, with its advice
+# Kafka client settings Spark's source refuses, with its advice (their examples, in EXAMPLES, show
+# the Spark way of doing the same)
 _REFUSED_KAFKA = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or an offset JSON instead",
     "key.deserializer": "keys are always read as bytes; cast or decode the key column with DataFrame operations",
-    "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations "
-                          "(for example from_json)",
+    "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations",
     "enable.auto.commit": "the source never commits offsets; it reads the offsets it was given",
-    "interceptor.classes": "interceptors are not supported",
+    "interceptor.classes": "interceptors are not supported; transform the records with DataFrame operations",
 }
 _UNSUPPORTED_SECURITY = ("security.protocol", "sasl.", "ssl.")
 
@@ -134,12 +135,64 @@ EXAMPLES = {
     "fetchOffset.retryIntervalMs": '.option("fetchOffset.retryIntervalMs", "1000")',
     "startingOffsetsFromCheckpoint": '.option("startingOffsetsFromCheckpoint", "hdfs://nn/loads/events/_checkpoint")',
     "taskCheckpointLocation": '.option("taskCheckpointLocation", "file:///data/checkpoint/runs/00000007/tasks")',
+    "groupIdPrefix": '.option("groupIdPrefix", "spark-kafka-relation")',
+    "maxOffsetsPerTrigger": '.option("maxOffsetsPerTrigger", "100000") (streaming only; a batch read ignores it)',
+    "minOffsetsPerTrigger": '.option("minOffsetsPerTrigger", "1000") (streaming only; a batch read ignores it)',
+    "maxTriggerDelay": '.option("maxTriggerDelay", "15m") (streaming only; a batch read ignores it)',
+    # kafka.* settings this source reads
+    "kafka.request.timeout.ms": '.option("kafka.request.timeout.ms", "30000")',
+    "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
+    "kafka.max.partition.fetch.bytes": '.option("kafka.max.partition.fetch.bytes", "8388608")',
+    "kafka.check.crcs": '.option("kafka.check.crcs", "false")',
+    "kafka.security.protocol": '.option("kafka.security.protocol", "PLAINTEXT"), or no security option at all',
+    "kafka.ssl.": '.option("kafka.security.protocol", "PLAINTEXT") with no kafka.ssl.* option',
+    "kafka.sasl.": '.option("kafka.security.protocol", "PLAINTEXT") with no kafka.sasl.* option',
+    # kafka.* settings Spark refuses: the Spark way instead
+    "kafka.auto.offset.reset": '.option("startingOffsets", "earliest")',
+    "kafka.key.deserializer": 'df.selectExpr("CAST(key AS STRING)")',
+    "kafka.value.deserializer": 'df.select(from_json(col("value").cast("string"), schema))',
+    "kafka.enable.auto.commit": ('.option("startingOffsetsFromCheckpoint", "hdfs://nn/loads/events/_checkpoint") to '
+                                 'start where the committed runs of a load ended'),
+    "kafka.interceptor.classes": 'df.withColumn("value", upper(col("value").cast("string")))',
+    # an option no other example fits (a path, an unknown name): a whole read
+    "": ('spark.read.format("kafkalog").option("kafka.bootstrap.servers", "127.0.0.1:9092")'
+         '.option("subscribe", "events").load()'),
 }
 
 
-def _fail(option: str, problem: str) -> OptionError:
-    example = EXAMPLES.get(option)
-    return OptionError(f"option {option}: {problem}" + (f"; for example {example}" if example else ""))
+def example_of(option: str) -> str:
+    """The valid example shown for ``option``: its own (prefixes such as ``kafka.ssl.`` cover a
+    family), or a whole read when no example fits."""
+    if option in EXAMPLES:
+        return EXAMPLES[option]
+    families = [key for key in EXAMPLES if key.endswith(".") and option.startswith(key)]
+    return EXAMPLES[max(families, key=len)] if families else EXAMPLES[""]
+
+
+def partitions_example(option: str, partitions, value: int, limit: int = 12) -> str:
+    """An example of ``option`` (offset or timestamp JSON) naming exactly ``partitions`` (topic,
+    partition pairs), each with ``value``; the option's own example when there are more than ``limit``."""
+    partitions = sorted(partitions)
+    if not partitions or len(partitions) > limit:
+        return example_of(option)
+    by_topic: dict = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, {})[str(partition)] = value
+    return f".option({json.dumps(option)}, '{json.dumps(by_topic, separators=(',', ':'))}')"
+
+
+def with_example(message: str, example: str) -> OptionError:
+    """An OptionError: ``message``, then a valid example."""
+    return OptionError(f"{message}; for example {example}")
+
+
+def option_error(option: str, problem: str, *, example: str | None = None,
+                 example_option: str | None = None) -> OptionError:
+    """The one way an invalid option is reported: ``option <name>: <problem>; for example <example>``.
+
+    The example is ``example`` when given (one built for this read), else the example of
+    ``example_option`` (when another option is the way out), else the option's own."""
+    return with_example(f"option {option}: {problem}", example or example_of(example_option or option))
 
 
 def parse(options: Mapping[str, str]) -> SourceOptions:
@@ -150,11 +203,11 @@ def parse(options: Mapping[str, str]) -> SourceOptions:
 
     bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
     if not bootstrap:
-        raise _fail("kafka.bootstrap.servers", "is required")
+        raise option_error("kafka.bootstrap.servers", "is required")
     try:
         parse_bootstrap(bootstrap)
     except ValueError as exc:
-        raise _fail("kafka.bootstrap.servers", str(exc)) from None
+        raise option_error("kafka.bootstrap.servers", str(exc)) from None
 
     assign, subscribe, pattern = _strategy(opts)
     starting = _offsets(opts, "starting")
@@ -178,48 +231,54 @@ def _check_names(opts: dict, kafka: dict) -> None:
     for name in opts:
         if name.startswith("kafka.") or name in _CANONICAL:
             continue
+        if name == "path":
+            raise option_error("path", "the kafkalog source reads topics, not a path: name them with assign, "
+                                       "subscribe or subscribePattern (and call load() without a path)",
+                               example_option="subscribe")
         close = difflib.get_close_matches(name, list(_CANONICAL), n=1, cutoff=0.75)
-        hint = f"did you mean {_CANONICAL[close[0]]}?" if close else \
-            "see the README for the options of the kafkalog source"
-        raise OptionError(f"option {name}: unknown option of the kafkalog source; {hint}")
+        if close:
+            raise option_error(name, f"unknown option of the kafkalog source (did you mean {_CANONICAL[close[0]]}?)",
+                               example_option=_CANONICAL[close[0]])
+        raise option_error(name, "unknown option of the kafkalog source; see the README for the options of the "
+                                 "kafkalog source")
     for name in _STREAMING_ONLY:
         if name.lower() in opts:
             log.warning("option %s only applies to streaming queries; a batch read ignores it", name)
     for key, advice in _REFUSED_KAFKA.items():
         if key in kafka:
-            raise OptionError(f"option kafka.{key}: Kafka option '{key}' is not supported: {advice}")
+            raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {advice}")
     for key in kafka:
         if key.startswith(_UNSUPPORTED_SECURITY) and not (key == "security.protocol"
                                                           and kafka[key].strip().upper() == "PLAINTEXT"):
-            raise OptionError(f"option kafka.{key}: TLS and SASL connections are not supported by kafkalog yet "
-                              f"(only PLAINTEXT)")
+            raise option_error(f"kafka.{key}", "TLS and SASL connections are not supported by kafkalog yet (only "
+                                               "PLAINTEXT)")
 
 
 def _strategy(opts: dict):
     given = [name for name in ("assign", "subscribe", "subscribepattern") if name in opts]
     if len(given) != 1:
         which = "none" if not given else " and ".join(_CANONICAL[g] for g in given)
-        raise OptionError(f"exactly one of the options assign, subscribe, subscribePattern must be given, got "
-                          f"{which}; for example {EXAMPLES['subscribe']}")
+        raise with_example(f"exactly one of the options assign, subscribe, subscribePattern must be given, got "
+                           f"{which}", example_of("subscribe"))
     if "assign" in opts:
         assign = _json(opts, "assign")
         if not isinstance(assign, dict) or not assign or not all(
                 isinstance(ps, list) and ps and all(isinstance(p, int) and not isinstance(p, bool) and p >= 0
                                                     for p in ps) for ps in assign.values()):
-            raise _fail("assign", "must be a JSON object of topics to lists of partitions")
+            raise option_error("assign", "must be a JSON object of topics to lists of partitions")
         return {t: sorted(set(ps)) for t, ps in assign.items()}, None, None
     if "subscribe" in opts:
         topics = tuple(dict.fromkeys(t.strip() for t in opts["subscribe"].split(",") if t.strip()))
         if not topics:
-            raise _fail("subscribe", f"no topics to subscribe to in {opts['subscribe']!r}")
+            raise option_error("subscribe", f"no topics to subscribe to in {opts['subscribe']!r}")
         return None, topics, None
     pattern = opts["subscribepattern"]
     if not pattern.strip():
-        raise _fail("subscribePattern", "the pattern is empty")
+        raise option_error("subscribePattern", "the pattern is empty")
     try:
         re.compile(pattern)
     except re.error as exc:
-        raise _fail("subscribePattern", f"{pattern!r} is not a valid regular expression ({exc})") from None
+        raise option_error("subscribePattern", f"{pattern!r} is not a valid regular expression ({exc})") from None
     return None, None, pattern
 
 
@@ -240,16 +299,16 @@ def _offsets(opts: dict, side: str) -> OffsetSpec:
     word = text.strip().lower()
     if word in ("earliest", "latest"):
         if side == "starting" and word == "latest":
-            raise _fail(offsets_name, "a batch query cannot start at latest")
+            raise option_error(offsets_name, "a batch query cannot start at latest")
         if side == "ending" and word == "earliest":
-            raise _fail(offsets_name, "a batch query cannot end at earliest")
+            raise option_error(offsets_name, "a batch query cannot end at earliest")
         return OffsetSpec(word)
     offsets = _partition_json(opts, offsets_name, minimum=EARLIEST)
     for (topic, partition), offset in offsets.items():
         if side == "starting" and offset == LATEST:
-            raise _fail(offsets_name, f"{topic}-{partition} cannot start at latest (-1) in a batch query")
+            raise option_error(offsets_name, f"{topic}-{partition} cannot start at latest (-1) in a batch query")
         if side == "ending" and offset == EARLIEST:
-            raise _fail(offsets_name, f"{topic}-{partition} cannot end at earliest (-2) in a batch query")
+            raise option_error(offsets_name, f"{topic}-{partition} cannot end at earliest (-2) in a batch query")
     return OffsetSpec("offsets", offsets=offsets)
 
 
@@ -258,10 +317,10 @@ def _from_checkpoint(opts: dict) -> OffsetSpec:
     name = "startingOffsetsFromCheckpoint"
     for other in ("startingTimestamp", "startingOffsetsByTimestamp"):
         if other.lower() in opts:
-            raise _fail(name, f"cannot be combined with {other}: the checkpoint decides where the read starts")
+            raise option_error(name, f"cannot be combined with {other}: the checkpoint decides where the read starts")
     otherwise = opts.get("startingoffsets", "earliest").strip().lower()
     if otherwise not in ("earliest", "latest"):
-        raise _fail(name, "with a checkpoint, startingOffsets may only say where partitions the checkpoint does "
+        raise option_error(name, "with a checkpoint, startingOffsets may only say where partitions the checkpoint does "
                           "not know start: earliest or latest")
     return OffsetSpec("checkpoint", checkpoint=_uri(opts, name), otherwise=otherwise)
 
@@ -271,7 +330,7 @@ def _uri(opts: dict, name: str) -> str | None:
     if text is None:
         return None
     if not text.strip():
-        raise _fail(name, "the location is empty")
+        raise option_error(name, "the location is empty")
     return to_uri(text.strip())
 
 
@@ -282,19 +341,19 @@ def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:
         end = ending.offsets or ending.timestamps
         name = "endingOffsets" if ending.kind == "offsets" else "endingOffsetsByTimestamp"
         if set(start) != set(end):
-            raise _fail(name, "the starting and ending options must name the same topic partitions")
+            raise option_error(name, "the starting and ending options must name the same topic partitions")
         for key, begin in start.items():
             if begin >= 0 and end[key] >= 0 and begin > end[key]:
-                raise _fail(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
+                raise option_error(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
     if starting.kind == ending.kind == "timestamp" and starting.timestamp > ending.timestamp:
-        raise _fail("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
+        raise option_error("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
 
 
 def _json(opts: dict, name: str):
     try:
         return json.loads(opts[name.lower()])
     except ValueError as exc:
-        raise _fail(name, f"{opts[name.lower()]!r} is not valid JSON ({exc})") from None
+        raise option_error(name, f"{opts[name.lower()]!r} is not valid JSON ({exc})") from None
 
 
 def _partition_json(opts: dict, name: str, minimum: int) -> dict:
@@ -302,15 +361,15 @@ def _partition_json(opts: dict, name: str, minimum: int) -> dict:
     parsed = _json(opts, name)
     out = {}
     if not isinstance(parsed, dict) or not parsed:
-        raise _fail(name, "must be a JSON object of topics to objects of partitions")
+        raise option_error(name, "must be a JSON object of topics to objects of partitions")
     for topic, partitions in parsed.items():
         if not isinstance(partitions, dict) or not partitions:
-            raise _fail(name, f"topic {topic!r} must map partition numbers to values")
+            raise option_error(name, f"topic {topic!r} must map partition numbers to values")
         for partition, value in partitions.items():
             if not str(partition).isdigit():
-                raise _fail(name, f"{partition!r} of topic {topic!r} is not a partition number")
+                raise option_error(name, f"{partition!r} of topic {topic!r} is not a partition number")
             if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise _fail(name, f"{topic}-{partition}: {value!r} is not an integer >= {minimum}")
+                raise option_error(name, f"{topic}-{partition}: {value!r} is not an integer >= {minimum}")
             out[(topic, int(partition))] = value
     return out
 
@@ -320,7 +379,7 @@ def _boolean(opts: dict, name: str, default: bool) -> bool:
     if text is None:
         return default
     if text.strip().lower() not in ("true", "false"):
-        raise _fail(name, f"{text!r} is not true or false")
+        raise option_error(name, f"{text!r} is not true or false")
     return text.strip().lower() == "true"
 
 
@@ -329,7 +388,7 @@ def _choice(opts: dict, name: str, choices: tuple, default: str) -> str:
     if text is None:
         return default
     if text.strip().lower() not in choices:
-        raise _fail(name, f"{text!r} is not one of {', '.join(choices)}")
+        raise option_error(name, f"{text!r} is not one of {', '.join(choices)}")
     return text.strip().lower()
 
 
@@ -341,9 +400,9 @@ def _integer(opts: dict, name: str, minimum: int, option_label: str | None = Non
     try:
         value = int(text.strip())
     except ValueError:
-        raise _fail(label, f"{text!r} is not an integer") from None
+        raise option_error(label, f"{text!r} is not an integer") from None
     if value < minimum:
-        raise _fail(label, f"{value} must be at least {minimum}")
+        raise option_error(label, f"{value} must be at least {minimum}")
     return value
 
 

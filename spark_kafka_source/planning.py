@@ -24,9 +24,11 @@ from typing import NamedTuple
 from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
 
 from .checkpoint import CheckpointStore
-from .options import OptionError, SourceOptions
+from .options import SourceOptions, option_error, partitions_example
 
 log = logging.getLogger(__name__)
+
+_EXAMPLE_TIME = 1_700_000_000_000  # epoch ms in the examples of timestamp options
 
 
 class DataLossError(RuntimeError):
@@ -67,8 +69,8 @@ def topic_partitions(client: KafkaClient, options: SourceOptions) -> list[tuple[
             try:
                 found += [(topic, p) for p in client.partitions_of(topic)]
             except UnknownTopicOrPartitionError:
-                raise OptionError(f"option subscribe: topic {topic!r} does not exist on "
-                                  f"{options.bootstrap_servers}") from None
+                raise option_error("subscribe", f"topic {topic!r} does not exist on {options.bootstrap_servers} "
+                                                f"(the read does not create topics)") from None
         return found
     found = []
     for topic, partitions in options.assign.items():
@@ -97,8 +99,9 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
     for tp in partitions:
         start, end = starts[tp], ends[tp]
         if end > latest[tp]:
-            raise OptionError(f"option endingOffsets: {tp[0]}-{tp[1]} is asked to end at {end}, but it holds "
-                              f"offsets up to {latest[tp]} only (use -1 for the latest offset)")
+            raise option_error("endingOffsets", f"{tp[0]}-{tp[1]} is asked to end at {end}, but it holds offsets "
+                                                f"up to {latest[tp]} only (use -1 for the latest offset)",
+                               example=partitions_example("endingOffsets", partitions, LATEST))
         if start < earliest[tp]:
             report_data_loss(options, f"{tp[0]}-{tp[1]}: the read starts at offset {start}, but the earliest "
                                       f"offset still available is {earliest[tp]}: offsets [{start}, "
@@ -118,8 +121,9 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
     if spec.kind == "checkpoint":
         store = CheckpointStore(spec.checkpoint)
         if not store.location.exists():
-            raise OptionError(f"option startingOffsetsFromCheckpoint: there is no checkpoint at {store.uri} (a "
-                              f"typo? a new load's checkpoint exists once its first run has been planned)")
+            raise option_error("startingOffsetsFromCheckpoint", f"there is no checkpoint at {store.uri} (a typo? a "
+                                                                f"new load's checkpoint exists once its first run "
+                                                                f"has been planned)")
         ends = store.committed_ends()
         otherwise = earliest if spec.otherwise == "earliest" else latest
         return {tp: ends.get(tp, otherwise[tp]) for tp in partitions}
@@ -135,7 +139,9 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
         detail = (f"missing {', '.join(f'{t}-{p}' for t, p in missing)}" if missing else "") + \
                  ("; " if missing and extra else "") + \
                  (f"not assigned {', '.join(f'{t}-{p}' for t, p in extra)}" if extra else "")
-        raise OptionError(f"option {name}: must name exactly the partitions being read ({detail})")
+        value = (EARLIEST if side == "starting" else LATEST) if spec.kind == "offsets" else _EXAMPLE_TIME
+        raise option_error(name, f"must name exactly the partitions being read ({detail})",
+                           example=partitions_example(name, partitions, value))
     if spec.kind == "offsets":
         return {tp: earliest[tp] if spec.offsets[tp] == EARLIEST else latest[tp] if spec.offsets[tp] == LATEST
                 else spec.offsets[tp] for tp in partitions}
@@ -150,9 +156,9 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
             resolved[tp] = latest[tp]  # no record at or after the time: Spark takes the latest offset
         else:
             name = "startingTimestamp" if spec.kind == "timestamp" else "startingOffsetsByTimestamp"
-            raise OptionError(f"option {name}: no record of {tp[0]}-{tp[1]} has a timestamp at or after "
-                              f"{times[tp]}; set startingOffsetsByTimestampStrategy=latest to start at the end "
-                              f"instead")
+            raise option_error(name, f"no record of {tp[0]}-{tp[1]} has a timestamp at or after {times[tp]}; set "
+                                     f"startingOffsetsByTimestampStrategy=latest to start at the end instead",
+                               example_option="startingOffsetsByTimestampStrategy")
     return resolved
 
 
