@@ -10,6 +10,7 @@ import pytest
 from broker.log.config import LogConfig
 from broker.log.errors import (InvalidBatchError, InvalidRecordError, OffsetOutOfRangeError,
                                RecordTooLargeError)
+from broker.log.index import RELATIVE_OFFSET_MAX
 from broker.log.partition_log import PartitionLog
 from broker.log.scheduler import Scheduler
 from broker.log.segment import LogSegment
@@ -18,7 +19,7 @@ from broker.records.batch import ControlType, Record, TimestampType
 from broker.records.compression import Codec
 
 from ..waiting import wait_for
-from .util import BASE_TIME, files_in, make_batch, read_all, strip_offsets
+from .util import BASE_TIME, append_to_segment, files_in, make_batch, read_all, strip_offsets
 
 
 def open_log(path, **config) -> PartitionLog:
@@ -359,3 +360,82 @@ def test_a_batch_with_an_unknown_codec_is_refused(tmp_path):
     with pytest.raises(InvalidBatchError, match="unknown compression codec id 6"):
         log.append(bytes(data))
     assert log.log_end_offset == 0
+
+
+def test_a_roll_onto_leftover_files_with_the_new_base_offset_empties_them(tmp_path):
+    """Kafka's testRollSegmentThatAlreadyExists: files named after the new segment, left behind by
+    hand or by an interrupted operation, are not part of the log (Kafka deletes them first); the
+    roll succeeds, their bytes never show up as records, and nothing of the log is lost."""
+    log = open_log(tmp_path, index_interval_bytes=1)
+    for i in range(5):
+        log.append(make_batch(3, timestamp=BASE_TIME + i))
+    end = log.log_end_offset
+    stem = os.path.join(log.directory, f"{end:020d}")
+    leftovers = {".log": make_batch(7, start=end), ".index": b"garbage-" * 3, ".timeindex": b"x" * 12}
+    for suffix, data in leftovers.items():
+        with open(stem + suffix, "wb") as f:
+            f.write(data)
+    extra = make_batch(2, timestamp=BASE_TIME + 9)
+    expected = read_all(log) + batch.decode(extra).records
+    log.roll()
+    log.append(extra)
+    assert [s.base_offset for s in log.segments] == [0, end]
+    assert (log.log_end_offset, os.path.getsize(stem + ".log")) == (end + 2, len(extra))
+    assert strip_offsets(read_all(log)) == strip_offsets(expected)
+    log.close()
+    log = PartitionLog.open(log.directory, log.config, recovery_point=0)  # unclean: every segment checked
+    assert [r.offset for r in read_all(log)] == list(range(end + 2))
+    assert strip_offsets(read_all(log)) == strip_offsets(expected)
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_read_in_a_gap_between_segments_returns_the_next_batch(tmp_path, clean):
+    """Kafka's testReadAtLogGap at the log level: a middle segment's files were deleted while the
+    log was closed, so a whole range of offsets is missing."""
+    log = open_log(tmp_path, segment_bytes=600)
+    for i in range(20):
+        log.append(make_batch(2, timestamp=BASE_TIME + 10 * i))  # offset o has timestamp BASE_TIME + 5 * o
+    gone, after = log.segments[1:3]
+    log.close()
+    for path in (gone.log_path, gone.offset_index.path, gone.time_index.path):
+        os.unlink(path)
+    log = PartitionLog.open(log.directory, log.config, had_clean_shutdown=clean)
+    missing = range(gone.base_offset, gone.next_offset)
+    assert gone.base_offset not in [s.base_offset for s in log.segments] and len(missing) > 2
+    for offset in missing:
+        first = next(record_set.iter_batches(log.read(offset, 1).read()))
+        assert first.base_offset == after.base_offset
+    assert [r.offset for r in read_all(log)] == [o for o in range(40) if o not in missing]
+    assert log.offset_for_timestamp(BASE_TIME + 5 * gone.base_offset) == (after.base_offset,
+                                                                        BASE_TIME + 5 * after.base_offset)
+
+
+def test_an_append_past_the_relative_offset_limit_rolls_a_new_segment(tmp_path):
+    """Kafka's testAppendForLogSegmentOffsetOverflowException, end to end.
+
+    The indexes store offsets relative to the segment's base as int32, so a segment holds offsets up
+    to base + 2**31 - 1. Appends assign consecutive offsets and validation requires lastOffsetDelta + 1
+    == the record count, so reaching the limit by appending alone takes 2**31 records in one segment
+    (gigabytes). Kafka reaches it cheaply only through offset gaps, which compaction leaves; we have no
+    compaction, so the first segment is written as a compacted one looks (as in a partition directory
+    copied from Kafka): base offset 0 and one batch just below the limit. The appends after it go
+    through the real append path.
+    """
+    directory = tmp_path / "events-0"
+    directory.mkdir()
+    segment = LogSegment.create(str(directory), 0, index_interval_bytes=1, max_index_bytes=1000)
+    append_to_segment(segment, RELATIVE_OFFSET_MAX - 9, count=3)
+    segment.close()
+    log = PartitionLog.open(str(directory), LogConfig(index_interval_bytes=1), recovery_point=0)
+    assert log.log_end_offset == RELATIVE_OFFSET_MAX - 6
+    assert log.append(make_batch(7)).last_offset == RELATIVE_OFFSET_MAX  # the last offset that fits
+    assert [s.base_offset for s in log.segments] == [0]
+    assert log.append(make_batch(2)).first_offset == RELATIVE_OFFSET_MAX + 1
+    assert [s.base_offset for s in log.segments] == [0, RELATIVE_OFFSET_MAX + 1]
+    expected = list(range(RELATIVE_OFFSET_MAX - 9, RELATIVE_OFFSET_MAX + 3))
+    assert [r.offset for r in read_all(log)] == expected
+    assert [r.offset for r in read_all(log, RELATIVE_OFFSET_MAX)] == expected[-3:]
+    log.close()
+    log = PartitionLog.open(str(directory), LogConfig(index_interval_bytes=1), recovery_point=0)
+    assert [s.base_offset for s in log.segments] == [0, RELATIVE_OFFSET_MAX + 1]
+    assert [r.offset for r in read_all(log)] == expected

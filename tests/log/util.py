@@ -48,3 +48,12 @@ def strip_offsets(records: list) -> list:
 
 def files_in(directory: str, suffix: str = "") -> list:
     return sorted(n for n in os.listdir(directory) if n.endswith(suffix))
+
+
+def flip_byte(path: str, position: int) -> None:
+    """Invert one byte of a file in place (inside a batch's records, it breaks only the CRC)."""
+    with open(path, "r+b") as f:
+        f.seek(position)
+        byte = f.read(1)
+        f.seek(position)
+        f.write(bytes([byte[0] ^ 0xFF]))
