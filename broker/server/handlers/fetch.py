@@ -1,4 +1,4 @@
-"""Fetch: whole batches from the one containing each fetch offset, as file slices (sent with sendfile).
+"""Fetch: whole batches from the one containing each fetch offset, as file slices (large ones sent with sendfile).
 
 Every requested partition is in the response, in request order, even when it has nothing (a full
 fetch response must list them all). ``records`` is never null. The response size budget
