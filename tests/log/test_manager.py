@@ -10,12 +10,15 @@ import time
 import pytest
 
 from broker.log import checkpoints
+from broker.log.checkpoints import RECOVERY_POINT_FILE
 from broker.log.config import LogConfig
 from broker.log.errors import LogDirConfigError, LogDirInUseError
 from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
+from broker.records import batch
+from broker.records.errors import CorruptRecordError
 
 from ..waiting import wait_for
-from .util import BASE_TIME, make_batch, read_all
+from .util import BASE_TIME, flip_byte, make_batch, read_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -199,3 +202,40 @@ def test_retention_runs_in_the_background(tmp_path):
         log.append(make_batch(2, timestamp=now))
         assert wait_for(lambda: log.log_start_offset > 0)
         assert wait_for(lambda: checkpoints.read(str(tmp_path / "log-start-offset-checkpoint")).get(("t", 0), 0) > 0)
+
+
+def test_a_clean_shutdown_skips_recovery_even_over_a_corrupt_batch(tmp_path):
+    """Kafka's testCleanShutdownFile. A batch whose CRC was broken in a closed segment, below every
+    recovery point: with the clean-shutdown marker recovery is skipped and the batch kept as it is.
+    Without it, recovery starts at the segment holding the checkpointed recovery point: at the log
+    end (as a clean shutdown wrote it) the batch is still kept; with no checkpoint (a crash before
+    the first one) the log is cut at that batch."""
+    config = LogConfig(segment_bytes=600)
+    with LogManager(str(tmp_path), config) as manager:
+        log = manager.get_or_create_log("t", 0)
+        for i in range(20):
+            log.append(make_batch(2, timestamp=BASE_TIME + i))
+        segments = list(log.segments)
+        middle = segments[1]
+        position, corrupt = middle.translate_offset(middle.base_offset + 2)  # its second batch
+        end = log.log_end_offset
+    assert len(segments) > 2 and position > 0 and middle.next_offset > corrupt.last_offset + 1
+    flip_byte(middle.log_path, position + corrupt.size - 1)
+    sizes = [os.path.getsize(s.log_path) for s in segments]
+
+    for remove in ([RECOVERY_POINT_FILE], [CLEAN_SHUTDOWN_FILE], [CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE]):
+        for name in remove:
+            os.unlink(tmp_path / name)
+        with LogManager(str(tmp_path), config) as manager:
+            assert manager.had_clean_shutdown == (CLEAN_SHUTDOWN_FILE not in remove)
+            log = manager.get_log("t", 0)
+            if len(remove) < 2:  # recovery skipped, or started past the corrupt batch: kept as it is
+                assert log.log_end_offset == end
+                assert [os.path.getsize(s.log_path) for s in log.segments] == sizes
+                with pytest.raises(CorruptRecordError):
+                    batch.validate(log.read(corrupt.base_offset, 1).read())
+            else:
+                assert log.log_end_offset == corrupt.base_offset
+                assert [s.base_offset for s in log.segments] == [s.base_offset for s in segments[:2]]
+                assert os.path.getsize(middle.log_path) == position
+                assert [r.offset for r in read_all(log)] == list(range(corrupt.base_offset))
