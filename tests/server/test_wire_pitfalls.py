@@ -13,7 +13,7 @@
 9. Produce validation error codes, with the high watermark unchanged.
 10. Idempotent producers: InitProducerId, duplicates, sequence gaps, state gone with retention,
     across restarts and crashes.
-11. Legacy magic-1 message sets are up-converted to v2 batches.
+11. Legacy magic-0 and magic-1 message sets are up-converted to v2 batches.
 12. ListOffsets v1-5: earliest, latest, by timestamp, leader epoch check.
 13. CreateTopics v0-4 and DeleteTopics v0-3 error codes, defaults, validate_only, persistence.
 """
@@ -628,11 +628,13 @@ def test_duplicates_are_detected_after_a_clean_restart_and_after_a_crash(start_b
 # -- 11. Legacy message sets -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("codec", [0, 1], ids=["none", "gzip"])
-def test_legacy_magic_1_sets_are_stored_as_v2_batches(client, codec):
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_magic_0_and_1_sets_are_stored_as_v2_batches(client, magic, codec):
     topic = new_topic(client, "legacy")
-    builder = LegacyRecordBatchBuilder(magic=1, compression_type=codec, batch_size=1 << 20)
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
     for i in range(3):
         builder.append(i, BASE_TIME + i, b"key%d" % i, b"value%d" % i)
+    timestamps = [BASE_TIME + i for i in range(3)] if magic == 1 else [batch.NO_TIMESTAMP] * 3  # magic 0 has none
     result = produce(client, topic, 0, bytes(builder.build()))
     assert (result["error_code"], result["base_offset"]) == (ErrorCode.NONE, 0)
     assert produce(client, topic, 0, make_batch([b"after"]))["base_offset"] == 3
@@ -641,7 +643,7 @@ def test_legacy_magic_1_sets_are_stored_as_v2_batches(client, codec):
     [legacy, after] = decoded_batches(records)
     assert legacy.magic == batch.MAGIC and (legacy.base_offset, legacy.last_offset) == (0, 2)
     assert [(r.offset, r.timestamp, r.key, r.value) for r in legacy.records] == \
-        [(i, BASE_TIME + i, b"key%d" % i, b"value%d" % i) for i in range(3)]
+        [(i, timestamps[i], b"key%d" % i, b"value%d" % i) for i in range(3)]
     assert after.base_offset == 3
 
 
