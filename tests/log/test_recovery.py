@@ -9,7 +9,7 @@ from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.records import batch
 
-from .util import BASE_TIME, files_in, make_batch, read_all, strip_offsets
+from .util import BASE_TIME, files_in, flip_byte, make_batch, read_all, strip_offsets
 
 
 def reopen(directory, config, **kwargs) -> PartitionLog:
@@ -186,3 +186,42 @@ def test_log_start_offset_checkpoint_inside_the_log_is_kept(tmp_path):
     log = reopen(tmp_path / "t-0", LogConfig(), log_start_offset=3, had_clean_shutdown=True)
     assert log.log_start_offset == 3
     assert read_all(log)[0].offset == 3
+
+
+def test_truncation_reloads_the_largest_timestamp_next_offset_and_time_index(tmp_path):
+    """Kafka's testReloadLargestTimestampAndNextOffsetAfterTruncation, through recovery: the batches
+    cut off held the largest timestamps, and afterwards nothing in the log points at them."""
+    config = LogConfig(index_interval_bytes=1, segment_bytes=10**6)
+    # batch i has records at stamps[i] and stamps[i] + 1; the largest kept one is batch 12's, not the last's
+    stamps = [BASE_TIME + 100 * i for i in range(13)] + [BASE_TIME + 500, BASE_TIME + 600] + \
+             [BASE_TIME + 2000 + i for i in range(5)]
+    batches = [make_batch(2, timestamp=t) for t in stamps]
+    log = reopen(tmp_path / "t-0", config)
+    positions = []
+    for data in batches:
+        positions.append(log.active_segment.size)
+        log.append(data)
+    log.close()
+    flip_byte(log.active_segment.log_path, positions[16] - 1)  # the last byte of batch 15
+    log = reopen(tmp_path / "t-0", config, recovery_point=0)
+    reference = reopen(tmp_path / "reference-0", config)  # the same first 15 batches, never damaged
+    for data in batches[:15]:
+        reference.append(data)
+
+    def state(lg):
+        s = lg.active_segment
+        return (s.next_offset, s.max_timestamp, s.offset_of_max_timestamp, s.time_index.last_entry,
+                len(s.time_index), len(s.offset_index), os.path.getsize(s.time_index.path))
+
+    assert state(log) == state(reference)
+    assert state(log)[:4] == (30, BASE_TIME + 1201, 25, (BASE_TIME + 1201, 25))
+    assert log.offset_for_timestamp(BASE_TIME + 550) == (12, BASE_TIME + 600)
+    assert log.offset_for_timestamp(BASE_TIME + 1201) == (25, BASE_TIME + 1201)
+    assert log.offset_for_timestamp(BASE_TIME + 1202) is None
+    assert log.read(30, 1000) is None
+    log.append(make_batch(1, timestamp=BASE_TIME + 1300))
+    assert log.offset_for_timestamp(BASE_TIME + 1202) == (30, BASE_TIME + 1300)
+    log.close()
+    log = reopen(tmp_path / "t-0", config, had_clean_shutdown=True)
+    assert (log.active_segment.max_timestamp, log.log_end_offset) == (BASE_TIME + 1300, 31)
+    assert log.offset_for_timestamp(BASE_TIME + 1202) == (30, BASE_TIME + 1300)
