@@ -74,11 +74,11 @@ async def serve_rounds(send, file, size: int, rounds: int) -> tuple[float, float
     return wall / rounds, cpu / rounds
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5, help="alternating runs of each way; the best is kept")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryFile() as file:
         file.write(os.urandom(max(SIZES)))
         file.flush()

@@ -126,12 +126,11 @@ def test_sigterm_answers_the_requests_in_flight_before_exiting(tmp_path):
     broker = EmbeddedBroker(tmp_path / "log", {"num.partitions": "1"}).start()
     with connect_to(broker, timeout=30) as client:
         client.call(ApiKey.METADATA, 1, {"topics": [{"name": "waiting"}]})
-        started = time.monotonic()
-        correlation_id = client.send_request(ApiKey.FETCH, 11, fetch_body([("waiting", 0, 0)], max_wait_ms=20_000))
+        # A fetch parked for ten minutes: only the shutdown can answer it within recv's 15 s bound.
+        correlation_id = client.send_request(ApiKey.FETCH, 11, fetch_body([("waiting", 0, 0)], max_wait_ms=600_000))
         time.sleep(0.3)  # the fetch is now parked, long-polling for data
         broker.process.send_signal(signal.SIGTERM)
         response = client.recv_response(ApiKey.FETCH, 11, correlation_id, timeout=15)
-        assert time.monotonic() - started < 15  # answered at shutdown, not after its 20 s wait
         assert response["responses"][0]["partitions"][0]["error_code"] == 0
         assert client.closed_by_peer(timeout=15)
     assert broker.process.wait(30) == 0
