@@ -148,7 +148,9 @@ def test_include_headers_false_has_no_headers_column(spark, broker, data):
     ({"maxRecordsPerPartition": "4"}, 8),  # ceil(6 / 4) = 2 parts each
     ({"maxRecordsPerPartition": "1"}, 24),
     ({"maxRecordsPerPartition": "6"}, 4),
-    ({"minPartitions": "12", "maxRecordsPerPartition": "5"}, 12),  # the larger count wins: 3 parts each
+    # Spark 4's order: pieces of at most 5 first (3 + 3: 8 pieces), then minPartitions over the pieces,
+    # round(3 / 24 * 12) = 2 parts each
+    ({"minPartitions": "12", "maxRecordsPerPartition": "5"}, 16),
     ({"minPartitions": "5", "maxRecordsPerPartition": "2"}, 12),
 ], ids=lambda v: json.dumps(v) if isinstance(v, dict) else str(v))
 def test_splitting_sets_the_task_count_and_reads_each_record_once(spark, broker, data, options, tasks):
