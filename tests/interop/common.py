@@ -1,18 +1,11 @@
-"""Helpers shared by the client-interoperability modules.
-
-* ``Rec``: one record as the tests compare it (partition, offset, key, value, headers, timestamp),
-  client-neutral; each client module converts what its consumer returns into ``Rec`` values.
-* ``make_records`` / ``with_offsets``: the deterministic records a test produces, and the offsets
-  the broker must give them (every partition of a fresh topic starts at 0, records keep the order
-  they were produced in).
-* ``assert_same_records``: compare consumed with expected record by record, with a readable diff.
-* ``stored_batches``: the batches the broker really stored for a partition, read with
-  ``kafkalog dump-log --json`` (to check the codec, producer ids, batch boundaries).
-* ``topic_name``: a distinct, legal topic name per test and client.
-* ``broker_log_checked``: fail a test during which the broker logged a warning or an error (it
-  logs one for every connection it closes on a bad or unsupported request, and for handler
-  crashes), so problems a client silently retried past are still seen.
-"""
+"""Client-independent helpers of the interop matrix: ``Rec``, one record as the tests compare it
+(every adapter turns what its consumer returns into ``Rec`` values); the deterministic records a
+test produces (``make_records``) and the offsets the broker must give them (``with_offsets``: every
+partition of a fresh topic starts at 0, records keep their order); ``assert_same_records``, with a
+readable diff; ``stored_batches``, what the broker really stored (``kafkalog dump-log --json``:
+codec, producer ids, batch boundaries); ``broker_log_checked``, which fails a test during which the
+broker logged a warning or an error (as it does for every connection it closes on a bad request,
+and for handler crashes), so problems a client silently retried past are still seen."""
 
 import contextlib
 import json
@@ -42,11 +35,10 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def topic_name(request, client: str) -> str:
-    """``<client>-<test name>``, reduced to Kafka's legal characters and length."""
-    raw = f"{client}-{request.node.name}"
-    name = re.sub(r"[^a-zA-Z0-9._-]+", "_", raw).strip("_")
-    return name[:200]
+def topic_name(request) -> str:
+    """The test's name (with its parameters, the client among them), reduced to Kafka's legal
+    characters and length."""
+    return re.sub(r"[^a-zA-Z0-9._-]+", "_", request.node.name).strip("_")[:200]
 
 
 def make_records(count: int, partitions=(0, 1, 2, 3), base_timestamp: int | None | str = "recent",

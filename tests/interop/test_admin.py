@@ -1,0 +1,85 @@
+"""Admin clients against the broker, for every client: create (partitions and a config), list,
+describe, delete and re-create a topic; the errors for an existing topic, replication factor 3,
+invalid names, zero partitions and unknown or invalid config; ``validate_only``; deleting an
+unknown topic; a topic's configs with their sources and synonyms."""
+
+import pytest
+
+from .client_api import BrokerError, Code, PartitionInfo
+from .clients import clients
+from .common import assert_same_records, make_records, topic_configs, with_offsets
+
+
+def test_admin_creates_lists_describes_and_deletes_a_topic_with_config(broker, client, topic):
+    records = with_offsets(make_records(9, partitions=(0, 1, 2)))
+    with client.admin() as admin:
+        admin.create_topic(topic, 3, configs={"retention.ms": "3600000"})
+        assert topic in admin.topic_names()
+        described = admin.describe_topic(topic)
+        assert (described.name, described.internal) == (topic, False)
+        assert described.partitions == [PartitionInfo(p, 0, [0], [0]) for p in (0, 1, 2)]
+        assert topic_configs(broker.log_dir, topic) == {"retention.ms": "3600000"}
+        client.produce(topic, records)
+        assert_same_records(client.consume_all(topic, 9, partitions=(0, 1, 2)), records)
+
+        admin.delete_topic(topic)
+        assert topic not in admin.topic_names()
+        assert topic_configs(broker.log_dir, topic) is None
+
+        # the same name again: a new, empty topic with its own partition count
+        admin.create_topic(topic, 2)
+        assert [p.id for p in admin.describe_topic(topic).partitions] == [0, 1]
+    with client.consumer() as consumer:
+        assert consumer.watermarks(topic, (0, 1)) == {0: (0, 0), 1: (0, 0)}
+
+
+def test_admin_validate_only_does_not_create(client, topic):
+    with client.admin() as admin:
+        admin.create_topic(topic, 2, validate_only=True)
+        assert topic not in admin.topic_names()
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("existing", Code.TOPIC_ALREADY_EXISTS),
+    ("replication-3", Code.INVALID_REPLICATION_FACTOR),
+    ("bad-name", Code.INVALID_TOPIC),
+    ("name-too-long", Code.INVALID_TOPIC),
+    ("zero-partitions", Code.INVALID_PARTITIONS),
+    ("unknown-config", Code.INVALID_CONFIG),
+    ("bad-config-value", Code.INVALID_CONFIG),
+])
+def test_admin_create_topic_errors(client, topic, case, expected):
+    name = {"bad-name": "bad name with spaces!", "name-too-long": "x" * 250}.get(case, topic)
+    partitions, replication = (0 if case == "zero-partitions" else 2), (3 if case == "replication-3" else 1)
+    configs = {"unknown-config": {"no.such.config": "1"}, "bad-config-value": {"retention.ms": "soon"}}.get(case)
+    with client.admin() as admin:
+        if case == "existing":
+            admin.create_topic(name, 2)
+        with pytest.raises(BrokerError) as raised:
+            admin.create_topic(name, partitions, replication, configs)
+        assert raised.value.code == expected, raised.value
+        if case != "existing":
+            assert name not in admin.topic_names()
+
+
+def test_admin_delete_unknown_topic_fails_with_unknown_topic(client, topic):
+    with client.admin() as admin, pytest.raises(BrokerError) as raised:
+        admin.delete_topic(topic)
+    assert raised.value.code == Code.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@clients(where=lambda kind: kind.describes_configs)
+def test_admin_describes_topic_configs_with_sources_and_synonyms(client, topic):
+    with client.admin() as admin:
+        admin.create_topic(topic, 2, configs={"retention.ms": "3600000", "max.message.bytes": "500000"})
+        configs = admin.topic_configs(topic)
+    dynamic, default = "DYNAMIC_TOPIC_CONFIG", "DEFAULT_CONFIG"
+    retention, max_bytes, segment = configs["retention.ms"], configs["max.message.bytes"], configs["segment.bytes"]
+    assert (retention.value, retention.source, retention.is_default) == ("3600000", dynamic, False)
+    assert retention.synonyms == [("retention.ms", "3600000", dynamic), ("log.retention.ms", "604800000", default)]
+    assert (max_bytes.value, max_bytes.source, max_bytes.is_default) == ("500000", dynamic, False)
+    assert max_bytes.synonyms == [("max.message.bytes", "500000", dynamic), ("message.max.bytes", "1048588", default)]
+    assert (segment.value, segment.source, segment.is_default) == ("1073741824", default, True)
+    assert all(c.read_only and not c.sensitive for c in configs.values())
+    if client.describes_config_types:
+        assert configs["cleanup.policy"].type == "LIST"
