@@ -10,16 +10,14 @@ read exactly once), a bootstrap list with a dead entry, and the ``kafka.*`` pass
 Offsets and timestamps have their own module (test_read_offsets.py).
 """
 
-import contextlib
 import json
 import socket
-import struct
-import threading
 
 import pytest
 
 from .feed import (assert_rows, create_topic, in_range, load, messages, produce, produce_kp, rows, stored_entries,
                    without_headers)
+from .proxy import RecordingProxy
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -197,67 +195,11 @@ def test_small_max_partition_fetch_bytes_needs_many_fetches_but_reads_the_same(s
     assert rows(default) == rows(small)
 
 
-@contextlib.contextmanager
-def client_id_recorder(target: str):
-    """A TCP proxy to ``target`` that records the client id of every request passing through it
-    (the header is api key, version, correlation id, then the client id as an int16 string)."""
-    host, port = target.rsplit(":", 1)
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    seen, stop, threads = [], threading.Event(), []
-
-    def pump(src, dst, parse):
-        buffer = b""
-        with contextlib.suppress(OSError):
-            while not stop.is_set():
-                try:
-                    data = src.recv(65536)
-                except socket.timeout:
-                    continue
-                if not data:
-                    break
-                dst.sendall(data)
-                if parse:
-                    buffer += data
-                    while len(buffer) >= 4 and len(buffer) >= 4 + struct.unpack_from(">i", buffer)[0]:
-                        size = struct.unpack_from(">i", buffer)[0]
-                        length = struct.unpack_from(">h", buffer, 12)[0]
-                        seen.append(buffer[14:14 + length].decode())
-                        buffer = buffer[4 + size:]
-        for sock in (src, dst):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def accept():
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except socket.timeout:
-                continue
-            upstream = socket.create_connection((host, int(port)), timeout=5)
-            for sock in (conn, upstream):
-                sock.settimeout(0.2)
-            for args in ((conn, upstream, True), (upstream, conn, False)):
-                thread = threading.Thread(target=pump, args=args, daemon=True)
-                thread.start()
-                threads.append(thread)
-
-    acceptor = threading.Thread(target=accept, daemon=True)
-    acceptor.start()
-    try:
-        yield f"127.0.0.1:{server.getsockname()[1]}", seen
-    finally:
-        stop.set()
-        acceptor.join(5)
-        for thread in threads:
-            thread.join(5)
-        server.close()
-
-
 def test_kafka_client_id_is_sent_by_the_driver_and_the_tasks(spark, broker, data):
-    with client_id_recorder(broker.bootstrap) as (proxy, seen):
-        df = load(spark, proxy, {"kafka.client.id": "kafkalog-test-client"}, subscribe=OTHER)
+    with RecordingProxy(target=("127.0.0.1", broker.port)) as proxy:
+        df = load(spark, f"127.0.0.1:{proxy.port}", {"kafka.client.id": "kafkalog-test-client"}, subscribe=OTHER)
         assert_rows(rows(df), without_headers(data[OTHER]))
+        seen = [client_id for _, client_id, _ in proxy.take()]
     # every connection to the bootstrap address (planning's and each of the 4 tasks') is named
     assert seen and set(seen) == {"kafkalog-test-client"}
     assert len(seen) >= 2 * 5, seen  # ApiVersions and Metadata, by the planner and each task
