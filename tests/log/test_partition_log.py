@@ -309,38 +309,39 @@ def test_flush_ms_flushes_in_the_background(tmp_path, scheduler):
     assert wait_for(lambda: log.recovery_point == 6)
 
 
-def test_flush_ms_still_holds_for_appends_that_arrive_during_the_fsync(tmp_path, scheduler, monkeypatch):
-    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
-    real_flush = LogSegment.flush
-    appended_during_fsync = []
+def before_the_first_fsync(monkeypatch, action) -> list:
+    """Run ``action()`` inside the first segment fsync, then fsync for real (unless it raised).
+    The returned list gets one entry once it has run."""
+    real_flush, ran = LogSegment.flush, []
 
-    def flush_while_a_producer_appends(segment):
-        if not appended_during_fsync:
-            appended_during_fsync.append(log.append(make_batch(3)))
+    def flush(segment):
+        if not ran:
+            ran.append(True)
+            action()
         real_flush(segment)
 
-    monkeypatch.setattr(LogSegment, "flush", flush_while_a_producer_appends)
+    monkeypatch.setattr(LogSegment, "flush", flush)
+    return ran
+
+
+def test_flush_ms_still_holds_for_appends_that_arrive_during_the_fsync(tmp_path, scheduler, monkeypatch):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
+    ran = before_the_first_fsync(monkeypatch, lambda: log.append(make_batch(3)))
     log.append(make_batch(3))
-    assert wait_for(lambda: appended_during_fsync and log.recovery_point >= 3, timeout=10)
+    assert wait_for(lambda: ran and log.recovery_point >= 3, timeout=10)
     assert wait_for(lambda: log.recovery_point == 6, timeout=10, what="the append made during the fsync flushed")
 
 
 def test_a_failed_flush_ms_flush_is_retried(tmp_path, scheduler, monkeypatch):
     """A disk error cannot be produced for real here, so the first fsync is made to fail."""
     log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(flush_ms=50), scheduler=scheduler)
-    real_flush = LogSegment.flush
-    failures = []
 
-    def fail_once(segment):
-        if not failures:
-            failures.append(1)
-            raise OSError(errno.EIO, "Input/output error")
-        real_flush(segment)
+    def fail():
+        raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(LogSegment, "flush", fail_once)
+    ran = before_the_first_fsync(monkeypatch, fail)
     log.append(make_batch(3))
-    assert wait_for(lambda: failures, timeout=10)
-    assert log.recovery_point == 0
+    assert wait_for(lambda: ran, timeout=10)
     assert wait_for(lambda: log.recovery_point == 3, timeout=10, what="the flush retried after the failure")
 
 
