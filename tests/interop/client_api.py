@@ -2,13 +2,12 @@
 ``Producer``, ``Consumer``, ``Admin``) that each adapter module (``client_confluent``,
 ``client_kafka_python``, ``client_aiokafka``) implements around one unmodified third-party client.
 
-Records are ``common.Rec`` values and errors Kafka's protocol error codes (``Code``), the same for
-every client. Where the clients really differ, a capability flag on ``Client`` says so (documented
+Records are ``common.Rec`` values and errors Kafka's protocol error codes
+(``broker.protocol.errors.ErrorCode``), the same for every client. Where the clients really differ, a capability flag on ``Client`` says so (documented
 here, set and explained in the adapters); the matrix tests branch, or pick their clients, on
 those flags, never on a client's name (only ``test_client_specific`` does that).
 """
 
-import enum
 from collections import namedtuple
 from typing import NamedTuple
 
@@ -16,18 +15,6 @@ from .common import PARTITIONS, WAIT_SECONDS, deadline, expired
 
 EARLIEST, LATEST = "earliest", "latest"
 CREATE_TIME, LOG_APPEND_TIME = 0, 1
-
-
-class Code(enum.IntEnum):
-    """The Kafka protocol error codes the tests expect."""
-    UNKNOWN_TOPIC_OR_PARTITION = 3
-    MESSAGE_TOO_LARGE = 10
-    INVALID_TOPIC = 17
-    TOPIC_ALREADY_EXISTS = 36
-    INVALID_PARTITIONS = 37
-    INVALID_REPLICATION_FACTOR = 38
-    INVALID_CONFIG = 40
-    INVALID_REQUEST = 42
 
 
 class BrokerError(Exception):

@@ -5,7 +5,9 @@ unknown topic; a topic's configs with their sources and synonyms."""
 
 import pytest
 
-from .client_api import BrokerError, Code, PartitionInfo
+from broker.protocol.errors import ErrorCode
+
+from .client_api import BrokerError, PartitionInfo
 from .clients import clients
 from .common import assert_same_records, make_records, topic_configs, with_offsets
 
@@ -40,13 +42,13 @@ def test_admin_validate_only_does_not_create(client, topic):
 
 
 @pytest.mark.parametrize("case, expected", [
-    ("existing", Code.TOPIC_ALREADY_EXISTS),
-    ("replication-3", Code.INVALID_REPLICATION_FACTOR),
-    ("bad-name", Code.INVALID_TOPIC),
-    ("name-too-long", Code.INVALID_TOPIC),
-    ("zero-partitions", Code.INVALID_PARTITIONS),
-    ("unknown-config", Code.INVALID_CONFIG),
-    ("bad-config-value", Code.INVALID_CONFIG),
+    ("existing", ErrorCode.TOPIC_ALREADY_EXISTS),
+    ("replication-3", ErrorCode.INVALID_REPLICATION_FACTOR),
+    ("bad-name", ErrorCode.INVALID_TOPIC_EXCEPTION),
+    ("name-too-long", ErrorCode.INVALID_TOPIC_EXCEPTION),
+    ("zero-partitions", ErrorCode.INVALID_PARTITIONS),
+    ("unknown-config", ErrorCode.INVALID_CONFIG),
+    ("bad-config-value", ErrorCode.INVALID_CONFIG),
 ])
 def test_admin_create_topic_errors(client, topic, case, expected):
     name = {"bad-name": "bad name with spaces!", "name-too-long": "x" * 250}.get(case, topic)
@@ -65,7 +67,7 @@ def test_admin_create_topic_errors(client, topic, case, expected):
 def test_admin_delete_unknown_topic_fails_with_unknown_topic(client, topic):
     with client.admin() as admin, pytest.raises(BrokerError) as raised:
         admin.delete_topic(topic)
-    assert raised.value.code == Code.UNKNOWN_TOPIC_OR_PARTITION
+    assert raised.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 @clients(where=lambda kind: kind.describes_configs)

@@ -9,7 +9,9 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import ConfigResource, OffsetSpec, ResourceType
 
-from .client_api import EARLIEST, BrokerError, Code
+from broker.protocol.errors import ErrorCode
+
+from .client_api import EARLIEST, BrokerError
 from .client_kafka_python import KafkaPythonClient
 from .clients import clients
 from .common import (CODECS, PARTITIONS, assert_same_records, compressible_records, make_records, now_ms,
@@ -83,10 +85,10 @@ def test_admin_describe_configs_errors(client, topic):
     with client.admin() as admin:
         with pytest.raises(BrokerError) as raised:
             admin.topic_configs(topic + "-missing")
-        assert raised.value.code == Code.UNKNOWN_TOPIC_OR_PARTITION
+        assert raised.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         with pytest.raises(BrokerError) as raised:
             admin.configs(ConfigResource(ResourceType.BROKER, "0"))
-        assert raised.value.code == Code.INVALID_REQUEST
+        assert raised.value.code == ErrorCode.INVALID_REQUEST
 
 
 @only_confluent

@@ -11,7 +11,9 @@ compared field by field with what was produced.
 
 import pytest
 
-from .client_api import EARLIEST, LOG_APPEND_TIME, Client, Code
+from broker.protocol.errors import ErrorCode
+
+from .client_api import EARLIEST, LOG_APPEND_TIME, Client
 from .client_confluent import LZ4_NEEDS_FIND_COORDINATOR
 from .clients import ADAPTERS
 from .common import (CODECS, PARTITIONS, Rec, assert_no_duplicates, assert_same_records, assert_sequences_continuous,
@@ -155,7 +157,7 @@ def test_message_max_bytes_is_enforced_by_the_broker_and_nothing_else_is_lost(st
     finally:
         producer.close()
     assert [(d.offset, d.error_code) for d in outcomes] == \
-        [(0, 0), (1, 0), (None, Code.MESSAGE_TOO_LARGE), (2, 0)], outcomes
+        [(0, 0), (1, 0), (None, ErrorCode.MESSAGE_TOO_LARGE), (2, 0)], outcomes
     if client.broker_error_marker:
         assert client.broker_error_marker in outcomes[2].error_text, "expected the broker's error"
     expected = with_offsets([before, at_limit, after])
