@@ -94,7 +94,9 @@ def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None
     group becomes its own batch). Returns the stored records with their offsets.
 
     With ``flush_every`` the linger is long, so only a flush sends: a short linger on a loaded
-    machine lets the producer send a group in several batches."""
+    machine lets the producer send a group in several batches. The topic's metadata is fetched
+    first: librdkafka re-queues records produced before it knows the topic one at a time, and a
+    flush running meanwhile sends each as a batch of its own."""
     from confluent_kafka import Producer
 
     settings = {"bootstrap.servers": bootstrap, "linger.ms": LONG_LINGER_MS if flush_every else 20,
@@ -108,6 +110,8 @@ def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None
             reports[index] = (err, msg.offset())
         return on_delivery
 
+    if flush_every:  # see ConfluentProducer in tests/interop/client_confluent.py
+        assert producer.list_topics(topic, timeout=FLUSH_SECONDS).topics[topic].partitions, "topic has no partitions"
     try:
         for index, msg in enumerate(msgs):
             producer.produce(topic, key=msg.key, value=msg.value, partition=msg.partition, timestamp=msg.timestamp,
