@@ -8,6 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
+C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
 
 .PHONY: demo test bench clean
 
@@ -16,11 +17,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip setuptools wheel
 
-$(VENV)/.runtime-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c broker/records/_crc32c.c
+$(VENV)/.runtime-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml $(C_SOURCES)
 	$(PIP) install --config-settings editable_mode=compat -e .
 	touch $@
 
-$(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml spark_kafka_source/_fastdecode.c broker/records/_crc32c.c
+$(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml $(C_SOURCES)
 	$(PIP) install --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 

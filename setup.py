@@ -2,7 +2,8 @@
 
 ``optional=True``: if an extension does not compile, installation still succeeds and its
 pure-Python counterpart is used (spark_kafka_source.arrow_records decodes in Python,
-broker.records.crc checks CRC-32C with crcmod).
+broker.records.crc checks CRC-32C with crcmod, broker.records.record_check decodes records
+in Python).
 """
 
 from setuptools import Extension, setup
@@ -17,6 +18,11 @@ setup(
         Extension(
             "broker.records._crc32c",
             sources=["broker/records/_crc32c.c"],
+            optional=True,
+        ),
+        Extension(
+            "broker.records._recordwalk",
+            sources=["broker/records/_recordwalk.c"],
             optional=True,
         ),
     ]

@@ -285,7 +285,7 @@ class _NativeColumns:
         self.columns = _fastdecode.Columns(include_headers)
 
     def add_v2(self, entry, header, start: int, end: int) -> None:
-        # what batch.decode does before _decode_records
+        # what batch.decode does before decode_records
         payload = entry[v2.HEADER_SIZE:]
         codec = header.compression
         if codec != Codec.NONE:

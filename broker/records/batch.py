@@ -42,6 +42,7 @@ _TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
 _DELETE_HORIZON_BIT = 0x40
 _MAX_TIMESTAMP = struct.Struct(">q")
+_MAX_TIMESTAMP_OFFSET = 35
 
 
 class TimestampType(enum.IntEnum):
@@ -177,14 +178,15 @@ def decode(batch, verify_crc: bool = True) -> DecodedBatch:
         fixed_timestamp = header.max_timestamp
     else:
         fixed_timestamp = None
-    records = _decode_records(payload, header.records_count, header.base_offset,
+    records = decode_records(payload, header.records_count, header.base_offset,
                               header.base_timestamp, fixed_timestamp)
     return DecodedBatch(header.base_offset, header.last_offset, MAGIC, header.timestamp_type,
                         header.is_control, header.is_transactional, header.producer_id, records)
 
 
-def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
-                    fixed_timestamp: int | None) -> list:
+def decode_records(buf, count: int, base_offset: int, base_timestamp: int,
+                   fixed_timestamp: int | None = None) -> list:
+    """The ``count`` records of a batch's (decompressed) records section; every byte must belong to one."""
     if count < 0:
         raise CorruptRecordError(f"negative record count {count}")
     buf = bytes(buf)
@@ -304,9 +306,15 @@ def with_offset_and_epoch(batch, base_offset: int, partition_leader_epoch: int) 
 
 def with_log_append_time(batch, timestamp: int) -> bytearray:
     """A copy of the batch switched to LogAppendTime at ``timestamp``, with its CRC recomputed."""
+    return with_max_timestamp(batch, timestamp, log_append_time=True)
+
+
+def with_max_timestamp(batch, timestamp: int, log_append_time: bool = False) -> bytearray:
+    """A copy of the batch with ``maxTimestamp`` set (and LogAppendTime if asked), CRC recomputed."""
     out = bytearray(batch)
-    (attributes,) = struct.unpack_from(">h", out, CRC_START)
-    struct.pack_into(">h", out, CRC_START, attributes | _TIMESTAMP_TYPE_BIT)
-    _MAX_TIMESTAMP.pack_into(out, 35, timestamp)
+    if log_append_time:
+        (attributes,) = struct.unpack_from(">h", out, CRC_START)
+        struct.pack_into(">h", out, CRC_START, attributes | _TIMESTAMP_TYPE_BIT)
+    _MAX_TIMESTAMP.pack_into(out, _MAX_TIMESTAMP_OFFSET, timestamp)
     struct.pack_into(">I", out, MAGIC_OFFSET + 1, compute_crc(out))
     return out
