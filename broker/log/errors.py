@@ -23,7 +23,12 @@ class RecordTooLargeError(LogError):
 
 
 class InvalidRecordError(LogError):
-    """A well-formed batch that the log refuses: empty, a control batch from a client, bad offsets (INVALID_RECORD)."""
+    """A batch with a valid CRC that the log refuses: empty, a control batch from a client, bad
+    offsets, malformed records (INVALID_RECORD). ``record_index`` is the first bad record, or -1."""
+
+    def __init__(self, message: str, record_index: int = -1):
+        super().__init__(message)
+        self.record_index = record_index
 
 
 class InvalidBatchError(LogError, CorruptRecordError):

@@ -1,8 +1,10 @@
 """A partition's log: an ordered list of segments with append, read, flush, roll and retention.
 
-* ``append`` validates each v2 batch (size, CRC, header counts), assigns offsets by rewriting
-  only ``baseOffset`` and ``partitionLeaderEpoch``, and writes the batch bytes unchanged otherwise
-  (except for LogAppendTime topics, where ``maxTimestamp``, the attributes and the CRC change).
+* ``append`` validates each v2 batch (size, CRC, header counts, and every record inside it, as
+  Kafka's LogValidator does), assigns offsets by rewriting only ``baseOffset`` and
+  ``partitionLeaderEpoch``, and writes the batch bytes unchanged otherwise. Two exceptions change
+  ``maxTimestamp`` and the CRC: LogAppendTime topics (the attributes too), and a CreateTime batch
+  whose ``maxTimestamp`` is not its records' largest timestamp (Kafka corrects it the same way).
 * ``read`` returns whole batches from the one containing the offset, as a file slice.
 * The segment list is an immutable tuple replaced on roll and delete, so readers take a snapshot
   and never wait for a writer.
@@ -17,7 +19,7 @@ import threading
 import time
 from typing import NamedTuple
 
-from broker.records import batch, record_set
+from broker.records import batch, record_check, record_set
 from broker.records.errors import CorruptRecordError
 
 from . import loader
@@ -145,6 +147,8 @@ class PartitionLog:
                 if self.config.uses_log_append_time:
                     entry = batch.with_log_append_time(entry, log_append_time)
                     header = header._replace(max_timestamp=log_append_time)
+                elif header.max_timestamp != batch.parse_header(entry).max_timestamp:
+                    entry = batch.with_max_timestamp(entry, header.max_timestamp)
                 segment.append(header._replace(base_offset=next_offset),
                                batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
                 self.producer_state.update(header, next_offset)
@@ -166,14 +170,16 @@ class PartitionLog:
         if not entries:
             raise InvalidRecordError(f"{self.name}: no record batch to append")
         view = memoryview(records)
+        checked = []
         for position, header in entries:
             if header.magic != batch.MAGIC:
                 raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
             if header.size > self.config.max_message_bytes:
                 raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
                                           f"({self.config.max_message_bytes})")
+            entry = view[position:position + header.size]
             try:
-                batch.validate(view[position:position + header.size])
+                batch.validate(entry)
             except CorruptRecordError as exc:
                 raise InvalidBatchError(f"{self.name}: {exc}") from None
             if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
@@ -185,7 +191,15 @@ class PartitionLog:
                 raise InvalidRecordError(f"{self.name}: idempotent batch without a base sequence")
             if header.producer_id >= 0 and len(entries) > 1:
                 raise InvalidRecordError(f"{self.name}: an idempotent batch must be appended on its own")
-        return entries
+            try:
+                largest_timestamp = record_check.check(entry, header)
+            except record_check.InvalidRecordsError as exc:
+                raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
+            if header.timestamp_type == batch.TimestampType.CREATE_TIME:
+                checked.append((position, header._replace(max_timestamp=largest_timestamp)))
+            else:
+                checked.append((position, header))
+        return checked
 
     def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
         segment = self.active_segment

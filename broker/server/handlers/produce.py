@@ -77,6 +77,9 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
     except log_errors.LogError as exc:
         response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
                         error_message=error_text(exc), log_start_offset=log.log_start_offset)
+        if isinstance(exc, log_errors.InvalidRecordError) and exc.record_index >= 0:
+            response["record_errors"] = [{"batch_index": exc.record_index,
+                                          "batch_index_error_message": error_text(exc)}]
         return response
     if not result.duplicate:
         ctx.waiters.notify((topic, partition))
