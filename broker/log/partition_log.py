@@ -196,9 +196,8 @@ class PartitionLog:
             except record_check.InvalidRecordsError as exc:
                 raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
             if header.timestamp_type == batch.TimestampType.CREATE_TIME:
-                checked.append((position, header._replace(max_timestamp=largest_timestamp)))
-            else:
-                checked.append((position, header))
+                header = header._replace(max_timestamp=largest_timestamp)
+            checked.append((position, header))
         return checked
 
     def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
