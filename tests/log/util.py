@@ -1,6 +1,7 @@
 """Helpers shared by the log tests: building batches, appending to segments, reading a log back."""
 
 import os
+import struct
 
 from broker.records import batch, record_set
 from broker.records.batch import Record
@@ -57,3 +58,19 @@ def flip_byte(path: str, position: int) -> None:
         byte = f.read(1)
         f.seek(position)
         f.write(bytes([byte[0] ^ 0xFF]))
+
+
+
+def garble_first_record(log_dir, topic: str, partition: int = 0) -> None:
+    """Make the first stored batch of ``topic-partition`` undecodable behind a valid CRC, in place
+    (its first record then claims more bytes than the batch holds). The broker checks records on
+    produce, so only damage on disk, or a log written by a broker that did not, holds such a batch."""
+    path = os.path.join(log_dir, f"{topic}-{partition}", f"{0:020d}.log")
+    with open(path, "r+b") as f:
+        header = batch.parse_header(f.read(batch.HEADER_SIZE))
+        f.seek(0)
+        stored = bytearray(f.read(header.size))
+        stored[batch.HEADER_SIZE] = 0x7F
+        struct.pack_into(">I", stored, batch.MAGIC_OFFSET + 1, batch.compute_crc(stored))
+        f.seek(0)
+        f.write(stored)

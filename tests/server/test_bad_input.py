@@ -39,6 +39,7 @@ from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
 
+from ..log.util import garble_first_record
 from ..waiting import wait_for
 from .wire import connect_to, decode_response, encode_request, fetch_body, frame, list_offsets_body, produce_body
 
@@ -646,3 +647,20 @@ def test_a_batch_with_a_correct_crc_but_undecodable_records_is_refused(start_bro
         reply = c.call(ApiKey.LIST_OFFSETS, 1, list_offsets_body(FUZZ_TOPIC, 0, BASE_TIME))
         assert reply["topics"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
         assert reply["topics"][0]["partitions"][0]["offset"] == -1
+
+
+def test_a_lookup_by_timestamp_over_records_damaged_on_disk_is_an_error_answer(start_broker):
+    """Records garbled behind a valid CRC on disk: ListOffsets by timestamp, which decodes the
+    batch, answers CORRUPT_MESSAGE; earliest/latest and other partitions are still served."""
+    process = start_broker(FUZZ_SETTINGS)
+    with connect_to(process) as c:
+        c.call(ApiKey.METADATA, 1, {"topics": [{"name": FUZZ_TOPIC}]})
+        for partition in (0, 1):
+            assert c.call(ApiKey.PRODUCE, 3, produce_body(FUZZ_TOPIC, partition, make_batch([b"value"]))) \
+                ["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+        garble_first_record(process.log_dir, FUZZ_TOPIC, 0)
+        answers = {(p, t): c.call(ApiKey.LIST_OFFSETS, 1, list_offsets_body(FUZZ_TOPIC, p, t))
+                   ["topics"][0]["partitions"][0] for p in (0, 1) for t in (BASE_TIME, -1)}
+        assert answers[0, BASE_TIME]["error_code"] == ErrorCode.CORRUPT_MESSAGE
+        assert (answers[0, -1]["error_code"], answers[0, -1]["offset"]) == (ErrorCode.NONE, 1)
+        assert (answers[1, BASE_TIME]["error_code"], answers[1, BASE_TIME]["offset"]) == (ErrorCode.NONE, 0)

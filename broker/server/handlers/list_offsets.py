@@ -38,7 +38,7 @@ async def handle(ctx, header, request) -> dict:
             else:
                 try:
                     result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
-                except CorruptRecordError:  # a batch whose records do not decode (written by a broken client)
+                except CorruptRecordError:  # stored records that do not decode (damaged on disk behind a valid CRC)
                     result["error_code"] = ErrorCode.CORRUPT_MESSAGE
             partitions.append(result)
         topics.append({"name": topic["name"], "partitions": partitions})
