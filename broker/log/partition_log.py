@@ -127,7 +127,6 @@ class PartitionLog:
         headers = self._validate(records)
         now = _now_ms()
         log_append_time = now if self.config.uses_log_append_time else -1
-        view = memoryview(records)
         with self._lock:
             if len(headers) == 1:
                 duplicate = self.producer_state.check(headers[0][1])
@@ -142,13 +141,10 @@ class PartitionLog:
                 max_timestamp = log_append_time
             segment = self._maybe_roll(total_size, max_timestamp, last_offset, now)
             next_offset = first_offset
-            for position, header in headers:
-                entry = view[position:position + header.size]
+            for entry, header in headers:
                 if self.config.uses_log_append_time:
                     entry = batch.with_log_append_time(entry, log_append_time)
                     header = header._replace(max_timestamp=log_append_time)
-                elif header.max_timestamp != batch.parse_header(entry).max_timestamp:
-                    entry = batch.with_max_timestamp(entry, header.max_timestamp)
                 segment.append(header._replace(base_offset=next_offset),
                                batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
                 self.producer_state.update(header, next_offset)
@@ -163,6 +159,8 @@ class PartitionLog:
         return result
 
     def _validate(self, records) -> list:
+        """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
+        not its records' largest comes back as a corrected copy, the others as views of ``records``."""
         try:
             entries = list(record_set.iter_entries(records, allow_partial_tail=False))
         except CorruptRecordError as exc:
@@ -195,9 +193,10 @@ class PartitionLog:
                 largest_timestamp = record_check.check(entry, header)
             except record_check.InvalidRecordsError as exc:
                 raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
-            if header.timestamp_type == batch.TimestampType.CREATE_TIME:
+            if header.timestamp_type == batch.TimestampType.CREATE_TIME and header.max_timestamp != largest_timestamp:
+                entry = batch.with_max_timestamp(entry, largest_timestamp)
                 header = header._replace(max_timestamp=largest_timestamp)
-            checked.append((position, header))
+            checked.append((entry, header))
         return checked
 
     def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:

@@ -60,7 +60,6 @@ def flip_byte(path: str, position: int) -> None:
         f.write(bytes([byte[0] ^ 0xFF]))
 
 
-
 def garble_first_record(log_dir, topic: str, partition: int = 0) -> None:
     """Make the first stored batch of ``topic-partition`` undecodable behind a valid CRC, in place
     (its first record then claims more bytes than the batch holds). The broker checks records on
