@@ -78,12 +78,12 @@ def plan_only(settings: LoadSettings) -> LoadPlan:
 
 def load(spark, settings: LoadSettings, say=print) -> dict:
     """Run one load; returns its report. ``spark`` is a SparkSession, or a function that makes one,
-    called once the lock is held (so a run that finds the lock taken fails before starting Spark)."""
+    called only when the run's output is to be written: a run that finds the lock taken, fails its plan,
+    or only publishes and commits output written before it was killed never starts Spark."""
     began = time.monotonic()
     store = CheckpointStore(settings.checkpoint)
     output = Output(settings.output, settings.format)
     with CheckpointLock(store.location) as lock:
-        spark = spark() if callable(spark) else spark
         _set_aside_superseded(store, output)
         plan = plan_only(settings)
         if plan.supersede:
@@ -130,6 +130,7 @@ def _set_aside_superseded(store: CheckpointStore, output: Output) -> None:
 
 
 def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output, run) -> None:
+    spark = spark() if callable(spark) else spark
     store.location.delete(f"{store.run_name(run.number)}/tasks")  # from an attempt with another split
     if run.plan:
         df = spark.read.format("kafkalog").options(**_read_options(settings, run, store.tasks_uri(run.number))).load()

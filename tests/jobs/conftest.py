@@ -54,7 +54,7 @@ HISTORY_BATCHES = [(12, yesterday_ms(3, 59, 50), 2000), (10, yesterday_ms(6), 60
 
 
 @pytest.fixture(scope="session")
-def history(jobs_broker, tmp_path_factory) -> History:
+def history(jobs_broker, spark, tmp_path_factory) -> History:
     topic = "history"
     bootstrap = jobs_broker.bootstrap
     create_topic(bootstrap, topic, 2)

@@ -1,9 +1,12 @@
-"""Helpers of the load job tests: run ``python -m jobs.load`` as a real subprocess, read back what
-a series of runs wrote, and compare it with what was produced.
+"""Helpers of the load job tests: run ``kafkalog load``, read back what a series of runs wrote, and
+compare it with what was produced.
 
-* ``run_load`` runs the job to its end (bounded); ``LoadProcess`` starts it in the background, in
-  its own process group, so that ``kill()`` (SIGKILL to the group) takes the Spark JVM and its
-  Python workers with it, exactly as a killed scheduled job dies.
+* ``run_load`` runs the job to its end: by default in this process, through ``jobs.load.main`` with
+  the test session's SparkSession (a Spark driver takes 30 s or more to start on 2 busy cores), its
+  stdout, stderr and warnings captured; with ``process=True`` as ``python -m jobs.load``.
+* ``LoadProcess`` starts ``python -m jobs.load`` in the background, in its own process group, so
+  that ``kill()`` (SIGKILL to the group) takes the Spark JVM and its Python workers with it,
+  exactly as a killed scheduled job dies.
 * ``output_rows`` reads the committed output with pyarrow (hive partitioning; ``_staging``,
   ``_superseded`` and ``_checkpoint`` are skipped because their names start with ``_``);
   ``assert_exactly_once`` compares the multiset of (topic, partition, offset) and every record's
@@ -13,8 +16,11 @@ a series of runs wrote, and compare it with what was produced.
 """
 
 import collections
+import contextlib
 import datetime
+import io
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -27,13 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from jobs.load import main as load_main
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 180
 PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"
-# each run is a short-lived Spark driver: no UI, and a JVM that compiles less and collects simply
-# (starts ~30% faster on 2 busy cores)
+# a run in its own process is a short-lived Spark driver: no UI, and a JVM that compiles less and
+# collects simply (starts ~30% faster on 2 busy cores)
 SPARK_CONF = ("--conf", "spark.ui.enabled=false",
               "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 HOUR_MS = 3600 * 1000
@@ -58,7 +65,7 @@ class Result(NamedTuple):
 
 def load_args(bootstrap: str, topics: str, output, *extra: str, quiet: bool = True) -> list[str]:
     args = ["--bootstrap-servers", bootstrap, "--topics", topics, "--output", str(output)]
-    return args + list(SPARK_CONF) + (["--quiet"] if quiet else []) + list(extra)
+    return args + (["--quiet"] if quiet else []) + list(extra)
 
 
 def _environment(pause_at: str | None) -> dict:
@@ -81,7 +88,7 @@ class LoadProcess:
         self.stdout_path = directory / f"{name}-{index}.out"
         self.stderr_path = directory / f"{name}-{index}.err"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen([sys.executable, "-m", "jobs.load", *args], cwd=ROOT,
+            self.process = subprocess.Popen([sys.executable, "-m", "jobs.load", *args, *SPARK_CONF], cwd=ROOT,
                                             env=_environment(pause_at), stdout=out, stderr=err,
                                             start_new_session=True)
         LoadProcess.started.append(self)
@@ -145,14 +152,33 @@ def _living(pid: int) -> bool:
         return False
 
 
-def run_load(args: list[str], directory: Path, pause_at: str | None = None, timeout: float = RUN_TIMEOUT) -> Result:
-    return LoadProcess(args, directory, pause_at).wait(timeout)
+def run_load(args: list[str], directory: Path, process: bool = False, timeout: float = RUN_TIMEOUT) -> Result:
+    """One run to its end: in this process, or (``process``) as ``python -m jobs.load`` in ``directory``."""
+    if process:
+        return LoadProcess(args, directory).wait(timeout)
+    return _run_in_this_process(args)
 
 
-def run_loads(arg_lists: list[list[str]], directory: Path, timeout: float = RUN_TIMEOUT) -> list[Result]:
-    """Several independent loads at the same time (each with its own checkpoint)."""
-    started = [LoadProcess(args, directory) for args in arg_lists]
-    return [process.wait(timeout) for process in started]
+def _run_in_this_process(args: list[str]) -> Result:
+    """``jobs.load.main(args)`` with this session's SparkSession (the job's ``getOrCreate`` finds it),
+    its stdout and stderr captured, and the warnings it logs written to its stderr as they would be
+    by Python's last-resort handler in a process of its own."""
+    from pyspark.sql import SparkSession
+    assert SparkSession.getActiveSession() is not None, "an in-process load needs the test's `spark` fixture"
+    out, err = io.StringIO(), io.StringIO()
+    warnings = logging.StreamHandler(err)
+    warnings.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(warnings)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = load_main(args)
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        root.removeHandler(warnings)
+    return Result(code, out.getvalue(), err.getvalue())
 
 
 def ok(result: Result) -> Result:

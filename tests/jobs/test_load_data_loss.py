@@ -47,7 +47,7 @@ def log_start_past(bootstrap: str, topic: str, offset: int, tag: str) -> tuple[l
     raise AssertionError(f"retention did not move the log start of {topic}-0 past {offset}")
 
 
-def test_retention_between_runs_fails_the_run_or_loads_what_is_left(jobs_broker, tmp_path):
+def test_retention_between_runs_fails_the_run_or_loads_what_is_left(jobs_broker, spark, tmp_path):
     bootstrap, topic = jobs_broker.bootstrap, "retained"
     create_topic(bootstrap, topic, 2, {"segment.bytes": "2000", "retention.bytes": "3000"})
     output = tmp_path / "output"

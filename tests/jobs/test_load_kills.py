@@ -1,4 +1,4 @@
-"""Exactly once through kills: a load SIGKILLed (with its Spark JVM) at every step of a run, and at a
+"""Exactly once through kills: a load SIGKILLed (with its Spark JVM, once it has one) at every step of a run, and at a
 random moment of its Spark write, then run again, leaves every offset in the output exactly once;
 a run holding the lock makes a concurrent run fail with exit status 3, and a killed run's stale
 lock is taken over.
@@ -39,7 +39,7 @@ def paused_and_killed(args, tmp_path, step: str) -> LoadProcess:
     return process
 
 
-def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jobs_broker, tmp_path):
+def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jobs_broker, spark, tmp_path):
     bootstrap, topic = jobs_broker.bootstrap, "kills"
     create_topic(bootstrap, topic, 2)
     output = tmp_path / "output"
@@ -104,8 +104,8 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
     assert not (output / "_staging" / "run=2" / "_SUCCESS").exists(), "the kill landed after the write"
     assert not (output / "run=2").exists() and not (run_dir(output, 2) / "commit.json").exists()
 
-    # run 2 again, to the end, with its progress line (no --quiet)
-    result = ok(run_load(load_args(bootstrap, topic, output, quiet=False) + split, tmp_path))
+    # run 2 again, to the end, as the scheduler runs it (a process of its own), with its progress line
+    result = ok(run_load(load_args(bootstrap, topic, output, quiet=False) + split, tmp_path, process=True))
     assert "run 2 was planned but not committed: executing its plan again" in result.stdout
     printed = printed_report(result.stdout)
     assert printed["head"].startswith("run 2 (executed again): ")

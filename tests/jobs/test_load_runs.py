@@ -1,5 +1,4 @@
-"""Scheduled runs of ``kafkalog load`` (``python -m jobs.load``) as real subprocesses against a real
-broker: each run loads from where the last commit ended, writes
+"""Scheduled runs of ``kafkalog load`` against a real broker: each run loads from where the last commit ended, writes
 ``run=N/topic=T/date=YYYY-MM-DD/hour=HH/`` once per offset, commits and reports; ``--history``;
 corrupt checkpoint files; usage errors.
 
@@ -18,7 +17,7 @@ from jobs.output import output_schema, read_output
 from tests.spark.feed import client
 
 from .loads import (assert_exactly_once, assert_report, load_args, output_rows, printed_report, report_json, run_dir,
-                    run_load, run_loads, tree, utc_date_hour)
+                    run_load, tree, utc_date_hour)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -99,7 +98,7 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
     commit.write_bytes(b"\x00\xffnot json at all\x13")
     before = {o: tree(o) for o in (truncated, garbage)}
 
-    results = run_loads([load_args(history.bootstrap, history.topic, o) for o in (truncated, garbage)], tmp_path)
+    results = [run_load(load_args(history.bootstrap, history.topic, o), tmp_path) for o in (truncated, garbage)]
     for result, output, broken in zip(results, (truncated, garbage), (plan, commit)):
         assert result.code == 1, result
         line = result.one_error()
