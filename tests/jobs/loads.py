@@ -152,10 +152,11 @@ def _living(pid: int) -> bool:
         return False
 
 
-def run_load(args: list[str], directory: Path, process: bool = False, timeout: float = RUN_TIMEOUT) -> Result:
-    """One run to its end: in this process, or (``process``) as ``python -m jobs.load`` in ``directory``."""
+def run_load(args: list[str], directory: Path, process: bool = False) -> Result:
+    """One run to its end: in this process (bounded by the test's timeout), or (``process``) as
+    ``python -m jobs.load`` in ``directory``, bounded by ``RUN_TIMEOUT``."""
     if process:
-        return LoadProcess(args, directory).wait(timeout)
+        return LoadProcess(args, directory).wait()
     return _run_in_this_process(args)
 
 
