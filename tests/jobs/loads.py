@@ -34,11 +34,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from jobs.load import main as load_main
+from jobs.runner import PAUSE_VARIABLE
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 180
-PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"
 # a run in its own process is a short-lived Spark driver: no UI, and a JVM that compiles less and
 # collects simply (starts ~30% faster on 2 busy cores)
 SPARK_CONF = ("--conf", "spark.ui.enabled=false",
