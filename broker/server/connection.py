@@ -1,12 +1,19 @@
 """One client connection: read a frame, handle it, write the response, in strict order.
 
 Requests are handled one at a time per connection, like Kafka's muted channels: pipelined
-requests wait in the socket buffer, and responses leave in request order. A frame whose size
-is negative or above ``socket.request.max.bytes`` closes the connection before any of it is
-read; so does any request that cannot be parsed, an API or version not advertised (except
-ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
-Record data of fetch responses goes out with sendfile straight from the segment (slices of
-``SENDFILE_MIN_BYTES`` and more; smaller ones are cheaper to copy).
+requests wait in the socket buffer, and responses leave in request order. No new request is read
+while a response is unsent: responses are streamed part by part (record data of fetch responses
+straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
+copy for smaller ones), so a client that does not read holds at most the write buffer's
+high-water mark and one part. Before reading a frame's body the connection reserves its size in
+the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
+A frame whose size is negative or above ``socket.request.max.bytes`` closes the connection before
+any of it is read; so does any request that cannot be parsed, an API or version not advertised
+(except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+
+At shutdown (``stop``) a connection waiting for a request, for memory or for its client to read is
+closed at once; one inside a handler finishes it, writes its response as far as the socket takes
+it without waiting, and closes. ``unsent_bytes`` tells how much of a response was abandoned.
 """
 
 import asyncio
@@ -35,27 +42,48 @@ class Connection:
         self.reader = reader
         self.writer = writer
         self.peer = writer.get_extra_info("peername")
-        self.busy = False  # between reading a request and finishing its response
+        self.handling = False  # inside a handler: shutdown lets the request finish
+        self.unsent_bytes = 0  # response bytes still buffered when the connection was closed
 
     async def serve(self) -> None:
+        memory = self.ctx.request_memory
         try:
             while not self.ctx.stopping:
-                frame = await self._read_frame()
-                if frame is None:
+                size = await self._read_size()
+                if size is None:
                     break
-                self.busy = True
-                response = await self._respond(frame)
+                reserved = await memory.reserve(size)
+                try:
+                    frame = await self._read_body(size)
+                    self.handling = True
+                    response = await self._respond(frame)
+                    self.handling = False
+                finally:
+                    memory.release(reserved)
                 if response is _CLOSE:
                     break
                 if response is not None:
                     await self._send(response)
-                self.busy = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
         finally:
+            self._close()
+
+    def stop(self) -> None:
+        """Shutdown: close now unless a handler runs (that request then finishes, see ``_send``)."""
+        if not self.handling:
+            self.writer.transport.abort()
+
+    def _close(self) -> None:
+        transport = self.writer.transport
+        self.unsent_bytes = transport.get_write_buffer_size()
+        if self.unsent_bytes:
+            transport.abort()
+        else:
             self.writer.close()
 
-    async def _read_frame(self):
+    async def _read_size(self) -> int | None:
+        """The next frame's size, or None (after logging why) if the connection must close."""
         idle = self.ctx.config.connections_max_idle_ms / 1000
         size = frames.SIZE.unpack(await asyncio.wait_for(self.reader.readexactly(4), idle))[0]
         limit = self.ctx.config.socket_request_max_bytes
@@ -63,7 +91,12 @@ class Connection:
             log.warning("closing %s: request size %d is outside [0, socket.request.max.bytes=%d]",
                         self.peer, size, limit)
             return None
-        return await asyncio.wait_for(self.reader.readexactly(size), idle)
+        return size
+
+    async def _read_body(self, size: int) -> bytes:
+        if self.ctx.stopping:  # woken from waiting for memory by the shutdown
+            raise ConnectionAbortedError("the broker is stopping")
+        return await asyncio.wait_for(self.reader.readexactly(size), self.ctx.config.connections_max_idle_ms / 1000)
 
     async def _respond(self, frame):
         """The response parts for one request, None for no response (acks=0), or _CLOSE."""
@@ -105,6 +138,13 @@ class Connection:
         return parts
 
     async def _send(self, parts) -> None:
+        """Write one response, waiting for the client to take each part before the next one.
+
+        While the broker stops, nothing waits: the parts are written as far as the socket takes them."""
+        if self.ctx.stopping:
+            for part in parts:
+                self.writer.write(part if isinstance(part, bytes) else part.read())
+            return
         loop = asyncio.get_running_loop()
         for part in parts:
             if isinstance(part, bytes):
@@ -114,4 +154,4 @@ class Connection:
             else:
                 await self.writer.drain()
                 await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
-        await self.writer.drain()
+            await self.writer.drain()
