@@ -86,10 +86,9 @@ class Broker:
             if late:
                 log.error("%d request(s) still in flight after %d s; shutting down without them",
                           len(late), SHUTDOWN_GRACE_SECONDS)
-            abandoned = [c for c in connections.values() if c.unsent_bytes]
+            abandoned = sum(c.abandoned for c in connections.values())
             if abandoned:
-                log.warning("abandoned the responses to %d connection(s) that were not reading (%d bytes unsent)",
-                            len(abandoned), sum(c.unsent_bytes for c in abandoned))
+                log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         await self._server.wait_closed()
         ctx.io.shutdown()
         ctx.log_manager.shutdown()

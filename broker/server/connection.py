@@ -13,7 +13,7 @@ any of it is read; so does any request that cannot be parsed, an API or version 
 
 At shutdown (``stop``) a connection waiting for a request, for memory or for its client to read is
 closed at once; one inside a handler finishes it, writes its response as far as the socket takes
-it without waiting, and closes. ``unsent_bytes`` tells how much of a response was abandoned.
+it without waiting, and closes. ``abandoned`` tells whether a response was left unsent.
 """
 
 import asyncio
@@ -43,7 +43,8 @@ class Connection:
         self.writer = writer
         self.peer = writer.get_extra_info("peername")
         self.handling = False  # inside a handler: shutdown lets the request finish
-        self.unsent_bytes = 0  # response bytes still buffered when the connection was closed
+        self.sending = False  # writing a response, waiting for the client to take it
+        self.abandoned = False  # closed with part of a response unsent
 
     async def serve(self) -> None:
         memory = self.ctx.request_memory
@@ -63,7 +64,9 @@ class Connection:
                 if response is _CLOSE:
                     break
                 if response is not None:
+                    self.sending = True
                     await self._send(response)
+                    self.sending = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
         finally:
@@ -72,12 +75,13 @@ class Connection:
     def stop(self) -> None:
         """Shutdown: close now unless a handler runs (that request then finishes, see ``_send``)."""
         if not self.handling:
+            self.abandoned = self.sending
             self.writer.transport.abort()
 
     def _close(self) -> None:
         transport = self.writer.transport
-        self.unsent_bytes = transport.get_write_buffer_size()
-        if self.unsent_bytes:
+        if transport.get_write_buffer_size():
+            self.abandoned = True
             transport.abort()
         else:
             self.writer.close()
