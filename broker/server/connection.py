@@ -69,6 +69,9 @@ class Connection:
                     self.sending = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
+        except (OSError, ValueError) as exc:  # from _send: a segment closed under a streamed response (topic deleted)
+            self.abandoned = True
+            log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:
             self._close()
 

@@ -22,6 +22,7 @@ from broker.protocol.errors import ErrorCode
 from broker.records import batch
 from broker.records.batch import Record
 
+from ..waiting import wait_for
 from .test_bad_input import rss
 from .wire import SIZE, connect_to, create_topics_body, fetch_body, produce_body
 
@@ -52,13 +53,14 @@ def hostile_fetch(topic: str, partitions: int, mentions: int) -> dict:
 
 def pending_bytes(client) -> int:
     """How much of a response is waiting in the client's socket (not read)."""
-    client.sock.setblocking(False)
+    timeout = client.sock.gettimeout()
+    client.sock.settimeout(0)
     try:
         return len(client.sock.recv(1 << 20, socket.MSG_PEEK))
     except BlockingIOError:
         return 0
     finally:
-        client.sock.setblocking(True)
+        client.sock.settimeout(timeout)
 
 
 @pytest.mark.timeout(120)
@@ -147,3 +149,23 @@ def test_frames_being_read_are_bounded_by_queued_max_request_bytes(start_broker)
         # the hoarders' reservations are given back: a large produce is read and stored
         result = client.call(ApiKey.PRODUCE, 8, produce_body("after", 0, records(MIB // 2)))
         assert result["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+
+
+@pytest.mark.timeout(120)
+def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_with_one_line(start_broker):
+    broker = start_broker()
+    with connect_to(broker, TIMEOUT) as client, connect_to(broker, TIMEOUT) as reader:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("doomed", PARTITIONS))["topics"][0]["error_code"] == 0
+        fill(client, "doomed", PARTITIONS, batches=2)  # a 30 MB response: more than the socket buffers hold
+        reader.send_request(ApiKey.FETCH, 11, hostile_fetch("doomed", PARTITIONS, mentions=1))
+        wait_for(lambda: pending_bytes(reader), timeout=TIMEOUT, what="the response being sent")
+        deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": ["doomed"], "timeout_ms": 5000})
+        assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
+        received = 0
+        reader.sock.settimeout(TIMEOUT)
+        while chunk := reader.sock.recv(1 << 20):  # the part already on its way, then the close
+            received += len(chunk)
+        assert received < PARTITIONS * BATCH_BYTES
+        assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
+    log_text = open(broker.stderr_path, encoding="utf-8").read()
+    assert "Traceback" not in log_text and log_text.count("cannot send the rest of a response") == 1, log_text

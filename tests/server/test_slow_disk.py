@@ -48,13 +48,14 @@ def records(count: int) -> bytes:
 
 def has_data(client) -> bool:
     """Whether a response (or part of one) is waiting to be read, without waiting for one."""
-    client.sock.setblocking(False)
+    timeout = client.sock.gettimeout()
+    client.sock.settimeout(0)
     try:
         return bool(client.sock.recv(1, socket.MSG_PEEK))
     except BlockingIOError:
         return False
     finally:
-        client.sock.setblocking(True)
+        client.sock.settimeout(timeout)
 
 
 def produced(client, correlation_id: int) -> dict:

@@ -85,8 +85,9 @@ async def handle(ctx, header, request) -> dict:
     wanted = [(name, p["partition"]) for name, partitions in topics for p in partitions]
     max_bytes = min(request["max_bytes"], ctx.config.fetch_max_bytes)
     while True:
-        responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes)
-        remaining = deadline - time.monotonic()
-        if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
-            return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
-        await ctx.waiters.wait(wanted, remaining)
+        with ctx.waiters.watching(wanted) as wait_for_data:
+            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes)
+            remaining = deadline - time.monotonic()
+            if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
+                return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
+            await wait_for_data(remaining)
