@@ -55,10 +55,7 @@ class Connection:
                     break
                 reserved = await memory.reserve(size)
                 try:
-                    frame = await self._read_body(size)
-                    self.handling = True
-                    response = await self._respond(frame)
-                    self.handling = False
+                    response = await self._read_and_handle(size)
                 finally:
                     memory.release(reserved)
                 if response is _CLOSE:
@@ -100,10 +97,17 @@ class Connection:
             return None
         return size
 
-    async def _read_body(self, size: int) -> bytes:
+    async def _read_and_handle(self, size: int):
+        """Read a request's body and handle it; the frame lives only here, so once this returns its
+        memory is really free (a response may then wait long for a client that does not read)."""
         if self.ctx.stopping:  # woken from waiting for memory by the shutdown
             raise ConnectionAbortedError("the broker is stopping")
-        return await asyncio.wait_for(self.reader.readexactly(size), self.ctx.config.connections_max_idle_ms / 1000)
+        frame = await asyncio.wait_for(self.reader.readexactly(size), self.ctx.config.connections_max_idle_ms / 1000)
+        self.handling = True
+        try:
+            return await self._respond(frame)
+        finally:
+            self.handling = False
 
     async def _respond(self, frame):
         """The response parts for one request, None for no response (acks=0), or _CLOSE."""

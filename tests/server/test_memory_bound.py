@@ -169,3 +169,23 @@ def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_w
         assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
     log_text = open(broker.stderr_path, encoding="utf-8").read()
     assert "Traceback" not in log_text and log_text.count("cannot send the rest of a response") == 1, log_text
+
+
+@pytest.mark.timeout(180)
+def test_a_request_answered_is_not_kept_in_memory_while_its_connection_stays_open(start_broker):
+    frame_mib = 24
+    broker = start_broker({"queued.max.request.bytes": str(8 * MIB), "socket.request.max.bytes": str(64 * MIB)})
+    too_large = produce_body("kept", 0, records(frame_mib * MIB))
+    with connect_to(broker, TIMEOUT) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("kept", 1))["topics"][0]["error_code"] == 0
+        before = rss(broker)
+        connections = [connect_to(broker, TIMEOUT) for _ in range(8)]
+        try:
+            for connection in connections:  # each answered, then left open and idle
+                result = connection.call(ApiKey.PRODUCE, 8, too_large)
+                assert result["responses"][0]["partitions"][0]["error_code"] == ErrorCode.MESSAGE_TOO_LARGE
+            growth = rss(broker) - before
+            assert growth < 4 * frame_mib * MIB, f"the broker grew by {growth / MIB:.0f} MiB"  # kept: 8 x 24 MiB
+        finally:
+            for connection in connections:
+                connection.close()
