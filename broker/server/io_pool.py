@@ -2,13 +2,14 @@
 
 Connections live on the event loop; whatever touches the log runs here: appends (with their record
 checks, decompression and ``flush.messages`` fsyncs), reads and offset lookups, topic creation and
-deletion. Writes to one partition run one at a time, in the order they were submitted (one writer
-per partition, without holding a thread while waiting for its turn); reads run in parallel with
-each other and with the writer. A connection awaits each request before reading the next, so its
-requests keep their order.
+deletion. Writes to one partition (appends, and the deletion of its topic) run one at a time, in
+the order they were submitted (one writer per partition, without holding a thread while waiting
+for its turn); reads run in parallel with each other and with the writer. A connection awaits
+each request before reading the next, so its requests keep their order.
 """
 
 import asyncio
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -31,15 +32,24 @@ class IoPool:
         """``function(*args)`` on a pool thread; its result or its exception."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, function, *args)
 
-    async def write(self, key, function, *args):
-        """``function(*args)`` on a pool thread, after the earlier writes submitted for ``key``."""
+    async def write(self, keys, function, *args):
+        """``function(*args)`` on a pool thread, after the earlier writes submitted for each of ``keys``
+        (a produce names its partition; deleting a topic names all its partitions, so that no
+        append runs into a log being closed)."""
+        async with contextlib.AsyncExitStack() as turns:
+            for key in sorted(set(keys)):  # one order for everyone: no two writers wait for each other
+                await turns.enter_async_context(self._turn(key))
+            return await self.run(function, *args)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, key):
         turn = self._turns.get(key)
         if turn is None:
             turn = self._turns[key] = _Turn()
         turn.users += 1
         try:
             async with turn.lock:
-                return await self.run(function, *args)
+                yield
         finally:
             turn.users -= 1
             if not turn.users:

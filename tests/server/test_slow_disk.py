@@ -4,7 +4,8 @@ The broker runs in this process with ``flush.messages=1`` (every produce fsyncs 
 and the first segment fsync is held on an event until the test lets it go: a deterministic slow
 disk. While one connection's produce is held there, another connection's Metadata, ListOffsets,
 Fetch and a produce to another partition are answered; a second produce to the held partition
-waits its turn (one writer per partition) and gets the next offsets once the first is done.
+waits its turn (one writer per partition) and gets the next offsets once the first is done, and
+so does the deletion of its topic (it would otherwise close the log under the append).
 """
 
 import socket
@@ -22,6 +23,7 @@ from .in_process import broker_in_this_process
 from .wire import connect, create_topics_body, fetch_body, list_offsets_body, produce_body
 
 TIMEOUT = 30
+DELETE_PATIENCE = 3  # how long the delete is given to (wrongly) overtake the held append
 TOPIC = "slow-disk"
 
 
@@ -90,3 +92,22 @@ def test_other_requests_are_answered_while_a_produce_is_held_in_its_fsync(tmp_pa
         first, second = produced(held, held_id), produced(queued, queued_id)
         assert (first["error_code"], first["base_offset"]) == (ErrorCode.NONE, 0)
         assert (second["error_code"], second["base_offset"]) == (ErrorCode.NONE, 3)
+
+
+@pytest.mark.timeout(120)
+def test_deleting_a_topic_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync):
+    entered, release = held_fsync
+    with broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port, \
+            connect("127.0.0.1", port, TIMEOUT) as producer, connect("127.0.0.1", port, TIMEOUT) as admin:
+        assert admin.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] == 0
+        produce_id = producer.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
+        assert entered.wait(TIMEOUT), "the produce never reached its fsync"
+        delete_id = admin.send_request(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
+        with pytest.raises(TimeoutError):  # before: the log was closed under the append, the delete answered
+            admin.recv_frame(timeout=DELETE_PATIENCE)
+        release.set()
+        acked = produced(producer, produce_id)
+        assert (acked["error_code"], acked["base_offset"]) == (ErrorCode.NONE, 0)
+        deleted = admin.recv_response(ApiKey.DELETE_TOPICS, 3, delete_id)
+        assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
+        assert not (tmp_path / "log" / f"{TOPIC}-0").exists()

@@ -2,7 +2,8 @@
 
 A single broker can only keep one replica: a replication factor other than 1 (or -1, "the
 default", from v4) is refused with INVALID_REPLICATION_FACTOR, and manual replica assignments
-must name this broker alone. Creating and deleting files runs on the I/O pool.
+must name this broker alone. Creating and deleting files runs on the I/O pool; a deletion waits
+for the appends in flight to its partitions (it is their partitions' next writer).
 """
 
 from broker.protocol.errors import ErrorCode
@@ -57,7 +58,8 @@ async def handle_delete(ctx, header, request) -> dict:
             error = ErrorCode.TOPIC_DELETION_DISABLED
         else:
             try:
-                await ctx.io.run(ctx.topics.delete, name)
+                partitions = [(name, p) for p in range(ctx.topics.partitions(name) or 0)]
+                await ctx.io.write(partitions, ctx.topics.delete, name)  # after the appends in flight
             except TopicError as exc:
                 error = exc.code
         results.append({"name": name, "error_code": error})

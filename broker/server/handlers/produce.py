@@ -97,7 +97,8 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) ->
         return {"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
                 "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"}
     key = (topic, partition["index"])
-    response, appended = await ctx.io.write(key, _append, ctx, topic, partition["index"], partition["records"], version)
+    response, appended = await ctx.io.write([key], _append, ctx, topic, partition["index"], partition["records"],
+                                            version)
     if appended:
         ctx.waiters.notify(key)
     return response
