@@ -12,7 +12,6 @@
 Memory is the broker process's resident set (psutil), against a stated bound with a wide margin.
 """
 
-import socket
 import time
 
 import pytest
@@ -51,18 +50,6 @@ def hostile_fetch(topic: str, partitions: int, mentions: int) -> dict:
     return fetch_body(wanted, max_bytes=512 * MIB, partition_max_bytes=256 * 1024)
 
 
-def pending_bytes(client) -> int:
-    """How much of a response is waiting in the client's socket (not read)."""
-    timeout = client.sock.gettimeout()
-    client.sock.settimeout(0)
-    try:
-        return len(client.sock.recv(1 << 20, socket.MSG_PEEK))
-    except BlockingIOError:
-        return 0
-    finally:
-        client.sock.settimeout(timeout)
-
-
 @pytest.mark.timeout(120)
 def test_a_partition_named_many_times_is_answered_once_within_fetch_max_bytes(start_broker):
     broker = start_broker({"fetch.max.bytes": str(MIB)})
@@ -91,10 +78,8 @@ def test_clients_that_never_read_their_fetch_responses_do_not_balloon_the_broker
             for connection in hostile:
                 for _ in range(5):  # pipelined: the broker must not read on while a response is unsent
                     connection.send_request(ApiKey.FETCH, 11, hostile_fetch("hoard", PARTITIONS, MENTIONS))
-            deadline = time.monotonic() + TIMEOUT
-            while not all(pending_bytes(c) for c in hostile) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert all(pending_bytes(c) for c in hostile), "the broker never started answering"
+            wait_for(lambda: all(c.pending_bytes() for c in hostile), timeout=TIMEOUT,
+                     what="the broker answering every hoarder")
             healthy = client.call(ApiKey.FETCH, 11, fetch_body([("hoard", 0, 0)]))  # the broker still serves
             assert healthy["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
             growth = max(rss(broker) for _ in range(10)) - before
@@ -158,7 +143,7 @@ def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_w
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("doomed", PARTITIONS))["topics"][0]["error_code"] == 0
         fill(client, "doomed", PARTITIONS, batches=2)  # a 30 MB response: more than the socket buffers hold
         reader.send_request(ApiKey.FETCH, 11, hostile_fetch("doomed", PARTITIONS, mentions=1))
-        wait_for(lambda: pending_bytes(reader), timeout=TIMEOUT, what="the response being sent")
+        wait_for(lambda: reader.pending_bytes(), timeout=TIMEOUT, what="the response being sent")
         deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": ["doomed"], "timeout_ms": 5000})
         assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
         received = 0

@@ -8,7 +8,6 @@ waits its turn (one writer per partition) and gets the next offsets once the fir
 so does the deletion of its topic (it would otherwise close the log under the append).
 """
 
-import socket
 import threading
 
 import pytest
@@ -48,18 +47,6 @@ def records(count: int) -> bytes:
     return batch.build([Record(i, 1_700_000_000_000 + i, None, b"v%d" % i) for i in range(count)])
 
 
-def has_data(client) -> bool:
-    """Whether a response (or part of one) is waiting to be read, without waiting for one."""
-    timeout = client.sock.gettimeout()
-    client.sock.settimeout(0)
-    try:
-        return bool(client.sock.recv(1, socket.MSG_PEEK))
-    except BlockingIOError:
-        return False
-    finally:
-        client.sock.settimeout(timeout)
-
-
 def produced(client, correlation_id: int) -> dict:
     return client.recv_response(ApiKey.PRODUCE, 8, correlation_id)["responses"][0]["partitions"][0]
 
@@ -87,7 +74,7 @@ def test_other_requests_are_answered_while_a_produce_is_held_in_its_fsync(tmp_pa
         elsewhere = other.call(ApiKey.PRODUCE, 8, produce_body(TOPIC, 1, records(4)))["responses"][0]["partitions"][0]
         assert (elsewhere["error_code"], elsewhere["base_offset"]) == (ErrorCode.NONE, 0)
 
-        assert not has_data(held) and not has_data(queued)  # both still wait for the held fsync
+        assert not held.pending_bytes() and not queued.pending_bytes()  # both still wait for the held fsync
         release.set()
         first, second = produced(held, held_id), produced(queued, queued_id)
         assert (first["error_code"], first["base_offset"]) == (ErrorCode.NONE, 0)

@@ -120,6 +120,17 @@ class WireClient:
         correlation_id = self.send_request(api_key, version, body)
         return self.recv_response(api_key, version, correlation_id, timeout)
 
+    def pending_bytes(self) -> int:
+        """How much of a response is waiting unread in the socket, without waiting for any."""
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(0)
+        try:
+            return len(self.sock.recv(1 << 20, socket.MSG_PEEK))
+        except BlockingIOError:
+            return 0
+        finally:
+            self.sock.settimeout(timeout)
+
     def closed_by_peer(self, timeout: float | None = None) -> bool:
         """True if the broker closes the connection (EOF or reset) within ``timeout``, with no data first."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
