@@ -139,16 +139,19 @@ class PartitionLog:
             max_timestamp = max(h.max_timestamp for _, h in headers)
             if self.config.uses_log_append_time:
                 max_timestamp = log_append_time
-            segment = self._maybe_roll(total_size, max_timestamp, last_offset, now)
+            segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
+            stored = []
             next_offset = first_offset
             for entry, header in headers:
                 if self.config.uses_log_append_time:
                     entry = batch.with_log_append_time(entry, log_append_time)
                     header = header._replace(max_timestamp=log_append_time)
-                segment.append(header._replace(base_offset=next_offset),
-                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
-                self.producer_state.update(header, next_offset)
+                stored.append((header._replace(base_offset=next_offset),
+                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch)))
                 next_offset += header.last_offset_delta + 1
+            segment.append(stored)
+            for header, _ in stored:
+                self.producer_state.update(header, header.base_offset)
             if self._first_unflushed_ms is None:
                 self._first_unflushed_ms = now
             self._schedule_time_flush(now)
@@ -199,10 +202,12 @@ class PartitionLog:
             checked.append((entry, header))
         return checked
 
-    def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
+    def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
+                    now_ms: int) -> LogSegment:
         segment = self.active_segment
         roll_ms = self.config.segment_ms - self.config.segment_jitter_ms
-        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms):
+        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms,
+                               batch_count):
             segment = self.roll()
         return segment
 
@@ -213,8 +218,8 @@ class PartitionLog:
             if old.size == 0:
                 return old
             new_base = self.log_end_offset
-            old.on_become_inactive()
             try:
+                old.on_become_inactive()
                 segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
                                             self.config.segment_index_bytes)
             except OSError as exc:
