@@ -11,6 +11,7 @@ Writes go to ``<name>.tmp``, are fsynced, renamed over the old file, and the dir
 so a crash leaves either the old or the new file, never a mix.
 """
 
+import contextlib
 import logging
 import os
 
@@ -38,11 +39,16 @@ def fsync_directory(path: str) -> None:
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the directory."""
     tmp = path + TEMP_SUFFIX
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk leaves no empty temporary file behind
+        raise
     fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 

@@ -189,9 +189,11 @@ class _SparseIndex:
 
     def close(self) -> None:
         """Trim the file and let go of it."""
-        if os.path.exists(self.path):
-            self.trim()
-        self.discard()
+        try:
+            if os.path.exists(self.path):
+                self.trim()
+        finally:
+            self.discard()
 
     def discard(self) -> None:
         """Let go of the file without trimming it (it is being deleted)."""

@@ -22,7 +22,7 @@ import uuid
 from . import checkpoints
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
-from .errors import LogDirConfigError, LogDirInUseError
+from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
 
@@ -174,11 +174,16 @@ class LogManager:
     # -- background work -----------------------------------------------------------------
 
     def write_checkpoints(self) -> None:
-        logs = self.all_logs()
+        self._write_recovery_points()
+        self._write_log_start_offsets()
+
+    def _write_recovery_points(self) -> None:
         checkpoints.write(os.path.join(self.log_dir, RECOVERY_POINT_FILE),
-                          {(lg.topic, lg.partition): lg.recovery_point for lg in logs})
+                          {(lg.topic, lg.partition): lg.recovery_point for lg in self.all_logs()})
+
+    def _write_log_start_offsets(self) -> None:
         checkpoints.write(os.path.join(self.log_dir, LOG_START_OFFSET_FILE),
-                          {(lg.topic, lg.partition): lg.log_start_offset for lg in logs})
+                          {(lg.topic, lg.partition): lg.log_start_offset for lg in self.all_logs()})
 
     def enforce_retention(self) -> int:
         """Apply retention to every log; return the number of segments deleted."""
@@ -190,19 +195,42 @@ class LogManager:
     # -- shutdown ------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Flush every log, write the checkpoints and the clean-shutdown marker, release the lock."""
+        """Flush and close every log, write the checkpoints and, if every log was flushed and closed,
+        the clean-shutdown marker; release the lock.
+
+        Every step is attempted even after one failed (a full disk): each failure is logged in one
+        line and LogStorageError raised at the end. Without the marker the next start recovers the
+        logs from their recovery points, so the directory stays usable.
+        """
         if self._lock_fd < 0:
             return
         self._scheduler.shutdown()
+        failures = []
+
+        def attempt(what: str, step) -> None:
+            try:
+                step()
+            except (LogError, OSError) as exc:
+                failures.append(f"{what}: {exc}")
+                log.error("shutdown: %s failed: %s", what, exc)
+
         try:
-            for partition_log in self.all_logs():
-                partition_log.flush()
-            self.write_checkpoints()
-            for partition_log in self.all_logs():
-                partition_log.close()
-            write_atomically(os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}')
+            logs = self.all_logs()
+            for partition_log in logs:
+                attempt(f"flushing {partition_log.name}", partition_log.flush)
+            for partition_log in logs:
+                attempt(f"closing {partition_log.name}", partition_log.close)
+            logs_closed_cleanly = not failures
+            attempt("writing the recovery point checkpoint", self._write_recovery_points)
+            attempt("writing the log start offset checkpoint", self._write_log_start_offsets)
+            if logs_closed_cleanly:
+                attempt("writing the clean-shutdown marker", lambda: write_atomically(
+                    os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}'))
         finally:
             self._release_lock()
+        if failures:
+            raise LogStorageError(f"the shutdown of {self.log_dir} was not clean: {len(failures)} step(s) failed "
+                                  f"(first: {failures[0]}); the next start recovers the logs")
 
     def __enter__(self) -> "LogManager":
         return self.open()

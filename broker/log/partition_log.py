@@ -371,13 +371,21 @@ class PartitionLog:
     # -- lifecycle -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the files (no flush: the owner decides; see LogManager.shutdown)."""
+        """Trim the indexes, let go of the files, then write the producer snapshot (trimming first
+        frees the indexes' reserved blocks on a full disk). No flush: the owner decides (see
+        LogManager.shutdown). Every step is attempted; LogStorageError names the first failure."""
         with self._lock:
+            steps = [self.active_segment.on_become_inactive, *(segment.close for segment in self._segments)]
             if self.producer_state.producers:
-                self.producer_state.write_snapshot(self.log_end_offset)
-            self.active_segment.on_become_inactive()
-            for segment in self._segments:
-                segment.close()
+                steps.append(lambda: self.producer_state.write_snapshot(self.log_end_offset))
+            failed = None
+            for step in steps:
+                try:
+                    step()
+                except OSError as exc:
+                    failed = failed or exc
+            if failed is not None:
+                raise LogStorageError(f"{self.name}: close failed: {failed.strerror or failed}") from failed
 
     def __repr__(self) -> str:
         return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "

@@ -310,8 +310,10 @@ class LogSegment:
         self._closed = True
         self._file = None
         OPEN_FILES.forget(self)
-        self.offset_index.close()
-        self.time_index.close()
+        try:
+            self.offset_index.close()
+        finally:
+            self.time_index.close()
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""

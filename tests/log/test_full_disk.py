@@ -6,6 +6,7 @@ import pytest
 
 from broker.log.config import LogConfig
 from broker.log.errors import LogStorageError
+from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
 from broker.log.partition_log import PartitionLog
 from broker.records import batch
 
@@ -90,3 +91,31 @@ def test_rolls_on_a_full_disk_lose_and_duplicate_nothing(disk):
     reopened = PartitionLog.open(log.directory, LogConfig(index_interval_bytes=1, segment_bytes=4096))
     assert [r.offset for r in read_all(reopened)] == list(range(end + 2))
     reopened.close()
+
+
+def test_shutdown_on_a_full_disk_attempts_every_step_and_leaves_the_logs_recoverable(disk, caplog):
+    # indexes of one page, each with entries: trimming them frees no space
+    config = LogConfig(segment_index_bytes=4096, index_interval_bytes=1)
+    manager = LogManager(str(disk / "logs"), config).open()
+    for partition in range(3):
+        log = manager.get_or_create_log("t", partition)
+        for sequence in range(0, 10, 2):
+            log.append(idempotent_batch(sequence))
+    filler = fill(disk)
+    with pytest.raises(LogStorageError, match="was not clean: 5 step"):
+        manager.shutdown()
+    failed_steps = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert [line.split(" failed")[0] for line in failed_steps] == [
+        "shutdown: closing t-0", "shutdown: closing t-1", "shutdown: closing t-2",
+        "shutdown: writing the recovery point checkpoint", "shutdown: writing the log start offset checkpoint"]
+    assert all("No space left on device" in line and "\n" not in line for line in failed_steps)
+    names = os.listdir(disk / "logs")
+    assert CLEAN_SHUTDOWN_FILE not in names and not any(n.endswith(".tmp") for n in names)
+    os.unlink(filler)
+    with LogManager(str(disk / "logs"), config) as reopened:
+        assert not reopened.had_clean_shutdown
+        for partition in range(3):
+            log = reopened.get_log("t", partition)
+            assert [r.offset for r in read_all(log)] == list(range(10))
+            assert log.append(idempotent_batch(8)).duplicate  # the producer state was rebuilt from the log
+    assert CLEAN_SHUTDOWN_FILE in os.listdir(disk / "logs")
