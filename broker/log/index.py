@@ -1,9 +1,10 @@
 """The sparse per-segment indexes: ``.index`` (offset -> position) and ``.timeindex`` (time -> offset).
 
 Both are Kafka's formats: fixed-size big-endian entries, offsets stored relative to the segment's
-base offset. As in Kafka, the files are memory-mapped and binary-searched in place, so the page
-cache holds them (and may evict them) and memory does not grow with the log; a mapping is opened
-on first use and let go when idle (``open_files``).
+base offset. As in Kafka, lookups binary-search the files memory-mapped, so the page cache holds
+them (and may evict them) and memory does not grow with the log; entries are written with pwrite
+through the same page cache. A file is opened and mapped on first use and let go when idle
+(``open_files``).
 
 The index of the segment being appended to is preallocated as Kafka does: its file is
 ``segment.index.bytes`` long, entries first and zeros after, and it is trimmed to its entries
@@ -39,6 +40,7 @@ class _SparseIndex:
             os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
         self._entries = 0
         self._last = None  # the last entry as stored (relative offsets)
+        self._open_file = None
         self._map = None
         self._reserved = 0  # bytes at the start of the file known to have disk blocks
 
@@ -60,27 +62,33 @@ class _SparseIndex:
     def _max_bytes(self) -> int:
         return self.max_entries * self.ENTRY.size
 
-    # -- the mapping ---------------------------------------------------------------------
+    # -- the open file and the mapping -------------------------------------------------
+
+    def _file(self):
+        """The open index file (opened again if it was released); hold it while using its descriptor."""
+        opened = self._open_file
+        if opened is None:
+            opened = self._open_file = open(self.path, "r+b", buffering=0)
+        OPEN_FILES.used(self)
+        return opened
 
     def _mapping(self, min_length: int = 0):
-        """The file mapped whole (None while it is empty), first growing it to ``min_length``."""
+        """The file mapped read-only, whole and at least ``min_length`` long (None while it is empty).
+
+        Entries are written with pwrite, through the same page cache: writing into a mapping made
+        each first touch of a page a page fault that waits on the filesystem's journal."""
         mapped = self._map
         if mapped is None or len(mapped) < min_length:
-            fd = os.open(self.path, os.O_RDWR)
-            try:
-                length = os.fstat(fd).st_size
-                if length < min_length:
-                    os.ftruncate(fd, min_length)
-                    length = min_length
-                mapped = mmap.mmap(fd, length) if length else None
-            finally:
-                os.close(fd)
+            index_file = self._file()
+            length = os.fstat(index_file.fileno()).st_size
+            mapped = mmap.mmap(index_file.fileno(), length, access=mmap.ACCESS_READ) if length else None
             self._map = mapped
         OPEN_FILES.used(self)
         return mapped
 
     def release(self) -> None:
-        """Let go of the mapping (readers still using it keep it until they finish)."""
+        """Let go of the file and the mapping (readers still using them keep them until they finish)."""
+        self._open_file = None
         self._map = None
 
     # -- loading -------------------------------------------------------------------------
@@ -108,26 +116,21 @@ class _SparseIndex:
         if needed <= self._reserved:
             return
         end = min(self._max_bytes, max(needed, self._reserved + _RESERVE_BYTES))
-        fd = os.open(self.path, os.O_RDWR)
+        fd = self._file().fileno()
+        if os.fstat(fd).st_size < self._max_bytes:
+            os.ftruncate(fd, self._max_bytes)  # the preallocated length; the blocks come below
         try:
-            if os.fstat(fd).st_size < self._max_bytes:
-                os.ftruncate(fd, self._max_bytes)  # the preallocated length; blocks come below
-            try:
-                os.posix_fallocate(fd, self._reserved, end - self._reserved)
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC or end == needed:
-                    raise
-                end = needed  # no room for a whole reserve: just these entries
-                os.posix_fallocate(fd, self._reserved, end - self._reserved)
-        finally:
-            os.close(fd)
+            os.posix_fallocate(fd, self._reserved, end - self._reserved)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC or end == needed:
+                raise
+            end = needed  # no room for a whole reserve: just these entries
+            os.posix_fallocate(fd, self._reserved, end - self._reserved)
         self._reserved = end
 
     def _append(self, fields: tuple) -> None:
         self.reserve(1)
-        position = self._entries * self.ENTRY.size
-        mapped = self._mapping(self._max_bytes)
-        mapped[position:position + self.ENTRY.size] = self.ENTRY.pack(*fields)
+        os.pwrite(self._file().fileno(), self.ENTRY.pack(*fields), self._entries * self.ENTRY.size)
         self._last = fields
         self._entries += 1
 
@@ -138,9 +141,8 @@ class _SparseIndex:
         size = self.ENTRY.size
         end = self._entries * size
         self._entries = count
-        mapped = self._mapping()
-        mapped[count * size:end] = bytes(end - count * size)
-        self._last = self.ENTRY.unpack_from(mapped, (count - 1) * size) if count else None
+        os.pwrite(self._file().fileno(), bytes(end - count * size), count * size)
+        self._last = self.ENTRY.unpack_from(self._mapping(count * size), (count - 1) * size) if count else None
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""
@@ -148,12 +150,12 @@ class _SparseIndex:
         self._entries = 0
         self._last = None
         self._reserved = 0
-        os.truncate(self.path, 0)
+        os.ftruncate(self._file().fileno(), 0)
 
     def trim(self) -> None:
         """Cut the preallocated zeros off the file (on roll and on close)."""
         self._map = None  # readers never touch bytes past the entries, which stay
-        os.truncate(self.path, self.size_in_bytes)
+        os.ftruncate(self._file().fileno(), self.size_in_bytes)
         self._reserved = self.size_in_bytes
 
     # -- lookups -------------------------------------------------------------------------
@@ -163,7 +165,7 @@ class _SparseIndex:
         count = self._entries
         if count == 0:
             return -1, None
-        mapped = self._mapping()
+        mapped = self._mapping(count * self.ENTRY.size)
         unpack, size = self.ENTRY.unpack_from, self.ENTRY.size
         low, high = 0, count
         while low < high:
@@ -177,27 +179,18 @@ class _SparseIndex:
     # -- file lifecycle ------------------------------------------------------------------
 
     def flush(self) -> None:
-        mapped = self._map
-        if mapped is not None:
-            mapped.flush()
-            return
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(self._file().fileno())
 
     def close(self) -> None:
         """Trim the file and let go of it."""
         try:
-            if os.path.exists(self.path):
-                self.trim()
+            self.trim()
         finally:
             self.discard()
 
     def discard(self) -> None:
         """Let go of the file without trimming it (it is being deleted)."""
-        self._map = None
+        self.release()
         OPEN_FILES.forget(self)
 
     def rename(self, new_path: str) -> None:

@@ -19,10 +19,11 @@ import shutil
 import threading
 import uuid
 
-from . import checkpoints
+from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
+from .open_files import OPEN_FILES
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
 
@@ -63,7 +64,9 @@ class LogManager:
         try:
             self._check_meta_properties()
             self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
+            OPEN_FILES.limit = open_files.handle_limit()
             self._load_logs()
+            self._log_descriptor_needs()
             self._scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints,
                                      self._checkpoint_interval_ms)
             self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
@@ -136,6 +139,12 @@ class LogManager:
             log.info("loaded %d log(s) from %s after %s shutdown", len(self._logs), self.log_dir,
                      "a clean" if self.had_clean_shutdown else "an unclean")
 
+    def _log_descriptor_needs(self) -> None:
+        segments = sum(len(lg.segments) for lg in self._logs.values())
+        log.info("descriptor limit %d: the logs keep at most %d files open, least recently used closed first "
+                 "(%d log(s), %d segment(s): %d files to keep every one open)", open_files.descriptor_limit(),
+                 OPEN_FILES.limit, len(self._logs), segments, 3 * segments)
+
     # -- the logs ------------------------------------------------------------------------
 
     def get_log(self, topic: str, partition: int) -> PartitionLog | None:
@@ -150,8 +159,11 @@ class LogManager:
             if existing is not None:
                 return existing
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
-            created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
-            checkpoints.fsync_directory(self.log_dir)
+            try:
+                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+                checkpoints.fsync_directory(self.log_dir)
+            except OSError as exc:
+                raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
             self._logs[(topic, partition)] = created
             return created
 
@@ -161,7 +173,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        removed.close()
+        removed.discard()
         suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
         name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
         doomed = os.path.join(self.log_dir, name + suffix)

@@ -11,8 +11,9 @@ import collections
 import resource
 import threading
 
-# Half the descriptor limit for the logs, the other half for connections and everything else.
-_SHARE_OF_LIMIT = 2
+# Half the descriptor limit for the logs, the other half for connections and everything else;
+# a holder keeps up to two descriptors (an index: its file and its mapping).
+_SHARE_OF_LIMIT = 4
 
 
 def descriptor_limit() -> int:
@@ -47,4 +48,10 @@ class OpenFiles:
             self._holders.pop(holder, None)
 
 
-OPEN_FILES = OpenFiles(max(16, descriptor_limit() // _SHARE_OF_LIMIT))
+def handle_limit() -> int:
+    """How many log handles to keep open: a share of the descriptor limit as it is now (the broker
+    raises its soft limit at start, so the log manager asks again when it opens)."""
+    return max(16, descriptor_limit() // _SHARE_OF_LIMIT)
+
+
+OPEN_FILES = OpenFiles(handle_limit())

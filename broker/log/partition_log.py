@@ -387,6 +387,12 @@ class PartitionLog:
             if failed is not None:
                 raise LogStorageError(f"{self.name}: close failed: {failed.strerror or failed}") from failed
 
+    def discard(self) -> None:
+        """Let go of the files without trimming or snapshots (the log is being deleted)."""
+        with self._lock:
+            for segment in self._segments:
+                segment.discard()
+
     def __repr__(self) -> str:
         return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
                 f"segments={len(self._segments)})")

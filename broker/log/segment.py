@@ -307,13 +307,19 @@ class LogSegment:
     def close(self) -> None:
         """Trim the indexes and let go of the files; slices still held by readers stay readable
         until they are dropped, and the segment cannot be used again."""
-        self._closed = True
-        self._file = None
-        OPEN_FILES.forget(self)
         try:
             self.offset_index.close()
         finally:
             self.time_index.close()
+            self.discard()
+
+    def discard(self) -> None:
+        """Let go of the files without trimming anything (the segment is being deleted)."""
+        self._closed = True
+        self._file = None
+        OPEN_FILES.forget(self)
+        self.offset_index.discard()
+        self.time_index.discard()
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
@@ -327,11 +333,7 @@ class LogSegment:
     def delete(self) -> None:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
         when the last reference to it goes."""
-        self._closed = True
-        self._file = None
-        OPEN_FILES.forget(self)
-        self.offset_index.discard()
-        self.time_index.discard()
+        self.discard()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)
