@@ -244,19 +244,25 @@ class PartitionLog:
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
         first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
-        for segment in segments[first:]:
-            found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
-            if found is not None:
-                return found
+        try:
+            for segment in segments[first:]:
+                found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
+                if found is not None:
+                    return found
+        except OSError as exc:  # EMFILE, EIO: this read fails, the log goes on
+            raise LogStorageError(f"{self.name}: cannot read offset {offset}: {exc.strerror or exc}") from exc
         return None
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """``(offset, timestamp)`` of the first record with a timestamp >= ``timestamp``, or None."""
-        for segment in self._segments:
-            if segment.max_timestamp >= timestamp:
-                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
-                if found is not None:
-                    return found
+        try:
+            for segment in self._segments:
+                if segment.max_timestamp >= timestamp:
+                    found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                    if found is not None:
+                        return found
+        except OSError as exc:
+            raise LogStorageError(f"{self.name}: cannot look up timestamp {timestamp}: {exc.strerror or exc}") from exc
         return None
 
     def _headers_from(self, offset: int):

@@ -74,3 +74,37 @@ def test_many_more_partitions_than_descriptors(tmp_path):
     assert child.returncode == 0, child.stderr
     status, most_open = child.stdout.split()
     assert status == "ok" and int(most_open) <= 128
+
+
+def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path):
+    """EMFILE while a lookup opens an index: that read fails with LogStorageError, the log goes on."""
+    code = textwrap.dedent(f"""
+        import os, resource
+        from broker.log.config import LogConfig
+        from broker.log.errors import LogStorageError
+        from broker.log.partition_log import PartitionLog
+        from tests.log.util import make_batch, read_all
+        log = PartitionLog.open({str(tmp_path / "t-0")!r}, LogConfig(index_interval_bytes=1))
+        for start in range(0, 30, 3):
+            log.append(make_batch(3, start))
+        log.active_segment.offset_index.release()
+        spare = []
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        try:
+            while True:
+                spare.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError:
+            pass
+        try:
+            log.read(12, 100)
+        except LogStorageError as exc:
+            print("refused", exc)
+        for fd in spare:
+            os.close(fd)
+        print("read", [r.offset for r in read_all(log, 12)][:3])
+    """)
+    child = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr
+    refused, read = child.stdout.splitlines()
+    assert refused.startswith("refused t-0: cannot read offset 12: Too many open files")
+    assert read == "read [12, 13, 14]"
