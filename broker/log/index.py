@@ -14,22 +14,30 @@ batch is in the ``.log``. After a crash, the zero-filled tail is not counted as 
 that fails the sanity check on load is reported as corrupt, and the segment rebuilds it.
 """
 
+import bisect
 import errno
 import mmap
+import operator
 import os
 import struct
+import threading
+from array import array
 
 from .errors import CorruptIndexError
 from .open_files import OPEN_FILES
 
 RELATIVE_OFFSET_MAX = 2**31 - 1
 _RESERVE_BYTES = 64 * 1024  # disk blocks reserved ahead of the entries at a time
+_BLOCK = 64  # entries per block: the summary of an open index holds every 64th entry
 
 
 class _SparseIndex:
     """Shared mechanics: a mapped file of fixed-size entries in order, zeros after the last."""
 
     ENTRY: struct.Struct
+    _ORDERS: tuple  # how each field of an entry compares with the one before
+    _fields: str  # the struct codes of one entry's fields
+    _block_format: struct.Struct  # _BLOCK entries
 
     def __init__(self, path: str, base_offset: int, max_index_bytes: int):
         self.path = path
@@ -42,6 +50,8 @@ class _SparseIndex:
         self._last = None  # the last entry as stored (relative offsets)
         self._open_file = None
         self._map = None
+        self._summary = None  # every _BLOCK-th entry, while the file is open
+        self._summary_lock = threading.Lock()
         self._reserved = 0  # bytes at the start of the file known to have disk blocks
 
     def __len__(self) -> int:
@@ -87,9 +97,12 @@ class _SparseIndex:
         return mapped
 
     def release(self) -> None:
-        """Let go of the file and the mapping (readers still using them keep them until they finish)."""
+        """Let go of the file, the mapping and the summary (readers still using them keep them until
+        they finish)."""
         self._open_file = None
         self._map = None
+        self._summary = None
+        self._summary = None
 
     # -- loading -------------------------------------------------------------------------
 
@@ -101,12 +114,30 @@ class _SparseIndex:
         if length % size:
             raise CorruptIndexError(f"{self.path}: length {length} is not a multiple of {size}")
         count = entries_before_zero_tail(mapped, length // size, size)
-        entries = [self._from_entry(*fields) for fields in self.ENTRY.iter_unpack(mapped[:count * size])] \
-            if count else []
-        self._check(entries)
+        if count:
+            self._check_first(*self._from_entry(*self.ENTRY.unpack_from(mapped, 0)))
+            self._check_order(mapped, count)
+        self._summary = None
         self._entries = count
         self._last = self.ENTRY.unpack_from(mapped, (count - 1) * size) if count else None
         self._reserved = count * size
+
+    def _check_order(self, mapped, count: int) -> None:
+        """Raise CorruptIndexError unless both fields of the entries are in order (``_ORDERS``),
+        checked a block at a time with C-level comparisons."""
+        width = len(self._fields)
+        previous = None
+        for first in range(0, count, _BLOCK):
+            entries = min(_BLOCK, count - first)
+            block_format = self._block_format if entries == _BLOCK else struct.Struct(">" + self._fields * entries)
+            values = block_format.unpack_from(mapped, first * self.ENTRY.size)
+            for field, in_order in enumerate(self._ORDERS):
+                column = values[field::width]
+                if previous is not None:
+                    column = (previous[field],) + column
+                if not all(map(in_order, column, column[1:])):
+                    raise CorruptIndexError(f"{self.path}: entries {first} to {first + entries - 1} are not in order")
+            previous = values[-width:]
 
     # -- writing -------------------------------------------------------------------------
 
@@ -141,12 +172,14 @@ class _SparseIndex:
         size = self.ENTRY.size
         end = self._entries * size
         self._entries = count
+        self._summary = None
         os.pwrite(self._file().fileno(), bytes(end - count * size), count * size)
         self._last = self.ENTRY.unpack_from(self._mapping(count * size), (count - 1) * size) if count else None
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""
         self._map = None
+        self._summary = None
         self._entries = 0
         self._last = None
         self._reserved = 0
@@ -161,20 +194,37 @@ class _SparseIndex:
     # -- lookups -------------------------------------------------------------------------
 
     def _floor(self, key: int, field: int):
-        """``(i, mapping)``: i is the last entry whose ``field`` (as stored) is <= ``key``, or -1."""
+        """``(i, mapping)``: i is the last entry whose ``field`` (as stored) is <= ``key``, or -1.
+
+        A bisection of the summary (every ``_BLOCK``-th entry, in memory while the file is open)
+        finds the block, and one unpack of the block's entries finishes the search."""
         count = self._entries
         if count == 0:
             return -1, None
-        mapped = self._mapping(count * self.ENTRY.size)
-        unpack, size = self.ENTRY.unpack_from, self.ENTRY.size
-        low, high = 0, count
-        while low < high:
-            middle = (low + high) // 2
-            if unpack(mapped, middle * size)[field] <= key:
-                low = middle + 1
-            else:
-                high = middle
-        return low - 1, mapped
+        size = self.ENTRY.size
+        mapped = self._mapping(count * size)
+        block = bisect.bisect_right(self._summary_of(mapped, count)[field], key) - 1
+        if block < 0:
+            return -1, mapped
+        first = block * _BLOCK
+        entries = min(_BLOCK, count - first)
+        block_format = self._block_format if entries == _BLOCK else struct.Struct(">" + self._fields * entries)
+        column = block_format.unpack_from(mapped, first * size)[field::len(self._fields)]
+        return first + bisect.bisect_right(column, key) - 1, mapped
+
+    def _summary_of(self, mapped, count: int) -> tuple:
+        """``(first fields, second fields)`` of every ``_BLOCK``-th entry below ``count``, extended
+        as entries are appended."""
+        with self._summary_lock:
+            summary = self._summary
+            if summary is None:
+                summary = self._summary = (array("q"), array("q"))
+            keys, values = summary
+            for i in range(len(keys) * _BLOCK, count, _BLOCK):
+                key, value = self.ENTRY.unpack_from(mapped, i * self.ENTRY.size)
+                keys.append(key)
+                values.append(value)
+        return summary
 
     # -- file lifecycle ------------------------------------------------------------------
 
@@ -226,6 +276,9 @@ class OffsetIndex(_SparseIndex):
     """
 
     ENTRY = struct.Struct(">ii")
+    _ORDERS = (operator.lt, operator.lt)  # offsets and positions both increase
+    _fields = "ii"
+    _block_format = struct.Struct(">" + _fields * _BLOCK)
 
     def _to_entry(self, offset, position):
         return self._relative(offset), position
@@ -233,14 +286,9 @@ class OffsetIndex(_SparseIndex):
     def _from_entry(self, relative_offset, position):
         return self.base_offset + relative_offset, position
 
-    def _check(self, entries):
-        previous = None
-        for i, (offset, position) in enumerate(entries):
-            if offset < self.base_offset or position < 0:
-                raise CorruptIndexError(f"{self.path}: entry {i} ({offset}, {position}) is out of range")
-            if previous is not None and (offset <= previous[0] or position <= previous[1]):
-                raise CorruptIndexError(f"{self.path}: entry {i} is not after entry {i - 1}")
-            previous = offset, position
+    def _check_first(self, offset, position):
+        if offset < self.base_offset or position < 0:
+            raise CorruptIndexError(f"{self.path}: entry 0 ({offset}, {position}) is out of range")
 
     def append(self, offset: int, position: int) -> None:
         if self._last is not None and offset - self.base_offset <= self._last[0]:
@@ -272,6 +320,9 @@ class TimeIndex(_SparseIndex):
     """
 
     ENTRY = struct.Struct(">qi")
+    _ORDERS = (operator.lt, operator.le)  # timestamps increase, offsets never go back
+    _fields = "qi"
+    _block_format = struct.Struct(">" + _fields * _BLOCK)
 
     def _to_entry(self, timestamp, offset):
         return timestamp, self._relative(offset)
@@ -279,14 +330,9 @@ class TimeIndex(_SparseIndex):
     def _from_entry(self, timestamp, relative_offset):
         return timestamp, self.base_offset + relative_offset
 
-    def _check(self, entries):
-        previous = None
-        for i, (timestamp, offset) in enumerate(entries):
-            if offset < self.base_offset:
-                raise CorruptIndexError(f"{self.path}: entry {i} points below the base offset")
-            if previous is not None and (timestamp <= previous[0] or offset < previous[1]):
-                raise CorruptIndexError(f"{self.path}: entry {i} is not after entry {i - 1}")
-            previous = timestamp, offset
+    def _check_first(self, timestamp, offset):
+        if offset < self.base_offset:
+            raise CorruptIndexError(f"{self.path}: entry 0 points below the base offset")
 
     def would_append(self, timestamp: int) -> bool:
         return timestamp >= 0 and (self._last is None or timestamp > self._last[0])

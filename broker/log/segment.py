@@ -238,9 +238,10 @@ class LogSegment:
         if start + first.size > limit:
             return None
         log_file = self.file
-        # every batch before an indexed position at or below the limit ends within the limit
-        stop = max(start + first.size, self.offset_index.floor_position(limit))
+        stop = start + first.size
         if stop < limit:
+            # every batch before an indexed position at or below the limit ends within the limit
+            stop = max(stop, self.offset_index.floor_position(limit))
             for position, header in iter_headers(log_file.fileno(), stop, end):
                 if position + header.size > limit:
                     break

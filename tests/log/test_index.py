@@ -113,3 +113,28 @@ def test_a_preallocated_index_left_by_a_crash_loads_its_entries_not_its_zeros(tm
     reopened.append(80, 1100)  # appends go on after the last entry
     reopened.close()
     assert os.path.getsize(path) == 11 * 8
+
+
+def test_lookups_across_many_blocks_agree_with_a_linear_search(tmp_path):
+    offsets = OffsetIndex(str(tmp_path / "00000000000000001000.index"), 1000, 8 * 1000)
+    times = TimeIndex(str(tmp_path / "00000000000000001000.timeindex"), 1000, 12 * 1000)
+    entries = [(1000 + 3 * i + 2, 50 * (i + 1), 10_000 + 7 * i) for i in range(700)]  # a partial last block
+    for count, (offset, position, timestamp) in enumerate(entries, 1):
+        offsets.append(offset, position)
+        times.maybe_append(timestamp, offset)
+        if count in (1, 64, 65, 300):  # lookups while the index grows
+            assert offsets.lookup(offset + 1) == (offset, position)
+    rng = random.Random(3)
+    for target in [rng.randrange(990, 3200) for _ in range(500)] + [1000, 1002, 3097, 3098]:
+        below = [(o, p) for o, p, _ in entries if o <= target]
+        assert offsets.lookup(target) == (below[-1] if below else (1000, 0))
+    for position in [rng.randrange(0, 36_000) for _ in range(300)]:
+        below = [p for _, p, _ in entries if p <= position]
+        assert offsets.floor_position(position) == (below[-1] if below else 0)
+    for timestamp in [rng.randrange(9_990, 15_000) for _ in range(300)]:
+        below = [o for o, _, t in entries if t <= timestamp]
+        assert times.lookup(timestamp) == (below[-1] if below else 1000)
+    offsets.release()  # dropping the file, the mapping and the summary changes nothing
+    assert offsets.lookup(3099) == entries[-1][:2]
+    offsets.close()
+    times.close()
