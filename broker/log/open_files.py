@@ -1,13 +1,13 @@
 """A process-wide bound on the descriptors the logs keep open: the least recently used are let go.
 
 Segments open their ``.log`` file and map their indexes when they are first used, and report
-every use here. When more than ``limit`` handles are open, the least recently used holders are
-told to ``release()`` theirs: a holder only drops its reference, so the descriptor (or mapping)
+every use here. When more than ``limit`` handles are open, the least recently used holders (a
+tenth of the limit at a time) are told to ``release()`` theirs: a holder only drops its reference, so the descriptor (or mapping)
 closes when the last reader still using it finishes, and a release never pulls a file from
 under a read or write in progress. The next use opens it again.
 """
 
-import collections
+import itertools
 import resource
 import threading
 
@@ -22,30 +22,38 @@ def descriptor_limit() -> int:
 
 
 class OpenFiles:
-    """The holders of open log handles, least recently used first."""
+    """The holders of open log handles, each with the time (a counter) it was last used."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self._holders = collections.OrderedDict()
+        self._last_used = {}
+        self._clock = itertools.count()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._holders)
+        return len(self._last_used)
 
     def used(self, holder) -> None:
-        """``holder`` has a handle open and just used it; release the oldest beyond the limit."""
+        """``holder`` has a handle open and just used it; beyond the limit, release the least
+        recently used tenth (so a use costs a dictionary update, and sorting is rare)."""
+        if holder in self._last_used:
+            self._last_used[holder] = next(self._clock)
+            return
         with self._lock:
-            self._holders[holder] = None
-            self._holders.move_to_end(holder)
-            excess = len(self._holders) - self.limit
-            idle = [self._holders.popitem(last=False)[0] for _ in range(excess)] if excess > 0 else []
+            self._last_used[holder] = next(self._clock)
+            if len(self._last_used) <= self.limit:
+                return
+            by_age = sorted(self._last_used.items(), key=lambda item: item[1])
+            idle = [stale for stale, _ in by_age[:len(by_age) - self.limit + self.limit // 10]]
+            for stale in idle:
+                del self._last_used[stale]
         for stale in idle:
             stale.release()
 
     def forget(self, holder) -> None:
         """``holder`` closed its handle itself."""
         with self._lock:
-            self._holders.pop(holder, None)
+            self._last_used.pop(holder, None)
 
 
 def handle_limit() -> int:

@@ -71,7 +71,7 @@ class PartitionLog:
         self._directory_needs_sync = False
         self.last_flush_ms = _now_ms()
         self.producer_state = ProducerState(directory)
-        self.producer_state.load(self.log_end_offset, self._headers_from)
+        self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,

@@ -22,14 +22,14 @@ class Holder:
 
 
 def test_the_least_recently_used_handles_are_released_beyond_the_limit():
-    handles = OpenFiles(limit=2)
-    first, second, third = Holder(), Holder(), Holder()
-    handles.used(first)
-    handles.used(second)
-    handles.used(first)  # used again: now the most recent
-    handles.used(third)
-    assert (first.released, second.released, third.released) == (0, 1, 0)
-    assert len(handles) == 2
+    handles = OpenFiles(limit=20)
+    holders = [Holder() for _ in range(21)]
+    for holder in holders[:20]:
+        handles.used(holder)
+    handles.used(holders[0])  # used again: now the most recent
+    handles.used(holders[20])  # one too many: that one and a tenth of the limit more go, least recent first
+    assert [holder.released for holder in holders] == [0] + [1] * 3 + [0] * 17
+    assert len(handles) == 18
 
 
 def test_a_released_segment_opens_again_and_slices_taken_before_stay_readable(tmp_path):
