@@ -239,7 +239,7 @@ class _SparseIndex:
             self.discard()
 
     def discard(self) -> None:
-        """Let go of the file without trimming it (it is being deleted)."""
+        """Let go of the file, without trimming it, until the next use (or for good: it is being deleted)."""
         self.release()
         OPEN_FILES.forget(self)
 

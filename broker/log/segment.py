@@ -75,6 +75,8 @@ class LogSegment:
                 raise CorruptIndexError(f"{index.path} is missing")
             index.load()
         self._load_state_from_tail()
+        for index in (self.offset_index, self.time_index):
+            index.discard()  # opened again by the first lookup or append that needs it
 
     # -- state ---------------------------------------------------------------------------
 
