@@ -23,11 +23,11 @@ BATCH_BYTES = 200  # a batch of one record with this value, and then some
 PAGE = 4096  # tmpfs allocates whole pages
 
 
-def consume_values(bootstrap: str, count: int, timeout: float = 60.0) -> list:
-    """``(offset, value number)`` of every record of partition 0, read to its end."""
+def consume_values(bootstrap: str, count: int, timeout: float = 60.0, partition: int = 0) -> list:
+    """``(offset, value number)`` of every record of a partition, read to its end."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "full-disk", "enable.auto.commit": False,
                          "enable.partition.eof": True})
-    consumer.assign([TopicPartition(TOPIC, 0, 0)])
+    consumer.assign([TopicPartition(TOPIC, partition, 0)])
     out = []
     deadline = time.monotonic() + timeout
     try:
@@ -99,5 +99,30 @@ def test_an_idempotent_producer_on_a_full_disk_stores_every_record_once(tmp_path
             assert broker.stop() == 0
             broker.start()
             assert consume_values(broker.bootstrap, TOTAL) == consumed
+        finally:
+            broker.kill()
+
+
+@pytest.mark.timeout(120)
+def test_sigterm_on_a_full_disk_attempts_every_step_and_the_next_start_recovers(tmp_path):
+    settings = {"log.index.interval.bytes": "1", "log.index.size.max.bytes": "4096", "num.partitions": "2"}
+    with small_tmpfs(tmp_path / "disk") as disk:
+        broker = EmbeddedBroker(disk, settings).start()
+        try:
+            producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all"})
+            for number in range(200):
+                producer.produce(TOPIC, b"%d:" % number + VALUE_PADDING, partition=number % 2)
+            assert producer.flush(30) == 0
+            filler = fill(disk)
+            assert broker.stop() == 1
+            failed_steps = [line for line in broker.stderr_tail(200).splitlines() if "ERROR broker.log.manager:" in line]
+            assert failed_steps and all("shutdown: " in line and "No space left on device" in line
+                                        for line in failed_steps), failed_steps
+            assert ".kafka_cleanshutdown" not in os.listdir(disk)
+            os.unlink(filler)
+            broker.start()
+            numbers = sorted(number for _, number in consume_values(broker.bootstrap, 100)) + \
+                sorted(number for _, number in consume_values(broker.bootstrap, 100, partition=1))
+            assert sorted(numbers) == list(range(200))
         finally:
             broker.kill()
