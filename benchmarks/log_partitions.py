@@ -62,7 +62,7 @@ def measure(directory: str, partitions: int) -> dict:
     try:
         broker.start()
         fill(broker, partitions)
-        if broker.stop() != 0:
+        if broker.stop(timeout=1800) != 0:  # 20,000 logs flush for minutes here
             raise RuntimeError(f"the broker did not stop cleanly:\n{broker.stderr_tail()}")
         clean = timed_start(broker)
         broker.kill()

@@ -18,6 +18,7 @@ import os
 import shutil
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
@@ -34,6 +35,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 META_PROPERTIES_FILE = "meta.properties"
 DELETE_DIR_SUFFIX = "-delete"
 MAX_FILE_NAME = 255
+_SHUTDOWN_FLUSH_THREADS = 8  # fsyncs in parallel share the filesystem's journal commits
 
 
 class LogManager:
@@ -228,8 +230,8 @@ class LogManager:
 
         try:
             logs = self.all_logs()
-            for partition_log in logs:
-                attempt(f"flushing {partition_log.name}", partition_log.flush)
+            with ThreadPoolExecutor(_SHUTDOWN_FLUSH_THREADS, thread_name_prefix="shutdown-flush") as pool:
+                list(pool.map(lambda lg: attempt(f"flushing {lg.name}", lg.flush), logs))
             for partition_log in logs:
                 attempt(f"closing {partition_log.name}", partition_log.close)
             logs_closed_cleanly = not failures
