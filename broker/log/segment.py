@@ -22,6 +22,7 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+_IOV_MAX = os.sysconf("SC_IOV_MAX")  # buffers one pwritev takes
 
 
 def filename_prefix(offset: int) -> str:
@@ -351,7 +352,7 @@ def _write_all(fd: int, buffers: list, position: int, total: int) -> None:
     """Write ``total`` bytes of ``buffers`` at ``position``, going on after short writes."""
     written = 0
     while written < total:
-        n = os.pwritev(fd, buffers, position + written)
+        n = os.pwritev(fd, buffers[:_IOV_MAX], position + written)
         if n == 0:
             raise OSError("write returned 0 bytes")
         written += n
