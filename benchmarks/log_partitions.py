@@ -23,7 +23,7 @@ from broker import embedded
 from broker.embedded import EmbeddedBroker
 
 TOPIC = "many"
-TOPIC_PARTITIONS = 5000
+TOPIC_PARTITIONS = 1000
 embedded.START_TIMEOUT = 900  # recovering 20,000 logs after SIGKILL takes longer than a test's start
 
 
@@ -44,7 +44,7 @@ def fill(broker: EmbeddedBroker, partitions: int) -> None:
     """Topics of up to TOPIC_PARTITIONS partitions (the broker's cap per request is higher), one record in each."""
     sizes = {f"{TOPIC}-{i}": min(TOPIC_PARTITIONS, partitions - i * TOPIC_PARTITIONS)
              for i in range(-(-partitions // TOPIC_PARTITIONS))}
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap, "socket.timeout.ms": 300_000})
     for topic, size in sizes.items():
         admin.create_topics([NewTopic(topic, size, 1)], request_timeout=600)[topic].result(timeout=600)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50})
