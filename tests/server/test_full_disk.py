@@ -1,0 +1,148 @@
+"""A full disk, for real: a 16 MiB tmpfs as the broker's log directory, filled to the last byte.
+
+Every metadata change on a full disk is all or nothing and answered with KAFKA_STORAGE_ERROR,
+never a closed connection; deleting a topic works on a full disk and frees it; after any failed
+write, Metadata, ListOffsets, Fetch and a restart agree that every acknowledged record is there
+once and nothing unacknowledged is. Mounting the tmpfs needs root (CI runs as root); without it
+these tests skip.
+"""
+
+import errno
+import os
+import subprocess
+
+import pytest
+
+from broker.client.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
+from broker.protocol.errors import ErrorCode
+from broker.records import record_set
+
+DISK_SIZE = "16m"
+SETTINGS = {"num.partitions": "1", "auto.create.topics.enable": "false"}
+RECORD = 16 * 1024
+_FILL_CHUNKS = (1 << 20, 64 << 10, 4 << 10, 1)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A fresh 16 MiB tmpfs. A broker using it as its log directory keeps its stderr beside it."""
+    if os.geteuid() != 0:
+        pytest.skip("filling a real disk needs a 16 MiB tmpfs, and mounting one needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_SIZE}", "tmpfs", str(mount)],
+                            capture_output=True, text=True, timeout=30)
+    if result.returncode:
+        pytest.skip(f"cannot mount a tmpfs at {mount}: {result.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "--lazy", str(mount)], capture_output=True, timeout=30)
+
+
+def fill(path) -> int:
+    """Write ``path`` until the disk refuses another byte; return the bytes written."""
+    written = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        for chunk in _FILL_CHUNKS:
+            data = b"\0" * chunk
+            while True:
+                try:
+                    written += os.write(fd, data)
+                except OSError as exc:
+                    if exc.errno != errno.ENOSPC:
+                        raise
+                    break
+    finally:
+        os.close(fd)
+    return written
+
+
+def free_bytes(path) -> int:
+    stats = os.statvfs(path)
+    return stats.f_bavail * stats.f_frsize
+
+
+def temporary_files(log_dir) -> list[str]:
+    return sorted(name for name in os.listdir(log_dir) if name.endswith(".tmp"))
+
+
+def client_of(broker) -> KafkaClient:
+    """A project client that reports a storage error at once instead of retrying it."""
+    return KafkaClient(broker.bootstrap, timeout=15, retries=0)
+
+
+def produce_until_full(client, topic: str) -> list[int]:
+    """Produce numbered records of RECORD bytes, one batch each, until the broker reports a storage
+    error; return the numbers acknowledged."""
+    acknowledged = []
+    for number in range(10 * 1024):  # 160 MiB: far more than the disk holds
+        try:
+            client.produce(topic, 0, [(None, str(number).encode().ljust(RECORD, b"."))])
+        except KafkaError as exc:
+            assert exc.code == ErrorCode.KAFKA_STORAGE_ERROR, exc
+            return acknowledged
+        acknowledged.append(number)
+    pytest.fail(f"{topic} took {len(acknowledged)} records of {RECORD} bytes on a {DISK_SIZE} disk")
+
+
+def read_values(client, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
+    """``(offset, value)`` of every record of a partition, fetched from ListOffsets' earliest to latest."""
+    start = client.list_offsets({(topic, partition): -2})[(topic, partition)][0]
+    end = client.list_offsets({(topic, partition): -1})[(topic, partition)][0]
+    found, offset = [], start
+    while offset < end:
+        result = client.fetch(topic, partition, offset, 1 << 20)
+        for batch in record_set.iter_batches(bytes(result.records)):
+            found += [(r.offset, r.value) for r in batch.records if r.offset >= offset]
+        offset = found[-1][0] + 1
+    return found
+
+
+def numbers(values) -> list[int]:
+    return [int(value.rstrip(b".")) for _, value in values]
+
+
+def test_deleting_a_topic_on_a_full_disk_deletes_it_whole_and_frees_the_disk(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert client.create_topics([NewTopic("keep", 1), NewTopic("filler", 1)]) == {"keep": None, "filler": None}
+        for number in range(20):
+            client.produce("keep", 0, [(None, str(number).encode())])
+        produce_until_full(client, "filler")
+        fill(small_disk / "ballast")
+
+        assert client.delete_topics(["filler"]) == {"filler": None}
+        assert client.topics() == ["keep"]
+        with pytest.raises(UnknownTopicOrPartitionError):
+            client.produce("filler", 0, [(None, b"after the delete")])
+        assert client.delete_topics(["filler"])["filler"].code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert free_bytes(small_disk) > 8 << 20, "the deleted topic's data still fills the disk"
+        assert temporary_files(small_disk) == []
+    assert broker.stop() == 0
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert client.topics() == ["keep"]
+        assert numbers(read_values(client, "keep")) == list(range(20))
+    assert not any(name.startswith("filler-") for name in os.listdir(small_disk))
+
+
+def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("filler", 1)])
+        produce_until_full(client, "filler")
+        fill(small_disk / "ballast")
+
+        error = client.create_topics([NewTopic("late", 2, {"retention.ms": "3600000"})])["late"]
+        assert error.code == ErrorCode.KAFKA_STORAGE_ERROR and "late" in str(error)
+        assert client.topics() == ["filler"]
+        assert not any(name.startswith("late-") for name in os.listdir(small_disk))
+        assert temporary_files(small_disk) == []
+        assert client.delete_topics(["filler"]) == {"filler": None}  # room for the shutdown's checkpoints
+    assert broker.stop() == 0
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert client.topics() == []
+        assert client.create_topics([NewTopic("late", 2)]) == {"late": None}
