@@ -16,7 +16,7 @@ def _produce(request, code, message):
 
 
 def _fetch(request, code, message):
-    return {"responses": [{"topic": t["topic"], "partitions": [
+    return {"error_code": code, "responses": [{"topic": t["topic"], "partitions": [
         {"partition_index": p["partition"], "error_code": code, "high_watermark": -1, "records": b""}
         for p in t["partitions"]]} for t in request["topics"]]}
 

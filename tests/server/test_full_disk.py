@@ -14,8 +14,11 @@ import subprocess
 import pytest
 
 from broker.client.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
+from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
+
+from .wire import connect_to
 
 DISK_SIZE = "16m"
 SETTINGS = {"num.partitions": "1", "auto.create.topics.enable": "false"}
@@ -146,3 +149,16 @@ def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broke
     with client_of(broker) as client:
         assert client.topics() == []
         assert client.create_topics([NewTopic("late", 2)]) == {"late": None}
+
+
+def test_a_storage_failure_outside_the_logs_is_answered_not_a_closed_connection(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    fill(small_disk / "ballast")
+    with connect_to(broker) as wire:
+        # the first producer id reserves a block of ids in a file: it cannot on a full disk
+        answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
+        assert answer["error_code"] == ErrorCode.KAFKA_STORAGE_ERROR
+        os.unlink(small_disk / "ballast")
+        answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
+        assert (answer["error_code"], answer["producer_id"]) == (ErrorCode.NONE, 0)
+    assert temporary_files(small_disk) == []
