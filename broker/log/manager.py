@@ -161,7 +161,8 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        removed.close()
+        for segment in removed.segments:  # no final time index entry or producer snapshot: nothing reads
+            segment.close()               # them again, and on a full disk (when deleting frees it) they fail
         suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
         name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
         doomed = os.path.join(self.log_dir, name + suffix)
