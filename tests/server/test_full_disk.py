@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import pytest
+from confluent_kafka import Producer
 
 from broker.client.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
 from broker.protocol.apis import ApiKey
@@ -23,6 +24,7 @@ from .wire import connect_to
 DISK_SIZE = "16m"
 SETTINGS = {"num.partitions": "1", "auto.create.topics.enable": "false"}
 RECORD = 16 * 1024
+PAGE = 4096  # tmpfs allocates whole pages
 _FILL_CHUNKS = (1 << 20, 64 << 10, 4 << 10, 1)
 
 
@@ -180,3 +182,88 @@ def test_a_deletion_interrupted_after_its_first_rename_is_finished_at_start(smal
         assert client.topics() == ["keep"]
         assert numbers(read_values(client, "keep")) == [0]
     assert not {"doomed-0", "doomed-1", "doomed-2"} & set(os.listdir(small_disk))  # the rest renamed aside too
+
+
+class DeliveryLog:
+    """What an idempotent confluent-kafka producer was told about each numbered record."""
+
+    def __init__(self):
+        self.acknowledged: dict[int, int] = {}  # number -> offset
+        self.failed: dict[int, str] = {}
+
+    def __call__(self, error, message) -> None:
+        number = int(message.value().rstrip(b"."))
+        if error is None:
+            self.acknowledged[number] = message.offset()
+        else:
+            self.failed[number] = error.str()
+
+
+def produce_idempotently(broker, topic: str, numbers_to_send, deliveries: DeliveryLog) -> None:
+    """Send every number with a fresh idempotent acks=all producer; wait for every delivery report."""
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
+                         "linger.ms": 5, "message.timeout.ms": 3000, "retry.backoff.ms": 50,
+                         "batch.num.messages": 1})
+    for number in numbers_to_send:
+        producer.produce(topic, str(number).encode().ljust(1000, b"."), partition=0, on_delivery=deliveries)
+        producer.poll(0)
+    assert producer.flush(60) == 0, "delivery reports still missing after 60 s"
+
+
+def assert_stored_exactly(client, idempotent: dict[int, int], plain: list[int]) -> None:
+    """Metadata, ListOffsets and Fetch show every acknowledged record once, at its offset, and no other."""
+    assert client.topics() == ["idempotent", "plain"]
+    stored = read_values(client, "idempotent")
+    assert sorted(numbers(stored)) == sorted(idempotent)
+    assert dict(zip(numbers(stored), [offset for offset, _ in stored])) == idempotent
+    assert numbers(read_values(client, "plain")) == plain
+
+
+def leave_free(ballast, pages: int) -> None:
+    """Fill the disk with ``ballast``, then give back exactly ``pages`` pages of it."""
+    fill(ballast)
+    size = os.path.getsize(ballast)
+    os.truncate(ballast, max(0, -(-size // PAGE) - pages) * PAGE)
+
+
+@pytest.mark.timeout(240)
+def test_after_failed_writes_every_acknowledged_record_is_there_once_and_nothing_else(small_disk, start_broker):
+    # two 1 KB batches per segment and an index entry per batch: a segment's second append fits in
+    # its .log's first page but needs a new page for the offset index, so when the disk fills up
+    # there, the .log write succeeds and the index write fails (issue 12, item 1). The disk is
+    # given back one page more each round, so it fills at every step of an append.
+    settings = {**SETTINGS, "log.segment.bytes": "2200", "log.index.interval.bytes": "1"}
+    broker = start_broker(settings, log_dir=small_disk)
+    ballast = small_disk / "ballast"
+    ballast.write_bytes(b"\0" * (1 << 20))  # to give back page by page later
+    deliveries = DeliveryLog()
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("idempotent", 1), NewTopic("plain", 1), NewTopic("scratch", 1)])
+        for number in range(100):
+            client.produce("scratch", 0, [(None, str(number).encode().ljust(RECORD, b"."))])
+        plain = produce_until_full(client, "plain")
+        fill(ballast)
+        error = client.create_topics([NewTopic("late", 1)])["late"]
+        assert error.code == ErrorCode.KAFKA_STORAGE_ERROR
+
+        sent = 0
+        for spare_pages in range(1, 6):  # an append needs up to 4 pages: the disk fills at each of them
+            leave_free(ballast, spare_pages)
+            produce_idempotently(broker, "idempotent", range(sent, sent + 4), deliveries)
+            sent += 4
+        assert deliveries.failed and deliveries.acknowledged, "the disk did not fill up under the producer"
+
+        assert client.delete_topics(["scratch"]) == {"scratch": None}  # makes room on the full disk
+        produce_idempotently(broker, "idempotent", range(sent, sent + 100), deliveries)
+        fill(ballast)
+        plain += produce_until_full(client, "plain")
+        assert_stored_exactly(client, deliveries.acknowledged, plain)
+
+    assert broker.stop() in (0, 1)  # on a full disk the clean shutdown may not finish; it must still exit
+    assert "Traceback" not in broker.stderr_tail(200)
+    os.unlink(ballast)
+
+    broker = start_broker(settings, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert_stored_exactly(client, deliveries.acknowledged, plain)
+    assert temporary_files(small_disk) == []
