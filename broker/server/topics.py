@@ -79,8 +79,7 @@ class TopicRegistry:
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"{self.path} is not a valid topics file ({exc}); restore it or move it aside") from None
         # seen before the log manager opens the directory and removes the renamed-aside partitions
-        self._interrupted_deletions = [name for name, topic in self._topics.items()
-                                       if self._deletion_started(name, topic["partitions"])]
+        self._interrupted_deletions = self._find_interrupted_deletions()
 
     def config_for(self, topic: str) -> LogConfig:
         """The log settings of a topic: the broker defaults with the topic's overrides."""
@@ -218,27 +217,36 @@ class TopicRegistry:
         if failures:
             log.error("deleting topic %r: %s; the next start finishes the deletion", name, "; ".join(failures))
 
-    def _deleted_directories(self, name: str, partition: int) -> list[str]:
-        """The directories of ``name``-``partition`` renamed aside for deletion and not yet removed."""
-        wanted = f"{name}-{partition}"[:_DELETED_NAME_LENGTH]
-        try:
-            entries = os.listdir(self.log_dir)
-        except FileNotFoundError:
-            return []
-        return [os.path.join(self.log_dir, entry) for entry in entries
-                if (match := _DELETED_DIRECTORY.fullmatch(entry)) and match["name"] == wanted]
+    def _set_aside(self) -> dict[str, list[str]]:
+        """The directories renamed aside for deletion and not yet removed, by the (possibly cut)
+        ``<topic>-<partition>`` name they carry."""
+        found: dict[str, list[str]] = {}
+        for entry in os.listdir(self.log_dir) if os.path.isdir(self.log_dir) else ():
+            if match := _DELETED_DIRECTORY.fullmatch(entry):
+                found.setdefault(match["name"], []).append(os.path.join(self.log_dir, entry))
+        return found
 
-    def _deletion_started(self, name: str, partitions: int) -> bool:
-        return any(self._deleted_directories(name, partition)
-                   and not os.path.isdir(os.path.join(self.log_dir, f"{name}-{partition}"))
-                   for partition in range(partitions))
+    def _find_interrupted_deletions(self) -> list[str]:
+        """Listed topics with a partition renamed aside and none in its place."""
+        set_aside = self._set_aside()
+        if not set_aside:
+            return []
+        present = set(os.listdir(self.log_dir))
+        return [name for name, topic in self._topics.items()
+                if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present
+                       for p in range(topic["partitions"]))]
 
     def _free_deleted_files(self, name: str, partitions: int) -> None:
         """Remove the files of the topic's renamed-aside partitions now, keeping the empty
         directories as the record that the deletion was committed until ``topics.json`` says so."""
+        set_aside = self._set_aside()
         for partition in range(partitions):
-            for directory in self._deleted_directories(name, partition):
-                for entry in os.scandir(directory):
+            for directory in set_aside.get(f"{name}-{partition}"[:_DELETED_NAME_LENGTH], []):
+                try:
+                    entries = list(os.scandir(directory))
+                except FileNotFoundError:  # the delayed removal was quicker
+                    continue
+                for entry in entries:
                     try:
                         if entry.is_dir():
                             shutil.rmtree(entry.path)

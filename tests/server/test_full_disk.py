@@ -166,22 +166,23 @@ def test_a_storage_failure_outside_the_logs_is_answered_not_a_closed_connection(
     assert temporary_files(small_disk) == []
 
 
-def test_a_deletion_interrupted_after_its_first_rename_is_finished_at_start(small_disk, start_broker):
+@pytest.mark.parametrize("doomed", ["doomed", "d" * 249])  # a long name is cut in the renamed directory's
+def test_a_deletion_interrupted_after_its_first_rename_is_finished_at_start(small_disk, start_broker, doomed):
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:
-        client.create_topics([NewTopic("keep", 1), NewTopic("doomed", 3)])
-        client.produce("doomed", 1, [(None, b"gone")])
+        client.create_topics([NewTopic("keep", 1), NewTopic(doomed, 3)])
+        client.produce(doomed, 1, [(None, b"gone")])
         client.produce("keep", 0, [(None, b"0")])
     assert broker.stop() == 0
-    # what a crash right after the first of the deletion's renames leaves: the broker was stopped
-    # cleanly here only because a SIGKILL cannot be timed between two renames
-    os.rename(small_disk / "doomed-0", small_disk / f"doomed-0.{'0' * 32}-delete")
+    # what a crash right after the first of the deletion's renames leaves (named as the log
+    # manager names it); a SIGKILL cannot be timed between two renames
+    os.rename(small_disk / f"{doomed}-0", small_disk / (f"{doomed}-0"[:215] + f".{'0' * 32}-delete"))
 
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:
         assert client.topics() == ["keep"]
         assert numbers(read_values(client, "keep")) == [0]
-    assert not {"doomed-0", "doomed-1", "doomed-2"} & set(os.listdir(small_disk))  # the rest renamed aside too
+    assert not {f"{doomed}-{p}" for p in range(3)} & set(os.listdir(small_disk))  # the rest renamed aside too
 
 
 class DeliveryLog:
