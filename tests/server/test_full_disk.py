@@ -153,7 +153,7 @@ def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broke
         assert client.create_topics([NewTopic("late", 2)]) == {"late": None}
 
 
-def test_a_storage_failure_outside_the_logs_is_answered_not_a_closed_connection(small_disk, start_broker):
+def test_a_producer_id_block_not_saved_is_answered_with_a_storage_error_and_not_used(small_disk, start_broker):
     broker = start_broker(SETTINGS, log_dir=small_disk)
     fill(small_disk / "ballast")
     with connect_to(broker) as wire:
@@ -164,6 +164,12 @@ def test_a_storage_failure_outside_the_logs_is_answered_not_a_closed_connection(
         answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
         assert (answer["error_code"], answer["producer_id"]) == (ErrorCode.NONE, 0)
     assert temporary_files(small_disk) == []
+    broker.kill()
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)  # id 0 was given out: it is never given again
+    with connect_to(broker) as wire:
+        answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
+        assert answer["error_code"] == ErrorCode.NONE and answer["producer_id"] > 0
 
 
 @pytest.mark.parametrize("doomed", ["doomed", "d" * 249])  # a long name is cut in the renamed directory's
