@@ -150,9 +150,15 @@ class LogManager:
             if existing is not None:
                 return existing
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
-            created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+            new_directory = not os.path.isdir(directory)
+            try:
+                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+            except BaseException:
+                if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
+                    self._set_aside(directory, delay_ms=0)
+                raise
+            self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             checkpoints.fsync_directory(self.log_dir)
-            self._logs[(topic, partition)] = created
             return created
 
     def delete_log(self, topic: str, partition: int) -> bool:
@@ -163,14 +169,20 @@ class LogManager:
             return False
         for segment in removed.segments:  # no final time index entry or producer snapshot: nothing reads
             segment.close()               # them again, and on a full disk (when deleting frees it) they fail
-        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-        name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
-        doomed = os.path.join(self.log_dir, name + suffix)
-        os.rename(removed.directory, doomed)
-        checkpoints.fsync_directory(self.log_dir)
-        self._scheduler.schedule(removed.config.file_delete_delay_ms,
-                                 lambda: shutil.rmtree(doomed, ignore_errors=True))
+        self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
+
+    def _set_aside(self, directory: str, delay_ms: int) -> None:
+        """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
+        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        doomed = os.path.join(self.log_dir, name + suffix)
+        os.rename(directory, doomed)
+        self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+        try:
+            checkpoints.fsync_directory(self.log_dir)
+        except OSError as exc:  # the rename stands; only a machine crash could undo it
+            log.warning("cannot sync %s after setting %s aside: %s", self.log_dir, directory, exc)
 
     # -- background work -----------------------------------------------------------------
 

@@ -274,3 +274,31 @@ def test_after_failed_writes_every_acknowledged_record_is_there_once_and_nothing
     with client_of(broker) as client:
         assert_stored_exactly(client, deliveries.acknowledged, plain)
     assert temporary_files(small_disk) == []
+
+
+def set_open_file_limit(broker, soft: int | None) -> None:
+    """Set a running broker's soft limit of open files (None: back to its hard limit)."""
+    if soft is None:
+        hard = subprocess.run(["prlimit", f"--pid={broker.pid()}", "--nofile", "--output=HARD", "--noheadings"],
+                              capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+        soft = hard
+    subprocess.run(["prlimit", f"--pid={broker.pid()}", f"--nofile={soft}:"], check=True, timeout=30)
+
+
+def test_a_creation_whose_partitions_cannot_all_be_made_is_withdrawn(tmp_path, start_broker):
+    broker = start_broker(SETTINGS, log_dir=tmp_path / "log")
+    with client_of(broker) as client:
+        assert client.create_topics([NewTopic("before", 1)]) == {"before": None}
+        # room for about ten more files: the partitions (three files each) of "wide" run out of them
+        set_open_file_limit(broker, len(os.listdir(f"/proc/{broker.pid()}/fd")) + 10)
+        error = client.create_topics([NewTopic("wide", 40)])["wide"]
+        assert error.code == ErrorCode.KAFKA_STORAGE_ERROR and "wide" in str(error)
+        set_open_file_limit(broker, None)
+        assert client.topics() == ["before"]
+        assert not [name for name in os.listdir(broker.log_dir) if name.startswith("wide-") and "." not in name]
+    broker.kill()
+
+    broker = start_broker(SETTINGS, log_dir=tmp_path / "log")
+    with client_of(broker) as client:
+        assert client.topics() == ["before"]
+        assert client.create_topics([NewTopic("wide", 40)]) == {"wide": None}
