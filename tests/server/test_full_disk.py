@@ -302,3 +302,37 @@ def test_a_creation_whose_partitions_cannot_all_be_made_is_withdrawn(tmp_path, s
     with client_of(broker) as client:
         assert client.topics() == ["before"]
         assert client.create_topics([NewTopic("wide", 40)]) == {"wide": None}
+
+
+def test_sigterm_on_a_full_disk_exits_1_with_one_line_and_the_next_start_recovers(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("events", 1)])
+        acknowledged = produce_until_full(client, "events")
+    fill(small_disk / "ballast")
+
+    assert broker.stop() == 1
+    stderr = broker.stderr_tail(50)
+    assert "Traceback" not in stderr
+    assert [line for line in stderr.splitlines() if " ERROR " in line and "shutdown incomplete" in line]
+    assert not os.path.exists(small_disk / ".kafka_cleanshutdown")
+    os.unlink(small_disk / "ballast")
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert numbers(read_values(client, "events")) == acknowledged
+
+
+def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path, start_broker):
+    log_dir = tmp_path / "log"
+    broker = start_broker(SETTINGS, log_dir=log_dir)
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("kept", 1)])
+    broker.kill()
+    for name in ("topics.json.tmp", "recovery-point-offset-checkpoint.tmp", "producer-id-block.tmp"):
+        (log_dir / name).write_bytes(b"half")
+
+    broker = start_broker(SETTINGS, log_dir=log_dir)
+    assert temporary_files(log_dir) == []
+    with client_of(broker) as client:
+        assert client.topics() == ["kept"]
