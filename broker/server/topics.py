@@ -164,22 +164,23 @@ class TopicRegistry:
                 for partition in range(partitions):
                     self._log_manager.get_or_create_log(name, partition)
             except (OSError, LogError) as exc:
-                self._withdraw(name, partitions, before)
+                self._withdraw(name, range(partitions), before)
                 raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
                                  f"cannot create the partitions of {name!r}: {exc}") from None
 
-    def _withdraw(self, name: str, partitions: int, before: dict[str, dict]) -> None:
+    def _withdraw(self, name: str, partitions: range, before: dict[str, dict]) -> None:
         """Undo a creation whose partition logs could not all be made."""
-        for partition in range(partitions):
+        for partition in partitions:
             try:
                 self._log_manager.delete_log(name, partition)
             except OSError as exc:
                 log.error("cannot remove partition %s-%d of a failed creation: %s", name, partition, exc)
-        self._free_deleted_files(name, partitions)
+        for directory in self._directories_set_aside(name, partitions):  # whole: no record of a deletion
+            shutil.rmtree(directory, ignore_errors=True)                # may remain for a start to "finish"
         try:
             self._commit(before, f"cannot withdraw topic {name!r}")
         except TopicError as exc:
-            log.error("%s; topics.json lists it until the next change of topics or start", exc)
+            log.error("%s; it stays listed, and the next start makes its missing partitions", exc)
 
     def delete(self, name: str) -> None:
         """Delete a topic, or raise TopicError (KAFKA_STORAGE_ERROR when nothing could be deleted)."""
@@ -193,7 +194,7 @@ class TopicRegistry:
                 self._commit(remaining, f"cannot delete topic {name!r}")
                 return
             except TopicError:
-                self._free_deleted_files(name, topic["partitions"])  # the disk is full: make room
+                self._free_deleted_files(name, range(topic["partitions"]))  # the disk is full: make room
             try:
                 self._commit(remaining, f"cannot delete topic {name!r}")
             except TopicError as exc:
@@ -236,21 +237,24 @@ class TopicRegistry:
                 if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present
                        for p in range(topic["partitions"]))]
 
-    def _free_deleted_files(self, name: str, partitions: int) -> None:
+    def _directories_set_aside(self, name: str, partitions: range) -> list[str]:
+        set_aside = self._set_aside()
+        return [directory for partition in partitions
+                for directory in set_aside.get(f"{name}-{partition}"[:_DELETED_NAME_LENGTH], [])]
+
+    def _free_deleted_files(self, name: str, partitions: range) -> None:
         """Remove the files of the topic's renamed-aside partitions now, keeping the empty
         directories as the record that the deletion was committed until ``topics.json`` says so."""
-        set_aside = self._set_aside()
-        for partition in range(partitions):
-            for directory in set_aside.get(f"{name}-{partition}"[:_DELETED_NAME_LENGTH], []):
+        for directory in self._directories_set_aside(name, partitions):
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:  # the delayed removal was quicker
+                continue
+            for entry in entries:
                 try:
-                    entries = list(os.scandir(directory))
-                except FileNotFoundError:  # the delayed removal was quicker
-                    continue
-                for entry in entries:
-                    try:
-                        if entry.is_dir():
-                            shutil.rmtree(entry.path)
-                        else:
-                            os.unlink(entry.path)
-                    except OSError as exc:
-                        log.warning("cannot remove %s: %s", entry.path, exc)
+                    if entry.is_dir():
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                except OSError as exc:
+                    log.warning("cannot remove %s: %s", entry.path, exc)
