@@ -3,7 +3,9 @@
 Start-up loads the topics and logs (recovering after a crash), binds the listener and prints
 exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
 accepting connections, lets requests in flight finish (long-polling fetches return at once),
-then flushes every log, writes the checkpoints and the clean-shutdown marker, and exits 0.
+then flushes every log, writes the checkpoints and the clean-shutdown marker, and exits 0. If a
+step of that fails (a full disk) it says so in one line and exits 1; the next start recovers.
+Temporary files a crash left next to ``topics.json`` and the checkpoints are removed at start.
 """
 
 import asyncio
@@ -13,6 +15,8 @@ import resource
 import signal
 import sys
 
+from broker.log.checkpoints import remove_stale_temporaries
+from broker.log.errors import LogError
 from broker.log.manager import LogManager
 
 from .config import BrokerConfig
@@ -45,6 +49,9 @@ class Broker:
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,
                                  retention_check_interval_ms=config.retention_check_interval_ms).open()
         try:
+            stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
+            if stale:
+                log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
             self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
@@ -97,7 +104,11 @@ async def serve(config: BrokerConfig) -> int:
     print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
     await stopped.wait()
     log.info("shutting down")
-    await broker.stop()
+    try:
+        await broker.stop()
+    except (OSError, LogError) as exc:
+        log.error("shutdown incomplete: %s; the next start recovers the log directory", exc)
+        return 1
     log.info("stopped cleanly")
     return 0
 

@@ -5,6 +5,8 @@ requests wait in the socket buffer, and responses leave in request order. A fram
 is negative or above ``socket.request.max.bytes`` closes the connection before any of it is
 read; so does any request that cannot be parsed, an API or version not advertised (except
 ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+A handler failing with an ``OSError`` or a ``LogStorageError`` (a full disk) is answered
+KAFKA_STORAGE_ERROR in every error field of its API.
 Record data of fetch responses goes out with sendfile straight from the segment (slices of
 ``SENDFILE_MIN_BYTES`` and more; smaller ones are cheaper to copy).
 """
@@ -12,11 +14,14 @@ Record data of fetch responses goes out with sendfile straight from the segment 
 import asyncio
 import logging
 
+from broker.log.errors import LogStorageError
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
-from .context import CloseConnection
+from .context import CloseConnection, error_text
+from .error_responses import error_response
 from .handlers import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -92,6 +97,9 @@ class Connection:
         except CloseConnection as exc:
             log.info("closing %s: %s", self.peer, exc)
             return _CLOSE
+        except (OSError, LogStorageError) as exc:
+            log.error("%s v%d request from %s failed: %s", api.key.name, header.api_version, self.peer, exc)
+            response = error_response(api.key, request, ErrorCode.KAFKA_STORAGE_ERROR, error_text(exc))
         except Exception:
             log.exception("closing %s: %s v%d request failed", self.peer, api.key.name, header.api_version)
             return _CLOSE

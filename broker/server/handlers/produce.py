@@ -81,6 +81,10 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
             response["record_errors"] = [{"batch_index": exc.record_index,
                                           "batch_index_error_message": error_text(exc)}]
         return response
+    except OSError as exc:  # per partition: the other partitions' appends stand (a full disk, EMFILE)
+        response.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc),
+                        log_start_offset=log.log_start_offset)
+        return response
     if not result.duplicate:
         ctx.waiters.notify((topic, partition))
     response.update(base_offset=result.first_offset, log_append_time_ms=result.log_append_time,
