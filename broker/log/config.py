@@ -2,12 +2,16 @@
 
 Each setting has a topic-level name (``segment.bytes``) and the broker-level name that supplies
 its default (``log.segment.bytes``). ``LogConfig.from_properties`` reads either kind, checking
-each value and naming the key in any error.
+each value as Kafka does and naming the key in any error. Every topic setting Kafka knows is
+accepted; those that cannot change anything on a single broker without compaction or tiered
+storage are stored and described, and their ``Setting.no_effect`` says why.
 """
 
 import dataclasses
 import re
 from typing import Callable, Mapping
+
+from broker.records.compression import Codec
 
 LONG_MAX = 2**63 - 1
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
@@ -177,6 +181,13 @@ class LogConfig:
     @property
     def uses_log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
+
+    @property
+    def broker_codec(self) -> Codec | None:
+        """The codec the broker stores batches in, or None to keep the producer's (``producer``)."""
+        if self.compression_type == "producer":
+            return None
+        return Codec.NONE if self.compression_type == "uncompressed" else Codec.from_name(self.compression_type)
 
     def to_topic_properties(self) -> dict[str, str]:
         """Every setting under its topic-level name, as strings (for describe and persistence)."""
