@@ -10,6 +10,7 @@ before anything changes.
 """
 
 import enum
+from collections import Counter
 
 from broker.log.config import BROKER_SETTINGS, TOPIC_SETTINGS, format_value
 from broker.protocol.errors import ErrorCode
@@ -55,8 +56,7 @@ def _replace(ctx, resource_type: int, name: str, configs: dict[str, str], valida
 
 
 def _unique_names(configs: list[dict]) -> None:
-    names = [c["name"] for c in configs]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
+    duplicate = next((name for name, count in Counter(c["name"] for c in configs).items() if count > 1), None)
     if duplicate is not None:
         raise TopicError(ErrorCode.INVALID_REQUEST, f"{duplicate}: named twice in one request")
 
@@ -116,13 +116,13 @@ def _incrementally_altered(ctx, resource: dict) -> dict[str, str]:
 
 
 def _answer(ctx, request: dict, new_configs) -> dict:
-    keys = [(r["resource_type"], r["resource_name"]) for r in request["resources"]]
+    keys = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
     responses = []
     for resource in request["resources"]:
         response = {"error_code": ErrorCode.NONE, "error_message": None,
                     "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
         try:
-            if keys.count((resource["resource_type"], resource["resource_name"])) > 1:
+            if keys[(resource["resource_type"], resource["resource_name"])] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"resource {resource['resource_name']!r} is named twice")
             check_resource(ctx, resource["resource_type"], resource["resource_name"])
             configs = new_configs(ctx, resource)

@@ -4,6 +4,8 @@ now on may hash to a new partition (as in Kafka). A manual assignment must give 
 partition this broker alone; a topic named twice in one request is refused for both.
 """
 
+from collections import Counter
+
 from broker.protocol.errors import ErrorCode
 
 from ..context import error_text
@@ -24,12 +26,12 @@ def _check_assignments(ctx, topic: dict) -> None:
 
 
 async def handle(ctx, header, request) -> dict:
-    names = [t["name"] for t in request["topics"]]
+    names = Counter(t["name"] for t in request["topics"])
     results = []
     for topic in request["topics"]:
         result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            if names.count(topic["name"]) > 1:
+            if names[topic["name"]] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
             if ctx.topics.partitions(topic["name"]) is not None:
                 _check_assignments(ctx, topic)

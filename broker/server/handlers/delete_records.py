@@ -5,6 +5,8 @@ get OFFSET_OUT_OF_RANGE, exactly as after retention. The answer's ``low_watermar
 log start offset; a partition named twice in one request is refused.
 """
 
+from collections import Counter
+
 from broker.log.errors import LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 
@@ -26,13 +28,13 @@ def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
 
 
 async def handle(ctx, header, request) -> dict:
-    wanted = [(t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"]]
+    wanted = Counter((t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"])
     topics = []
     for topic in request["topics"]:
         partitions = []
         for partition in topic["partitions"]:
             index = partition["partition_index"]
-            if wanted.count((topic["name"], index)) > 1:
+            if wanted[(topic["name"], index)] > 1:
                 code, low_watermark = ErrorCode.INVALID_REQUEST, -1
             else:
                 code, low_watermark = _delete(ctx, topic["name"], index, partition["offset"])
