@@ -105,9 +105,11 @@ def _incrementally_altered(ctx, resource: dict) -> dict[str, str]:
             items = _list_value(ctx, resource_type, name, setting, current)
             given = [item.strip() for item in _non_null(config).split(",") if item.strip()]
             if operation == Operation.APPEND:
-                items += [item for item in given if item not in items]
+                present = set(items)
+                items += [item for item in dict.fromkeys(given) if item not in present]
             else:
-                items = [item for item in items if item not in given]
+                removed = set(given)
+                items = [item for item in items if item not in removed]
             changed[key] = ",".join(items)
         else:
             raise TopicError(ErrorCode.INVALID_REQUEST, f"{key}: config operation {operation} is not 0 (set), "
