@@ -147,7 +147,8 @@ REQUESTS = {
     ],
     ApiKey.DELETE_RECORDS: [
         Sample("two-topics", {"topics": [
-            {"name": "orders", "partitions": [{"partition_index": 0, "offset": 42}, {"partition_index": 3, "offset": -1}]},
+            {"name": "orders", "partitions": [{"partition_index": 0, "offset": 42},
+                                              {"partition_index": 3, "offset": -1}]},
             {"name": "\u00e9v\u00e9nements", "partitions": []}], "timeout_ms": 30000}),
         Sample("empty", {"topics": [], "timeout_ms": 0}),
     ],

@@ -54,7 +54,8 @@ def produce(client, topic: str, partition: int, count: int, timestamp: int = OLD
 
 
 def offset(client, topic: str, partition: int, which: int) -> int:
-    [answer] = client.call(ApiKey.LIST_OFFSETS, 5, list_offsets_body(topic, partition, which))["topics"][0]["partitions"]
+    response = client.call(ApiKey.LIST_OFFSETS, 5, list_offsets_body(topic, partition, which))
+    [answer] = response["topics"][0]["partitions"]
     assert answer["error_code"] == ErrorCode.NONE, answer
     return answer["offset"]
 
