@@ -7,6 +7,7 @@ disk, and a restart of the broker (changes are persisted); a refused change chan
 """
 
 import os
+import time
 import uuid
 
 import pytest
@@ -24,7 +25,7 @@ TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, DEFAULT = 1, 2, 3, 4, 5
 EARLIEST, LATEST = -2, -1
-OLD_TIMESTAMP = 1_600_000_000_000  # far older than any retention.ms set here
+TEN_MINUTES_MS = 600_000
 SETTINGS = {"log.retention.check.interval.ms": "200", "log.segment.bytes": "2000000", "num.partitions": "1"}
 
 
@@ -46,8 +47,10 @@ def new_topic(client, partitions: int = 1, configs=None) -> str:
     return name
 
 
-def produce(client, topic: str, partition: int, count: int, timestamp: int = OLD_TIMESTAMP, size: int = 10) -> int:
-    records = batch.build([Record(i, timestamp + i, None, b"v" * size) for i in range(count)])
+def produce(client, topic: str, partition: int, count: int, timestamp: int | None = None, size: int = 10) -> int:
+    """Records stamped now (kept by the default retention), or from ``timestamp`` on."""
+    first = int(time.time() * 1000) if timestamp is None else timestamp
+    records = batch.build([Record(i, first + i, None, b"v" * size) for i in range(count)])
     [answer] = client.call(ApiKey.PRODUCE, 8, produce_body(topic, partition, records))["responses"][0]["partitions"]
     assert answer["error_code"] == ErrorCode.NONE, answer
     return answer["base_offset"]
@@ -201,8 +204,10 @@ def test_a_lower_segment_size_applies_to_the_running_log(client, admin_broker):
 
 def test_retention_set_dynamically_on_the_broker_deletes_old_records_of_running_logs(client, admin_broker):
     topic = new_topic(client, configs={"segment.bytes": "2000"})
+    ten_minutes_ago = int(time.time() * 1000) - TEN_MINUTES_MS  # kept by the default 7 days
     for _ in range(5):
-        produce(client, topic, 0, 2, size=500)  # every batch rolls a segment; timestamps are years old
+        produce(client, topic, 0, 2, timestamp=ten_minutes_ago, size=500)  # a segment per batch
+    time.sleep(0.5)  # retention checks run every 200 ms: with the defaults they keep everything
     assert offset(client, topic, 0, EARLIEST) == 0
     answer = incremental(client, BROKER, "", [("log.retention.ms", SET, "60000")])
     assert answer["error_code"] == ErrorCode.NONE, answer
