@@ -6,8 +6,9 @@ Kafka keeps topic metadata and dynamic configs in ZooKeeper (``/config/topics/<t
 keeps them in ``<log-dir>/topics.json`` (written atomically). A config change is written first
 and then applied to the running partition logs. A topic's settings are, lowest precedence
 first: Kafka's defaults, the broker's static configuration, the dynamic cluster default (resource
-name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides. Partition directories found on disk without an
-entry (a copied Kafka log directory, say) are adopted as topics with the broker's defaults.
+name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides.
+Partition directories found on disk without an entry (a copied Kafka log directory, say) are
+adopted as topics with the broker's defaults.
 Topic names follow Kafka's rules: 1-249 characters from ``[a-zA-Z0-9._-]``, not ``.`` or ``..``,
 and not colliding with an existing name that differs only by ``.`` versus ``_``.
 """
