@@ -1,24 +1,34 @@
 """Broker-side compression (a topic's ``compression.type`` other than ``producer``): a v2 batch
-rebuilt with another codec, as Kafka's LogValidator does when the producer's codec differs.
+whose records section is recompressed with another codec, as Kafka's LogValidator does when the
+producer's codec differs.
 
-Everything but the records section's compression is kept: offsets (as deltas), timestamps and
-their type, keys, values, headers, producer id, epoch and sequence, and the transactional flag.
-Decompression is bounded as in ``record_check``; a batch that cannot be decoded raises
-``CorruptRecordError``.
+The records section does not depend on the codec, so it is decompressed and compressed again
+as it is, without decoding a record: offsets, timestamps, keys, values, headers, the producer's
+id, epoch and sequence, and every attribute but the codec stay as they were; the batch length
+and the CRC are recomputed. Decompression is bounded as in ``record_check``; a batch that cannot
+be decompressed raises ``CorruptRecordError``.
 """
 
+import struct
+
 from . import batch
-from .compression import Codec
+from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
+
+_CODEC_BITS = 0x07
 
 
-def with_codec(data, codec: Codec) -> bytes | memoryview:
+def with_codec(data, codec: Codec, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
     """``data`` (one complete v2 batch) compressed with ``codec``; unchanged if it already is."""
     header = batch.validate(data)
     if header.compression == codec:
         return data
-    decoded = batch.decode(data, verify_crc=False)
-    return batch.build(decoded.records, base_offset=header.base_offset, compression=codec,
-                       timestamp_type=header.timestamp_type, producer_id=header.producer_id,
-                       producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
-                       partition_leader_epoch=header.partition_leader_epoch,
-                       is_transactional=header.is_transactional, max_timestamp=header.max_timestamp)
+    section = memoryview(data)[batch.HEADER_SIZE:header.size]
+    if header.compression != Codec.NONE:
+        section = decompress(header.compression, section, max_decompressed)
+    body = compress(codec, section)
+    rebuilt = bytearray(batch.HEADER.pack(*header._replace(
+        batch_length=batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body), crc=0,
+        attributes=(header.attributes & ~_CODEC_BITS) | int(codec))))
+    rebuilt += body
+    struct.pack_into(">I", rebuilt, batch.MAGIC_OFFSET + 1, batch.compute_crc(rebuilt))
+    return bytes(rebuilt)
