@@ -48,9 +48,12 @@ def _subject(resource_type: int, name: str) -> str:
 
 def _describe(client, args) -> int:
     resource_type, name = _resource(args)
-    entries = client.describe_configs(name, resource_type)
+    entries = client.describe_configs(name, resource_type, documentation=args.documentation)
     rows = [{"name": e.name, "value": e.value, "source": CONFIG_SOURCES.get(e.source, str(e.source)),
              "readOnly": e.read_only, "sensitive": e.sensitive} for e in entries]
+    if args.documentation:
+        for row, entry in zip(rows, entries):
+            row["documentation"] = entry.documentation
     if not args.all:
         rows = [row for row in rows if row["source"] in DYNAMIC_SOURCES]
     if args.format == "json":
@@ -58,8 +61,9 @@ def _describe(client, args) -> int:
     elif not rows:
         print(f"{_subject(resource_type, name)}: no dynamic settings (--all shows every setting)")
     else:
-        print(text_table([["config", "value", "source"]] + [
-            [row["name"], "" if row["value"] is None else row["value"], row["source"]] for row in rows]))
+        columns = ["name", "value", "source"] + (["documentation"] if args.documentation else [])
+        print(text_table([["config", *columns[1:]]] + [
+            ["" if row[column] is None else row[column] for column in columns] for row in rows]))
     return OK
 
 
@@ -142,6 +146,8 @@ def add_parser(commands) -> None:
             "kafkalog configs describe --broker 0 --all --format json"])
     _add_resource_options(describe)
     describe.add_argument("--all", action="store_true", help="every setting, not only the dynamic ones")
+    describe.add_argument("--documentation", action="store_true",
+                          help="add each setting's documentation: from this broker, why a setting has no effect")
     describe.add_argument("--format", choices=("plain", "json"), default="plain", help="a table (default) or JSON")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))
 

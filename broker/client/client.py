@@ -95,6 +95,8 @@ class ConfigEntry(NamedTuple):
     source: int  # Kafka's ConfigSource: 1 the topic's own, 4 the broker's configuration, 5 Kafka's default, ...
     read_only: bool
     sensitive: bool
+    documentation: str | None = None  # when asked for (DescribeConfigs v3): this broker says why a setting has
+    # no effect here; Apache Kafka gives each setting's documentation
 
     @property
     def is_default(self) -> bool:
@@ -346,18 +348,19 @@ class KafkaClient:
         if error is not None:
             raise error
 
-    def describe_configs(self, topic: str, resource_type: int = TOPIC_RESOURCE) -> list[ConfigEntry]:
+    def describe_configs(self, topic: str, resource_type: int = TOPIC_RESOURCE,
+                         documentation: bool = False) -> list[ConfigEntry]:
         """Every setting of a topic (or, with BROKER_RESOURCE, of a broker id or "" for the
-        cluster default) with its value and where the value comes from."""
+        cluster default) with its value and where the value comes from (and its documentation)."""
         response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
             "resources": [{"resource_type": resource_type, "resource_name": topic, "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": False})
+            "include_synonyms": False, "include_documentation": documentation})
         [result] = response["results"]
         error = _error(result["error_code"], _resource_subject(resource_type, topic), result["error_message"])
         if error is not None:
             raise error
-        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"])
-                for c in result["configs"]]
+        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"],
+                            c["documentation"] or None) for c in result["configs"]]
 
     def alter_configs(self, name: str, changes: dict, resource_type: int = TOPIC_RESOURCE,
                       validate_only: bool = False) -> None:

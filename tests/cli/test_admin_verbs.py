@@ -42,8 +42,13 @@ def test_configs_alter_and_describe_a_topic(broker, request):
     shown = json.loads(run_ok(broker, "configs", "describe", "--topic", topic, "--format", "json"))
     assert {c["name"]: (c["value"], c["source"]) for c in shown["configs"]} == {
         "retention.ms": ("3600000", "DYNAMIC_TOPIC_CONFIG"), "cleanup.policy": ("delete", "DYNAMIC_TOPIC_CONFIG")}
-    every = json.loads(run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--format", "json"))
-    assert len(every["configs"]) > 30 and "min.insync.replicas" in {c["name"] for c in every["configs"]}
+    every = json.loads(run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation",
+                              "--format", "json"))
+    notes = {c["name"]: c["documentation"] for c in every["configs"]}
+    assert len(notes) > 30 and notes["retention.ms"] is None
+    assert notes["min.insync.replicas"].startswith("Accepted and stored, no effect on this broker: the broker runs")
+    table = run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation")
+    assert "delete.retention.ms" in table and "log compaction is not implemented" in table
 
     done = kafkalog("configs", "alter", "--topic", topic, "--add-config", "retention.ms=soon",
                     "--bootstrap-server", broker.bootstrap)
