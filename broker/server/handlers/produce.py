@@ -3,7 +3,9 @@
 Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
 ``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
 the append, and a batch whose codec differs from the topic's ``compression.type`` (unless that
-is ``producer``) is recompressed, as Kafka does. Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as Kafka 4 does.
+is ``producer``) is recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
+before it is decompressed). Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as
+Kafka 4 does.
 acks=0 gets no response; if such a produce fails, the connection is closed so the client notices.
 """
 
@@ -78,7 +80,7 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
         return response
     try:
         records = _checked_records(records, version, log.config.max_message_bytes)
-        if log.config.broker_codec is not None:
+        if log.config.broker_codec is not None and len(records) <= log.config.max_message_bytes:
             records = _recompressed(records, log.config.broker_codec)
         result = log.append(records, leader_epoch=LEADER_EPOCH)
     except _Refused as exc:
