@@ -4,6 +4,7 @@ recompress batches that differ, as Kafka does, keeping every record (key, value,
 timestamp) and the idempotent producer's sequence; a change of the setting applies to the next
 batches of the running log."""
 
+import os
 import time
 
 import confluent_kafka
@@ -11,10 +12,14 @@ import pytest
 
 from broker.client import EARLIEST, LATEST, KafkaClient, NewTopic
 from broker.embedded import EmbeddedBroker
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
+from broker.records.batch import Record
+from broker.records.compression import Codec
 
 from .test_admin_apis import SET, TOPIC, incremental, new_topic
-from .wire import connect_to
+from .wire import connect_to, produce_body
 
 WAIT_SECONDS = 20
 BASE_TIMESTAMP = int(time.time() * 1000) - 60_000  # recent: the default retention keeps it
@@ -83,3 +88,13 @@ def test_recompressed_idempotent_batches_keep_their_sequence_and_a_change_applie
     codecs, records = stored(compression_broker.bootstrap, topic)
     assert codecs[0] == "gzip" and codecs[-1] == "zstd" and set(codecs) == {"gzip", "zstd"}
     assert records == expected(10, "b") + expected(10, "c", first_offset=10)
+
+
+def test_a_batch_over_max_message_bytes_is_refused_by_a_recompressing_topic(compression_broker):
+    with connect_to(compression_broker) as wire:
+        topic = new_topic(wire, configs={"compression.type": "zstd", "max.message.bytes": "2000"})
+        records = batch.build([Record(i, BASE_TIMESTAMP, None, os.urandom(1000)) for i in range(4)],
+                              compression=Codec.GZIP)
+        assert len(records) > 2000
+        [answer] = wire.call(ApiKey.PRODUCE, 8, produce_body(topic, 0, records))["responses"][0]["partitions"]
+    assert answer["error_code"] == ErrorCode.MESSAGE_TOO_LARGE, answer
