@@ -2,7 +2,7 @@
 (the default) stores each batch with the codec it was sent with; any other codec makes the broker
 recompress batches that differ, as Kafka does, keeping every record (key, value, headers,
 timestamp) and the idempotent producer's sequence; a change of the setting applies to the next
-batches of the running log."""
+batches of the running log; a batch over ``max.message.bytes`` is MESSAGE_TOO_LARGE."""
 
 import os
 import time
