@@ -7,10 +7,10 @@ failed (or, for dump-log, found corruption), 2 usage errors.
 
 from jobs import load
 
-from . import broker_command, consume, dump_log, produce, topics
+from . import broker_command, configs, consume, delete_records, dump_log, produce, topics
 from .common import Parser
 
-COMMANDS = (broker_command, topics, produce, consume, load, dump_log)
+COMMANDS = (broker_command, topics, configs, produce, consume, delete_records, load, dump_log)
 
 
 def build_parser() -> Parser:

@@ -3,8 +3,9 @@ plus what the command-line tools need: produce, and the topic admin requests.
 
 It works against any Kafka-protocol broker (this project's, Apache Kafka, librdkafka's mock
 cluster): it bootstraps from a ``host:port`` list, learns each partition's leader from Metadata,
-sends ListOffsets, Fetch and Produce to the leaders and the admin requests (CreateTopics,
-DeleteTopics, DescribeConfigs) to the controller, and keeps one connection per broker. Nothing is
+sends ListOffsets, Fetch, Produce and DeleteRecords to the leaders and the admin requests
+(CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, IncrementalAlterConfigs) to the
+controller, and keeps one connection per broker. Nothing is
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
 
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
@@ -36,7 +37,8 @@ LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 ACKS_ALL = -1
-TOPIC_RESOURCE = 2  # DescribeConfigs resource type
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # DescribeConfigs and AlterConfigs resource types
+SET_CONFIG, DELETE_CONFIG = 0, 1  # IncrementalAlterConfigs operations
 DEFAULT_CONFIG, UNKNOWN_CONFIG = 5, 0  # DescribeConfigs config sources
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
@@ -93,6 +95,8 @@ class ConfigEntry(NamedTuple):
     source: int  # Kafka's ConfigSource: 1 the topic's own, 4 the broker's configuration, 5 Kafka's default, ...
     read_only: bool
     sensitive: bool
+    documentation: str | None = None  # when asked for (DescribeConfigs v3): this broker says why a setting has
+    # no effect here; Apache Kafka gives each setting's documentation
 
     @property
     def is_default(self) -> bool:
@@ -334,17 +338,64 @@ class KafkaClient:
                                                               "timeout_ms": int(self.timeout * 1000)})
         return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}") for r in response["responses"]}
 
-    def describe_configs(self, topic: str) -> list[ConfigEntry]:
-        """Every setting of a topic with its value and where the value comes from."""
-        response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
-            "resources": [{"resource_type": TOPIC_RESOURCE, "resource_name": topic, "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": False})
+    def create_partitions(self, topic: str, count: int, validate_only: bool = False) -> None:
+        """Grow ``topic`` to ``count`` partitions (KafkaError if the broker refuses)."""
+        response = self._admin_request(ApiKey.CREATE_PARTITIONS, {
+            "topics": [{"name": topic, "count": count, "assignments": None}],
+            "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only})
         [result] = response["results"]
         error = _error(result["error_code"], f"topic {topic!r}", result["error_message"])
         if error is not None:
             raise error
-        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"])
-                for c in result["configs"]]
+
+    def describe_configs(self, topic: str, resource_type: int = TOPIC_RESOURCE,
+                         documentation: bool = False) -> list[ConfigEntry]:
+        """Every setting of a topic (or, with BROKER_RESOURCE, of a broker id or "" for the
+        cluster default) with its value and where the value comes from (and its documentation)."""
+        response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
+            "resources": [{"resource_type": resource_type, "resource_name": topic, "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": documentation})
+        [result] = response["results"]
+        error = _error(result["error_code"], _resource_subject(resource_type, topic), result["error_message"])
+        if error is not None:
+            raise error
+        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"],
+                            c["documentation"] or None) for c in result["configs"]]
+
+    def alter_configs(self, name: str, changes: dict, resource_type: int = TOPIC_RESOURCE,
+                      validate_only: bool = False) -> None:
+        """Set settings (``{key: value}``) or remove them back to their defaults (``{key: None}``)
+        on a topic or a broker resource, one by one (IncrementalAlterConfigs)."""
+        configs = [{"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
+                   for key, value in changes.items()]
+        response = self._admin_request(ApiKey.INCREMENTAL_ALTER_CONFIGS, {
+            "resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
+            "validate_only": validate_only})
+        [result] = response["responses"]
+        error = _error(result["error_code"], _resource_subject(resource_type, name), result["error_message"])
+        if error is not None:
+            raise error
+
+    def delete_records(self, before: dict) -> dict:
+        """Delete the records below ``{(topic, partition): offset}`` (-1: all of them) on each
+        partition's leader; returns ``{(topic, partition): new log start offset}``."""
+        return self._retrying(lambda: self._delete_records(before), "delete records")
+
+    def _delete_records(self, before: dict) -> dict:
+        by_leader: dict[int, dict] = {}
+        for (topic, partition), offset in before.items():
+            by_leader.setdefault(self._leader(topic, partition), {}).setdefault(topic, []).append(
+                {"partition_index": partition, "offset": offset})
+        low_watermarks = {}
+        for node_id, topics in by_leader.items():
+            response = self._request(node_id, ApiKey.DELETE_RECORDS, {
+                "topics": [{"name": t, "partitions": p} for t, p in topics.items()],
+                "timeout_ms": int(self.timeout * 1000)})
+            for topic in response["topics"]:
+                for p in topic["partitions"]:
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"])
+                    low_watermarks[(topic["name"], p["partition_index"])] = p["low_watermark"]
+        return low_watermarks
 
     def partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
         """``{partition: bytes}`` of each partition's log on its leader (DescribeLogDirs);
@@ -419,6 +470,12 @@ def _error(code: int, subject: str, message: str | None = None) -> KafkaError | 
     if not message:
         return KafkaError(f"{subject}: broker error {name}", code)
     return KafkaError(f"{message} ({name})" if subject in message else f"{subject}: {message} ({name})", code)
+
+
+def _resource_subject(resource_type: int, name: str) -> str:
+    if resource_type == BROKER_RESOURCE:
+        return f"broker {name}" if name else "the cluster-wide broker default"
+    return f"topic {name!r}"
 
 
 def _config_source(config: dict) -> int:

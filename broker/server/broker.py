@@ -48,7 +48,7 @@ class Broker:
         config = self.config
         _raise_open_file_limit()
         os.makedirs(config.log_dir, exist_ok=True)
-        topics = TopicRegistry(config.log_dir, config.log)
+        topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
                                  topic_config=topics.config_for,
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,

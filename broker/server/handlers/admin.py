@@ -7,6 +7,8 @@ must name this broker alone. Each topic succeeds or fails on its own; a storage 
 deleting files runs on the I/O pool.
 """
 
+from collections import Counter
+
 from broker.protocol.errors import ErrorCode
 
 from ..context import error_text
@@ -35,12 +37,12 @@ def _partition_count(ctx, topic: dict) -> int:
 
 
 async def handle_create(ctx, header, request) -> dict:
-    names = [t["name"] for t in request["topics"]]
+    names = Counter(t["name"] for t in request["topics"])  # not list.count: quadratic on hostile requests
     results = []
     for topic in request["topics"]:
         result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            if names.count(topic["name"]) > 1:
+            if names[topic["name"]] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
             configs = {c["name"]: c["value"] for c in topic["configs"]}
             await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
