@@ -1,6 +1,8 @@
-"""What the commands that talk to a broker (topics, produce, consume) share: the argument parser
-with one-line usage errors, ``--bootstrap-server`` and ``--timeout``, help with examples and the
-exit codes, and ``run``, which turns every failure into one line on stderr and an exit code."""
+"""What the commands that talk to a broker (topics, produce, consume, load) share: the argument parser
+with one-line usage errors, the arguments spelled as Kafka's tools spell them (``--bootstrap-server``
+or ``--bootstrap-servers``, a topic as ``TOPIC`` or ``--topic TOPIC``), ``--timeout``, help with
+examples and the exit codes, and ``run``, which turns every failure into one line on stderr and an
+exit code."""
 
 import argparse
 import datetime
@@ -40,11 +42,25 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     parser = commands.add_parser(
         name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + "".join(f"  {example}\n" for example in examples) + "\n" + EXIT_STATUS)
-    parser.add_argument("--bootstrap-server", default=DEFAULT_BOOTSTRAP, metavar="HOST:PORT[,HOST:PORT...]",
-                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+    add_bootstrap_argument(parser)
     parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
     return parser
+
+
+def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
+    """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and
+    Spark's ``kafka.bootstrap.servers``): the same option."""
+    parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
+                        metavar="HOST:PORT[,HOST:PORT...]",
+                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+
+
+def add_topic_argument(parser) -> None:
+    """The topic of a command, as an argument (``produce T``) or as Kafka's tools take it (``--topic T``)."""
+    topic = parser.add_mutually_exclusive_group(required=True)
+    topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
+    topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
 
 
 def run(prog: str, args, action) -> int:

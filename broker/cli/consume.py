@@ -5,7 +5,8 @@ with ``--follow``; one line per record, plain (tab-separated) or JSON.
 Partitions are read in turns, one fetch each. Plain lines are ``partition, offset, timestamp
 (ISO-8601 UTC), key, value``, with keys and values as UTF-8 text (undecodable bytes as ``\\xNN``;
 tabs and line ends escaped; ``null`` for null). JSON objects carry the exact bytes: text when they
-are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``.
+are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``; the same for each
+header in ``"headers": [{"key": ..., "value": ...}, ...]``.
 """
 
 import base64
@@ -18,8 +19,8 @@ from broker.client import EARLIEST, LATEST
 from broker.records import record_set
 from broker.records.errors import CorruptRecordError
 
-from .common import (EPOCH, OK, CommandError, add_command, check_partition, non_negative_int, partitions_of,
-                     positive_int, run, timestamp_ms)
+from .common import (EPOCH, OK, CommandError, add_command, add_topic_argument, check_partition, non_negative_int,
+                     partitions_of, positive_int, run, timestamp_ms)
 
 PROG = "kafkalog consume"
 FETCH_BYTES = 1024 * 1024
@@ -73,12 +74,14 @@ def _iso(timestamp: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _json_field(out: dict, name: str, data: bytes | None) -> None:
+def _json_field(out: dict, name: str, data: bytes | None) -> dict:
+    """``out`` with ``data`` as its ``name``: text when UTF-8, else base64 with ``<name>Encoding``."""
     try:
         out[name] = None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         out[name] = base64.b64encode(data).decode()
         out[name + "Encoding"] = "base64"
+    return out
 
 
 def _line(topic: str, partition: int, entry, record, form: str) -> str:
@@ -88,6 +91,7 @@ def _line(topic: str, partition: int, entry, record, form: str) -> str:
            "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
     _json_field(out, "key", record.key)
     _json_field(out, "value", record.value)
+    out["headers"] = [_json_field({"key": key}, "value", value) for key, value in record.headers]
     return json.dumps(out, ensure_ascii=False)
 
 
@@ -141,13 +145,14 @@ def add_parser(commands) -> None:
         "beginning (default), --offset N or --from-time, up to the end offsets measured when it\n"
         "starts (a batch tool), or on and on with --follow (stop it with Ctrl-C, exit status 0).\n"
         "plain lines: partition, offset, timestamp (UTC), key, value, tab-separated (null: null);\n"
-        "json: {topic, partition, offset, timestamp (epoch ms), timestampType, key, value}, bytes\n"
-        "that are not UTF-8 in base64 with keyEncoding/valueEncoding \"base64\".", [
+        "json: {topic, partition, offset, timestamp (epoch ms), timestampType, key, value, headers\n"
+        "[{key, value}, ...]}, bytes that are not UTF-8 in base64 with keyEncoding/valueEncoding\n"
+        "\"base64\" (`kafkalog produce --format json` takes these lines back).", [
             "kafkalog consume page-views",
-            "kafkalog consume page-views --partition 0 --offset 1000 --max-records 10",
+            "kafkalog consume --topic page-views --partition 0 --offset 1000 --max-records 10",
             "kafkalog consume page-views --from-time 2024-05-01T12:00:00Z --format json | jq .value",
             "kafkalog consume page-views --from-time 1714564800000 --follow"])
-    parser.add_argument("topic", metavar="TOPIC")
+    add_topic_argument(parser)
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
                                                                      "(the default)")
