@@ -9,7 +9,6 @@ are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``; the
 header in ``"headers": [{"key": ..., "value": ...}, ...]``.
 """
 
-import base64
 import datetime
 import json
 import sys
@@ -21,12 +20,12 @@ from broker.records.errors import CorruptRecordError
 
 from .common import (EPOCH, OK, CommandError, add_command, add_topic_argument, check_partition, non_negative_int,
                      partitions_of, positive_int, run, timestamp_ms)
+from .record_text import json_field, json_headers, text
 
 PROG = "kafkalog consume"
 FETCH_BYTES = 1024 * 1024
 FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found nothing new
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
-_ESCAPES = str.maketrans({"\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
@@ -59,10 +58,6 @@ def _records(client, topic: str, partition: int, position: int, end: int | None)
     return records, next_position
 
 
-def _text(data: bytes) -> str:
-    return "null" if data is None else data.decode("utf-8", "backslashreplace").translate(_ESCAPES)
-
-
 def _iso(timestamp: int) -> str:
     """ISO-8601 UTC with milliseconds; "none" for a record without a timestamp (-1)."""
     if timestamp < 0:
@@ -74,24 +69,14 @@ def _iso(timestamp: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _json_field(out: dict, name: str, data: bytes | None) -> dict:
-    """``out`` with ``data`` as its ``name``: text when UTF-8, else base64 with ``<name>Encoding``."""
-    try:
-        out[name] = None if data is None else data.decode("utf-8")
-    except UnicodeDecodeError:
-        out[name] = base64.b64encode(data).decode()
-        out[name + "Encoding"] = "base64"
-    return out
-
-
 def _line(topic: str, partition: int, entry, record, form: str) -> str:
     if form == "plain":
-        return f"{partition}\t{record.offset}\t{_iso(record.timestamp)}\t{_text(record.key)}\t{_text(record.value)}"
+        return f"{partition}\t{record.offset}\t{_iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"
     out = {"topic": topic, "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
            "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
-    _json_field(out, "key", record.key)
-    _json_field(out, "value", record.value)
-    out["headers"] = [_json_field({"key": key}, "value", value) for key, value in record.headers]
+    json_field(out, "key", record.key)
+    json_field(out, "value", record.value)
+    out["headers"] = json_headers(record.headers)
     return json.dumps(out, ensure_ascii=False)
 
 

@@ -44,8 +44,8 @@ def topic(broker):
     return name
 
 
-def consume(broker, topic, *args, timeout=60):
-    return kafkalog("consume", topic, *args, "--bootstrap-server", broker.bootstrap, timeout=timeout)
+def consume(broker, *args, timeout=60):
+    return kafkalog("consume", *args, "--bootstrap-server", broker.bootstrap, timeout=timeout)
 
 
 def _iso(timestamp: int) -> str:
@@ -218,3 +218,19 @@ def test_errors(broker, topic):
 ])
 def test_usage_errors_exit_2(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
+
+
+def test_json_lines_show_headers_in_order_with_exact_bytes(broker, request):
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 1)]) == {topic: None}
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(topic, value=b"v", partition=0, headers=[("trace", b"t-1"), ("bin", b"\xff\x00"),
+                                                              ("trace", None)])
+    producer.produce(topic, value=b"none", partition=0)
+    assert producer.flush(WAIT_SECONDS) == 0
+    done = consume(broker, "--topic", topic, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["headers"] for line in done.stdout.splitlines()] == [
+        [{"key": "trace", "value": "t-1"}, {"key": "bin", "value": "/wA=", "valueEncoding": "base64"},
+         {"key": "trace", "value": None}], []]

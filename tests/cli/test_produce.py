@@ -3,10 +3,14 @@ and placed by Kafka's murmur2 partitioner, an explicit partition, every codec (c
 batches), every acks setting, batching of a large file with its progress line, input sent while a
 pipe pauses, and the errors. Every record is read back with confluent-kafka."""
 
+import base64
+import datetime
+import json
 import subprocess
 import sys
 import time
 
+import confluent_kafka
 import pytest
 from kafka.partitioner.default import murmur2
 
@@ -249,3 +253,78 @@ def test_operation_errors_exit_1(broker, request):
 def test_usage_errors_exit_2(broker, args, message):
     done = produce(broker, "any-topic", *args, input="x\n")
     assert message in one_line_error(done, 2, "kafkalog produce: ")
+
+
+def consumed_with_headers(bootstrap: str, topic: str, count: int) -> list[tuple]:
+    """(key, value, timestamp, headers) of ``count`` records of partition 0, read by confluent-kafka."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"cli-{topic}",
+                                         "enable.auto.commit": False})
+    got = []
+    try:
+        consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+        deadline = time.monotonic() + WAIT_SECONDS
+        while len(got) < count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None:
+                assert message.error() is None, message.error()
+                got.append((message.key(), message.value(), message.timestamp()[1], message.headers() or []))
+    finally:
+        consumer.close()
+    assert len(got) == count, f"{len(got)} records consumed, {count} expected"
+    return got
+
+
+def test_headers_and_a_timestamp_for_every_line(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    done = produce(broker, topic, "--key-separator", ":", "--header", "source=web", "--header", "empty=",
+                   "--timestamp", "2026-11-20T13:00:00Z", input="u1:a\nu2:b\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    stamp = int(datetime.datetime(2026, 11, 20, 13, tzinfo=datetime.timezone.utc).timestamp() * 1000)
+    headers = [("source", b"web"), ("empty", b"")]
+    assert consumed_with_headers(broker.bootstrap, topic, 2) == [(b"u1", b"a", stamp, headers),
+                                                                 (b"u2", b"b", stamp, headers)]
+
+
+def test_json_lines_carry_key_value_headers_and_timestamp(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    lines = [{"key": "k1", "value": "v1", "headers": [{"key": "h", "value": "1"}, {"key": "h", "value": None}],
+              "timestamp": 1_700_000_000_000},
+             {"key": None, "value": base64.b64encode(b"\xff\x00").decode(), "valueEncoding": "base64",
+              "headers": {"trace": "t-7"}, "timestamp": "2023-11-14T22:13:20.005Z"},
+             {"value": None, "topic": "ignored", "partition": 9, "offset": 5, "timestampType": "CreateTime"}]
+    done = produce(broker, topic, "--format", "json", "--header", "via=cli", "--timestamp", "1000",
+                   input="".join(json.dumps(line) + "\n" for line in lines))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert consumed_with_headers(broker.bootstrap, topic, 3) == [
+        (b"k1", b"v1", 1_700_000_000_000, [("h", b"1"), ("h", None), ("via", b"cli")]),
+        (None, b"\xff\x00", 1_700_000_000_005, [("trace", b"t-7"), ("via", b"cli")]),
+        (None, None, 1000, [("via", b"cli")])]
+
+
+def test_what_consume_prints_as_json_produces_the_same_records(broker, request):
+    source, copy = new_topic(broker, request, "--partitions", "1"), topic_for(request, "copy")
+    assert kafkalog("topics", "create", copy, "--partitions", "1", "--bootstrap-server", broker.bootstrap).returncode == 0
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
+    for i, (key, value) in enumerate([(b"k", b"v"), (b"\xfe", b"tab\tnew\nline"), (None, b"\x00\xff")]):
+        producer.produce(source, key=key, value=value, partition=0, timestamp=1_600_000_000_000 + i,
+                         headers=[("bin", b"\xff"), ("text", "\u00e9".encode()), ("none", None)])
+    assert producer.flush(WAIT_SECONDS) == 0
+    printed = kafkalog("consume", "--topic", source, "--format", "json", "--bootstrap-servers", broker.bootstrap)
+    assert printed.returncode == 0, printed.stderr
+    done = produce(broker, copy, "--format", "json", input=printed.stdout)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert consumed_with_headers(broker.bootstrap, copy, 3) == consumed_with_headers(broker.bootstrap, source, 3)
+
+
+def test_bad_json_lines_are_named_and_skipped(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    lines = ['{"value": "good 1"}', "not json", '["a list"]', '{"value": 5}', '{"vlaue": "typo"}',
+             '{"value": "x", "timestamp": -5}', '{"value": "x", "valueEncoding": "base64"}',
+             '{"value": "x", "headers": [1]}', '{"value": "good 2"}']
+    done = produce(broker, topic, "--format", "json", "--on-error", "skip", input="\n".join(lines) + "\n")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    reasons = done.stderr.splitlines()
+    assert [r.split(": ")[1] for r in reasons[:-1]] == [f"line {n} not stored" for n in range(2, 9)]
+    assert "not JSON" in reasons[0] and "unknown field 'vlaue'" in reasons[3] and "timestamp -5" in reasons[4]
+    assert reasons[-1] == "kafkalog produce: skipped lines (--on-error skip): 2 lines stored; not stored: lines 2-8"
+    assert [r.value for r in consume_records(broker.bootstrap, topic, [0], 2)] == [b"good 1", b"good 2"]
