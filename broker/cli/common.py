@@ -56,11 +56,17 @@ def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
                         help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
 
 
-def add_topic_argument(parser) -> None:
-    """The topic of a command, as an argument (``produce T``) or as Kafka's tools take it (``--topic T``)."""
+def add_topic_argument(parser, many: bool = False) -> None:
+    """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
+    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``)."""
     topic = parser.add_mutually_exclusive_group(required=True)
-    topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
-    topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
+    if many:
+        topic.add_argument("topics", nargs="*", default=argparse.SUPPRESS, metavar="TOPIC", help="the topics")
+        topic.add_argument("--topic", dest="topics", action="append", metavar="TOPIC",
+                           help="a topic (repeatable; the same as TOPIC ...)")
+    else:
+        topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
+        topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
 
 
 def run(prog: str, args, action) -> int:
