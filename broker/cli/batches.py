@@ -1,7 +1,7 @@
 """The batches of ``kafkalog produce``: one pending batch per partition, each record with the number of
 the input line it came from, so that every line not stored can be named.
 
-A batch is sent when full and every one on ``flush``. The client splits a batch the broker refuses
+A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone. The client splits a batch the broker refuses
 because of its records until each refused record is alone (``produce_each``), so one bad line
 never takes good ones with it: the refused line is reported through ``on_refused`` and the others
 are stored. After any other failure (the broker unreachable, the topic deleted) nothing more is
@@ -33,21 +33,32 @@ class Batcher:
         self.unkeyed_partition = partitions[0]
         self.stored = 0  # records the broker acknowledged (sent, with acks=0)
         self.not_stored: list[int] = []  # line numbers, refused or not sent
+        self.in_flight: list[int] = []  # line numbers of the batch being sent (unconfirmed if interrupted)
         self.failure: KafkaError | None = None
 
     def add(self, number: int, record: InputRecord) -> None:
-        if self.fixed_partition is not None:
-            partition = self.fixed_partition
-        elif record.key is not None:
-            partition = partition_for_key(record.key, len(self.partitions))
-        else:
-            partition = self.unkeyed_partition
+        size = record_size(record) + RECORD_OVERHEAD
+        partition = self._partition_for(record)
+        if self.pending[partition] and self.pending_bytes[partition] + size > BATCH_BYTES:
+            self._send_full(partition)  # so a record larger than a batch goes alone, refused or not
+            partition = self._partition_for(record)
         self.pending[partition].append((number, record))
-        self.pending_bytes[partition] += record_size(record) + RECORD_OVERHEAD
+        self.pending_bytes[partition] += size
         if self.pending_bytes[partition] >= BATCH_BYTES:
-            self._send(partition)
-            if partition == self.unkeyed_partition:
-                self.unkeyed_partition = self.partitions[(self.partitions.index(partition) + 1) % len(self.partitions)]
+            self._send_full(partition)
+
+    def _partition_for(self, record: InputRecord) -> int:
+        if self.fixed_partition is not None:
+            return self.fixed_partition
+        if record.key is not None:
+            return partition_for_key(record.key, len(self.partitions))
+        return self.unkeyed_partition
+
+    def _send_full(self, partition: int) -> None:
+        """Send a full batch; records without a key move on to the next partition."""
+        self._send(partition)
+        if partition == self.unkeyed_partition:
+            self.unkeyed_partition = self.partitions[(self.partitions.index(partition) + 1) % len(self.partitions)]
 
     def refuse(self, number: int, reason: str) -> None:
         """Line ``number`` is not stored, for ``reason``."""
@@ -66,8 +77,10 @@ class Batcher:
         if self.failure is not None:
             self.not_stored += [number for number, _ in entries]
             return
+        self.in_flight = [number for number, _ in entries]
         refused = self.client.produce_each(self.topic, partition, [record for _, record in entries], self.codec,
                                            self.acks)
+        self.in_flight = []
         for index, error in sorted(refused.items()):
             number, record = entries[index]
             if isinstance(error, RecordsRefusedError):
@@ -83,6 +96,7 @@ class Batcher:
             self._send(partition)
 
     def abandon(self) -> None:
-        """Send nothing more: every pending line is not stored."""
+        """Send nothing more: every pending line is not stored (``in_flight`` keeps the lines of a
+        batch whose sending was interrupted: the broker may or may not have stored them)."""
         for partition in self.partitions:
             self.not_stored += [number for number, _ in self._take(partition)]

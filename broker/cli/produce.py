@@ -70,9 +70,11 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
             if progress:
                 progress.update(reader.bytes_read, number)
         batcher.flush()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # how typed input often ends: quiet, unless lines were left unsent
         batcher.abandon()
-        raise CommandError(_summary("interrupted", batcher, done, number, reader.finished), INTERRUPTED) from None
+        if batcher.not_stored or batcher.in_flight:
+            raise CommandError(_summary("interrupted", batcher, done, number, reader.finished), INTERRUPTED) from None
+        return INTERRUPTED
     if progress:
         progress.finish(reader.bytes_read, number)
     if batcher.not_stored:
@@ -98,8 +100,11 @@ def _how_it_ended(batcher: Batcher, refusals: list, done: str) -> str:
 def _summary(how: str, batcher: Batcher, done: str, last_read: int, finished: bool) -> str:
     """``<how>: 20,010 lines stored; not stored: line 20001; anything after line 20011 was not read``."""
     not_stored = sorted(batcher.not_stored)
-    text = (f"{how}: {_lines(batcher.stored)} {done}; not {done}: "
-            f"line{'s' if len(not_stored) > 1 else ''} {line_ranges(not_stored)}")
+    text = f"{how}: {_lines(batcher.stored)} {done}"
+    if not_stored:
+        text += f"; not {done}: line{'s' if len(not_stored) > 1 else ''} {line_ranges(not_stored)}"
+    if batcher.in_flight:
+        text += f"; unconfirmed (interrupted while being sent): lines {line_ranges(batcher.in_flight)}"
     return text if finished else f"{text}; anything after line {last_read} was not read"
 
 

@@ -6,6 +6,7 @@ pipe pauses, and the errors. Every record is read back with confluent-kafka."""
 import base64
 import datetime
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -328,3 +329,23 @@ def test_bad_json_lines_are_named_and_skipped(broker, request):
     assert "not JSON" in reasons[0] and "unknown field 'vlaue'" in reasons[3] and "timestamp -5" in reasons[4]
     assert reasons[-1] == "kafkalog produce: skipped lines (--on-error skip): 2 lines stored; not stored: lines 2-8"
     assert [r.value for r in consume_records(broker.bootstrap, topic, [0], 2)] == [b"good 1", b"good 2"]
+
+
+def test_ctrl_c_after_every_line_was_sent_is_quiet(broker, request):
+    topic = new_topic(broker, request, "--partitions", "1")
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, "--bootstrap-server",
+                                broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"typed\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while latest_offsets(broker.bootstrap, topic, [0])[0] < 1:
+            assert time.monotonic() < deadline, "the line was not sent while the input paused"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(WAIT_SECONDS) == 130
+        assert process.stderr.read() == b""
+    finally:
+        process.kill()
+        process.stdin.close()
+        process.stderr.close()
