@@ -32,6 +32,20 @@ def produce(broker, topic, *args, input=None):
     return kafkalog("produce", topic, *args, "--bootstrap-server", broker.bootstrap, input=input)
 
 
+def producing(broker, topic, *args) -> subprocess.Popen:
+    """``kafkalog produce`` reading from a pipe the test writes to."""
+    return subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, *args, "--bootstrap-server",
+                             broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def wait_until_stored(broker, topic, count: int) -> None:
+    """Until partition 0 holds ``count`` records (sent while the input pauses), at most WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while latest_offsets(broker.bootstrap, topic, [0])[0] < count:
+        assert time.monotonic() < deadline, "the lines were not sent while the input paused"
+        time.sleep(0.05)
+
+
 def key_values(records: list[Rec]) -> list[tuple]:
     return [(r.partition, r.key, r.value) for r in records]
 
@@ -103,15 +117,11 @@ def test_a_large_file_goes_in_several_batches_over_partitions_with_progress(brok
 
 def test_lines_are_sent_while_the_input_pauses(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, "--bootstrap-server",
-                                broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = producing(broker, topic)
     try:
         process.stdin.write(b"early\n")
         process.stdin.flush()
-        deadline = time.monotonic() + WAIT_SECONDS
-        while latest_offsets(broker.bootstrap, topic, [0])[0] < 1:  # before the input ends
-            assert time.monotonic() < deadline, "the first line was not sent while the input paused"
-            time.sleep(0.05)
+        wait_until_stored(broker, topic, 1)  # before the input ends
         process.stdin.write(b"late\n")
         process.stdin.close()
         assert process.wait(WAIT_SECONDS) == 0
@@ -191,8 +201,7 @@ def test_records_refused_inside_a_batch_are_named_and_the_rest_keep_their_order(
 def test_a_refused_line_ends_a_run_whose_input_is_still_open(broker, request):
     """--on-error stop while stdin stays open: the refusal found when the input pauses ends the run."""
     topic = new_topic(broker, request, "--partitions", "1", "--config", "max.message.bytes=2000")
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", "--topic", topic,
-                                "--bootstrap-servers", broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = producing(broker, topic)
     try:
         process.stdin.write(b"one\ntwo\n" + b"z" * 5000 + b"\n")
         process.stdin.flush()
@@ -210,15 +219,11 @@ def test_a_refused_line_ends_a_run_whose_input_is_still_open(broker, request):
 def test_lines_not_sent_when_the_broker_goes_away_are_named(start_broker, request):
     broker = start_broker({"num.partitions": "1"})
     topic = new_topic(broker, request)
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, "--timeout", "2",
-                                "--bootstrap-server", broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = producing(broker, topic, "--timeout", "2")
     try:
         process.stdin.write(b"".join(b"before %d\n" % i for i in range(5)))
         process.stdin.flush()
-        deadline = time.monotonic() + WAIT_SECONDS
-        while latest_offsets(broker.bootstrap, topic, [0])[0] < 5:
-            assert time.monotonic() < deadline, "the first lines were not sent while the input paused"
-            time.sleep(0.05)
+        wait_until_stored(broker, topic, 5)
         broker.kill()
         process.stdin.write(b"after 1\nafter 2\nafter 3\n")
         process.stdin.close()
@@ -333,15 +338,11 @@ def test_bad_json_lines_are_named_and_skipped(broker, request):
 
 def test_ctrl_c_after_every_line_was_sent_is_quiet(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, "--bootstrap-server",
-                                broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = producing(broker, topic)
     try:
         process.stdin.write(b"typed\n")
         process.stdin.flush()
-        deadline = time.monotonic() + WAIT_SECONDS
-        while latest_offsets(broker.bootstrap, topic, [0])[0] < 1:
-            assert time.monotonic() < deadline, "the line was not sent while the input paused"
-            time.sleep(0.05)
+        wait_until_stored(broker, topic, 1)
         process.send_signal(signal.SIGINT)
         assert process.wait(WAIT_SECONDS) == 130
         assert process.stderr.read() == b""
