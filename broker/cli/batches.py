@@ -8,7 +8,7 @@ are stored. After any other failure (the broker unreachable, the topic deleted) 
 sent: ``failure`` holds it, and the lines of that batch and of every pending one are not stored.
 """
 
-from broker.client import KafkaError, RecordsRefusedError
+from broker.client import RecordsRefusedError
 from broker.client.partitioner import partition_for_key
 
 from .record_input import InputRecord
@@ -34,7 +34,7 @@ class Batcher:
         self.stored = 0  # records the broker acknowledged (sent, with acks=0)
         self.not_stored: list[int] = []  # line numbers, refused or not sent
         self.in_flight: list[int] = []  # line numbers of the batch being sent (unconfirmed if interrupted)
-        self.failure: KafkaError | None = None
+        self.failure: Exception | None = None  # a KafkaError, or UnsupportedVersionError
 
     def add(self, number: int, record: InputRecord) -> None:
         size = record_size(record) + RECORD_OVERHEAD

@@ -34,6 +34,8 @@ def _start_failure(exc: OSError, host: str, port: int) -> str:
                f"for a free one"
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"cannot listen on {host}:{port}: {host} is not an address of this machine (see --host)"
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR) and exc.filename is not None:
+        return f"{exc.filename}: not a directory (the log directory, or a path inside it, is a file)"
     if exc.filename is not None:
         return f"{exc.filename}: {exc.strerror}"
     return exc.strerror or str(exc)

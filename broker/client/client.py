@@ -31,7 +31,7 @@ from broker.records.batch import Record
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
-from .connection import BrokerConnection, BrokerConnectionError
+from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +322,7 @@ class KafkaClient:
         return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
 
     def produce_each(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
-                     timestamp: int | None = None) -> dict[int, KafkaError]:
+                     timestamp: int | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
         """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
         refuses because of its records is split (around the records it names, else in halves) until
         each refused record is alone. Returns ``{index in records: error}`` for every record not
@@ -331,7 +331,7 @@ class KafkaClient:
         not named was stored, in the order given.
         """
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        not_stored: dict[int, KafkaError] = {}
+        not_stored: dict[int, KafkaError | UnsupportedVersionError] = {}
         parts = collections.deque([(0, len(records))])
         while parts:
             start, end = parts.popleft()
@@ -342,7 +342,7 @@ class KafkaClient:
                     not_stored[start] = exc
                 else:
                     parts.extendleft(reversed(_split(start, end, exc.record_indexes)))
-            except KafkaError as exc:
+            except (KafkaError, UnsupportedVersionError) as exc:
                 for first, last in [(start, end), *parts]:
                     not_stored.update(dict.fromkeys(range(first, last), exc))
                 break

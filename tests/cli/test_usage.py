@@ -127,6 +127,12 @@ def test_a_port_in_use_is_one_line_naming_the_port(tmp_path):
     one_line_error(done, 1, f"kafkalog broker: port {port} on 127.0.0.1 is already in use")
 
 
+def test_a_log_dir_that_is_a_file_is_one_line_naming_it(tmp_path):
+    (tmp_path / "file").write_text("")
+    one_line_error(kafkalog("broker", "--log-dir", tmp_path / "file", "--port", "0"), 1,
+                   f"kafkalog broker: {tmp_path / 'file'}: not a directory")
+
+
 def test_a_misspelt_broker_setting_gets_the_closest_known_name(tmp_path):
     done = kafkalog("broker", "--log-dir", tmp_path / "log", "--set", "log.retention.hour=1")
     one_line_error(done, 1, "kafkalog broker: log.retention.hour: unknown or unsupported broker setting "
