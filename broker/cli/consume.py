@@ -1,6 +1,7 @@
 """``kafkalog consume TOPIC``: print records from a start point (the beginning, an offset, or a time
 resolved through the broker's time index) up to the end offsets measured when it starts, or on and on
-with ``--follow``; one line per record, plain (tab-separated) or JSON.
+with ``--follow``; one line per record, plain (tab-separated) or JSON. A read that has nothing to
+print says why on stderr (and exits 0).
 
 Partitions are read in turns, one fetch each. Plain lines are ``partition, offset, timestamp
 (ISO-8601 UTC), key, value``, with keys and values as UTF-8 text (undecodable bytes as ``\\xNN``;
@@ -41,6 +42,17 @@ def _start_offsets(client, topic: str, partitions: list[int], latest: dict, args
         return {p: min(args.offset, latest[p]) for p in partitions}
     found = _offsets(client, topic, partitions, EARLIEST if args.from_time is None else args.from_time)
     return {p: latest[p] if found[p] < 0 else found[p] for p in partitions}
+
+
+def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
+    """Why a read (not --follow) has nothing to print, for the note that says so."""
+    what = f"partition {partitions[0]}" if len(partitions) == 1 else "every partition"
+    ends = ", ".join(f"{p}: {latest[p]}" for p in partitions)
+    if args.offset is not None:
+        return f"--offset {args.offset} is at or past the end of {what} of {topic} (end offsets {ends})"
+    if args.from_time is not None:
+        return f"no record of {what} of {topic} is stamped at or after --from-time"
+    return f"{what} of {topic} is empty"
 
 
 def _records(client, topic: str, partition: int, position: int, end: int | None):
@@ -88,6 +100,8 @@ def _consume(client, args) -> int:
         partitions = [args.partition]
     latest = _offsets(client, topic, partitions, LATEST)
     positions = _start_offsets(client, topic, partitions, latest, args)
+    if not args.follow and all(positions[p] >= latest[p] for p in partitions):
+        print(f"{PROG}: no records to print: {_why_nothing(topic, partitions, latest, args)}", file=sys.stderr)
     ends = None if args.follow else latest
     remaining = args.max_records
     try:

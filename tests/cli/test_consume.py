@@ -104,7 +104,10 @@ def test_one_partition_from_an_offset(broker, topic):
     assert lines == [plain_line(r) for r in STORED if r[0] == 1 and r[1] >= 6]
     every_partition = plain_lines(consume(broker, topic, "--offset", "8"))
     assert sorted(every_partition) == sorted(plain_line(r) for r in STORED if r[1] >= 8)
-    assert plain_lines(consume(broker, topic, "--offset", "1000")) == []  # past the end: nothing, no error
+    done = consume(broker, topic, "--offset", "1000")  # past the end: nothing, no error, but a note
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: --offset 1000 is at or past the end of every "
+                           f"partition of {topic} (end offsets 0: 10, 1: 10, 2: 10)\n")
 
 
 def test_max_records(broker, topic):
@@ -144,7 +147,19 @@ def test_from_time_starts_where_the_time_index_says(broker, topic, form):
 
 def test_from_time_before_and_after_every_record(broker, topic):
     assert len(plain_lines(consume(broker, topic, "--from-time", "2000-01-01T00:00:00Z"))) == COUNT
-    assert plain_lines(consume(broker, topic, "--from-time", str(BASE + 1000 * COUNT))) == []
+    done = consume(broker, topic, "--partition", "1", "--from-time", str(BASE + 1000 * COUNT))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: no record of partition 1 of {topic} is "
+                           f"stamped at or after --from-time\n")
+
+
+def test_an_empty_topic_says_so(broker, request):
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 2)]) == {topic: None}
+    done = consume(broker, topic)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == f"kafkalog consume: no records to print: every partition of {topic} is empty\n"
 
 
 def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, request):
