@@ -37,8 +37,13 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
     done = "stored" if acks else "sent"
     refusals = []  # (line number, reason) held for the final message, with --on-error stop
 
+    show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
+    progress = Progress(total_bytes) if show_progress else None
+
     def refused(number: int, reason: str) -> None:
         if args.on_error == "skip":
+            if progress:
+                progress.end_line()
             print(f"{PROG}: line {number} not {done}: {reason}", file=sys.stderr)
         else:
             refusals.append((number, reason))
@@ -56,8 +61,6 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
         return stopping()
 
     reader = LineReader(source.fileno(), when_idle)
-    show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
-    progress = Progress(total_bytes) if show_progress else None
     number = 0
     try:
         for number, line in enumerate(reader, 1):

@@ -107,7 +107,7 @@ def test_a_large_file_goes_in_several_batches_over_partitions_with_progress(brok
     done = produce(broker, topic, "--file", path, "--progress", "--compression", "lz4")
     assert done.returncode == 0, done.stderr
     progress = done.stderr.split("\r")[-1]
-    assert "100%" in progress and f"{count:,} records" in progress and done.stderr.endswith("\n")
+    assert "100%" in progress and f"{count:,} lines" in progress and done.stderr.endswith("\n")
     offsets = latest_offsets(broker.bootstrap, topic, range(3))
     assert sum(offsets.values()) == count and min(offsets.values()) > 0  # unkeyed batches move on
     got = consume_records(broker.bootstrap, topic, range(3), count)
