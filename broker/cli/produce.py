@@ -68,7 +68,7 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
                 batcher.add(number, parse(line))
             except record_input.BadLine as exc:
                 batcher.refuse(number, str(exc))
-            if stopping():
+            if batcher.not_stored and stopping():  # (a failure leaves lines not stored)
                 break
             if progress:
                 progress.update(reader.bytes_read, number)
