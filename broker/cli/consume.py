@@ -161,7 +161,8 @@ def add_parser(commands) -> None:
                        help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
                             "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds")
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="read only partition N")
-    parser.add_argument("--max-records", type=positive_int, metavar="N", help="stop after N records")
+    parser.add_argument("--max-records", "--max-messages", type=positive_int, metavar="N",
+                        help="stop after N records (--max-messages: Kafka's console consumer's name)")
     parser.add_argument("--format", choices=("plain", "json"), default="plain", help="output lines (default plain)")
     parser.add_argument("--follow", action="store_true", help="keep waiting for new records instead of stopping "
                                                               "at the end")

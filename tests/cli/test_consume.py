@@ -115,6 +115,7 @@ def test_max_records(broker, topic):
         [plain_line(r) for r in STORED if r[0] == 2][:4]
     lines = plain_lines(consume(broker, topic, "--max-records", "13"))
     assert len(lines) == 13 and set(lines) <= {plain_line(r) for r in STORED}
+    assert len(plain_lines(consume(broker, topic, "--max-messages", "5"))) == 5  # kafka-console-consumer's name
 
 
 def offsets_for_time(broker, topic, timestamp: int) -> dict:
@@ -228,7 +229,7 @@ def test_errors(broker, topic):
     (["--offset", "-3"], "argument --offset: '-3' is not a whole number >= 0"),
     (["--from-time", "yesterday"], "argument --from-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
     (["--offset", "1", "--from-time", "0"], "argument --from-time: not allowed with argument --offset"),
-    (["--max-records", "0"], "argument --max-records: '0' is not a whole number >= 1"),
+    (["--max-records", "0"], "argument --max-records/--max-messages: '0' is not a whole number >= 1"),
     (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
 ])
 def test_usage_errors_exit_2(broker, topic, args, message):

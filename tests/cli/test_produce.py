@@ -255,6 +255,11 @@ def test_operation_errors_exit_1(broker, request):
     (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
     (["--key-separator", ""], "--key-separator cannot be empty"),
     (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
+    (["--header", "no-value"], "argument --header: 'no-value' is not KEY=VALUE"),
+    (["--header", "=v"], "argument --header: '=v' is not KEY=VALUE"),
+    (["--timestamp", "yesterday"], "argument --timestamp: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
+    (["--format", "json", "--key-separator", ":"], "--key-separator splits plain lines"),
+    (["--on-error", "ignore"], "argument --on-error: invalid choice: 'ignore'"),
 ])
 def test_usage_errors_exit_2(broker, args, message):
     done = produce(broker, "any-topic", *args, input="x\n")
