@@ -50,7 +50,7 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
 
     batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression), acks,
                       refused)
-    separator = args.key_separator.encode() if args.key_separator is not None else None
+    separator = os.fsencode(args.key_separator) if args.key_separator is not None else None
     parse = record_input.parser_for(args.format, separator, tuple(args.header), args.timestamp)
 
     def stopping() -> bool:

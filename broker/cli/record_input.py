@@ -11,6 +11,7 @@ import argparse
 import base64
 import binascii
 import json
+import os
 from typing import NamedTuple
 
 from .common import timestamp_ms
@@ -43,7 +44,7 @@ def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp
             return InputRecord(None, line, timestamp, headers)
         key, found, value = line.partition(key_separator)
         if not found:
-            raise BadLine(f"no key separator {key_separator.decode()!r}")
+            raise BadLine(f"no key separator {os.fsdecode(key_separator)!r}")
         return InputRecord(key, value, timestamp, headers)
     return plain
 
@@ -53,7 +54,11 @@ def header(text: str) -> tuple[str, bytes]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example --header trace-id=abc123)")
-    return key, value.encode()
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"the key of {text!r} is not UTF-8 text") from None
+    return key, os.fsencode(value)  # the value's bytes as given, UTF-8 or not
 
 
 def _json_record(line: bytes, extra_headers: tuple, default_timestamp: int | None) -> InputRecord:
@@ -81,7 +86,7 @@ def _bytes(fields: dict, name: str, where: str = "") -> bytes | None:
     if not isinstance(data, str):
         raise BadLine(f"{where}{name} is not a string or null")
     if encoding is None:
-        return data.encode()
+        return _utf8(data, f"{where}{name}")
     if encoding != "base64":
         raise BadLine(f"{where}{name}Encoding {encoding!r} is not \"base64\"")
     try:
@@ -100,7 +105,16 @@ def _headers(headers) -> tuple:
     if not isinstance(headers, list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str)
                                                 for h in headers):
         raise BadLine('headers are not [{"key": "k", "value": "v"}, ...] nor {"k": "v", ...}')
+    for h in headers:
+        _utf8(h["key"], "a header key")
     return tuple((h["key"], _bytes(h, "value", f"header {h['key']!r}: ")) for h in headers)
+
+
+def _utf8(text: str, what: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate, such as "\ud800"
+        raise BadLine(f"{what} is not valid Unicode text (a lone surrogate escape)") from None
 
 
 def _timestamp(value) -> int:

@@ -331,13 +331,14 @@ def test_bad_json_lines_are_named_and_skipped(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
     lines = ['{"value": "good 1"}', "not json", '["a list"]', '{"value": 5}', '{"vlaue": "typo"}',
              '{"value": "x", "timestamp": -5}', '{"value": "x", "valueEncoding": "base64"}',
-             '{"value": "x", "headers": [1]}', '{"value": "good 2"}']
+             '{"value": "x", "headers": [1]}', '{"value": "\\ud800"}', '{"value": "good 2"}']
     done = produce(broker, topic, "--format", "json", "--on-error", "skip", input="\n".join(lines) + "\n")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     reasons = done.stderr.splitlines()
-    assert [r.split(": ")[1] for r in reasons[:-1]] == [f"line {n} not stored" for n in range(2, 9)]
+    assert [r.split(": ")[1] for r in reasons[:-1]] == [f"line {n} not stored" for n in range(2, 10)]
     assert "not JSON" in reasons[0] and "unknown field 'vlaue'" in reasons[3] and "timestamp -5" in reasons[4]
-    assert reasons[-1] == "kafkalog produce: skipped lines (--on-error skip): 2 lines stored; not stored: lines 2-8"
+    assert "lone surrogate" in reasons[7]
+    assert reasons[-1] == "kafkalog produce: skipped lines (--on-error skip): 2 lines stored; not stored: lines 2-9"
     assert [r.value for r in consume_records(broker.bootstrap, topic, [0], 2)] == [b"good 1", b"good 2"]
 
 
