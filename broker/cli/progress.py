@@ -25,12 +25,12 @@ class Progress:
         if not force and now - self._drawn_at < REDRAW_SECONDS:
             return
         self._drawn_at = now
-        line = f"{_megabytes(done_bytes)}  {lines:,} lines"
+        line = f"{_megabytes(done_bytes)}  {lines:,} line{'' if lines == 1 else 's'}"
         if self.total:
             share = min(done_bytes / self.total, 1.0)
             filled = int(share * WIDTH)
             line = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {share:4.0%}  {_megabytes(done_bytes)} / " \
-                   f"{_megabytes(self.total)}  {lines:,} lines"
+                   f"{_megabytes(self.total)}  {lines:,} line{'' if lines == 1 else 's'}"
         self.stream.write("\r" + line)
         self.stream.flush()
         self._on_line = True
