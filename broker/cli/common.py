@@ -19,7 +19,7 @@ DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 DEFAULT_TIMEOUT = 30.0
 RETRIES, RETRY_BACKOFF_MS = 4, 200  # an unreachable broker fails after about 3 s of retries
 EXIT_STATUS = ("exit status: 0 success, 1 the operation failed (broker unreachable, unknown topic,\n"
-               "broker error), 2 usage error")
+               "broker error, for produce a line not stored), 2 usage error, 130 interrupted (Ctrl-C)")
 
 
 class Parser(argparse.ArgumentParser):
