@@ -50,7 +50,7 @@ def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp
 
 
 def header(text: str) -> tuple[str, bytes]:
-    """``--header KEY=VALUE`` -> ``(KEY, VALUE as UTF-8)``."""
+    """``--header KEY=VALUE`` -> ``(KEY, the bytes of VALUE as given)``."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example --header trace-id=abc123)")
