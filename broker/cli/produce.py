@@ -8,9 +8,9 @@ soon as the input pauses, so lines typed or piped slowly are not held back.
 
 No line is lost without being named: a line that cannot be a record, or that the broker refuses
 (too large, invalid), is reported by its number and either skipped or ends the run
-(``--on-error skip|stop``); the good lines batched with it are stored all the same. When the run
-does not store every line it ends with one line counting what was stored and naming, as line
-ranges, every line that was not.
+(``--on-error skip|stop``); the good lines batched with it are stored all the same
+(``batches``), and a run that does not store every line ends with one line naming them
+(``produce_report``).
 """
 
 import os
@@ -23,9 +23,9 @@ from .batches import Batcher
 from .common import (INTERRUPTED, OK, USAGE, CommandError, add_command, add_topic_argument, check_partition,
                      non_negative_int, partitions_of, run, timestamp_ms)
 from .line_reader import LineReader
+from .produce_report import PROG, LineReport
 from .progress import Progress
 
-PROG = "kafkalog produce"
 ACKS = {"0": 0, "1": 1, "all": -1, "-1": -1}
 
 
@@ -33,23 +33,11 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
     partitions = partitions_of(client, args.topic, args.bootstrap_server)
     if args.partition is not None:
         check_partition(args.topic, args.partition, partitions)
-    acks = ACKS[args.acks]
-    done = "stored" if acks else "sent"
-    refusals = []  # (line number, reason) held for the final message, with --on-error stop
-
     show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
     progress = Progress(total_bytes) if show_progress else None
-
-    def refused(number: int, reason: str) -> None:
-        if args.on_error == "skip":
-            if progress:
-                progress.end_line()
-            print(f"{PROG}: line {number} not {done}: {reason}", file=sys.stderr)
-        else:
-            refusals.append((number, reason))
-
-    batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression), acks,
-                      refused)
+    report = LineReport(args.on_error, ACKS[args.acks], progress)
+    batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression),
+                      ACKS[args.acks], report.refused)
     separator = os.fsencode(args.key_separator) if args.key_separator is not None else None
     parse = record_input.parser_for(args.format, separator, tuple(args.header), args.timestamp)
 
@@ -75,55 +63,16 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
         batcher.flush()
     except KeyboardInterrupt:  # how typed input often ends: quiet, unless lines were left unsent
         batcher.abandon()
-        if batcher.not_stored or batcher.in_flight:
-            raise CommandError(_summary("interrupted", batcher, done, number, reader.finished), INTERRUPTED) from None
+        final = report.final_line(batcher, number, reader.finished, interrupted=True)
+        if final:
+            raise CommandError(final, INTERRUPTED) from None
         return INTERRUPTED
     if progress:
         progress.finish(reader.bytes_read, number)
-    if batcher.not_stored:
-        raise CommandError(_summary(_how_it_ended(batcher, refusals, done), batcher, done, number, reader.finished))
+    final = report.final_line(batcher, number, reader.finished)
+    if final:
+        raise CommandError(final)
     return OK
-
-
-def _how_it_ended(batcher: Batcher, refusals: list, done: str) -> str:
-    """The start of the final line of a run that did not store every line; the refusals held for
-    it (--on-error stop), but the first, are printed first."""
-    if batcher.failure:
-        how = str(batcher.failure)
-    elif refusals:
-        first, reason = refusals.pop(0)
-        how = f"line {first} not {done}: {reason}; stopped (--on-error stop)"
-    else:
-        how = "skipped lines (--on-error skip)"
-    for other, reason in refusals:
-        print(f"{PROG}: line {other} not {done}: {reason}", file=sys.stderr)
-    return how
-
-
-def _summary(how: str, batcher: Batcher, done: str, last_read: int, finished: bool) -> str:
-    """``<how>: 20,010 lines stored; not stored: line 20001; anything after line 20011 was not read``."""
-    not_stored = sorted(batcher.not_stored)
-    text = f"{how}: {_lines(batcher.stored)} {done}"
-    if not_stored:
-        text += f"; not {done}: line{'s' if len(not_stored) > 1 else ''} {line_ranges(not_stored)}"
-    if batcher.in_flight:
-        text += f"; unconfirmed (interrupted while being sent): lines {line_ranges(batcher.in_flight)}"
-    return text if finished else f"{text}; anything after line {last_read} was not read"
-
-
-def _lines(count: int) -> str:
-    return f"{count:,} line{'' if count == 1 else 's'}"
-
-
-def line_ranges(numbers: list[int]) -> str:
-    """``[3, 7, 8, 9, 12]`` -> ``"3, 7-9, 12"``."""
-    ranges = []
-    for number in numbers:
-        if ranges and ranges[-1][1] == number - 1:
-            ranges[-1][1] = number
-        else:
-            ranges.append([number, number])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def _run(args) -> int:
