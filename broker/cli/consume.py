@@ -55,16 +55,18 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     return f"{what} of {topic} is empty"
 
 
-def _records(client, topic: str, partition: int, position: int, end: int | None):
-    """The data records of one fetch from ``position`` (below ``end`` if given), and the next position."""
+def _records(client, topic: str, partition: int, position: int, end: int | None, first: int = 0):
+    """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
+    if given), and the next position."""
     fetched = client.fetch(topic, partition, position, FETCH_BYTES)
     records, next_position = [], position
+    lowest = max(position, first)
     try:
         for entry in record_set.iter_batches(fetched.records):
             next_position = max(next_position, entry.last_offset + 1)
             if not entry.is_control:
                 records += [(entry, r) for r in entry.records
-                            if position <= r.offset and (end is None or r.offset < end)]
+                            if lowest <= r.offset and (end is None or r.offset < end)]
     except CorruptRecordError as exc:
         raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
     return records, next_position
@@ -112,7 +114,8 @@ def _consume(client, args) -> int:
             printed = 0
             for partition in active:
                 end = None if ends is None else ends[partition]
-                records, position = _records(client, topic, partition, positions[partition], end)
+                records, position = _records(client, topic, partition, positions[partition], end,
+                                             first=args.offset or 0)  # --follow from past the end: wait
                 if end is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position

@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 import confluent_kafka
@@ -161,6 +162,23 @@ def test_an_empty_topic_says_so(broker, request):
     done = consume(broker, topic)
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == f"kafkalog consume: no records to print: every partition of {topic} is empty\n"
+
+
+def test_follow_from_an_offset_past_the_end_prints_nothing_below_it(broker, request):
+    """Found as: --offset 12 --follow on a partition ending at 10 printed offsets 10 and 11 once they came."""
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"old", BASE)] * 2)
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--partition", "0", "--offset",
+                                "4", "--follow", "--max-records", "2", "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1)  # most likely started, so the records below come after it (the test holds either way)
+        produce_records(broker.bootstrap, topic, [(0, None, f"new {i}".encode(), BASE) for i in range(2, 6)])
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, "")
+    assert [line.split("\t")[1:5:3] for line in out.splitlines()] == [["4", "new 4"], ["5", "new 5"]]
 
 
 def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, request):
