@@ -159,7 +159,8 @@ def add_parser(commands) -> None:
     start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
                                                                      "(the default)")
     start.add_argument("--offset", type=non_negative_int, metavar="N",
-                       help="start at offset N in every partition read (a partition's end if it is shorter)")
+                       help="start at offset N in every partition read (nothing below N is printed, even when a "
+                            "partition is shorter and --follow waits for it)")
     start.add_argument("--from-time", type=timestamp_ms, metavar="TIME",
                        help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
                             "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds")
