@@ -2,7 +2,7 @@
 Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoop-compatible
 filesystem, and offset-rewind reruns.
 
-Exit status: 0 the run committed (or the dry run or history was shown), 1 the run failed (its
+Exit status: 0 the run committed (or the dry run, history or repair was done), 1 the run failed (its
 reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock.
 """
 
@@ -27,6 +27,7 @@ examples:
   kafkalog load --topics page-views --output /data/pv --rewind-to-run 12
   kafkalog load --topics page-views --output /data/pv --rewind-to-offsets '{"page-views":{"0":1500}}'
   kafkalog load --output /data/pv --history
+  kafkalog load --output /data/pv --repair
 
 Each run reads every partition from where the committed runs ended to the latest offset now,
 writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
@@ -51,6 +52,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     topics = parser.add_mutually_exclusive_group()
     topics.add_argument("--topics", metavar="A,B", help="topics to load")
     topics.add_argument("--topic-pattern", metavar="REGEX", help="load every topic matching (the whole name)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="a --topic-pattern that matches no topic commits an empty run instead of failing")
     parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
     parser.add_argument("--checkpoint", metavar="URI", help="the checkpoint (default <output>/_checkpoint)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "orc", "json"), help="default parquet")
@@ -69,6 +72,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
     parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
     parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
+    parser.add_argument("--repair", action="store_true",
+                        help="make a damaged checkpoint agree with the output again, from what the output's rows "
+                             "prove, and stop")
     parser.add_argument("--keep-runs", type=positive_int, default=100, metavar="N",
                         help="runs kept in the checkpoint's history (default 100)")
     parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
@@ -111,21 +117,28 @@ def settings_from(args):
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
-        rewind=rewind, keep_runs=args.keep_runs, source_options=dict(args.option), progress=not args.quiet)
+        rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty, source_options=dict(args.option),
+        progress=not args.quiet)
 
 
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
-    from spark_kafka_source.checkpoint import LockHeldError
+    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from spark_kafka_source.options import OptionError
 
     from . import history
+    from .output import Output
+    from .repair import repair
     from .planner import UsageError
 
     try:
         settings = settings_from(args)
         if args.history:
-            print(history.format_text(settings.checkpoint))
+            print(history.format_text(settings.checkpoint, settings.output, settings.format))
+            return EXIT_OK
+        if args.repair:
+            repair(CheckpointStore(settings.checkpoint), Output(settings.output, settings.format),
+                   say=lambda line: print(line, flush=True))
             return EXIT_OK
         if not settings.topics and not settings.topic_pattern:
             raise UsageError("name the topics to load: --topics A,B or --topic-pattern REGEX")
