@@ -202,11 +202,16 @@ def reason(exc: Exception) -> str:
     return (lines[0] if lines else type(exc).__name__)[:1000]
 
 
-def main(argv=None) -> int:
+def parser() -> Parser:
+    """The arguments of ``python -m jobs.load``."""
     parser = Parser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _arguments(parser)
-    return run_command(parser.parse_args(argv))
+    return parser
+
+
+def main(argv=None) -> int:
+    return run_command(parser().parse_args(argv))
 
 
 if __name__ == "__main__":
