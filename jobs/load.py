@@ -8,6 +8,7 @@ reason on one line; the next run resumes it), 2 usage error, 3 another run holds
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from broker.cli.common import Parser, key_value, positive_int, timestamp_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 EPILOG = """\
 examples:
@@ -84,7 +86,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.add_argument("--verbose", action="store_true", help="on failure, print the whole traceback")
+    parser.add_argument("--verbose", action="store_true", help="Spark's and Py4J's logs, and on failure the whole traceback")
 
 
 def _offsets(text: str) -> dict:
@@ -165,26 +167,33 @@ def _load(args, settings) -> int:
     from . import report
     from .runner import load
     require_java()
-    result = load(lambda: spark_session(args.master, args.conf), settings, say=lambda line: print(line, flush=True))
+    result = load(lambda: spark_session(args.master, args.conf, args.verbose), settings, say=lambda line: print(line, flush=True))
     print(report.format_text(result), flush=True)
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]]):
-    """The active Spark session, or a new one (UTC session time zone, quiet logs) with the
-    ``(key, value)`` settings of ``conf``."""
+def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False):
+    """The active Spark session, or a new one (UTC session time zone) with the ``(key, value)``
+    settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
+    in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
+    times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
+    options given with ``--conf`` add to them instead of replacing them."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
-    log_settings = Path(__file__).with_name("log4j2.properties")
+    settings = dict(conf)
+    if not verbose:
+        quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+        settings[DRIVER_JAVA_OPTIONS] = f"{quiet} {settings.get(DRIVER_JAVA_OPTIONS, '')}".strip()
+        logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
-        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false") \
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_settings}")
-    for key, value in conf:
+        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not verbose:
+        spark.sparkContext.setLogLevel("OFF")
     spark_kafka_source.register(spark)
     return spark
 
