@@ -191,11 +191,15 @@ class CheckpointStore:
 
     def next_run_number(self, runs: list[Run] | None = None) -> int:
         """The number of the next run: one past the newest planned run (``runs``, read if not
-        given), or the newest run directory when it was created but never planned."""
+        given), or the newest run directory when it was created but never planned; never the
+        number of a run directory set aside (damaged, or being deleted)."""
         numbers = self.numbers()
         planned = [r.number for r in (self.runs() if runs is None else runs)]
         unplanned_last = numbers and (not planned or numbers[-1] > planned[-1])
-        return numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
+        candidate = numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
+        set_aside = [int(n[:RUN_DIGITS]) for n in self.location.names("runs")
+                     if n[:RUN_DIGITS].isdigit() and n[RUN_DIGITS:].startswith((DAMAGED, DELETING))]
+        return max([candidate] + [n + 1 for n in set_aside])
 
     def tasks(self, number: int) -> list[TaskCheckpoint]:
         name = f"{self.run_name(number)}/tasks"
