@@ -42,25 +42,29 @@ def refused(result, *parts: str) -> str:
     return line
 
 
-@pytest.mark.parametrize("damage", ["plan.json removed", "runs/2 removed"])
+@pytest.mark.parametrize("damage", ["plan.json removed", "runs/2 removed", "checkpoint removed"])
 def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuilds_it(jobs_broker, spark, tmp_path,
                                                                                        damage):
     """The issue's reproduction: the next run got number 2 again, committed the stale run=2 without
-    reading anything, and the new record ended in no output at all."""
+    reading anything, and the new record ended in no output at all. With the whole checkpoint gone,
+    the next run loaded everything again as run 1."""
     bootstrap, topic = jobs_broker.bootstrap, f"lost-{damage.split()[0].replace('.', '-').replace('/', '-')}"
     output = tmp_path / "output"
     recs = two_runs(bootstrap, topic, output, tmp_path)
     if damage == "plan.json removed":
         (run_dir(output, 2) / "plan.json").unlink()
-    else:
+    elif damage == "runs/2 removed":
         shutil.rmtree(run_dir(output, 2))
+    else:
+        shutil.rmtree(output / "_checkpoint")
     recs += one_more(bootstrap, topic)
     args = load_args(bootstrap, topic, output)
     before = tree(output)
 
+    first = 1 if damage == "checkpoint removed" else 2
     for extra in ([], ["--dry-run"]):
-        line = refused(run_load(args + extra, tmp_path), f"{output.as_uri()}/run=2", "--repair")
-        assert "run 2" in line, line
+        line = refused(run_load(args + extra, tmp_path), f"{output.as_uri()}/run={first}", "--repair")
+        assert f"run {first}" in line, line
     assert tree(output) == before, "a refused run changed the output or the checkpoint"
 
     repaired = run_load(["--output", str(output), "--repair"], tmp_path)
