@@ -51,7 +51,8 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
             remedy = f"{repair}, or restore the file" if places else \
                 "restore the file from a backup (run {number} has no output to rebuild it from)".format(number=number)
             output_named = f" (its output: {where})" if places else ""
-            found.append(Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}", remedy))
+            found.append(Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}",
+                                 remedy))
         elif entry is not None and entry.run is None and places:
             found.append(Problem(number, f"run {number} was never planned ({store.uri}/{store.run_name(number)} has "
                                          f"no plan.json), yet its output {where} exists", repair))

@@ -86,7 +86,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.add_argument("--verbose", action="store_true", help="Spark's and Py4J's logs, and on failure the whole traceback")
+    parser.add_argument("--verbose", action="store_true",
+                        help="Spark's and Py4J's logs, and on failure the whole traceback")
 
 
 def _offsets(text: str) -> dict:
@@ -167,7 +168,8 @@ def _load(args, settings) -> int:
     from . import report
     from .runner import load
     require_java()
-    result = load(lambda: spark_session(args.master, args.conf, args.verbose), settings, say=lambda line: print(line, flush=True))
+    result = load(lambda: spark_session(args.master, args.conf, args.verbose), settings,
+                  say=lambda line: print(line, flush=True))
     print(report.format_text(result), flush=True)
     return EXIT_OK
 
