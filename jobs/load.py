@@ -53,7 +53,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         default="127.0.0.1:9092", metavar="HOST:PORT[,...]", help="default 127.0.0.1:9092")
     topics = parser.add_mutually_exclusive_group()
     topics.add_argument("--topics", metavar="A,B", help="topics to load")
-    topics.add_argument("--topic-pattern", metavar="REGEX", help="load every topic matching (the whole name)")
+    topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
+                        help="load every topic matching (the whole name)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="a --topic-pattern that matches no topic commits an empty run instead of failing")
     parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
@@ -88,6 +89,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument("--verbose", action="store_true",
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
+
+
+def _pattern(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); for example 'events-.*'") \
+            from None
+    return text
 
 
 def _offsets(text: str) -> dict:

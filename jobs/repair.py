@@ -34,6 +34,9 @@ class RepairRefused(CheckpointError):
 def repair(store: CheckpointStore, output: Output, say=print) -> None:
     """Repair what can be proven, saying what was done (one line per run); then raise RepairRefused
     naming what was not."""
+    if not store.location.exists() and not output.location.exists():
+        say(f"nothing to repair: there is no checkpoint at {store.uri} and no output at {output.uri}")
+        return
     refused = []
     with CheckpointLock(store.location, purpose="repair") as lock:
         found = problems(store, output)

@@ -153,6 +153,8 @@ def test_usage_errors_exit_2(history, tmp_path):
          "not allowed with argument"),
         (["--output", str(output), "--topics", history.topic, "--option", "novalue", "--dry-run"],
          "argument --option: 'novalue' is not KEY=VALUE"),
+        (["--output", str(output), "--topic-pattern", "(", "--dry-run"],
+         "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern"),
         (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "7", "--dry-run"],
          "--rewind-to-run 7: no such committed run in the history (committed runs not superseded: 1, 2, 3)"),
     ]
@@ -164,6 +166,12 @@ def test_usage_errors_exit_2(history, tmp_path):
 
     empty = run_load(["--output", str(tmp_path / "nothing"), "--history"], tmp_path)
     assert empty.code == 0 and empty.stdout.startswith("no runs in "), empty
+    nothing = run_load(["--output", str(tmp_path / "nothing"), "--repair"], tmp_path)
+    assert nothing.code == 0 and nothing.stdout.startswith("nothing to repair: there is no checkpoint"), nothing
+    assert not (tmp_path / "nothing").exists()
+    agreeing = run_load(["--output", str(output), "--repair"], tmp_path)
+    assert agreeing.code == 0 and agreeing.stdout.startswith("nothing to repair: "), agreeing
+    assert tree(output) == before
 
 
 def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empty_run_needs_no_spark(history,
