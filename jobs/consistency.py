@@ -49,7 +49,7 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
         where = ", ".join(f"{output.uri}/{p}" for p in places)
         if entry is not None and entry.damage:
             remedy = f"{repair}, or restore the file" if places else \
-                "restore the file from a backup (run {number} has no output to rebuild it from)".format(number=number)
+                f"restore the file from a backup (run {number} has no output to rebuild it from)"
             output_named = f" (its output: {where})" if places else ""
             found.append(Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}",
                                  remedy))

@@ -47,7 +47,7 @@ def repair(store: CheckpointStore, output: Output, say=print) -> None:
             published = [p for p in places if not p.startswith("_staging/")]
             lock.check()
             try:
-                if problem.rewind_repairs or (not places):
+                if problem.rewind_repairs or not places:
                     raise RepairRefused(f"run {problem.run} cannot be rebuilt: {problem.line()}")
                 if len(published) > 1:
                     raise RepairRefused(f"run {problem.run} cannot be rebuilt: its output is in both "
@@ -69,8 +69,8 @@ def _rebuild(store: CheckpointStore, output: Output, number: int, place: str) ->
     ended = {}  # where the committed runs before this one ended
     for run in (r for r in runs if r.committed and r.number < number):
         ended.update({p.key: (p.end, run.number) for p in run.plan})
-    starts = {}  # where the next committed run after this one starts
-    for run in reversed([r for r in runs if r.committed and r.number > number]):
+    starts = {}  # where the next run after this one (committed, or pending: to be executed) starts
+    for run in reversed([r for r in runs if r.number > number]):
         starts.update({p.key: (p.start, run.number) for p in run.plan})
     cannot = f"run {number} cannot be rebuilt from {output.uri}/{place}"
     for (topic, partition), found in sorted(offsets.items()):
