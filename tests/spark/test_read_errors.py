@@ -3,7 +3,8 @@
 The option checks themselves are unit-tested without Spark (test_options.py); here a handful go
 through Spark to show the user gets our explanation: an error raised while Spark creates the
 source or plans the read comes back as ``AnalysisException`` [PYTHON_DATA_SOURCE_ERROR] whose
-message holds the ``OptionError`` text (the option's name and what is wrong). Checks that need
+message is one line ending with the ``OptionError`` text (the option's name as documented, what is
+wrong, an example), with no traceback. Checks that need
 the broker (an end beyond a partition's end, JSON naming a partition that is not read, a missing
 topic) are made at planning. A broker nobody listens on, or one that never answers, gives an error
 naming the address within the request timeout, not a hang; so does a broker that dies between
@@ -38,12 +39,14 @@ def planning_error(spark, bootstrap: str, options: dict) -> str:
         load(spark, bootstrap, options).collect()
     message = str(raised.value)
     assert "PYTHON_DATA_SOURCE_ERROR" in message, message[:500]
+    lines = [line for line in message.splitlines() if not line.strip().startswith("SQLSTATE")]
+    assert len(lines) == 1 and "Traceback" not in message, message[:800]
     return message
 
 
 INVALID = [
     pytest.param({"subscribe": TOPIC, "startingOffset": "earliest"},
-                 ["option startingoffset: unknown option of the kafkalog source", "did you mean startingOffsets?"],
+                 ["option startingOffset: unknown option of the kafkalog source", "did you mean startingOffsets?"],
                  id="typo"),
     pytest.param({"subscribe": TOPIC, "startingOffsets": "latest"},
                  ["option startingOffsets: a batch query cannot start at latest"], id="start-latest"),
