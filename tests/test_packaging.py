@@ -15,6 +15,7 @@ wheel, which each test checks (the editable install's own ``.pth`` is not proces
 import json
 import os
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -30,10 +31,28 @@ pytestmark = pytest.mark.timeout(2 * TIMEOUT)
 
 
 def run(args, **kwargs) -> subprocess.CompletedProcess:
-    """Run a command (bounded), failing the test with its output when it fails."""
-    done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, **kwargs)
-    assert done.returncode == 0, f"{args} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
+    """Run a command in a process group of its own, failing the test with its output when it fails.
+    Whatever the group still holds when the command ends or after ``TIMEOUT`` (a broker, a JVM it
+    started) is killed."""
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          **kwargs) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill_group(process.pid)
+            stdout, stderr = process.communicate()
+            pytest.fail(f"{args} still running after {TIMEOUT}s, killed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+        finally:
+            kill_group(process.pid)
+    assert process.returncode == 0, f"{args} exited {process.returncode}:\n{stdout[-3000:]}\n{stderr[-3000:]}"
+    return subprocess.CompletedProcess(args, process.returncode, stdout, stderr)
+
+
+def kill_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:  # nothing left in it
+        pass
 
 
 def repository_files(dest: Path) -> Path:
