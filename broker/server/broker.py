@@ -6,7 +6,9 @@ accepting connections, closes those with no request being handled, lets the hand
 finish (long-polling fetches return at once) and writes their responses as far as the sockets take
 them without waiting for clients that do not read, then waits for the disk work to end, flushes
 every log, writes the checkpoints and the clean-shutdown marker, and exits 0. Anything abandoned
-on the way is one log line, never a traceback per connection.
+on the way is one log line, never a traceback per connection. If a
+step of the shutdown fails (a full disk) it says so in one line and exits 1; the next start
+recovers. Temporary files a crash left next to ``topics.json`` and the checkpoints are removed at start.
 """
 
 import asyncio
@@ -16,6 +18,8 @@ import resource
 import signal
 import sys
 
+from broker.log.checkpoints import remove_stale_temporaries
+from broker.log.errors import LogError
 from broker.log.manager import LogManager
 
 from .config import BrokerConfig
@@ -44,12 +48,15 @@ class Broker:
         config = self.config
         _raise_open_file_limit()
         os.makedirs(config.log_dir, exist_ok=True)
-        topics = TopicRegistry(config.log_dir, config.log)
+        topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
                                  topic_config=topics.config_for,
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,
                                  retention_check_interval_ms=config.retention_check_interval_ms).open()
         try:
+            stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
+            if stale:
+                log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
             self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
@@ -112,7 +119,11 @@ async def serve(config: BrokerConfig) -> int:
     print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
     await stopped.wait()
     log.info("shutting down")
-    await broker.stop()
+    try:
+        await broker.stop()
+    except (OSError, LogError) as exc:
+        log.error("shutdown incomplete: %s; the next start recovers the log directory", exc)
+        return 1
     log.info("stopped cleanly")
     return 0
 

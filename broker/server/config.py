@@ -8,6 +8,7 @@ ignored). Ports are 0-65535; an advertised listener needs a real host and a port
 """
 
 import dataclasses
+import difflib
 from typing import Mapping
 from urllib.parse import urlsplit
 
@@ -184,8 +185,9 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
     unknown = [k for k in properties if k not in KNOWN_KEYS]
     if unknown:
-        raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting "
-                          f"(see `kafkalog broker --help` for the supported keys)")
+        close = difflib.get_close_matches(unknown[0], KNOWN_KEYS, n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]}?" if close else "see `kafkalog broker --help` for the supported keys"
+        raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting ({hint})")
     fields = {}
     log_properties = {k: v for k, v in properties.items() if k in BROKER_SETTINGS}
     for coarse, (fine, factor) in _COARSE_TIME_KEYS.items():

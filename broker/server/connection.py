@@ -10,6 +10,8 @@ the broker-wide request memory (``queued.max.request.bytes``) and waits while no
 A frame whose size is negative or above ``socket.request.max.bytes`` closes the connection before
 any of it is read; so does any request that cannot be parsed, an API or version not advertised
 (except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+A handler failing with an ``OSError`` or a ``LogStorageError`` (a full disk) is answered
+KAFKA_STORAGE_ERROR in every error field of its API.
 
 At shutdown (``stop``) a connection waiting for a request, for memory or for its client to read is
 closed at once; one inside a handler finishes it, writes its response as far as the socket takes
@@ -19,11 +21,14 @@ it without waiting, and closes. ``abandoned`` tells whether a response was left 
 import asyncio
 import logging
 
+from broker.log.errors import LogStorageError
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
-from .context import CloseConnection
+from .context import CloseConnection, error_text
+from .error_responses import error_response
 from .handlers import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -136,6 +141,9 @@ class Connection:
         except CloseConnection as exc:
             log.info("closing %s: %s", self.peer, exc)
             return _CLOSE
+        except (OSError, LogStorageError) as exc:
+            log.error("%s v%d request from %s failed: %s", api.key.name, header.api_version, self.peer, exc)
+            response = error_response(api.key, request, ErrorCode.KAFKA_STORAGE_ERROR, error_text(exc))
         except Exception:
             log.exception("closing %s: %s v%d request failed", self.peer, api.key.name, header.api_version)
             return _CLOSE
