@@ -5,7 +5,8 @@ and the first segment fsync is held on an event until the test lets it go: a det
 disk. While one connection's produce is held there, another connection's Metadata, ListOffsets,
 Fetch and a produce to another partition are answered; a second produce to the held partition
 waits its turn (one writer per partition) and gets the next offsets once the first is done, and
-so does the deletion of its topic (it would otherwise close the log under the append).
+so do the deletion of its topic (it would otherwise close the log under the append) and
+DeleteRecords on it.
 """
 
 import threading
@@ -98,3 +99,22 @@ def test_deleting_a_topic_waits_for_the_append_in_flight_to_its_partition(tmp_pa
         deleted = admin.recv_response(ApiKey.DELETE_TOPICS, 3, delete_id)
         assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
         assert not (tmp_path / "log" / f"{TOPIC}-0").exists()
+
+
+@pytest.mark.timeout(120)
+def test_deleting_records_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync):
+    entered, release = held_fsync
+    with broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port, \
+            connect("127.0.0.1", port, TIMEOUT) as producer, connect("127.0.0.1", port, TIMEOUT) as admin:
+        assert admin.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] == 0
+        produce_id = producer.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
+        assert entered.wait(TIMEOUT), "the produce never reached its fsync"
+        delete_id = admin.send_request(ApiKey.DELETE_RECORDS, 1, {
+            "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000})
+        with pytest.raises(TimeoutError):  # before: it moved the log start under the append held in its fsync
+            admin.recv_frame(timeout=DELETE_PATIENCE)
+        release.set()
+        acked = produced(producer, produce_id)
+        assert (acked["error_code"], acked["base_offset"]) == (ErrorCode.NONE, 0)
+        [partition] = admin.recv_response(ApiKey.DELETE_RECORDS, 1, delete_id)["topics"][0]["partitions"]
+        assert (partition["error_code"], partition["low_watermark"]) == (ErrorCode.NONE, 3)

@@ -6,7 +6,7 @@ setting left out goes back to its default); IncrementalAlterConfigs sets, delete
 subtracts from single settings (append and subtract only for list settings), as Kafka does. The
 broker's settings other than its log settings are read-only while it runs (INVALID_REQUEST), a
 resource named twice in one request is refused, and every value is checked with Kafka's rules
-before anything changes.
+before anything changes. The whole request runs on the I/O pool (it writes ``topics.json``).
 """
 
 import enum
@@ -136,8 +136,8 @@ def _answer(ctx, request: dict, new_configs) -> dict:
 
 
 async def handle_alter(ctx, header, request) -> dict:
-    return _answer(ctx, request, _altered)
+    return await ctx.io.run(_answer, ctx, request, _altered)
 
 
 async def handle_incremental_alter(ctx, header, request) -> dict:
-    return _answer(ctx, request, _incrementally_altered)
+    return await ctx.io.run(_answer, ctx, request, _incrementally_altered)
