@@ -236,6 +236,9 @@ def test_broker_settings_are_dynamic_with_their_sources_and_persisted(client, ad
             ("3600000", DYNAMIC_BROKER), ("7200000", DYNAMIC_DEFAULT), ("604800000", DEFAULT)]
         assert broker_configs["log.segment.bytes"]["config_source"] == STATIC
         assert broker_configs["num.partitions"]["read_only"] and broker_configs["num.partitions"]["value"] == "1"
+        assert [(broker_configs[key]["value"], broker_configs[key]["read_only"]) for key in
+                ("num.io.threads", "fetch.max.bytes", "queued.max.request.bytes")] == [
+            ("8", True), (str(55 * 1024 * 1024), True), (str(256 * 1024 * 1024), True)]
         assert {name: c["value"] for name, c in describe(connection, BROKER, "").items()} == {
             "log.retention.ms": "7200000"}
         topic_retention = describe(connection, TOPIC, topic)["retention.ms"]
