@@ -82,39 +82,34 @@ def test_other_requests_are_answered_while_a_produce_is_held_in_its_fsync(tmp_pa
         assert (second["error_code"], second["base_offset"]) == (ErrorCode.NONE, 3)
 
 
+def deleted_topic(answer, log_dir) -> None:
+    assert answer["responses"][0]["error_code"] == ErrorCode.NONE
+    assert not (log_dir / f"{TOPIC}-0").exists()
+
+
+def deleted_records(answer, log_dir) -> None:
+    [partition] = answer["topics"][0]["partitions"]
+    assert (partition["error_code"], partition["low_watermark"]) == (ErrorCode.NONE, 3)
+
+
 @pytest.mark.timeout(120)
-def test_deleting_a_topic_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync):
+@pytest.mark.parametrize("api_key, version, body, check", [
+    (ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000}, deleted_topic),
+    (ApiKey.DELETE_RECORDS, 1, {"topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": -1}]}],
+                                "timeout_ms": 5000}, deleted_records),
+], ids=["DeleteTopics", "DeleteRecords"])
+def test_a_deletion_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync, api_key, version, body,
+                                                                     check):
     entered, release = held_fsync
     with broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port, \
             connect("127.0.0.1", port, TIMEOUT) as producer, connect("127.0.0.1", port, TIMEOUT) as admin:
         assert admin.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] == 0
         produce_id = producer.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
         assert entered.wait(TIMEOUT), "the produce never reached its fsync"
-        delete_id = admin.send_request(ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000})
-        with pytest.raises(TimeoutError):  # before: the log was closed under the append, the delete answered
+        delete_id = admin.send_request(api_key, version, body)
+        with pytest.raises(TimeoutError):  # before: it closed the log, or moved its start, under the held append
             admin.recv_frame(timeout=DELETE_PATIENCE)
         release.set()
         acked = produced(producer, produce_id)
         assert (acked["error_code"], acked["base_offset"]) == (ErrorCode.NONE, 0)
-        deleted = admin.recv_response(ApiKey.DELETE_TOPICS, 3, delete_id)
-        assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
-        assert not (tmp_path / "log" / f"{TOPIC}-0").exists()
-
-
-@pytest.mark.timeout(120)
-def test_deleting_records_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync):
-    entered, release = held_fsync
-    with broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port, \
-            connect("127.0.0.1", port, TIMEOUT) as producer, connect("127.0.0.1", port, TIMEOUT) as admin:
-        assert admin.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] == 0
-        produce_id = producer.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
-        assert entered.wait(TIMEOUT), "the produce never reached its fsync"
-        delete_id = admin.send_request(ApiKey.DELETE_RECORDS, 1, {
-            "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000})
-        with pytest.raises(TimeoutError):  # before: it moved the log start under the append held in its fsync
-            admin.recv_frame(timeout=DELETE_PATIENCE)
-        release.set()
-        acked = produced(producer, produce_id)
-        assert (acked["error_code"], acked["base_offset"]) == (ErrorCode.NONE, 0)
-        [partition] = admin.recv_response(ApiKey.DELETE_RECORDS, 1, delete_id)["topics"][0]["partitions"]
-        assert (partition["error_code"], partition["low_watermark"]) == (ErrorCode.NONE, 3)
+        check(admin.recv_response(api_key, version, delete_id), tmp_path / "log")
