@@ -2,8 +2,8 @@
 
 Connections live on the event loop; whatever touches the log runs here: appends (with their record
 checks, decompression and ``flush.messages`` fsyncs), reads and offset lookups, topic creation and
-deletion. Writes to one partition (appends, and the deletion of its topic) run one at a time, in
-the order they were submitted (one writer per partition, without holding a thread while waiting
+deletion. Writes to one partition (appends, deleting its records or its topic) run one at a time,
+in the order they were submitted (one writer per partition, without holding a thread while waiting
 for its turn); reads run in parallel with each other and with the writer. A connection awaits
 each request before reading the next, so its requests keep their order.
 """

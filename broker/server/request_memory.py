@@ -2,7 +2,7 @@
 (Kafka's ``queued.max.request.bytes`` memory pool).
 
 A connection reserves a frame's declared size before reading its body and gives it back once the
-request is answered. While the reservations add up to the bound, connections wanting more stop
+request is handled (the frame is dropped then; the response may still be on its way). While the reservations add up to the bound, connections wanting more stop
 reading (their clients' bytes wait in the kernel's socket buffers) until memory comes back. A
 frame larger than what is free is admitted when nothing else is reserved, so any frame up to
 ``socket.request.max.bytes`` gets through, and memory stays under the bound plus one frame.
