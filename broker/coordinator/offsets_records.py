@@ -112,7 +112,8 @@ class GroupValue:
 def version_of(data: bytes, what: str = "record") -> int:
     """The int16 version every key and value starts with."""
     if data is None or len(data) < 2:
-        raise OffsetsRecordError(f"__consumer_offsets {what} of {0 if data is None else len(data)} bytes has no version")
+        size = 0 if data is None else len(data)
+        raise OffsetsRecordError(f"__consumer_offsets {what} of {size} bytes has no version")
     return _VERSION.unpack_from(data)[0]
 
 
@@ -167,6 +168,23 @@ def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue |
     fields = _decode(_GROUP_VALUE, data, version, "group metadata value")
     fields["members"] = tuple(_member(m, version) for m in fields["members"])
     return GroupValue(**fields)
+
+
+def fields_in_version(value: OffsetValue | GroupValue, version: int) -> dict:
+    """The fields of ``value`` that its ``version`` carries (members as dicts too), as the record holds them."""
+    schema = _OFFSET_VALUE if isinstance(value, OffsetValue) else _GROUP_VALUE
+    return _present(schema, asdict(value), version)
+
+
+def _present(schema: Struct, fields: dict, version: int) -> dict:
+    out = {}
+    for schema_field in schema.fields:
+        if schema_field.present_in(version):
+            value = fields[schema_field.name]
+            if isinstance(schema_field.type, Array) and isinstance(schema_field.type.item, Struct):
+                value = [_present(schema_field.type.item, item, version) for item in value]
+            out[schema_field.name] = value
+    return out
 
 
 def _member(fields: dict, version: int) -> GroupMember:
