@@ -151,9 +151,12 @@ def encode_value(value: OffsetValue | GroupValue | None, version: int | None = N
     if version is None:
         version = GROUP_VALUE_VERSIONS[-1]
     fields = asdict(value)
-    if version == 0 and any(m.rebalance_timeout != m.session_timeout for m in value.members):
-        raise OffsetsRecordError("group metadata value v0 cannot carry a rebalance timeout other than the "
-                                 "session timeout")
+    if version == 0:  # v0 readers take the session timeout as the rebalance timeout
+        if any(m.rebalance_timeout != m.session_timeout for m in value.members):
+            raise OffsetsRecordError("group metadata value v0 cannot carry a rebalance timeout other than the "
+                                     "session timeout")
+        for member in fields["members"]:
+            del member["rebalance_timeout"]
     return _encode_checked(_GROUP_VALUE, fields, version, GROUP_VALUE_VERSIONS, "group metadata value")
 
 
@@ -224,10 +227,10 @@ def _encode_checked(schema: Struct, fields: dict, version: int, versions: range,
 def _fields_lost(schema: Struct, fields: dict, version: int) -> str | None:
     """The first field holding a non-default value that ``version`` has no room for."""
     for schema_field in schema.fields:
-        value = fields.get(schema_field.name)
+        default = schema._default(schema_field)
+        value = fields.get(schema_field.name, default)
         if not schema_field.present_in(version):
-            default = schema._default(schema_field)
-            if value != default and not (schema_field.name == "rebalance_timeout" and version == 0):
+            if value != default:
                 return f"{schema_field.name}={value!r}"
         elif isinstance(schema_field.type, Array) and isinstance(schema_field.type.item, Struct):
             for item in value:

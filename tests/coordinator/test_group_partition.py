@@ -1,6 +1,8 @@
 """The group's partition of ``__consumer_offsets``: Java's String.hashCode and Kafka's Utils.abs."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from broker.coordinator.group_partition import java_string_hash, kafka_abs, partition_for
 
@@ -43,3 +45,10 @@ def test_one_partition_and_bad_counts():
     assert partition_for("anything", 1) == 0
     with pytest.raises(ValueError, match="offsets.topic.num.partitions must be at least 1, not 0"):
         partition_for("g", 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=50), st.integers(1, 1000))
+def test_every_group_lands_in_a_partition_that_exists(group, partitions):
+    assert 0 <= java_string_hash(group) + 2**31 < 2**32
+    assert 0 <= partition_for(group, partitions) < partitions

@@ -106,6 +106,9 @@ def test_values_a_version_cannot_carry_are_refused_not_dropped():
     member = GroupMember("m", "static-1", "c", "h", 10, 10)
     with pytest.raises(OffsetsRecordError, match="group metadata value v2 cannot carry group_instance_id='static-1'"):
         encode_value(GroupValue("consumer", 1, "range", "m", T, (member,)), 2)
+    slow_rebalance = GroupMember("m", None, "c", "h", 300_000, 10_000)
+    with pytest.raises(OffsetsRecordError, match="v0 cannot carry a rebalance timeout other than the session"):
+        encode_value(GroupValue("consumer", 1, "range", "m", -1, (slow_rebalance,)), 0)
     with pytest.raises(OffsetsRecordError, match="version 4 is unknown"):
         encode_value(OffsetValue(1), 4)
     with pytest.raises(OffsetsRecordError, match="offset commit key has version 0 or 1, not 2"):
