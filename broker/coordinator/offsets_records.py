@@ -6,7 +6,9 @@ Every key and value starts with an int16 version. Keys: versions 0 and 1 are an 
 Kafka writes v1 when an expire timestamp is set, else v3. Group metadata values v0-v3: protocol
 type, generation, protocol, leader, current state timestamp (v2+), and members with member id,
 group instance id (v3), client id, host, rebalance timeout (v1+; v0 readers take the session
-timeout, as Kafka does), session timeout, subscription and assignment bytes. A null value is a
+timeout, as Kafka does), session timeout, subscription and assignment bytes. Both values have a
+flexible v4 (KIP-915; the fields of v3, compact encodings, tagged fields) that Kafka 3.5+ reads;
+it is read and written here too, but v3 stays the default, as in Kafka. A null value is a
 tombstone: it deletes its key.
 
 Decoders take bytes and return values, refusing malformed input with ``OffsetsRecordError`` (one
@@ -21,40 +23,66 @@ from broker.protocol.types import (
     BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
 )
 
+from .flexible import (
+    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
+)
+
 OFFSET_KEY_VERSIONS = (0, 1)
 GROUP_KEY_VERSION = 2
-OFFSET_VALUE_VERSIONS = range(0, 4)
-GROUP_VALUE_VERSIONS = range(0, 4)
+OFFSET_VALUE_VERSIONS = range(0, 5)
+GROUP_VALUE_VERSIONS = range(0, 5)
+GROUP_VALUE_VERSION_WRITTEN = 3
 
 _VERSION = struct.Struct(">h")
 
 _OFFSET_KEY = Struct(("group", STRING), ("topic", STRING), ("partition", INT32))
 _GROUP_KEY = Struct(("group", STRING))
-_OFFSET_VALUE = Struct(
-    ("offset", INT64),
-    Field("leader_epoch", INT32, since=3, default=-1),
-    ("metadata", STRING),
-    ("commit_timestamp", INT64),
-    Field("expire_timestamp", INT64, since=1, until=1, default=-1),
-)
-_MEMBER = Struct(
-    ("member_id", STRING),
-    Field("group_instance_id", NULLABLE_STRING, since=3),
-    ("client_id", STRING),
-    ("client_host", STRING),
-    Field("rebalance_timeout", INT32, since=1),
-    ("session_timeout", INT32),
-    ("subscription", BYTES),
-    ("assignment", BYTES),
-)
-_GROUP_VALUE = Struct(
-    ("protocol_type", STRING),
-    ("generation", INT32),
-    ("protocol", NULLABLE_STRING),
-    ("leader", NULLABLE_STRING),
-    Field("current_state_timestamp", INT64, since=2, default=-1),
-    ("members", Array(_MEMBER)),
-)
+def _offset_value(struct: type, string) -> Struct:
+    return struct(
+        ("offset", INT64),
+        Field("leader_epoch", INT32, since=3, default=-1),
+        ("metadata", string),
+        ("commit_timestamp", INT64),
+        Field("expire_timestamp", INT64, since=1, until=1, default=-1),
+    )
+
+
+def _group_value(struct: type, array: type, string, nullable_string, opaque) -> Struct:
+    member = struct(
+        ("member_id", string),
+        Field("group_instance_id", nullable_string, since=3),
+        ("client_id", string),
+        ("client_host", string),
+        Field("rebalance_timeout", INT32, since=1),
+        ("session_timeout", INT32),
+        ("subscription", opaque),
+        ("assignment", opaque),
+    )
+    return struct(
+        ("protocol_type", string),
+        ("generation", INT32),
+        ("protocol", nullable_string),
+        ("leader", nullable_string),
+        Field("current_state_timestamp", INT64, since=2, default=-1),
+        ("members", array(member)),
+    )
+
+
+_OFFSET_VALUE = _offset_value(Struct, STRING)
+_GROUP_VALUE = _group_value(Struct, Array, STRING, NULLABLE_STRING, BYTES)
+# v4 and later are flexible (KIP-915); Kafka writes v3 (v1 with an expire timestamp) and reads v4
+_FLEXIBLE_OFFSET_VALUE = _offset_value(FlexibleStruct, COMPACT_STRING)
+_FLEXIBLE_GROUP_VALUE = _group_value(FlexibleStruct, CompactArray, COMPACT_STRING, COMPACT_NULLABLE_STRING,
+                                     COMPACT_BYTES)
+FIRST_FLEXIBLE_VERSION = 4
+
+
+def _offset_value_schema(version: int) -> Struct:
+    return _FLEXIBLE_OFFSET_VALUE if version >= FIRST_FLEXIBLE_VERSION else _OFFSET_VALUE
+
+
+def _group_value_schema(version: int) -> Struct:
+    return _FLEXIBLE_GROUP_VALUE if version >= FIRST_FLEXIBLE_VERSION else _GROUP_VALUE
 
 
 class OffsetsRecordError(ValueError):
@@ -147,9 +175,10 @@ def encode_value(value: OffsetValue | GroupValue | None, version: int | None = N
     if isinstance(value, OffsetValue):
         if version is None:
             version = 1 if value.expire_timestamp != -1 else 3
-        return _encode_checked(_OFFSET_VALUE, asdict(value), version, OFFSET_VALUE_VERSIONS, "offset commit value")
+        return _encode_checked(_offset_value_schema(version), asdict(value), version, OFFSET_VALUE_VERSIONS,
+                               "offset commit value")
     if version is None:
-        version = GROUP_VALUE_VERSIONS[-1]
+        version = GROUP_VALUE_VERSION_WRITTEN
     fields = asdict(value)
     if version == 0:  # v0 readers take the session timeout as the rebalance timeout
         if any(m.rebalance_timeout != m.session_timeout for m in value.members):
@@ -157,7 +186,7 @@ def encode_value(value: OffsetValue | GroupValue | None, version: int | None = N
                                      "session timeout")
         for member in fields["members"]:
             del member["rebalance_timeout"]
-    return _encode_checked(_GROUP_VALUE, fields, version, GROUP_VALUE_VERSIONS, "group metadata value")
+    return _encode_checked(_group_value_schema(version), fields, version, GROUP_VALUE_VERSIONS, "group metadata value")
 
 
 def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue | GroupValue | None:
@@ -166,16 +195,16 @@ def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue |
         return None
     if isinstance(key, OffsetKey):
         version = _known_version(data, OFFSET_VALUE_VERSIONS, "offset commit value")
-        return OffsetValue(**_decode(_OFFSET_VALUE, data, version, "offset commit value"))
+        return OffsetValue(**_decode(_offset_value_schema(version), data, version, "offset commit value"))
     version = _known_version(data, GROUP_VALUE_VERSIONS, "group metadata value")
-    fields = _decode(_GROUP_VALUE, data, version, "group metadata value")
+    fields = _decode(_group_value_schema(version), data, version, "group metadata value")
     fields["members"] = tuple(_member(m, version) for m in fields["members"])
     return GroupValue(**fields)
 
 
 def fields_in_version(value: OffsetValue | GroupValue, version: int) -> dict:
     """The fields of ``value`` that its ``version`` carries (members as dicts too), as the record holds them."""
-    schema = _OFFSET_VALUE if isinstance(value, OffsetValue) else _GROUP_VALUE
+    schema = _offset_value_schema(version) if isinstance(value, OffsetValue) else _group_value_schema(version)
     return _present(schema, asdict(value), version)
 
 
@@ -184,7 +213,7 @@ def _present(schema: Struct, fields: dict, version: int) -> dict:
     for schema_field in schema.fields:
         if schema_field.present_in(version):
             value = fields[schema_field.name]
-            if isinstance(schema_field.type, Array) and isinstance(schema_field.type.item, Struct):
+            if isinstance(schema_field.type, Array):
                 value = [_present(schema_field.type.item, item, version) for item in value]
             out[schema_field.name] = value
     return out
@@ -232,7 +261,7 @@ def _fields_lost(schema: Struct, fields: dict, version: int) -> str | None:
         if not schema_field.present_in(version):
             if value != default:
                 return f"{schema_field.name}={value!r}"
-        elif isinstance(schema_field.type, Array) and isinstance(schema_field.type.item, Struct):
+        elif isinstance(schema_field.type, Array):
             for item in value:
                 lost = _fields_lost(schema_field.type.item, item, version)
                 if lost:

@@ -84,6 +84,20 @@ def test_group_value_bytes_every_version(version):
     assert encode_value(value, version) == group_value_bytes(version)
 
 
+def test_flexible_v4_values_compact_encodings_and_tagged_fields_skipped():
+    tagged = b"\x01" + b"\x05\x02ab"  # one unknown tagged field: tag 5, 2 bytes
+    data = struct.pack(">hqi", 4, 42, 7) + b"\x05meta" + struct.pack(">q", T) + tagged
+    assert decode_value(OffsetKey("g", "t", 0), data) == OffsetValue(42, "meta", T, 7)
+    assert encode_value(OffsetValue(42, "meta", T, 7), 4) == data[:-len(tagged)] + b"\x00"
+    member = b"\x02m" + b"\x00" + b"\x02c" + b"\x02h" + struct.pack(">ii", 20, 10) + b"\x02s" + b"\x01" + tagged
+    data = struct.pack(">h", 4) + b"\x09consumer" + struct.pack(">i", 3) + b"\x00" + b"\x02m" + \
+        struct.pack(">q", T) + b"\x02" + member + b"\x00"
+    value = GroupValue("consumer", 3, None, "m", T, (GroupMember("m", None, "c", "h", 20, 10, b"s", b""),))
+    assert decode_value(GroupKey("g"), data) == value
+    assert decode_value(GroupKey("g"), encode_value(value, 4)) == value
+    assert version_of(encode_value(value)) == 3  # what Kafka writes
+
+
 def test_empty_group_with_null_protocol_and_leader():
     data = struct.pack(">h", 3) + s("consumer") + struct.pack(">i", 0) + NULL_STRING + NULL_STRING + \
         struct.pack(">qi", T, 0)
@@ -109,8 +123,8 @@ def test_values_a_version_cannot_carry_are_refused_not_dropped():
     slow_rebalance = GroupMember("m", None, "c", "h", 300_000, 10_000)
     with pytest.raises(OffsetsRecordError, match="v0 cannot carry a rebalance timeout other than the session"):
         encode_value(GroupValue("consumer", 1, "range", "m", -1, (slow_rebalance,)), 0)
-    with pytest.raises(OffsetsRecordError, match="version 4 is unknown"):
-        encode_value(OffsetValue(1), 4)
+    with pytest.raises(OffsetsRecordError, match="version 5 is unknown"):
+        encode_value(OffsetValue(1), 5)
     with pytest.raises(OffsetsRecordError, match="offset commit key has version 0 or 1, not 2"):
         encode_key(OffsetKey("g", "t", 0), 2)
     with pytest.raises(OffsetsRecordError, match="offset commit key v1: .*longer than a protocol string"):
@@ -141,7 +155,8 @@ def test_malformed_keys_are_refused_with_one_clear_line(data, message):
 
 
 @pytest.mark.parametrize("key, data, message", [
-    (OffsetKey("g", "t", 0), struct.pack(">h", 4) + GOOD_OFFSET[2:], "offset commit value version 4 is unknown"),
+    (OffsetKey("g", "t", 0), struct.pack(">h", 5) + GOOD_OFFSET[2:], "offset commit value version 5 is unknown"),
+    (OffsetKey("g", "t", 0), struct.pack(">hqi", 4, 1, 2) + b"\x00", "offset commit value v4: null for a non-nullable"),
     (OffsetKey("g", "t", 0), GOOD_OFFSET[:10], "offset commit value v3: truncated"),
     (GroupKey("g"), struct.pack(">h", 9), "group metadata value version 9 is unknown"),
     (GroupKey("g"), group_value_bytes(3)[:-2], "group metadata value v3: field of 5 bytes"),

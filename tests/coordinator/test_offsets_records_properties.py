@@ -1,5 +1,5 @@
 """Hypothesis properties of the ``__consumer_offsets`` formats: encode/decode round trips for every
-version, and on random or mutated bytes the decoders either succeed or raise OffsetsRecordError."""
+version (flexible v4 too), and on random or mutated bytes the decoders either succeed or raise OffsetsRecordError."""
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,16 +24,16 @@ group_keys = st.builds(GroupKey, names)
 
 @st.composite
 def offset_values(draw):
-    version = draw(st.integers(0, 3))
+    version = draw(st.integers(0, 4))
     value = OffsetValue(draw(int64s), draw(names), draw(int64s),
-                        leader_epoch=draw(int32s) if version == 3 else -1,
+                        leader_epoch=draw(int32s) if version >= 3 else -1,
                         expire_timestamp=draw(int64s) if version == 1 else -1)
     return version, value
 
 
 @st.composite
 def group_values(draw):
-    version = draw(st.integers(0, 3))
+    version = draw(st.integers(0, 4))
     members = []
     for _ in range(draw(st.integers(0, 4))):
         session = draw(int32s)
