@@ -227,7 +227,10 @@ def _member(fields: dict, version: int) -> GroupMember:
 
 
 def _known_version(data: bytes, versions: range, what: str) -> int:
-    version = version_of(data, what)
+    return _checked_version(version_of(data, what), versions, what)
+
+
+def _checked_version(version: int, versions: range, what: str) -> int:
     if version not in versions:
         raise OffsetsRecordError(f"{what} version {version} is unknown (known: {versions[0]}-{versions[-1]})")
     return version
@@ -245,8 +248,7 @@ def _decode(schema: Struct, data: bytes, version: int, what: str) -> dict:
 
 
 def _encode_checked(schema: Struct, fields: dict, version: int, versions: range, what: str) -> bytes:
-    if version not in versions:
-        raise OffsetsRecordError(f"{what} version {version} is unknown (known: {versions[0]}-{versions[-1]})")
+    _checked_version(version, versions, what)
     lost = _fields_lost(schema, fields, version)
     if lost:
         raise OffsetsRecordError(f"{what} v{version} cannot carry {lost}")
