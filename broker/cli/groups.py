@@ -63,6 +63,9 @@ def _describe(client, args) -> int:
                      "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
                      "clientId": owner.client_id if owner else None})
     state = description.state if description else None
+    if not rows:
+        print(f"{PROG} describe: consumer group {args.group!r} has no committed offsets and no assigned partitions",
+              file=sys.stderr)
     if args.format == "json":
         print(json.dumps({"group": args.group, "state": state, "partitions": rows}))
         return OK

@@ -132,6 +132,12 @@ def test_reset_offsets_bad_input(mock, topic, request):
     assert "has no committed offsets" in one_line_error(done, 1, "kafkalog groups reset-offsets: ")
 
 
+def test_describe_a_group_without_offsets(mock, request):
+    done = groups(mock, "describe", topic_for(request, "group"), "--format", "json")
+    assert done.returncode == 0 and "has no committed offsets and no assigned partitions" in done.stderr
+    assert json.loads(done.stdout)["partitions"] == []
+
+
 def test_verbs_the_mock_lacks_fail_with_one_line(mock):
     assert "does not support listing consumer groups" in one_line_error(
         groups(mock, "list"), 1, "kafkalog groups list: ")
