@@ -92,8 +92,9 @@ class GroupClient:
         """Send a request to the group's coordinator (found again, and retried, when it moved)."""
         def send():
             response = self._request(self._find_coordinator(group), api_key, body)
-            if response.get("error_code") in _COORDINATOR_MOVED:
-                raise _Retriable(f"group {group!r}: {ErrorCode(response['error_code']).name}", response["error_code"])
+            moved = [code for code in _error_codes(response) if code in _COORDINATOR_MOVED]
+            if moved:
+                raise _Retriable(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
         return self.client._retrying(send, what)
 
@@ -124,8 +125,6 @@ class GroupClient:
                                         {"groups": [group], "include_authorized_operations": False},
                                         f"describe group {group!r}")
         [found] = response["groups"]
-        if found["error_code"] in _COORDINATOR_MOVED:  # per-group in this response: retry the whole call
-            return self.describe(group)
         _raise_for_group(found["error_code"], group)
         members = [GroupMember(m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
                                assigned_partitions(m["member_assignment"])
@@ -163,8 +162,6 @@ class GroupClient:
         offsets = {}
         for topic in response["topics"]:
             for p in topic["partitions"]:
-                if p["error_code"] in _COORDINATOR_MOVED:
-                    return self.committed(group, topics)
                 _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
                 if p["committed_offset"] >= 0:
                     offsets[(topic["name"], p["partition_index"])] = CommittedOffset(
@@ -204,6 +201,16 @@ class GroupClient:
         return {(t["name"], p["partition_index"]): _group_error(p["error_code"],
                                                                 f"group {group!r} {t['name']}-{p['partition_index']}")
                 for t in response["topics"] for p in t["partitions"]}
+
+
+def _error_codes(response: dict) -> list[int]:
+    """Every error code of a group response: its own, each group's or result's, each partition's."""
+    codes = [response["error_code"]] if "error_code" in response else []
+    for item in response.get("groups") or response.get("results") or ():
+        codes.append(item["error_code"])
+    for topic in response.get("topics") or ():
+        codes.extend(p["error_code"] for p in topic["partitions"])
+    return codes
 
 
 def assigned_partitions(assignment) -> dict:
