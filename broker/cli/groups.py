@@ -110,7 +110,7 @@ def _reset(client, args) -> int:
         raise CommandError(_active(args.group, len(description.members)))
     committed = groups.committed(args.group)
     targets = _targets(client, args, committed)
-    new_offsets = _new_offsets(client, args, targets, committed)
+    new_offsets = new_offsets(client, args, targets, committed)
     print(text_table([["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]]
                      + [[args.group, t, str(p), str(o)] for (t, p), o in sorted(new_offsets.items())]))
     if not args.execute:
@@ -148,7 +148,9 @@ def _targets(client, args, committed: dict) -> list:
     return sorted(targets)
 
 
-def _new_offsets(client, args, targets: list, committed: dict) -> dict:
+def new_offsets(client, args, targets: list, committed: dict) -> dict:
+    """``{(topic, partition): offset}`` that reset-offsets' target option gives each of ``targets``,
+    within each partition's earliest and latest offsets."""
     earliest = {tp: o for tp, (o, _) in client.list_offsets({tp: EARLIEST for tp in targets}).items()}
     latest = {tp: o for tp, (o, _) in client.list_offsets({tp: LATEST for tp in targets}).items()}
     if args.to_earliest:

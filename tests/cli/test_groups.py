@@ -4,14 +4,16 @@ committed offsets, log end offsets and lag; reset-offsets computes, dry-runs, ex
 refused while a subscribed member is active; and against this project's broker (no coordinator
 yet) every verb fails with one clear line."""
 
+import argparse
 import json
 import time
 
 import confluent_kafka
 import pytest
 
+from broker.cli.groups import new_offsets
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client.groups import CommittedOffset, GroupClient
 
 from .support import kafkalog, one_line_error, produce_records, topic_for
 
@@ -152,3 +154,28 @@ def test_our_broker_has_no_consumer_groups_yet(broker, args):
     message = one_line_error(done, 1, f"kafkalog groups {args[0]}: ")
     assert message.endswith("does not support consumer groups (it offers no FindCoordinator API)") or \
         message.endswith("does not support listing consumer groups (it offers no ListGroups API)"), message
+
+
+def test_new_offsets_by_time_from_our_brokers_time_index(broker, request):
+    """The mock cluster answers no time lookups; this broker's time index does: --to-datetime picks
+    the first record at or after the time, the latest offset past every record; the other targets
+    too, computed against real earliest/latest offsets (nothing is committed: no coordinator)."""
+    topic = topic_for(request)
+    kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap)
+    produce_records(broker.bootstrap, topic, [(p, None, b"v", 1_000_000 + 1000 * i) for i in range(5) for p in (0, 1)])
+    targets = [(topic, 0), (topic, 1)]
+    last_commit = {(topic, 0): CommittedOffset(4, -1, ""), (topic, 1): CommittedOffset(1, -1, "")}
+
+    def offsets(**how):
+        args = argparse.Namespace(group="g", to_earliest=False, to_latest=False, to_datetime=None, to_offset=None,
+                                  shift_by=None)
+        vars(args).update(how)
+        with KafkaClient(broker.bootstrap, timeout=10) as client:
+            return new_offsets(client, args, targets, last_commit)
+
+    assert offsets(to_datetime=1_002_000) == {(topic, 0): 2, (topic, 1): 2}
+    assert offsets(to_datetime=1_001_500) == {(topic, 0): 2, (topic, 1): 2}
+    assert offsets(to_datetime=0) == {(topic, 0): 0, (topic, 1): 0}
+    assert offsets(to_datetime=9_000_000) == {(topic, 0): 5, (topic, 1): 5}
+    assert offsets(shift_by=3) == {(topic, 0): 5, (topic, 1): 4}
+    assert offsets(to_offset=-7) == {(topic, 0): 0, (topic, 1): 0}
