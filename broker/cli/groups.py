@@ -110,16 +110,16 @@ def _reset(client, args) -> int:
         raise CommandError(_active(args.group, len(description.members)))
     committed = groups.committed(args.group)
     targets = _targets(client, args, committed)
-    new_offsets = new_offsets(client, args, targets, committed)
+    wanted = new_offsets(client, args, targets, committed)
     print(text_table([["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]]
-                     + [[args.group, t, str(p), str(o)] for (t, p), o in sorted(new_offsets.items())]))
+                     + [[args.group, t, str(p), str(o)] for (t, p), o in sorted(wanted.items())]))
     if not args.execute:
         unchecked = "" if description else "; the broker cannot describe groups, so active members are checked then"
         print(f"{PROG} reset-offsets: dry run, nothing committed (add --execute to commit these offsets{unchecked})",
               file=sys.stderr)
         return OK
     try:
-        groups.commit(args.group, new_offsets)
+        groups.commit(args.group, wanted)
     except KafkaError as exc:
         if exc.code in _MEMBERS_ACTIVE:  # the coordinator's own check, for brokers that cannot describe groups
             raise CommandError(_active(args.group, None)) from None
