@@ -11,15 +11,15 @@ librdkafka's mock cluster for ListGroups and DescribeGroups) gives a ``GroupsUns
 naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
 which a coordinator accepts only while the group has no active members.
 
-Member assignments are decoded from the consumer protocol's ``ConsumerProtocolAssignment`` (the
-assigned topics and partitions; user data is ignored): the minimum that ``describe`` needs.
+Member assignments are decoded with the consumer-protocol codec of ``broker.coordinator`` (pure,
+no I/O: the one place that knows those bytes).
 """
 
 from typing import NamedTuple
 
+from broker.coordinator.consumer_protocol import ConsumerProtocolError, decode_assignment
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
-from broker.protocol.types import INT16, INT32, STRING, Array, ProtocolError, Reader, Struct
 
 from .client import KafkaClient, KafkaError, _error, _Retriable
 
@@ -30,7 +30,6 @@ _COORDINATOR_MOVED = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINA
                       ErrorCode.NOT_COORDINATOR}
 _NEEDED_FOR = {ApiKey.LIST_GROUPS: "listing consumer groups", ApiKey.DESCRIBE_GROUPS: "describing consumer groups",
                ApiKey.DELETE_GROUPS: "deleting consumer groups", ApiKey.OFFSET_DELETE: "deleting a group's offsets"}
-_ASSIGNED_PARTITIONS = Struct(("topics", Array(Struct(("topic", STRING), ("partitions", Array(INT32))))))
 
 
 class GroupsUnsupportedError(KafkaError):
@@ -214,17 +213,14 @@ def _error_codes(response: dict) -> list[int]:
 
 
 def assigned_partitions(assignment) -> dict:
-    """``{topic: [partitions]}`` of a consumer-protocol assignment (any version: the assigned
-    partitions lead every one; user data is skipped); ``{}`` for an empty or unreadable one."""
+    """``{topic: [partitions]}`` of a consumer-protocol assignment; ``{}`` for an empty or unreadable one."""
     if not assignment:
         return {}
-    reader = Reader(bytes(assignment))
     try:
-        INT16.decode(reader, 0)
-        topics = _ASSIGNED_PARTITIONS.decode(reader, 0)["topics"]
-    except ProtocolError:
+        decoded = decode_assignment(bytes(assignment))
+    except ConsumerProtocolError:
         return {}
-    return {t["topic"]: sorted(t["partitions"]) for t in topics}
+    return {topic: sorted(partitions) for topic, partitions in decoded.partitions}
 
 
 def _raise_for_group(code: int, subject: str, message: str | None = None) -> None:
