@@ -71,11 +71,8 @@ class GroupClient:
 
     # -- the coordinator -------------------------------------------------------------------
 
-    def coordinator(self, group: str) -> int:
-        """The node id of the group's coordinator."""
-        return self.client._retrying(lambda: self._find_coordinator(group), f"find the coordinator of {group!r}")
-
     def _find_coordinator(self, group: str) -> int:
+        """The node id of the group's coordinator (FindCoordinator to the controller or any broker)."""
         node_id = self.client._controller_or_any()
         response = self._request(node_id, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
         _raise_for_group(response["error_code"], group, response["error_message"])
