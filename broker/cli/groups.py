@@ -1,4 +1,4 @@
-"""``kafkalog groups list|describe|delete|reset-offsets``: consumer groups, in the shape of Kafka's
+"""``kafkalog groups list|describe|delete|delete-offsets|reset-offsets``: consumer groups, in the shape of Kafka's
 ``kafka-consumer-groups.sh``. ``describe`` shows each partition's committed offset, log end offset,
 lag, and the member that owns it; ``reset-offsets`` moves a group's committed offsets (to the
 earliest, the latest, a time, an offset, or by a shift), a dry run unless ``--execute``, and only
@@ -84,12 +84,24 @@ def _shown(value) -> str:
 
 
 def _delete(client, args) -> int:
+    return _report("delete", GroupClient(client).delete_groups(args.groups),
+                   lambda group: f"deleted consumer group {group}")
+
+
+def _delete_offsets(client, args) -> int:
+    deleted = GroupClient(client).delete_offsets(args.group, _named_partitions(client, args))
+    return _report("delete-offsets", dict(sorted(deleted.items())),
+                   lambda tp: f"deleted the offset of consumer group {args.group} for {tp[0]}-{tp[1]}")
+
+
+def _report(verb: str, results: dict, done) -> int:
+    """One line per item (``done(item)`` on stdout, or its error on stderr); 1 if any failed."""
     failed = False
-    for group, error in GroupClient(client).delete_groups(args.groups).items():
+    for item, error in results.items():
         if error is None:
-            print(f"deleted consumer group {group}")
+            print(done(item))
         else:
-            print(f"{PROG} delete: {error}", file=sys.stderr)
+            print(f"{PROG} {verb}: {error}", file=sys.stderr)
             failed = True
     return FAILED if failed else OK
 
@@ -139,13 +151,18 @@ def _targets(client, args, committed: dict) -> list:
         if not committed:
             raise CommandError(f"consumer group {args.group!r} has no committed offsets: name topics with --topic")
         return sorted(committed)
-    targets = set()
+    return sorted(set(_named_partitions(client, args)))
+
+
+def _named_partitions(client, args) -> list:
+    """The (topic, partition) pairs that ``--topic T[:P,...]`` options name, each checked to exist."""
+    named = []
     for topic, wanted in args.topic:
         existing = partitions_of(client, topic, args.bootstrap_server)
         for partition in wanted if wanted is not None else existing:
             check_partition(topic, partition, existing)
-            targets.add((topic, partition))
-    return sorted(targets)
+            named.append((topic, partition))
+    return named
 
 
 def new_offsets(client, args, targets: list, committed: dict) -> dict:
@@ -176,31 +193,44 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (for example -100)") from None
 
 
+def _verb(verbs, name: str, summary: str, description: str, examples: list[str], action):
+    """A ``groups`` verb with the common options, run as ``action(client, args)``."""
+    parser = add_command(verbs, name, summary, description, examples)
+    parser.set_defaults(func=lambda args: run(f"{PROG} {name}", args, action))
+    return parser
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser("groups", help="list, describe, delete consumer groups; reset their offsets",
                                  description="Consumer groups, as kafka-consumer-groups.sh shows them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _verb(verbs, "list", "list the consumer groups", "List every consumer group of the cluster.",
+          ["kafkalog groups list --bootstrap-server 127.0.0.1:9092"], _list)
 
-    listing = add_command(verbs, "list", "list the consumer groups", "List every consumer group of the cluster.",
-                          ["kafkalog groups list --bootstrap-server 127.0.0.1:9092"])
-    listing.set_defaults(func=lambda args: run(f"{PROG} list", args, _list))
-
-    describe = add_command(
+    describe = _verb(
         verbs, "describe", "show a group's offsets, lag and members",
         "Show each partition the group committed an offset for or is assigned: its committed offset,\n"
         "the log end offset, the lag (their difference) and the member that owns it ('-': none).", [
-            "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json"])
+            "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json"], _describe)
     describe.add_argument("group", metavar="GROUP")
     describe.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
-    describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))
 
-    delete = add_command(verbs, "delete", "delete consumer groups and their offsets",
-                         "Delete inactive consumer groups and their committed offsets (NON_EMPTY_GROUP while\n"
-                         "a group has members).", ["kafkalog groups delete loaders"])
+    delete = _verb(verbs, "delete", "delete consumer groups and their offsets",
+                   "Delete inactive consumer groups and their committed offsets (NON_EMPTY_GROUP while\n"
+                   "a group has members).", ["kafkalog groups delete loaders"], _delete)
     delete.add_argument("groups", nargs="+", metavar="GROUP")
-    delete.set_defaults(func=lambda args: run(f"{PROG} delete", args, _delete))
 
-    reset = add_command(
+    delete_offsets = _verb(
+        verbs, "delete-offsets", "delete a group's committed offsets of some partitions",
+        "Delete the group's committed offsets of the named partitions (OffsetDelete); refused for\n"
+        "topics the group's active members are subscribed to.", [
+            "kafkalog groups delete-offsets loaders --topic orders",
+            "kafkalog groups delete-offsets loaders --topic orders:0,2"], _delete_offsets)
+    delete_offsets.add_argument("group", metavar="GROUP")
+    delete_offsets.add_argument("--topic", type=topic_partitions, action="append", required=True,
+                                metavar="TOPIC[:P,...]", help="a topic, or some of its partitions (repeatable)")
+
+    reset = _verb(
         verbs, "reset-offsets", "move a group's committed offsets (dry run unless --execute)",
         "Compute new committed offsets for the group's partitions and show them; with --execute,\n"
         "commit them. Refused while the group has active members. Offsets are kept within each\n"
@@ -208,7 +238,8 @@ def add_parser(commands) -> None:
         "the time (the latest offset when there is none).", [
             "kafkalog groups reset-offsets loaders --topic orders --to-earliest",
             "kafkalog groups reset-offsets loaders --topic orders:0,2 --shift-by -100 --execute",
-            "kafkalog groups reset-offsets loaders --all-topics --to-datetime 2024-05-01T12:00:00Z --execute"])
+            "kafkalog groups reset-offsets loaders --all-topics --to-datetime 2024-05-01T12:00:00Z --execute"],
+        _reset)
     reset.add_argument("group", metavar="GROUP")
     scope = reset.add_mutually_exclusive_group(required=True)
     scope.add_argument("--topic", type=topic_partitions, action="append", metavar="TOPIC[:P,...]",
@@ -224,4 +255,3 @@ def add_parser(commands) -> None:
     run_mode = reset.add_mutually_exclusive_group()
     run_mode.add_argument("--execute", action="store_true", help="commit the new offsets")
     run_mode.add_argument("--dry-run", action="store_true", help="only show them (the default)")
-    reset.set_defaults(func=lambda args: run(f"{PROG} reset-offsets", args, _reset))

@@ -140,11 +140,13 @@ def test_describe_a_group_without_offsets(mock, request):
     assert json.loads(done.stdout)["partitions"] == []
 
 
-def test_verbs_the_mock_lacks_fail_with_one_line(mock):
+def test_verbs_the_mock_lacks_fail_with_one_line(mock, topic):
     assert "does not support listing consumer groups" in one_line_error(
         groups(mock, "list"), 1, "kafkalog groups list: ")
     assert "does not support deleting consumer groups" in one_line_error(
         groups(mock, "delete", "g"), 1, "kafkalog groups delete: ")
+    assert "does not support deleting a group's offsets (it offers no OffsetDelete API)" in one_line_error(
+        groups(mock, "delete-offsets", "g", "--topic", f"{topic}:0"), 1, "kafkalog groups delete-offsets: ")
 
 
 @pytest.mark.parametrize("args", [["list"], ["describe", "g"], ["delete", "g"],
@@ -179,3 +181,11 @@ def test_new_offsets_by_time_from_our_brokers_time_index(broker, request):
     assert offsets(to_datetime=9_000_000) == {(topic, 0): 5, (topic, 1): 5}
     assert offsets(shift_by=3) == {(topic, 0): 5, (topic, 1): 4}
     assert offsets(to_offset=-7) == {(topic, 0): 0, (topic, 1): 0}
+
+
+def test_delete_offsets_on_our_broker_fails_in_one_line(broker, request):
+    topic = topic_for(request)
+    kafkalog("topics", "create", topic, "--partitions", "1", "--bootstrap-server", broker.bootstrap)
+    done = kafkalog("groups", "delete-offsets", "g", "--topic", topic, "--bootstrap-server", broker.bootstrap)
+    assert one_line_error(done, 1, "kafkalog groups delete-offsets: ").endswith(
+        "does not support consumer groups (it offers no FindCoordinator API)")
