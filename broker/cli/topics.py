@@ -10,7 +10,8 @@ from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, key_value, partitions_of, positive_int, run
+from .common import (FAILED, OK, CommandError, add_command, add_topic_argument, key_value, partitions_of, positive_int,
+                     run)
 
 PROG = "kafkalog topics"
 DEFAULT_FROM_BROKER = -1
@@ -126,9 +127,10 @@ def add_parser(commands) -> None:
     create = add_command(actions, "create", "create topics",
                          "Create topics with a partition count and topic settings (Kafka's names).", [
                              "kafkalog topics create page-views --partitions 3",
+                             "kafkalog topics create --topic page-views --partitions 3 --bootstrap-servers b1:9092",
                              "kafkalog topics create audit --config retention.ms=-1 --config segment.bytes=104857600",
                              "kafkalog topics create page-views --if-not-exists --bootstrap-server broker1:9092"])
-    create.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(create, many=True)
     create.add_argument("--partitions", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
                         help="number of partitions (default: the broker's num.partitions)")
     create.add_argument("--replication-factor", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
@@ -151,7 +153,7 @@ def add_parser(commands) -> None:
         "DEFAULT_CONFIG: Kafka's default).", [
             "kafkalog topics describe page-views",
             "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
-    describe.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(describe, many=True)
     describe.add_argument("--format", choices=("plain", "json"), default="plain",
                           help="plain tables (default) or one JSON object per topic")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))
@@ -173,6 +175,6 @@ def add_parser(commands) -> None:
                          "Delete topics; their partitions' files are removed by the broker.", [
                              "kafkalog topics delete page-views",
                              "kafkalog topics delete old-a old-b --if-exists"])
-    delete.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(delete, many=True)
     delete.add_argument("--if-exists", action="store_true", help="a topic that does not exist is not an error")
     delete.set_defaults(func=lambda args: run(f"{PROG} delete", args, _delete))

@@ -13,9 +13,13 @@ and retry, a bounded number of times with a backoff; when no broker can be reach
 ``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
 with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce is not
 idempotent: like Kafka's producer with ``enable.idempotence=false``, a retry after a lost answer
-may store a batch twice. DescribeLogDirs goes to each partition's leader.
+may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
+record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
+splits a too-large one, until every refused record is alone, so the others are stored and each
+refused one is named. DescribeLogDirs goes to each partition's leader.
 """
 
+import collections
 import logging
 import random
 import time
@@ -28,7 +32,7 @@ from broker.records.batch import Record
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
-from .connection import BrokerConnection, BrokerConnectionError
+from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,9 @@ DEFAULT_CONFIG, UNKNOWN_CONFIG = 5, 0  # DescribeConfigs config sources
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
               ErrorCode.OFFSET_NOT_AVAILABLE}
+# Produce errors that refuse a batch because of its records: a smaller batch may be accepted.
+_RECORD_ERRORS = {ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_RECORD,
+                  ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_TIMESTAMP}
 
 
 class KafkaError(Exception):
@@ -55,6 +62,15 @@ class KafkaError(Exception):
 
 class UnknownTopicOrPartitionError(KafkaError):
     pass
+
+
+class RecordsRefusedError(KafkaError):
+    """The broker refused a produced batch because of its records; ``record_indexes`` are the
+    positions in the batch of the records it named (Produce v8 ``record_errors``; often none)."""
+
+    def __init__(self, message: str, code: int, record_indexes: list[int]):
+        super().__init__(message, code)
+        self.record_indexes = record_indexes
 
 
 class BrokerUnavailableError(KafkaError):
@@ -297,16 +313,44 @@ class KafkaClient:
 
     def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
                 timestamp: int | None = None) -> int | None:
-        """Append ``records`` to a partition as one v2 batch: ``(key, value)`` pairs of bytes or None,
-        stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` triples.
+        """Append ``records`` to a partition as one v2 batch. A record is ``(key, value)``, bytes or
+        None, stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` (None: the
+        default), or ``(key, value, timestamp, headers)`` with headers ``((str, bytes | None), ...)``.
         ``acks`` is 0, 1 or ACKS_ALL (-1).
 
         Returns the offset of the first record, or None with acks=0 (the broker does not answer).
+        A batch refused because of its records raises RecordsRefusedError: nothing of it is stored.
         """
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        data = batch.build([Record(i, r[2] if len(r) > 2 else stamp, r[0], r[1]) for i, r in enumerate(records)],
-                           compression=compression)
+        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression)
         return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+
+    def produce_each(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
+                     timestamp: int | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
+        """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
+        refuses because of its records is split (around the records it names, else in halves) until
+        each refused record is alone. Returns ``{index in records: error}`` for every record not
+        stored: a RecordsRefusedError for a record refused on its own, the error that stopped it
+        for the records not sent after any other failure (nothing is sent after one). Every record
+        not named was stored, in the order given.
+        """
+        stamp = int(time.time() * 1000) if timestamp is None else timestamp
+        not_stored: dict[int, KafkaError | UnsupportedVersionError] = {}
+        parts = collections.deque([(0, len(records))])
+        while parts:
+            start, end = parts.popleft()
+            try:
+                self.produce(topic, partition, records[start:end], compression, acks, stamp)
+            except RecordsRefusedError as exc:
+                if end - start == 1:
+                    not_stored[start] = exc
+                else:
+                    parts.extendleft(reversed(_split(start, end, exc.record_indexes)))
+            except (KafkaError, UnsupportedVersionError) as exc:
+                for first, last in [(start, end), *parts]:
+                    not_stored.update(dict.fromkeys(range(first, last), exc))
+                break
+        return not_stored
 
     def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
         node_id = self._leader(topic, partition)
@@ -316,6 +360,10 @@ class KafkaClient:
             self._send(node_id, ApiKey.PRODUCE, body)
             return None
         result = self._request(node_id, ApiKey.PRODUCE, body)["responses"][0]["partitions"][0]
+        if result["error_code"] in _RECORD_ERRORS:
+            error = _error(result["error_code"], f"{topic}-{partition}", result["error_message"])
+            raise RecordsRefusedError(str(error), error.code,
+                                      [e["batch_index"] for e in result.get("record_errors") or ()])
         _raise_for(result["error_code"], topic, partition, result["error_message"])
         return result["base_offset"]
 
@@ -447,6 +495,24 @@ class _Retriable(Exception):
     def __init__(self, message: str, code: int):
         super().__init__(message)
         self.code = code
+
+
+def _record(offset: int, fields: tuple, default_timestamp: int) -> Record:
+    """A Record from ``(key, value[, timestamp[, headers]])``."""
+    timestamp = fields[2] if len(fields) > 2 and fields[2] is not None else default_timestamp
+    return Record(offset, timestamp, fields[0], fields[1], tuple(fields[3]) if len(fields) > 3 else ())
+
+
+def _split(start: int, end: int, named: list[int]) -> list[tuple[int, int]]:
+    """The parts to retry of records ``[start, end)`` refused as a batch: the first record the
+    broker named (an index within the batch) alone, between the records before and after it; or
+    two halves when it named none."""
+    inside = sorted(start + i for i in named if 0 <= i < end - start)
+    if inside:
+        bad = inside[0]
+        return [(a, b) for a, b in ((start, bad), (bad, bad + 1), (bad + 1, end)) if a < b]
+    middle = (start + end) // 2
+    return [(start, middle), (middle, end)]
 
 
 def _raise_for(code: int, topic: str, partition: int, message: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """Metadata: this broker (also the controller), and topics with this broker leading every partition.
 
 Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
-request) allow it, so clients get the new topic's metadata at once. Version 0 asks for all
+request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
 topics with an empty list; later versions with null (an empty list then means none).
 
 From v8 a client may ask which operations it is allowed on the cluster and on each topic; with
@@ -53,7 +53,7 @@ async def handle(ctx, header, request) -> dict:
                 topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
                 continue
             try:
-                ctx.topics.create(name, ctx.config.num_partitions)
+                await ctx.io.run(ctx.topics.create, name, ctx.config.num_partitions)
             except TopicError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                     topics.append({"error_code": exc.code, "name": name, "partitions": []})
