@@ -161,12 +161,17 @@ class LogManager:
             if existing is not None:
                 return existing
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
+            new_directory = not os.path.isdir(directory)
             try:
                 created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
-                checkpoints.fsync_directory(self.log_dir)
-            except OSError as exc:
-                raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
-            self._logs[(topic, partition)] = created
+            except BaseException as exc:
+                if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
+                    self._set_aside(directory, delay_ms=0)
+                if isinstance(exc, OSError):
+                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                raise
+            self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
+            checkpoints.fsync_directory(self.log_dir)
             return created
 
     def delete_log(self, topic: str, partition: int) -> bool:
@@ -175,15 +180,21 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        removed.discard()
-        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-        name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
-        doomed = os.path.join(self.log_dir, name + suffix)
-        os.rename(removed.directory, doomed)
-        checkpoints.fsync_directory(self.log_dir)
-        self._scheduler.schedule(removed.config.file_delete_delay_ms,
-                                 lambda: shutil.rmtree(doomed, ignore_errors=True))
+        removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
+        self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
+
+    def _set_aside(self, directory: str, delay_ms: int) -> None:
+        """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
+        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        doomed = os.path.join(self.log_dir, name + suffix)
+        os.rename(directory, doomed)
+        self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+        try:
+            checkpoints.fsync_directory(self.log_dir)
+        except OSError as exc:  # the rename stands; only a machine crash could undo it
+            log.warning("cannot sync %s after setting %s aside: %s", self.log_dir, directory, exc)
 
     # -- background work -----------------------------------------------------------------
 
