@@ -324,8 +324,8 @@ class LogSegment:
         self.time_index.flush()
 
     def close(self) -> None:
-        """Trim the indexes and let go of the files; slices still held by readers stay readable
-        until they are dropped, and the segment cannot be used again."""
+        """Trim the indexes and close the files; slices still held by readers fail cleanly (closed
+        file) from then on, and the segment cannot be used again."""
         try:
             self.offset_index.close()
         finally:
@@ -333,12 +333,20 @@ class LogSegment:
             self.discard()
 
     def discard(self) -> None:
-        """Let go of the files without trimming anything (the segment is being deleted)."""
+        """Close the files without trimming anything (the log is being deleted: a reader still
+        streaming from it is cut off rather than keep its space in use)."""
+        log_file = self._let_go()
+        if log_file is not None:
+            log_file.close()
+
+    def _let_go(self):
+        """Stop using the files for good; return the ``.log`` file object, if open."""
         self._closed = True
-        self._file = None
+        log_file, self._file = self._file, None
         OPEN_FILES.forget(self)
         self.offset_index.discard()
         self.time_index.discard()
+        return log_file
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
@@ -352,7 +360,7 @@ class LogSegment:
     def delete(self) -> None:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
         when the last reference to it goes."""
-        self.discard()
+        self._let_go()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)
