@@ -19,7 +19,7 @@ from broker.records.errors import CorruptRecordError
 
 from .errors import InvalidEntryError
 from .file_records import iter_entries
-from .index import OffsetIndex, TimeIndex
+from .index import OffsetIndex, TimeIndex, entries_before_zero_tail
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 
 
@@ -157,8 +157,10 @@ def _dump_index(path: str, summary: dict):
     with open(path, "rb") as f:
         data = f.read()
     whole = len(data) - len(data) % entry.size
+    entries = entries_before_zero_tail(data, whole // entry.size, entry.size)  # not the preallocated zeros
     previous = None
-    for position, fields in zip(range(0, whole, entry.size), struct.iter_unpack(entry.format, data[:whole])):
+    for position, fields in zip(range(0, whole, entry.size),
+                                struct.iter_unpack(entry.format, data[:entries * entry.size])):
         if is_time_index:
             item = {"file": path, "timestamp": fields[0], "offset": base_offset + fields[1]}
             key = (fields[0], fields[1])
