@@ -2,21 +2,23 @@
 Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoop-compatible
 filesystem, and offset-rewind reruns.
 
-Exit status: 0 the run committed (or the dry run or history was shown), 1 the run failed (its
+Exit status: 0 the run committed (or the dry run, history or repair was done), 1 the run failed (its
 reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock.
 """
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
 import traceback
 from pathlib import Path
 
-from broker.cli.common import Parser, key_value, positive_int, timestamp_ms
+from broker.cli.common import Parser, add_bootstrap_argument, key_value, positive_int, timestamp_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 EPILOG = """\
 examples:
@@ -27,6 +29,7 @@ examples:
   kafkalog load --topics page-views --output /data/pv --rewind-to-run 12
   kafkalog load --topics page-views --output /data/pv --rewind-to-offsets '{"page-views":{"0":1500}}'
   kafkalog load --output /data/pv --history
+  kafkalog load --output /data/pv --repair
 
 Each run reads every partition from where the committed runs ended to the latest offset now,
 writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
@@ -46,11 +49,13 @@ def add_parser(commands) -> None:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap-servers", "--bootstrap-server", dest="bootstrap_servers",
-                        default="127.0.0.1:9092", metavar="HOST:PORT[,...]", help="default 127.0.0.1:9092")
+    add_bootstrap_argument(parser, dest="bootstrap_servers")
     topics = parser.add_mutually_exclusive_group()
-    topics.add_argument("--topics", metavar="A,B", help="topics to load")
-    topics.add_argument("--topic-pattern", metavar="REGEX", help="load every topic matching (the whole name)")
+    topics.add_argument("--topics", "--topic", metavar="A,B", help="topics to load")
+    topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
+                        help="load every topic matching (the whole name)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="a --topic-pattern that matches no topic commits an empty run instead of failing")
     parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
     parser.add_argument("--checkpoint", metavar="URI", help="the checkpoint (default <output>/_checkpoint)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "orc", "json"), help="default parquet")
@@ -69,6 +74,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
     parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
     parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
+    parser.add_argument("--repair", action="store_true",
+                        help="make a damaged checkpoint agree with the output again, from what the output's rows "
+                             "prove, and stop")
     parser.add_argument("--keep-runs", type=positive_int, default=100, metavar="N",
                         help="runs kept in the checkpoint's history (default 100)")
     parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
@@ -78,7 +86,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.add_argument("--verbose", action="store_true", help="on failure, print the whole traceback")
+    parser.add_argument("--verbose", action="store_true",
+                        help="Spark's and Py4J's logs, and on failure the whole traceback")
+
+
+def _pattern(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); for example 'events-.*'") \
+            from None
+    return text
 
 
 def _offsets(text: str) -> dict:
@@ -111,21 +129,28 @@ def settings_from(args):
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
-        rewind=rewind, keep_runs=args.keep_runs, source_options=dict(args.option), progress=not args.quiet)
+        rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty, source_options=dict(args.option),
+        progress=not args.quiet)
 
 
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
-    from spark_kafka_source.checkpoint import LockHeldError
+    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from spark_kafka_source.options import OptionError
 
     from . import history
+    from .output import Output
+    from .repair import repair
     from .planner import UsageError
 
     try:
         settings = settings_from(args)
         if args.history:
-            print(history.format_text(settings.checkpoint))
+            print(history.format_text(settings.checkpoint, settings.output, settings.format))
+            return EXIT_OK
+        if args.repair:
+            repair(CheckpointStore(settings.checkpoint), Output(settings.output, settings.format),
+                   say=lambda line: print(line, flush=True))
             return EXIT_OK
         if not settings.topics and not settings.topic_pattern:
             raise UsageError("name the topics to load: --topics A,B or --topic-pattern REGEX")
@@ -152,26 +177,34 @@ def _load(args, settings) -> int:
     from . import report
     from .runner import load
     require_java()
-    result = load(lambda: spark_session(args.master, args.conf), settings, say=lambda line: print(line, flush=True))
+    result = load(lambda: spark_session(args.master, args.conf, args.verbose), settings,
+                  say=lambda line: print(line, flush=True))
     print(report.format_text(result), flush=True)
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]]):
-    """The active Spark session, or a new one (UTC session time zone, quiet logs) with the
-    ``(key, value)`` settings of ``conf``."""
+def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False):
+    """The active Spark session, or a new one (UTC session time zone) with the ``(key, value)``
+    settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
+    in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
+    times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
+    options given with ``--conf`` add to them instead of replacing them."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
-    log_settings = Path(__file__).with_name("log4j2.properties")
+    settings = dict(conf)
+    if not verbose:
+        quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+        settings[DRIVER_JAVA_OPTIONS] = f"{quiet} {settings.get(DRIVER_JAVA_OPTIONS, '')}".strip()
+        logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
-        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false") \
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_settings}")
-    for key, value in conf:
+        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not verbose:
+        spark.sparkContext.setLogLevel("OFF")
     spark_kafka_source.register(spark)
     return spark
 
@@ -189,11 +222,16 @@ def reason(exc: Exception) -> str:
     return (lines[0] if lines else type(exc).__name__)[:1000]
 
 
-def main(argv=None) -> int:
+def parser() -> Parser:
+    """The arguments of ``python -m jobs.load``."""
     parser = Parser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _arguments(parser)
-    return run_command(parser.parse_args(argv))
+    return parser
+
+
+def main(argv=None) -> int:
+    return run_command(parser().parse_args(argv))
 
 
 if __name__ == "__main__":

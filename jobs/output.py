@@ -15,6 +15,10 @@ A run executed again after a kill therefore replaces its own partial staging out
 adds to published output; a rewind moves whole ``run=<N>`` directories aside, again one rename each.
 """
 
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.dataset as ds
 from pyspark.sql import DataFrame, SparkSession, functions as F
 from pyspark.sql.types import DateType, IntegerType, StringType, StructField, StructType
 
@@ -24,6 +28,22 @@ from spark_kafka_source.datasource import source_schema
 FORMATS = ("parquet", "orc", "json")
 PARTITION_COLUMNS = ("topic", "date", "hour")
 SECONDS_PER_DAY = 86_400
+PLACES = ("", "_staging/", "_superseded/")  # where a run's output is: published, being written, superseded
+HIVE_DIRECTORIES = ds.partitioning(pa.schema([(c, pa.string()) for c in PARTITION_COLUMNS]), flavor="hive")
+
+
+class LoadedOffsets(NamedTuple):
+    """The offsets of one topic partition found in a run's output."""
+
+    first: int
+    last: int
+    rows: int
+    distinct: int
+
+    @property
+    def contiguous(self) -> bool:
+        """Every offset from first to last, each once."""
+        return self.rows == self.distinct == self.last - self.first + 1
 
 
 def run_dir(number: int) -> str:
@@ -51,6 +71,12 @@ class Output:
         (with_event_hour(df).write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).format(self.format)
          .save(self.staging_uri(number)))
 
+    def stage_empty(self, number: int) -> None:
+        """The staging output of a run with no record to load, as Spark writes it (a directory
+        holding only ``_SUCCESS``), without Spark."""
+        self.location.delete(f"_staging/{run_dir(number)}")
+        self.location.write_bytes(f"_staging/{run_dir(number)}/_SUCCESS", b"")
+
     def publish(self, number: int) -> None:
         self.location.move(f"_staging/{run_dir(number)}", run_dir(number))
 
@@ -65,6 +91,31 @@ class Output:
 
     def delete_superseded(self, number: int) -> None:
         self.location.delete(f"_superseded/{run_dir(number)}")
+
+    def traces(self) -> dict[int, list[str]]:
+        """Run number -> where output of that run exists: ``run=N``, ``_staging/run=N``,
+        ``_superseded/run=N``."""
+        found: dict[int, list[str]] = {}
+        for place in PLACES:
+            for name in self.location.names(place.rstrip("/")):
+                number = name[len("run="):]
+                if name.startswith("run=") and number.isdigit():
+                    found.setdefault(int(number), []).append(place + name)
+        return found
+
+    def loaded_offsets(self, place: str) -> dict[tuple, LoadedOffsets]:
+        """(topic, partition) -> the offsets in the rows under ``place`` (e.g. ``run=3``), read with
+        pyarrow (no Spark): only the partition and offset columns and the topic directories."""
+        dataset = ds.dataset(f"{self.location.path}/{place}", filesystem=self.location.fs, format=self.format,
+                             partitioning=HIVE_DIRECTORIES)
+        if not dataset.files:
+            return {}  # a run that loaded no record
+        table = dataset.to_table(columns=["topic", "partition", "offset"])
+        counted = table.group_by(["topic", "partition"]).aggregate(
+            [("offset", "min"), ("offset", "max"), ("offset", "count"), ("offset", "count_distinct")])
+        return {(row["topic"], row["partition"]): LoadedOffsets(row["offset_min"], row["offset_max"],
+                                                                row["offset_count"], row["offset_count_distinct"])
+                for row in counted.to_pylist()}
 
 
 def with_event_hour(df: DataFrame) -> DataFrame:

@@ -12,6 +12,7 @@ rewind.
 Data loss (a start no longer on the broker) follows ``--fail-on-data-loss``, as in the data source.
 """
 
+import collections
 import json
 from typing import NamedTuple
 
@@ -20,7 +21,10 @@ from spark_kafka_source import options as source_options
 from spark_kafka_source.checkpoint import CheckpointStore, PartitionPlan, Run
 from spark_kafka_source.planning import resolve_ranges, topic_partitions
 
+from .report import counted
 
+
+SHOWN_TOPICS = 10
 READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets", "startingtimestamp",
               "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp")
 
@@ -53,9 +57,10 @@ def source_client(source: dict) -> KafkaClient:
 
 
 def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, starting: str = "earliest",
-              rewind: Rewind | None = None) -> LoadPlan:
+              rewind: Rewind | None = None, allow_empty: bool = False) -> LoadPlan:
     """``source``: data source options naming the brokers, the topics (subscribe or subscribePattern),
-    failOnDataLoss and client settings."""
+    failOnDataLoss and client settings. A pattern matching no topic is a UsageError unless
+    ``allow_empty``."""
     history = store.runs()
     runs = [r for r in history if r.superseded is None]
     pending = runs[-1] if runs and runs[-1].pending else None
@@ -64,6 +69,8 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
     committed = [r for r in runs if r.committed]
     parsed = source_options.parse(source)
     partitions = topic_partitions(client, parsed)
+    if not partitions and parsed.subscribe_pattern is not None and not allow_empty:
+        _no_topic_matches(client, parsed.subscribe_pattern, parsed.bootstrap_servers)
     superseded: list[Run] = []
     targets: dict = {}
     if rewind is not None:
@@ -85,9 +92,23 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
                     lost)
 
 
+def _no_topic_matches(client: KafkaClient, pattern: str, bootstrap: str) -> None:
+    topics = sorted(client.topics())
+    shown = ", ".join(topics[:SHOWN_TOPICS]) + (", ..." if len(topics) > SHOWN_TOPICS else "")
+    raise UsageError(f"--topic-pattern {pattern!r} matches no topic on {bootstrap} (a pattern matches whole names; "
+                     f"{counted(len(topics), 'topic')} there{': ' + shown if topics else ''}); pass --allow-empty if "
+                     f"a run may find none")
+
+
 def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
     """(topic, partition) -> the offset a time or offsets rewind points at."""
     if rewind.kind == "offsets":
+        counts = collections.Counter(t for t, _ in partitions)
+        unknown = [f"{t} is not a topic being loaded" if t not in counts else
+                   f"partition {t}-{p} does not exist ({t} has partitions 0 to {counts[t] - 1})"
+                   for t, p in sorted(set(rewind.value) - set(partitions))]
+        if unknown:
+            raise UsageError(f"--rewind-to-offsets: {'; '.join(unknown)}")
         return dict(rewind.value)
     if rewind.kind == "time":
         found = client.list_offsets({tp: rewind.value for tp in partitions})

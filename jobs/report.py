@@ -31,6 +31,11 @@ def build(run: Run, tasks: list[TaskCheckpoint], latest: dict, seconds: float, o
     }
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 record``, ``2 records``, ``0 records``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 COLUMNS = [("topic", "<"), ("partition", ">"), ("from", ">"), ("until", ">"), ("records", ">"), ("bytes", ">"),
            ("seconds", ">"), ("latest", ">"), ("lag", ">"), ("lost", ">")]
 
@@ -47,5 +52,5 @@ def format_text(report: dict) -> str:
     if report["superseded"]:
         head += f", superseding run{'s' if len(report['superseded']) > 1 else ''} " + \
                 ", ".join(map(str, sorted(report["superseded"])))
-    return f"{head}: {total['records']} records, {total['bytes']} bytes in {report['seconds']} s -> " \
-           f"{report['output']}\n" + "\n".join(lines)
+    return f"{head}: {counted(total['records'], 'record')}, {counted(total['bytes'], 'byte')} in " \
+           f"{report['seconds']} s -> {report['output']}\n" + "\n".join(lines)

@@ -2,7 +2,8 @@
 
 The steps, and what a kill at any moment leaves for the next run:
 
-1. take the checkpoint's lock (a second run fails; a killed run's lock is taken over);
+1. take the checkpoint's lock (a second run fails; a killed run's lock is taken over), and stop if
+   the checkpoint is damaged or contradicts the output (``consistency``);
 2. move aside the output of runs marked superseded (finishes a rewind that was killed);
 3. plan: the pending run again, or the next increment, or a rewind (``planner``); a rewind first
    marks the runs it supersedes, newest first, then moves their output aside;
@@ -22,13 +23,13 @@ import sys
 import time
 
 from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
-from spark_kafka_source.datasource import source_schema
 
-from . import report as run_report
+from . import consistency, report as run_report
 from .output import Output
 from .planner import LoadPlan, Rewind, exact_read_options, plan_next, source_client
 from .progress import SparkProgress
 
+NOTHING_SUPERSEDED = "no committed run loaded anything past that point, so it loads on from where the last run ended"
 PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"  # tests: stop at a step so a real SIGKILL lands exactly there
 
 
@@ -46,6 +47,7 @@ class LoadSettings:
     starting_offsets: str = "earliest"
     rewind: Rewind | None = None
     keep_runs: int = 100
+    allow_empty: bool = False  # a topic pattern may match no topic
     source_options: dict = dataclasses.field(default_factory=dict)  # more kafkalog options (kafka.* ...)
     progress: bool = True
 
@@ -70,10 +72,16 @@ def _pause_at(step: str, say) -> None:
 
 
 def plan_only(settings: LoadSettings) -> LoadPlan:
-    """What the next run would do (``--dry-run``): nothing is written, no lock is taken."""
+    """What the next run would do (``--dry-run``): nothing is written, no lock is taken. A
+    checkpoint that contradicts the output stops it (``consistency``)."""
     store = CheckpointStore(settings.checkpoint)
+    found = consistency.problems(store, Output(settings.output, settings.format))
+    consistency.refuse(found)
     with source_client(settings.source()) as client:
-        return plan_next(store, client, settings.source(), settings.starting_offsets, settings.rewind)
+        plan = plan_next(store, client, settings.source(), settings.starting_offsets, settings.rewind,
+                         settings.allow_empty)
+    consistency.refuse(found, plan.supersede)
+    return plan
 
 
 def load(spark, settings: LoadSettings, say=print) -> dict:
@@ -84,6 +92,7 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
     store = CheckpointStore(settings.checkpoint)
     output = Output(settings.output, settings.format)
     with CheckpointLock(store.location) as lock:
+        consistency.refuse(consistency.problems(store, output))
         _set_aside_superseded(store, output)
         plan = plan_only(settings)
         if plan.supersede:
@@ -93,6 +102,8 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
             _set_aside_superseded(store, output)
             say(f"rewind: superseded run{'s' if len(plan.supersede) > 1 else ''} "
                 f"{', '.join(map(str, sorted(plan.supersede)))} (output moved to {output.uri}/_superseded)")
+        elif settings.rewind is not None and not plan.again:
+            say(f"rewind: superseded nothing: {NOTHING_SUPERSEDED}")
         lock.check()
         if plan.again:
             run = store.runs()[-1]
@@ -130,12 +141,13 @@ def _set_aside_superseded(store: CheckpointStore, output: Output) -> None:
 
 
 def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output, run) -> None:
-    spark = spark() if callable(spark) else spark
+    """Write the run's records to its staging output; a run with no offset to read needs no Spark."""
     store.location.delete(f"{store.run_name(run.number)}/tasks")  # from an attempt with another split
-    if run.plan:
-        df = spark.read.format("kafkalog").options(**_read_options(settings, run, store.tasks_uri(run.number))).load()
-    else:
-        df = spark.createDataFrame([], source_schema(include_headers=True))
+    if not any(p.end > p.start for p in run.plan):
+        output.stage_empty(run.number)
+        return
+    spark = spark() if callable(spark) else spark
+    df = spark.read.format("kafkalog").options(**_read_options(settings, run, store.tasks_uri(run.number))).load()
     with SparkProgress(spark, f"run {run.number}", enabled=settings.progress):
         output.write_staging(df, run.number)
 

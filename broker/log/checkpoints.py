@@ -12,7 +12,6 @@ so a crash leaves either the old or the new file, never a mix. A write that fail
 removes its temporary file; one left by a crash is removed at the next start.
 """
 
-import contextlib
 import logging
 import os
 
@@ -47,7 +46,7 @@ def write_atomically(path: str, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        _remove_if_present(tmp)  # a full disk leaves no empty temporary file behind
+        _remove_if_present(tmp)
         raise
     fsync_directory(os.path.dirname(os.path.abspath(path)))
 
@@ -62,8 +61,10 @@ def remove_stale_temporaries(directory: str) -> list[str]:
 
 
 def _remove_if_present(path: str) -> None:
-    with contextlib.suppress(OSError):  # never hides the error that made the caller clean up
+    try:
         os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def write(path: str, offsets: dict[tuple[str, int], int]) -> None:

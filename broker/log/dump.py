@@ -61,16 +61,17 @@ def _unreadable(path: str, exc: OSError) -> DumpUsageError:
     return DumpUsageError(f"{path}: {(exc.strerror or str(exc)).lower()}")
 
 
-def dump(paths: list[str], records: bool = False):
+def dump(paths: list[str], records: bool = False, data: bool = False):
     """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index" and "invalid"
-    items; finally one "summary"."""
+    items; finally one "summary". With ``records`` a batch lists its records; with ``data`` too,
+    each record carries its bytes: ``key``, ``payload`` and ``headers`` (``((key, value), ...)``)."""
     summary = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
     for path in segment_files(paths):
         summary["files"] += 1
         yield "file", {"file": path}
         try:
             if path.endswith(LOG_SUFFIX):
-                yield from _dump_log(path, records, summary)
+                yield from _dump_log(path, records, data, summary)
             else:
                 yield from _dump_index(path, summary)
         except OSError as exc:
@@ -81,13 +82,13 @@ def dump(paths: list[str], records: bool = False):
     yield "summary", summary
 
 
-def _dump_log(path: str, records: bool, summary: dict):
+def _dump_log(path: str, records: bool, data: bool, summary: dict):
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         try:
             for position, header, entry in iter_entries(fd, 0, size):
-                item = _describe_entry(path, position, header, entry, records)
+                item = _describe_entry(path, position, header, entry, records, data)
                 if item["crcValid"] and "recordsError" not in item:
                     summary["validBatches"] += 1
                 else:
@@ -103,7 +104,7 @@ def _dump_log(path: str, records: bool, summary: dict):
         os.close(fd)
 
 
-def _describe_entry(path: str, position: int, header, entry: bytes, records: bool) -> dict:
+def _describe_entry(path: str, position: int, header, entry: bytes, records: bool, data: bool) -> dict:
     try:
         record_set.validate_entry(entry)
         crc_valid = True
@@ -139,6 +140,7 @@ def _describe_entry(path: str, position: int, header, entry: bytes, records: boo
                     "keySize": -1 if r.key is None else len(r.key),
                     "valueSize": -1 if r.value is None else len(r.value),
                     "headerKeys": [k for k, _ in r.headers],
+                    **({"key": r.key, "payload": r.value, "headers": r.headers} if data else {}),
                 } for r in decoded.records]
     return item
 

@@ -164,12 +164,12 @@ class LogManager:
             new_directory = not os.path.isdir(directory)
             try:
                 created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
-            except (OSError, LogError) as exc:
+            except BaseException as exc:
                 if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
                     self._set_aside(directory, delay_ms=0)
-                if isinstance(exc, LogError):
-                    raise
-                raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                if isinstance(exc, OSError):
+                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                raise
             self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             checkpoints.fsync_directory(self.log_dir)
             return created
@@ -180,7 +180,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        removed.discard()
+        removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
         self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
 

@@ -334,7 +334,8 @@ class PartitionLog:
     # -- retention -----------------------------------------------------------------------
 
     def delete_retained_segments(self) -> int:
-        """Delete the oldest whole segments past ``retention.ms`` or beyond ``retention.bytes``.
+        """Delete the oldest whole segments past ``retention.ms`` or beyond ``retention.bytes``,
+        and those wholly below the log start offset (moved by ``delete_records_before``).
 
         The log start offset moves to the first remaining segment. Returns the number deleted.
         """
@@ -343,21 +344,53 @@ class PartitionLog:
             doomed = self._retained_segments(now)
             if not doomed:
                 return 0
-            if len(doomed) == len(self._segments):
-                self.roll()
-            self._segments = self._segments[len(doomed):]
+            self._drop_leading_segments(len(doomed))
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
-            for segment in doomed:
-                segment.rename_for_deletion()
             self.producer_state.remove_before(self.log_start_offset)
         log.info("%s: retention deleted %d segment(s); log start offset is now %d",
                  self.name, len(doomed), self.log_start_offset)
-        for segment in doomed:
+        self._delete_later(doomed)
+        return len(doomed)
+
+    def delete_records_before(self, offset: int) -> int:
+        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the high watermark,
+        and delete the segments wholly below it. Returns the log start offset.
+
+        Records below it are gone for readers at once (OffsetOutOfRangeError), as after retention.
+        """
+        with self._lock:
+            if not 0 <= offset <= self.high_watermark:
+                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.high_watermark)
+            if offset <= self.log_start_offset:
+                return self.log_start_offset
+            self.log_start_offset = offset
+            below = 0
+            while below < len(self._segments) and 0 < self._segments[below].size and \
+                    self._segments[below].next_offset <= offset:
+                below += 1
+            doomed = self._segments[:below]
+            if below:
+                self._drop_leading_segments(below)
+            self.producer_state.remove_before(self.log_start_offset)
+        log.info("%s: records before %d deleted (%d segment(s))", self.name, offset, len(doomed))
+        self._delete_later(doomed)
+        return offset
+
+    def _drop_leading_segments(self, count: int) -> None:
+        """Take the first ``count`` segments out of the log (rolling first if that is all of them).
+        Called with the lock held."""
+        if count == len(self._segments):
+            self.roll()
+        for segment in self._segments[:count]:
+            segment.rename_for_deletion()
+        self._segments = self._segments[count:]
+
+    def _delete_later(self, segments) -> None:
+        for segment in segments:
             if self._scheduler is not None:
                 self._scheduler.schedule(self.config.file_delete_delay_ms, segment.delete)
             else:
                 segment.delete()
-        return len(doomed)
 
     def _retained_segments(self, now: int) -> list:
         config = self.config
@@ -368,13 +401,22 @@ class PartitionLog:
                 break
             expired = config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
             oversize = excess >= segment.size
-            if not (expired or oversize):
+            deleted = segment.next_offset <= self.log_start_offset
+            if not (expired or oversize or deleted):
                 break
             excess -= segment.size
             doomed.append(segment)
         return doomed
 
     # -- lifecycle -----------------------------------------------------------------------
+
+    def update_config(self, config: LogConfig) -> None:
+        """Run with new settings from now on (a dynamic config change): the next append, roll,
+        flush and retention check use them."""
+        with self._lock:
+            self.config = config
+            if self._first_unflushed_ms is not None:
+                self._schedule_time_flush(_now_ms())
 
     def close(self) -> None:
         """Trim the indexes, let go of the files, then write the producer snapshot (trimming first

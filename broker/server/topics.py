@@ -1,8 +1,14 @@
-"""The topics of this broker: names, partition counts and per-topic config overrides, persisted.
+"""The topics of this broker: names, partition counts and per-topic config overrides, persisted,
+with the broker's dynamic log settings (AlterConfigs on a broker resource).
 
-Kafka keeps topic metadata in ZooKeeper or its metadata log; a single broker keeps it in
-``<log-dir>/topics.json`` (written atomically). Partition directories found on disk without an
-entry (a copied Kafka log directory, say) are adopted as topics with the broker's defaults.
+Kafka keeps topic metadata and dynamic configs in ZooKeeper (``/config/topics/<topic>``,
+``/config/brokers/<default>`` and ``/config/brokers/<id>``) or its metadata log; a single broker
+keeps them in ``<log-dir>/topics.json`` (written atomically). A config change is written first
+and then applied to the running partition logs. A topic's settings are, lowest precedence
+first: Kafka's defaults, the broker's static configuration, the dynamic cluster default (resource
+name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides.
+Partition directories found on disk without an entry (a copied Kafka log directory, say) are
+adopted as topics with the broker's defaults.
 Topic names follow Kafka's rules: 1-249 characters from ``[a-zA-Z0-9._-]``, not ``.`` or ``..``,
 and not colliding with an existing name that differs only by ``.`` versus ``_``.
 
@@ -31,6 +37,7 @@ from broker.protocol.errors import ErrorCode
 log = logging.getLogger(__name__)
 
 TOPICS_FILE = "topics.json"
+DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default of a broker setting
 MAX_NAME_LENGTH = 249
 MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
@@ -62,24 +69,37 @@ def validate_name(name: str) -> None:
 class TopicRegistry:
     """Topic metadata; partition logs live in the LogManager attached with ``attach``."""
 
-    def __init__(self, log_dir: str, defaults: LogConfig):
+    def __init__(self, log_dir: str, static_defaults: LogConfig, broker_id: int = 0):
         self.log_dir = log_dir
         self.path = os.path.join(log_dir, TOPICS_FILE)
-        self.defaults = defaults
+        self.static_defaults = static_defaults
+        self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
         self._log_manager = None
         try:
             with open(self.path, encoding="utf-8") as f:
                 stored = json.load(f)
             self._topics = {name: {"partitions": int(t["partitions"]), "configs": dict(t["configs"])}
                             for name, t in stored["topics"].items()}
+            self._broker_configs = {name: dict(c) for name, c in stored.get("broker_configs", {}).items()}
+            for name in self._topics:  # every stored setting must still be valid
+                self.config_for(name)
         except FileNotFoundError:
             pass
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"{self.path} is not a valid topics file ({exc}); restore it or move it aside") from None
         # seen before the log manager opens the directory and removes the renamed-aside partitions
         self._interrupted_deletions = self._find_interrupted_deletions()
+
+    @property
+    def defaults(self) -> LogConfig:
+        """The broker's log settings: static, then the dynamic cluster default, then this broker's."""
+        config = self.static_defaults
+        for resource in DEFAULT_BROKER_RESOURCE, str(self.broker_id):
+            config = LogConfig.from_properties(self._broker_configs.get(resource, {}), base=config, broker_level=True)
+        return config
 
     def config_for(self, topic: str) -> LogConfig:
         """The log settings of a topic: the broker defaults with the topic's overrides."""
@@ -111,14 +131,18 @@ class TopicRegistry:
             for partition in range(topic["partitions"]):
                 log_manager.get_or_create_log(name, partition)
 
-    def _commit(self, topics: dict[str, dict], failure: str) -> None:
-        """Write ``topics`` to ``topics.json``, then make it the registry's view (TopicError if it cannot)."""
-        data = {"version": 1, "topics": topics}
+    def _commit(self, topics: dict[str, dict], failure: str, broker_configs: dict[str, dict] | None = None) -> None:
+        """Write ``topics`` (and ``broker_configs``, if given) to ``topics.json``, then make them the
+        registry's view (TopicError if they cannot be written: nothing changes)."""
+        if broker_configs is None:
+            broker_configs = self._broker_configs
+        data = {"version": 1, "topics": topics, "broker_configs": broker_configs}
         try:
             write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
         except OSError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, f"{failure}: cannot write {self.path}: {exc}") from None
         self._topics = topics
+        self._broker_configs = broker_configs
 
     # -- queries -------------------------------------------------------------------------
 
@@ -131,6 +155,10 @@ class TopicRegistry:
 
     def overrides(self, name: str) -> dict[str, str]:
         return dict(self._topics[name]["configs"])
+
+    def broker_overrides(self, resource_name: str) -> dict[str, str]:
+        """The dynamic broker settings of ``resource_name``: "" (the cluster default) or a broker id."""
+        return dict(self._broker_configs.get(resource_name, {}))
 
     # -- changes -------------------------------------------------------------------------
 
@@ -169,7 +197,7 @@ class TopicRegistry:
                                  f"cannot create the partitions of {name!r}: {exc}") from None
 
     def _withdraw(self, name: str, partitions: range, before: dict[str, dict]) -> None:
-        """Undo a creation whose partition logs could not all be made."""
+        """Undo a creation (of a topic or of new partitions) whose partition logs could not all be made."""
         for partition in partitions:
             try:
                 self._log_manager.delete_log(name, partition)
@@ -258,3 +286,70 @@ class TopicRegistry:
                         os.unlink(entry.path)
                 except OSError as exc:
                     log.warning("cannot remove %s: %s", entry.path, exc)
+
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        """Grow a topic to ``count`` partitions (CreatePartitions); a topic never shrinks."""
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            current = topic["partitions"]
+            if count <= current:
+                raise TopicError(ErrorCode.INVALID_PARTITIONS,
+                                 f"topic {name!r} has {current} partitions; the new count must be higher, got {count}")
+            if count - current > MAX_PARTITIONS:
+                raise TopicError(ErrorCode.POLICY_VIOLATION, f"{count - current} new partitions is more than one "
+                                                              f"operation may create ({MAX_PARTITIONS})")
+            if validate_only:
+                return
+            before = self._topics
+            self._commit({**before, name: {**topic, "partitions": count}}, f"cannot add partitions to {name!r}")
+            try:
+                for partition in range(current, count):
+                    self._log_manager.get_or_create_log(name, partition)
+            except (OSError, LogError) as exc:
+                self._withdraw(name, range(current, count), before)
+                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                 f"cannot create the new partitions of {name!r}: {exc}") from None
+
+    def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
+        """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""
+        try:
+            LogConfig.from_properties(configs, base=self.defaults)
+        except ConfigError as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            if validate_only:
+                return
+            self._commit({**self._topics, name: {**topic, "configs": dict(configs)}},
+                         f"cannot alter the settings of topic {name!r}")
+        self._apply([name])
+
+    def alter_broker_configs(self, resource_name: str, configs: dict[str, str], validate_only: bool = False) -> None:
+        """Replace the dynamic broker log settings of ``resource_name`` ("" or this broker's id),
+        saved, then applied to every log that does not override them."""
+        try:
+            LogConfig.from_properties(configs, base=self.defaults, broker_level=True)
+        except ConfigError as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        with self._lock:
+            broker_configs = {other: c for other, c in self._broker_configs.items() if other != resource_name}
+            if configs:
+                broker_configs[resource_name] = dict(configs)
+            self._commit(self._topics, f"cannot alter the settings of broker resource {resource_name!r}",
+                         broker_configs)
+        self._apply(self.names())
+
+    def _apply(self, names: list[str]) -> None:
+        """Hand the running logs of ``names`` their current settings."""
+        for name in names:
+            config = self.config_for(name)
+            for partition in range(self.partitions(name) or 0):
+                partition_log = self._log_manager.get_log(name, partition)
+                if partition_log is not None:
+                    partition_log.update_config(config)

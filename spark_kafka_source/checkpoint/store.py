@@ -10,6 +10,7 @@ Layout under the checkpoint URI (every file is JSON with a ``version`` field)::
     runs/00000001/commit.json         written only after the run's output is committed
     runs/00000001/report.json         the run's report (per partition and in total)
     runs/00000001/superseded.json     written when a rewind supersedes the run
+    retention.json                    the run numbers retention removed are all below ``removed_below``
 
 A run is *committed* when it has ``commit.json``, *pending* when it has a plan and no commit, and
 *superseded* when a rewind replaced it. Where the next run starts is the fold of the committed,
@@ -27,6 +28,8 @@ from .location import CheckpointError, Location
 FORMAT_VERSION = 1
 RUN_DIGITS = 8
 DELETING = ".deleting"  # a run directory being removed by retention
+DAMAGED = ".damaged"  # a damaged run directory set aside by a repair, kept for inspection
+RETENTION_FILE = "retention.json"
 
 
 def now_iso() -> str:
@@ -84,6 +87,15 @@ class Run:
         return {p.key: p for p in self.plan}
 
 
+class RunEntry(NamedTuple):
+    """A run directory as found: the run (None when its plan is missing or unreadable) and a
+    one-line description of each damaged file."""
+
+    number: int
+    run: Run | None
+    damage: list[str]
+
+
 class CheckpointStore:
     def __init__(self, uri: str):
         self.location = Location(uri)
@@ -95,42 +107,64 @@ class CheckpointStore:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def numbers(self) -> list[int]:
+        """The numbers of the run directories, whatever they hold."""
+        return [int(n) for n in self.location.names("runs") if n.isdigit() and len(n) == RUN_DIGITS]
+
     def runs(self) -> list[Run]:
-        """Every run with a plan, oldest first. A run directory without a plan (the process was
-        killed before writing it) is ignored when it is the newest, and an error otherwise."""
-        numbers = []
-        for name in self.location.names("runs"):
-            if not (name.isdigit() and len(name) == RUN_DIGITS):
-                continue  # a temporary file of an atomic write, or something foreign
-            numbers.append(int(name))
+        """Every run with a plan, oldest first. A damaged run (a missing or corrupt file, see
+        ``survey``) is a CheckpointError naming the file."""
         runs = []
-        for index, number in enumerate(numbers):
-            entries = self.location.names(self.run_name(number))
-            if "plan.json" not in entries:
-                if index == len(numbers) - 1:
-                    continue
-                raise CheckpointError(f"{self.uri}/{self.run_name(number)} has no plan.json, yet later runs exist: "
-                                      f"the checkpoint was damaged; restore the file or remove the later runs")
-            runs.append(self._read_run(number, entries))
+        for entry in self.survey():
+            if entry.damage:
+                raise CheckpointError(entry.damage[0])
+            if entry.run is not None:
+                runs.append(entry.run)
         return runs
 
-    def _read_run(self, number: int, entries: list[str]) -> Run:
+    def survey(self) -> list["RunEntry"]:
+        """Every run directory, oldest first, read as far as it can be, with what is damaged.
+
+        The newest directory may hold nothing but a temporary file (the process was killed while
+        writing the plan): it is an unplanned run, not damage. Any other directory without
+        ``plan.json`` is damaged, and so is one with a file that cannot be read."""
+        numbers = self.numbers()
+        entries = []
+        for index, number in enumerate(numbers):
+            name = self.run_name(number)
+            files = [f for f in self.location.names(name) if not f.endswith(".tmp")]
+            if "plan.json" not in files:
+                newest = index == len(numbers) - 1
+                damage = [] if newest and not files else [
+                    f"{self.uri}/{name} has no plan.json" + (f" (it holds {', '.join(files)})" if files else "")
+                    + ("" if newest else ", yet later runs exist")]
+                entries.append(RunEntry(number, None, damage))
+                continue
+            entries.append(self._read_run(number, files))
+        return entries
+
+    def _read_run(self, number: int, entries: list[str]) -> "RunEntry":
         name = self.run_name(number)
-        plan = self._versioned(f"{name}/plan.json")
         try:
+            plan = self._versioned(f"{name}/plan.json")
             if plan["run"] != number:
                 raise CheckpointError(f"{self.uri}/{name}/plan.json belongs to run {plan['run']}, not {number}")
             ranges = [PartitionPlan(str(p["topic"]), int(p["partition"]), int(p["start"]), int(p["end"]),
                                     int(p["leader_id"]), str(p["leader"])) for p in plan["partitions"]]
             created, details = str(plan["created"]), dict(plan.get("details") or {})
         except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"{self.uri}/{name}/plan.json is corrupt (bad or missing field {exc})") from None
+            return RunEntry(number, None, [f"{self.uri}/{name}/plan.json is corrupt (bad or missing field {exc})"])
+        except CheckpointError as exc:
+            return RunEntry(number, None, [str(exc)])
         run = Run(number, ranges, created, details)
-        if "commit.json" in entries:
-            run.commit = self._versioned(f"{name}/commit.json")
-        if "superseded.json" in entries:
-            run.superseded = self._versioned(f"{name}/superseded.json")
-        return run
+        damage = []
+        for marker, field in (("commit.json", "commit"), ("superseded.json", "superseded")):
+            if marker in entries:
+                try:
+                    setattr(run, field, self._versioned(f"{name}/{marker}"))
+                except CheckpointError as exc:
+                    damage.append(str(exc))
+        return RunEntry(number, run, damage)
 
     def _versioned(self, name: str) -> dict:
         value = self.location.read_json(name)
@@ -157,11 +191,15 @@ class CheckpointStore:
 
     def next_run_number(self, runs: list[Run] | None = None) -> int:
         """The number of the next run: one past the newest planned run (``runs``, read if not
-        given), or the newest run directory when it was created but never planned."""
-        numbers = [int(n) for n in self.location.names("runs") if n.isdigit() and len(n) == RUN_DIGITS]
+        given), or the newest run directory when it was created but never planned; never the
+        number of a run directory set aside (damaged, or being deleted)."""
+        numbers = self.numbers()
         planned = [r.number for r in (self.runs() if runs is None else runs)]
         unplanned_last = numbers and (not planned or numbers[-1] > planned[-1])
-        return numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
+        candidate = numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
+        set_aside = [int(n[:RUN_DIGITS]) for n in self.location.names("runs")
+                     if n[:RUN_DIGITS].isdigit() and n[RUN_DIGITS:].startswith((DAMAGED, DELETING))]
+        return max([candidate] + [n + 1 for n in set_aside])
 
     def tasks(self, number: int) -> list[TaskCheckpoint]:
         name = f"{self.run_name(number)}/tasks"
@@ -179,6 +217,16 @@ class CheckpointStore:
     def report(self, number: int) -> dict | None:
         name = f"{self.run_name(number)}/report.json"
         return self.location.read_json(name) if self.location.exists(name) else None
+
+    def removed_below(self) -> int:
+        """Every run retention removed has a number below this (0: retention removed nothing), so
+        output of a lower-numbered run the checkpoint no longer holds is explained."""
+        if not self.location.exists(RETENTION_FILE):
+            return 0
+        value = self._versioned(RETENTION_FILE).get("removed_below")
+        if not isinstance(value, int):
+            raise CheckpointError(f"{self.uri}/{RETENTION_FILE} is corrupt (bad or missing field 'removed_below')")
+        return value
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -203,6 +251,17 @@ class CheckpointStore:
         self.location.write_json(f"{self.run_name(number)}/superseded.json",
                                  {"version": FORMAT_VERSION, "run": number, "superseded": now_iso(), **reason})
 
+    def set_aside_damaged(self, number: int) -> str | None:
+        """Rename a damaged run's directory out of the layout (kept for inspection); its new name."""
+        name = self.run_name(number)
+        if not self.location.exists(name):
+            return None
+        taken = set(self.location.names("runs"))
+        aside = next(f"{name}{DAMAGED}{suffix}" for suffix in ("", *(f"-{i}" for i in range(2, 10_000)))
+                     if f"{name}{DAMAGED}{suffix}".split("/")[-1] not in taken)
+        self.location.move(name, aside)
+        return f"{self.uri}/{aside}"
+
     def apply_retention(self, keep: int) -> list[int]:
         """Remove the oldest runs beyond ``keep``; the numbers removed.
 
@@ -216,6 +275,9 @@ class CheckpointStore:
             if run.committed and run.superseded is None:
                 protected.update({p.key: run.number for p in run.plan})
         removable = [r.number for r in runs[:max(len(runs) - keep, 0)] if r.number not in set(protected.values())]
+        if removable:
+            self.location.write_json(RETENTION_FILE, {"version": FORMAT_VERSION, "removed_below": max(
+                self.removed_below(), max(removable) + 1)})
         for number in removable:
             self.location.move(self.run_name(number), self.run_name(number) + DELETING)
         for name in self.location.names("runs"):

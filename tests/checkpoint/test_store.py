@@ -154,8 +154,7 @@ def test_next_run_number_follows_the_newest_planned_run(store):
     assert store.next_run_number() == 4
 
 
-@pytest.mark.parametrize("content", [[], ["tasks/t-0-0.json"], ["plan.json.5f3c.tmp"]],
-                         ids=["empty", "tasks-only", "interrupted-plan"])
+@pytest.mark.parametrize("content", [[], ["plan.json.5f3c.tmp"]], ids=["empty", "interrupted-plan"])
 def test_a_newest_run_directory_without_plan_is_ignored_and_its_number_reused(store, content):
     add_run(store, 1, {("t", 0): (0, 1)})
     store.location.fs.create_dir(run_dir(store, 2), recursive=True)
@@ -164,6 +163,19 @@ def test_a_newest_run_directory_without_plan_is_ignored_and_its_number_reused(st
     assert [r.number for r in store.runs()] == [1]
     assert store.next_run_number() == 2
     assert store.committed_ends() == {("t", 0): 1}
+
+
+@pytest.mark.parametrize("content", [["tasks/t-0-0.json"], ["commit.json", "report.json"]],
+                         ids=["tasks-only", "committed"])
+def test_a_newest_run_directory_that_lost_its_plan_is_damage_not_a_number_to_reuse(store, content):
+    """Tasks and commits are written after the plan: without it, the run's plan was lost."""
+    add_run(store, 1, {("t", 0): (0, 1)})
+    for name in content:
+        store.location.write_bytes(f"{store.run_name(2)}/{name}", b'{"version": 1}')
+    for call in (store.runs, store.next_run_number, store.committed_ends):
+        with pytest.raises(CheckpointError, match="runs/00000002 has no plan.json"):
+            call()
+    assert [(e.number, e.run is None, len(e.damage)) for e in store.survey()] == [(1, False, 0), (2, True, 1)]
 
 
 def test_the_only_run_directory_without_plan_is_reused(store):
@@ -180,7 +192,6 @@ def test_a_run_directory_without_plan_followed_by_later_runs_is_an_error(store):
             call()
         message = str(raised.value)
         assert f"{store.uri}/runs/00000002 has no plan.json, yet later runs exist" in message
-        assert "restore the file or remove the later runs" in message
 
 
 # -- versions and corrupt files -------------------------------------------------------------------
@@ -377,3 +388,30 @@ def test_retention_killed_in_the_middle_of_a_delete_leaves_a_readable_checkpoint
     reopened = CheckpointStore(store.uri)
     assert reopened.committed_ends() == {("t", 0): 40}
     assert reopened.next_run_number() == 4
+
+
+def test_retention_records_below_which_it_removed_runs(store):
+    """Protected runs keep old numbers, so removed runs need not be the oldest: what retention
+    removed is recorded, for the load's check of output whose run the checkpoint no longer holds."""
+    assert store.removed_below() == 0
+    add_run(store, 1, {("a", 0): (0, 10), ("b", 0): (0, 7)})  # b's newest end: protected
+    for number in range(2, 5):
+        add_run(store, number, {("a", 0): (number * 10, number * 10 + 10)})
+    assert store.apply_retention(1) == [2, 3] and store.removed_below() == 4
+    assert store.apply_retention(5) == [] and store.removed_below() == 4  # never lowered
+    store.location.write_bytes("retention.json", b'{"version": 1}')
+    with pytest.raises(CheckpointError, match="retention.json is corrupt"):
+        store.removed_below()
+
+
+def test_a_damaged_run_is_set_aside_under_a_name_outside_the_layout(store):
+    add_run(store, 1, {("t", 0): (0, 10)})
+    add_run(store, 2, {("t", 0): (10, 20)})
+    store.location.write_bytes(f"{store.run_name(2)}/commit.json", b"\x00")
+    assert [len(e.damage) for e in store.survey()] == [0, 1]
+    assert store.set_aside_damaged(2) == f"{store.uri}/runs/00000002.damaged"
+    add_run(store, 2, {("t", 0): (10, 20)})
+    store.location.write_bytes(f"{store.run_name(2)}/commit.json", b"\x00")
+    assert store.set_aside_damaged(2) == f"{store.uri}/runs/00000002.damaged-2"
+    assert store.set_aside_damaged(2) is None
+    assert [r.number for r in store.runs()] == [1] and store.next_run_number() == 3  # not the set-aside number

@@ -22,6 +22,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from jobs.load import main as load_main
+from jobs.report import counted
 from jobs.runner import PAUSE_VARIABLE
 from tests.waiting import wait_for
 
@@ -284,8 +286,7 @@ def report_json(output, number: int) -> dict:
 def printed_report(stdout: str) -> dict:
     """The report table printed at the end of a run: its head line, its partition rows and total."""
     lines = stdout.splitlines()
-    starts = [i for i, line in enumerate(lines)
-              if line.startswith("run ") and " records, " in line and " bytes in " in line]
+    starts = [i for i, line in enumerate(lines) if re.match(r"run \d+.*: \d+ records?, \d+ bytes? in ", line)]
     assert starts, f"no report in stdout:\n{stdout}"
     head, columns, *rows = lines[starts[-1]:]
     assert columns.split() == ["topic", "partition", "from", "until", "records", "bytes", "seconds", "latest", "lag",
@@ -337,5 +338,5 @@ def assert_report(report: dict, recs, ranges: dict, latest: dict | None = None, 
                                 "bytes": total["bytes"], "seconds": report["seconds"], "lag": total["lag"],
                                 "lost": total["lost"]}
     head = printed["head"]
-    assert head.startswith(f"run {report['run']}") and \
-        f": {total['records']} records, {total['bytes']} bytes in {report['seconds']} s -> {report['output']}" in head
+    assert head.startswith(f"run {report['run']}") and f": {counted(total['records'], 'record')}, " \
+        f"{counted(total['bytes'], 'byte')} in {report['seconds']} s -> {report['output']}" in head

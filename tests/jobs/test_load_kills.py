@@ -119,3 +119,27 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
         latest = {tp: o for tp, (o, _) in c.list_offsets({tp: LATEST for tp in ranges2}).items()}
     assert latest == ends(recs) == {tp: until for tp, (_, until) in ranges2.items()}
     assert {r.run for r in rows if r.offset < 10} == {1} and {r.run for r in rows if r.offset >= 10} == {2}
+
+
+def test_a_broker_killed_mid_load_fails_the_run_with_one_line_and_no_spark_logs(start_broker, spark, tmp_path):
+    """Spark logs a failed task's stack at ERROR, several times (~500 lines before the job's own
+    error): the load keeps Spark's and Py4J's logs off unless --verbose, also when --conf passes
+    other driver Java options (as SPARK_CONF does here)."""
+    broker = start_broker({"num.partitions": "2"})
+    topic = "broker-killed"
+    create_topic(broker.bootstrap, topic, 2)
+    produce(broker.bootstrap, topic, messages(1200, partitions=(0, 1), tag="k", headers=False, value_size=100))
+    output = tmp_path / "output"
+    args = load_args(broker.bootstrap, topic, output, "--max-records-per-partition", "20", "--master", "local[1]")
+    loading = LoadProcess(args, tmp_path)
+    wait_for(lambda: (output / "_staging" / "run=1").exists() or loading.process.poll() is not None, 150,
+             interval=0.01, what="run 1 starting its write")
+    broker.kill()
+    result = loading.wait()
+    assert result.code == 1, result
+    assert not (output / "_staging" / "run=1" / "_SUCCESS").exists(), "the kill landed after the write"
+    line = result.one_error()
+    assert broker.bootstrap in line, line
+    others = [x for x in result.stderr.splitlines() if not x.startswith(("kafkalog load:", "WARNING: Using incubator"))]
+    assert not others, "\n".join(others[:40])
+    assert not (output / "run=1").exists() and not (run_dir(output, 1) / "commit.json").exists()

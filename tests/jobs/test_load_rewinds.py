@@ -131,3 +131,26 @@ def test_a_killed_rewind_to_run_retried_with_the_same_command_completes(history,
     assert result.code == 0, result.errors()
     assert_exactly_once(output, history.recs)
     assert {r.run for r in output_rows(output) if r.offset >= 6} == {4}
+
+
+def test_rewinds_that_name_nothing_or_supersede_nothing_say_so(history, tmp_path):
+    output = history.copy(tmp_path / "output")
+    args = load_args(history.bootstrap, history.topic, output)
+    before = tree(output)
+    for offsets, message in ((json.dumps({history.topic: {"7": 1}}),
+                              "--rewind-to-offsets: partition history-7 does not exist (history has partitions 0 "
+                              "to 1)"),
+                             (json.dumps({"elsewhere": {"0": 1}}),
+                              "--rewind-to-offsets: elsewhere is not a topic being loaded")):
+        for extra in (["--dry-run"], []):
+            refused = run_load(args + ["--rewind-to-offsets", offsets, *extra], tmp_path)
+            assert refused.code == 2 and message in refused.one_error(), refused
+    assert tree(output) == before
+
+    future = str(history.batches[-1][-1].timestamp + 24 * 3600 * 1000)
+    dry = run_load(args + ["--rewind-to-time", future, "--dry-run"], tmp_path)
+    assert dry.code == 0 and dry.stdout.splitlines()[0].startswith("the rewind would supersede nothing: "), dry
+    result = ok(run_load(args + ["--rewind-to-time", future], tmp_path))
+    assert "rewind: superseded nothing: no committed run loaded anything past that point" in result.stdout
+    assert report_json(output, 4)["superseded"] == [] and report_json(output, 4)["total"]["records"] == 0
+    assert_exactly_once(output, history.recs)

@@ -13,7 +13,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from broker.client import LATEST
+from jobs.load import parser as load_parser, settings_from
 from jobs.output import output_schema, read_output
+from jobs.runner import load
 from tests.spark.feed import client
 
 from .loads import (assert_exactly_once, assert_report, load_args, output_rows, printed_report, report_json, run_dir,
@@ -105,17 +107,25 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
         assert broken.as_uri() in line and "corrupt or truncated" in line, line
         assert tree(output) == before[output], "a failed run changed the output or the checkpoint"
 
-    # the same for --dry-run and --history (no Spark involved), and for other shapes of damage
+    # the same for --dry-run (no Spark involved), and for other shapes of damage; --history shows
+    # the other runs, marks the damaged one and names the file and the repair
     shapes = [(plan, b"", "corrupt or truncated"), (plan, b'{"version": 1}', "is corrupt (bad or missing field"),
               (plan, b"[1, 2]", "a JSON object was expected"), (commit, b"\x00\xff", "corrupt or truncated")]
     for broken, content, problem in shapes:
         broken.write_bytes(content)
         output = broken.parents[3]
-        for extra in (["--topics", history.topic, "--dry-run"], ["--history"]):
-            result = run_load(["--bootstrap-servers", history.bootstrap, "--output", str(output), *extra], tmp_path)
-            assert result.code == 1, (extra, content, result)
-            line = result.one_error()
-            assert broken.as_uri() in line and problem in line, line
+        common = ["--bootstrap-servers", history.bootstrap, "--output", str(output)]
+        result = run_load(common + ["--topics", history.topic, "--dry-run"], tmp_path)
+        assert result.code == 1, (content, result)
+        line = result.one_error()
+        assert broken.as_uri() in line and problem in line and "--repair" in line, line
+        shown = run_load(common + ["--history"], tmp_path)
+        assert shown.code == 0, shown
+        damaged = int(broken.parent.name)
+        statuses = {int(row.split()[0]): row.split(None, 5)[-1] for row in shown.stdout.splitlines()[2:5]}
+        assert statuses == {n: "damaged (see the problems below)" if n == damaged else "committed"
+                            for n in (1, 2, 3)}, shown.stdout
+        assert broken.as_uri() in shown.stdout and problem in shown.stdout and "--repair" in shown.stdout, shown.stdout
         if broken == plan:
             plan.write_bytes(before[truncated]["_checkpoint/runs/00000002/plan.json"])
 
@@ -143,6 +153,8 @@ def test_usage_errors_exit_2(history, tmp_path):
          "not allowed with argument"),
         (["--output", str(output), "--topics", history.topic, "--option", "novalue", "--dry-run"],
          "argument --option: 'novalue' is not KEY=VALUE"),
+        (["--output", str(output), "--topic-pattern", "(", "--dry-run"],
+         "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern"),
         (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "7", "--dry-run"],
          "--rewind-to-run 7: no such committed run in the history (committed runs not superseded: 1, 2, 3)"),
     ]
@@ -154,3 +166,39 @@ def test_usage_errors_exit_2(history, tmp_path):
 
     empty = run_load(["--output", str(tmp_path / "nothing"), "--history"], tmp_path)
     assert empty.code == 0 and empty.stdout.startswith("no runs in "), empty
+    nothing = run_load(["--output", str(tmp_path / "nothing"), "--repair"], tmp_path)
+    assert nothing.code == 0 and nothing.stdout.startswith("nothing to repair: there is no checkpoint"), nothing
+    assert not (tmp_path / "nothing").exists()
+    agreeing = run_load(["--output", str(output), "--repair"], tmp_path)
+    assert agreeing.code == 0 and agreeing.stdout.startswith("nothing to repair: "), agreeing
+    assert tree(output) == before
+
+
+def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empty_run_needs_no_spark(history,
+                                                                                                    tmp_path):
+    """A typo in a scheduled pattern used to commit empty runs for ever (exit 0)."""
+    output = tmp_path / "output"
+    args = ["--bootstrap-servers", history.bootstrap, "--topic-pattern", "nothing-.*", "--output", str(output)]
+    for extra in ([], ["--dry-run"]):
+        result = run_load(args + extra, tmp_path)
+        assert result.code == 2, result
+        line = result.one_error()
+        assert f"--topic-pattern 'nothing-.*' matches no topic on {history.bootstrap}" in line and \
+            "--allow-empty" in line and "history" in line, line
+    assert not list(output.rglob("*.json")) and not list(output.glob("run=*"))
+
+    def no_spark():
+        raise AssertionError("a run with nothing to read started Spark")
+
+    settings = settings_from(load_parser().parse_args(args + ["--allow-empty", "--quiet"]))
+    report = load(no_spark, settings, say=lambda line: None)
+    assert report["run"] == 1 and report["total"] == {"partitions": 0, "records": 0, "bytes": 0, "lag": 0,
+                                                      "offsets": 0, "lost": 0}
+    assert sorted(p.name for p in (output / "run=1").iterdir()) == ["_SUCCESS"]
+
+    # a run of a topic with no new record: committed without Spark, read back as an empty run
+    copied = history.copy(tmp_path / "copied")
+    report = load(no_spark, settings_from(load_parser().parse_args(load_args(history.bootstrap, history.topic,
+                                                                              copied))), say=lambda line: None)
+    assert report["run"] == 4 and report["total"]["records"] == 0 and report["total"]["offsets"] == 0
+    assert_exactly_once(copied, history.recs)
