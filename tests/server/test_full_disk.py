@@ -13,7 +13,8 @@ import subprocess
 import pytest
 from confluent_kafka import Producer
 
-from broker.client.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
+from broker.client.client import (BROKER_RESOURCE, TOPIC_RESOURCE, KafkaClient, KafkaError, NewTopic,
+                                  UnknownTopicOrPartitionError)
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
@@ -117,6 +118,39 @@ def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broke
     with client_of(broker) as client:
         assert client.topics() == []
         assert client.create_topics([NewTopic("late", 2)]) == {"late": None}
+
+
+def settings_of(client, name: str, resource_type: int = TOPIC_RESOURCE) -> dict[str, str]:
+    return {entry.name: entry.value for entry in client.describe_configs(name, resource_type)}
+
+
+def test_changing_settings_or_partitions_on_a_full_disk_changes_nothing(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("kept", 1, {"retention.ms": "3600000"}), NewTopic("bulk", 1)])
+        broker_retention = settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"]
+        produce_until_full(client, "bulk")
+        fill(small_disk)
+
+        for change in (lambda: client.alter_configs("kept", {"retention.ms": "7200000"}),
+                       lambda: client.alter_configs("0", {"log.retention.ms": "7200000"}, BROKER_RESOURCE),
+                       lambda: client.create_partitions("kept", 3)):
+            with pytest.raises(KafkaError) as refused:
+                change()
+            assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        assert settings_of(client, "kept")["retention.ms"] == "3600000"
+        assert settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"] == broker_retention
+        assert client.partitions_of("kept") == [0]
+        assert temporary_files(small_disk) == []
+        assert client.delete_topics(["bulk"]) == {"bulk": None}  # room for the shutdown's checkpoints
+    assert broker.stop() == 0
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert settings_of(client, "kept")["retention.ms"] == "3600000"
+        assert settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"] == broker_retention
+        assert client.partitions_of("kept") == [0]
+    assert not {"kept-1", "kept-2"} & set(os.listdir(small_disk))
 
 
 def test_a_producer_id_block_not_saved_is_answered_with_a_storage_error_and_not_used(small_disk, start_broker):
