@@ -2,8 +2,9 @@
 does. Offset -1 means the high watermark (delete everything). The new start offsets are written
 to ``log-start-offset-checkpoint`` before the answer, so a restart keeps them; readers below them
 get OFFSET_OUT_OF_RANGE, exactly as after retention. The answer's ``low_watermark`` is the new
-log start offset; a partition named twice in one request is refused. Each partition's change runs
-on the I/O pool as that partition's writer (after the appends in flight), the checkpoint on the pool.
+log start offset; a partition named twice in one request is refused. Each deletion is a write of
+its partition on the I/O pool (in order with that partition's appends), off the event loop, and
+so is the checkpoint.
 """
 
 from collections import Counter
