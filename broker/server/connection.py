@@ -71,7 +71,7 @@ class Connection:
                     self.sending = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
-        except (OSError, ValueError) as exc:  # from _send: a segment file that cannot be read (an I/O error)
+        except (OSError, ValueError) as exc:  # from _send: a segment closed under the response (topic deleted)
             self.abandoned = True
             log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:

@@ -137,20 +137,23 @@ def test_frames_being_read_are_bounded_by_queued_max_request_bytes(start_broker)
 
 
 @pytest.mark.timeout(120)
-def test_a_topic_deleted_while_its_records_are_streamed_still_gets_the_whole_response_out(start_broker):
+def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_with_one_line(start_broker):
     broker = start_broker()
     with connect_to(broker, TIMEOUT) as client, connect_to(broker, TIMEOUT) as reader:
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("doomed", PARTITIONS))["topics"][0]["error_code"] == 0
         fill(client, "doomed", PARTITIONS, batches=2)  # a 15 MB response: more than the socket buffers hold
-        fetch_id = reader.send_request(ApiKey.FETCH, 11, hostile_fetch("doomed", PARTITIONS, mentions=1))
+        reader.send_request(ApiKey.FETCH, 11, hostile_fetch("doomed", PARTITIONS, mentions=1))
         wait_for(lambda: reader.pending_bytes(), timeout=TIMEOUT, what="the response being sent")
         deleted = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": ["doomed"], "timeout_ms": 5000})
         assert deleted["responses"][0]["error_code"] == ErrorCode.NONE
-        fetched = reader.recv_response(ApiKey.FETCH, 11, fetch_id)  # the slices keep the deleted files readable
-        partitions = fetched["responses"][0]["partitions"]
-        assert len(partitions) == PARTITIONS and all(len(p["records"]) > BATCH_BYTES for p in partitions)
+        received = 0
+        reader.sock.settimeout(TIMEOUT)
+        while chunk := reader.sock.recv(1 << 20):  # the part already on its way, then the close (the deletion
+            received += len(chunk)                 # closes the files so that their space is freed at once)
+        assert received < PARTITIONS * BATCH_BYTES
+        assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
     log_text = open(broker.stderr_path, encoding="utf-8").read()
-    assert "Traceback" not in log_text and "WARNING" not in log_text, log_text
+    assert "Traceback" not in log_text and log_text.count("cannot send the rest of a response") == 1, log_text
 
 
 @pytest.mark.timeout(180)
