@@ -65,7 +65,7 @@ class BrokerConnection:
                 return high
         if theirs is None:
             raise UnsupportedVersionError(f"the broker at {self.address} does not implement {api_key.name} "
-                                          f"(API key {int(api_key)}), which this needs")
+                                          f"(API key {int(api_key)})")
         raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
                                       f"this client {ours.min_version}-{ours.max_version}")
 
