@@ -44,6 +44,12 @@ def _delete_topics(request, code, message):
     return {"responses": [{"name": name, "error_code": code} for name in request["topic_names"]]}
 
 
+def _delete_records(request, code, message):
+    return {"topics": [{"name": t["name"], "partitions": [
+        {"partition_index": p["partition_index"], "low_watermark": -1, "error_code": code}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
 def _init_producer_id(request, code, message):
     return {"error_code": code}
 
@@ -51,6 +57,16 @@ def _init_producer_id(request, code, message):
 def _describe_configs(request, code, message):
     return {"results": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
                          "resource_name": r["resource_name"]} for r in request["resources"]]}
+
+
+def _alter_configs(request, code, message):  # IncrementalAlterConfigs v0 answers in the same shape
+    return {"responses": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
+                           "resource_name": r["resource_name"]} for r in request["resources"]]}
+
+
+def _create_partitions(request, code, message):
+    return {"results": [{"name": t["name"], "error_code": code, "error_message": message}
+                        for t in request["topics"]]}
 
 
 def _describe_log_dirs(request, code, message):
@@ -65,9 +81,13 @@ ERROR_RESPONSES = {
     ApiKey.API_VERSIONS: _api_versions,
     ApiKey.CREATE_TOPICS: _create_topics,
     ApiKey.DELETE_TOPICS: _delete_topics,
+    ApiKey.DELETE_RECORDS: _delete_records,
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
+    ApiKey.ALTER_CONFIGS: _alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,
+    ApiKey.CREATE_PARTITIONS: _create_partitions,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: _alter_configs,
 }
 
 
