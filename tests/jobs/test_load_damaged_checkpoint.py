@@ -180,3 +180,24 @@ def test_a_corrupt_commit_is_shown_by_history_and_repaired(jobs_broker, spark, t
     recs += one_more(bootstrap, topic)
     ok(run_load(args, tmp_path))
     assert_exactly_once(output, recs)
+
+
+def test_a_published_pending_run_with_a_corrupt_task_file_is_repaired_not_stuck(jobs_broker, spark, tmp_path):
+    """Killed between publishing and committing, run 2 is only reported and committed next; its
+    report is built from its tasks' files, so a corrupt one failed every run after it."""
+    bootstrap, topic = jobs_broker.bootstrap, "corrupt-task"
+    output = tmp_path / "output"
+    recs = two_runs(bootstrap, topic, output, tmp_path)
+    for name in ("commit.json", "report.json"):  # as a kill after publishing leaves it
+        (run_dir(output, 2) / name).unlink()
+    task = sorted((run_dir(output, 2) / "tasks").glob("*.json"))[0]
+    task.write_bytes(b"{")
+    args = load_args(bootstrap, topic, output)
+
+    refused(run_load(args, tmp_path), "run 2 is damaged", task.as_uri(), "--repair")
+    repaired = run_load(["--output", str(output), "--repair"], tmp_path)
+    assert repaired.code == 0 and "run 2: rebuilt from the rows of run=2: 6 records" in repaired.stdout, repaired
+    recs += one_more(bootstrap, topic)
+    result = ok(run_load(args, tmp_path))
+    assert result.stdout.startswith("run 3: 1 record, "), result.stdout
+    assert_exactly_once(output, recs)
