@@ -10,7 +10,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
 C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench notebook notebook-plot clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.10 is required, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
@@ -25,6 +25,10 @@ $(VENV)/.test-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml $(C_SO
 	$(PIP) install --config-settings editable_mode=compat -e '.[test]'
 	touch $@
 
+$(VENV)/.notebook-installed: $(PY) setup.cfg Makefile setup.py pyproject.toml $(C_SOURCES)
+	$(PIP) install --config-settings editable_mode=compat -e '.[notebook]'
+	touch $@
+
 demo: $(VENV)/.runtime-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m jobs.demo
@@ -36,6 +40,16 @@ test: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m benchmarks.run_all
+
+# the notebook in JupyterLab, with what it needs (the notebook extra)
+notebook: $(VENV)/.notebook-installed
+	$(PY) -m spark_kafka_source.java
+	$(VENV)/bin/jupyter lab notebooks/explore.ipynb
+
+# the notebook's first plot, from a real run, as the PNG the README shows
+notebook-plot: $(VENV)/.test-installed
+	$(PY) -m spark_kafka_source.java
+	$(PY) notebooks/render_plot.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build spark_kafka_source/*.so broker/records/*.so

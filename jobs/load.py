@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from broker.cli.common import Parser, key_value, positive_int, timestamp_ms
+from broker.cli.common import Parser, add_bootstrap_argument, key_value, positive_int, timestamp_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -49,10 +49,9 @@ def add_parser(commands) -> None:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap-servers", "--bootstrap-server", dest="bootstrap_servers",
-                        default="127.0.0.1:9092", metavar="HOST:PORT[,...]", help="default 127.0.0.1:9092")
+    add_bootstrap_argument(parser, dest="bootstrap_servers")
     topics = parser.add_mutually_exclusive_group()
-    topics.add_argument("--topics", metavar="A,B", help="topics to load")
+    topics.add_argument("--topics", "--topic", metavar="A,B", help="topics to load")
     topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
                         help="load every topic matching (the whole name)")
     parser.add_argument("--allow-empty", action="store_true",

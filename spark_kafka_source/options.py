@@ -1,7 +1,8 @@
 """The options of the ``kafkalog`` source, with the names, values, defaults and precedence of
 Spark's own Kafka source for batch reads, so switching is a matter of the format name.
 
-Option names are case-insensitive (Spark hands them over lower-cased). Every invalid option fails
+Option names are case-insensitive (Spark hands them over lower-cased); errors name an option as
+documented, and an unknown one with the capitals of the option it resembles. Every invalid option fails
 at planning with an ``OptionError`` naming the option and showing a valid example, all built by
 ``option_error`` (the planner's errors too): ``option <name>: <problem>; for example <example>``. Where Spark's
 Kafka source silently ignores an option it does not know, this one refuses it (with the closest
@@ -237,8 +238,9 @@ def _check_names(opts: dict, kafka: dict) -> None:
                                example_option="subscribe")
         close = difflib.get_close_matches(name, list(_CANONICAL), n=1, cutoff=0.75)
         if close:
-            raise option_error(name, f"unknown option of the kafkalog source (did you mean {_CANONICAL[close[0]]}?)",
-                               example_option=_CANONICAL[close[0]])
+            meant = _CANONICAL[close[0]]
+            raise option_error(spelt_like(name, meant),
+                               f"unknown option of the kafkalog source (did you mean {meant}?)", example_option=meant)
         raise option_error(name, "unknown option of the kafkalog source; see the README for the options of the "
                                  "kafkalog source")
     for name in _STREAMING_ONLY:
@@ -252,6 +254,15 @@ def _check_names(opts: dict, kafka: dict) -> None:
                                                           and kafka[key].strip().upper() == "PLAINTEXT"):
             raise option_error(f"kafka.{key}", "TLS and SASL connections are not supported by kafkalog yet (only "
                                                "PLAINTEXT)")
+
+
+def spelt_like(name: str, known: str) -> str:
+    """``name`` (lower-cased by Spark) with the capitals of the known option it resembles, as the user
+    most likely wrote it: ``startingoffset`` -> ``startingOffset`` when ``known`` is ``startingOffsets``."""
+    letters = list(name)
+    for block in difflib.SequenceMatcher(None, name, known.lower()).get_matching_blocks():
+        letters[block.a:block.a + block.size] = known[block.b:block.b + block.size]
+    return "".join(letters)
 
 
 def _strategy(opts: dict):

@@ -70,6 +70,24 @@ def test_records_lists_offsets_and_sizes(partition_dir, capsys):
     assert batches[0]["records"][0]["keySize"] == len(b"key-0")
 
 
+def test_print_data_shows_keys_payloads_and_headers_as_kafka_dump_log_does(tmp_path, capsys):
+    log = PartitionLog.open(str(tmp_path / "data-0"), LogConfig())
+    log.append(batch.build([batch.Record(0, BASE_TIME, b"user-1", b"tab\there"),
+                            batch.Record(1, BASE_TIME, None, b"\xff\x00", (("h", b"1"), ("n", None)))],
+                           compression=Codec.GZIP))
+    log.close()
+    assert cli.main(["dump-log", "--print-data", str(tmp_path / "data-0")]) == 0
+    records = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert records[0].endswith("key: user-1 payload: tab\\there headers: []")
+    assert records[1].endswith("key: null payload: \\xff\x00 headers: [h=1, n=null]")
+    code, batches, _ = run_json(capsys, "--print-data", tmp_path / "data-0")
+    assert code == 0
+    assert [{k: r[k] for k in ("key", "payload", "headers")} for r in batches[0]["records"]] == [
+        {"key": "user-1", "payload": "tab\there", "headers": []},
+        {"key": None, "payload": "/wA=", "headers": [{"key": "h", "value": "1"}, {"key": "n", "value": None}]}]
+    assert batches[0]["records"][1]["payloadEncoding"] == "base64"
+
+
 def test_a_bad_crc_is_reported_and_the_walk_goes_on(partition_dir, capsys):
     segment = sorted(partition_dir.glob("*.log"))[0]
     _, before, _ = run_json(capsys, segment)

@@ -1,13 +1,20 @@
 """The notebooks run top to bottom in a real Jupyter kernel (nbclient), so they cannot rot; their
-committed files carry no outputs."""
+committed files carry no outputs; what they import is declared (the ``notebook`` extra, which the
+README tells users to install, and the ``test`` extra, with which the suite executes them)."""
 
+import ast
+import configparser
+import importlib.metadata
+import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
 
 
 def test_the_committed_notebooks_carry_no_outputs():
@@ -28,3 +35,43 @@ def test_explore_notebook_runs_top_to_bottom(tmp_path):
     assert len(plots) >= 3, "the notebook draws events per minute, partition sizes and the lag"
     text = "".join(o.get("text", "") for o in outputs)
     assert "superseded runs [2]" in text
+
+
+def declared(setup: configparser.ConfigParser, section: str, key: str) -> set:
+    """Distribution names of a requirement list of setup.cfg, normalised."""
+    names = (re.match(r"[A-Za-z0-9._-]+", line.strip()).group() for line in setup[section][key].splitlines()
+             if line.strip() and not line.strip().startswith("#"))
+    return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
+
+
+def third_party_imports(path: Path, own: set) -> set:
+    """Distributions providing the top-level modules a notebook's code cells import (not the
+    standard library, not ``own``: this project's packages)."""
+    modules = set()
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Import):
+                    modules |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    modules.add(node.module.split(".")[0])
+    providers = importlib.metadata.packages_distributions()
+    return {re.sub(r"[-_.]+", "-", dist).lower() for module in modules - own - set(sys.stdlib_module_names)
+            for dist in providers[module]}
+
+
+def test_what_the_notebooks_import_is_declared_for_users_and_for_the_tests():
+    setup = configparser.ConfigParser()
+    setup.read(REPO / "setup.cfg")
+    runtime = declared(setup, "options", "install_requires")
+    notebook, test = (declared(setup, "options.extras_require", extra) for extra in ("notebook", "test"))
+    own = {name.split(".")[0] for name in setup["options.packages.find"]["include"].split()}
+    assert {"ipykernel", "jupyterlab"} <= notebook, "a user opening the notebook needs a kernel and a front end"
+    assert {"ipykernel", "nbclient"} <= test, "the tests execute the notebooks in a kernel"
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        needed = third_party_imports(path, own)
+        assert "matplotlib" in needed or path.name != "explore.ipynb", needed
+        assert needed <= runtime | notebook, f"{path.name} imports {sorted(needed - runtime - notebook)}: add them " \
+                                             f"to the notebook extra of setup.cfg"
+        assert needed <= runtime | test, f"{path.name} imports {sorted(needed - runtime - test)}: add them to the " \
+                                         f"test extra of setup.cfg"

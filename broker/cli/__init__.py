@@ -5,20 +5,30 @@ subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 t
 failed (or, for dump-log, found corruption), 2 usage errors.
 """
 
+from importlib import metadata
+
 from jobs import load
 
-from . import broker_command, consume, dump_log, produce, topics
+from . import broker_command, configs, consume, delete_records, dump_log, produce, topics
 from .common import Parser
 
-COMMANDS = (broker_command, topics, produce, consume, load, dump_log)
+COMMANDS = (broker_command, topics, configs, produce, consume, delete_records, load, dump_log)
 
 
 def build_parser() -> Parser:
     parser = Parser(prog="kafkalog", description="A Kafka-design log broker and its tools.")
+    parser.add_argument("--version", action="version", version=f"kafkalog {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands)
     return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("spark-kafka-source")
+    except metadata.PackageNotFoundError:
+        return "(version unknown: the spark-kafka-source distribution is not installed)"
 
 
 def main(argv=None) -> int:

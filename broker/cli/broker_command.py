@@ -1,6 +1,8 @@
-"""``kafkalog broker``: run the broker on a log directory, with Kafka's settings."""
+"""``kafkalog broker``: run the broker on a log directory, with Kafka's settings. Failures to start
+(a bad setting, the port taken, an unusable log directory) are one line naming what is wrong."""
 
 import argparse
+import errno
 import sys
 
 from broker.log.config import ConfigError
@@ -15,10 +17,33 @@ def _broker(args) -> int:
         properties.update(broker_config.parse_set_option(pair) for pair in args.set)
         config = broker_config.build(properties, log_dir=args.log_dir, host=args.host, port=args.port,
                                      broker_id=args.broker_id)
+    except (ConfigError, OSError) as exc:
+        return _fail(str(exc))
+    try:
         return run(config)
-    except (ConfigError, LogError, OSError) as exc:
-        print(f"kafkalog broker: {exc}", file=sys.stderr)
-        return 1
+    except LogError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(_start_failure(exc, config.host, config.port))
+
+
+def _start_failure(exc: OSError, host: str, port: int) -> str:
+    """An OSError of the start as one line: the listener's address, or the file and its problem."""
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} on {host} is already in use (another broker?): choose another --port, or --port 0 " \
+               f"for a free one"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"cannot listen on {host}:{port}: {host} is not an address of this machine (see --host)"
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR) and exc.filename is not None:
+        return f"{exc.filename}: not a directory (the log directory, or a path inside it, is a file)"
+    if exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    return exc.strerror or str(exc)
+
+
+def _fail(message: str) -> int:
+    print(f"kafkalog broker: {message}", file=sys.stderr)
+    return 1
 
 
 def add_parser(commands) -> None:

@@ -1,6 +1,8 @@
-"""What the commands that talk to a broker (topics, produce, consume) share: the argument parser
-with one-line usage errors, ``--bootstrap-server`` and ``--timeout``, help with examples and the
-exit codes, and ``run``, which turns every failure into one line on stderr and an exit code."""
+"""What the commands that talk to a broker (topics, produce, consume, load) share: the argument parser
+with one-line usage errors, the arguments spelled as Kafka's tools spell them (``--bootstrap-server``
+or ``--bootstrap-servers``, a topic as ``TOPIC`` or ``--topic TOPIC``), ``--timeout``, help with
+examples and the exit codes, and ``run``, which turns every failure into one line on stderr and an
+exit code."""
 
 import argparse
 import datetime
@@ -17,7 +19,7 @@ DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 DEFAULT_TIMEOUT = 30.0
 RETRIES, RETRY_BACKOFF_MS = 4, 200  # an unreachable broker fails after about 3 s of retries
 EXIT_STATUS = ("exit status: 0 success, 1 the operation failed (broker unreachable, unknown topic,\n"
-               "broker error), 2 usage error")
+               "broker error, for produce a line not stored), 2 usage error, 130 interrupted (Ctrl-C)")
 
 
 class Parser(argparse.ArgumentParser):
@@ -40,11 +42,31 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     parser = commands.add_parser(
         name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + "".join(f"  {example}\n" for example in examples) + "\n" + EXIT_STATUS)
-    parser.add_argument("--bootstrap-server", default=DEFAULT_BOOTSTRAP, metavar="HOST:PORT[,HOST:PORT...]",
-                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+    add_bootstrap_argument(parser)
     parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
     return parser
+
+
+def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
+    """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and
+    Spark's ``kafka.bootstrap.servers``): the same option."""
+    parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
+                        metavar="HOST:PORT[,HOST:PORT...]",
+                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+
+
+def add_topic_argument(parser, many: bool = False) -> None:
+    """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
+    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``)."""
+    topic = parser.add_mutually_exclusive_group(required=True)
+    if many:
+        topic.add_argument("topics", nargs="*", default=argparse.SUPPRESS, metavar="TOPIC", help="the topics")
+        topic.add_argument("--topic", dest="topics", action="append", metavar="TOPIC",
+                           help="a topic (repeatable; the same as TOPIC ...)")
+    else:
+        topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
+        topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
 
 
 def run(prog: str, args, action) -> int:

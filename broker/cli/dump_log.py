@@ -11,10 +11,14 @@ import sys
 
 from broker.log import dump
 
+from .record_text import json_field, json_headers, text
+
 
 def _dump_log(args) -> int:
     try:
-        for kind, item in dump.dump(args.paths, records=args.records):
+        for kind, item in dump.dump(args.paths, records=args.records or args.print_data, data=args.print_data):
+            for record in item.get("records", ()) if args.print_data else ():
+                _show_data(record, args.json)
             if args.json:
                 if kind == "file":
                     continue
@@ -32,6 +36,17 @@ def _dump_log(args) -> int:
     return 1 if summary["invalid"] else 0
 
 
+def _show_data(record: dict, as_json: bool) -> None:
+    """A record's key, payload and headers, as bytes from the dump, made printable in place."""
+    key, payload, headers = record.pop("key"), record.pop("payload"), record.pop("headers")
+    if as_json:
+        json_field(record, "key", key)
+        json_field(record, "payload", payload)
+        record["headers"] = json_headers(headers)
+    else:
+        record.update(key=text(key), payload=text(payload), headers=[f"{k}={text(v)}" for k, v in headers])
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "dump-log", help="print and check the batches of log segments and indexes",
@@ -42,10 +57,14 @@ def add_parser(commands) -> None:
         epilog="examples:\n"
                "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
                "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
+               "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
                "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n\n"
                "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
                "2 usage error or a path that cannot be read")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="segment file or partition directory")
     parser.add_argument("--json", action="store_true", help="one JSON object per batch, then a summary")
     parser.add_argument("--records", action="store_true", help="also print each record's offset and sizes")
+    parser.add_argument("--print-data", action="store_true",
+                        help="also print each record's key, payload and headers (implies --records; as "
+                             "kafka-dump-log --print-data-log)")
     parser.set_defaults(func=_dump_log)

@@ -1,131 +1,87 @@
-"""``kafkalog produce TOPIC``: send the lines of stdin or a file as records (optionally ``key<SEP>value``),
-batched per partition, with the compression and acks asked for.
+"""``kafkalog produce TOPIC``: send the lines of stdin or a file as records (the whole line, or
+``key<SEP>value``, or JSON with key, value, headers and timestamp), batched per partition, with the
+compression and acks asked for.
 
 Records go to ``--partition``, or by key as Kafka's producers place them (murmur2), or, without a
 key, to one partition at a time, moving on after each full batch. What has been read is sent as
 soon as the input pauses, so lines typed or piped slowly are not held back.
+
+No line is lost without being named: a line that cannot be a record, or that the broker refuses
+(too large, invalid), is reported by its number and either skipped or ends the run
+(``--on-error skip|stop``); the good lines batched with it are stored all the same
+(``batches``), and a run that does not store every line ends with one line naming them
+(``produce_report``).
 """
 
 import os
-import select
 import sys
 
-from broker.client.partitioner import partition_for_key
 from broker.records.compression import Codec
 
-from .common import OK, USAGE, CommandError, add_command, check_partition, non_negative_int, partitions_of, run
+from . import record_input
+from .batches import Batcher
+from .common import (INTERRUPTED, OK, USAGE, CommandError, add_command, add_topic_argument, check_partition,
+                     non_negative_int, partitions_of, run, timestamp_ms)
+from .line_reader import LineReader
+from .produce_report import PROG, LineReport
 from .progress import Progress
 
-PROG = "kafkalog produce"
-BATCH_BYTES = 512 * 1024  # per batch, well under the default max.message.bytes (1 MiB) even uncompressed
-RECORD_OVERHEAD = 16  # the framing of one record in a batch, about
-LINGER_SECONDS = 0.1  # input quiet for this long: send what was read
-READ_SIZE = 64 * 1024
 ACKS = {"0": 0, "1": 1, "all": -1, "-1": -1}
-
-
-class LineReader:
-    """The lines of a file descriptor without their line ends (``\\n`` or ``\\r\\n``), counting the bytes
-    read; ``when_idle()`` is called whenever the input has had nothing new for LINGER_SECONDS."""
-
-    def __init__(self, fd: int, when_idle):
-        self.fd, self.when_idle = fd, when_idle
-        self.bytes_read = 0
-
-    def __iter__(self):
-        parts = []
-        while True:
-            if not select.select([self.fd], [], [], LINGER_SECONDS)[0]:
-                self.when_idle()
-                select.select([self.fd], [], [])
-            chunk = os.read(self.fd, READ_SIZE)
-            if not chunk:
-                break
-            self.bytes_read += len(chunk)
-            start = 0
-            while (end := chunk.find(b"\n", start)) >= 0:
-                parts.append(chunk[start:end])
-                yield _without_cr(b"".join(parts))
-                parts, start = [], end + 1
-            parts.append(chunk[start:])
-        if any(parts):
-            yield _without_cr(b"".join(parts))
-
-
-def _without_cr(line: bytes) -> bytes:
-    return line[:-1] if line.endswith(b"\r") else line
-
-
-class Batcher:
-    """One pending batch per partition; a batch is sent when full, and every one on ``flush``."""
-
-    def __init__(self, client, topic: str, partitions: list[int], fixed_partition: int | None, codec: Codec,
-                 acks: int):
-        self.client, self.topic, self.partitions = client, topic, partitions
-        self.fixed_partition, self.codec, self.acks = fixed_partition, codec, acks
-        self.pending = {p: [] for p in partitions}
-        self.pending_bytes = dict.fromkeys(partitions, 0)
-        self.unkeyed_partition = partitions[0]
-        self.sent = 0
-
-    def add(self, key: bytes | None, value: bytes) -> None:
-        if self.fixed_partition is not None:
-            partition = self.fixed_partition
-        elif key is not None:
-            partition = partition_for_key(key, len(self.partitions))
-        else:
-            partition = self.unkeyed_partition
-        self.pending[partition].append((key, value))
-        self.pending_bytes[partition] += len(value) + (len(key) if key else 0) + RECORD_OVERHEAD
-        if self.pending_bytes[partition] >= BATCH_BYTES:
-            self._send(partition)
-            if partition == self.unkeyed_partition:
-                self.unkeyed_partition = self.partitions[(self.partitions.index(partition) + 1) % len(self.partitions)]
-
-    def _send(self, partition: int) -> None:
-        records = self.pending[partition]
-        if records:
-            self.client.produce(self.topic, partition, records, self.codec, self.acks)
-            self.sent += len(records)
-            self.pending[partition], self.pending_bytes[partition] = [], 0
-
-    def flush(self) -> None:
-        for partition in self.partitions:
-            self._send(partition)
 
 
 def _produce(client, args, source, total_bytes: int | None) -> int:
     partitions = partitions_of(client, args.topic, args.bootstrap_server)
     if args.partition is not None:
         check_partition(args.topic, args.partition, partitions)
-    batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression),
-                      ACKS[args.acks])
-    reader = LineReader(source.fileno(), batcher.flush)
     show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
     progress = Progress(total_bytes) if show_progress else None
-    separator = args.key_separator.encode() if args.key_separator is not None else None
-    records = 0
-    for number, line in enumerate(reader, 1):
-        key, value = None, line
-        if separator is not None:
-            key, found, value = line.partition(separator)
-            if not found:
-                batcher.flush()
-                raise CommandError(f"line {number} has no key separator {args.key_separator!r} "
-                                   f"(the {batcher.sent} records before it were sent)")
-        batcher.add(key, value)
-        records += 1
-        if progress:
-            progress.update(reader.bytes_read, records)
-    batcher.flush()
+    report = LineReport(args.on_error, ACKS[args.acks], progress)
+    batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression),
+                      ACKS[args.acks], report.refused)
+    separator = os.fsencode(args.key_separator) if args.key_separator is not None else None
+    parse = record_input.parser_for(args.format, separator, tuple(args.header), args.timestamp)
+
+    def stopping() -> bool:
+        return batcher.failure is not None or (bool(batcher.not_stored) and args.on_error == "stop")
+
+    def when_idle() -> bool:
+        batcher.flush()
+        return stopping()
+
+    reader = LineReader(source.fileno(), when_idle)
+    number = 0
+    try:
+        for number, line in enumerate(reader, 1):
+            try:
+                batcher.add(number, parse(line))
+            except record_input.BadLine as exc:
+                batcher.refuse(number, str(exc))
+            if batcher.not_stored and stopping():  # (a failure leaves lines not stored)
+                break
+            if progress:
+                progress.update(reader.bytes_read, number)
+        batcher.flush()
+    except KeyboardInterrupt:  # how typed input often ends: quiet, unless lines were left unsent
+        batcher.abandon()
+        final = report.final_line(batcher, number, reader.finished, interrupted=True)
+        if final:
+            raise CommandError(final, INTERRUPTED) from None
+        return INTERRUPTED
     if progress:
-        progress.finish(reader.bytes_read, records)
+        progress.finish(reader.bytes_read, number)
+    final = report.final_line(batcher, number, reader.finished)
+    if final:
+        raise CommandError(final)
     return OK
 
 
 def _run(args) -> int:
     if args.key_separator == "":
         print(f"{PROG}: --key-separator cannot be empty (for example --key-separator :)", file=sys.stderr)
+        return USAGE
+    if args.format == "json" and args.key_separator is not None:
+        print(f"{PROG}: --key-separator splits plain lines; with --format json the key is the line's \"key\"",
+              file=sys.stderr)
         return USAGE
     if args.file is None:
         if sys.stdin is None:
@@ -147,23 +103,44 @@ def add_parser(commands) -> None:
         commands, "produce", "send lines of stdin or a file as records",
         "Send each line of stdin (or of --file) as one record of TOPIC (which must exist), its value\n"
         "the line without its line end. With --key-separator, the text before the first separator is\n"
-        "the key. Lines go out in batches (one per partition at a time), sent when full or when the\n"
-        "input pauses. Records go to --partition, else by key (murmur2, as Kafka's producers), else\n"
-        "to one partition at a time. A progress line is shown on stderr for a file when stderr is a\n"
-        "terminal (or with --progress).", [
+        "the key; with --format json each line is an object with key, value, headers and timestamp\n"
+        "(the lines `kafkalog consume --format json` prints; bytes as base64 with keyEncoding or\n"
+        "valueEncoding \"base64\"). Lines go out in batches (one per partition at a time), sent when\n"
+        "full or when the input pauses. Records go to --partition, else by key (murmur2, as Kafka's\n"
+        "producers), else to one partition at a time. A line that cannot be sent (no separator, bad\n"
+        "JSON, refused by the broker as too large) is named by its number and, as --on-error says,\n"
+        "skipped or the end of the run; the lines batched with it are stored all the same, and a\n"
+        "run that did not store every line ends with one line naming those it did not. A progress\n"
+        "line is shown on stderr for a file when stderr is a terminal (or with --progress).", [
             "kafkalog produce page-views < views.txt",
-            "kafkalog produce page-views --file views.txt --compression zstd --acks all",
+            "kafkalog produce --topic page-views --file views.txt --compression zstd --acks all",
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
-            "kafkalog produce events --partition 2 --acks 0 --file events.log --progress"])
-    parser.add_argument("topic", metavar="TOPIC")
+            "kafkalog produce events --header source=web --timestamp 2026-11-20T13:00:00Z < events.txt",
+            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' | kafkalog produce events --format json",
+            "kafkalog consume events --format json | kafkalog produce events-copy --format json",
+            "kafkalog produce events --partition 2 --acks 0 --file events.log --progress --on-error skip"])
+    add_topic_argument(parser)
     parser.add_argument("--file", metavar="PATH", help="read lines from this file instead of stdin")
+    parser.add_argument("--format", choices=("plain", "json"), default="plain",
+                        help="plain: each line is a value (or key SEP value); json: each line is a JSON object "
+                             "with key, value, headers, timestamp (default plain)")
     parser.add_argument("--key-separator", metavar="SEP",
-                        help="split each line at the first SEP into key and value (a line without it is an error)")
+                        help="split each plain line at the first SEP into key and value (a line without it "
+                             "cannot be sent)")
+    parser.add_argument("--header", type=record_input.header, action="append", default=[], metavar="KEY=VALUE",
+                        help="add this header to every record (repeatable; after a JSON line's own headers)")
+    parser.add_argument("--timestamp", type=timestamp_ms, metavar="TIME",
+                        help="the timestamp of every record (unless a JSON line has its own): ISO-8601 or "
+                             "epoch milliseconds (default: when it is sent)")
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="send every record to partition N")
     parser.add_argument("--compression", choices=[c.name.lower() for c in Codec], default="none",
                         help="compression codec of the batches (default none)")
     parser.add_argument("--acks", choices=("0", "1", "all", "-1"), default="1",
-                        help="0: do not wait for the broker; 1: for the leader (default); all (-1): for every replica")
+                        help="0: do not wait for the broker (refused records go unnoticed); 1: for the leader "
+                             "(default); all (-1): for every replica")
+    parser.add_argument("--on-error", choices=("stop", "skip"), default="stop",
+                        help="a line that cannot be sent: stop reading there (default; what was read is still "
+                             "sent) or skip it and go on; either way it is named and the exit status is 1")
     parser.add_argument("--progress", action="store_true",
                         help="show progress on stderr even when it is not a terminal (and for stdin)")
     parser.set_defaults(func=_run)

@@ -1,5 +1,6 @@
-"""``kafkalog topics create|list|describe|delete``: manage topics, and show their partitions (leader,
-earliest and latest offsets, size on disk) and their effective settings, through the admin API."""
+"""``kafkalog topics create|list|describe|alter|delete``: manage topics (``alter`` adds partitions),
+and show their partitions (leader, earliest and latest offsets, size on disk) and their effective
+settings, through the admin API. Settings are changed with ``kafkalog configs alter``."""
 
 import argparse
 import json
@@ -9,7 +10,8 @@ from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, key_value, partitions_of, positive_int, run
+from .common import (FAILED, OK, CommandError, add_command, add_topic_argument, key_value, partitions_of, positive_int,
+                     run)
 
 PROG = "kafkalog topics"
 DEFAULT_FROM_BROKER = -1
@@ -45,6 +47,14 @@ def _delete(client, args) -> int:
     return _report(f"{PROG} delete", client.delete_topics(args.topics), "deleted", tolerated)
 
 
+def _alter(client, args) -> int:
+    for name in args.topics:
+        client.create_partitions(name, args.partitions, validate_only=args.validate_only)
+        print(f"{'validated (not altered)' if args.validate_only else 'altered'} topic {name}: "
+              f"{args.partitions} partitions")
+    return OK
+
+
 def _list(client, args) -> int:
     for name in client.topics():
         print(name)
@@ -67,7 +77,7 @@ def _description(client, topic: str, bootstrap: str) -> dict:
     }
 
 
-def _table(rows: list[list]) -> str:
+def text_table(rows: list[list]) -> str:
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
@@ -75,10 +85,10 @@ def _table(rows: list[list]) -> str:
 def _print_plain(description: dict) -> None:
     partitions = description["partitions"]
     print(f"topic: {description['topic']}\npartitions: {len(partitions)}")
-    print(_table([["partition", "leader", "earliest", "latest", "size"]] + [
+    print(text_table([["partition", "leader", "earliest", "latest", "size"]] + [
         [p["partition"], p["leader"], p["earliestOffset"], p["latestOffset"],
          "?" if p["sizeBytes"] is None else p["sizeBytes"]] for p in partitions]))
-    print(_table([["config", "value", "source"]] + [
+    print(text_table([["config", "value", "source"]] + [
         [name, "" if c["value"] is None else c["value"], c["source"]] for name, c in description["configs"].items()]))
 
 
@@ -109,6 +119,7 @@ def add_parser(commands) -> None:
                "  kafkalog topics create page-views --partitions 3 --config retention.ms=86400000\n"
                "  kafkalog topics list\n"
                "  kafkalog topics describe page-views\n"
+               "  kafkalog topics alter page-views --partitions 6\n"
                "  kafkalog topics delete page-views\n\n"
                "Each action has its own --help.")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -116,9 +127,10 @@ def add_parser(commands) -> None:
     create = add_command(actions, "create", "create topics",
                          "Create topics with a partition count and topic settings (Kafka's names).", [
                              "kafkalog topics create page-views --partitions 3",
+                             "kafkalog topics create --topic page-views --partitions 3 --bootstrap-servers b1:9092",
                              "kafkalog topics create audit --config retention.ms=-1 --config segment.bytes=104857600",
                              "kafkalog topics create page-views --if-not-exists --bootstrap-server broker1:9092"])
-    create.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(create, many=True)
     create.add_argument("--partitions", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
                         help="number of partitions (default: the broker's num.partitions)")
     create.add_argument("--replication-factor", type=positive_int, default=DEFAULT_FROM_BROKER, metavar="N",
@@ -141,15 +153,28 @@ def add_parser(commands) -> None:
         "DEFAULT_CONFIG: Kafka's default).", [
             "kafkalog topics describe page-views",
             "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
-    describe.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(describe, many=True)
     describe.add_argument("--format", choices=("plain", "json"), default="plain",
                           help="plain tables (default) or one JSON object per topic")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))
+
+    alter = add_command(
+        actions, "alter", "add partitions to topics",
+        "Raise the partition count of topics (CreatePartitions). A topic never shrinks. Records\n"
+        "already stored stay in their partitions; keyed records produced afterwards may hash to\n"
+        "other partitions than before, as in Kafka. Settings: see `kafkalog configs alter`.", [
+            "kafkalog topics alter page-views --partitions 6",
+            "kafkalog topics alter page-views --partitions 6 --validate-only"])
+    alter.add_argument("topics", nargs="+", metavar="TOPIC")
+    alter.add_argument("--partitions", type=positive_int, required=True, metavar="N",
+                       help="the new number of partitions (higher than the current one)")
+    alter.add_argument("--validate-only", action="store_true", help="check the request, change nothing")
+    alter.set_defaults(func=lambda args: run(f"{PROG} alter", args, _alter))
 
     delete = add_command(actions, "delete", "delete topics and their data",
                          "Delete topics; their partitions' files are removed by the broker.", [
                              "kafkalog topics delete page-views",
                              "kafkalog topics delete old-a old-b --if-exists"])
-    delete.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(delete, many=True)
     delete.add_argument("--if-exists", action="store_true", help="a topic that does not exist is not an error")
     delete.set_defaults(func=lambda args: run(f"{PROG} delete", args, _delete))

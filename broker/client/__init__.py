@@ -3,7 +3,7 @@ offset API), produce, and topic admin; reusing ``broker.protocol`` and ``broker.
 the Spark data source, the load job, the demo and the CLI."""
 
 from .client import (EARLIEST, LATEST, KafkaClient, KafkaError, NewTopic, OffsetOutOfRangeError,
-                     UnknownTopicOrPartitionError)
+                     RecordsRefusedError, UnknownTopicOrPartitionError)
 
 __all__ = ["EARLIEST", "LATEST", "KafkaClient", "KafkaError", "NewTopic", "OffsetOutOfRangeError",
-           "UnknownTopicOrPartitionError"]
+           "RecordsRefusedError", "UnknownTopicOrPartitionError"]

@@ -3,8 +3,9 @@ plus what the command-line tools need: produce, and the topic admin requests.
 
 It works against any Kafka-protocol broker (this project's, Apache Kafka, librdkafka's mock
 cluster): it bootstraps from a ``host:port`` list, learns each partition's leader from Metadata,
-sends ListOffsets, Fetch and Produce to the leaders and the admin requests (CreateTopics,
-DeleteTopics, DescribeConfigs) to the controller, and keeps one connection per broker. Nothing is
+sends ListOffsets, Fetch, Produce and DeleteRecords to the leaders and the admin requests
+(CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, IncrementalAlterConfigs) to the
+controller, and keeps one connection per broker. Nothing is
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
 
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
@@ -12,9 +13,13 @@ and retry, a bounded number of times with a backoff; when no broker can be reach
 ``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
 with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce is not
 idempotent: like Kafka's producer with ``enable.idempotence=false``, a retry after a lost answer
-may store a batch twice. DescribeLogDirs goes to each partition's leader.
+may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
+record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
+splits a too-large one, until every refused record is alone, so the others are stored and each
+refused one is named. DescribeLogDirs goes to each partition's leader.
 """
 
+import collections
 import logging
 import random
 import time
@@ -27,7 +32,7 @@ from broker.records.batch import Record
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
-from .connection import BrokerConnection, BrokerConnectionError
+from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +41,15 @@ LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 ACKS_ALL = -1
-TOPIC_RESOURCE = 2  # DescribeConfigs resource type
+TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # DescribeConfigs and AlterConfigs resource types
+SET_CONFIG, DELETE_CONFIG = 0, 1  # IncrementalAlterConfigs operations
 DEFAULT_CONFIG, UNKNOWN_CONFIG = 5, 0  # DescribeConfigs config sources
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
               ErrorCode.OFFSET_NOT_AVAILABLE}
+# Produce errors that refuse a batch because of its records: a smaller batch may be accepted.
+_RECORD_ERRORS = {ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_RECORD,
+                  ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_TIMESTAMP}
 
 
 class KafkaError(Exception):
@@ -53,6 +62,15 @@ class KafkaError(Exception):
 
 class UnknownTopicOrPartitionError(KafkaError):
     pass
+
+
+class RecordsRefusedError(KafkaError):
+    """The broker refused a produced batch because of its records; ``record_indexes`` are the
+    positions in the batch of the records it named (Produce v8 ``record_errors``; often none)."""
+
+    def __init__(self, message: str, code: int, record_indexes: list[int]):
+        super().__init__(message, code)
+        self.record_indexes = record_indexes
 
 
 class BrokerUnavailableError(KafkaError):
@@ -93,6 +111,8 @@ class ConfigEntry(NamedTuple):
     source: int  # Kafka's ConfigSource: 1 the topic's own, 4 the broker's configuration, 5 Kafka's default, ...
     read_only: bool
     sensitive: bool
+    documentation: str | None = None  # when asked for (DescribeConfigs v3): this broker says why a setting has
+    # no effect here; Apache Kafka gives each setting's documentation
 
     @property
     def is_default(self) -> bool:
@@ -293,16 +313,44 @@ class KafkaClient:
 
     def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
                 timestamp: int | None = None) -> int | None:
-        """Append ``records`` to a partition as one v2 batch: ``(key, value)`` pairs of bytes or None,
-        stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` triples.
+        """Append ``records`` to a partition as one v2 batch. A record is ``(key, value)``, bytes or
+        None, stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` (None: the
+        default), or ``(key, value, timestamp, headers)`` with headers ``((str, bytes | None), ...)``.
         ``acks`` is 0, 1 or ACKS_ALL (-1).
 
         Returns the offset of the first record, or None with acks=0 (the broker does not answer).
+        A batch refused because of its records raises RecordsRefusedError: nothing of it is stored.
         """
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        data = batch.build([Record(i, r[2] if len(r) > 2 else stamp, r[0], r[1]) for i, r in enumerate(records)],
-                           compression=compression)
+        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression)
         return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+
+    def produce_each(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
+                     timestamp: int | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
+        """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
+        refuses because of its records is split (around the records it names, else in halves) until
+        each refused record is alone. Returns ``{index in records: error}`` for every record not
+        stored: a RecordsRefusedError for a record refused on its own, the error that stopped it
+        for the records not sent after any other failure (nothing is sent after one). Every record
+        not named was stored, in the order given.
+        """
+        stamp = int(time.time() * 1000) if timestamp is None else timestamp
+        not_stored: dict[int, KafkaError | UnsupportedVersionError] = {}
+        parts = collections.deque([(0, len(records))])
+        while parts:
+            start, end = parts.popleft()
+            try:
+                self.produce(topic, partition, records[start:end], compression, acks, stamp)
+            except RecordsRefusedError as exc:
+                if end - start == 1:
+                    not_stored[start] = exc
+                else:
+                    parts.extendleft(reversed(_split(start, end, exc.record_indexes)))
+            except (KafkaError, UnsupportedVersionError) as exc:
+                for first, last in [(start, end), *parts]:
+                    not_stored.update(dict.fromkeys(range(first, last), exc))
+                break
+        return not_stored
 
     def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
         node_id = self._leader(topic, partition)
@@ -312,6 +360,10 @@ class KafkaClient:
             self._send(node_id, ApiKey.PRODUCE, body)
             return None
         result = self._request(node_id, ApiKey.PRODUCE, body)["responses"][0]["partitions"][0]
+        if result["error_code"] in _RECORD_ERRORS:
+            error = _error(result["error_code"], f"{topic}-{partition}", result["error_message"])
+            raise RecordsRefusedError(str(error), error.code,
+                                      [e["batch_index"] for e in result.get("record_errors") or ()])
         _raise_for(result["error_code"], topic, partition, result["error_message"])
         return result["base_offset"]
 
@@ -334,17 +386,64 @@ class KafkaClient:
                                                               "timeout_ms": int(self.timeout * 1000)})
         return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}") for r in response["responses"]}
 
-    def describe_configs(self, topic: str) -> list[ConfigEntry]:
-        """Every setting of a topic with its value and where the value comes from."""
-        response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
-            "resources": [{"resource_type": TOPIC_RESOURCE, "resource_name": topic, "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": False})
+    def create_partitions(self, topic: str, count: int, validate_only: bool = False) -> None:
+        """Grow ``topic`` to ``count`` partitions (KafkaError if the broker refuses)."""
+        response = self._admin_request(ApiKey.CREATE_PARTITIONS, {
+            "topics": [{"name": topic, "count": count, "assignments": None}],
+            "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only})
         [result] = response["results"]
         error = _error(result["error_code"], f"topic {topic!r}", result["error_message"])
         if error is not None:
             raise error
-        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"])
-                for c in result["configs"]]
+
+    def describe_configs(self, topic: str, resource_type: int = TOPIC_RESOURCE,
+                         documentation: bool = False) -> list[ConfigEntry]:
+        """Every setting of a topic (or, with BROKER_RESOURCE, of a broker id or "" for the
+        cluster default) with its value and where the value comes from (and its documentation)."""
+        response = self._admin_request(ApiKey.DESCRIBE_CONFIGS, {
+            "resources": [{"resource_type": resource_type, "resource_name": topic, "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": documentation})
+        [result] = response["results"]
+        error = _error(result["error_code"], _resource_subject(resource_type, topic), result["error_message"])
+        if error is not None:
+            raise error
+        return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"],
+                            c["documentation"] or None) for c in result["configs"]]
+
+    def alter_configs(self, name: str, changes: dict, resource_type: int = TOPIC_RESOURCE,
+                      validate_only: bool = False) -> None:
+        """Set settings (``{key: value}``) or remove them back to their defaults (``{key: None}``)
+        on a topic or a broker resource, one by one (IncrementalAlterConfigs)."""
+        configs = [{"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
+                   for key, value in changes.items()]
+        response = self._admin_request(ApiKey.INCREMENTAL_ALTER_CONFIGS, {
+            "resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
+            "validate_only": validate_only})
+        [result] = response["responses"]
+        error = _error(result["error_code"], _resource_subject(resource_type, name), result["error_message"])
+        if error is not None:
+            raise error
+
+    def delete_records(self, before: dict) -> dict:
+        """Delete the records below ``{(topic, partition): offset}`` (-1: all of them) on each
+        partition's leader; returns ``{(topic, partition): new log start offset}``."""
+        return self._retrying(lambda: self._delete_records(before), "delete records")
+
+    def _delete_records(self, before: dict) -> dict:
+        by_leader: dict[int, dict] = {}
+        for (topic, partition), offset in before.items():
+            by_leader.setdefault(self._leader(topic, partition), {}).setdefault(topic, []).append(
+                {"partition_index": partition, "offset": offset})
+        low_watermarks = {}
+        for node_id, topics in by_leader.items():
+            response = self._request(node_id, ApiKey.DELETE_RECORDS, {
+                "topics": [{"name": t, "partitions": p} for t, p in topics.items()],
+                "timeout_ms": int(self.timeout * 1000)})
+            for topic in response["topics"]:
+                for p in topic["partitions"]:
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"])
+                    low_watermarks[(topic["name"], p["partition_index"])] = p["low_watermark"]
+        return low_watermarks
 
     def partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
         """``{partition: bytes}`` of each partition's log on its leader (DescribeLogDirs);
@@ -398,6 +497,24 @@ class _Retriable(Exception):
         self.code = code
 
 
+def _record(offset: int, fields: tuple, default_timestamp: int) -> Record:
+    """A Record from ``(key, value[, timestamp[, headers]])``."""
+    timestamp = fields[2] if len(fields) > 2 and fields[2] is not None else default_timestamp
+    return Record(offset, timestamp, fields[0], fields[1], tuple(fields[3]) if len(fields) > 3 else ())
+
+
+def _split(start: int, end: int, named: list[int]) -> list[tuple[int, int]]:
+    """The parts to retry of records ``[start, end)`` refused as a batch: the first record the
+    broker named (an index within the batch) alone, between the records before and after it; or
+    two halves when it named none."""
+    inside = sorted(start + i for i in named if 0 <= i < end - start)
+    if inside:
+        bad = inside[0]
+        return [(a, b) for a, b in ((start, bad), (bad, bad + 1), (bad + 1, end)) if a < b]
+    middle = (start + end) // 2
+    return [(start, middle), (middle, end)]
+
+
 def _raise_for(code: int, topic: str, partition: int, message: str | None = None) -> None:
     if code in _RETRIABLE:
         raise _Retriable(f"{topic}-{partition}: error {code}", code)
@@ -419,6 +536,12 @@ def _error(code: int, subject: str, message: str | None = None) -> KafkaError | 
     if not message:
         return KafkaError(f"{subject}: broker error {name}", code)
     return KafkaError(f"{message} ({name})" if subject in message else f"{subject}: {message} ({name})", code)
+
+
+def _resource_subject(resource_type: int, name: str) -> str:
+    if resource_type == BROKER_RESOURCE:
+        return f"broker {name}" if name else "the cluster-wide broker default"
+    return f"topic {name!r}"
 
 
 def _config_source(config: dict) -> int:

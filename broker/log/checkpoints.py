@@ -8,7 +8,8 @@ Format (``CheckpointFile``)::
     my-topic 1 99
 
 Writes go to ``<name>.tmp``, are fsynced, renamed over the old file, and the directory is fsynced,
-so a crash leaves either the old or the new file, never a mix.
+so a crash leaves either the old or the new file, never a mix. A write that fails (a full disk)
+removes its temporary file; one left by a crash is removed at the next start.
 """
 
 import logging
@@ -38,12 +39,32 @@ def fsync_directory(path: str) -> None:
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the directory."""
     tmp = path + TEMP_SUFFIX
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_if_present(tmp)
+        raise
     fsync_directory(os.path.dirname(os.path.abspath(path)))
+
+
+def remove_stale_temporaries(directory: str) -> list[str]:
+    """Remove the ``*.tmp`` files a crash left in ``directory`` (never a committed file); return their names."""
+    stale = sorted(name for name in os.listdir(directory)
+                   if name.endswith(TEMP_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
+    for name in stale:
+        _remove_if_present(os.path.join(directory, name))
+    return stale
+
+
+def _remove_if_present(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def write(path: str, offsets: dict[tuple[str, int], int]) -> None:

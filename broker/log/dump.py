@@ -19,7 +19,7 @@ from broker.records.errors import CorruptRecordError
 
 from .errors import InvalidEntryError
 from .file_records import iter_entries
-from .index import OffsetIndex, TimeIndex
+from .index import OffsetIndex, TimeIndex, entries_before_zero_tail
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 
 
@@ -61,16 +61,17 @@ def _unreadable(path: str, exc: OSError) -> DumpUsageError:
     return DumpUsageError(f"{path}: {(exc.strerror or str(exc)).lower()}")
 
 
-def dump(paths: list[str], records: bool = False):
+def dump(paths: list[str], records: bool = False, data: bool = False):
     """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index" and "invalid"
-    items; finally one "summary"."""
+    items; finally one "summary". With ``records`` a batch lists its records; with ``data`` too,
+    each record carries its bytes: ``key``, ``payload`` and ``headers`` (``((key, value), ...)``)."""
     summary = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
     for path in segment_files(paths):
         summary["files"] += 1
         yield "file", {"file": path}
         try:
             if path.endswith(LOG_SUFFIX):
-                yield from _dump_log(path, records, summary)
+                yield from _dump_log(path, records, data, summary)
             else:
                 yield from _dump_index(path, summary)
         except OSError as exc:
@@ -81,13 +82,13 @@ def dump(paths: list[str], records: bool = False):
     yield "summary", summary
 
 
-def _dump_log(path: str, records: bool, summary: dict):
+def _dump_log(path: str, records: bool, data: bool, summary: dict):
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         try:
             for position, header, entry in iter_entries(fd, 0, size):
-                item = _describe_entry(path, position, header, entry, records)
+                item = _describe_entry(path, position, header, entry, records, data)
                 if item["crcValid"] and "recordsError" not in item:
                     summary["validBatches"] += 1
                 else:
@@ -103,7 +104,7 @@ def _dump_log(path: str, records: bool, summary: dict):
         os.close(fd)
 
 
-def _describe_entry(path: str, position: int, header, entry: bytes, records: bool) -> dict:
+def _describe_entry(path: str, position: int, header, entry: bytes, records: bool, data: bool) -> dict:
     try:
         record_set.validate_entry(entry)
         crc_valid = True
@@ -139,6 +140,7 @@ def _describe_entry(path: str, position: int, header, entry: bytes, records: boo
                     "keySize": -1 if r.key is None else len(r.key),
                     "valueSize": -1 if r.value is None else len(r.value),
                     "headerKeys": [k for k, _ in r.headers],
+                    **({"key": r.key, "payload": r.value, "headers": r.headers} if data else {}),
                 } for r in decoded.records]
     return item
 
@@ -157,8 +159,10 @@ def _dump_index(path: str, summary: dict):
     with open(path, "rb") as f:
         data = f.read()
     whole = len(data) - len(data) % entry.size
+    entries = entries_before_zero_tail(data, whole // entry.size, entry.size)  # not the preallocated zeros
     previous = None
-    for position, fields in zip(range(0, whole, entry.size), struct.iter_unpack(entry.format, data[:whole])):
+    for position, fields in zip(range(0, whole, entry.size),
+                                struct.iter_unpack(entry.format, data[:entries * entry.size])):
         if is_time_index:
             item = {"file": path, "timestamp": fields[0], "offset": base_offset + fields[1]}
             key = (fields[0], fields[1])

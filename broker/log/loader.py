@@ -30,6 +30,7 @@ class LoadedLog(NamedTuple):
     segments: list
     log_start_offset: int
     recovery_point: int
+    had_clean_shutdown: bool
 
 
 def load(directory: str, config: LogConfig, recovery_point: int, log_start_offset: int,
@@ -67,7 +68,7 @@ def load(directory: str, config: LogConfig, recovery_point: int, log_start_offse
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     log_end_offset = segments[-1].next_offset
     recovery_point = log_end_offset if had_clean_shutdown else min(recovery_point, log_end_offset)
-    return LoadedLog(segments, log_start_offset, recovery_point)
+    return LoadedLog(segments, log_start_offset, recovery_point, had_clean_shutdown)
 
 
 def _new_segment(directory: str, base: int, config: LogConfig) -> LogSegment:

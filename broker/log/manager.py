@@ -18,11 +18,13 @@ import os
 import shutil
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
-from . import checkpoints
+from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
-from .errors import LogDirConfigError, LogDirInUseError
+from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
+from .open_files import OPEN_FILES
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
 
@@ -33,6 +35,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 META_PROPERTIES_FILE = "meta.properties"
 DELETE_DIR_SUFFIX = "-delete"
 MAX_FILE_NAME = 255
+_SHUTDOWN_FLUSH_THREADS = 8  # fsyncs in parallel share the filesystem's journal commits
 
 
 class LogManager:
@@ -63,7 +66,9 @@ class LogManager:
         try:
             self._check_meta_properties()
             self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
+            OPEN_FILES.limit = open_files.handle_limit()
             self._load_logs()
+            self._log_descriptor_needs()
             self._scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints,
                                      self._checkpoint_interval_ms)
             self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
@@ -136,6 +141,12 @@ class LogManager:
             log.info("loaded %d log(s) from %s after %s shutdown", len(self._logs), self.log_dir,
                      "a clean" if self.had_clean_shutdown else "an unclean")
 
+    def _log_descriptor_needs(self) -> None:
+        segments = sum(len(lg.segments) for lg in self._logs.values())
+        log.info("descriptor limit %d: the logs keep at most %d files open, least recently used closed first "
+                 "(%d log(s), %d segment(s): %d files to keep every one open)", open_files.descriptor_limit(),
+                 OPEN_FILES.limit, len(self._logs), segments, 3 * segments)
+
     # -- the logs ------------------------------------------------------------------------
 
     def get_log(self, topic: str, partition: int) -> PartitionLog | None:
@@ -150,9 +161,17 @@ class LogManager:
             if existing is not None:
                 return existing
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
-            created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+            new_directory = not os.path.isdir(directory)
+            try:
+                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+            except BaseException as exc:
+                if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
+                    self._set_aside(directory, delay_ms=0)
+                if isinstance(exc, OSError):
+                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                raise
+            self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             checkpoints.fsync_directory(self.log_dir)
-            self._logs[(topic, partition)] = created
             return created
 
     def delete_log(self, topic: str, partition: int) -> bool:
@@ -161,24 +180,35 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        removed.close()
-        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-        name = os.path.basename(removed.directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
-        doomed = os.path.join(self.log_dir, name + suffix)
-        os.rename(removed.directory, doomed)
-        checkpoints.fsync_directory(self.log_dir)
-        self._scheduler.schedule(removed.config.file_delete_delay_ms,
-                                 lambda: shutil.rmtree(doomed, ignore_errors=True))
+        removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
+        self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
+
+    def _set_aside(self, directory: str, delay_ms: int) -> None:
+        """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
+        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        doomed = os.path.join(self.log_dir, name + suffix)
+        os.rename(directory, doomed)
+        self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+        try:
+            checkpoints.fsync_directory(self.log_dir)
+        except OSError as exc:  # the rename stands; only a machine crash could undo it
+            log.warning("cannot sync %s after setting %s aside: %s", self.log_dir, directory, exc)
 
     # -- background work -----------------------------------------------------------------
 
     def write_checkpoints(self) -> None:
-        logs = self.all_logs()
+        self._write_recovery_points()
+        self._write_log_start_offsets()
+
+    def _write_recovery_points(self) -> None:
         checkpoints.write(os.path.join(self.log_dir, RECOVERY_POINT_FILE),
-                          {(lg.topic, lg.partition): lg.recovery_point for lg in logs})
+                          {(lg.topic, lg.partition): lg.recovery_point for lg in self.all_logs()})
+
+    def _write_log_start_offsets(self) -> None:
         checkpoints.write(os.path.join(self.log_dir, LOG_START_OFFSET_FILE),
-                          {(lg.topic, lg.partition): lg.log_start_offset for lg in logs})
+                          {(lg.topic, lg.partition): lg.log_start_offset for lg in self.all_logs()})
 
     def enforce_retention(self) -> int:
         """Apply retention to every log; return the number of segments deleted."""
@@ -190,19 +220,42 @@ class LogManager:
     # -- shutdown ------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Flush every log, write the checkpoints and the clean-shutdown marker, release the lock."""
+        """Flush and close every log, write the checkpoints and, if every log was flushed and closed,
+        the clean-shutdown marker; release the lock.
+
+        Every step is attempted even after one failed (a full disk): each failure is logged in one
+        line and LogStorageError raised at the end. Without the marker the next start recovers the
+        logs from their recovery points, so the directory stays usable.
+        """
         if self._lock_fd < 0:
             return
         self._scheduler.shutdown()
+        failures = []
+
+        def attempt(what: str, step) -> None:
+            try:
+                step()
+            except (LogError, OSError) as exc:
+                failures.append(f"{what}: {exc}")
+                log.error("shutdown: %s failed: %s", what, exc)
+
         try:
-            for partition_log in self.all_logs():
-                partition_log.flush()
-            self.write_checkpoints()
-            for partition_log in self.all_logs():
-                partition_log.close()
-            write_atomically(os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}')
+            logs = self.all_logs()
+            with ThreadPoolExecutor(_SHUTDOWN_FLUSH_THREADS, thread_name_prefix="shutdown-flush") as pool:
+                list(pool.map(lambda lg: attempt(f"flushing {lg.name}", lg.flush), logs))
+            for partition_log in logs:
+                attempt(f"closing {partition_log.name}", partition_log.close)
+            logs_closed_cleanly = not failures
+            attempt("writing the recovery point checkpoint", self._write_recovery_points)
+            attempt("writing the log start offset checkpoint", self._write_log_start_offsets)
+            if logs_closed_cleanly:
+                attempt("writing the clean-shutdown marker", lambda: write_atomically(
+                    os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}'))
         finally:
             self._release_lock()
+        if failures:
+            raise LogStorageError(f"the shutdown of {self.log_dir} was not clean: {len(failures)} step(s) failed "
+                                  f"(first: {failures[0]}); the next start recovers the logs")
 
     def __enter__(self) -> "LogManager":
         return self.open()

@@ -71,7 +71,7 @@ class PartitionLog:
         self._directory_needs_sync = False
         self.last_flush_ms = _now_ms()
         self.producer_state = ProducerState(directory)
-        self.producer_state.load(self.log_end_offset, self._headers_from)
+        self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
@@ -139,16 +139,19 @@ class PartitionLog:
             max_timestamp = max(h.max_timestamp for _, h in headers)
             if self.config.uses_log_append_time:
                 max_timestamp = log_append_time
-            segment = self._maybe_roll(total_size, max_timestamp, last_offset, now)
+            segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
+            stored = []
             next_offset = first_offset
             for entry, header in headers:
                 if self.config.uses_log_append_time:
                     entry = batch.with_log_append_time(entry, log_append_time)
                     header = header._replace(max_timestamp=log_append_time)
-                segment.append(header._replace(base_offset=next_offset),
-                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch))
-                self.producer_state.update(header, next_offset)
+                stored.append((header._replace(base_offset=next_offset),
+                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch)))
                 next_offset += header.last_offset_delta + 1
+            segment.append(stored)
+            for header, _ in stored:
+                self.producer_state.update(header, header.base_offset)
             if self._first_unflushed_ms is None:
                 self._first_unflushed_ms = now
             self._schedule_time_flush(now)
@@ -199,10 +202,12 @@ class PartitionLog:
             checked.append((entry, header))
         return checked
 
-    def _maybe_roll(self, size: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
+    def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
+                    now_ms: int) -> LogSegment:
         segment = self.active_segment
         roll_ms = self.config.segment_ms - self.config.segment_jitter_ms
-        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms):
+        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms,
+                               batch_count):
             segment = self.roll()
         return segment
 
@@ -213,8 +218,8 @@ class PartitionLog:
             if old.size == 0:
                 return old
             new_base = self.log_end_offset
-            old.on_become_inactive()
             try:
+                old.on_become_inactive()
                 segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
                                             self.config.segment_index_bytes)
             except OSError as exc:
@@ -239,19 +244,25 @@ class PartitionLog:
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
         first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
-        for segment in segments[first:]:
-            found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
-            if found is not None:
-                return found
+        try:
+            for segment in segments[first:]:
+                found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
+                if found is not None:
+                    return found
+        except OSError as exc:  # EMFILE, EIO: this read fails, the log goes on
+            raise LogStorageError(f"{self.name}: cannot read offset {offset}: {exc.strerror or exc}") from exc
         return None
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """``(offset, timestamp)`` of the first record with a timestamp >= ``timestamp``, or None."""
-        for segment in self._segments:
-            if segment.max_timestamp >= timestamp:
-                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
-                if found is not None:
-                    return found
+        try:
+            for segment in self._segments:
+                if segment.max_timestamp >= timestamp:
+                    found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                    if found is not None:
+                        return found
+        except OSError as exc:
+            raise LogStorageError(f"{self.name}: cannot look up timestamp {timestamp}: {exc.strerror or exc}") from exc
         return None
 
     def _headers_from(self, offset: int):
@@ -323,7 +334,8 @@ class PartitionLog:
     # -- retention -----------------------------------------------------------------------
 
     def delete_retained_segments(self) -> int:
-        """Delete the oldest whole segments past ``retention.ms`` or beyond ``retention.bytes``.
+        """Delete the oldest whole segments past ``retention.ms`` or beyond ``retention.bytes``,
+        and those wholly below the log start offset (moved by ``delete_records_before``).
 
         The log start offset moves to the first remaining segment. Returns the number deleted.
         """
@@ -332,21 +344,53 @@ class PartitionLog:
             doomed = self._retained_segments(now)
             if not doomed:
                 return 0
-            if len(doomed) == len(self._segments):
-                self.roll()
-            self._segments = self._segments[len(doomed):]
+            self._drop_leading_segments(len(doomed))
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
-            for segment in doomed:
-                segment.rename_for_deletion()
             self.producer_state.remove_before(self.log_start_offset)
         log.info("%s: retention deleted %d segment(s); log start offset is now %d",
                  self.name, len(doomed), self.log_start_offset)
-        for segment in doomed:
+        self._delete_later(doomed)
+        return len(doomed)
+
+    def delete_records_before(self, offset: int) -> int:
+        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the high watermark,
+        and delete the segments wholly below it. Returns the log start offset.
+
+        Records below it are gone for readers at once (OffsetOutOfRangeError), as after retention.
+        """
+        with self._lock:
+            if not 0 <= offset <= self.high_watermark:
+                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.high_watermark)
+            if offset <= self.log_start_offset:
+                return self.log_start_offset
+            self.log_start_offset = offset
+            below = 0
+            while below < len(self._segments) and 0 < self._segments[below].size and \
+                    self._segments[below].next_offset <= offset:
+                below += 1
+            doomed = self._segments[:below]
+            if below:
+                self._drop_leading_segments(below)
+            self.producer_state.remove_before(self.log_start_offset)
+        log.info("%s: records before %d deleted (%d segment(s))", self.name, offset, len(doomed))
+        self._delete_later(doomed)
+        return offset
+
+    def _drop_leading_segments(self, count: int) -> None:
+        """Take the first ``count`` segments out of the log (rolling first if that is all of them).
+        Called with the lock held."""
+        if count == len(self._segments):
+            self.roll()
+        for segment in self._segments[:count]:
+            segment.rename_for_deletion()
+        self._segments = self._segments[count:]
+
+    def _delete_later(self, segments) -> None:
+        for segment in segments:
             if self._scheduler is not None:
                 self._scheduler.schedule(self.config.file_delete_delay_ms, segment.delete)
             else:
                 segment.delete()
-        return len(doomed)
 
     def _retained_segments(self, now: int) -> list:
         config = self.config
@@ -357,7 +401,8 @@ class PartitionLog:
                 break
             expired = config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
             oversize = excess >= segment.size
-            if not (expired or oversize):
+            deleted = segment.next_offset <= self.log_start_offset
+            if not (expired or oversize or deleted):
                 break
             excess -= segment.size
             doomed.append(segment)
@@ -365,14 +410,36 @@ class PartitionLog:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Close the files (no flush: the owner decides; see LogManager.shutdown)."""
+    def update_config(self, config: LogConfig) -> None:
+        """Run with new settings from now on (a dynamic config change): the next append, roll,
+        flush and retention check use them."""
         with self._lock:
+            self.config = config
+            if self._first_unflushed_ms is not None:
+                self._schedule_time_flush(_now_ms())
+
+    def close(self) -> None:
+        """Trim the indexes, let go of the files, then write the producer snapshot (trimming first
+        frees the indexes' reserved blocks on a full disk). No flush: the owner decides (see
+        LogManager.shutdown). Every step is attempted; LogStorageError names the first failure."""
+        with self._lock:
+            steps = [self.active_segment.on_become_inactive, *(segment.close for segment in self._segments)]
             if self.producer_state.producers:
-                self.producer_state.write_snapshot(self.log_end_offset)
-            self.active_segment.on_become_inactive()
+                steps.append(lambda: self.producer_state.write_snapshot(self.log_end_offset))
+            failed = None
+            for step in steps:
+                try:
+                    step()
+                except OSError as exc:
+                    failed = failed or exc
+            if failed is not None:
+                raise LogStorageError(f"{self.name}: close failed: {failed.strerror or failed}") from failed
+
+    def discard(self) -> None:
+        """Let go of the files without trimming or snapshots (the log is being deleted)."""
+        with self._lock:
             for segment in self._segments:
-                segment.close()
+                segment.discard()
 
     def __repr__(self) -> str:
         return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "

@@ -129,9 +129,12 @@ class ProducerState:
         data = struct.pack(">hI", _SNAPSHOT_VERSION, crc32c(body)) + body
         write_atomically(self._snapshot_path(offset), data)
 
-    def load(self, log_end_offset: int, replay) -> None:
+    def load(self, log_end_offset: int, replay, clean_shutdown: bool = False) -> None:
         """Load the newest snapshot at or below the log end (dropping newer or corrupt ones), then
-        ``replay(from_offset)`` must yield the headers of the batches from that offset on."""
+        ``replay(from_offset)`` must yield the headers of the batches from that offset on.
+
+        After a clean shutdown nothing is replayed: the log was closed with a snapshot at its end
+        if it had any producer, so without one it had none (and a large log is not read through)."""
         start = 0
         for offset in reversed(self.snapshot_offsets()):
             path = self._snapshot_path(offset)
@@ -140,6 +143,9 @@ class ProducerState:
                 continue
             start = offset
             break
+        if clean_shutdown and start != log_end_offset:
+            self.producers.clear()
+            return
         for header in replay(start):
             self.update(header, header.base_offset)
 

@@ -16,11 +16,13 @@ from broker.records.batch import NO_TIMESTAMP
 from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
 from .file_records import FileSlice, iter_headers, iter_valid_entries
 from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
+from .open_files import OPEN_FILES
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+_IOV_MAX = os.sysconf("SC_IOV_MAX")  # buffers one pwritev takes
 
 
 def filename_prefix(offset: int) -> str:
@@ -38,12 +40,13 @@ class LogSegment:
         stem = os.path.join(directory, filename_prefix(base_offset))
         self.log_path = stem + LOG_SUFFIX
         # The file object owns the descriptor: slices handed to readers hold it too, so a deleted
-        # segment's descriptor stays open (and is never reused) until the last reader lets go.
-        self._file = open(os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
-        self._fd = self._file.fileno()
+        # or released segment's descriptor stays open (and is never reused) until the last reader
+        # lets go. It is opened on first use and released when idle (open_files).
+        self._file = None
+        self._closed = False
+        self.size = os.fstat(self.file.fileno()).st_size
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
         self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset, max_index_bytes)
-        self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
@@ -56,7 +59,7 @@ class LogSegment:
                max_index_bytes: int) -> "LogSegment":
         """A new, empty segment (any files left with this base offset are emptied)."""
         segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes)
-        os.ftruncate(segment._fd, 0)
+        os.ftruncate(segment.file.fileno(), 0)
         segment.size = 0
         segment.offset_index.reset()
         segment.time_index.reset()
@@ -73,12 +76,29 @@ class LogSegment:
                 raise CorruptIndexError(f"{index.path} is missing")
             index.load()
         self._load_state_from_tail()
+        for index in (self.offset_index, self.time_index):
+            index.discard()  # opened again by the first lookup or append that needs it
 
     # -- state ---------------------------------------------------------------------------
 
     @property
     def file(self):
-        return self._file
+        """The open ``.log`` file (opened again if it was released); hold it while using its descriptor."""
+        opened = self._file
+        if opened is None:
+            if self._closed:
+                raise LogStorageError(f"{self.log_path} is closed")
+            try:
+                opened = open(os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
+            except OSError as exc:
+                raise LogStorageError(f"cannot open {self.log_path}: {exc.strerror or exc}") from exc
+            self._file = opened
+        OPEN_FILES.used(self)
+        return opened
+
+    def release(self) -> None:
+        """Let go of the ``.log`` file; it closes once no reader holds it (open_files)."""
+        self._file = None
 
     def _load_state_from_tail(self) -> None:
         """Recompute next offset and max timestamp from the last index entries and the bytes after them."""
@@ -88,23 +108,21 @@ class LogSegment:
         if last_entry is not None:
             self.max_timestamp, self.offset_of_max_timestamp = last_entry
         start = self.offset_index.last_position
-        for _, header in iter_headers(self._fd, start, self.size):
+        log_file = self.file
+        for _, header in iter_headers(log_file.fileno(), start, self.size):
             self._observe(header)
+            self.next_offset = header.last_offset + 1
         if self.size and self.next_offset == self.base_offset:
             raise CorruptIndexError(f"{self.offset_index.path}: no batch found after its last entry")
         if last_entry is not None and last_entry[1] >= self.next_offset:
             raise CorruptIndexError(f"{self.time_index.path}: points past the end of {self.log_path}")
         self._bytes_since_last_index_entry = self.size - start
-        self._first_batch_timestamp_from_file()
-
-    def _first_batch_timestamp_from_file(self) -> None:
-        for _, header in iter_headers(self._fd, 0, self.size):
+        for _, header in iter_headers(log_file.fileno(), 0, self.size):
             self.first_batch_timestamp = header.max_timestamp
-            return
+            break
 
     def _observe(self, header) -> None:
-        """Account for a batch now in the file: next offset and the largest timestamp."""
-        self.next_offset = header.last_offset + 1
+        """Account for a batch now in the file: the largest timestamp and its offset."""
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp
             self.offset_of_max_timestamp = header.last_offset
@@ -127,43 +145,57 @@ class LogSegment:
 
     # -- writing -------------------------------------------------------------------------
 
-    def append(self, header, buffers: list) -> None:
-        """Write one batch (given as buffers, already carrying its offsets) at the end of the file.
+    def has_index_room(self, batch_count: int) -> bool:
+        return self.offset_index.has_room(batch_count) and self.time_index.has_room(batch_count)
 
-        On a failed or short write the file is cut back to where it was and LogStorageError raised.
+    def append(self, batches: list) -> None:
+        """Write ``(header, buffers)`` batches (offsets assigned) at the end of the file, as one unit.
+
+        The ``.log`` bytes, the index entries, the next offset and the size all change, or none
+        does: disk blocks for the index entries are reserved first, and on any failure the file
+        and the indexes are cut back to where they were and LogStorageError is raised. Readers see
+        the new batches only once all of it is done (the next offset, then the size, move last).
         """
         position = self.size
+        total = sum(header.size for header, _ in batches)
+        before = (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
+                  self._bytes_since_last_index_entry, len(self.offset_index), len(self.time_index))
         try:
-            written = 0
-            remaining = list(buffers)
-            while written < header.size:
-                n = os.pwritev(self._fd, remaining, position + written)
-                if n == 0:
-                    raise OSError("write returned 0 bytes")
-                written += n
-                remaining = _skip(remaining, n)
-        except OSError as exc:
-            self._undo_write(position)
-            raise LogStorageError(f"cannot append to {self.log_path}: {exc.strerror or exc}") from exc
-        self.size = position + header.size
-        if self.first_batch_timestamp is None:
-            self.first_batch_timestamp = header.max_timestamp
-        self._index(position, header)
+            self.offset_index.reserve(len(batches))
+            self.time_index.reserve(len(batches))
+            log_file = self.file
+            _write_all(log_file.fileno(), [buf for _, buffers in batches for buf in buffers], position, total)
+            at = position
+            for header, _ in batches:
+                if self.first_batch_timestamp is None:
+                    self.first_batch_timestamp = header.max_timestamp
+                self._index(at, header)
+                at += header.size
+        except (OSError, LogStorageError) as exc:
+            self._undo_append(position, before)
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+            raise LogStorageError(f"cannot append to {self.log_path}: {reason}") from exc
+        self.next_offset = batches[-1][0].last_offset + 1
+        self.size = position + total
 
-    def _undo_write(self, position: int) -> None:
+    def _undo_append(self, position: int, before: tuple) -> None:
+        (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
+         self._bytes_since_last_index_entry, offset_entries, time_entries) = before
+        self.offset_index.truncate_entries(offset_entries)
+        self.time_index.truncate_entries(time_entries)
         try:
-            os.ftruncate(self._fd, position)
+            os.truncate(self.log_path, position)
         except OSError:
             pass  # the next recovery truncates the partial entry at the same place
 
     def should_roll(self, batch_size: int, max_timestamp: int, max_offset: int, now_ms: int,
-                    segment_bytes: int, roll_ms: int) -> bool:
+                    segment_bytes: int, roll_ms: int, batch_count: int = 1) -> bool:
         """Kafka's roll rule: full file, full index, offset out of int32 range, or aged past roll_ms."""
         if self.size == 0:
             return False
         if self.size > segment_bytes - batch_size:
             return True
-        if self.offset_index.is_full or self.time_index.is_full:
+        if not self.has_index_room(batch_count):
             return True
         if max_offset - self.base_offset > RELATIVE_OFFSET_MAX:
             return True
@@ -174,8 +206,13 @@ class LogSegment:
         return waited > roll_ms
 
     def on_become_inactive(self) -> None:
-        """Called when a newer segment takes over: make the time index end with the max timestamp."""
-        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        """Called when a newer segment takes over: make the time index end with the max timestamp,
+        and trim the preallocated indexes to their entries. (A full time index goes without: the
+        max timestamp is also found from the ``.log`` when the segment is loaded.)"""
+        if self.time_index.has_room(1):
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        self.offset_index.trim()
+        self.time_index.trim()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -183,7 +220,8 @@ class LogSegment:
         """``(position, header)`` of the first batch whose last offset is >= ``offset``, or None."""
         end = self.size if max_position is None else min(max_position, self.size)
         _, start = self.offset_index.lookup(offset)
-        for position, header in iter_headers(self._fd, start, end):
+        log_file = self.file
+        for position, header in iter_headers(log_file.fileno(), start, end):
             if header.last_offset >= offset:
                 return position, header
         return None
@@ -202,24 +240,27 @@ class LogSegment:
             limit = max(limit, start + first.size)
         if start + first.size > limit:
             return None
-        # every batch before an indexed position at or below the limit ends within the limit
-        stop = max(start + first.size, self.offset_index.floor_position(limit))
+        log_file = self.file
+        stop = start + first.size
         if stop < limit:
-            for position, header in iter_headers(self._fd, stop, end):
+            # every batch before an indexed position at or below the limit ends within the limit
+            stop = max(stop, self.offset_index.floor_position(limit))
+            for position, header in iter_headers(log_file.fileno(), stop, end):
                 if position + header.size > limit:
                     break
                 stop = position + header.size
-        return FileSlice(self._file, start, stop - start)
+        return FileSlice(log_file, start, stop - start)
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int):
         """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp`` (and offset >=
         ``starting_offset``), or None."""
         search_from = max(self.time_index.lookup(timestamp), starting_offset)
         _, start = self.offset_index.lookup(search_from)
-        for position, header in iter_headers(self._fd, start, self.size):
+        log_file = self.file
+        for position, header in iter_headers(log_file.fileno(), start, self.size):
             if header.max_timestamp < timestamp:
                 continue
-            entry = os.pread(self._fd, header.size, position)
+            entry = os.pread(log_file.fileno(), header.size, position)
             for record in record_set.decode_entry(entry, verify_crc=False).records:
                 if record.timestamp >= timestamp and record.offset >= starting_offset:
                     return record.offset, record.timestamp
@@ -239,37 +280,50 @@ class LogSegment:
         self.offset_of_max_timestamp = self.base_offset
         self.first_batch_timestamp = None
         self._bytes_since_last_index_entry = 0
-        file_size = os.fstat(self._fd).st_size
+        log_file = self.file
+        file_size = os.fstat(log_file.fileno()).st_size
         valid = 0
         try:
-            for position, header, _ in iter_valid_entries(self._fd, 0, file_size):
+            for position, header, _ in iter_valid_entries(log_file.fileno(), 0, file_size):
                 if header.last_offset < self.next_offset or header.last_offset - self.base_offset > RELATIVE_OFFSET_MAX:
                     raise InvalidEntryError(position, f"offset {header.last_offset} does not belong here")
                 if self.first_batch_timestamp is None:
                     self.first_batch_timestamp = header.max_timestamp
                 self._index(position, header)
+                self.next_offset = header.last_offset + 1
                 valid = position + header.size
         except InvalidEntryError:
             pass
         self.size = valid
         if valid < file_size:
-            os.ftruncate(self._fd, valid)
+            os.ftruncate(log_file.fileno(), valid)
         return file_size - valid
 
     # -- file lifecycle ------------------------------------------------------------------
 
     def flush(self) -> None:
-        if self._file.closed:
+        if self._closed:
             return
-        os.fsync(self._fd)
+        os.fsync(self.file.fileno())
         self.offset_index.flush()
         self.time_index.flush()
 
     def close(self) -> None:
-        """Close the files; slices still held by readers fail cleanly (closed file) from then on."""
-        self._file.close()
-        self.offset_index.close()
-        self.time_index.close()
+        """Trim the indexes and let go of the files; slices still held by readers stay readable
+        until they are dropped, and the segment cannot be used again."""
+        try:
+            self.offset_index.close()
+        finally:
+            self.time_index.close()
+            self.discard()
+
+    def discard(self) -> None:
+        """Let go of the files without trimming anything (the segment is being deleted)."""
+        self._closed = True
+        self._file = None
+        OPEN_FILES.forget(self)
+        self.offset_index.discard()
+        self.time_index.discard()
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
@@ -283,8 +337,7 @@ class LogSegment:
     def delete(self) -> None:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
         when the last reference to it goes."""
-        self.offset_index.close()
-        self.time_index.close()
+        self.discard()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)
@@ -293,6 +346,17 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size}, next_offset={self.next_offset})"
+
+
+def _write_all(fd: int, buffers: list, position: int, total: int) -> None:
+    """Write ``total`` bytes of ``buffers`` at ``position``, going on after short writes."""
+    written = 0
+    while written < total:
+        n = os.pwritev(fd, buffers[:_IOV_MAX], position + written)
+        if n == 0:
+            raise OSError("write returned 0 bytes")
+        written += n
+        buffers = _skip(buffers, n)
 
 
 def _skip(buffers: list, count: int) -> list:

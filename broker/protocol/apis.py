@@ -21,9 +21,13 @@ class ApiKey(enum.IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
+    ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
+    CREATE_PARTITIONS = 37
+    INCREMENTAL_ALTER_CONFIGS = 44
 
 
 class Api(NamedTuple):
@@ -221,6 +225,28 @@ DELETE_TOPICS_RESPONSE = Struct(
     ))),
 )
 
+DELETE_RECORDS_REQUEST = Struct(
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("offset", INT64),
+        ))),
+    ))),
+    ("timeout_ms", INT32),
+)
+DELETE_RECORDS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("low_watermark", INT64),
+            ("error_code", INT16),
+        ))),
+    ))),
+)
+
 INIT_PRODUCER_ID_REQUEST = Struct(
     ("transactional_id", NULLABLE_STRING),
     ("transaction_timeout_ms", INT32),
@@ -266,6 +292,39 @@ DESCRIBE_CONFIGS_RESPONSE = Struct(
     ))),
 )
 
+ALTER_CONFIGS_REQUEST = Struct(
+    ("resources", Array(Struct(
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        ("configs", Array(Struct(
+            ("name", STRING),
+            ("value", NULLABLE_STRING),
+        ))),
+    ))),
+    ("validate_only", BOOLEAN),
+)
+ALTER_CONFIGS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("responses", Array(Struct(
+        ("error_code", INT16),
+        ("error_message", NULLABLE_STRING),
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+    ))),
+)
+INCREMENTAL_ALTER_CONFIGS_REQUEST = Struct(
+    ("resources", Array(Struct(
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        ("configs", Array(Struct(
+            ("name", STRING),
+            ("config_operation", INT8),
+            ("value", NULLABLE_STRING),
+        ))),
+    ))),
+    ("validate_only", BOOLEAN),
+)
+
 DESCRIBE_LOG_DIRS_REQUEST = Struct(
     ("topics", Array(Struct(
         ("topic", STRING),
@@ -289,6 +348,26 @@ DESCRIBE_LOG_DIRS_RESPONSE = Struct(
     ))),
 )
 
+CREATE_PARTITIONS_REQUEST = Struct(
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("count", INT32),
+        ("assignments", Array(Struct(
+            ("broker_ids", Array(INT32)),
+        ), nullable_since=0)),
+    ))),
+    ("timeout_ms", INT32),
+    ("validate_only", BOOLEAN),
+)
+CREATE_PARTITIONS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("results", Array(Struct(
+        ("name", STRING),
+        ("error_code", INT16),
+        ("error_message", NULLABLE_STRING),
+    ))),
+)
+
 APIS = {api.key: api for api in (
     Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
     Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
@@ -297,8 +376,12 @@ APIS = {api.key: api for api in (
     Api(ApiKey.API_VERSIONS, 0, 2, API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE),
     Api(ApiKey.CREATE_TOPICS, 0, 4, CREATE_TOPICS_REQUEST, CREATE_TOPICS_RESPONSE),
     Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
+    Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
     Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
     Api(ApiKey.DESCRIBE_CONFIGS, 0, 3, DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
+    Api(ApiKey.ALTER_CONFIGS, 0, 1, ALTER_CONFIGS_REQUEST, ALTER_CONFIGS_RESPONSE),
     Api(ApiKey.DESCRIBE_LOG_DIRS, 0, 1, DESCRIBE_LOG_DIRS_REQUEST, DESCRIBE_LOG_DIRS_RESPONSE),
+    Api(ApiKey.CREATE_PARTITIONS, 0, 1, CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
+    Api(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 0, INCREMENTAL_ALTER_CONFIGS_REQUEST, ALTER_CONFIGS_RESPONSE),
 )}
 """Every API the broker advertises, with exactly the advertised version range."""

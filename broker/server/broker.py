@@ -2,8 +2,13 @@
 
 Start-up loads the topics and logs (recovering after a crash), binds the listener and prints
 exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
-accepting connections, lets requests in flight finish (long-polling fetches return at once),
-then flushes every log, writes the checkpoints and the clean-shutdown marker, and exits 0.
+accepting connections, closes those with no request being handled, lets the handlers in flight
+finish (long-polling fetches return at once) and writes their responses as far as the sockets take
+them without waiting for clients that do not read, then waits for the disk work to end, flushes
+every log, writes the checkpoints and the clean-shutdown marker, and exits 0. Anything abandoned
+on the way is one log line, never a traceback per connection. If a
+step of the shutdown fails (a full disk) it says so in one line and exits 1; the next start
+recovers. Temporary files a crash left next to ``topics.json`` and the checkpoints are removed at start.
 """
 
 import asyncio
@@ -13,18 +18,22 @@ import resource
 import signal
 import sys
 
+from broker.log.checkpoints import remove_stale_temporaries
+from broker.log.errors import LogError
 from broker.log.manager import LogManager
 
 from .config import BrokerConfig
 from .connection import Connection
 from .context import BrokerContext
+from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
+from .request_memory import RequestMemory
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE_SECONDS = 30
+SHUTDOWN_GRACE_SECONDS = 30  # for handlers in flight (disk work); nothing waits for clients
 
 
 class Broker:
@@ -39,12 +48,15 @@ class Broker:
         config = self.config
         _raise_open_file_limit()
         os.makedirs(config.log_dir, exist_ok=True)
-        topics = TopicRegistry(config.log_dir, config.log)
+        topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
                                  topic_config=topics.config_for,
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,
                                  retention_check_interval_ms=config.retention_check_interval_ms).open()
         try:
+            stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
+            if stale:
+                log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
             self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
@@ -53,7 +65,8 @@ class Broker:
             log_manager.shutdown()
             raise
         port = self._server.sockets[0].getsockname()[1]
-        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(), port)
+        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
+                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
         return config.host, port
 
     async def _on_connection(self, reader, writer) -> None:
@@ -66,17 +79,26 @@ class Broker:
             self._connections.pop(task, None)
 
     async def stop(self) -> None:
-        """Stop accepting, finish requests in flight, then flush and close the logs cleanly."""
-        self.ctx.stopping = True
+        """Stop accepting, finish the handlers in flight, then flush and close the logs cleanly."""
+        ctx = self.ctx
+        ctx.stopping = True
         self._server.close()
-        self.ctx.waiters.notify_all()
-        for task, connection in list(self._connections.items()):
-            if not connection.busy:
-                task.cancel()
+        ctx.waiters.notify_all()
+        ctx.request_memory.stop_waiting()
+        for connection in self._connections.values():
+            connection.stop()
         if self._connections:
-            await asyncio.wait(list(self._connections), timeout=SHUTDOWN_GRACE_SECONDS)
+            connections = dict(self._connections)
+            _, late = await asyncio.wait(list(connections), timeout=SHUTDOWN_GRACE_SECONDS)
+            if late:
+                log.error("%d request(s) still in flight after %d s; shutting down without them",
+                          len(late), SHUTDOWN_GRACE_SECONDS)
+            abandoned = sum(c.abandoned for c in connections.values())
+            if abandoned:
+                log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         await self._server.wait_closed()
-        self.ctx.log_manager.shutdown()
+        ctx.io.shutdown()
+        ctx.log_manager.shutdown()
 
 
 def _raise_open_file_limit() -> None:
@@ -97,7 +119,11 @@ async def serve(config: BrokerConfig) -> int:
     print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
     await stopped.wait()
     log.info("shutting down")
-    await broker.stop()
+    try:
+        await broker.stop()
+    except (OSError, LogError) as exc:
+        log.error("shutdown incomplete: %s; the next start recovers the log directory", exc)
+        return 1
     log.info("stopped cleanly")
     return 0
 

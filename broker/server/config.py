@@ -8,6 +8,7 @@ ignored). Ports are 0-65535; an advertised listener needs a real host and a port
 """
 
 import dataclasses
+import difflib
 from typing import Mapping
 from urllib.parse import urlsplit
 
@@ -70,6 +71,9 @@ class BrokerConfig:
     delete_topic_enable: bool = True
     socket_request_max_bytes: int = 100 * 1024 * 1024
     connections_max_idle_ms: int = 10 * 60 * 1000
+    num_io_threads: int = 8
+    fetch_max_bytes: int = 55 * 1024 * 1024
+    queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
     log: LogConfig = LogConfig()
@@ -121,6 +125,9 @@ _BROKER_KEYS = {
     "delete.topic.enable": ("delete_topic_enable", _bool),
     "socket.request.max.bytes": ("socket_request_max_bytes", integer_setting(1, 2**31 - 1)),
     "connections.max.idle.ms": ("connections_max_idle_ms", integer_setting(1)),
+    "num.io.threads": ("num_io_threads", integer_setting(1, 256)),
+    "fetch.max.bytes": ("fetch_max_bytes", integer_setting(1024, 2**31 - 1)),
+    "queued.max.request.bytes": ("queued_max_request_bytes", integer_setting(-1)),
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
@@ -178,8 +185,9 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
     unknown = [k for k in properties if k not in KNOWN_KEYS]
     if unknown:
-        raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting "
-                          f"(see `kafkalog broker --help` for the supported keys)")
+        close = difflib.get_close_matches(unknown[0], KNOWN_KEYS, n=1, cutoff=0.75)
+        hint = f"did you mean {close[0]}?" if close else "see `kafkalog broker --help` for the supported keys"
+        raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting ({hint})")
     fields = {}
     log_properties = {k: v for k, v in properties.items() if k in BROKER_SETTINGS}
     for coarse, (fine, factor) in _COARSE_TIME_KEYS.items():

@@ -1,22 +1,34 @@
 """One client connection: read a frame, handle it, write the response, in strict order.
 
 Requests are handled one at a time per connection, like Kafka's muted channels: pipelined
-requests wait in the socket buffer, and responses leave in request order. A frame whose size
-is negative or above ``socket.request.max.bytes`` closes the connection before any of it is
-read; so does any request that cannot be parsed, an API or version not advertised (except
-ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
-Record data of fetch responses goes out with sendfile straight from the segment (slices of
-``SENDFILE_MIN_BYTES`` and more; smaller ones are cheaper to copy).
+requests wait in the socket buffer, and responses leave in request order. No new request is read
+while a response is unsent: responses are streamed part by part (record data of fetch responses
+straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
+copy for smaller ones), so a client that does not read holds at most the write buffer's
+high-water mark and one part. Before reading a frame's body the connection reserves its size in
+the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
+A frame whose size is negative or above ``socket.request.max.bytes`` closes the connection before
+any of it is read; so does any request that cannot be parsed, an API or version not advertised
+(except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+A handler failing with an ``OSError`` or a ``LogStorageError`` (a full disk) is answered
+KAFKA_STORAGE_ERROR in every error field of its API.
+
+At shutdown (``stop``) a connection waiting for a request, for memory or for its client to read is
+closed at once; one inside a handler finishes it, writes its response as far as the socket takes
+it without waiting, and closes. ``abandoned`` tells whether a response was left unsent.
 """
 
 import asyncio
 import logging
 
+from broker.log.errors import LogStorageError
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
-from .context import CloseConnection
+from .context import CloseConnection, error_text
+from .error_responses import error_response
 from .handlers import HANDLERS
 
 log = logging.getLogger(__name__)
@@ -35,27 +47,52 @@ class Connection:
         self.reader = reader
         self.writer = writer
         self.peer = writer.get_extra_info("peername")
-        self.busy = False  # between reading a request and finishing its response
+        self.handling = False  # inside a handler: shutdown lets the request finish
+        self.sending = False  # writing a response, waiting for the client to take it
+        self.abandoned = False  # closed with part of a response unsent
 
     async def serve(self) -> None:
+        memory = self.ctx.request_memory
         try:
             while not self.ctx.stopping:
-                frame = await self._read_frame()
-                if frame is None:
+                size = await self._read_size()
+                if size is None:
                     break
-                self.busy = True
-                response = await self._respond(frame)
+                reserved = await memory.reserve(size)
+                try:
+                    response = await self._read_and_handle(size)
+                finally:
+                    memory.release(reserved)
                 if response is _CLOSE:
                     break
                 if response is not None:
+                    self.sending = True
                     await self._send(response)
-                self.busy = False
+                    self.sending = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
+        except (OSError, ValueError) as exc:  # from _send: a segment closed under a streamed response (topic deleted)
+            self.abandoned = True
+            log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:
+            self._close()
+
+    def stop(self) -> None:
+        """Shutdown: close now unless a handler runs (that request then finishes, see ``_send``)."""
+        if not self.handling:
+            self.abandoned = self.sending
+            self.writer.transport.abort()
+
+    def _close(self) -> None:
+        transport = self.writer.transport
+        if transport.get_write_buffer_size():
+            self.abandoned = True
+            transport.abort()
+        else:
             self.writer.close()
 
-    async def _read_frame(self):
+    async def _read_size(self) -> int | None:
+        """The next frame's size, or None (after logging why) if the connection must close."""
         idle = self.ctx.config.connections_max_idle_ms / 1000
         size = frames.SIZE.unpack(await asyncio.wait_for(self.reader.readexactly(4), idle))[0]
         limit = self.ctx.config.socket_request_max_bytes
@@ -63,7 +100,19 @@ class Connection:
             log.warning("closing %s: request size %d is outside [0, socket.request.max.bytes=%d]",
                         self.peer, size, limit)
             return None
-        return await asyncio.wait_for(self.reader.readexactly(size), idle)
+        return size
+
+    async def _read_and_handle(self, size: int):
+        """Read a request's body and handle it; the frame lives only here, so once this returns its
+        memory is really free (a response may then wait long for a client that does not read)."""
+        if self.ctx.stopping:  # woken from waiting for memory by the shutdown
+            raise ConnectionAbortedError("the broker is stopping")
+        frame = await asyncio.wait_for(self.reader.readexactly(size), self.ctx.config.connections_max_idle_ms / 1000)
+        self.handling = True
+        try:
+            return await self._respond(frame)
+        finally:
+            self.handling = False
 
     async def _respond(self, frame):
         """The response parts for one request, None for no response (acks=0), or _CLOSE."""
@@ -92,6 +141,9 @@ class Connection:
         except CloseConnection as exc:
             log.info("closing %s: %s", self.peer, exc)
             return _CLOSE
+        except (OSError, LogStorageError) as exc:
+            log.error("%s v%d request from %s failed: %s", api.key.name, header.api_version, self.peer, exc)
+            response = error_response(api.key, request, ErrorCode.KAFKA_STORAGE_ERROR, error_text(exc))
         except Exception:
             log.exception("closing %s: %s v%d request failed", self.peer, api.key.name, header.api_version)
             return _CLOSE
@@ -105,6 +157,13 @@ class Connection:
         return parts
 
     async def _send(self, parts) -> None:
+        """Write one response, waiting for the client to take each part before the next one.
+
+        While the broker stops, nothing waits: the parts are written as far as the socket takes them."""
+        if self.ctx.stopping:
+            for part in parts:
+                self.writer.write(part if isinstance(part, bytes) else part.read())
+            return
         loop = asyncio.get_running_loop()
         for part in parts:
             if isinstance(part, bytes):
@@ -114,4 +173,4 @@ class Connection:
             else:
                 await self.writer.drain()
                 await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
-        await self.writer.drain()
+            await self.writer.drain()

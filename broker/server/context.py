@@ -1,11 +1,14 @@
-"""What request handlers share: the broker's configuration, logs, topics and coordination state."""
+"""What request handlers share: the broker's configuration, logs, topics, coordination state and the pool
+of threads that does their disk work."""
 
 import dataclasses
 
 from broker.log.manager import LogManager
 
 from .config import BrokerConfig
+from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
+from .request_memory import RequestMemory
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
@@ -19,6 +22,8 @@ class BrokerContext:
     topics: TopicRegistry
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
+    io: IoPool  # every handler's log and file work runs here, off the event loop
+    request_memory: RequestMemory
     port: int  # the port actually bound (the configured one may be 0)
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
 

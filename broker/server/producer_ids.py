@@ -30,8 +30,9 @@ class ProducerIdAllocator:
     def next_id(self) -> int:
         with self._lock:
             if self._next >= self._block_end:
-                self._block_end = self._next + BLOCK_SIZE
-                write_atomically(self.path, f"{self._block_end}\n".encode())
+                block_end = self._next + BLOCK_SIZE
+                write_atomically(self.path, f"{block_end}\n".encode())  # an OSError leaves the block unreserved
+                self._block_end = block_end
             producer_id = self._next
             self._next += 1
             return producer_id

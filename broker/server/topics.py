@@ -1,26 +1,48 @@
-"""The topics of this broker: names, partition counts and per-topic config overrides, persisted.
+"""The topics of this broker: names, partition counts and per-topic config overrides, persisted,
+with the broker's dynamic log settings (AlterConfigs on a broker resource).
 
-Kafka keeps topic metadata in ZooKeeper or its metadata log; a single broker keeps it in
-``<log-dir>/topics.json`` (written atomically). Partition directories found on disk without an
-entry (a copied Kafka log directory, say) are adopted as topics with the broker's defaults.
+Kafka keeps topic metadata and dynamic configs in ZooKeeper (``/config/topics/<topic>``,
+``/config/brokers/<default>`` and ``/config/brokers/<id>``) or its metadata log; a single broker
+keeps them in ``<log-dir>/topics.json`` (written atomically). A config change is written first
+and then applied to the running partition logs. A topic's settings are, lowest precedence
+first: Kafka's defaults, the broker's static configuration, the dynamic cluster default (resource
+name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides.
+Partition directories found on disk without an entry (a copied Kafka log directory, say) are
+adopted as topics with the broker's defaults.
 Topic names follow Kafka's rules: 1-249 characters from ``[a-zA-Z0-9._-]``, not ``.`` or ``..``,
 and not colliding with an existing name that differs only by ``.`` versus ``_``.
+
+Every change is all or nothing, also on a full disk. A creation is committed by writing
+``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
+entry withdrawn. A deletion is committed by renaming the topic's partition directories aside
+(Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free space), then ``topics.json`` is
+rewritten; if the disk is too full for that, the renamed files are removed first to make room.
+A start that finds a listed topic with a partition directory renamed aside and none in its place
+finishes that deletion (a crash or a full disk interrupted it).
 """
 
 import json
+import logging
 import os
 import re
+import shutil
 import threading
 
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
+from broker.log.manager import DELETE_DIR_SUFFIX, MAX_FILE_NAME
 from broker.protocol.errors import ErrorCode
 
+log = logging.getLogger(__name__)
+
 TOPICS_FILE = "topics.json"
+DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default of a broker setting
 MAX_NAME_LENGTH = 249
 MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_DELETED_DIRECTORY = re.compile(r"(?P<name>.+)\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX))
+_DELETED_NAME_LENGTH = MAX_FILE_NAME - len(".") - 32 - len(DELETE_DIR_SUFFIX)  # the log manager cuts longer names
 
 
 class TopicError(Exception):
@@ -47,21 +69,37 @@ def validate_name(name: str) -> None:
 class TopicRegistry:
     """Topic metadata; partition logs live in the LogManager attached with ``attach``."""
 
-    def __init__(self, log_dir: str, defaults: LogConfig):
+    def __init__(self, log_dir: str, static_defaults: LogConfig, broker_id: int = 0):
+        self.log_dir = log_dir
         self.path = os.path.join(log_dir, TOPICS_FILE)
-        self.defaults = defaults
+        self.static_defaults = static_defaults
+        self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
         self._log_manager = None
         try:
             with open(self.path, encoding="utf-8") as f:
                 stored = json.load(f)
             self._topics = {name: {"partitions": int(t["partitions"]), "configs": dict(t["configs"])}
                             for name, t in stored["topics"].items()}
+            self._broker_configs = {name: dict(c) for name, c in stored.get("broker_configs", {}).items()}
+            for name in self._topics:  # every stored setting must still be valid
+                self.config_for(name)
         except FileNotFoundError:
             pass
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"{self.path} is not a valid topics file ({exc}); restore it or move it aside") from None
+        # seen before the log manager opens the directory and removes the renamed-aside partitions
+        self._interrupted_deletions = self._find_interrupted_deletions()
+
+    @property
+    def defaults(self) -> LogConfig:
+        """The broker's log settings: static, then the dynamic cluster default, then this broker's."""
+        config = self.static_defaults
+        for resource in DEFAULT_BROKER_RESOURCE, str(self.broker_id):
+            config = LogConfig.from_properties(self._broker_configs.get(resource, {}), base=config, broker_level=True)
+        return config
 
     def config_for(self, topic: str) -> LogConfig:
         """The log settings of a topic: the broker defaults with the topic's overrides."""
@@ -69,23 +107,42 @@ class TopicRegistry:
         return LogConfig.from_properties(overrides, base=self.defaults)
 
     def attach(self, log_manager) -> None:
-        """Create missing partition logs of known topics; adopt partition directories found on disk."""
+        """Finish interrupted deletions, create missing partition logs of known topics, and adopt
+        partition directories found on disk."""
         self._log_manager = log_manager
+        topics = dict(self._topics)
+        for name in self._interrupted_deletions:
+            for partition in range(topics.pop(name)["partitions"]):
+                log_manager.delete_log(name, partition)
+            log.info("finished deleting topic %r (a crash or a full disk interrupted its deletion)", name)
         adopted = {}
         for partition_log in log_manager.all_logs():
-            if partition_log.topic not in self._topics:
+            if partition_log.topic not in topics:
                 adopted[partition_log.topic] = max(adopted.get(partition_log.topic, 0), partition_log.partition + 1)
         for name, partitions in adopted.items():
-            self._topics[name] = {"partitions": partitions, "configs": {}}
-        for name, topic in self._topics.items():
+            topics[name] = {"partitions": partitions, "configs": {}}
+        if adopted or self._interrupted_deletions:
+            try:
+                self._commit(topics, "cannot record the topics found at start")
+            except TopicError as exc:  # a full disk must not stop the start: deleting topics frees it
+                log.warning("%s; they are recorded with the next change of topics", exc)
+                self._topics = topics
+        for name, topic in topics.items():
             for partition in range(topic["partitions"]):
                 log_manager.get_or_create_log(name, partition)
-        if adopted:
-            self._save()
 
-    def _save(self) -> None:
-        data = {"version": 1, "topics": self._topics}
-        write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
+    def _commit(self, topics: dict[str, dict], failure: str, broker_configs: dict[str, dict] | None = None) -> None:
+        """Write ``topics`` (and ``broker_configs``, if given) to ``topics.json``, then make them the
+        registry's view (TopicError if they cannot be written: nothing changes)."""
+        if broker_configs is None:
+            broker_configs = self._broker_configs
+        data = {"version": 1, "topics": topics, "broker_configs": broker_configs}
+        try:
+            write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
+        except OSError as exc:
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, f"{failure}: cannot write {self.path}: {exc}") from None
+        self._topics = topics
+        self._broker_configs = broker_configs
 
     # -- queries -------------------------------------------------------------------------
 
@@ -98,6 +155,10 @@ class TopicRegistry:
 
     def overrides(self, name: str) -> dict[str, str]:
         return dict(self._topics[name]["configs"])
+
+    def broker_overrides(self, resource_name: str) -> dict[str, str]:
+        """The dynamic broker settings of ``resource_name``: "" (the cluster default) or a broker id."""
+        return dict(self._broker_configs.get(resource_name, {}))
 
     # -- changes -------------------------------------------------------------------------
 
@@ -124,24 +185,171 @@ class TopicRegistry:
                                  f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
             if validate_only:
                 return
-            self._topics[name] = {"partitions": partitions, "configs": configs}  # config_for sees it now
-        try:
-            for partition in range(partitions):
-                self._log_manager.get_or_create_log(name, partition)
-        except (OSError, LogError) as exc:
-            for partition in range(partitions):
+            before = self._topics
+            self._commit({**before, name: {"partitions": partitions, "configs": configs}},
+                         f"cannot create topic {name!r}")
+            try:
+                for partition in range(partitions):
+                    self._log_manager.get_or_create_log(name, partition)
+            except (OSError, LogError) as exc:
+                self._withdraw(name, range(partitions), before)
+                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                 f"cannot create the partitions of {name!r}: {exc}") from None
+
+    def _withdraw(self, name: str, partitions: range, before: dict[str, dict]) -> None:
+        """Undo a creation (of a topic or of new partitions) whose partition logs could not all be made."""
+        for partition in partitions:
+            try:
                 self._log_manager.delete_log(name, partition)
-            with self._lock:
-                self._topics.pop(name, None)
-            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot create the partitions of {name!r}: {exc}") from None
-        with self._lock:
-            self._save()
+            except OSError as exc:
+                log.error("cannot remove partition %s-%d of a failed creation: %s", name, partition, exc)
+        for directory in self._directories_set_aside(name, partitions):  # whole: no record of a deletion
+            shutil.rmtree(directory, ignore_errors=True)                # may remain for a start to "finish"
+        try:
+            self._commit(before, f"cannot withdraw topic {name!r}")
+        except TopicError as exc:
+            log.error("%s; it stays listed, and the next start makes its missing partitions", exc)
 
     def delete(self, name: str) -> None:
+        """Delete a topic, or raise TopicError (KAFKA_STORAGE_ERROR when nothing could be deleted)."""
         with self._lock:
-            topic = self._topics.pop(name, None)
+            topic = self._topics.get(name)
             if topic is None:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-            self._save()
-        for partition in range(topic["partitions"]):
-            self._log_manager.delete_log(name, partition)
+            self._set_partitions_aside(name, topic["partitions"])
+            remaining = {other: t for other, t in self._topics.items() if other != name}
+            try:
+                self._commit(remaining, f"cannot delete topic {name!r}")
+                return
+            except TopicError:
+                self._free_deleted_files(name, range(topic["partitions"]))  # the disk is full: make room
+            try:
+                self._commit(remaining, f"cannot delete topic {name!r}")
+            except TopicError as exc:
+                self._topics = remaining
+                log.error("%s; its data is gone and the next start finishes the deletion", exc)
+
+    def _set_partitions_aside(self, name: str, partitions: int) -> None:
+        """Rename the topic's partition directories aside: the deletion is committed once the first is.
+
+        If even the first cannot be renamed, its log is reopened and nothing has changed."""
+        failures = []
+        for partition in range(partitions):
+            try:
+                self._log_manager.delete_log(name, partition)
+            except OSError as exc:
+                failures.append(f"{name}-{partition}: {exc}")
+                if partition == 0:
+                    self._log_manager.get_or_create_log(name, partition)
+                    raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                     f"cannot delete topic {name!r}: {exc}") from None
+        if failures:
+            log.error("deleting topic %r: %s; the next start finishes the deletion", name, "; ".join(failures))
+
+    def _set_aside(self) -> dict[str, list[str]]:
+        """The directories renamed aside for deletion and not yet removed, by the (possibly cut)
+        ``<topic>-<partition>`` name they carry."""
+        found: dict[str, list[str]] = {}
+        for entry in os.listdir(self.log_dir) if os.path.isdir(self.log_dir) else ():
+            if match := _DELETED_DIRECTORY.fullmatch(entry):
+                found.setdefault(match["name"], []).append(os.path.join(self.log_dir, entry))
+        return found
+
+    def _find_interrupted_deletions(self) -> list[str]:
+        """Listed topics with a partition renamed aside and none in its place."""
+        set_aside = self._set_aside()
+        if not set_aside:
+            return []
+        present = set(os.listdir(self.log_dir))
+        return [name for name, topic in self._topics.items()
+                if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present
+                       for p in range(topic["partitions"]))]
+
+    def _directories_set_aside(self, name: str, partitions: range) -> list[str]:
+        set_aside = self._set_aside()
+        return [directory for partition in partitions
+                for directory in set_aside.get(f"{name}-{partition}"[:_DELETED_NAME_LENGTH], [])]
+
+    def _free_deleted_files(self, name: str, partitions: range) -> None:
+        """Remove the files of the topic's renamed-aside partitions now, keeping the empty
+        directories as the record that the deletion was committed until ``topics.json`` says so."""
+        for directory in self._directories_set_aside(name, partitions):
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:  # the delayed removal was quicker
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir():
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                except OSError as exc:
+                    log.warning("cannot remove %s: %s", entry.path, exc)
+
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        """Grow a topic to ``count`` partitions (CreatePartitions); a topic never shrinks."""
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            current = topic["partitions"]
+            if count <= current:
+                raise TopicError(ErrorCode.INVALID_PARTITIONS,
+                                 f"topic {name!r} has {current} partitions; the new count must be higher, got {count}")
+            if count - current > MAX_PARTITIONS:
+                raise TopicError(ErrorCode.POLICY_VIOLATION, f"{count - current} new partitions is more than one "
+                                                              f"operation may create ({MAX_PARTITIONS})")
+            if validate_only:
+                return
+            before = self._topics
+            self._commit({**before, name: {**topic, "partitions": count}}, f"cannot add partitions to {name!r}")
+            try:
+                for partition in range(current, count):
+                    self._log_manager.get_or_create_log(name, partition)
+            except (OSError, LogError) as exc:
+                self._withdraw(name, range(current, count), before)
+                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                 f"cannot create the new partitions of {name!r}: {exc}") from None
+
+    def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
+        """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""
+        try:
+            LogConfig.from_properties(configs, base=self.defaults)
+        except ConfigError as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        with self._lock:
+            topic = self._topics.get(name)
+            if topic is None:
+                raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            if validate_only:
+                return
+            self._commit({**self._topics, name: {**topic, "configs": dict(configs)}},
+                         f"cannot alter the settings of topic {name!r}")
+        self._apply([name])
+
+    def alter_broker_configs(self, resource_name: str, configs: dict[str, str], validate_only: bool = False) -> None:
+        """Replace the dynamic broker log settings of ``resource_name`` ("" or this broker's id),
+        saved, then applied to every log that does not override them."""
+        try:
+            LogConfig.from_properties(configs, base=self.defaults, broker_level=True)
+        except ConfigError as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        if validate_only:
+            return
+        with self._lock:
+            broker_configs = {other: c for other, c in self._broker_configs.items() if other != resource_name}
+            if configs:
+                broker_configs[resource_name] = dict(configs)
+            self._commit(self._topics, f"cannot alter the settings of broker resource {resource_name!r}",
+                         broker_configs)
+        self._apply(self.names())
+
+    def _apply(self, names: list[str]) -> None:
+        """Hand the running logs of ``names`` their current settings."""
+        for name in names:
+            config = self.config_for(name)
+            for partition in range(self.partitions(name) or 0):
+                partition_log = self._log_manager.get_log(name, partition)
+                if partition_log is not None:
+                    partition_log.update_config(config)

@@ -1,7 +1,12 @@
-"""Long-polling fetches: waiting until one of a set of partitions gets new data, or a timeout."""
+"""Long-polling fetches: waiting until one of a set of partitions gets new data, or a timeout.
+
+A fetch registers before it reads (``watching``) and waits after: its read runs on an I/O thread,
+and an append that lands between the read and the wait must still wake it.
+"""
 
 import asyncio
 import collections
+import contextlib
 
 
 class DataWaiters:
@@ -10,15 +15,22 @@ class DataWaiters:
     def __init__(self):
         self._waiting = collections.defaultdict(set)
 
-    async def wait(self, partitions, timeout: float) -> None:
-        """Return when any of ``partitions`` (``(topic, partition)`` pairs) is notified, or after ``timeout``."""
+    @contextlib.contextmanager
+    def watching(self, partitions):
+        """Register for ``partitions`` (``(topic, partition)`` pairs) now; yields ``wait(timeout)``,
+        which returns when any of them was notified since the registration, or after ``timeout``."""
         future = asyncio.get_running_loop().create_future()
         for key in partitions:
             self._waiting[key].add(future)
+
+        async def wait(timeout: float) -> None:
+            try:
+                await asyncio.wait_for(future, timeout)
+            except asyncio.TimeoutError:
+                pass
+
         try:
-            await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            pass
+            yield wait
         finally:
             for key in partitions:
                 waiting = self._waiting.get(key)

@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 import confluent_kafka
@@ -44,8 +45,8 @@ def topic(broker):
     return name
 
 
-def consume(broker, topic, *args, timeout=60):
-    return kafkalog("consume", topic, *args, "--bootstrap-server", broker.bootstrap, timeout=timeout)
+def consume(broker, *args, timeout=60):
+    return kafkalog("consume", *args, "--bootstrap-server", broker.bootstrap, timeout=timeout)
 
 
 def _iso(timestamp: int) -> str:
@@ -104,7 +105,10 @@ def test_one_partition_from_an_offset(broker, topic):
     assert lines == [plain_line(r) for r in STORED if r[0] == 1 and r[1] >= 6]
     every_partition = plain_lines(consume(broker, topic, "--offset", "8"))
     assert sorted(every_partition) == sorted(plain_line(r) for r in STORED if r[1] >= 8)
-    assert plain_lines(consume(broker, topic, "--offset", "1000")) == []  # past the end: nothing, no error
+    done = consume(broker, topic, "--offset", "1000")  # past the end: nothing, no error, but a note
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: --offset 1000 is at or past the end of every "
+                           f"partition of {topic} (end offsets 0: 10, 1: 10, 2: 10)\n")
 
 
 def test_max_records(broker, topic):
@@ -112,6 +116,7 @@ def test_max_records(broker, topic):
         [plain_line(r) for r in STORED if r[0] == 2][:4]
     lines = plain_lines(consume(broker, topic, "--max-records", "13"))
     assert len(lines) == 13 and set(lines) <= {plain_line(r) for r in STORED}
+    assert len(plain_lines(consume(broker, topic, "--max-messages", "5"))) == 5  # kafka-console-consumer's name
 
 
 def offsets_for_time(broker, topic, timestamp: int) -> dict:
@@ -144,7 +149,36 @@ def test_from_time_starts_where_the_time_index_says(broker, topic, form):
 
 def test_from_time_before_and_after_every_record(broker, topic):
     assert len(plain_lines(consume(broker, topic, "--from-time", "2000-01-01T00:00:00Z"))) == COUNT
-    assert plain_lines(consume(broker, topic, "--from-time", str(BASE + 1000 * COUNT))) == []
+    done = consume(broker, topic, "--partition", "1", "--from-time", str(BASE + 1000 * COUNT))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: no record of partition 1 of {topic} is "
+                           f"stamped at or after --from-time\n")
+
+
+def test_an_empty_topic_says_so(broker, request):
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 2)]) == {topic: None}
+    done = consume(broker, topic)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == f"kafkalog consume: no records to print: every partition of {topic} is empty\n"
+
+
+def test_follow_from_an_offset_past_the_end_prints_nothing_below_it(broker, request):
+    """Found as: --offset 12 --follow on a partition ending at 10 printed offsets 10 and 11 once they came."""
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"old", BASE)] * 2)
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--partition", "0", "--offset",
+                                "4", "--follow", "--max-records", "2", "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1)  # most likely started, so the records below come after it (the test holds either way)
+        produce_records(broker.bootstrap, topic, [(0, None, f"new {i}".encode(), BASE) for i in range(2, 6)])
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, "")
+    assert [line.split("\t")[1:5:3] for line in out.splitlines()] == [["4", "new 4"], ["5", "new 5"]]
 
 
 def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, request):
@@ -213,8 +247,24 @@ def test_errors(broker, topic):
     (["--offset", "-3"], "argument --offset: '-3' is not a whole number >= 0"),
     (["--from-time", "yesterday"], "argument --from-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
     (["--offset", "1", "--from-time", "0"], "argument --from-time: not allowed with argument --offset"),
-    (["--max-records", "0"], "argument --max-records: '0' is not a whole number >= 1"),
+    (["--max-records", "0"], "argument --max-records/--max-messages: '0' is not a whole number >= 1"),
     (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
 ])
 def test_usage_errors_exit_2(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
+
+
+def test_json_lines_show_headers_in_order_with_exact_bytes(broker, request):
+    topic = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 1)]) == {topic: None}
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(topic, value=b"v", partition=0, headers=[("trace", b"t-1"), ("bin", b"\xff\x00"),
+                                                              ("trace", None)])
+    producer.produce(topic, value=b"none", partition=0)
+    assert producer.flush(WAIT_SECONDS) == 0
+    done = consume(broker, "--topic", topic, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["headers"] for line in done.stdout.splitlines()] == [
+        [{"key": "trace", "value": "t-1"}, {"key": "bin", "value": "/wA=", "valueEncoding": "base64"},
+         {"key": "trace", "value": None}], []]

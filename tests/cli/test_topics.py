@@ -34,7 +34,7 @@ def test_create_list_describe_delete_round_trip(broker, request):
     assert description["partitions"] == [{"partition": p, "leader": 0, "earliestOffset": 0, "latestOffset": 0,
                                           "sizeBytes": 0} for p in range(3)]
     configs = description["configs"]
-    assert configs["retention.ms"] == {"value": "1000", "source": "DYNAMIC_TOPIC_CONFIG", "readOnly": True,
+    assert configs["retention.ms"] == {"value": "1000", "source": "DYNAMIC_TOPIC_CONFIG", "readOnly": False,
                                        "sensitive": False}
     assert (configs["segment.bytes"]["value"], configs["segment.bytes"]["source"]) == \
         ("1048576", "DYNAMIC_TOPIC_CONFIG")

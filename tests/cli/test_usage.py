@@ -47,7 +47,10 @@ def test_top_level_help_lists_every_command():
     ([], "kafkalog: ", "the following arguments are required: COMMAND"),
     (["nonsense"], "kafkalog: ", "argument COMMAND: invalid choice: 'nonsense'"),
     (["topics"], "kafkalog topics: ", "the following arguments are required: ACTION"),
-    (["topics", "create"], "kafkalog topics create: ", "the following arguments are required: TOPIC"),
+    (["topics", "create"], "kafkalog topics create: ", "one of the arguments TOPIC --topic is required"),
+    (["produce"], "kafkalog produce: ", "one of the arguments TOPIC --topic is required"),
+    (["consume", "a", "--topic", "b"], "kafkalog consume: ", "argument --topic: not allowed with argument TOPIC"),
+    (["load", "--topic", "t"], "kafkalog load: ", "the following arguments are required: --output"),
     (["topics", "create", "t", "--partitions", "0"], "kafkalog topics create: ", "'0' is not a whole number >= 1"),
     (["topics", "create", "t", "--config", "retention.ms"], "kafkalog topics create: ",
      "'retention.ms' is not KEY=VALUE"),
@@ -94,6 +97,46 @@ def test_the_installed_kafkalog_script_runs_the_same_commands(broker):
                           text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
     assert subprocess.run([script, "consume", "--help"], capture_output=True, timeout=60).returncode == 0
+
+
+def test_kafka_spellings_of_the_topic_and_the_bootstrap_servers(broker, request):
+    topic = f"cli-spellings-{os.getpid()}"
+    common = ["--topic", topic, "--bootstrap-servers", broker.bootstrap]
+    assert kafkalog("topics", "create", *common, "--partitions", "1").returncode == 0
+    done = kafkalog("produce", *common, input="one\ntwo\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    done = kafkalog("consume", *common)
+    assert [line.split("\t")[-1] for line in done.stdout.splitlines()] == ["one", "two"]
+    assert "partitions: 1" in kafkalog("topics", "describe", *common).stdout
+    assert kafkalog("topics", "list", "--bootstrap-servers", broker.bootstrap).stdout.split().count(topic) == 1
+    assert kafkalog("topics", "delete", *common).stdout == f"deleted topic {topic}\n"
+
+
+def test_version():
+    done = kafkalog("--version")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("kafkalog ") and done.stdout.split()[1][0].isdigit()
+
+
+def test_a_port_in_use_is_one_line_naming_the_port(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = kafkalog("broker", "--log-dir", tmp_path / "log", "--port", port, timeout=30)
+    one_line_error(done, 1, f"kafkalog broker: port {port} on 127.0.0.1 is already in use")
+
+
+def test_a_log_dir_that_is_a_file_is_one_line_naming_it(tmp_path):
+    (tmp_path / "file").write_text("")
+    one_line_error(kafkalog("broker", "--log-dir", tmp_path / "file", "--port", "0"), 1,
+                   f"kafkalog broker: {tmp_path / 'file'}: not a directory")
+
+
+def test_a_misspelt_broker_setting_gets_the_closest_known_name(tmp_path):
+    done = kafkalog("broker", "--log-dir", tmp_path / "log", "--set", "log.retention.hour=1")
+    one_line_error(done, 1, "kafkalog broker: log.retention.hour: unknown or unsupported broker setting "
+                            "(did you mean log.retention.hours?)")
 
 
 def test_dump_log_and_broker_keep_their_exit_codes(tmp_path):

@@ -6,7 +6,7 @@ import time
 import confluent_kafka
 import pytest
 
-from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
+from broker.client import KafkaClient, KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError
 from broker.client.client import ACKS_ALL, NewTopic
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
@@ -91,3 +91,24 @@ def test_a_batch_over_the_topic_limit_is_refused_with_the_brokers_reason(broker,
             client.produce(topic, 0, [(None, b"x" * 2000)])
         assert raised.value.code == ErrorCode.MESSAGE_TOO_LARGE
         assert client.produce(topic, 0, [(None, b"x" * 500)]) == 0
+
+
+def test_produce_each_splits_a_refused_batch_until_each_refused_record_is_alone(broker, request):
+    topic = topic_for(request)
+    records = [(None, b"big %d " % i + b"x" * 2000 if i in (3, 4, 9) else b"small %d" % i) for i in range(12)]
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 1, {"max.message.bytes": "1000"})]) == {topic: None}
+        refused = client.produce_each(topic, 0, records)
+        assert sorted(refused) == [3, 4, 9]
+        assert all(isinstance(e, RecordsRefusedError) and e.code == ErrorCode.MESSAGE_TOO_LARGE
+                   for e in refused.values())
+        stored = [r.value for r in read_partition(client, topic, 0)]
+    assert stored == [value for i, (_, value) in enumerate(records) if i not in (3, 4, 9)]
+
+
+def test_produce_each_names_every_record_not_sent_after_another_failure(broker, request):
+    missing = topic_for(request)
+    with KafkaClient(broker.bootstrap, timeout=10, retries=0) as client:
+        refused = client.produce_each(missing, 0, [(None, b"a"), (None, b"b")])
+    assert sorted(refused) == [0, 1]
+    assert all(isinstance(e, UnknownTopicOrPartitionError) for e in refused.values())

@@ -1,13 +1,15 @@
 """The client's topic admin calls against this project's broker (librdkafka's mock cluster serves
 none of them): create with partitions and configs, validate only, per-topic errors, delete, the
-effective configs with their sources, and partition sizes on disk."""
+effective configs with their sources, partition sizes on disk, and adding partitions, changing
+settings and deleting records."""
 
 import os
 
 import pytest
 
-from broker.client import KafkaClient, UnknownTopicOrPartitionError
-from broker.client.client import DEFAULT_CONFIG, ConfigEntry, NewTopic
+from broker.client import EARLIEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
+from broker.client.client import BROKER_RESOURCE, DEFAULT_CONFIG, ConfigEntry, NewTopic
+from broker.log.config import TOPIC_SETTINGS
 from broker.protocol.errors import ErrorCode
 
 from .support import topic_for
@@ -56,10 +58,10 @@ def test_describe_configs_gives_every_setting_and_its_source(client, request):
     topic = topic_for(request)
     client.create_topics([NewTopic(topic, 1, {"retention.ms": "1000"})])
     configs = {c.name: c for c in client.describe_configs(topic)}
-    assert configs["retention.ms"] == ConfigEntry("retention.ms", "1000", DYNAMIC_TOPIC_CONFIG, True, False)
-    assert configs["segment.bytes"] == ConfigEntry("segment.bytes", "1073741824", DEFAULT_CONFIG, True, False)
+    assert configs["retention.ms"] == ConfigEntry("retention.ms", "1000", DYNAMIC_TOPIC_CONFIG, False, False)
+    assert configs["segment.bytes"] == ConfigEntry("segment.bytes", "1073741824", DEFAULT_CONFIG, False, False)
     assert configs["segment.bytes"].is_default and not configs["retention.ms"].is_default
-    assert len(configs) == 13
+    assert list(configs) == list(TOPIC_SETTINGS)
     with pytest.raises(UnknownTopicOrPartitionError, match="does not exist"):
         client.describe_configs(topic_for(request, "missing"))
 
@@ -73,3 +75,24 @@ def test_partition_sizes_are_the_bytes_on_disk(client, broker, request):
     on_disk = os.path.getsize(os.path.join(broker.log_dir, f"{topic}-1", "00000000000000000000.log"))
     assert sizes == {0: 0, 1: on_disk, 2: 0} and on_disk > 1000
     assert client.partition_sizes(topic, [1]) == {1: on_disk}
+
+
+def test_partitions_settings_and_records_are_changed_through_the_admin_calls(client, request):
+    topic = topic_for(request)
+    client.create_topics([NewTopic(topic, 1, {"retention.ms": "1000"})])
+    client.create_partitions(topic, 3)
+    assert client.partitions_of(topic) == [0, 1, 2]
+    with pytest.raises(KafkaError, match="INVALID_PARTITIONS"):
+        client.create_partitions(topic, 2)
+    client.alter_configs(topic, {"segment.bytes": "1000000", "retention.ms": None})
+    configs = {c.name: c for c in client.describe_configs(topic)}
+    assert (configs["segment.bytes"].value, configs["retention.ms"].source) == ("1000000", DEFAULT_CONFIG)
+    with pytest.raises(KafkaError, match="INVALID_CONFIG"):
+        client.alter_configs(topic, {"retention.ms": "soon"})
+    client.produce(topic, 2, [(None, b"a"), (None, b"b"), (None, b"c")])
+    assert client.delete_records({(topic, 2): 2, (topic, 0): -1}) == {(topic, 2): 2, (topic, 0): 0}
+    assert client.list_offsets({(topic, 2): EARLIEST})[(topic, 2)][0] == 2
+    with pytest.raises(KafkaError, match="OFFSET_OUT_OF_RANGE"):
+        client.delete_records({(topic, 2): 9})
+    broker_configs = {c.name: c for c in client.describe_configs("0", BROKER_RESOURCE)}
+    assert broker_configs["num.partitions"].read_only and not broker_configs["log.retention.ms"].read_only

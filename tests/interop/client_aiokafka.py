@@ -6,8 +6,8 @@ kafka-python's adapter classes driving aiokafka objects through ``Synced``, whic
 calls the loop stands still, so aiokafka's background tasks (fetcher, sender) run only during a
 call; no test relies on them running in between.
 
-Its differences are the flags set on ``AiokafkaClient``; besides, its admin client returns error
-codes rather than raising (``BrokerError`` here), and its ``flush`` waits out ``linger_ms``
+Its differences are the flags set on ``AiokafkaClient``; besides, its admin client returns most
+error codes rather than raising (``BrokerError`` here; create_partitions and delete_records raise), and its ``flush`` waits out ``linger_ms``
 where the other clients cut it short.
 """
 
@@ -16,7 +16,8 @@ import inspect
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka import errors as aiokafka_errors
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic, RecordsToDelete
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from . import client_api as api
 from .client_kafka_python import KafkaPythonConsumer, KafkaPythonProducer, consumer_settings, topic_info
@@ -128,6 +129,28 @@ class AiokafkaAdmin(api.Admin):
     def describe_topic(self, name):
         [described] = self.native.describe_topics([name])
         return topic_info(described, "topic", ("partition", "leader", "replicas", "isr"))
+
+    @staticmethod
+    def raising_broker_error(call, *args, **kwargs):
+        """Some of its admin calls raise the broker's error instead of returning it."""
+        try:
+            return call(*args, **kwargs)
+        except aiokafka_errors.KafkaError as exc:
+            raise api.BrokerError(getattr(exc, "errno", -1), str(exc)) from exc
+
+    def add_partitions(self, name, count):
+        self.raising_broker_error(self.native.create_partitions, {name: NewPartitions(count)}, timeout_ms=10000)
+
+    def set_configs(self, name, configs, broker=False):
+        """aiokafka has only AlterConfigs, which replaces every dynamic setting of the resource."""
+        kind = ConfigResourceType.BROKER if broker else ConfigResourceType.TOPIC
+        for response in self.native.alter_configs([ConfigResource(kind, name, configs=configs)]):
+            api.raise_first_error([r[0] for r in response.resources], str(response.resources))
+
+    def delete_records(self, topic, offsets):
+        answer = self.raising_broker_error(self.native.delete_records, {
+            TopicPartition(topic, p): RecordsToDelete(o) for p, o in offsets.items()}, timeout_ms=10000)
+        return {tp.partition: low_watermark for tp, low_watermark in answer.items()}
 
     def close(self):
         self.native.close()

@@ -169,5 +169,9 @@ class Consumer(Closing):
 class Admin(Closing):
     """Adapters provide ``create_topic(name, partitions, replication=1, configs=None,
     validate_only=False)`` and ``delete_topic(name)`` (both raise ``BrokerError``), ``topic_names()``,
-    ``describe_topic(name)`` (a ``TopicInfo``), ``topic_configs(name)`` ({config name: ConfigEntry},
-    all of them, with synonyms; where ``describes_configs``) and ``close()``."""
+    ``describe_topic(name)`` (a ``TopicInfo``), ``topic_configs(name)`` and ``broker_configs(id)``
+    ({config name: ConfigEntry}, all of them, with synonyms; where ``describes_configs``),
+    ``add_partitions(name, count)``, ``set_configs(name, {key: value}, broker=False)`` (the client's
+    usual way to change settings: IncrementalAlterConfigs, or AlterConfigs where the client has
+    nothing else) and ``delete_records(topic, {partition: offset})`` ({partition: the new log
+    start offset}), all three raising ``BrokerError``, and ``close()``."""

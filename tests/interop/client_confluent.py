@@ -12,7 +12,8 @@ import json
 import pytest
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer, KafkaError,
                              KafkaException, Producer, TopicCollection, TopicPartition)
-from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, ResourceType
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
+                                  NewPartitions, NewTopic, ResourceType)
 
 from . import client_api as api
 from .common import WAIT_SECONDS, Rec, deadline, expired
@@ -179,6 +180,25 @@ class ConfluentAdmin(api.Admin):
 
     def topic_configs(self, name):
         return self.configs(ConfigResource(ResourceType.TOPIC, name))
+
+    def broker_configs(self, broker_id):
+        return self.configs(ConfigResource(ResourceType.BROKER, str(broker_id)))
+
+    def add_partitions(self, name, count):
+        result(self.native.create_partitions([NewPartitions(name, count)], operation_timeout=10, request_timeout=15),
+               name)
+
+    def set_configs(self, name, configs, broker=False):
+        entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+        resource = ConfigResource(ResourceType.BROKER if broker else ResourceType.TOPIC, name,
+                                  incremental_configs=entries)
+        futures = self.native.incremental_alter_configs([resource], request_timeout=15)
+        result(futures, next(iter(futures)))
+
+    def delete_records(self, topic, offsets):
+        futures = self.native.delete_records([TopicPartition(topic, p, o) for p, o in offsets.items()],
+                                             request_timeout=15, operation_timeout=10)
+        return {tp.partition: result(futures, tp).low_watermark for tp in futures}
 
     def configs(self, resource: ConfigResource) -> dict:
         entries = result(self.native.describe_configs([resource], request_timeout=15), resource)

@@ -4,7 +4,7 @@ consumer classes."""
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewPartitions, NewTopic
 
 from . import client_api as api
 from .common import WAIT_SECONDS, Rec
@@ -165,12 +165,33 @@ class KafkaPythonAdmin(api.Admin):
         return topic_info(described, "name", ("partition_index", "leader_id", "replica_nodes", "isr_nodes"))
 
     def topic_configs(self, name):
-        described = self.native.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)],
-                                                 include_synonyms=True, config_filter="all")
+        return self.configs(ConfigResourceType.TOPIC, name)
+
+    def broker_configs(self, broker_id):
+        return self.configs(ConfigResourceType.BROKER, str(broker_id))
+
+    def configs(self, kind, name):
+        described = self.native.describe_configs([ConfigResource(kind, name)], include_synonyms=True,
+                                                 config_filter="all")
         return {key: api.ConfigEntry(c["value"], c["config_source"], c["config_source"] == "DEFAULT_CONFIG",
                                      c["read_only"], c["is_sensitive"],
                                      [(s["name"], s["value"], s["source"]) for s in c["synonyms"]], c["config_type"])
-                for key, c in described["topic"][name].items()}
+                for key, c in described[kind.name.lower()][name].items()}
+
+    def add_partitions(self, name, count):
+        raising_broker_error(self.native.create_partitions, {name: NewPartitions(count)}, timeout_ms=10000)
+
+    def set_configs(self, name, configs, broker=False):
+        kind = ConfigResourceType.BROKER if broker else ConfigResourceType.TOPIC
+        answer = self.native.alter_configs([ConfigResource(kind, name, configs=configs)])[kind.name.lower()][name]
+        if answer != "OK":  # "[Error 40] InvalidConfigurationError: ..."
+            raise api.BrokerError(int(answer.split("]")[0].removeprefix("[Error ")), answer)
+
+    def delete_records(self, topic, offsets):
+        answer = raising_broker_error(self.native.delete_records,
+                                      {TopicPartition(topic, p): o for p, o in offsets.items()}, timeout_ms=10000)
+        api.raise_first_error([r["error_code"] for r in answer.values()], str(answer))
+        return {tp.partition: r["low_watermark"] for tp, r in answer.items()}
 
     def close(self):
         self.native.close()

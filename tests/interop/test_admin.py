@@ -1,13 +1,15 @@
 """Admin clients against the broker, for every client: create (partitions and a config), list,
 describe, delete and re-create a topic; the errors for an existing topic, replication factor 3,
 invalid names, zero partitions and unknown or invalid config; ``validate_only``; deleting an
-unknown topic; a topic's configs with their sources and synonyms."""
+unknown topic; a topic's configs with their sources and synonyms; Kafka topic settings the broker
+stores without acting on them; adding partitions, changing a topic's and the broker's settings,
+and deleting records, with their errors."""
 
 import pytest
 
 from broker.protocol.errors import ErrorCode
 
-from .client_api import BrokerError, PartitionInfo
+from .client_api import EARLIEST, BrokerError, PartitionInfo
 from .clients import clients
 from .common import assert_same_records, make_records, topic_configs, with_offsets
 
@@ -82,6 +84,63 @@ def test_admin_describes_topic_configs_with_sources_and_synonyms(client, topic):
     assert (max_bytes.value, max_bytes.source, max_bytes.is_default) == ("500000", dynamic, False)
     assert max_bytes.synonyms == [("max.message.bytes", "500000", dynamic), ("message.max.bytes", "1048588", default)]
     assert (segment.value, segment.source, segment.is_default) == ("1073741824", default, True)
-    assert all(c.read_only and not c.sensitive for c in configs.values())
+    assert all(not c.read_only and not c.sensitive for c in configs.values())
     if client.describes_config_types:
         assert configs["cleanup.policy"].type == "LIST"
+
+
+def test_admin_creates_a_topic_with_settings_kafka_knows_but_this_broker_only_stores(broker, client, topic):
+    settings = {"compression.type": "lz4", "delete.retention.ms": "1000", "min.insync.replicas": "1"}
+    with client.admin() as admin:
+        admin.create_topic(topic, 1, configs=settings)
+        assert topic in admin.topic_names()
+    assert topic_configs(broker.log_dir, topic) == settings
+
+
+def test_admin_adds_partitions_changes_settings_and_deletes_records(broker, client, topic):
+    records = with_offsets(make_records(6, partitions=(0,)))
+    with client.admin() as admin:
+        admin.create_topic(topic, 2)
+        client.produce(topic, records)
+        admin.add_partitions(topic, 5)
+        assert [p.id for p in admin.describe_topic(topic).partitions] == [0, 1, 2, 3, 4]
+        admin.set_configs(topic, {"retention.ms": "3600000"})
+        assert topic_configs(broker.log_dir, topic) == {"retention.ms": "3600000"}
+        if client.describes_configs:
+            retention = admin.topic_configs(topic)["retention.ms"]
+            assert (retention.value, retention.source) == ("3600000", "DYNAMIC_TOPIC_CONFIG")
+        assert admin.delete_records(topic, {0: 4}) == {0: 4}
+    with client.consumer() as consumer:
+        assert consumer.watermarks(topic, (0, 4)) == {0: (4, 6), 4: (0, 0)}
+    assert_same_records(client.consume(topic, {0: EARLIEST}, 2), records[4:])
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("fewer-partitions", ErrorCode.INVALID_PARTITIONS),
+    ("bad-setting", ErrorCode.INVALID_CONFIG),
+    ("delete-past-the-end", ErrorCode.OFFSET_OUT_OF_RANGE),
+])
+def test_admin_alter_errors(client, topic, case, expected):
+    with client.admin() as admin:
+        admin.create_topic(topic, 3)
+        with pytest.raises(BrokerError) as raised:
+            if case == "fewer-partitions":
+                admin.add_partitions(topic, 2)
+            elif case == "bad-setting":
+                admin.set_configs(topic, {"retention.ms": "soon"})
+            else:
+                admin.delete_records(topic, {0: 5})
+        assert raised.value.code == expected, raised.value
+        assert len(admin.describe_topic(topic).partitions) == 3
+
+
+@clients(where=lambda kind: kind.describes_configs)
+def test_admin_changes_and_describes_the_brokers_dynamic_settings(client):
+    value = str(86_400_000 + len(client.name))  # each client its own value: the module's broker is shared
+    with client.admin() as admin:
+        admin.set_configs("0", {"log.cleaner.delete.retention.ms": value}, broker=True)
+        configs = admin.broker_configs(0)
+    setting = configs["log.cleaner.delete.retention.ms"]
+    assert (setting.value, setting.source, setting.read_only) == (value, "DYNAMIC_BROKER_CONFIG", False)
+    assert configs["num.partitions"].value == "4" and configs["num.partitions"].read_only
+    assert configs["num.partitions"].source == "STATIC_BROKER_CONFIG"

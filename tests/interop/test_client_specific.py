@@ -87,7 +87,7 @@ def test_admin_describe_configs_errors(client, topic):
             admin.topic_configs(topic + "-missing")
         assert raised.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         with pytest.raises(BrokerError) as raised:
-            admin.configs(ConfigResource(ResourceType.BROKER, "0"))
+            admin.configs(ConfigResource(ResourceType.GROUP, "some-group"))  # group configs: not served
         assert raised.value.code == ErrorCode.INVALID_REQUEST
 
 

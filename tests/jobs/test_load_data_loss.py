@@ -6,6 +6,8 @@ The topic rolls a segment per batch (``segment.bytes`` 2000, batches of 5 record
 keeps ~3000 bytes (``retention.bytes``); the session broker checks retention every 200 ms.
 """
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -81,3 +83,29 @@ def test_retention_between_runs_fails_the_run_or_loads_what_is_left(jobs_broker,
     assert report["total"]["lost"] == start - 10
     # what is left, and nothing else: [0, 10) from run 1, [start, latest) from run 2
     assert_exactly_once(output, [r for r in recs if r.partition == 1 or r.offset < 10 or r.offset >= start])
+
+
+def test_delete_records_between_runs_is_data_loss_exactly_as_retention(jobs_broker, spark, tmp_path):
+    bootstrap, topic = jobs_broker.bootstrap, "deleted-records"
+    create_topic(bootstrap, topic, 2)
+    output = tmp_path / "output"
+    recs = batch(bootstrap, topic, "first") + produce(bootstrap, topic, messages(3, partitions=(1,), tag="intact"))
+    ok(run_load(load_args(bootstrap, topic, output), tmp_path))
+    later = messages(10, partitions=(0,), tag="later", value_size=200)  # offsets 5-14, in two batches
+    recs += produce(bootstrap, topic, later, flush_every=RECORDS_PER_BATCH)
+    deleted = subprocess.run([sys.executable, "-m", "broker.cli", "delete-records", topic, "--before", "0:8",
+                              "--bootstrap-server", bootstrap], capture_output=True, text=True, timeout=60)
+    assert deleted.returncode == 0, deleted.stderr
+    before = tree(output)
+
+    failed = run_load(load_args(bootstrap, topic, output), tmp_path)
+    assert failed.code == 1, failed
+    line = failed.one_error()
+    assert f"{topic}-0: the read starts at offset 5, but the earliest offset still available is 8: " \
+           f"offsets [5, 8) are gone" in line, line
+    assert tree(output) == before, "the failed run changed the output or the checkpoint"
+
+    ok(run_load(load_args(bootstrap, topic, output, "--fail-on-data-loss", "false"), tmp_path))
+    report = report_json(output, 2)
+    assert_report(report, recs, {(topic, 0): (8, 15), (topic, 1): (3, 3)})
+    assert {(p["partition"], p["lost"]) for p in report["partitions"]} == {(0, 3), (1, 0)}

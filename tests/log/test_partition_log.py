@@ -440,3 +440,12 @@ def test_an_append_past_the_relative_offset_limit_rolls_a_new_segment(tmp_path):
     log = PartitionLog.open(str(directory), LogConfig(index_interval_bytes=1), recovery_point=0)
     assert [s.base_offset for s in log.segments] == [0, RELATIVE_OFFSET_MAX + 1]
     assert [r.offset for r in read_all(log)] == expected
+
+
+def test_an_append_of_more_batches_than_one_write_takes_is_stored_whole(tmp_path):
+    log = PartitionLog.open(str(tmp_path / "t-0"))
+    records = b"".join(make_batch(1, i) for i in range(2000))  # 4 buffers a batch: several pwritev calls
+    result = log.append(records)
+    assert (result.first_offset, result.last_offset) == (0, 1999)
+    assert [r.offset for r in read_all(log)] == list(range(2000))
+    log.close()

@@ -25,7 +25,7 @@ def make_batch(count: int = 3, start: int = 0, timestamp: int = BASE_TIME, codec
 
 def append_to_segment(segment, start: int, count: int = 3, timestamp: int = BASE_TIME) -> bytes:
     data = make_batch(count, start, timestamp)
-    segment.append(batch.parse_header(data), [data])
+    segment.append([(batch.parse_header(data), [data])])
     return data
 
 

@@ -6,9 +6,12 @@ kafka-python's classes are generated from Kafka 4.x message JSON, independently 
 here only rename and convert values: all encoding and decoding is done by each library itself.
 """
 
-from kafka.protocol.admin import (CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, CreatePartitionsRequest,
+                                  CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+                                  DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest,
                                   DeleteTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
-                                  DescribeLogDirsRequest, DescribeLogDirsResponse)
+                                  DescribeLogDirsRequest, DescribeLogDirsResponse, IncrementalAlterConfigsRequest,
+                                  IncrementalAlterConfigsResponse)
 from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
@@ -28,6 +31,10 @@ KAFKA_PYTHON = {
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
     ApiKey.DESCRIBE_CONFIGS: (DescribeConfigsRequest, DescribeConfigsResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest, DescribeLogDirsResponse),
+    ApiKey.DELETE_RECORDS: (DeleteRecordsRequest, DeleteRecordsResponse),
+    ApiKey.ALTER_CONFIGS: (AlterConfigsRequest, AlterConfigsResponse),
+    ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

@@ -145,6 +145,37 @@ REQUESTS = {
         Sample("all", {"topics": None}),
         Sample("no-topics", {"topics": []}),
     ],
+    ApiKey.DELETE_RECORDS: [
+        Sample("two-topics", {"topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "offset": 42},
+                                              {"partition_index": 3, "offset": -1}]},
+            {"name": "\u00e9v\u00e9nements", "partitions": []}], "timeout_ms": 30000}),
+        Sample("empty", {"topics": [], "timeout_ms": 0}),
+    ],
+    ApiKey.ALTER_CONFIGS: [
+        Sample("topic-and-broker", {"resources": [
+            {"resource_type": 2, "resource_name": "orders",
+             "configs": [{"name": "retention.ms", "value": "3600000"}, {"name": "segment.bytes", "value": None}]},
+            {"resource_type": 4, "resource_name": "", "configs": []}], "validate_only": True}),
+        Sample("empty", {"resources": [], "validate_only": False}),
+    ],
+    ApiKey.CREATE_PARTITIONS: [
+        Sample("count-and-assignment", {"topics": [
+            {"name": "orders", "count": 6, "assignments": None},
+            {"name": "\u00e9v\u00e9nements", "count": 3, "assignments": [{"broker_ids": [0]}, {"broker_ids": [0, 1]}]}],
+            "timeout_ms": 30000, "validate_only": False}),
+        Sample("empty", {"topics": [], "timeout_ms": -1, "validate_only": True}),
+    ],
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: [
+        Sample("every-operation", {"resources": [
+            {"resource_type": 2, "resource_name": "orders", "configs": [
+                {"name": "retention.ms", "config_operation": 0, "value": "3600000"},
+                {"name": "segment.bytes", "config_operation": 1, "value": None},
+                {"name": "cleanup.policy", "config_operation": 2, "value": "delete"}]},
+            {"resource_type": 4, "resource_name": "0", "configs": [
+                {"name": "log.retention.ms", "config_operation": 3, "value": "\u00e9"}]}], "validate_only": False}),
+        Sample("empty", {"resources": [], "validate_only": True}),
+    ],
 }
 
 RESPONSES = {
@@ -307,5 +338,32 @@ RESPONSES = {
             ],
         }),
         Sample("nothing", {"throttle_time_ms": 3, "results": []}),
+    ],
+    ApiKey.DELETE_RECORDS: [
+        Sample("ok-and-errors", {"throttle_time_ms": 0, "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "low_watermark": 42, "error_code": 0},
+                                              {"partition_index": 3, "low_watermark": -1, "error_code": 1}]},
+            {"name": "missing", "partitions": [{"partition_index": 0, "low_watermark": -1, "error_code": 3}]}]}),
+        Sample("empty", {"throttle_time_ms": 5, "topics": []}),
+    ],
+    ApiKey.ALTER_CONFIGS: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "responses": [
+            {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "orders"},
+            {"error_code": 40, "error_message": "retention.ms: 'soon' is not an integer \u00e9", "resource_type": 2,
+             "resource_name": "\u00e9v\u00e9nements"}]}),
+        Sample("empty", {"throttle_time_ms": 7, "responses": []}),
+    ],
+    ApiKey.CREATE_PARTITIONS: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "results": [
+            {"name": "orders", "error_code": 0, "error_message": None},
+            {"name": "\u00e9v\u00e9nements", "error_code": 37, "error_message": "has 3 partitions"}]}),
+        Sample("empty", {"throttle_time_ms": 1, "results": []}),
+    ],
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "responses": [
+            {"error_code": 0, "error_message": None, "resource_type": 4, "resource_name": "0"},
+            {"error_code": 42, "error_message": "num.partitions: read-only", "resource_type": 4,
+             "resource_name": ""}]}),
+        Sample("empty", {"throttle_time_ms": 2, "responses": []}),
     ],
 }

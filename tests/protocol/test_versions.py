@@ -3,7 +3,8 @@ guide (Appendix A; section 2.4 for Produce v0-2; Kafka's message JSON for Descri
 DescribeLogDirs): for every advertised version of every API, our encoder writes exactly these bytes
 and our decoder reads them back, with absent fields given Kafka's defaults. This is also the only
 check of the versions kafka-python no longer implements (Produce v0-2, CreateTopics v0-1,
-DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0).
+DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0). DeleteRecords, AlterConfigs,
+CreatePartitions and IncrementalAlterConfigs follow Kafka's message JSON.
 """
 
 import pytest
@@ -122,6 +123,29 @@ MESSAGES = {
         "results": [{"error_code": 0, "log_dir": "/d", "topics": [{"name": "t", "partitions": [
             {"partition_index": 2, "partition_size": 4096, "offset_lag": 0, "is_future_key": False}]}]}],
     },
+    (ApiKey.DELETE_RECORDS, "request"): {
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "offset": 42}]}], "timeout_ms": 1000},
+    (ApiKey.DELETE_RECORDS, "response"): {
+        "throttle_time_ms": 3,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "low_watermark": 42, "error_code": 0}]}]},
+    (ApiKey.ALTER_CONFIGS, "request"): {
+        "resources": [{"resource_type": 2, "resource_name": "t", "configs": [{"name": "k", "value": None}]}],
+        "validate_only": True},
+    (ApiKey.ALTER_CONFIGS, "response"): {
+        "throttle_time_ms": 2,
+        "responses": [{"error_code": 40, "error_message": "bad", "resource_type": 2, "resource_name": "t"}]},
+    (ApiKey.CREATE_PARTITIONS, "request"): {
+        "topics": [{"name": "t", "count": 3, "assignments": [{"broker_ids": [0]}]},
+                   {"name": "u", "count": 2, "assignments": None}], "timeout_ms": 1000, "validate_only": False},
+    (ApiKey.CREATE_PARTITIONS, "response"): {
+        "throttle_time_ms": 1, "results": [{"name": "t", "error_code": 37, "error_message": None}]},
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "request"): {
+        "resources": [{"resource_type": 4, "resource_name": "0",
+                       "configs": [{"name": "k", "config_operation": 1, "value": None}]}],
+        "validate_only": False},
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "response"): {
+        "throttle_time_ms": 0,
+        "responses": [{"error_code": 0, "error_message": None, "resource_type": 4, "resource_name": "0"}]},
 }
 
 
@@ -235,6 +259,39 @@ def describe_log_dirs_response(v):
     return i32(8) + array([i16(0) + string("/d") + array([string("t") + array([partition])])])
 
 
+def delete_records_request(v):
+    return array([string("t") + array([i32(1) + i64(42)])]) + i32(1000)
+
+
+def delete_records_response(v):
+    return i32(3) + array([string("t") + array([i32(1) + i64(42) + i16(0)])])
+
+
+def alter_configs_request(v):
+    return array([i8(2) + string("t") + array([string("k") + string(None)])]) + boolean(True)
+
+
+def alter_configs_response(v):
+    return i32(2) + array([i16(40) + string("bad") + i8(2) + string("t")])
+
+
+def create_partitions_request(v):
+    return (array([string("t") + i32(3) + array([array([i32(0)])]), string("u") + i32(2) + array(None)])
+            + i32(1000) + boolean(False))
+
+
+def create_partitions_response(v):
+    return i32(1) + array([string("t") + i16(37) + string(None)])
+
+
+def incremental_alter_configs_request(v):
+    return array([i8(4) + string("0") + array([string("k") + i8(1) + string(None)])]) + boolean(False)
+
+
+def incremental_alter_configs_response(v):
+    return i32(0) + array([i16(0) + string(None) + i8(4) + string("0")])
+
+
 LAYOUTS = {
     (ApiKey.PRODUCE, "request"): produce_request,
     (ApiKey.PRODUCE, "response"): produce_response,
@@ -256,6 +313,14 @@ LAYOUTS = {
     (ApiKey.DESCRIBE_CONFIGS, "response"): describe_configs_response,
     (ApiKey.DESCRIBE_LOG_DIRS, "request"): describe_log_dirs_request,
     (ApiKey.DESCRIBE_LOG_DIRS, "response"): describe_log_dirs_response,
+    (ApiKey.DELETE_RECORDS, "request"): delete_records_request,
+    (ApiKey.DELETE_RECORDS, "response"): delete_records_response,
+    (ApiKey.ALTER_CONFIGS, "request"): alter_configs_request,
+    (ApiKey.ALTER_CONFIGS, "response"): alter_configs_response,
+    (ApiKey.CREATE_PARTITIONS, "request"): create_partitions_request,
+    (ApiKey.CREATE_PARTITIONS, "response"): create_partitions_response,
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "request"): incremental_alter_configs_request,
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "response"): incremental_alter_configs_response,
 }
 
 
@@ -288,7 +353,9 @@ def test_advertised_version_ranges():
     ranges = {api.key.name: (api.min_version, api.max_version) for api in APIS.values()}
     assert ranges == {"PRODUCE": (0, 8), "FETCH": (4, 11), "LIST_OFFSETS": (1, 5), "METADATA": (0, 8),
                       "API_VERSIONS": (0, 2), "CREATE_TOPICS": (0, 4), "DELETE_TOPICS": (0, 3),
-                      "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1)}
+                      "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1),
+                      "DELETE_RECORDS": (0, 1), "ALTER_CONFIGS": (0, 1), "CREATE_PARTITIONS": (0, 1),
+                      "INCREMENTAL_ALTER_CONFIGS": (0, 0)}
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)

@@ -109,6 +109,17 @@ def seed_requests(rng: random.Random) -> list:
     for v in range(2):
         seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": [{"topic": FUZZ_TOPIC, "partitions": [0, 1, 9]}]}))
         seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": None}))
+    for v in range(2):  # the admin requests that change things: validate_only, or on a topic that never exists
+        seeds.append((ApiKey.CREATE_PARTITIONS, v, {"topics": [{"name": FUZZ_TOPIC, "count": 3, "assignments": None}],
+                                                    "timeout_ms": 1000, "validate_only": True}))
+        seeds.append((ApiKey.ALTER_CONFIGS, v, {"resources": [{"resource_type": 2, "resource_name": FUZZ_TOPIC,
+                                                               "configs": [{"name": "retention.ms", "value": "1"}]}],
+                                                "validate_only": True}))
+        seeds.append((ApiKey.DELETE_RECORDS, v, {"topics": [{"name": "fuzz-never-existed", "partitions": [
+            {"partition_index": 0, "offset": 1}]}], "timeout_ms": 1000}))
+    seeds.append((ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, {"resources": [
+        {"resource_type": 4, "resource_name": "0", "configs": [
+            {"name": "log.retention.ms", "config_operation": 0, "value": "1"}]}], "validate_only": True}))
     return seeds
 
 

@@ -3,7 +3,8 @@
 * DescribeConfigs: every topic setting under Kafka's topic-level name with its effective value,
   where the value comes from (the topic's override, the broker's configuration, Kafka's default:
   ``config_source`` from v1, ``is_default`` in v0), synonyms only when asked (v1+), config types
-  (v3), every setting read-only; a key filter; errors per resource, in request order.
+  (v3), every setting alterable, and documentation (v3) only for the settings stored without
+  effect; a key filter; errors per resource, in request order.
 * DescribeLogDirs: the broker's log directory, each partition's size equal to its ``.log`` files,
   a null topic list meaning every partition, unknown partitions left out.
 """
@@ -23,7 +24,7 @@ from broker.records.batch import Record
 from .wire import connect_to, create_topics_body, produce_body
 
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 INT, LONG, STRING, LIST = 3, 5, 2, 7
 BROKER_SETTINGS = {"log.retention.ms": "7200000", "log.segment.bytes": "2000000"}
 
@@ -83,8 +84,12 @@ def test_every_topic_setting_with_its_value_and_source(client, version):
         assert config["value"] == value, name
         assert config["config_source"] == (source if version >= 1 else -1), name
         assert config["is_default"] is (version == 0 and source == DEFAULT_CONFIG), name
-    assert all(c["read_only"] and not c["is_sensitive"] and c["synonyms"] == [] for c in configs.values())
-    assert all(c["documentation"] is None for c in configs.values())
+    assert all(not c["read_only"] and not c["is_sensitive"] and c["synonyms"] == [] for c in configs.values())
+    documented = {name for name, c in configs.items() if c["documentation"] is not None}
+    no_effect = {s.topic_key for s in TOPIC_SETTINGS.values() if s.no_effect}
+    assert documented == (no_effect if version >= 3 else set())
+    if version >= 3:
+        assert configs["min.insync.replicas"]["documentation"].startswith("Accepted and stored, no effect")
     types = {name: c["config_type"] for name, c in configs.items()}
     if version >= 3:
         assert (types["segment.bytes"], types["retention.ms"], types["message.timestamp.type"],
@@ -126,14 +131,16 @@ def test_configuration_keys_select_settings_and_unknown_keys_are_left_out(client
 def test_errors_are_per_resource_in_request_order(client, version):
     topic = create_topic(client)
     missing = f"missing-{uuid.uuid4().hex[:8]}"
-    results = describe(client, version, [(TOPIC, missing, None), (TOPIC, "bad/name", None), (BROKER, "0", None),
-                                         (TOPIC, topic, ["retention.ms"])])
+    results = describe(client, version, [(TOPIC, missing, None), (TOPIC, "bad/name", None), (BROKER, "7", None),
+                                         (BROKER_LOGGER, "0", None), (TOPIC, topic, ["retention.ms"])])
     assert [(r["resource_type"], r["resource_name"], r["error_code"]) for r in results] == [
         (TOPIC, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (TOPIC, "bad/name", ErrorCode.INVALID_TOPIC_EXCEPTION),
-        (BROKER, "0", ErrorCode.INVALID_REQUEST), (TOPIC, topic, ErrorCode.NONE)]
+        (BROKER, "7", ErrorCode.INVALID_REQUEST), (BROKER_LOGGER, "0", ErrorCode.INVALID_REQUEST),
+        (TOPIC, topic, ErrorCode.NONE)]
     assert results[0]["error_message"] == f"topic {missing!r} does not exist"
-    assert "only topics (type 2) are described" in results[2]["error_message"]
-    assert all(r["configs"] == [] for r in results[:3])
+    assert "broker '7' is not this broker" in results[2]["error_message"]
+    assert "resource type 8 is not supported" in results[3]["error_message"]
+    assert all(r["configs"] == [] for r in results[:4])
 
 
 def test_a_describe_never_creates_the_topic(client):

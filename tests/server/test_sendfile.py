@@ -7,10 +7,7 @@ record bytes it receives must be the segment's bytes. Slices under ``SENDFILE_MI
 copied instead (see ``broker/server/connection.py`` for the measured reason).
 """
 
-import asyncio
-import contextlib
 import os
-import threading
 
 import pytest
 
@@ -18,39 +15,14 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch
 from broker.records.batch import Record
-from broker.server import config as broker_config
-from broker.server.broker import Broker
 from broker.server.connection import SENDFILE_MIN_BYTES
 
+from .in_process import broker_in_this_process
 from .wire import connect, create_topics_body, fetch_body, produce_body
 
 TOPIC = "zero-copy"
 VALUE_BYTES = 64 * 1024
 TIMEOUT = 30
-
-
-@contextlib.contextmanager
-def broker_in_this_process(log_dir):
-    """The real Broker serving on a free port from an event loop in a thread; yields the port."""
-    config = broker_config.build({}, log_dir=str(log_dir), port=0)
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="broker-loop", daemon=True)
-    thread.start()
-    broker = Broker(config)
-
-    def run(coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result(TIMEOUT)
-
-    try:
-        _, port = run(broker.start())
-        try:
-            yield port
-        finally:
-            run(broker.stop())
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(TIMEOUT)
-        loop.close()
 
 
 @pytest.fixture

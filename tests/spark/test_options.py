@@ -123,10 +123,13 @@ INVALID = [
     ({"startingOffsetsFromCheckpoint": "/c", "startingTimestamp": "5"}, "startingOffsetsFromCheckpoint",
      "cannot be combined with startingTimestamp", "hdfs://"),
     # unknown names: the closest known one, with its example; a path; anything else: a whole read
-    ({"startingOffset": "earliest"}, "startingoffset",
+    # (named with the capitals of the option they resemble: Spark hands the names over lower-cased)
+    ({"startingOffset": "earliest"}, "startingOffset",
      "unknown option of the kafkalog source (did you mean startingOffsets?)", '.option("startingOffsets", '),
-    ({"MaxRecordPerPartition": "5"}, "maxrecordperpartition", "did you mean maxRecordsPerPartition?",
+    ({"MaxRecordPerPartition": "5"}, "maxRecordPerPartition", "did you mean maxRecordsPerPartition?",
      '.option("maxRecordsPerPartition", "1000000")'),
+    ({"maxoffsetpertrigger": "5"}, "maxOffsetPerTrigger", "did you mean maxOffsetsPerTrigger?",
+     '.option("maxOffsetsPerTrigger", "100000")'),
     ({"path": "/data"}, "path", "the kafkalog source reads topics, not a path", '.option("subscribe", '),
     ({"colour": "blue"}, "colour", "unknown option of the kafkalog source",
      'spark.read.format("kafkalog").option("kafka.bootstrap.servers", '),

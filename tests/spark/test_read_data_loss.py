@@ -185,3 +185,23 @@ def test_subscribe_to_a_deleted_topic_at_planning_is_an_error(spark, loss_broker
     for fail in ("true", "false"):
         message = error_of(lambda: load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss=fail).collect())
         assert "option subscribe" in message and f"{topic!r} does not exist" in message, message[:800]
+
+
+def test_records_deleted_with_delete_records_are_data_loss_exactly_as_retention(spark, loss_broker):
+    """``kafkalog delete-records`` (DeleteRecords) moves the log start like retention does: a planned
+    range it cuts fails the task, or reads what is left; a later start below it fails at planning."""
+    topic = "loss-delete-records"
+    create_topic(loss_broker.bootstrap, topic, 2)
+    recs = batches(loss_broker.bootstrap, topic, 0, 2, "kept")  # offsets 0-9
+    recs += produce(loss_broker.bootstrap, topic, messages(3, partitions=(1,), tag="p1"))
+    failing = load(spark, loss_broker.bootstrap, subscribe=topic)
+    lenient = load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss="false")
+    assert failing.rdd.getNumPartitions() == 2 and lenient.rdd.getNumPartitions() == 2  # planned: [0, 10), [0, 3)
+    with client(loss_broker.bootstrap) as c:
+        assert c.delete_records({(topic, 0): 7}) == {(topic, 0): 7}
+    message = error_of(failing.collect)
+    assert f"{topic}-0: offsets [0, 7) were deleted before this task read them" in message, message[:800]
+    assert_rows(rows(lenient), without_headers(in_range(recs, topic, 0, 7, 10) + in_range(recs, topic, 1, 0, 3)))
+    message = error_of(lambda: load(spark, loss_broker.bootstrap, subscribe=topic,
+                                    startingOffsets=json.dumps({topic: {"0": 2, "1": 0}})).collect())
+    assert f"{topic}-0" in message and "offsets [2, 7) are gone" in message, message[:800]

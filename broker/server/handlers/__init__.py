@@ -2,8 +2,8 @@
 
 from broker.protocol.apis import ApiKey
 
-from . import (admin, api_versions, describe_configs, describe_log_dirs, fetch, init_producer_id, list_offsets,
-               metadata, produce)
+from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
+               describe_log_dirs, fetch, init_producer_id, list_offsets, metadata, produce)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,
@@ -13,7 +13,11 @@ HANDLERS = {
     ApiKey.API_VERSIONS: api_versions.handle,
     ApiKey.CREATE_TOPICS: admin.handle_create,
     ApiKey.DELETE_TOPICS: admin.handle_delete,
+    ApiKey.DELETE_RECORDS: delete_records.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
     ApiKey.DESCRIBE_CONFIGS: describe_configs.handle,
+    ApiKey.ALTER_CONFIGS: alter_configs.handle_alter,
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
+    ApiKey.CREATE_PARTITIONS: create_partitions.handle,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter,
 }

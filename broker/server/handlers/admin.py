@@ -2,8 +2,12 @@
 
 A single broker can only keep one replica: a replication factor other than 1 (or -1, "the
 default", from v4) is refused with INVALID_REPLICATION_FACTOR, and manual replica assignments
-must name this broker alone.
+must name this broker alone. Each topic succeeds or fails on its own; a storage failure
+(a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
+deleting files runs on the I/O pool.
 """
+
+from collections import Counter
 
 from broker.protocol.errors import ErrorCode
 
@@ -33,17 +37,20 @@ def _partition_count(ctx, topic: dict) -> int:
 
 
 async def handle_create(ctx, header, request) -> dict:
-    names = [t["name"] for t in request["topics"]]
+    names = Counter(t["name"] for t in request["topics"])  # not list.count: quadratic on hostile requests
     results = []
     for topic in request["topics"]:
         result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
         try:
-            if names.count(topic["name"]) > 1:
+            if names[topic["name"]] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
             configs = {c["name"]: c["value"] for c in topic["configs"]}
-            ctx.topics.create(topic["name"], _partition_count(ctx, topic), configs, request["validate_only"])
+            await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
+                             request["validate_only"])
         except TopicError as exc:
             result.update(error_code=exc.code, error_message=error_text(exc))
+        except OSError as exc:
+            result.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
         results.append(result)
     return {"throttle_time_ms": 0, "topics": results}
 
@@ -56,8 +63,10 @@ async def handle_delete(ctx, header, request) -> dict:
             error = ErrorCode.TOPIC_DELETION_DISABLED
         else:
             try:
-                ctx.topics.delete(name)
+                await ctx.io.run(ctx.topics.delete, name)
             except TopicError as exc:
                 error = exc.code
+            except OSError:
+                error = ErrorCode.KAFKA_STORAGE_ERROR
         results.append({"name": name, "error_code": error})
     return {"throttle_time_ms": 0, "responses": results}

@@ -7,17 +7,13 @@ Kafka does. With a single replica the offset lag is always 0, and there are no f
 from broker.protocol.errors import ErrorCode
 
 
-def _wanted(request_topics, partition_log) -> bool:
-    if request_topics is None:
-        return True
-    return any(t["topic"] == partition_log.topic and partition_log.partition in t["partitions"]
-               for t in request_topics)
-
-
 async def handle(ctx, header, request) -> dict:
     topics: dict[str, list] = {}
     logs = sorted(ctx.log_manager.all_logs(), key=lambda lg: (lg.topic, lg.partition))
-    for partition_log in (lg for lg in logs if _wanted(request["topics"], lg)):
+    if request["topics"] is not None:  # a set: a hostile request may name millions of partitions
+        wanted = {(t["topic"], p) for t in request["topics"] for p in t["partitions"]}
+        logs = [lg for lg in logs if (lg.topic, lg.partition) in wanted]
+    for partition_log in logs:
         topics.setdefault(partition_log.topic, []).append({
             "partition_index": partition_log.partition, "partition_size": partition_log.size_in_bytes,
             "offset_lag": 0, "is_future_key": False})

@@ -1,10 +1,13 @@
 """Fetch: whole batches from the one containing each fetch offset, as file slices (large ones sent with sendfile).
 
 Every requested partition is in the response, in request order, even when it has nothing (a full
-fetch response must list them all). ``records`` is never null. The response size budget
-(``max_bytes``) is soft for the first partition that has data, as in Kafka (KIP-74). With less
-than ``min_bytes`` available the request waits, up to ``max_wait_ms``, for new data in any of its
-partitions. There are no fetch sessions (``session_id`` 0) and no transactions (the last stable
+fetch response must list them all); a partition named more than once is answered once, at its
+first place with its last fetch position, as Kafka's request map does. ``records`` is never null.
+The response size budget is ``max_bytes`` but never more than the broker's ``fetch.max.bytes``
+(55 MiB by default, whatever the request asks); it is soft for the first partition that has data,
+as in Kafka (KIP-74). The reads run on the I/O pool. With less than ``min_bytes`` available the
+request waits, up to ``max_wait_ms``, for new data in any of its partitions. There are no fetch
+sessions (``session_id`` 0) and no transactions (the last stable
 offset is the high watermark, the aborted list is empty).
 """
 
@@ -20,21 +23,35 @@ def _check_leader_epoch(requested: int) -> ErrorCode:
     return ErrorCode.UNKNOWN_LEADER_EPOCH if requested > LEADER_EPOCH else ErrorCode.NONE
 
 
-def _read(ctx, request):
-    """One pass over the requested partitions: ``(responses, bytes found, any partition failed)``."""
-    budget = request["max_bytes"]
+def _distinct_partitions(request) -> list[tuple[str, list[dict]]]:
+    """``(topic, partitions wanted)`` in request order, each partition once (the last mention wins)."""
+    wanted = {}
+    for topic in request["topics"]:
+        for partition in topic["partitions"]:
+            wanted[(topic["topic"], partition["partition"])] = partition  # keeps the first place, as dicts do
+    grouped = []
+    for (topic, _), partition in wanted.items():
+        if not grouped or grouped[-1][0] != topic:
+            grouped.append((topic, []))
+        grouped[-1][1].append(partition)
+    return grouped
+
+
+def _read(ctx, topics, max_bytes: int):
+    """One pass over the partitions: ``(responses, bytes found, any partition failed)`` (on an I/O thread)."""
+    budget = max_bytes
     min_one_batch = True
     total = 0
     failed = False
     responses = []
-    for topic in request["topics"]:
+    for name, wanted_partitions in topics:
         partitions = []
-        for wanted in topic["partitions"]:
+        for wanted in wanted_partitions:
             data = {"partition_index": wanted["partition"], "error_code": ErrorCode.NONE, "high_watermark": -1,
                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": [],
                     "preferred_read_replica": -1, "records": b""}
             partitions.append(data)
-            log = ctx.log_manager.get_log(topic["topic"], wanted["partition"])
+            log = ctx.log_manager.get_log(name, wanted["partition"])
             error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if log is None else \
                 _check_leader_epoch(wanted["current_leader_epoch"])
             if error:
@@ -58,16 +75,19 @@ def _read(ctx, request):
                 total += found.size
                 budget -= found.size
                 min_one_batch = False
-        responses.append({"topic": topic["topic"], "partitions": partitions})
+        responses.append({"topic": name, "partitions": partitions})
     return responses, total, failed
 
 
 async def handle(ctx, header, request) -> dict:
     deadline = time.monotonic() + max(request["max_wait_ms"], 0) / 1000
-    wanted = [(t["topic"], p["partition"]) for t in request["topics"] for p in t["partitions"]]
+    topics = _distinct_partitions(request)
+    wanted = [(name, p["partition"]) for name, partitions in topics for p in partitions]
+    max_bytes = min(request["max_bytes"], ctx.config.fetch_max_bytes)
     while True:
-        responses, total, failed = _read(ctx, request)
-        remaining = deadline - time.monotonic()
-        if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
-            return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
-        await ctx.waiters.wait(wanted, remaining)
+        with ctx.waiters.watching(wanted) as wait_for_data:
+            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes)
+            remaining = deadline - time.monotonic()
+            if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
+                return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
+            await wait_for_data(remaining)

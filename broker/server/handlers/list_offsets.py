@@ -1,5 +1,5 @@
 """ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
-record timestamp is at or after a given time (through the time index)."""
+record timestamp is at or after a given time (through the time index). The lookups run on the I/O pool."""
 
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
@@ -24,6 +24,10 @@ def _lookup(log, timestamp: int) -> tuple[int, int]:
 
 
 async def handle(ctx, header, request) -> dict:
+    return await ctx.io.run(_list_offsets, ctx, request)
+
+
+def _list_offsets(ctx, request) -> dict:
     topics = []
     for topic in request["topics"]:
         partitions = []

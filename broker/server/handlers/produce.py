@@ -2,13 +2,21 @@
 
 Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
 ``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
-the append. Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as Kafka 4 does.
+the append, and a batch whose codec differs from the topic's ``compression.type`` (unless that
+is ``producer``) is recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
+before it is decompressed). Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as
+Kafka 4 does.
 acks=0 gets no response; if such a produce fails, the connection is closed so the client notices.
+Each partition's checks and append run on the I/O pool as that partition's writer; the partitions
+of one request are appended concurrently (the response waits for all of them), and fetches waiting
+for them are woken on the event loop.
 """
+
+import asyncio
 
 from broker.log import errors as log_errors
 from broker.protocol.errors import ErrorCode
-from broker.records import record_set
+from broker.records import record_set, recompress
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
@@ -56,51 +64,72 @@ def _checked_records(records, version: int, max_message_bytes: int):
     return records
 
 
-def _append(ctx, topic: str, partition: int, records, version: int) -> dict:
+def _recompressed(records, codec: Codec):
+    try:
+        return recompress.with_codec(records, codec)
+    except CorruptRecordError as exc:
+        raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+
+
+def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dict, bool]:
+    """The partition's response and whether records were appended (on an I/O thread)."""
     response = {"index": partition, "error_code": ErrorCode.NONE, "base_offset": -1, "log_append_time_ms": -1,
                 "log_start_offset": -1, "record_errors": [], "error_message": None}
     if version < FIRST_SUPPORTED_VERSION:
         response.update(error_code=ErrorCode.UNSUPPORTED_VERSION,
                         error_message=f"produce v{version} is not supported; use v3 or later")
-        return response
+        return response, False
     log = ctx.log_manager.get_log(topic, partition)
     if log is None:
         response.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                         error_message=error_text(f"{topic}-{partition} does not exist"))
-        return response
+        return response, False
     try:
-        result = log.append(_checked_records(records, version, log.config.max_message_bytes),
-                            leader_epoch=LEADER_EPOCH)
+        records = _checked_records(records, version, log.config.max_message_bytes)
+        if log.config.broker_codec is not None and len(records) <= log.config.max_message_bytes:
+            records = _recompressed(records, log.config.broker_codec)
+        result = log.append(records, leader_epoch=LEADER_EPOCH)
     except _Refused as exc:
         response.update(error_code=exc.code, error_message=error_text(exc), log_start_offset=log.log_start_offset)
-        return response
+        return response, False
     except log_errors.LogError as exc:
         response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
                         error_message=error_text(exc), log_start_offset=log.log_start_offset)
         if isinstance(exc, log_errors.InvalidRecordError) and exc.record_index >= 0:
             response["record_errors"] = [{"batch_index": exc.record_index,
                                           "batch_index_error_message": error_text(exc)}]
-        return response
-    if not result.duplicate:
-        ctx.waiters.notify((topic, partition))
+        return response, False
+    except OSError as exc:  # per partition: the other partitions' appends stand (a full disk, EMFILE)
+        response.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc),
+                        log_start_offset=log.log_start_offset)
+        return response, False
     response.update(base_offset=result.first_offset, log_append_time_ms=result.log_append_time,
                     log_start_offset=result.log_start_offset)
+    return response, not result.duplicate
+
+
+async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) -> dict:
+    if acks not in (-1, 0, 1):
+        return {"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
+                "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"}
+    key = (topic, partition["index"])
+    response, appended = await ctx.io.write(key, _append, ctx, topic, partition["index"], partition["records"], version)
+    if appended:
+        ctx.waiters.notify(key)
     return response
 
 
 async def handle(ctx, header, request) -> dict | None:
     acks = request["acks"]
-    responses = []
-    for topic in request["topics"]:
-        partitions = []
-        for partition in topic["partitions"]:
-            if acks not in (-1, 0, 1):
-                partitions.append({"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
-                                   "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"})
-            else:
-                partitions.append(_append(ctx, topic["name"], partition["index"], partition["records"],
-                                          header.api_version))
-        responses.append({"name": topic["name"], "partitions": partitions})
+    results = await asyncio.gather(*(_produce(ctx, topic["name"], partition, acks, header.api_version)
+                                     for topic in request["topics"] for partition in topic["partitions"]),
+                                   return_exceptions=True)  # every append has ended before anything is raised
+    failure = next((r for r in results if isinstance(r, BaseException)), None)
+    if failure is not None:
+        raise failure
+    in_order = iter(results)
+    responses = [{"name": topic["name"], "partitions": [next(in_order) for _ in topic["partitions"]]}
+                 for topic in request["topics"]]
     if acks == 0:
         failed = [p for t in responses for p in t["partitions"] if p["error_code"] != ErrorCode.NONE]
         if failed:

@@ -1,0 +1,96 @@
+"""A whole request answered with one error code, in each of its API's error fields.
+
+Kafka's ``AbstractRequest.getErrorResponse``: when a handler fails with an ``OSError`` (a full
+disk, an I/O error, too many open files) the client gets KAFKA_STORAGE_ERROR for everything it
+asked about, never a closed connection. Handlers whose items succeed or fail one by one (a produce
+to several partitions) catch storage errors per item themselves; this is the answer for the rest.
+"""
+
+from broker.protocol.apis import ApiKey
+
+
+def _produce(request, code, message):
+    return {"responses": [{"name": t["name"], "partitions": [
+        {"index": p["index"], "error_code": code, "base_offset": -1, "error_message": message}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
+def _fetch(request, code, message):
+    return {"error_code": code, "responses": [{"topic": t["topic"], "partitions": [
+        {"partition_index": p["partition"], "error_code": code, "high_watermark": -1, "records": b""}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
+def _list_offsets(request, code, message):
+    return {"topics": [{"name": t["name"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": code}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
+def _metadata(request, code, message):
+    return {"topics": [{"error_code": code, "name": t["name"]} for t in request["topics"] or []]}
+
+
+def _api_versions(request, code, message):
+    return {"error_code": code}
+
+
+def _create_topics(request, code, message):
+    return {"topics": [{"name": t["name"], "error_code": code, "error_message": message}
+                       for t in request["topics"]]}
+
+
+def _delete_topics(request, code, message):
+    return {"responses": [{"name": name, "error_code": code} for name in request["topic_names"]]}
+
+
+def _delete_records(request, code, message):
+    return {"topics": [{"name": t["name"], "partitions": [
+        {"partition_index": p["partition_index"], "low_watermark": -1, "error_code": code}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
+def _init_producer_id(request, code, message):
+    return {"error_code": code}
+
+
+def _describe_configs(request, code, message):
+    return {"results": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
+                         "resource_name": r["resource_name"]} for r in request["resources"]]}
+
+
+def _alter_configs(request, code, message):  # IncrementalAlterConfigs v0 answers in the same shape
+    return {"responses": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
+                           "resource_name": r["resource_name"]} for r in request["resources"]]}
+
+
+def _create_partitions(request, code, message):
+    return {"results": [{"name": t["name"], "error_code": code, "error_message": message}
+                        for t in request["topics"]]}
+
+
+def _describe_log_dirs(request, code, message):
+    return {"results": []}  # versions 0-1 have no error field outside a log directory: Kafka answers empty
+
+
+ERROR_RESPONSES = {
+    ApiKey.PRODUCE: _produce,
+    ApiKey.FETCH: _fetch,
+    ApiKey.LIST_OFFSETS: _list_offsets,
+    ApiKey.METADATA: _metadata,
+    ApiKey.API_VERSIONS: _api_versions,
+    ApiKey.CREATE_TOPICS: _create_topics,
+    ApiKey.DELETE_TOPICS: _delete_topics,
+    ApiKey.DELETE_RECORDS: _delete_records,
+    ApiKey.INIT_PRODUCER_ID: _init_producer_id,
+    ApiKey.DESCRIBE_CONFIGS: _describe_configs,
+    ApiKey.ALTER_CONFIGS: _alter_configs,
+    ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,
+    ApiKey.CREATE_PARTITIONS: _create_partitions,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: _alter_configs,
+}
+
+
+def error_response(api_key: ApiKey, request: dict, code: int, message: str) -> dict:
+    """The response to ``request`` saying ``code`` (with ``message`` where the API has one) for every item."""
+    return ERROR_RESPONSES[api_key](request, code, message)

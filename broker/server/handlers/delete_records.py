@@ -1,0 +1,48 @@
+"""DeleteRecords (v0-1): move partitions' log start offsets forward, as ``kafka-delete-records``
+does. Offset -1 means the high watermark (delete everything). The new start offsets are written
+to ``log-start-offset-checkpoint`` before the answer, so a restart keeps them; readers below them
+get OFFSET_OUT_OF_RANGE, exactly as after retention. The answer's ``low_watermark`` is the new
+log start offset; a partition named twice in one request is refused.
+"""
+
+from collections import Counter
+
+from broker.log.errors import LogError, OffsetOutOfRangeError
+from broker.protocol.errors import ErrorCode
+
+TO_HIGH_WATERMARK = -1
+
+
+def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
+    """(error code, low watermark) for one partition."""
+    partition_log = ctx.log_manager.get_log(topic, partition)
+    if partition_log is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+    target = partition_log.high_watermark if offset == TO_HIGH_WATERMARK else offset
+    try:
+        return ErrorCode.NONE, partition_log.delete_records_before(target)
+    except OffsetOutOfRangeError:
+        return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+    except (OSError, LogError):
+        return ErrorCode.KAFKA_STORAGE_ERROR, -1
+
+
+async def handle(ctx, header, request) -> dict:
+    wanted = Counter((t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"])
+    topics = []
+    for topic in request["topics"]:
+        partitions = []
+        for partition in topic["partitions"]:
+            index = partition["partition_index"]
+            if wanted[(topic["name"], index)] > 1:
+                code, low_watermark = ErrorCode.INVALID_REQUEST, -1
+            else:
+                code, low_watermark = _delete(ctx, topic["name"], index, partition["offset"])
+            partitions.append({"partition_index": index, "low_watermark": low_watermark, "error_code": code})
+        topics.append({"name": topic["name"], "partitions": partitions})
+    try:
+        ctx.log_manager.write_checkpoints()
+    except OSError:
+        for partition in (p for t in topics for p in t["partitions"] if p["error_code"] == ErrorCode.NONE):
+            partition.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, low_watermark=-1)
+    return {"throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,48 @@
+"""A real full disk for tests: a small tmpfs mounted for the test and filled on demand.
+
+Mounting needs root (CI runs as root); elsewhere the tests that use it are skipped, saying why.
+"""
+
+import contextlib
+import errno
+import os
+import subprocess
+
+import pytest
+
+
+@contextlib.contextmanager
+def small_tmpfs(path, size_mib: int = 16):
+    """Mount a ``size_mib`` tmpfs at ``path`` (created) for the duration of the block."""
+    if os.geteuid() != 0:
+        pytest.skip("a full disk is made with a tmpfs mount, which needs root")
+    os.makedirs(path, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(path)],
+                             capture_output=True, text=True, timeout=30)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs at {path}: {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
+
+
+def fill(path, leave_bytes: int = 0) -> str:
+    """Fill the filesystem of directory ``path`` with a file until at most ``leave_bytes`` are free;
+    return the file's path (delete it to free the space)."""
+    filler = os.path.join(str(path), "filler")
+    chunk = b"\xff" * 4096
+    with open(filler, "ab", buffering=0) as f:
+        while free_bytes(path) > leave_bytes:
+            try:
+                f.write(chunk[:max(1, min(len(chunk), free_bytes(path) - leave_bytes))])
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                break
+    return filler
+
+
+def free_bytes(path) -> int:
+    stats = os.statvfs(str(path))
+    return stats.f_bavail * stats.f_frsize

@@ -1,0 +1,110 @@
+"""Descriptors: the logs keep a bounded number of files open, whatever the number of partitions."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from broker.log.config import LogConfig
+from broker.log.open_files import OpenFiles
+from broker.log.partition_log import PartitionLog
+
+from .test_manager import ROOT
+from .util import make_batch, read_all
+
+
+class Holder:
+    def __init__(self):
+        self.released = 0
+
+    def release(self):
+        self.released += 1
+
+
+def test_the_least_recently_used_handles_are_released_beyond_the_limit():
+    handles = OpenFiles(limit=20)
+    holders = [Holder() for _ in range(21)]
+    for holder in holders[:20]:
+        handles.used(holder)
+    handles.used(holders[0])  # used again: now the most recent
+    handles.used(holders[20])  # one too many: that one and a tenth of the limit more go, least recent first
+    assert [holder.released for holder in holders] == [0] + [1] * 3 + [0] * 17
+    assert len(handles) == 18
+
+
+def test_a_released_segment_opens_again_and_slices_taken_before_stay_readable(tmp_path):
+    log = PartitionLog.open(str(tmp_path / "t-0"), LogConfig(index_interval_bytes=1))
+    for start in range(0, 30, 3):
+        log.append(make_batch(3, start))
+    held = log.read(0, 100)
+    segment = log.active_segment
+    segment.release()
+    segment.offset_index.release()
+    segment.time_index.release()
+    assert held.read()[:8] == bytes(8)  # base offset 0, from the released descriptor
+    assert [r.offset for r in read_all(log, 10)] == list(range(10, 30))  # reopened on use
+    log.append(make_batch(3, 30))
+    assert log.log_end_offset == 33
+    log.close()
+
+
+def test_many_more_partitions_than_descriptors(tmp_path):
+    """200 partitions of 3 files each under a limit of 128 descriptors: appends, a restart, reads."""
+    code = textwrap.dedent(f"""
+        import os, resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+        from broker.log.config import LogConfig
+        from broker.log.manager import LogManager
+        from tests.log.util import make_batch, read_all
+        most_open = 0
+        with LogManager({str(tmp_path)!r}, LogConfig(index_interval_bytes=1)) as manager:
+            for partition in range(200):
+                log = manager.get_or_create_log("many", partition)
+                for _ in range(2):
+                    log.append(make_batch(3, log.log_end_offset))
+                most_open = max(most_open, len(os.listdir("/proc/self/fd")))
+        with LogManager({str(tmp_path)!r}, LogConfig(index_interval_bytes=1)) as manager:
+            for partition in range(200):
+                records = read_all(manager.get_log("many", partition))
+                assert [r.offset for r in records] == list(range(6)), partition
+                most_open = max(most_open, len(os.listdir("/proc/self/fd")))
+        print("ok", most_open)
+    """)
+    child = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    status, most_open = child.stdout.split()
+    assert status == "ok" and int(most_open) <= 128
+
+
+def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path):
+    """EMFILE while a lookup opens an index: that read fails with LogStorageError, the log goes on."""
+    code = textwrap.dedent(f"""
+        import os, resource
+        from broker.log.config import LogConfig
+        from broker.log.errors import LogStorageError
+        from broker.log.partition_log import PartitionLog
+        from tests.log.util import make_batch, read_all
+        log = PartitionLog.open({str(tmp_path / "t-0")!r}, LogConfig(index_interval_bytes=1))
+        for start in range(0, 30, 3):
+            log.append(make_batch(3, start))
+        log.active_segment.offset_index.release()
+        spare = []
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        try:
+            while True:
+                spare.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError:
+            pass
+        try:
+            log.read(12, 100)
+        except LogStorageError as exc:
+            print("refused", exc)
+        for fd in spare:
+            os.close(fd)
+        print("read", [r.offset for r in read_all(log, 12)][:3])
+    """)
+    child = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr
+    refused, read = child.stdout.splitlines()
+    assert refused.startswith("refused t-0: cannot read offset 12: Too many open files")
+    assert read == "read [12, 13, 14]"
