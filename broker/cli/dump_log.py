@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from broker.coordinator.offsets_json import record_json
+from broker.coordinator.offsets_records import OffsetsRecordError
 from broker.log import dump
 
 from .record_text import json_field, json_headers, text
@@ -16,9 +18,11 @@ from .record_text import json_field, json_headers, text
 
 def _dump_log(args) -> int:
     try:
-        for kind, item in dump.dump(args.paths, records=args.records or args.print_data, data=args.print_data):
-            for record in item.get("records", ()) if args.print_data else ():
-                _show_data(record, args.json)
+        data = args.print_data or args.offsets_decoder
+        show = _show_offsets if args.offsets_decoder else _show_data
+        for kind, item in dump.dump(args.paths, records=args.records or data, data=data):
+            for record in item.get("records", ()) if data else ():
+                show(record, args.json)
             if args.json:
                 if kind == "file":
                     continue
@@ -47,6 +51,24 @@ def _show_data(record: dict, as_json: bool) -> None:
         record.update(key=text(key), payload=text(payload), headers=[f"{k}={text(v)}" for k, v in headers])
 
 
+def _show_offsets(record: dict, as_json: bool) -> None:
+    """A ``__consumer_offsets`` record's key and value decoded (Kafka's JSON shape), in place; a
+    record that does not decode is shown as --print-data shows it, with the reason."""
+    key, payload = record["key"], record["payload"]
+    _show_data(record, as_json)
+    try:
+        key_json, value_json = record_json(key, payload)
+    except OffsetsRecordError as exc:
+        record["offsetsDecoderError"] = str(exc)
+        return
+    if as_json:
+        record.pop("keyEncoding", None)
+        record.pop("payloadEncoding", None)
+        record.update(key=key_json, payload=value_json)
+    else:
+        record.update(key=json.dumps(key_json), payload=json.dumps(value_json))
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "dump-log", help="print and check the batches of log segments and indexes",
@@ -58,7 +80,8 @@ def add_parser(commands) -> None:
                "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
                "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
                "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
-               "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n\n"
+               "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
+               "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n\n"
                "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
                "2 usage error or a path that cannot be read")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="segment file or partition directory")
@@ -67,4 +90,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--print-data", action="store_true",
                         help="also print each record's key, payload and headers (implies --records; as "
                              "kafka-dump-log --print-data-log)")
+    parser.add_argument("--offsets-decoder", action="store_true",
+                        help="decode __consumer_offsets records: committed offsets and group metadata as "
+                             "JSON keys and payloads (implies --print-data; as kafka-dump-log --offsets-decoder)")
     parser.set_defaults(func=_dump_log)

@@ -12,6 +12,7 @@ so a crash leaves either the old or the new file, never a mix. A write that fail
 removes its temporary file; one left by a crash is removed at the next start.
 """
 
+import contextlib
 import logging
 import os
 
@@ -61,10 +62,8 @@ def remove_stale_temporaries(directory: str) -> list[str]:
 
 
 def _remove_if_present(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):  # never hides the error that made the caller clean up
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def write(path: str, offsets: dict[tuple[str, int], int]) -> None:

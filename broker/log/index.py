@@ -43,9 +43,13 @@ class _SparseIndex:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
-        self.was_missing = not os.path.exists(path)
-        if self.was_missing:
+        try:
+            self._length_at_open = os.stat(path).st_size
+            self.was_missing = False
+        except FileNotFoundError:
             os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+            self._length_at_open = 0
+            self.was_missing = True
         self._entries = 0
         self._last = None  # the last entry as stored (relative offsets)
         self._open_file = None
@@ -108,6 +112,8 @@ class _SparseIndex:
 
     def load(self) -> None:
         """Count the entries and check them; raise CorruptIndexError if they fail the sanity check."""
+        if self._length_at_open == 0:
+            return  # an empty index is not opened at all (most of them, with many small partitions)
         mapped = self._mapping()
         size = self.ENTRY.size
         length = len(mapped) if mapped is not None else 0

@@ -240,13 +240,14 @@ class PartitionLog:
         None at the end of the log; OffsetOutOfRangeError below the log start or past the end.
         """
         segments = self._segments
-        end = segments[-1].next_offset
+        end, end_position = segments[-1].end  # never past the end seen here, whatever is appended meanwhile
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
         first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
         try:
             for segment in segments[first:]:
-                found = segment.read(offset, max_bytes, min_one_batch=min_one_batch)
+                max_position = end_position if segment is segments[-1] else None
+                found = segment.read(offset, max_bytes, max_position, min_one_batch)
                 if found is not None:
                     return found
         except OSError as exc:  # EMFILE, EIO: this read fails, the log goes on

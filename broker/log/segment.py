@@ -44,10 +44,10 @@ class LogSegment:
         # lets go. It is opened on first use and released when idle (open_files).
         self._file = None
         self._closed = False
-        self.size = os.fstat(self.file.fileno()).st_size
+        # (next offset, size) as one value, so a reader on another thread sees both of one append
+        self.end = (base_offset, os.fstat(self.file.fileno()).st_size)
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
         self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset, max_index_bytes)
-        self.next_offset = base_offset
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.first_batch_timestamp = None
@@ -80,6 +80,22 @@ class LogSegment:
             index.discard()  # opened again by the first lookup or append that needs it
 
     # -- state ---------------------------------------------------------------------------
+
+    @property
+    def next_offset(self) -> int:
+        return self.end[0]
+
+    @next_offset.setter
+    def next_offset(self, offset: int) -> None:
+        self.end = (offset, self.end[1])
+
+    @property
+    def size(self) -> int:
+        return self.end[1]
+
+    @size.setter
+    def size(self, size: int) -> None:
+        self.end = (self.end[0], size)
 
     @property
     def file(self):
@@ -154,7 +170,7 @@ class LogSegment:
         The ``.log`` bytes, the index entries, the next offset and the size all change, or none
         does: disk blocks for the index entries are reserved first, and on any failure the file
         and the indexes are cut back to where they were and LogStorageError is raised. Readers see
-        the new batches only once all of it is done (the next offset, then the size, move last).
+        the new batches only once all of it is done (the next offset and the size move last, together).
         """
         position = self.size
         total = sum(header.size for header, _ in batches)
@@ -175,8 +191,7 @@ class LogSegment:
             self._undo_append(position, before)
             reason = exc.strerror or exc if isinstance(exc, OSError) else exc
             raise LogStorageError(f"cannot append to {self.log_path}: {reason}") from exc
-        self.next_offset = batches[-1][0].last_offset + 1
-        self.size = position + total
+        self.end = (batches[-1][0].last_offset + 1, position + total)
 
     def _undo_append(self, position: int, before: tuple) -> None:
         (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
@@ -309,8 +324,8 @@ class LogSegment:
         self.time_index.flush()
 
     def close(self) -> None:
-        """Trim the indexes and let go of the files; slices still held by readers stay readable
-        until they are dropped, and the segment cannot be used again."""
+        """Trim the indexes and close the files; slices still held by readers fail cleanly (closed
+        file) from then on, and the segment cannot be used again."""
         try:
             self.offset_index.close()
         finally:
@@ -318,12 +333,20 @@ class LogSegment:
             self.discard()
 
     def discard(self) -> None:
-        """Let go of the files without trimming anything (the segment is being deleted)."""
+        """Close the files without trimming anything (the log is being deleted: a reader still
+        streaming from it is cut off rather than keep its space in use)."""
+        log_file = self._let_go()
+        if log_file is not None:
+            log_file.close()
+
+    def _let_go(self):
+        """Stop using the files for good; return the ``.log`` file object, if open."""
         self._closed = True
-        self._file = None
+        log_file, self._file = self._file, None
         OPEN_FILES.forget(self)
         self.offset_index.discard()
         self.time_index.discard()
+        return log_file
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
@@ -337,7 +360,7 @@ class LogSegment:
     def delete(self) -> None:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
         when the last reference to it goes."""
-        self.discard()
+        self._let_go()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)

@@ -122,7 +122,7 @@ async def serve(config: BrokerConfig) -> int:
     try:
         await broker.stop()
     except (OSError, LogError) as exc:
-        log.error("shutdown incomplete: %s; the next start recovers the log directory", exc)
+        log.error("shutdown incomplete: %s", exc)  # the log manager's error says which steps failed
         return 1
     log.info("stopped cleanly")
     return 0

@@ -449,3 +449,45 @@ def test_an_append_of_more_batches_than_one_write_takes_is_stored_whole(tmp_path
     assert (result.first_offset, result.last_offset) == (0, 1999)
     assert [r.offset for r in read_all(log)] == list(range(2000))
     log.close()
+
+
+def test_readers_on_other_threads_see_whole_appends_only(tmp_path):
+    """One writer appending (and rolling) while readers read at random: every read returns whole
+    batches of records below the log end offset the reader saw after the read."""
+    import random
+    import threading
+
+    log = PartitionLog.open(str(tmp_path / "t-0"), LogConfig(index_interval_bytes=1, segment_bytes=20_000))
+    done = threading.Event()
+    problems = []
+
+    def read_at_random(seed: int) -> None:
+        rng = random.Random(seed)
+        while not done.is_set():
+            end = log.log_end_offset
+            if end == 0:
+                continue
+            offset = rng.randrange(end)
+            try:
+                found = log.read(offset, 4096)  # the end may move on meanwhile, the read may not
+                records = [r.offset for b in record_set.iter_batches(found.read()) for r in b.records]
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                problems.append(repr(exc))
+                return
+            if not records or records[0] > offset or records != list(range(records[0], records[-1] + 1)) \
+                    or records[-1] >= log.log_end_offset:
+                problems.append((offset, records[:3], records[-3:]))
+
+    readers = [threading.Thread(target=read_at_random, args=(seed,)) for seed in range(3)]
+    for reader in readers:
+        reader.start()
+    try:
+        for start in range(0, 3000, 3):
+            log.append(make_batch(3, start))
+    finally:
+        done.set()
+        for reader in readers:
+            reader.join(30)
+    assert not problems, problems[:5]
+    assert len(log.segments) > 5
+    log.close()

@@ -7,64 +7,31 @@ once and nothing unacknowledged is. Mounting the tmpfs needs root (CI runs as ro
 these tests skip.
 """
 
-import errno
 import os
 import subprocess
 
 import pytest
 from confluent_kafka import Producer
 
-from broker.client.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
+from broker.client.client import (BROKER_RESOURCE, TOPIC_RESOURCE, KafkaClient, KafkaError, NewTopic,
+                                  UnknownTopicOrPartitionError)
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 
+from ..log.full_disk import fill, free_bytes, small_tmpfs
 from .wire import connect_to
 
-DISK_SIZE = "16m"
 SETTINGS = {"num.partitions": "1", "auto.create.topics.enable": "false"}
 RECORD = 16 * 1024
 PAGE = 4096  # tmpfs allocates whole pages
-_FILL_CHUNKS = (1 << 20, 64 << 10, 4 << 10, 1)
 
 
 @pytest.fixture
 def small_disk(tmp_path):
     """A fresh 16 MiB tmpfs. A broker using it as its log directory keeps its stderr beside it."""
-    if os.geteuid() != 0:
-        pytest.skip("filling a real disk needs a 16 MiB tmpfs, and mounting one needs root")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_SIZE}", "tmpfs", str(mount)],
-                            capture_output=True, text=True, timeout=30)
-    if result.returncode:
-        pytest.skip(f"cannot mount a tmpfs at {mount}: {result.stderr.strip()}")
-    yield mount
-    subprocess.run(["umount", "--lazy", str(mount)], capture_output=True, timeout=30)
-
-
-def fill(path) -> int:
-    """Write ``path`` until the disk refuses another byte; return the bytes written."""
-    written = 0
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        for chunk in _FILL_CHUNKS:
-            data = b"\0" * chunk
-            while True:
-                try:
-                    written += os.write(fd, data)
-                except OSError as exc:
-                    if exc.errno != errno.ENOSPC:
-                        raise
-                    break
-    finally:
-        os.close(fd)
-    return written
-
-
-def free_bytes(path) -> int:
-    stats = os.statvfs(path)
-    return stats.f_bavail * stats.f_frsize
+    with small_tmpfs(tmp_path / "disk") as mount:
+        yield mount
 
 
 def temporary_files(log_dir) -> list[str]:
@@ -87,7 +54,7 @@ def produce_until_full(client, topic: str) -> list[int]:
             assert exc.code == ErrorCode.KAFKA_STORAGE_ERROR, exc
             return acknowledged
         acknowledged.append(number)
-    pytest.fail(f"{topic} took {len(acknowledged)} records of {RECORD} bytes on a {DISK_SIZE} disk")
+    pytest.fail(f"{topic} took {len(acknowledged)} records of {RECORD} bytes on a 16 MiB disk")
 
 
 def read_values(client, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
@@ -110,17 +77,17 @@ def numbers(values) -> list[int]:
 def test_deleting_a_topic_on_a_full_disk_deletes_it_whole_and_frees_the_disk(small_disk, start_broker):
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:
-        assert client.create_topics([NewTopic("keep", 1), NewTopic("filler", 1)]) == {"keep": None, "filler": None}
+        assert client.create_topics([NewTopic("keep", 1), NewTopic("bulk", 1)]) == {"keep": None, "bulk": None}
         for number in range(20):
             client.produce("keep", 0, [(None, str(number).encode())])
-        produce_until_full(client, "filler")
-        fill(small_disk / "ballast")
+        produce_until_full(client, "bulk")
+        fill(small_disk)
 
-        assert client.delete_topics(["filler"]) == {"filler": None}
+        assert client.delete_topics(["bulk"]) == {"bulk": None}
         assert client.topics() == ["keep"]
         with pytest.raises(UnknownTopicOrPartitionError):
-            client.produce("filler", 0, [(None, b"after the delete")])
-        assert client.delete_topics(["filler"])["filler"].code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            client.produce("bulk", 0, [(None, b"after the delete")])
+        assert client.delete_topics(["bulk"])["bulk"].code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         assert free_bytes(small_disk) > 8 << 20, "the deleted topic's data still fills the disk"
         assert temporary_files(small_disk) == []
     assert broker.stop() == 0
@@ -129,22 +96,22 @@ def test_deleting_a_topic_on_a_full_disk_deletes_it_whole_and_frees_the_disk(sma
     with client_of(broker) as client:
         assert client.topics() == ["keep"]
         assert numbers(read_values(client, "keep")) == list(range(20))
-    assert not any(name.startswith("filler-") for name in os.listdir(small_disk))
+    assert not any(name.startswith("bulk-") for name in os.listdir(small_disk))
 
 
 def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broker):
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:
-        client.create_topics([NewTopic("filler", 1)])
-        produce_until_full(client, "filler")
-        fill(small_disk / "ballast")
+        client.create_topics([NewTopic("bulk", 1)])
+        produce_until_full(client, "bulk")
+        fill(small_disk)
 
         error = client.create_topics([NewTopic("late", 2, {"retention.ms": "3600000"})])["late"]
         assert error.code == ErrorCode.KAFKA_STORAGE_ERROR and "late" in str(error)
-        assert client.topics() == ["filler"]
+        assert client.topics() == ["bulk"]
         assert not any(name.startswith("late-") for name in os.listdir(small_disk))
         assert temporary_files(small_disk) == []
-        assert client.delete_topics(["filler"]) == {"filler": None}  # room for the shutdown's checkpoints
+        assert client.delete_topics(["bulk"]) == {"bulk": None}  # room for the shutdown's checkpoints
     assert broker.stop() == 0
 
     broker = start_broker(SETTINGS, log_dir=small_disk)
@@ -153,14 +120,47 @@ def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broke
         assert client.create_topics([NewTopic("late", 2)]) == {"late": None}
 
 
+def settings_of(client, name: str, resource_type: int = TOPIC_RESOURCE) -> dict[str, str]:
+    return {entry.name: entry.value for entry in client.describe_configs(name, resource_type)}
+
+
+def test_changing_settings_or_partitions_on_a_full_disk_changes_nothing(small_disk, start_broker):
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        client.create_topics([NewTopic("kept", 1, {"retention.ms": "3600000"}), NewTopic("bulk", 1)])
+        broker_retention = settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"]
+        produce_until_full(client, "bulk")
+        fill(small_disk)
+
+        for change in (lambda: client.alter_configs("kept", {"retention.ms": "7200000"}),
+                       lambda: client.alter_configs("0", {"log.retention.ms": "7200000"}, BROKER_RESOURCE),
+                       lambda: client.create_partitions("kept", 3)):
+            with pytest.raises(KafkaError) as refused:
+                change()
+            assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+        assert settings_of(client, "kept")["retention.ms"] == "3600000"
+        assert settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"] == broker_retention
+        assert client.partitions_of("kept") == [0]
+        assert temporary_files(small_disk) == []
+        assert client.delete_topics(["bulk"]) == {"bulk": None}  # room for the shutdown's checkpoints
+    assert broker.stop() == 0
+
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert settings_of(client, "kept")["retention.ms"] == "3600000"
+        assert settings_of(client, "0", BROKER_RESOURCE)["log.retention.ms"] == broker_retention
+        assert client.partitions_of("kept") == [0]
+    assert not {"kept-1", "kept-2"} & set(os.listdir(small_disk))
+
+
 def test_a_producer_id_block_not_saved_is_answered_with_a_storage_error_and_not_used(small_disk, start_broker):
     broker = start_broker(SETTINGS, log_dir=small_disk)
-    fill(small_disk / "ballast")
+    fill(small_disk)
     with connect_to(broker) as wire:
         # the first producer id reserves a block of ids in a file: it cannot on a full disk
         answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
         assert answer["error_code"] == ErrorCode.KAFKA_STORAGE_ERROR
-        os.unlink(small_disk / "ballast")
+        os.unlink(small_disk / "filler")
         answer = wire.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
         assert (answer["error_code"], answer["producer_id"]) == (ErrorCode.NONE, 0)
     assert temporary_files(small_disk) == []
@@ -226,11 +226,11 @@ def assert_stored_exactly(client, idempotent: dict[int, int], plain: list[int]) 
     assert numbers(read_values(client, "plain")) == plain
 
 
-def leave_free(ballast, pages: int) -> None:
-    """Fill the disk with ``ballast``, then give back exactly ``pages`` pages of it."""
-    fill(ballast)
-    size = os.path.getsize(ballast)
-    os.truncate(ballast, max(0, -(-size // PAGE) - pages) * PAGE)
+def leave_free(disk, pages: int) -> None:
+    """Fill the disk, then give back exactly ``pages`` pages of the filler."""
+    filler = fill(disk)
+    size = os.path.getsize(filler)
+    os.truncate(filler, max(0, -(-size // PAGE) - pages) * PAGE)
 
 
 @pytest.mark.timeout(240)
@@ -241,34 +241,33 @@ def test_after_failed_writes_every_acknowledged_record_is_there_once_and_nothing
     # given back one page more each round, so it fills at every step of an append.
     settings = {**SETTINGS, "log.segment.bytes": "2200", "log.index.interval.bytes": "1"}
     broker = start_broker(settings, log_dir=small_disk)
-    ballast = small_disk / "ballast"
-    ballast.write_bytes(b"\0" * (1 << 20))  # to give back page by page later
+    (small_disk / "filler").write_bytes(b"\0" * (1 << 20))  # to give back page by page later
     deliveries = DeliveryLog()
     with client_of(broker) as client:
         client.create_topics([NewTopic("idempotent", 1), NewTopic("plain", 1), NewTopic("scratch", 1)])
         for number in range(100):
             client.produce("scratch", 0, [(None, str(number).encode().ljust(RECORD, b"."))])
         plain = produce_until_full(client, "plain")
-        fill(ballast)
+        fill(small_disk)
         error = client.create_topics([NewTopic("late", 1)])["late"]
         assert error.code == ErrorCode.KAFKA_STORAGE_ERROR
 
         sent = 0
         for spare_pages in range(1, 6):  # an append needs up to 4 pages: the disk fills at each of them
-            leave_free(ballast, spare_pages)
+            leave_free(small_disk, spare_pages)
             produce_idempotently(broker, "idempotent", range(sent, sent + 4), deliveries)
             sent += 4
         assert deliveries.failed and deliveries.acknowledged, "the disk did not fill up under the producer"
 
         assert client.delete_topics(["scratch"]) == {"scratch": None}  # makes room on the full disk
         produce_idempotently(broker, "idempotent", range(sent, sent + 100), deliveries)
-        fill(ballast)
+        fill(small_disk)
         plain += produce_until_full(client, "plain")
         assert_stored_exactly(client, deliveries.acknowledged, plain)
 
     assert broker.stop() in (0, 1)  # on a full disk the clean shutdown may not finish; it must still exit
     assert "Traceback" not in broker.stderr_tail(200)
-    os.unlink(ballast)
+    os.unlink(small_disk / "filler")
 
     broker = start_broker(settings, log_dir=small_disk)
     with client_of(broker) as client:
@@ -309,7 +308,7 @@ def test_a_shutdown_that_fails_on_a_full_disk_exits_1_with_one_line_and_the_next
     with client_of(broker) as client:
         client.create_topics([NewTopic("events", 1)])
         acknowledged = produce_until_full(client, "events")
-    fill(small_disk / "ballast")
+    fill(small_disk)
     # trimming preallocated indexes at shutdown may make room again; a checkpoint whose temporary
     # name is taken by a directory fails whatever room there is
     blocker = small_disk / "recovery-point-offset-checkpoint.tmp"
@@ -320,7 +319,7 @@ def test_a_shutdown_that_fails_on_a_full_disk_exits_1_with_one_line_and_the_next
     assert "Traceback" not in stderr
     assert len([line for line in stderr.splitlines() if " ERROR " in line and "shutdown incomplete" in line]) == 1
     blocker.rmdir()
-    os.unlink(small_disk / "ballast")
+    os.unlink(small_disk / "filler")
 
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:

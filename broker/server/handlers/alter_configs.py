@@ -6,7 +6,7 @@ setting left out goes back to its default); IncrementalAlterConfigs sets, delete
 subtracts from single settings (append and subtract only for list settings), as Kafka does. The
 broker's settings other than its log settings are read-only while it runs (INVALID_REQUEST), a
 resource named twice in one request is refused, and every value is checked with Kafka's rules
-before anything changes.
+before anything changes. Saving and applying a change run on the I/O pool, off the event loop.
 """
 
 import enum
@@ -48,11 +48,11 @@ def _current(ctx, resource_type: int, name: str) -> dict[str, str]:
     return ctx.topics.broker_overrides(name)
 
 
-def _replace(ctx, resource_type: int, name: str, configs: dict[str, str], validate_only: bool) -> None:
+async def _replace(ctx, resource_type: int, name: str, configs: dict[str, str], validate_only: bool) -> None:
     if resource_type == ResourceType.TOPIC:
-        ctx.topics.alter_topic_configs(name, configs, validate_only)
+        await ctx.io.run(ctx.topics.alter_topic_configs, name, configs, validate_only)
     else:
-        ctx.topics.alter_broker_configs(name, configs, validate_only)
+        await ctx.io.run(ctx.topics.alter_broker_configs, name, configs, validate_only)
 
 
 def _unique_names(configs: list[dict]) -> None:
@@ -117,7 +117,7 @@ def _incrementally_altered(ctx, resource: dict) -> dict[str, str]:
     return changed
 
 
-def _answer(ctx, request: dict, new_configs) -> dict:
+async def _answer(ctx, request: dict, new_configs) -> dict:
     keys = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
     responses = []
     for resource in request["resources"]:
@@ -128,16 +128,19 @@ def _answer(ctx, request: dict, new_configs) -> dict:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"resource {resource['resource_name']!r} is named twice")
             check_resource(ctx, resource["resource_type"], resource["resource_name"])
             configs = new_configs(ctx, resource)
-            _replace(ctx, resource["resource_type"], resource["resource_name"], configs, request["validate_only"])
+            await _replace(ctx, resource["resource_type"], resource["resource_name"], configs,
+                           request["validate_only"])
         except TopicError as exc:
             response.update(error_code=exc.code, error_message=error_text(exc))
+        except OSError as exc:
+            response.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
         responses.append(response)
     return {"throttle_time_ms": 0, "responses": responses}
 
 
 async def handle_alter(ctx, header, request) -> dict:
-    return _answer(ctx, request, _altered)
+    return await _answer(ctx, request, _altered)
 
 
 async def handle_incremental_alter(ctx, header, request) -> dict:
-    return _answer(ctx, request, _incrementally_altered)
+    return await _answer(ctx, request, _incrementally_altered)

@@ -1,7 +1,8 @@
 """CreatePartitions (v0-1): grow a topic to a higher partition count, as ``kafka-topics --alter
 --partitions N`` asks. Records already stored stay where they are; keyed records produced from
 now on may hash to a new partition (as in Kafka). A manual assignment must give each new
-partition this broker alone; a topic named twice in one request is refused for both.
+partition this broker alone; a topic named twice in one request is refused for both. The new
+partition logs are made on the I/O pool, off the event loop.
 """
 
 from collections import Counter
@@ -35,8 +36,10 @@ async def handle(ctx, header, request) -> dict:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
             if ctx.topics.partitions(topic["name"]) is not None:
                 _check_assignments(ctx, topic)
-            ctx.topics.add_partitions(topic["name"], topic["count"], request["validate_only"])
+            await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"])
         except TopicError as exc:
             result.update(error_code=exc.code, error_message=error_text(exc))
+        except OSError as exc:
+            result.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
         results.append(result)
     return {"throttle_time_ms": 0, "results": results}

@@ -2,7 +2,8 @@
 does. Offset -1 means the high watermark (delete everything). The new start offsets are written
 to ``log-start-offset-checkpoint`` before the answer, so a restart keeps them; readers below them
 get OFFSET_OUT_OF_RANGE, exactly as after retention. The answer's ``low_watermark`` is the new
-log start offset; a partition named twice in one request is refused.
+log start offset; a partition named twice in one request is refused. Each deletion is a write of
+its partition on the I/O pool (in order with that partition's appends), off the event loop.
 """
 
 from collections import Counter
@@ -37,11 +38,12 @@ async def handle(ctx, header, request) -> dict:
             if wanted[(topic["name"], index)] > 1:
                 code, low_watermark = ErrorCode.INVALID_REQUEST, -1
             else:
-                code, low_watermark = _delete(ctx, topic["name"], index, partition["offset"])
+                code, low_watermark = await ctx.io.write((topic["name"], index), _delete, ctx, topic["name"], index,
+                                                         partition["offset"])
             partitions.append({"partition_index": index, "low_watermark": low_watermark, "error_code": code})
         topics.append({"name": topic["name"], "partitions": partitions})
     try:
-        ctx.log_manager.write_checkpoints()
+        await ctx.io.run(ctx.log_manager.write_checkpoints)
     except OSError:
         for partition in (p for t in topics for p in t["partitions"] if p["error_code"] == ErrorCode.NONE):
             partition.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, low_watermark=-1)

@@ -1,0 +1,94 @@
+"""The flexible (KIP-482) encodings, for the ``__consumer_offsets`` values that have them.
+
+Offset commit and group metadata values v4 are flexible (KIP-915: Kafka 3.5+ reads them, so a
+later Kafka may write them): strings, bytes and arrays carry an unsigned varint of length + 1
+(0 for null), and every struct ends with tagged fields, which are skipped when read and written
+as none. The types follow the interface of ``broker.protocol.types`` (``decode(reader, version)``,
+``encode(writer, value, version)``) so that the same ``Field`` lists describe both encodings.
+"""
+
+from broker.protocol.types import Array, ProtocolError, Reader, Struct, Writer
+
+
+def write_uvarint(writer: Writer, value: int) -> None:
+    while value > 0x7F:
+        writer.write(bytes([value & 0x7F | 0x80]))
+        value >>= 7
+    writer.write(bytes([value]))
+
+
+def _length(reader: Reader, what: str, nullable: bool) -> int | None:
+    size = reader.uvarint() - 1
+    if size == -1 and nullable:
+        return None
+    if size < 0:
+        raise ProtocolError(f"null for a non-nullable {what} at {reader.pos}")
+    return size
+
+
+class CompactString:
+    def __init__(self, nullable: bool):
+        self.nullable = nullable
+        self.default = None if nullable else ""
+
+    def decode(self, reader: Reader, version: int):
+        size = _length(reader, "compact string", self.nullable)
+        return None if size is None else reader.text(size)
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        data = None if value is None else value.encode("utf-8")
+        _write_compact(writer, data, self.nullable, "compact string")
+
+
+class CompactBytes:
+    def __init__(self, nullable: bool):
+        self.nullable = nullable
+        self.default = None if nullable else b""
+
+    def decode(self, reader: Reader, version: int):
+        size = _length(reader, "compact bytes", self.nullable)
+        return None if size is None else reader.take(size)
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        _write_compact(writer, value, self.nullable, "compact bytes")
+
+
+def _write_compact(writer: Writer, data, nullable: bool, what: str) -> None:
+    if data is None:
+        if not nullable:
+            raise ValueError(f"null for a non-nullable {what}")
+        write_uvarint(writer, 0)
+        return
+    write_uvarint(writer, len(data) + 1)
+    writer.write(data)
+
+
+class CompactArray(Array):
+    def decode(self, reader: Reader, version: int):
+        count = _length(reader, "compact array", False)
+        if count > reader.remaining:  # every element takes at least one byte
+            raise ProtocolError(f"array of {count} elements at {reader.pos} ({reader.remaining} bytes left)")
+        return [self.item.decode(reader, version) for _ in range(count)]
+
+    def encode(self, writer: Writer, value, version: int) -> None:
+        write_uvarint(writer, len(value) + 1)
+        for element in value:
+            self.item.encode(writer, element, version)
+
+
+class FlexibleStruct(Struct):
+    """A struct followed by its tagged fields (skipped on reading, none written)."""
+
+    def decode(self, reader: Reader, version: int) -> dict:
+        fields = super().decode(reader, version)
+        reader.skip_tagged_fields()
+        return fields
+
+    def encode(self, writer: Writer, value: dict, version: int) -> None:
+        super().encode(writer, value, version)
+        write_uvarint(writer, 0)
+
+
+COMPACT_STRING = CompactString(nullable=False)
+COMPACT_NULLABLE_STRING = CompactString(nullable=True)
+COMPACT_BYTES = CompactBytes(nullable=False)
