@@ -466,13 +466,15 @@ class KafkaClient:
 
     def _admin_request(self, api_key: ApiKey, body: dict) -> dict:
         """A request for the controller (any broker when the cluster names none)."""
-        def send():
-            metadata = self._metadata if self._metadata.brokers else self._fetch_metadata([])
-            if not metadata.brokers:
-                raise BrokerConnectionError("the cluster metadata lists no broker")
-            node_id = metadata.controller_id if metadata.controller_id in metadata.brokers else min(metadata.brokers)
-            return self._request(node_id, api_key, body)
-        return self._retrying(send, api_key.name.lower().replace("_", " "))
+        return self._retrying(lambda: self._request(self._controller_or_any(), api_key, body),
+                              api_key.name.lower().replace("_", " "))
+
+    def _controller_or_any(self) -> int:
+        """The node id of the controller, or of any broker when the cluster names none."""
+        metadata = self._metadata if self._metadata.brokers else self._fetch_metadata([])
+        if not metadata.brokers:
+            raise BrokerConnectionError("the cluster metadata lists no broker")
+        return metadata.controller_id if metadata.controller_id in metadata.brokers else min(metadata.brokers)
 
     # -- requests ------------------------------------------------------------------------
 

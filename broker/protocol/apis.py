@@ -1,15 +1,18 @@
-"""The APIs the broker serves: their keys, the versions advertised, and request/response schemas.
+"""The Kafka APIs this project speaks: their keys, the non-flexible version ranges, and
+request/response schemas.
 
-Only non-flexible versions are advertised (every supported client can use them); each schema
-below covers all of its API's advertised versions, with per-field version ranges taken from
-Kafka's message JSON. Produce v0-2 are advertised (old librdkafka needs min 0 to enable
+Only non-flexible versions are listed (every supported client can use them); each schema below
+covers all of its API's listed versions, with per-field version ranges taken from Kafka's message
+JSON. The project's client uses every API here; the broker advertises and serves only those it has
+a handler for (``broker.server.handlers.HANDLERS``): the consumer-group APIs are here for the
+client, to talk to any Kafka cluster's group coordinator. Produce v0-2 are advertised (old librdkafka needs min 0 to enable
 compression) but answered UNSUPPORTED_VERSION, as Kafka 4 does.
 """
 
 import enum
 from typing import NamedTuple
 
-from .types import (BOOLEAN, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array, Field,
+from .types import (BOOLEAN, BYTES, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array, Field,
                     Struct)
 
 
@@ -18,6 +21,11 @@ class ApiKey(enum.IntEnum):
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -27,7 +35,9 @@ class ApiKey(enum.IntEnum):
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
     CREATE_PARTITIONS = 37
+    DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    OFFSET_DELETE = 47
 
 
 class Api(NamedTuple):
@@ -368,6 +378,135 @@ CREATE_PARTITIONS_RESPONSE = Struct(
     ))),
 )
 
+OFFSET_COMMIT_REQUEST = Struct(
+    ("group_id", STRING),
+    Field("generation_id_or_member_epoch", INT32, since=1, default=-1),
+    Field("member_id", STRING, since=1),
+    Field("group_instance_id", NULLABLE_STRING, since=7),
+    Field("retention_time_ms", INT64, since=2, until=4, default=-1),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("committed_offset", INT64),
+            Field("committed_leader_epoch", INT32, since=6, default=-1),
+            Field("commit_timestamp", INT64, since=1, until=1, default=-1),
+            ("committed_metadata", NULLABLE_STRING),
+        ))),
+    ))),
+)
+OFFSET_COMMIT_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=3),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("error_code", INT16),
+        ))),
+    ))),
+)
+
+OFFSET_FETCH_REQUEST = Struct(
+    ("group_id", STRING),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partition_indexes", Array(INT32)),
+    ), nullable_since=2)),
+)
+OFFSET_FETCH_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=3),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("committed_offset", INT64),
+            Field("committed_leader_epoch", INT32, since=5, default=-1),
+            ("metadata", NULLABLE_STRING),
+            ("error_code", INT16),
+        ))),
+    ), nullable_since=2)),  # never null from Kafka; librdkafka's mock cluster echoes a null request's null
+    Field("error_code", INT16, since=2),
+)
+
+FIND_COORDINATOR_REQUEST = Struct(
+    ("key", STRING),
+    Field("key_type", INT8, since=1),
+)
+FIND_COORDINATOR_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("error_code", INT16),
+    Field("error_message", NULLABLE_STRING, since=1),
+    ("node_id", INT32),
+    ("host", STRING),
+    ("port", INT32),
+)
+
+DESCRIBE_GROUPS_REQUEST = Struct(
+    ("groups", Array(STRING)),
+    Field("include_authorized_operations", BOOLEAN, since=3),
+)
+DESCRIBE_GROUPS_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("groups", Array(Struct(
+        ("error_code", INT16),
+        ("group_id", STRING),
+        ("group_state", STRING),
+        ("protocol_type", STRING),
+        ("protocol_data", STRING),
+        ("members", Array(Struct(
+            ("member_id", STRING),
+            Field("group_instance_id", NULLABLE_STRING, since=4),
+            ("client_id", STRING),
+            ("client_host", STRING),
+            ("member_metadata", BYTES),
+            ("member_assignment", BYTES),
+        ))),
+        Field("authorized_operations", INT32, since=3, default=UNREQUESTED_AUTHORIZED_OPERATIONS),
+    ))),
+)
+
+LIST_GROUPS_REQUEST = Struct()
+LIST_GROUPS_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("error_code", INT16),
+    ("groups", Array(Struct(
+        ("group_id", STRING),
+        ("protocol_type", STRING),
+    ))),
+)
+
+DELETE_GROUPS_REQUEST = Struct(
+    ("groups_names", Array(STRING)),
+)
+DELETE_GROUPS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("results", Array(Struct(
+        ("group_id", STRING),
+        ("error_code", INT16),
+    ))),
+)
+
+OFFSET_DELETE_REQUEST = Struct(
+    ("group_id", STRING),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+        ))),
+    ))),
+)
+OFFSET_DELETE_RESPONSE = Struct(
+    ("error_code", INT16),
+    ("throttle_time_ms", INT32),
+    ("topics", Array(Struct(
+        ("name", STRING),
+        ("partitions", Array(Struct(
+            ("partition_index", INT32),
+            ("error_code", INT16),
+        ))),
+    ))),
+)
+
 APIS = {api.key: api for api in (
     Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
     Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
@@ -383,5 +522,13 @@ APIS = {api.key: api for api in (
     Api(ApiKey.DESCRIBE_LOG_DIRS, 0, 1, DESCRIBE_LOG_DIRS_REQUEST, DESCRIBE_LOG_DIRS_RESPONSE),
     Api(ApiKey.CREATE_PARTITIONS, 0, 1, CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
     Api(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 0, INCREMENTAL_ALTER_CONFIGS_REQUEST, ALTER_CONFIGS_RESPONSE),
+    Api(ApiKey.OFFSET_COMMIT, 0, 7, OFFSET_COMMIT_REQUEST, OFFSET_COMMIT_RESPONSE),
+    Api(ApiKey.OFFSET_FETCH, 0, 5, OFFSET_FETCH_REQUEST, OFFSET_FETCH_RESPONSE),
+    Api(ApiKey.FIND_COORDINATOR, 0, 2, FIND_COORDINATOR_REQUEST, FIND_COORDINATOR_RESPONSE),
+    Api(ApiKey.DESCRIBE_GROUPS, 0, 4, DESCRIBE_GROUPS_REQUEST, DESCRIBE_GROUPS_RESPONSE),
+    Api(ApiKey.LIST_GROUPS, 0, 2, LIST_GROUPS_REQUEST, LIST_GROUPS_RESPONSE),
+    Api(ApiKey.DELETE_GROUPS, 0, 1, DELETE_GROUPS_REQUEST, DELETE_GROUPS_RESPONSE),
+    Api(ApiKey.OFFSET_DELETE, 0, 0, OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE),
 )}
-"""Every API the broker advertises, with exactly the advertised version range."""
+"""Every API this project speaks, with exactly its non-flexible version range (the broker serves
+the subset it has handlers for)."""

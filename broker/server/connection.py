@@ -23,13 +23,13 @@ import logging
 
 from broker.log.errors import LogStorageError
 from broker.protocol import frames
-from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
 from .context import CloseConnection, error_text
 from .error_responses import error_response
-from .handlers import HANDLERS
+from .handlers import HANDLERS, SERVED
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class Connection:
         except ProtocolError as exc:
             log.warning("closing %s: unreadable request header (%s)", self.peer, exc)
             return _CLOSE
-        api = APIS.get(header.api_key)
+        api = SERVED.get(header.api_key)
         if api is None:
             log.warning("closing %s: API key %d is not supported", self.peer, header.api_key)
             return _CLOSE

@@ -12,8 +12,13 @@ from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, Cre
                                   DeleteTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
                                   DescribeLogDirsRequest, DescribeLogDirsResponse, IncrementalAlterConfigsRequest,
                                   IncrementalAlterConfigsResponse)
-from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.admin import (DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+                                  DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse)
+from kafka.protocol.consumer import (FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
+                                     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+                                     OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse)
+from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
+                                     FindCoordinatorResponse, MetadataRequest, MetadataResponse)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
 from kafka.protocol.schemas.fields.codecs import BitField
 
@@ -35,6 +40,13 @@ KAFKA_PYTHON = {
     ApiKey.ALTER_CONFIGS: (AlterConfigsRequest, AlterConfigsResponse),
     ApiKey.CREATE_PARTITIONS: (CreatePartitionsRequest, CreatePartitionsResponse),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+    ApiKey.OFFSET_COMMIT: (OffsetCommitRequest, OffsetCommitResponse),
+    ApiKey.OFFSET_FETCH: (OffsetFetchRequest, OffsetFetchResponse),
+    ApiKey.FIND_COORDINATOR: (FindCoordinatorRequest, FindCoordinatorResponse),
+    ApiKey.DESCRIBE_GROUPS: (DescribeGroupsRequest, DescribeGroupsResponse),
+    ApiKey.LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
+    ApiKey.DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),
+    ApiKey.OFFSET_DELETE: (OffsetDeleteRequest, OffsetDeleteResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

@@ -176,6 +176,37 @@ REQUESTS = {
                 {"name": "log.retention.ms", "config_operation": 3, "value": "\u00e9"}]}], "validate_only": False}),
         Sample("empty", {"resources": [], "validate_only": True}),
     ],
+    ApiKey.OFFSET_COMMIT: [
+        Sample("two-topics", {"group_id": "loaders", "generation_id_or_member_epoch": 4, "member_id": "m-1",
+                              "group_instance_id": "host-a", "retention_time_ms": -1, "topics": [
+            {"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": 3,
+                 "commit_timestamp": -1, "committed_metadata": "run 7 \u00e9"},
+                {"partition_index": 2, "committed_offset": 0, "committed_leader_epoch": -1,
+                 "commit_timestamp": 1700000000000, "committed_metadata": None}]},
+            {"name": "\u00e9v\u00e9nements", "partitions": []}]}),
+    ],
+    ApiKey.OFFSET_FETCH: [
+        Sample("some-topics", {"group_id": "loaders", "topics": [
+            {"name": "orders", "partition_indexes": [0, 2]}, {"name": "empty", "partition_indexes": []}]}),
+        Sample("all-topics", {"group_id": "loaders", "topics": None}, since=2),
+    ],
+    ApiKey.FIND_COORDINATOR: [
+        Sample("group", {"key": "loaders \u00e9", "key_type": 0}),
+    ],
+    ApiKey.DESCRIBE_GROUPS: [
+        Sample("two", {"groups": ["loaders", ""], "include_authorized_operations": True}),
+    ],
+    ApiKey.LIST_GROUPS: [
+        Sample("all", {}),
+    ],
+    ApiKey.DELETE_GROUPS: [
+        Sample("two", {"groups_names": ["loaders", "\u00e9"]}),
+    ],
+    ApiKey.OFFSET_DELETE: [
+        Sample("one-topic", {"group_id": "loaders", "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0}, {"partition_index": 5}]}]}),
+    ],
 }
 
 RESPONSES = {
@@ -365,5 +396,47 @@ RESPONSES = {
             {"error_code": 42, "error_message": "num.partitions: read-only", "resource_type": 4,
              "resource_name": ""}]}),
         Sample("empty", {"throttle_time_ms": 2, "responses": []}),
+    ],
+    ApiKey.OFFSET_COMMIT: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "error_code": 0},
+                                              {"partition_index": 2, "error_code": 25}]}]}),
+    ],
+    ApiKey.OFFSET_FETCH: [
+        Sample("offsets", {"throttle_time_ms": 0, "error_code": 0, "topics": [
+            {"name": "orders", "partitions": [
+                {"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": 3,
+                 "metadata": "run 7 \u00e9", "error_code": 0},
+                {"partition_index": 2, "committed_offset": -1, "committed_leader_epoch": -1,
+                 "metadata": None, "error_code": 0}]}]}),
+    ],
+    ApiKey.FIND_COORDINATOR: [
+        Sample("found", {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "node_id": 2,
+                         "host": "broker-2.example", "port": 9092}),
+        Sample("not-available", {"throttle_time_ms": 0, "error_code": 15, "error_message": "loading \u00e9",
+                                 "node_id": -1, "host": "", "port": -1}),
+    ],
+    ApiKey.DESCRIBE_GROUPS: [
+        Sample("stable", {"throttle_time_ms": 0, "groups": [
+            {"error_code": 0, "group_id": "loaders", "group_state": "Stable", "protocol_type": "consumer",
+             "protocol_data": "range", "members": [
+                 {"member_id": "m-1", "group_instance_id": "host-a", "client_id": "rdkafka",
+                  "client_host": "/127.0.0.1", "member_metadata": b"\x00\x01", "member_assignment": b""}],
+             "authorized_operations": -2147483648},
+            {"error_code": 69, "group_id": "gone", "group_state": "Dead", "protocol_type": "",
+             "protocol_data": "", "members": [], "authorized_operations": -2147483648}]}),
+    ],
+    ApiKey.LIST_GROUPS: [
+        Sample("two", {"throttle_time_ms": 0, "error_code": 0, "groups": [
+            {"group_id": "loaders", "protocol_type": "consumer"}, {"group_id": "\u00e9", "protocol_type": ""}]}),
+    ],
+    ApiKey.DELETE_GROUPS: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "results": [
+            {"group_id": "loaders", "error_code": 0}, {"group_id": "busy", "error_code": 68}]}),
+    ],
+    ApiKey.OFFSET_DELETE: [
+        Sample("ok-and-error", {"error_code": 0, "throttle_time_ms": 0, "topics": [
+            {"name": "orders", "partitions": [{"partition_index": 0, "error_code": 0},
+                                              {"partition_index": 5, "error_code": 86}]}]}),
     ],
 }

@@ -47,7 +47,8 @@ def test_every_api_has_samples_and_cross_checked_versions():
 @pytest.mark.parametrize("key", list(APIS), ids=lambda k: k.name)
 def test_only_versions_kafka_python_dropped_are_left_to_hand_checks(key):
     dropped = {"PRODUCE": [0, 1, 2], "CREATE_TOPICS": [0, 1], "DELETE_TOPICS": [0], "DESCRIBE_CONFIGS": [0],
-               "DESCRIBE_LOG_DIRS": [0]}
+               "DESCRIBE_LOG_DIRS": [0], "OFFSET_COMMIT": [0, 1],
+               "OFFSET_FETCH": [0]}
     assert hand_checked_versions(key) == dropped.get(key.name, [])
 
 

@@ -3,8 +3,9 @@ guide (Appendix A; section 2.4 for Produce v0-2; Kafka's message JSON for Descri
 DescribeLogDirs): for every advertised version of every API, our encoder writes exactly these bytes
 and our decoder reads them back, with absent fields given Kafka's defaults. This is also the only
 check of the versions kafka-python no longer implements (Produce v0-2, CreateTopics v0-1,
-DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0). DeleteRecords, AlterConfigs,
-CreatePartitions and IncrementalAlterConfigs follow Kafka's message JSON.
+DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0, OffsetCommit v0-1, OffsetFetch v0).
+DeleteRecords, AlterConfigs, CreatePartitions, IncrementalAlterConfigs and the consumer-group
+APIs follow Kafka's message JSON.
 """
 
 import pytest
@@ -146,6 +147,40 @@ MESSAGES = {
     (ApiKey.INCREMENTAL_ALTER_CONFIGS, "response"): {
         "throttle_time_ms": 0,
         "responses": [{"error_code": 0, "error_message": None, "resource_type": 4, "resource_name": "0"}]},
+    (ApiKey.OFFSET_COMMIT, "request"): {
+        "group_id": "g", "generation_id_or_member_epoch": 3, "member_id": "m", "group_instance_id": "i",
+        "retention_time_ms": 60000,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "committed_offset": 42,
+                                                 "committed_leader_epoch": 5, "commit_timestamp": 1700000000000,
+                                                 "committed_metadata": "md"}]}]},
+    (ApiKey.OFFSET_COMMIT, "response"): {
+        "throttle_time_ms": 2, "topics": [{"name": "t", "partitions": [{"partition_index": 1, "error_code": 25}]}]},
+    (ApiKey.OFFSET_FETCH, "request"): {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 3]}]},
+    (ApiKey.OFFSET_FETCH, "response"): {
+        "throttle_time_ms": 6, "error_code": 14,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 3, "committed_offset": 9,
+                                                 "committed_leader_epoch": 2, "metadata": None, "error_code": 0}]}]},
+    (ApiKey.FIND_COORDINATOR, "request"): {"key": "g", "key_type": 1},
+    (ApiKey.FIND_COORDINATOR, "response"): {
+        "throttle_time_ms": 1, "error_code": 0, "error_message": "ok", "node_id": 2, "host": "h", "port": 9092},
+    (ApiKey.DESCRIBE_GROUPS, "request"): {"groups": ["g"], "include_authorized_operations": True},
+    (ApiKey.DESCRIBE_GROUPS, "response"): {
+        "throttle_time_ms": 4,
+        "groups": [{"error_code": 0, "group_id": "g", "group_state": "Stable", "protocol_type": "consumer",
+                    "protocol_data": "range",
+                    "members": [{"member_id": "m", "group_instance_id": "i", "client_id": "c", "client_host": "/h",
+                                 "member_metadata": b"md", "member_assignment": b"as"}],
+                    "authorized_operations": 8}]},
+    (ApiKey.LIST_GROUPS, "request"): {},
+    (ApiKey.LIST_GROUPS, "response"): {
+        "throttle_time_ms": 5, "error_code": 0, "groups": [{"group_id": "g", "protocol_type": "consumer"}]},
+    (ApiKey.DELETE_GROUPS, "request"): {"groups_names": ["g", "h"]},
+    (ApiKey.DELETE_GROUPS, "response"): {
+        "throttle_time_ms": 0, "results": [{"group_id": "g", "error_code": 0}, {"group_id": "h", "error_code": 68}]},
+    (ApiKey.OFFSET_DELETE, "request"): {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]},
+    (ApiKey.OFFSET_DELETE, "response"): {
+        "error_code": 0, "throttle_time_ms": 3,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 2, "error_code": 86}]}]},
 }
 
 
@@ -292,6 +327,70 @@ def incremental_alter_configs_response(v):
     return i32(0) + array([i16(0) + string(None) + i8(4) + string("0")])
 
 
+# The consumer-group APIs (for the client; the broker serves none yet), from Kafka's message JSON.
+
+def offset_commit_request(v):
+    partition = (i32(1) + i64(42) + _if(v >= 6, i32(5)) + _if(v == 1, i64(1700000000000)) + string("md"))
+    return (string("g") + _if(v >= 1, i32(3) + string("m")) + _if(v >= 7, string("i"))
+            + _if(2 <= v <= 4, i64(60000)) + array([string("t") + array([partition])]))
+
+
+def offset_commit_response(v):
+    return _if(v >= 3, i32(2)) + array([string("t") + array([i32(1) + i16(25)])])
+
+
+def offset_fetch_request(v):
+    return string("g") + array([string("t") + array([i32(0), i32(3)])])
+
+
+def offset_fetch_response(v):
+    partition = i32(3) + i64(9) + _if(v >= 5, i32(2)) + string(None) + i16(0)
+    return _if(v >= 3, i32(6)) + array([string("t") + array([partition])]) + _if(v >= 2, i16(14))
+
+
+def find_coordinator_request(v):
+    return string("g") + _if(v >= 1, i8(1))
+
+
+def find_coordinator_response(v):
+    return _if(v >= 1, i32(1)) + i16(0) + _if(v >= 1, string("ok")) + i32(2) + string("h") + i32(9092)
+
+
+def describe_groups_request(v):
+    return array([string("g")]) + _if(v >= 3, boolean(True))
+
+
+def describe_groups_response(v):
+    member = (string("m") + _if(v >= 4, string("i")) + string("c") + string("/h") + nbytes(b"md") + nbytes(b"as"))
+    group = (i16(0) + string("g") + string("Stable") + string("consumer") + string("range") + array([member])
+             + _if(v >= 3, i32(8)))
+    return _if(v >= 1, i32(4)) + array([group])
+
+
+def list_groups_request(v):
+    return b""
+
+
+def list_groups_response(v):
+    return _if(v >= 1, i32(5)) + i16(0) + array([string("g") + string("consumer")])
+
+
+def delete_groups_request(v):
+    return array([string("g"), string("h")])
+
+
+def delete_groups_response(v):
+    return i32(0) + array([string("g") + i16(0), string("h") + i16(68)])
+
+
+def offset_delete_request(v):
+    return string("g") + array([string("t") + array([i32(2)])])
+
+
+def offset_delete_response(v):
+    return i16(0) + i32(3) + array([string("t") + array([i32(2) + i16(86)])])
+
+
 LAYOUTS = {
     (ApiKey.PRODUCE, "request"): produce_request,
     (ApiKey.PRODUCE, "response"): produce_response,
@@ -321,6 +420,20 @@ LAYOUTS = {
     (ApiKey.CREATE_PARTITIONS, "response"): create_partitions_response,
     (ApiKey.INCREMENTAL_ALTER_CONFIGS, "request"): incremental_alter_configs_request,
     (ApiKey.INCREMENTAL_ALTER_CONFIGS, "response"): incremental_alter_configs_response,
+    (ApiKey.OFFSET_COMMIT, "request"): offset_commit_request,
+    (ApiKey.OFFSET_COMMIT, "response"): offset_commit_response,
+    (ApiKey.OFFSET_FETCH, "request"): offset_fetch_request,
+    (ApiKey.OFFSET_FETCH, "response"): offset_fetch_response,
+    (ApiKey.FIND_COORDINATOR, "request"): find_coordinator_request,
+    (ApiKey.FIND_COORDINATOR, "response"): find_coordinator_response,
+    (ApiKey.DESCRIBE_GROUPS, "request"): describe_groups_request,
+    (ApiKey.DESCRIBE_GROUPS, "response"): describe_groups_response,
+    (ApiKey.LIST_GROUPS, "request"): list_groups_request,
+    (ApiKey.LIST_GROUPS, "response"): list_groups_response,
+    (ApiKey.DELETE_GROUPS, "request"): delete_groups_request,
+    (ApiKey.DELETE_GROUPS, "response"): delete_groups_response,
+    (ApiKey.OFFSET_DELETE, "request"): offset_delete_request,
+    (ApiKey.OFFSET_DELETE, "response"): offset_delete_response,
 }
 
 
@@ -355,7 +468,9 @@ def test_advertised_version_ranges():
                       "API_VERSIONS": (0, 2), "CREATE_TOPICS": (0, 4), "DELETE_TOPICS": (0, 3),
                       "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1),
                       "DELETE_RECORDS": (0, 1), "ALTER_CONFIGS": (0, 1), "CREATE_PARTITIONS": (0, 1),
-                      "INCREMENTAL_ALTER_CONFIGS": (0, 0)}
+                      "INCREMENTAL_ALTER_CONFIGS": (0, 0), "OFFSET_COMMIT": (0, 7), "OFFSET_FETCH": (0, 5),
+                      "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
+                      "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0)}
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)

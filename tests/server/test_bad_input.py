@@ -31,7 +31,8 @@ import psutil
 import pytest
 
 from broker.protocol import frames
-from broker.protocol.apis import APIS, ApiKey
+from broker.protocol.apis import ApiKey
+from broker.server.handlers import SERVED
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import (BOOLEAN, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array,
                                    ProtocolError, Struct)
@@ -169,12 +170,12 @@ def huge_length(rng, seed: Seed) -> bytes:
 
 
 def unknown_api_key(rng, seed: Seed) -> bytes:
-    key = rng.choice([k for k in range(-1, 80) if k not in APIS] + [32767, -32768])
+    key = rng.choice([k for k in range(-1, 80) if k not in SERVED] + [32767, -32768])
     return struct.pack(">hh", key, rng.randint(-2, 20)) + seed.payload[4:]
 
 
 def unknown_version(rng, seed: Seed) -> bytes:
-    api = APIS[seed.api_key]
+    api = SERVED[seed.api_key]
     version = rng.choice([api.min_version - 1, api.max_version + 1, api.max_version + rng.randint(2, 100), -1,
                           32767, -32768])
     return seed.payload[:2] + struct.pack(">h", version) + seed.payload[4:]
@@ -242,7 +243,7 @@ def odd_values(rng, kind, value, version: int):
 
 def odd_field_values(rng, seed: Seed) -> bytes:
     """A well-formed request of the seed's API and version, with edge values in its fields."""
-    body = odd_values(rng, APIS[seed.api_key].request, seed.body, seed.version)
+    body = odd_values(rng, SERVED[seed.api_key].request, seed.body, seed.version)
     return payload_of(seed.api_key, seed.version, body, rng.randrange(2**31), rng.choice(["fuzz", None, ""]))
 
 
@@ -259,7 +260,7 @@ def parse(payload: bytes):
         header, reader = frames.parse_request(payload)
     except ProtocolError:
         return None, None
-    api = APIS.get(header.api_key)
+    api = SERVED.get(header.api_key)
     if api is None or not api.min_version <= header.api_version <= api.max_version:
         return header, None
     try:
@@ -316,7 +317,7 @@ def judge(client, payload: bytes, sentinel_id: int, outcomes: Outcomes) -> bool:
         outcomes.add("acks0")
     else:
         assert received == correlation_id, f"correlation id {received} answering {payload.hex()}"
-        api = APIS.get(header.api_key) if header is not None else None
+        api = SERVED.get(header.api_key) if header is not None else None
         if api is not None and api.key == ApiKey.API_VERSIONS and not api.min_version <= header.api_version <= \
                 api.max_version:
             assert data == unsupported_api_versions_reply(correlation_id), payload.hex()
@@ -415,7 +416,7 @@ class Background:
                 if api == ApiKey.METADATA:
                     assert reply["topics"][0]["name"] == HEALTHY_TOPIC and reply["topics"][0]["error_code"] == 0
                 elif api == ApiKey.API_VERSIONS:
-                    assert reply["error_code"] == 0 and len(reply["api_keys"]) == len(APIS)
+                    assert reply["error_code"] == 0 and len(reply["api_keys"]) == len(SERVED)
                 else:
                     assert reply["topics"][0]["partitions"][0]["offset"] == 0
                 rounds += 1

@@ -4,7 +4,7 @@
 import pytest
 
 from broker.protocol import frames
-from broker.protocol.apis import APIS
+from broker.server.handlers import SERVED
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import Array, Struct
 from broker.server.error_responses import error_response
@@ -35,7 +35,7 @@ def error_codes(schema, value, version: int) -> list[int]:
 
 
 @pytest.mark.parametrize("api,version", [pytest.param(api, version, id=f"{api.key.name}-v{version}")
-                                         for api in APIS.values()
+                                         for api in SERVED.values()
                                          for version in range(api.min_version, api.max_version + 1)])
 def test_every_api_and_version_has_a_storage_error_response(api, version):
     frame = frames.encode_request(api.key, version, 7, "test", one_of_each(api.request))

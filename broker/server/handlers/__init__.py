@@ -1,6 +1,6 @@
 """One handler per API: ``async handle(ctx, header, request_dict) -> response_dict | None``."""
 
-from broker.protocol.apis import ApiKey
+from broker.protocol.apis import APIS, ApiKey
 
 from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
                describe_log_dirs, fetch, init_producer_id, list_offsets, metadata, produce)
@@ -21,3 +21,8 @@ HANDLERS = {
     ApiKey.CREATE_PARTITIONS: create_partitions.handle,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter,
 }
+
+SERVED = {key: APIS[key] for key in sorted(HANDLERS)}
+"""The APIs the broker advertises (ApiVersions) and answers: exactly those with a handler. The
+protocol layer knows more (the client's consumer-group calls); a client told of an API with no
+handler here would use it (librdkafka turns features on by the advertised APIs) and be cut off."""

@@ -1,11 +1,16 @@
-"""ApiVersions: the table of advertised APIs and versions (see broker.protocol.apis)."""
+"""ApiVersions: the table of advertised APIs and versions: those the broker has handlers for."""
 
-from broker.protocol.apis import APIS
+import functools
+
 from broker.protocol.errors import ErrorCode
 
-_TABLE = [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
-          for api in sorted(APIS.values(), key=lambda a: a.key)]
+
+@functools.cache
+def _table() -> list[dict]:
+    from . import SERVED  # complete only once every handler module is imported
+    return [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}
+            for api in SERVED.values()]
 
 
 async def handle(ctx, header, request) -> dict:
-    return {"error_code": ErrorCode.NONE, "api_keys": _TABLE, "throttle_time_ms": 0}
+    return {"error_code": ErrorCode.NONE, "api_keys": _table(), "throttle_time_ms": 0}

@@ -1,0 +1,257 @@
+"""``kafkalog groups list|describe|delete|delete-offsets|reset-offsets``: consumer groups, in the shape of Kafka's
+``kafka-consumer-groups.sh``. ``describe`` shows each partition's committed offset, log end offset,
+lag, and the member that owns it; ``reset-offsets`` moves a group's committed offsets (to the
+earliest, the latest, a time, an offset, or by a shift), a dry run unless ``--execute``, and only
+while the group has no active members. Works against any Kafka cluster with a group coordinator.
+"""
+
+import argparse
+import json
+import sys
+
+from broker.client import EARLIEST, LATEST, KafkaError
+from broker.client.groups import GroupClient, GroupsUnsupportedError
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
+
+from .common import FAILED, OK, CommandError, add_command, check_partition, partitions_of, run, timestamp_ms
+from .topics import text_table
+
+PROG = "kafkalog groups"
+NO_OFFSET = "-"
+_MEMBERS_ACTIVE = {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.REBALANCE_IN_PROGRESS}
+
+
+def _list(client, args) -> int:
+    for group in GroupClient(client).list_groups():
+        print(group)
+    return OK
+
+
+def _members_or_none(groups: GroupClient, group: str, consequence: str | None):
+    """The group's description, or None from a broker that cannot describe groups (said on stderr,
+    with its ``consequence``, unless that is None)."""
+    try:
+        return groups.describe(group)
+    except GroupsUnsupportedError as exc:
+        if exc.api != ApiKey.DESCRIBE_GROUPS:
+            raise
+        if consequence:
+            print(f"{PROG}: note: {exc}: {consequence}", file=sys.stderr)
+        return None
+
+
+def _describe(client, args) -> int:
+    groups = GroupClient(client)
+    description = _members_or_none(groups, args.group, "members are not shown")
+    committed = groups.committed(args.group)
+    owners = {}
+    for member in description.members if description else ():
+        for topic, partitions in member.assignment.items():
+            owners.update({(topic, p): member for p in partitions})
+    if description is not None and description.state == "Dead" and not committed:
+        raise CommandError(f"consumer group {args.group!r} does not exist")
+    partitions = sorted(set(committed) | set(owners))
+    ends = client.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
+    rows = []
+    for tp in partitions:
+        offset = committed[tp].offset if tp in committed else None
+        end = ends[tp][0]
+        owner = owners.get(tp)
+        rows.append({"group": args.group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
+                     "logEndOffset": end, "lag": None if offset is None else max(end - offset, 0),
+                     "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
+                     "clientId": owner.client_id if owner else None})
+    state = description.state if description else None
+    if not rows:
+        print(f"{PROG} describe: consumer group {args.group!r} has no committed offsets and no assigned partitions",
+              file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps({"group": args.group, "state": state, "partitions": rows}))
+        return OK
+    if state is not None:
+        print(f"Consumer group {args.group!r} is {state}, with {len(description.members)} active members.")
+    header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+              "CLIENT-ID"]
+    print(text_table([header] + [[_shown(row[k]) for k in ("group", "topic", "partition", "currentOffset",
+                                                           "logEndOffset", "lag", "consumerId", "host", "clientId")]
+                                 for row in rows]))
+    return OK
+
+
+def _shown(value) -> str:
+    return NO_OFFSET if value is None else str(value)
+
+
+def _delete(client, args) -> int:
+    return _report("delete", GroupClient(client).delete_groups(args.groups),
+                   lambda group: f"deleted consumer group {group}")
+
+
+def _delete_offsets(client, args) -> int:
+    deleted = GroupClient(client).delete_offsets(args.group, _named_partitions(client, args))
+    return _report("delete-offsets", dict(sorted(deleted.items())),
+                   lambda tp: f"deleted the offset of consumer group {args.group} for {tp[0]}-{tp[1]}")
+
+
+def _report(verb: str, results: dict, done) -> int:
+    """One line per item (``done(item)`` on stdout, or its error on stderr); 1 if any failed."""
+    failed = False
+    for item, error in results.items():
+        if error is None:
+            print(done(item))
+        else:
+            print(f"{PROG} {verb}: {error}", file=sys.stderr)
+            failed = True
+    return FAILED if failed else OK
+
+
+def topic_partitions(text: str) -> tuple[str, list[int] | None]:
+    """``TOPIC`` (all its partitions: None) or ``TOPIC:P,P,...`` -> ``(topic, partitions)``."""
+    topic, sep, listed = text.rpartition(":") if ":" in text else (text, "", "")
+    numbers = [p.strip() for p in listed.split(",")] if sep else []
+    if not topic or (sep and not all(n.isascii() and n.isdigit() for n in numbers)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not TOPIC or TOPIC:PARTITION,... (for example orders:0,2)")
+    return topic, sorted({int(n) for n in numbers}) if sep else None
+
+
+def _reset(client, args) -> int:
+    groups = GroupClient(client)
+    description = _members_or_none(groups, args.group, None)
+    if description is not None and description.members:
+        raise CommandError(_active(args.group, len(description.members)))
+    committed = groups.committed(args.group)
+    targets = _targets(client, args, committed)
+    wanted = new_offsets(client, args, targets, committed)
+    print(text_table([["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"]]
+                     + [[args.group, t, str(p), str(o)] for (t, p), o in sorted(wanted.items())]))
+    if not args.execute:
+        unchecked = "" if description else "; the broker cannot describe groups, so active members are checked then"
+        print(f"{PROG} reset-offsets: dry run, nothing committed (add --execute to commit these offsets{unchecked})",
+              file=sys.stderr)
+        return OK
+    try:
+        groups.commit(args.group, wanted)
+    except KafkaError as exc:
+        if exc.code in _MEMBERS_ACTIVE:  # the coordinator's own check, for brokers that cannot describe groups
+            raise CommandError(_active(args.group, None)) from None
+        raise
+    return OK
+
+
+def _active(group: str, count: int | None) -> str:
+    members = "active members" if count is None else f"{count} active member{'s' if count != 1 else ''}"
+    return (f"consumer group {group!r} has {members}: offsets can be reset only while the group is inactive "
+            f"(stop its consumers first)")
+
+
+def _targets(client, args, committed: dict) -> list:
+    """The (topic, partition) pairs to reset."""
+    if args.all_topics:
+        if not committed:
+            raise CommandError(f"consumer group {args.group!r} has no committed offsets: name topics with --topic")
+        return sorted(committed)
+    return sorted(set(_named_partitions(client, args)))
+
+
+def _named_partitions(client, args) -> list:
+    """The (topic, partition) pairs that ``--topic T[:P,...]`` options name, each checked to exist."""
+    named = []
+    for topic, wanted in args.topic:
+        existing = partitions_of(client, topic, args.bootstrap_server)
+        for partition in wanted if wanted is not None else existing:
+            check_partition(topic, partition, existing)
+            named.append((topic, partition))
+    return named
+
+
+def new_offsets(client, args, targets: list, committed: dict) -> dict:
+    """``{(topic, partition): offset}`` that reset-offsets' target option gives each of ``targets``,
+    within each partition's earliest and latest offsets."""
+    earliest = {tp: o for tp, (o, _) in client.list_offsets({tp: EARLIEST for tp in targets}).items()}
+    latest = {tp: o for tp, (o, _) in client.list_offsets({tp: LATEST for tp in targets}).items()}
+    if args.to_earliest:
+        return earliest
+    if args.to_latest:
+        return latest
+    if args.to_datetime is not None:
+        found = client.list_offsets({tp: args.to_datetime for tp in targets})
+        return {tp: latest[tp] if found[tp][0] < 0 else found[tp][0] for tp in targets}
+    if args.to_offset is not None:
+        return {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in targets}
+    missing = [f"{t}-{p}" for t, p in targets if (t, p) not in committed]
+    if missing:
+        raise CommandError(f"--shift-by needs a committed offset; consumer group {args.group!r} has none for "
+                           + ", ".join(missing))
+    return {tp: min(max(committed[tp].offset + args.shift_by, earliest[tp]), latest[tp]) for tp in targets}
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (for example -100)") from None
+
+
+def _verb(verbs, name: str, summary: str, description: str, examples: list[str], action):
+    """A ``groups`` verb with the common options, run as ``action(client, args)``."""
+    parser = add_command(verbs, name, summary, description, examples)
+    parser.set_defaults(func=lambda args: run(f"{PROG} {name}", args, action))
+    return parser
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("groups", help="list, describe, delete consumer groups; reset their offsets",
+                                 description="Consumer groups, as kafka-consumer-groups.sh shows them.")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    _verb(verbs, "list", "list the consumer groups", "List every consumer group of the cluster.",
+          ["kafkalog groups list --bootstrap-server 127.0.0.1:9092"], _list)
+
+    describe = _verb(
+        verbs, "describe", "show a group's offsets, lag and members",
+        "Show each partition the group committed an offset for or is assigned: its committed offset,\n"
+        "the log end offset, the lag (their difference) and the member that owns it ('-': none).", [
+            "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json"], _describe)
+    describe.add_argument("group", metavar="GROUP")
+    describe.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+
+    delete = _verb(verbs, "delete", "delete consumer groups and their offsets",
+                   "Delete inactive consumer groups and their committed offsets (NON_EMPTY_GROUP while\n"
+                   "a group has members).", ["kafkalog groups delete loaders"], _delete)
+    delete.add_argument("groups", nargs="+", metavar="GROUP")
+
+    delete_offsets = _verb(
+        verbs, "delete-offsets", "delete a group's committed offsets of some partitions",
+        "Delete the group's committed offsets of the named partitions (OffsetDelete); refused for\n"
+        "topics the group's active members are subscribed to.", [
+            "kafkalog groups delete-offsets loaders --topic orders",
+            "kafkalog groups delete-offsets loaders --topic orders:0,2"], _delete_offsets)
+    delete_offsets.add_argument("group", metavar="GROUP")
+    delete_offsets.add_argument("--topic", type=topic_partitions, action="append", required=True,
+                                metavar="TOPIC[:P,...]", help="a topic, or some of its partitions (repeatable)")
+
+    reset = _verb(
+        verbs, "reset-offsets", "move a group's committed offsets (dry run unless --execute)",
+        "Compute new committed offsets for the group's partitions and show them; with --execute,\n"
+        "commit them. Refused while the group has active members. Offsets are kept within each\n"
+        "partition's earliest and latest offsets; --to-datetime picks the first record at or after\n"
+        "the time (the latest offset when there is none).", [
+            "kafkalog groups reset-offsets loaders --topic orders --to-earliest",
+            "kafkalog groups reset-offsets loaders --topic orders:0,2 --shift-by -100 --execute",
+            "kafkalog groups reset-offsets loaders --all-topics --to-datetime 2024-05-01T12:00:00Z --execute"],
+        _reset)
+    reset.add_argument("group", metavar="GROUP")
+    scope = reset.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--topic", type=topic_partitions, action="append", metavar="TOPIC[:P,...]",
+                       help="a topic, or some of its partitions (repeatable)")
+    scope.add_argument("--all-topics", action="store_true", help="every topic the group has committed offsets for")
+    to = reset.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", action="store_true", help="to each partition's earliest offset")
+    to.add_argument("--to-latest", action="store_true", help="to each partition's latest offset (skip everything)")
+    to.add_argument("--to-datetime", type=timestamp_ms, metavar="TIME",
+                    help="to the first record at or after TIME (ISO-8601, UTC unless it says, or epoch ms)")
+    to.add_argument("--to-offset", type=_integer, metavar="OFFSET", help="to OFFSET")
+    to.add_argument("--shift-by", type=_integer, metavar="N", help="by N from the committed offset (negative: back)")
+    run_mode = reset.add_mutually_exclusive_group()
+    run_mode.add_argument("--execute", action="store_true", help="commit the new offsets")
+    run_mode.add_argument("--dry-run", action="store_true", help="only show them (the default)")
