@@ -6,7 +6,9 @@ wrote it. When they disagree, a run planned from the checkpoint would load offse
 them, or reuse the number of a run that left output (and publish that stale output as its own).
 So a load stops, naming the first problem and how to repair it, when it finds:
 
-* a damaged run in the checkpoint: a missing or corrupt file (``CheckpointStore.survey``);
+* a damaged run in the checkpoint: a missing or corrupt file (``CheckpointStore.survey``), or,
+  for a pending run with output (published or staged, so next only reported and committed), a
+  corrupt task file;
 * output of a run the checkpoint does not hold: ``run=N`` or ``_superseded/run=N`` without a
   planned ``runs/N`` (unless retention removed run N), or any ``_staging/run=N`` without one: the
   checkpoint lost runs, e.g. it was restored from an older backup;
@@ -53,6 +55,10 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
             output_named = f" (its output: {where})" if places else ""
             found.append(Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}",
                                  remedy))
+        elif entry is not None and entry.run is not None and entry.run.pending and places and \
+                (unreadable := _unreadable_task(store, number)):
+            found.append(Problem(number, f"run {number} is damaged: {unreadable} (its output: {where}; its report "
+                                         f"is built from its tasks' files)", f"{repair}, or restore the file"))
         elif entry is not None and entry.run is None and places:
             found.append(Problem(number, f"run {number} was never planned ({store.uri}/{store.run_name(number)} has "
                                          f"no plan.json), yet its output {where} exists", repair))
@@ -65,6 +71,15 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
                                          f"is missing", f"restore it, or load its offsets again: kafkalog load "
                                          f"--output {output.uri} --topics ... --rewind-to-run {number}", True))
     return found
+
+
+def _unreadable_task(store: CheckpointStore, number: int) -> str | None:
+    """Why a task file of a run is unreadable, or None."""
+    try:
+        store.tasks(number)
+    except CheckpointError as exc:
+        return str(exc)
+    return None
 
 
 def refuse(found: list[Problem], superseded: list[int] | None = None) -> None:

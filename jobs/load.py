@@ -193,20 +193,27 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
-    settings = dict(conf)
     if not verbose:
-        quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
-        settings[DRIVER_JAVA_OPTIONS] = f"{quiet} {settings.get(DRIVER_JAVA_OPTIONS, '')}".strip()
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
     builder = SparkSession.builder.appName("kafkalog-load").master(master) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
-    for key, value in settings.items():
+    for key, value in spark_settings(conf, verbose).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if not verbose:
         spark.sparkContext.setLogLevel("OFF")
     spark_kafka_source.register(spark)
     return spark
+
+
+def spark_settings(conf: list[tuple[str, str]], verbose: bool) -> dict:
+    """The ``--conf`` settings, with the job's quiet log settings first in the driver's Java options
+    unless ``verbose``."""
+    settings = dict(conf)
+    if not verbose:
+        quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+        settings[DRIVER_JAVA_OPTIONS] = f"{quiet} {settings.get(DRIVER_JAVA_OPTIONS, '')}".strip()
+    return settings
 
 
 def _error(exc: Exception) -> None:

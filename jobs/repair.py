@@ -64,7 +64,12 @@ def repair(store: CheckpointStore, output: Output, say=print) -> None:
 
 def _rebuild(store: CheckpointStore, output: Output, number: int, place: str) -> str:
     superseded = place.startswith("_superseded/")
-    offsets = output.loaded_offsets(place)
+    try:
+        offsets = output.loaded_offsets(place)
+    except (OSError, ValueError) as exc:  # pyarrow's errors: unreadable files, another format
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise RepairRefused(f"run {number} cannot be rebuilt: {output.uri}/{place} cannot be read as "
+                            f"{output.format} (give the load's --format): {first}") from None
     runs = [e.run for e in store.survey() if e.run is not None and not e.damage and e.run.superseded is None]
     ended = {}  # where the committed runs before this one ended
     for run in (r for r in runs if r.committed and r.number < number):

@@ -4,6 +4,7 @@ SparkSession for the whole run (pytest-spark's ``spark_session``, configured in 
 Python workers run this interpreter so they can import the project."""
 
 import os
+import signal
 import sys
 
 import pytest
@@ -12,6 +13,11 @@ from broker.embedded import EmbeddedBroker
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+# A shell that starts the suite in the background hands it SIGINT ignored, and children inherit
+# that: Ctrl-C tests would then wait for ever. A handled signal is reset to the default at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

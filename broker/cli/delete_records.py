@@ -5,7 +5,7 @@ once; readers that wanted those records see them as lost, exactly as after reten
 
 import argparse
 
-from .common import OK, USAGE, CommandError, add_command, check_partition, partitions_of, run
+from .common import OK, USAGE, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 
 PROG = "kafkalog delete-records"
 TO_THE_END = -1
@@ -43,7 +43,7 @@ def add_parser(commands) -> None:
         "source, the load job) treat the deleted records as lost, as after retention.", [
             "kafkalog delete-records page-views --before 0:1500",
             "kafkalog delete-records page-views --before 0:end --before 1:end"])
-    parser.add_argument("topic", metavar="TOPIC")
+    add_topic_argument(parser)
     parser.add_argument("--before", type=partition_offset, action="append", required=True,
                         metavar="PARTITION:OFFSET", help="delete the partition's records below OFFSET (repeatable)")
     parser.set_defaults(func=lambda args: run(PROG, args, _delete))

@@ -165,7 +165,7 @@ def add_parser(commands) -> None:
         "other partitions than before, as in Kafka. Settings: see `kafkalog configs alter`.", [
             "kafkalog topics alter page-views --partitions 6",
             "kafkalog topics alter page-views --partitions 6 --validate-only"])
-    alter.add_argument("topics", nargs="+", metavar="TOPIC")
+    add_topic_argument(alter, many=True)
     alter.add_argument("--partitions", type=positive_int, required=True, metavar="N",
                        help="the new number of partitions (higher than the current one)")
     alter.add_argument("--validate-only", action="store_true", help="check the request, change nothing")

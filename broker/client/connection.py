@@ -63,7 +63,10 @@ class BrokerConnection:
             low, high = max(ours.min_version, theirs[0]), min(ours.max_version, theirs[1])
             if low <= high:
                 return high
-        raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs}, "
+        if theirs is None:
+            raise UnsupportedVersionError(f"the broker at {self.address} does not implement {api_key.name} "
+                                          f"(API key {int(api_key)})")
+        raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
                                       f"this client {ours.min_version}-{ours.max_version}")
 
     def request(self, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:

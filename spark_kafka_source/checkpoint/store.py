@@ -136,8 +136,8 @@ class CheckpointStore:
             if "plan.json" not in files:
                 newest = index == len(numbers) - 1
                 damage = [] if newest and not files else [
-                    f"{self.uri}/{name} has no plan.json" + (f" (it holds {', '.join(files)})" if files else "")
-                    + ("" if newest else ", yet later runs exist")]
+                    f"{self.uri}/{name} has no plan.json" + ("" if newest else ", yet later runs exist")
+                    + (f" (it holds {', '.join(files)})" if files else "")]
                 entries.append(RunEntry(number, None, damage))
                 continue
             entries.append(self._read_run(number, files))

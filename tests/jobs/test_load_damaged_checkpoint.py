@@ -3,13 +3,15 @@ naming what contradicts what and how to repair it, never reuses a run number tha
 (``run=N``, ``_staging/run=N``, ``_superseded/run=N``, ``runs/N``), and ``--repair`` rebuilds what
 the output's own rows prove (topic, partition, offset) and refuses the rest.
 
-Each test loads its own topic twice (runs 1 and 2), damages the checkpoint or the output as a
-person or a restore from an older backup would, produces one more record and loads again.
+Each test copies two runs of one topic (``loaded``: runs 1 and 2, then one more record produced),
+damages the checkpoint or the output as a person or a restore from an older backup would, and
+loads again.
 """
 
 import json
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -20,18 +22,30 @@ from .loads import assert_exactly_once, load_args, ok, output_rows, run_dir, run
 pytestmark = pytest.mark.timeout(300)
 
 
-def two_runs(bootstrap: str, topic: str, output, directory) -> list:
-    """Runs 1 and 2 of ``topic`` (2 partitions), each after a batch of records; the records."""
+class Loaded(NamedTuple):
+    bootstrap: str
+    topic: str
+    output: Path
+    recs: list  # runs 1 and 2 loaded all but the last
+
+    def copy(self, destination: Path) -> Path:
+        shutil.copytree(self.output, destination)
+        return destination
+
+
+@pytest.fixture(scope="module")
+def loaded(jobs_broker, spark, tmp_path_factory) -> Loaded:
+    """Runs 1 and 2 of a topic of 2 partitions, each after 3 records per partition, then one more
+    record (partition 1, offset 6) for the next run."""
+    bootstrap, topic = jobs_broker.bootstrap, "damaged"
     create_topic(bootstrap, topic, 2)
+    base = tmp_path_factory.mktemp("damaged")
     recs = []
     for tag in ("a", "b"):
         recs += produce(bootstrap, topic, messages(6, partitions=(0, 1), tag=tag))
-        ok(run_load(load_args(bootstrap, topic, output), directory))
-    return recs
-
-
-def one_more(bootstrap: str, topic: str) -> list:
-    return produce(bootstrap, topic, messages(1, partitions=(1,), tag="late"))
+        ok(run_load(load_args(bootstrap, topic, base / "output"), base))
+    recs += produce(bootstrap, topic, messages(1, partitions=(1,), tag="late"))
+    return Loaded(bootstrap, topic, base / "output", recs)
 
 
 def refused(result, *parts: str) -> str:
@@ -43,21 +57,19 @@ def refused(result, *parts: str) -> str:
 
 
 @pytest.mark.parametrize("damage", ["plan.json removed", "runs/2 removed", "checkpoint removed"])
-def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuilds_it(jobs_broker, spark, tmp_path,
+def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuilds_it(loaded, tmp_path,
                                                                                        damage):
     """The issue's reproduction: the next run got number 2 again, committed the stale run=2 without
     reading anything, and the new record ended in no output at all. With the whole checkpoint gone,
     the next run loaded everything again as run 1."""
-    bootstrap, topic = jobs_broker.bootstrap, f"lost-{damage.split()[0].replace('.', '-').replace('/', '-')}"
-    output = tmp_path / "output"
-    recs = two_runs(bootstrap, topic, output, tmp_path)
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
     if damage == "plan.json removed":
         (run_dir(output, 2) / "plan.json").unlink()
     elif damage == "runs/2 removed":
         shutil.rmtree(run_dir(output, 2))
     else:
         shutil.rmtree(output / "_checkpoint")
-    recs += one_more(bootstrap, topic)
     args = load_args(bootstrap, topic, output)
     before = tree(output)
 
@@ -81,12 +93,10 @@ def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuild
     assert [r.run for r in rows if r.offset == 6] == [3]  # the new record, in partition 1
 
 
-def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(jobs_broker, spark, tmp_path):
-    bootstrap, topic = jobs_broker.bootstrap, "output-removed"
-    output = tmp_path / "output"
-    recs = two_runs(bootstrap, topic, output, tmp_path)
+def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(loaded, tmp_path):
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
     shutil.rmtree(output / "run=1")
-    recs += one_more(bootstrap, topic)
     args = load_args(bootstrap, topic, output)
 
     refused(run_load(args, tmp_path), "run 1 is committed", f"{output.as_uri()}/run=1 is missing",
@@ -98,12 +108,11 @@ def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(jobs_
     assert_exactly_once(output, recs)
 
 
-def test_traces_of_runs_the_checkpoint_never_saw_stop_the_load(jobs_broker, spark, tmp_path):
+def test_traces_of_runs_the_checkpoint_never_saw_stop_the_load(loaded, tmp_path):
     """A checkpoint restored from a backup older than the output: runs 2 (superseded, output aside)
     and 3 are in the output only; a staged run 4 too."""
-    bootstrap, topic = jobs_broker.bootstrap, "restored"
-    output = tmp_path / "output"
-    recs = two_runs(bootstrap, topic, output, tmp_path)
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
     backup = tmp_path / "backup"
     shutil.copytree(output / "_checkpoint", backup)
     ok(run_load(load_args(bootstrap, topic, output, "--rewind-to-run", "2"), tmp_path))  # run 3
@@ -111,7 +120,6 @@ def test_traces_of_runs_the_checkpoint_never_saw_stop_the_load(jobs_broker, spar
     shutil.rmtree(output / "_checkpoint")
     shutil.copytree(backup, output / "_checkpoint")
     shutil.rmtree(run_dir(output, 2))  # the backup predates run 2 too
-    recs += one_more(bootstrap, topic)
     args = load_args(bootstrap, topic, output)
 
     refused(run_load(args, tmp_path), "the checkpoint has no run 2", "--repair")
@@ -126,17 +134,16 @@ def test_traces_of_runs_the_checkpoint_never_saw_stop_the_load(jobs_broker, spar
                  "run 4: removed _staging/run=4 (never published, its offsets load again)"):
         assert line in repaired.stdout, repaired.stdout
     result = ok(run_load(args, tmp_path))
-    assert result.stdout.startswith("run 4: 1 record, "), result.stdout
+    assert result.stdout.startswith("run 4: 0 records, "), result.stdout  # run 3 loaded the newest record
     assert_exactly_once(output, recs)
 
 
-def test_repair_refuses_what_the_rows_cannot_prove_and_rebuilds_what_they_do(jobs_broker, spark, tmp_path):
+def test_repair_refuses_what_the_rows_cannot_prove_and_rebuilds_what_they_do(loaded, tmp_path):
     """Run 2's checkpoint is gone. With a file of its output copied, its rows hold offsets twice:
     refused. With the file holding its partition 0 deleted instead, run 2 is rebuilt with partition
     1 only, and the next run loads partition 0 again from where run 1 ended."""
-    bootstrap, topic = jobs_broker.bootstrap, "unprovable"
-    output = tmp_path / "output"
-    recs = two_runs(bootstrap, topic, output, tmp_path)
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
     shutil.rmtree(run_dir(output, 2))
     partition0 = sorted({r.file for r in output_rows(output) if r.run == 2 and r.partition == 0})
     copy = Path(partition0[0]).with_name("part-copied.snappy.parquet")
@@ -153,16 +160,14 @@ def test_repair_refuses_what_the_rows_cannot_prove_and_rebuilds_what_they_do(job
     repaired = run_load(["--output", str(output), "--repair"], tmp_path)
     assert repaired.code == 0 and "run 2: rebuilt from the rows of run=2: 3 records in 1 partition" in \
         repaired.stdout, repaired
-    recs += one_more(bootstrap, topic)
     result = ok(run_load(load_args(bootstrap, topic, output), tmp_path))
     assert result.stdout.startswith("run 3: 4 records, "), result.stdout
     assert_exactly_once(output, recs)
 
 
-def test_a_corrupt_commit_is_shown_by_history_and_repaired(jobs_broker, spark, tmp_path):
-    bootstrap, topic = jobs_broker.bootstrap, "corrupt-commit"
-    output = tmp_path / "output"
-    recs = two_runs(bootstrap, topic, output, tmp_path)
+def test_a_corrupt_commit_is_shown_by_history_and_repaired(loaded, tmp_path):
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
     commit = run_dir(output, 1) / "commit.json"
     commit.write_bytes(b"\x00\xffnot json")
 
@@ -177,6 +182,24 @@ def test_a_corrupt_commit_is_shown_by_history_and_repaired(jobs_broker, spark, t
     repaired = run_load(["--output", str(output), "--repair"], tmp_path)
     assert repaired.code == 0 and "run 1: rebuilt from the rows of run=1" in repaired.stdout, repaired
     assert list(run_dir(output, 1).parent.glob("00000001.damaged*")), "the damaged files are kept aside"
-    recs += one_more(bootstrap, topic)
     ok(run_load(args, tmp_path))
+    assert_exactly_once(output, recs)
+
+
+def test_a_published_pending_run_with_a_corrupt_task_file_is_repaired_not_stuck(loaded, tmp_path):
+    """Killed between publishing and committing, run 2 is only reported and committed next; its
+    report is built from its tasks' files, so a corrupt one failed every run after it."""
+    bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
+    output = loaded.copy(tmp_path / "output")
+    for name in ("commit.json", "report.json"):  # as a kill after publishing leaves it
+        (run_dir(output, 2) / name).unlink()
+    task = sorted((run_dir(output, 2) / "tasks").glob("*.json"))[0]
+    task.write_bytes(b"{")
+    args = load_args(bootstrap, topic, output)
+
+    refused(run_load(args, tmp_path), "run 2 is damaged", task.as_uri(), "--repair")
+    repaired = run_load(["--output", str(output), "--repair"], tmp_path)
+    assert repaired.code == 0 and "run 2: rebuilt from the rows of run=2: 6 records" in repaired.stdout, repaired
+    result = ok(run_load(args, tmp_path))
+    assert result.stdout.startswith("run 3: 1 record, "), result.stdout
     assert_exactly_once(output, recs)

@@ -10,10 +10,13 @@ print ``paused at <step>`` and sleep there, so the SIGKILL lands exactly at that
 import json
 import random
 import time
+from pathlib import Path
 
 import pytest
 
+import jobs.load
 from broker.client import LATEST
+from jobs.load import spark_settings
 from tests.spark.feed import client, create_topic, messages, produce
 from tests.waiting import wait_for
 
@@ -143,3 +146,13 @@ def test_a_broker_killed_mid_load_fails_the_run_with_one_line_and_no_spark_logs(
     others = [x for x in result.stderr.splitlines() if not x.startswith(("kafkalog load:", "WARNING: Using incubator"))]
     assert not others, "\n".join(others[:40])
     assert not (output / "run=1").exists() and not (run_dir(output, 1) / "commit.json").exists()
+
+
+def test_the_quiet_log_settings_come_first_and_verbose_leaves_spark_its_own():
+    quiet = f"-Dlog4j2.configurationFile={Path(jobs.load.__file__).with_name('log4j2.properties')}"
+    assert spark_settings([], False) == {"spark.driver.extraJavaOptions": quiet}
+    assert spark_settings([("spark.driver.extraJavaOptions", "-XX:+UseSerialGC"), ("spark.ui.enabled", "false")],
+                          False) == {"spark.driver.extraJavaOptions": f"{quiet} -XX:+UseSerialGC",
+                                     "spark.ui.enabled": "false"}
+    assert spark_settings([("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")], True) == \
+           {"spark.driver.extraJavaOptions": "-XX:+UseSerialGC"}
