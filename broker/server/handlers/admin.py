@@ -8,12 +8,10 @@ deleting files runs on the I/O pool; a deletion waits for the appends in flight 
 (it is their partitions' next writer).
 """
 
-from collections import Counter
-
 from broker.protocol.errors import ErrorCode
 
-from ..context import error_text
 from ..topics import TopicError
+from .topic_results import per_topic
 
 DEFAULT = -1
 
@@ -38,22 +36,12 @@ def _partition_count(ctx, topic: dict) -> int:
 
 
 async def handle_create(ctx, header, request) -> dict:
-    names = Counter(t["name"] for t in request["topics"])  # not list.count: quadratic on hostile requests
-    results = []
-    for topic in request["topics"]:
-        result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
-        try:
-            if names[topic["name"]] > 1:
-                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
-            configs = {c["name"]: c["value"] for c in topic["configs"]}
-            await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
-                             request["validate_only"])
-        except TopicError as exc:
-            result.update(error_code=exc.code, error_message=error_text(exc))
-        except OSError as exc:
-            result.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
-        results.append(result)
-    return {"throttle_time_ms": 0, "topics": results}
+    async def create(topic: dict) -> None:
+        configs = {c["name"]: c["value"] for c in topic["configs"]}
+        await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
+                         request["validate_only"])
+
+    return {"throttle_time_ms": 0, "topics": await per_topic(request["topics"], create)}
 
 
 async def handle_delete(ctx, header, request) -> dict:

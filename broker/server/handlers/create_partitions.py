@@ -5,12 +5,10 @@ partition this broker alone; a topic named twice in one request is refused for b
 partition logs are made on the I/O pool, off the event loop.
 """
 
-from collections import Counter
-
 from broker.protocol.errors import ErrorCode
 
-from ..context import error_text
 from ..topics import TopicError
+from .topic_results import per_topic
 
 
 def _check_assignments(ctx, topic: dict) -> None:
@@ -27,19 +25,9 @@ def _check_assignments(ctx, topic: dict) -> None:
 
 
 async def handle(ctx, header, request) -> dict:
-    names = Counter(t["name"] for t in request["topics"])
-    results = []
-    for topic in request["topics"]:
-        result = {"name": topic["name"], "error_code": ErrorCode.NONE, "error_message": None}
-        try:
-            if names[topic["name"]] > 1:
-                raise TopicError(ErrorCode.INVALID_REQUEST, f"topic {topic['name']!r} appears twice in the request")
-            if ctx.topics.partitions(topic["name"]) is not None:
-                _check_assignments(ctx, topic)
-            await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"])
-        except TopicError as exc:
-            result.update(error_code=exc.code, error_message=error_text(exc))
-        except OSError as exc:
-            result.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
-        results.append(result)
-    return {"throttle_time_ms": 0, "results": results}
+    async def add_partitions(topic: dict) -> None:
+        if ctx.topics.partitions(topic["name"]) is not None:
+            _check_assignments(ctx, topic)
+        await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"])
+
+    return {"throttle_time_ms": 0, "results": await per_topic(request["topics"], add_partitions)}
