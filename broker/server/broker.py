@@ -25,6 +25,7 @@ from broker.log.manager import LogManager
 from .config import BrokerConfig
 from .connection import Connection
 from .context import BrokerContext
+from .group_runtime import GroupRuntime
 from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
@@ -42,6 +43,7 @@ class Broker:
         self.ctx = None
         self._server = None
         self._connections: dict[asyncio.Task, Connection] = {}
+        self._loading = None  # the task replaying __consumer_offsets
 
     async def start(self) -> tuple[str, int]:
         """Open the logs and bind the listener; return the bound ``(host, port)``."""
@@ -67,6 +69,8 @@ class Broker:
         port = self._server.sockets[0].getsockname()[1]
         self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
+        self.ctx.groups = GroupRuntime(self.ctx)
+        self._loading = asyncio.ensure_future(self.ctx.groups.load())
         return config.host, port
 
     async def _on_connection(self, reader, writer) -> None:
@@ -87,6 +91,7 @@ class Broker:
         ctx.request_memory.stop_waiting()
         for connection in self._connections.values():
             connection.stop()
+        ctx.groups.coordinator.shutdown()  # waiting JoinGroups and SyncGroups are answered: their handlers end
         if self._connections:
             connections = dict(self._connections)
             _, late = await asyncio.wait(list(connections), timeout=SHUTDOWN_GRACE_SECONDS)
@@ -97,6 +102,8 @@ class Broker:
             if abandoned:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         await self._server.wait_closed()
+        await self._loading
+        await ctx.groups.stop()
         ctx.io.shutdown()
         ctx.log_manager.shutdown()
 

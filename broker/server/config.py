@@ -12,6 +12,8 @@ import difflib
 from typing import Mapping
 from urllib.parse import urlsplit
 
+from broker.coordinator import config as group_config
+from broker.coordinator.config import GroupConfig
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 
 HOUR_MS = 3600 * 1000
@@ -77,6 +79,7 @@ class BrokerConfig:
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
     log: LogConfig = LogConfig()
+    group: GroupConfig = GroupConfig()
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
     @property
@@ -144,7 +147,7 @@ _COARSE_TIME_KEYS = {
     "log.retention.minutes": ("log.retention.ms", 60_000),
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
-KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS))
+KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(group_config.KEYS))
 
 
 def read_properties(path: str) -> dict[str, str]:
@@ -181,6 +184,19 @@ def parse_set_option(pair: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _group_config(properties: Mapping[str, str]) -> GroupConfig:
+    """The group coordinator's settings (``group.*``, ``offsets.*``), checked like the others."""
+    values = {}
+    for key, (field, minimum, unit) in group_config.KEYS.items():
+        if key in properties:
+            values[field] = integer_setting(minimum, 2**31 - 1)(key, properties[key]) * unit
+    config = GroupConfig(**values)
+    if config.min_session_timeout_ms > config.max_session_timeout_ms:
+        raise ConfigError(f"group.min.session.timeout.ms: {config.min_session_timeout_ms} is more than "
+                          f"group.max.session.timeout.ms ({config.max_session_timeout_ms})")
+    return config
+
+
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
     unknown = [k for k in properties if k not in KNOWN_KEYS]
@@ -209,6 +225,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     if not fields.get("log_dir"):
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
+    fields["group"] = _group_config(properties)
     fields["log_settings_given"] = frozenset(log_properties)
     config = BrokerConfig(**fields)
     if config.advertised is None and config.host in ("0.0.0.0", "::", ""):

@@ -1,6 +1,7 @@
-"""What request handlers share: the broker's configuration, logs, topics, coordination state and the pool
-of threads that does their disk work."""
+"""What request handlers share: the broker's configuration, logs, topics, coordination state, the group
+coordinator and the pool of threads that does their disk work; and the address of the client asking."""
 
+import contextvars
 import dataclasses
 
 from broker.log.manager import LogManager
@@ -26,6 +27,7 @@ class BrokerContext:
     request_memory: RequestMemory
     port: int  # the port actually bound (the configured one may be 0)
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
+    groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
 
     @property
     def node_id(self) -> int:
@@ -39,6 +41,10 @@ class BrokerContext:
     def advertised_port(self) -> int:
         return self.config.advertised_port(self.port)
 
+
+client_host = contextvars.ContextVar("client_host", default="")
+"""The address of the client whose request is being handled, as Kafka shows it (``/127.0.0.1``):
+set by each connection's task for the handlers it runs."""
 
 MAX_ERROR_MESSAGE = 1000
 

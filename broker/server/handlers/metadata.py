@@ -8,6 +8,7 @@ From v8 a client may ask which operations it is allowed on the cluster and on ea
 no authorizer, as here, Kafka answers every operation the resource supports.
 """
 
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
 
@@ -30,7 +31,8 @@ def _operations(requested: bool, supported: int) -> int:
 def _topic_metadata(ctx, name: str, operations: int) -> dict:
     node = ctx.node_id
     return {
-        "error_code": ErrorCode.NONE, "name": name, "is_internal": False, "topic_authorized_operations": operations,
+        "error_code": ErrorCode.NONE, "name": name, "is_internal": name == OFFSETS_TOPIC,
+        "topic_authorized_operations": operations,
         "partitions": [{"error_code": ErrorCode.NONE, "partition_index": p, "leader_id": node,
                         "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
                         "offline_replicas": []}
