@@ -168,18 +168,18 @@ class GroupCoordinator:
             self._prepare_rebalance(group, f"member {member_id} rejoined")
 
     def _replace_static_member(self, group: Group, request: JoinRequest, member_id: str, respond) -> None:
-        """A static member restarted: it takes its old place; in a Stable group with the same
-        protocols it gets the current generation back without a rebalance."""
+        """A static member restarted: it takes its old place; in a Stable group whose protocol
+        stays the one chosen (its metadata may differ: what it owned is gone) it gets the current
+        generation back without a rebalance, as in Kafka."""
         old_id = group.static_members[request.group_instance_id]
         old = group.members[old_id]
         self._answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
         self._answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
         self.deadlines.cancel(("session", group.group_id, old_id))
-        unchanged = old.same_protocols(request.protocols)
         member = group.replace_static_member(request.group_instance_id, member_id)
         self._update_member(member, request)
         self._schedule_session(group, member)
-        if group.is_(GroupState.STABLE) and unchanged:
+        if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol:
 
             def stored(error) -> None:
                 respond(self._join_result(group, member) if error is None else
