@@ -9,15 +9,15 @@ from the statistics librdkafka emits every 50 ms; it checks CRCs only with ``che
 import contextlib
 import json
 
-from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer, KafkaError,
-                             KafkaException, Producer, TopicCollection, TopicPartition)
+from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TIMESTAMP_CREATE_TIME, Consumer,
+                             KafkaError, KafkaException, Producer, TopicCollection, TopicPartition)
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
                                   NewPartitions, NewTopic, ResourceType)
 
 from . import client_api as api
 from .common import WAIT_SECONDS, Rec, deadline, expired
 
-POSITIONS = {api.EARLIEST: OFFSET_BEGINNING, api.LATEST: OFFSET_END}
+POSITIONS = {api.EARLIEST: OFFSET_BEGINNING, api.LATEST: OFFSET_END, None: OFFSET_STORED}
 
 
 class ConfluentClient(api.Client):
