@@ -61,6 +61,9 @@ class GroupRuntime:
                      OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
             config = type(config)(**{**config.__dict__, "offsets_topic_partitions": existing})
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
+        if existing is None:  # nothing to replay: every group is ready from the first request
+            for partition in range(config.offsets_topic_partitions):
+                self.coordinator.install(partition, ({}, {}))
         self._timer = None
         self._topic_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task] = set()
@@ -129,6 +132,9 @@ class GroupRuntime:
 
     async def load(self) -> None:
         """Replay every partition of ``__consumer_offsets`` into the coordinator, one by one."""
+        self.arm()  # offset expiry runs from the start
+        if not self.coordinator.offsets.loading:
+            return
         for partition in range(self.coordinator.config.offsets_topic_partitions):
             try:
                 replayed = await self.ctx.io.run(self._read_partition, partition)

@@ -1,0 +1,153 @@
+"""The group coordinator on the wire, in a real broker process: commits survive a clean restart and
+a SIGKILL (with ``log.flush.interval.messages=1``) and are stored in ``__consumer_offsets`` in
+Kafka's formats (an internal topic in Metadata); group metadata comes back after a restart; bad
+input gets Kafka's error codes (unknown group or member, wrong generation, oversized metadata, a
+client asking for thousands of members, a commit to a topic that does not exist, a transaction
+coordinator) and never a closed connection."""
+
+import json
+import subprocess
+
+import pytest
+
+from broker.coordinator.config import MAX_MEMBER_METADATA_BYTES
+from broker.coordinator.group_partition import partition_for
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
+
+from ..conftest import FAST_GROUPS
+from ..interop.common import KAFKALOG
+from .wire import connect_to, create_topics_body
+
+TOPIC = "orders"
+
+
+def commit_body(group: str, offsets: dict, generation: int = -1, member: str = "", metadata: str = "m") -> dict:
+    return {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
+            "group_instance_id": None, "retention_time_ms": -1,
+            "topics": [{"name": topic, "partitions": [
+                {"partition_index": p, "committed_offset": o, "committed_leader_epoch": 0, "commit_timestamp": -1,
+                 "committed_metadata": metadata} for (t, p), o in offsets.items() if t == topic]}
+                for topic in sorted({t for t, _ in offsets})]}
+
+
+def fetched(client, group: str, version: int = 5) -> dict:
+    body = client.call(ApiKey.OFFSET_FETCH, version, {"group_id": group, "topics": None})
+    assert body["error_code"] == ErrorCode.NONE
+    return {(t["name"], p["partition_index"]): (p["committed_offset"], p["metadata"], p["committed_leader_epoch"])
+            for t in body["topics"] for p in t["partitions"]}
+
+
+def commit(client, group: str, offsets: dict, **kwargs) -> list:
+    body = client.call(ApiKey.OFFSET_COMMIT, 7, commit_body(group, offsets, **kwargs))
+    return [p["error_code"] for t in body["topics"] for p in t["partitions"]]
+
+
+def join_body(group: str, member: str = "", session_ms: int = 6000, protocols=(("range", b"meta"),),
+              instance: str | None = None) -> dict:
+    return {"group_id": group, "session_timeout_ms": session_ms, "rebalance_timeout_ms": 10_000, "member_id": member,
+            "group_instance_id": instance, "protocol_type": "consumer",
+            "protocols": [{"name": n, "metadata": m} for n, m in protocols]}
+
+
+@pytest.fixture
+def durable_broker(start_broker):
+    broker = start_broker({"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "5", **FAST_GROUPS})
+    with connect_to(broker) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=3))["topics"][0][
+            "error_code"] == ErrorCode.NONE
+    return broker
+
+
+@pytest.mark.parametrize("stop", ["clean", "SIGKILL"])
+def test_commits_and_group_metadata_survive_a_restart(durable_broker, stop):
+    broker = durable_broker
+    with connect_to(broker) as client:
+        for i in range(20):  # every acknowledged commit, the last one of each partition wins
+            assert commit(client, "loads", {(TOPIC, i % 3): i}, metadata=f"run {i}") == [ErrorCode.NONE]
+        member = client.call(ApiKey.JOIN_GROUP, 3, join_body("members"))  # v3: no MEMBER_ID_REQUIRED
+        assert member["error_code"] == ErrorCode.NONE and member["generation_id"] == 1
+        synced = client.call(ApiKey.SYNC_GROUP, 2, {"group_id": "members", "generation_id": 1,
+                                                    "member_id": member["member_id"],
+                                                    "assignments": [{"member_id": member["member_id"],
+                                                                     "assignment": b"mine"}]})
+        assert synced == {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "assignment": b"mine"}
+        before = fetched(client, "loads")
+    assert before == {(TOPIC, i % 3): (i, f"run {i}", 0) for i in range(20)}  # the last commit of each
+    if stop == "clean":
+        assert broker.stop() == 0
+    else:
+        broker.kill()
+    broker.start()
+    with connect_to(broker) as client:
+        for _ in range(100):  # until the partitions are replayed (bounded: the broker is small)
+            body = client.call(ApiKey.OFFSET_FETCH, 5, {"group_id": "loads", "topics": None})
+            if body["error_code"] != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                break
+        assert fetched(client, "loads") == before
+        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["members"], "include_authorized_operations": False})
+        [group] = described["groups"]
+        assert (group["group_state"], group["protocol_data"]) == ("Stable", "range")
+        assert [(m["member_id"], m["member_assignment"]) for m in group["members"]] == [(member["member_id"], b"mine")]
+        heartbeat = {"group_id": "members", "generation_id": 1, "member_id": member["member_id"],
+                     "group_instance_id": None}
+        assert client.call(ApiKey.HEARTBEAT, 3, heartbeat)["error_code"] == ErrorCode.NONE
+        metadata = client.call(ApiKey.METADATA, 1, {"topics": [{"name": "__consumer_offsets"}]})
+        assert metadata["topics"][0]["is_internal"] and len(metadata["topics"][0]["partitions"]) == 5
+
+
+def test_offsets_are_stored_in_kafkas_formats(durable_broker):
+    with connect_to(durable_broker) as client:
+        assert commit(client, "formats", {(TOPIC, 1): 77}, metadata="kafka tools read this") == [ErrorCode.NONE]
+    done = subprocess.run([KAFKALOG, "dump-log", "--offsets-decoder", "--json",
+                           f"{durable_broker.log_dir}/__consumer_offsets-{partition_for('formats', 5)}"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = [json.loads(line) for line in done.stdout.splitlines() if '"formats"' in line]
+    assert len(found) == 1
+    assert "kafka tools read this" in json.dumps(found[0]) and "77" in json.dumps(found[0])
+
+
+def test_bad_group_requests_get_kafkas_errors(broker):
+    with connect_to(broker) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] in (
+            ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS)
+        heartbeat = {"group_id": "nobody-here", "generation_id": 1, "member_id": "m", "group_instance_id": None}
+        assert client.call(ApiKey.HEARTBEAT, 3, heartbeat)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+        sync = {"group_id": "nobody-here", "generation_id": 1, "member_id": "m", "group_instance_id": None,
+                "assignments": []}
+        assert client.call(ApiKey.SYNC_GROUP, 3, sync)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+        assert client.call(ApiKey.JOIN_GROUP, 5, join_body("bad", session_ms=10))["error_code"] == \
+            ErrorCode.INVALID_SESSION_TIMEOUT
+        huge = join_body("bad", protocols=[("range", b"x" * (MAX_MEMBER_METADATA_BYTES + 1))])
+        assert client.call(ApiKey.JOIN_GROUP, 5, huge)["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        assert client.call(ApiKey.JOIN_GROUP, 5, join_body(""))["error_code"] == ErrorCode.INVALID_GROUP_ID
+        first = client.call(ApiKey.JOIN_GROUP, 4, join_body("bad"))
+        assert first["error_code"] == ErrorCode.MEMBER_ID_REQUIRED and first["member_id"]
+        joined = client.call(ApiKey.JOIN_GROUP, 4, join_body("bad", member=first["member_id"]))
+        assert joined["error_code"] == ErrorCode.NONE and joined["leader"] == first["member_id"]
+        heartbeat = {"group_id": "bad", "generation_id": joined["generation_id"] + 5, "member_id": first["member_id"],
+                     "group_instance_id": None}
+        assert client.call(ApiKey.HEARTBEAT, 3, heartbeat)["error_code"] == ErrorCode.ILLEGAL_GENERATION
+        assert commit(client, "bad", {(TOPIC, 0): 1}) == [ErrorCode.REBALANCE_IN_PROGRESS]  # awaiting the sync
+        assert commit(client, "bad", {("no-such-topic", 0): 1, (TOPIC, 0): 1}, generation=joined["generation_id"],
+                      member=first["member_id"]) == [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                     ErrorCode.REBALANCE_IN_PROGRESS]
+        assert commit(client, "simple", {("no-such-topic", 0): 1}) == [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+        leave = {"group_id": "bad", "members": [{"member_id": first["member_id"], "group_instance_id": None},
+                                                {"member_id": "ghost", "group_instance_id": None}]}
+        left = client.call(ApiKey.LEAVE_GROUP, 3, leave)
+        assert [m["error_code"] for m in left["members"]] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
+        transactions = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "tx", "key_type": 1})
+        assert transactions["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
+        assert "transaction" in transactions["error_message"]
+
+
+def test_a_client_asking_for_thousands_of_members_is_bounded(start_broker):
+    broker = start_broker({**FAST_GROUPS, "group.max.size": "50"})
+    with connect_to(broker) as client:
+        errors = [client.call(ApiKey.JOIN_GROUP, 4, join_body("hostile"))["error_code"] for _ in range(2000)]
+        assert errors.count(ErrorCode.MEMBER_ID_REQUIRED) == 50
+        assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == 1950
+        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["hostile"], "include_authorized_operations": False})
+        assert described["groups"][0]["error_code"] == ErrorCode.NONE
