@@ -65,6 +65,7 @@ class GroupRuntime:
             for partition in range(config.offsets_topic_partitions):
                 self.coordinator.install(partition, ({}, {}))
         self._timer = None
+        self._armed_for = None  # the deadline the timer is set for
         self._topic_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task] = set()
 
@@ -169,8 +170,11 @@ class GroupRuntime:
         """One loop timer, for the coordinator's next deadline."""
         deadline = self.coordinator.next_deadline()
         if self._timer is not None:
+            if deadline == self._armed_for:
+                return
             self._timer.cancel()
             self._timer = None
+        self._armed_for = deadline
         if deadline is not None:
             delay = max(0, deadline - wall_clock_ms() + 1) / 1000  # +1: a loop timer may fire up to 1 ms early
             self._timer = asyncio.get_running_loop().call_later(delay, self._fire)
