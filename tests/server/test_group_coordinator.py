@@ -3,7 +3,7 @@ a SIGKILL (with ``log.flush.interval.messages=1``) and are stored in ``__consume
 Kafka's formats (an internal topic in Metadata); group metadata comes back after a restart; bad
 input gets Kafka's error codes (unknown group or member, wrong generation, oversized metadata, a
 client asking for thousands of members, a commit to a topic that does not exist, a transaction
-coordinator) and never a closed connection."""
+coordinator) and never a closed connection; clients cannot create or write ``__consumer_offsets``."""
 
 import json
 import subprocess
@@ -14,10 +14,11 @@ from broker.coordinator.config import MAX_MEMBER_METADATA_BYTES
 from broker.coordinator.group_partition import partition_for
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.records import batch
 
 from ..conftest import FAST_GROUPS
 from ..interop.common import KAFKALOG
-from .wire import connect_to, create_topics_body
+from .wire import connect_to, create_topics_body, produce_body
 
 TOPIC = "orders"
 
@@ -152,3 +153,20 @@ def test_a_client_asking_for_thousands_of_members_is_bounded(start_broker):
         assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == 1950
         described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["hostile"], "include_authorized_operations": False})
         assert described["groups"][0]["error_code"] == ErrorCode.NONE
+
+
+def test_consumer_offsets_is_the_coordinators_alone(start_broker):
+    broker = start_broker({"auto.create.topics.enable": "false", "offsets.topic.num.partitions": "3"})
+    with connect_to(broker) as client:
+        metadata = client.call(ApiKey.METADATA, 4, {"topics": [{"name": "__consumer_offsets"}],
+                                                    "allow_auto_topic_creation": False})
+        [topic] = metadata["topics"]  # created all the same, as the coordinator wants it
+        assert topic["error_code"] == ErrorCode.NONE and topic["is_internal"] and len(topic["partitions"]) == 3
+        created = client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("__consumer_offsets", partitions=7))
+        assert created["topics"][0]["error_code"] == ErrorCode.INVALID_REQUEST
+        produced = client.call(ApiKey.PRODUCE, 8, produce_body("__consumer_offsets", 0, batch.build(
+            [batch.Record(0, 0, b"not a key", b"garbage")])))
+        assert produced["responses"][0]["partitions"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
+    with open(f"{broker.log_dir}/topics.json", encoding="utf-8") as f:
+        configs = json.load(f)["topics"]["__consumer_offsets"]["configs"]
+    assert configs["retention.ms"] == "-1" or configs["cleanup.policy"] == "compact"

@@ -4,10 +4,12 @@ A single broker can only keep one replica: a replication factor other than 1 (or
 default", from v4) is refused with INVALID_REPLICATION_FACTOR, and manual replica assignments
 must name this broker alone. Each topic succeeds or fails on its own; a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
-deleting files runs on the I/O pool; a deletion waits for the appends in flight to its partitions
+deleting files runs on the I/O pool; ``__consumer_offsets`` is created by the group coordinator alone,
+as in Kafka; a deletion waits for the appends in flight to its partitions
 (it is their partitions' next writer).
 """
 
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
 
 from ..topics import TopicError
@@ -37,6 +39,9 @@ def _partition_count(ctx, topic: dict) -> int:
 
 async def handle_create(ctx, header, request) -> dict:
     async def create(topic: dict) -> None:
+        if topic["name"] == OFFSETS_TOPIC:
+            raise TopicError(ErrorCode.INVALID_REQUEST, f"{OFFSETS_TOPIC} is internal: the group coordinator "
+                                                        f"creates it (offsets.topic.num.partitions)")
         configs = {c["name"]: c["value"] for c in topic["configs"]}
         await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
                          request["validate_only"])

@@ -1,6 +1,7 @@
 """Metadata: this broker (also the controller), and topics with this broker leading every partition.
 
-Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
+``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
+internal topics). Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
 topics with an empty list; later versions with null (an empty list then means none).
 
@@ -50,6 +51,12 @@ async def handle(ctx, header, request) -> dict:
     topic_operations = _operations(request["include_topic_authorized_operations"], TOPIC_OPERATIONS)
     topics = []
     for name in names:
+        if name == OFFSETS_TOPIC and ctx.topics.partitions(name) is None:
+            try:
+                await ctx.groups.ensure_topic()  # created as the coordinator wants it, whatever auto-creation says
+            except TopicError as exc:
+                topics.append({"error_code": exc.code, "name": name, "partitions": []})
+                continue
         if ctx.topics.partitions(name) is None:
             if not auto_create:
                 topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})

@@ -1,5 +1,6 @@
 """Produce: append each partition's batch to its log, or say per partition why not.
 
+Clients cannot write to ``__consumer_offsets`` (INVALID_TOPIC_EXCEPTION, as in Kafka).
 Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
 ``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
 the append, and a batch whose codec differs from the topic's ``compression.type`` (unless that
@@ -14,6 +15,7 @@ for them are woken on the event loop.
 
 import asyncio
 
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log import errors as log_errors
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set, recompress
@@ -83,6 +85,10 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
     if log is None:
         response.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                         error_message=error_text(f"{topic}-{partition} does not exist"))
+        return response, False
+    if topic == OFFSETS_TOPIC:  # the group coordinator's alone, as in Kafka
+        response.update(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                        error_message=f"cannot append to the internal topic {OFFSETS_TOPIC}")
         return response, False
     try:
         records = _checked_records(records, version, log.config.max_message_bytes)
