@@ -18,7 +18,7 @@ from broker.protocol.errors import ErrorCode
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
 from .consumer_protocol import ConsumerProtocolError, decode_subscription
 from .group import Group, GroupState, Member
-from .offset_manager import OffsetManager
+from .offset_manager import OffsetManager, warn_on_failure
 from .offsets_records import OffsetValue
 from .timers import Deadlines
 
@@ -250,8 +250,7 @@ class GroupCoordinator:
             group.protocol = None
             group.transition(GroupState.EMPTY, now)
             log.info("group %r: generation %d has no members", group.group_id, group.generation)
-            self.offsets.store_group(group, now, lambda error: error and log.warning(
-                "group %r: cannot store its metadata: %s", group.group_id, error))
+            self.offsets.store_group(group, now, warn_on_failure(f"group {group.group_id!r}: cannot store its metadata"))
             return
         group.protocol = group.select_protocol()
         group.transition(GroupState.COMPLETING_REBALANCE, now)

@@ -154,10 +154,17 @@ class OffsetManager:
             expired = self.expired_offsets(group, now)
             if not expired:
                 continue
+            warn = warn_on_failure(f"group {group.group_id!r}: cannot write the tombstones of its expired offsets")
             if len(expired) == len(group.offsets):
                 log.info("group %r: its offsets expired; deleting the group", group.group_id)
-                self.delete_group(group, now, lambda error, g=group: error and log.warning(
-                    "group %r: cannot write the tombstones of its expired offsets: %s", g.group_id, error))
+                self.delete_group(group, now, warn)
             else:
-                self.delete_offsets(group, expired, lambda error, g=group: error and log.warning(
-                    "group %r: cannot write the tombstones of its expired offsets: %s", g.group_id, error))
+                self.delete_offsets(group, expired, warn)
+
+
+def warn_on_failure(what: str):
+    """A ``done`` callback for writes nobody waits for: a failure is one log line (the next check retries)."""
+    def done(error) -> None:
+        if error is not None:
+            log.warning("%s: %s", what, error)
+    return done
