@@ -32,7 +32,7 @@ class Commits:
 
     def __init__(self):
         self.assigned: list[int] = []
-        self.refused: dict[int, list[int]] = {}
+        self.refused: dict[int, set[int]] = {}  # a record read again may be refused again
 
     def report(self, assignment) -> None:
         partitions = sorted(assignment)
@@ -42,13 +42,13 @@ class Commits:
             say("assigned", partitions)
 
     def committed(self, partition: int, offset: int) -> None:
-        for earlier in self.refused.pop(partition, []):
+        for earlier in sorted(self.refused.pop(partition, ())):
             if earlier < offset:
                 say("record", partition, earlier)
         say("record", partition, offset)
 
     def failed(self, partition: int, offset: int) -> None:
-        self.refused.setdefault(partition, []).append(offset)
+        self.refused.setdefault(partition, set()).add(offset)
         say("commit-failed", partition, offset)
 
 
