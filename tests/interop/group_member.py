@@ -15,6 +15,7 @@ SIGKILL is the crash the session timeout must notice.
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 import time
@@ -140,6 +141,7 @@ def main() -> None:
     parser.add_argument("--session-ms", type=int, default=1000)
     parser.add_argument("--pause-ms", type=int, default=0)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # the client's own warnings, for a failing test
 
     def stop(*_):
         global stopping

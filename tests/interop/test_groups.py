@@ -23,6 +23,7 @@ CLIENTS = ["confluent", "kafka-python", "aiokafka"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 METADATA = "committed-by-test"  # what group_member commits with each offset
 ALL_PARTITIONS = list(range(PARTITIONS))
+GROUP_WAIT_SECONDS = 45  # an upper bound only: member processes start slowly on a loaded machine
 
 
 class Member:
@@ -89,7 +90,7 @@ def members(broker):
             member.kill()
 
 
-def wait_until(condition, what: str, seconds: float = WAIT_SECONDS, members: list[Member] = ()):
+def wait_until(condition, what: str, seconds: float = GROUP_WAIT_SECONDS, members: list[Member] = ()):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = condition()
@@ -143,7 +144,7 @@ def committed_offsets(broker, group: str, topic: str) -> dict:
     return {p: (c.offset, c.metadata.removesuffix("\0")) for (_, p), c in found.items()}
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("client", CLIENTS)
 def test_one_member_consumes_and_commits_with_metadata(broker, members, client, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
@@ -158,7 +159,7 @@ def test_one_member_consumes_and_commits_with_metadata(broker, members, client, 
         assert GroupClient(client_).describe(group).state == "Empty"
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("client", CLIENTS)
 def test_three_members_join_and_leave_and_every_record_is_committed_once(broker, members, client, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
@@ -176,7 +177,7 @@ def test_three_members_join_and_leave_and_every_record_is_committed_once(broker,
     assert committed_offsets(broker, group, topic) == {p: (40, METADATA) for p in ALL_PARTITIONS}
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_killed_member_is_expired_and_its_partitions_move(broker, members, client, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
@@ -192,7 +193,7 @@ def test_a_killed_member_is_expired_and_its_partitions_move(broker, members, cli
     wait_until(lambda: committed_exactly_once(both, 16), "16 records committed", members=both)
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(180)
 def test_cooperative_sticky_members_keep_their_partitions_and_commit_once(broker, members, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
     produce(broker, topic, 80)
@@ -206,7 +207,7 @@ def test_cooperative_sticky_members_keep_their_partitions_and_commit_once(broker
     wait_until(lambda: committed_exactly_once([first, second], 80), "80 records committed")
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(180)
 def test_a_group_of_mixed_clients(broker, members, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
     produce(broker, topic, 60)
@@ -220,7 +221,7 @@ def rebalances(broker, group: str) -> int:
         return sum(f"group {group!r}: preparing to rebalance" in line for line in log)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(broker, members, client, request):
     """The restarted member is a follower: a restarted leader is sent the members' metadata, and
