@@ -7,6 +7,7 @@ coordinator) and never a closed connection; clients cannot create or write ``__c
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -51,6 +52,15 @@ def join_body(group: str, member: str = "", session_ms: int = 6000, protocols=((
             "protocols": [{"name": n, "metadata": m} for n, m in protocols]}
 
 
+def wait_for_load(client, group: str) -> None:
+    """Until the group's partition of ``__consumer_offsets`` is replayed after a start (as clients retry)."""
+    deadline = time.monotonic() + 30
+    while client.call(ApiKey.OFFSET_FETCH, 5, {"group_id": group, "topics": None})["error_code"] == \
+            ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        assert time.monotonic() < deadline, f"group {group!r} still loading after 30 s"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def durable_broker(start_broker):
     broker = start_broker({"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "5", **FAST_GROUPS})
@@ -81,10 +91,8 @@ def test_commits_and_group_metadata_survive_a_restart(durable_broker, stop):
         broker.kill()
     broker.start()
     with connect_to(broker) as client:
-        for _ in range(100):  # until the partitions are replayed (bounded: the broker is small)
-            body = client.call(ApiKey.OFFSET_FETCH, 5, {"group_id": "loads", "topics": None})
-            if body["error_code"] != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                break
+        for group_id in ("loads", "members"):
+            wait_for_load(client, group_id)
         assert fetched(client, "loads") == before
         described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["members"], "include_authorized_operations": False})
         [group] = described["groups"]
