@@ -18,6 +18,7 @@ answered COORDINATOR_LOAD_IN_PROGRESS.
 """
 
 import asyncio
+import dataclasses
 import logging
 import time
 
@@ -59,7 +60,7 @@ class GroupRuntime:
         if existing is not None and existing != config.offsets_topic_partitions:
             log.info("%s has %d partitions; offsets.topic.num.partitions=%d applies only to a new one",
                      OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
-            config = type(config)(**{**config.__dict__, "offsets_topic_partitions": existing})
+            config = dataclasses.replace(config, offsets_topic_partitions=existing)
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
         if existing is None:  # nothing to replay: every group is ready from the first request
             for partition in range(config.offsets_topic_partitions):

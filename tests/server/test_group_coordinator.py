@@ -178,3 +178,19 @@ def test_consumer_offsets_is_the_coordinators_alone(start_broker):
     with open(f"{broker.log_dir}/topics.json", encoding="utf-8") as f:
         configs = json.load(f)["topics"]["__consumer_offsets"]["configs"]
     assert configs["retention.ms"] == "-1" or configs["cleanup.policy"] == "compact"
+
+
+def test_an_existing_consumer_offsets_keeps_its_partition_count(durable_broker):
+    """A group's partition depends on the count: a changed ``offsets.topic.num.partitions`` must not
+    move groups away from their records."""
+    broker = durable_broker  # 5 partitions
+    with connect_to(broker) as client:
+        assert commit(client, "kept", {(TOPIC, 2): 42}) == [ErrorCode.NONE]
+    assert broker.stop() == 0
+    broker.settings["offsets.topic.num.partitions"] = "7"
+    broker.start()
+    with connect_to(broker) as client:
+        wait_for_load(client, "kept")
+        assert fetched(client, "kept") == {(TOPIC, 2): (42, "m", 0)}
+        metadata = client.call(ApiKey.METADATA, 1, {"topics": [{"name": "__consumer_offsets"}]})
+        assert len(metadata["topics"][0]["partitions"]) == 5
