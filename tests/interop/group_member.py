@@ -70,12 +70,13 @@ def run_confluent(args) -> None:
         commits.report(tp.partition for tp in consumer.assignment())
         if message is None or message.error():
             continue
-        try:
-            consumer.commit(offsets=[TopicPartition(args.topic, message.partition(), message.offset() + 1,
-                                                    metadata=METADATA)], asynchronous=False)
-            commits.committed(message.partition(), message.offset())
+        try:  # a partition's own error (ILLEGAL_GENERATION...) is in the result, not raised
+            [result] = consumer.commit(offsets=[TopicPartition(args.topic, message.partition(), message.offset() + 1,
+                                                               metadata=METADATA)], asynchronous=False)
+            refused = result.error is not None
         except KafkaException:
-            commits.failed(message.partition(), message.offset())
+            refused = True
+        (commits.failed if refused else commits.committed)(message.partition(), message.offset())
         time.sleep(args.pause_ms / 1000)
     consumer.close()
 
