@@ -182,7 +182,7 @@ def test_three_members_join_and_leave_and_every_record_is_committed_once(broker,
 def test_a_killed_member_is_expired_and_its_partitions_move(broker, members, client, request):
     topic, group = topic_name(request), topic_name(request) + "-group"
     produce(broker, topic, 8)
-    survivor, victim = (members(client, group, topic, "--session-ms", "1000") for _ in range(2))
+    survivor, victim = (members(client, group, topic, "--session-ms", "3000") for _ in range(2))
     both = [survivor, victim]
     wait_until(lambda: stable_ownership(broker, group, both), "two members sharing the partitions", members=both)
     wait_until(lambda: committed_exactly_once(both, 8), "8 records committed", members=both)
