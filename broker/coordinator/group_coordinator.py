@@ -250,7 +250,8 @@ class GroupCoordinator:
             group.protocol = None
             group.transition(GroupState.EMPTY, now)
             log.info("group %r: generation %d has no members", group.group_id, group.generation)
-            self.offsets.store_group(group, now, warn_on_failure(f"group {group.group_id!r}: cannot store its metadata"))
+            self.offsets.store_group(group, now,
+                                     warn_on_failure(f"group {group.group_id!r}: cannot store its metadata"))
             return
         group.protocol = group.select_protocol()
         group.transition(GroupState.COMPLETING_REBALANCE, now)

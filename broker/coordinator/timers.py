@@ -1,8 +1,8 @@
 """Deadlines by key, for a clock the caller drives: session expiry, rebalance and initial-delay timeouts.
 
 Sans-I/O: nothing here sleeps. The owner asks ``next_deadline()`` to arm one timer of its event
-loop and calls ``pop_due(now)`` until it gives None when it fires. Setting a key again moves its deadline; a cancelled or
-moved deadline is skipped lazily, so each change costs O(log n).
+loop and, when it fires, calls ``pop_due(now)`` until it gives None. Setting a key again moves its
+deadline; a cancelled or moved deadline is skipped lazily, so each change costs O(log n).
 """
 
 import heapq

@@ -69,7 +69,8 @@ def test_every_group_call_against_our_broker(broker, request):
         groups = GroupClient(client)
         groups.commit(group, {(topic, partitions[0]): 1, (topic, partitions[1]): 0}, metadata="run 7")
         expected = {(topic, partitions[0]): (1, "run 7"), (topic, partitions[1]): (0, "run 7")}
-        assert {tp: (c.offset, c.metadata) for tp, c in groups.committed(group, {topic: partitions}).items()} == expected
+        found = groups.committed(group, {topic: partitions})
+        assert {tp: (c.offset, c.metadata) for tp, c in found.items()} == expected
         assert {tp: (c.offset, c.metadata) for tp, c in groups.committed(group).items()} == expected  # topics=null
         assert groups.list_groups()[group] == ""  # offsets only: no protocol type
         assert groups.describe(group).state == "Empty"

@@ -9,7 +9,8 @@ Lines on stdout: ``assigned [partitions]``; ``record P O`` once a commit of this
 offset O of partition P; ``commit-failed P O`` when the commit was refused (a rebalance). A refused
 record is covered by the member's next successful commit of a later offset of that partition
 (commits are cumulative: a cooperative member keeps its partition and goes on); it is left to the
-next owner when the partition was taken away, and is read again when the position went back. SIGTERM closes the consumer (it leaves the group) and prints ``closed``;
+next owner when the partition was taken away, and is read again when the position went back.
+SIGTERM closes the consumer (it leaves the group) and prints ``closed``;
 SIGKILL is the crash the session timeout must notice.
 """
 
@@ -26,6 +27,10 @@ stopping = False
 
 def say(*words) -> None:
     print(*words, flush=True)
+
+
+def heartbeat_ms(args) -> int:
+    return max(args.session_ms // 10, 10)
 
 
 class Commits:
@@ -58,7 +63,7 @@ def run_confluent(args) -> None:
 
     settings = {"bootstrap.servers": args.bootstrap, "group.id": args.group, "auto.offset.reset": "earliest",
                 "enable.auto.commit": False, "session.timeout.ms": args.session_ms,
-                "heartbeat.interval.ms": max(args.session_ms // 10, 10), "partition.assignment.strategy": args.strategy,
+                "heartbeat.interval.ms": heartbeat_ms(args), "partition.assignment.strategy": args.strategy,
                 "log_level": 3}
     if args.instance_id:
         settings["group.instance.id"] = args.instance_id
@@ -87,7 +92,7 @@ def run_kafka_python(args) -> None:
 
     consumer = KafkaConsumer(args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
                              auto_offset_reset="earliest", enable_auto_commit=False,
-                             session_timeout_ms=args.session_ms, heartbeat_interval_ms=max(args.session_ms // 10, 10),
+                             session_timeout_ms=args.session_ms, heartbeat_interval_ms=heartbeat_ms(args),
                              group_instance_id=args.instance_id)
     commits = Commits()
     while not stopping:
@@ -112,7 +117,7 @@ async def run_aiokafka(args) -> None:
 
     consumer = AIOKafkaConsumer(args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
                                 auto_offset_reset="earliest", enable_auto_commit=False,
-                                session_timeout_ms=args.session_ms, heartbeat_interval_ms=max(args.session_ms // 10, 10),
+                                session_timeout_ms=args.session_ms, heartbeat_interval_ms=heartbeat_ms(args),
                                 group_instance_id=args.instance_id)
     await consumer.start()
     commits = Commits()

@@ -94,7 +94,8 @@ def test_commits_and_group_metadata_survive_a_restart(durable_broker, stop):
         for group_id in ("loads", "members"):
             wait_for_load(client, group_id)
         assert fetched(client, "loads") == before
-        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["members"], "include_authorized_operations": False})
+        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["members"],
+                                                             "include_authorized_operations": False})
         [group] = described["groups"]
         assert (group["group_state"], group["protocol_data"]) == ("Stable", "range")
         assert [(m["member_id"], m["member_assignment"]) for m in group["members"]] == [(member["member_id"], b"mine")]
@@ -159,7 +160,8 @@ def test_a_client_asking_for_thousands_of_members_is_bounded(start_broker):
         errors = [client.call(ApiKey.JOIN_GROUP, 4, hostile)["error_code"] for _ in range(2000)]
         assert errors.count(ErrorCode.MEMBER_ID_REQUIRED) == 50
         assert errors.count(ErrorCode.GROUP_MAX_SIZE_REACHED) == 1950
-        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["hostile"], "include_authorized_operations": False})
+        described = client.call(ApiKey.DESCRIBE_GROUPS, 4, {"groups": ["hostile"],
+                                                             "include_authorized_operations": False})
         assert described["groups"][0]["error_code"] == ErrorCode.NONE
 
 
