@@ -11,12 +11,14 @@ stored in the broker: the caller owns the offsets (the design's "stateless" cons
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
 and retry, a bounded number of times with a backoff; when no broker can be reached the error is a
 ``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
-with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce is not
-idempotent: like Kafka's producer with ``enable.idempotence=false``, a retry after a lost answer
-may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
+with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce without
+an idempotent producer's sequences is like Kafka's producer with ``enable.idempotence=false``: a
+retry after a lost answer may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
 record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
 splits a too-large one, until every refused record is alone, so the others are stored and each
-refused one is named. DescribeLogDirs goes to each partition's leader.
+refused one is named. With an idempotent producer's sequences (``init_producer_id``) a produce is
+idempotent instead: a retry carries the batch's sequence numbers, and the broker stores it once.
+DescribeLogDirs goes to each partition's leader.
 """
 
 import collections
@@ -33,6 +35,7 @@ from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
 from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
+from .idempotence import INT32_MAX, ProducerSequences
 
 log = logging.getLogger(__name__)
 
@@ -312,21 +315,29 @@ class KafkaClient:
     # -- produce -------------------------------------------------------------------------
 
     def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
-                timestamp: int | None = None) -> int | None:
+                timestamp: int | None = None, sequences: ProducerSequences | None = None) -> int | None:
         """Append ``records`` to a partition as one v2 batch. A record is ``(key, value)``, bytes or
         None, stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` (None: the
         default), or ``(key, value, timestamp, headers)`` with headers ``((str, bytes | None), ...)``.
-        ``acks`` is 0, 1 or ACKS_ALL (-1).
+        ``acks`` is 0, 1 or ACKS_ALL (-1); with ``sequences`` (an idempotent producer) it must be ACKS_ALL.
 
         Returns the offset of the first record, or None with acks=0 (the broker does not answer).
         A batch refused because of its records raises RecordsRefusedError: nothing of it is stored.
         """
+        if sequences is not None and acks != ACKS_ALL:
+            raise ValueError(f"an idempotent producer needs acks=all (-1), not {acks}")
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression)
-        return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+        producer_fields = sequences.batch_fields(topic, partition) if sequences is not None else {}
+        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression,
+                           **producer_fields)
+        offset = self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+        if sequences is not None:
+            sequences.acknowledged(topic, partition, len(records))
+        return offset
 
     def produce_each(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
-                     timestamp: int | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
+                     timestamp: int | None = None,
+                     sequences: ProducerSequences | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
         """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
         refuses because of its records is split (around the records it names, else in halves) until
         each refused record is alone. Returns ``{index in records: error}`` for every record not
@@ -340,7 +351,7 @@ class KafkaClient:
         while parts:
             start, end = parts.popleft()
             try:
-                self.produce(topic, partition, records[start:end], compression, acks, stamp)
+                self.produce(topic, partition, records[start:end], compression, acks, stamp, sequences)
             except RecordsRefusedError as exc:
                 if end - start == 1:
                     not_stored[start] = exc
@@ -351,6 +362,16 @@ class KafkaClient:
                     not_stored.update(dict.fromkeys(range(first, last), exc))
                 break
         return not_stored
+
+    def init_producer_id(self) -> ProducerSequences:
+        """A new idempotent producer (InitProducerId, without a transactional id), its sequences at 0."""
+        response = self._retrying(lambda: self._request(self._controller_or_any(), ApiKey.INIT_PRODUCER_ID,
+                                                        {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}),
+                                  "init producer id")
+        error = _error(response["error_code"], "an idempotent producer id")
+        if error is not None:
+            raise error
+        return ProducerSequences(response["producer_id"], response["producer_epoch"])
 
     def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
         node_id = self._leader(topic, partition)
