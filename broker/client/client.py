@@ -184,11 +184,13 @@ class KafkaClient:
 
     # -- metadata ------------------------------------------------------------------------
 
-    def metadata(self, topics: list[str] | None = None) -> Metadata:
-        """Brokers and partition leaders of ``topics`` (all topics when None). Never creates topics."""
-        return self._retrying(lambda: self._fetch_metadata(topics), "metadata")
+    def metadata(self, topics: list[str] | None = None, create: bool = False) -> Metadata:
+        """Brokers and partition leaders of ``topics`` (all topics when None). Creates none of them
+        unless ``create`` (as a producer's request does: a broker with ``auto.create.topics.enable``
+        then creates a missing topic)."""
+        return self._retrying(lambda: self._fetch_metadata(topics, create), "metadata")
 
-    def _fetch_metadata(self, topics):
+    def _fetch_metadata(self, topics, create: bool = False):
         errors = []
         for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not self._metadata.brokers else \
                 [(b.host, b.port) for b in self._metadata.brokers.values()]:
@@ -203,7 +205,7 @@ class KafkaClient:
                     wanted = [] if version == 0 else None
                 else:
                     wanted = [{"name": t} for t in topics]
-                response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": False})
+                response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": create})
             except BrokerConnectionError as exc:
                 errors.append(str(exc))
                 continue
@@ -225,9 +227,10 @@ class KafkaClient:
         raise BrokerConnectionError("no broker of " + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
                                     + " could be reached: " + "; ".join(errors))
 
-    def partitions_of(self, topic: str) -> list[int]:
-        """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist."""
-        metadata = self.metadata([topic])
+    def partitions_of(self, topic: str, create: bool = False) -> list[int]:
+        """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist (and,
+        with ``create``, the broker did not create it)."""
+        metadata = self.metadata([topic], create)
         if topic in metadata.topic_errors:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {metadata.topic_errors[topic]})",
                                                metadata.topic_errors[topic])
