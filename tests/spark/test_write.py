@@ -96,3 +96,145 @@ def partitions_by_kafka_python(bootstrap: str, topic: str, keys: list[str]) -> d
         return {key: producer.send(topic, key=key.encode(), value=b"x").get(20).partition for key in keys}
     finally:
         producer.close(5)
+
+
+def test_the_topic_column_the_partition_column_and_the_topic_option_that_wins(spark, broker, request):
+    first, second, chosen = (topic_name(request, suffix) for suffix in ("-a", "-b", "-option"))
+    for topic in (first, second, chosen):
+        create_topic(broker.bootstrap, topic, 3)
+    rows = [(first, 2, "k1", "to a, 2"), (second, None, None, "to b, sticky"), (second, 0, "k2", "to b, 0"),
+            (first, None, "k3", "to a, by key")]
+    df = spark.createDataFrame(rows, "topic string, partition int, key string, value string")
+    write(df, broker.bootstrap)
+    assert read_back(spark, broker.bootstrap, first) == sorted([(2, "k1", b"to a, 2", None),
+                                                                (partition_for_key(b"k3", 3), "k3", b"to a, by key",
+                                                                 None)])
+    in_second = read_back(spark, broker.bootstrap, second)
+    assert [(p, k, v) for p, k, v, _ in in_second if k] == [(0, "k2", b"to b, 0")]
+    assert [v for _, k, v, _ in in_second if k is None] == [b"to b, sticky"]
+    write(df, broker.bootstrap, topic=chosen)  # the option wins over the column
+    assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, chosen)) == sorted(
+        r[3].encode() for r in rows)
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
+def test_every_codec_is_stored_as_asked_and_read_back(spark, broker, request, codec):
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 2)
+    rows = sample_rows(60, codec)
+    write(spark.createDataFrame(rows, SCHEMA).coalesce(1), broker.bootstrap, topic=topic,
+          **{"kafka.compression.type": codec})
+    assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, topic)) == sorted(v for _, v, _ in rows)
+    with KafkaClient(broker.bootstrap) as client:
+        codecs = {header.compression for partition in (0, 1)
+                  for _, header in record_set.iter_entries(client.fetch(topic, partition, 0, 1 << 20).records)}
+    assert codecs == {CODEC_IDS[codec]}
+
+
+def test_confluent_kafka_and_kafka_python_consumers_read_what_was_written(spark, broker, request):
+    from confluent_kafka import Consumer, TopicPartition
+    from kafka import KafkaConsumer
+    from kafka.structs import TopicPartition as KpPartition
+
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 1)
+    rows = sample_rows(30, "consumers")
+    write(spark.createDataFrame(rows, SCHEMA).coalesce(1), broker.bootstrap, topic=topic,
+          **{"kafka.compression.type": "zstd"})
+    expected = [(None if k is None else k.encode(), v, [tuple(h) for h in hs] if hs else []) for k, v, hs in rows]
+
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    seen = []
+    try:
+        while len(seen) < len(rows):
+            message = consumer.poll(10)
+            assert message is not None and message.error() is None, message and message.error()
+            seen.append((message.key(), message.value(), message.headers() or []))
+    finally:
+        consumer.close()
+    assert seen == expected
+
+    kp = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
+    kp.assign([KpPartition(topic, 0)])
+    kp.seek(KpPartition(topic, 0), 0)
+    try:
+        got = [(m.key, m.value, [(k, v) for k, v in m.headers]) for _, m in zip(range(len(rows)), kp)]
+    finally:
+        kp.close()
+    assert got == expected
+
+
+def test_a_write_to_librdkafkas_mock_cluster(spark, mock):
+    bootstrap, handle = mock
+    topic = "sink-to-mock"
+    assert handle.list_topics(topic, timeout=10).topics[topic].partitions  # the mock creates it, 4 partitions
+    rows = sample_rows(80, "mock")
+    write(spark.createDataFrame(rows, SCHEMA).repartition(2), bootstrap, topic=topic)
+    stored = read_back(spark, bootstrap, topic)
+    assert sorted(v for _, _, v, _ in stored) == sorted(v for _, v, _ in rows)
+    partitions = len(handle.list_topics(topic, timeout=10).topics[topic].partitions)
+    assert all(p == partition_for_key(k.encode(), partitions) for p, k, _, _ in stored if k is not None)
+
+
+# -- errors: one line naming the column, the option or the row ---------------------------------------
+
+def write_error(spark, df, bootstrap: str, mode: str = "append", **options) -> str:
+    writer = df.write.format("kafkalog").mode(mode).option("kafka.bootstrap.servers", bootstrap)
+    for name, value in options.items():
+        writer = writer.option(name, value)
+    with pytest.raises(Exception) as raised:
+        writer.save()
+    return one_line_error(raised)
+
+
+@pytest.mark.parametrize("columns, options, expected", [
+    ("CAST(id AS STRING) AS key", {"topic": "t"}, "the DataFrame has no value column"),
+    ("id AS value", {"topic": "t"}, "column value is bigint; the kafkalog sink writes a string or binary value"),
+    ("1.5 AS key, 'v' AS value", {"topic": "t"}, "column key is decimal(2,1)"),
+    ("'v' AS value", {}, "the DataFrame has no topic column and the topic option is not set"),
+    ("'v' AS value, id AS topic", {}, "column topic is bigint; it must be a string"),
+    ("'v' AS value, id AS partition", {"topic": "t"}, "column partition is bigint; it must be an int"),
+    ("'v' AS value, array('x') AS headers", {"topic": "t"},
+     "column headers is array<string>; it must be array<struct<key:string,value:binary>>"),
+    ("'v' AS value", {"topic": "t", "topik": "x"}, "option topik: unknown option of the kafkalog sink (did you mean "
+                                                   "topic?)"),
+    ("'v' AS value", {"topic": "t", "kafka.acks": "2"}, "option kafka.acks: '2' is not all, -1, 1 or 0"),
+    ("'v' AS value", {"topic": "t", "kafka.acks": "1", "kafka.enable.idempotence": "true"},
+     "an idempotent producer needs kafka.acks all"),
+    ("'v' AS value", {"topic": "t", "kafka.compression.type": "brotli"}, "option kafka.compression.type: unknown"),
+    ("'v' AS value", {"topic": "t", "kafka.partitioner.class": "com.example.P"},
+     "a Java partitioner cannot run here"),
+])
+def test_a_dataframe_or_option_the_sink_cannot_take_is_refused_before_any_task(spark, broker, columns, options,
+                                                                               expected):
+    df = spark.range(2).selectExpr(*columns.split(", ")) if "1.5" not in columns else spark.range(2).selectExpr(
+        "1.5 AS key", "'v' AS value")
+    assert expected in write_error(spark, df, broker.bootstrap, **options)
+
+
+def test_overwrite_is_refused_and_errorifexists_meets_sparks_own_check(spark, broker):
+    df = spark.range(1).selectExpr("'v' AS value")
+    assert "save mode overwrite is not supported by the kafkalog sink" in write_error(
+        spark, df, broker.bootstrap, "overwrite", topic="t")
+    assert "append" in write_error(spark, df, broker.bootstrap, "errorifexists", topic="t").lower()
+
+
+def test_rows_the_broker_cannot_take_are_named(spark, start_broker, request):
+    broker = start_broker({"auto.create.topics.enable": "false", "num.partitions": "2"})
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 2, {"max.message.bytes": "2000"})
+    missing = topic_name(request, "-missing")
+    assert f"topic '{missing}' does not exist (row 0 of the task writing the DataFrame's partition 0" in write_error(
+        spark, spark.range(1).selectExpr("'v' AS value"), broker.bootstrap, topic=missing)
+    big = spark.range(5).selectExpr("CAST(id AS STRING) AS key", "IF(id = 3, repeat('x', 5000), 'small') AS value")
+    message = write_error(spark, big.coalesce(1), broker.bootstrap, topic=topic)
+    assert "row 3 of the task writing the DataFrame's partition 0" in message and "a record of 5,001 bytes" in message
+    assert f"{topic}-{partition_for_key(b'3', 2)}" in message and "MESSAGE_TOO_LARGE" in message, message
+    out_of_range = spark.range(3).selectExpr("'v' AS value", "CAST(id * 2 AS INT) AS partition").coalesce(1)
+    assert (f"row 1 of the task writing the DataFrame's partition 0 (attempt 0): partition 2 of topic '{topic}' "
+            f"does not exist "
+            f"(it has 2 partitions)") in write_error(spark, out_of_range, broker.bootstrap, topic=topic)
+    null_topic = spark.createDataFrame([(topic, "v"), (None, "v")], "topic string, value string").coalesce(1)
+    assert "row 1 of the task writing the DataFrame's partition 0 (attempt 0): the topic column is null" in write_error(
+        spark, null_topic, broker.bootstrap)
