@@ -3,7 +3,7 @@ record with a number saying where it came from (``kafkalog produce``: its input 
 sink: its row), so that every record not stored can be named.
 
 A record goes to the partition given with it, else to the one its key hashes to (murmur2, as
-Kafka's Java producer), else (no key) to a sticky partition that moves on when its batch is sent.
+Kafka's Java producer), else (no key) to a sticky partition, chosen at random, that moves on when its batch is sent.
 A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone.
 With an idempotent producer's sequences, every batch carries them (acks must then be all).
 
@@ -12,6 +12,8 @@ alone (``produce_each``), so one bad record never takes good ones with it: the r
 are stored. After any other failure (the broker unreachable, the topic deleted) nothing more is
 sent: ``failure`` holds it, and the records of that batch and of every pending one are not stored.
 """
+
+import random
 
 from .client import RecordsRefusedError
 from .idempotence import ProducerSequences
@@ -39,7 +41,7 @@ class Batcher:
         self.batch_bytes, self.sequences = batch_bytes, sequences
         self.pending: dict[int, list[tuple[int, tuple]]] = {p: [] for p in partitions}
         self.pending_bytes = dict.fromkeys(partitions, 0)
-        self.unkeyed_partition = partitions[0]
+        self.unkeyed_partition = random.choice(partitions)  # as Kafka's sticky partitioner: spreads many writers
         self.stored = 0  # records the broker acknowledged (sent, with acks=0)
         self.not_stored: list[int] = []  # record numbers, refused or not sent
         self.in_flight: list[int] = []  # record numbers of the batch being sent (unconfirmed if interrupted)
