@@ -14,7 +14,7 @@ from broker.client import KafkaClient
 from broker.client.partitioner import partition_for_key
 from broker.records import record_set
 
-from .feed import create_topic, load, topic_name
+from .feed import Msg, base_time, create_topic, load, messages, produce, topic_name
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,7 +40,7 @@ def write(df, bootstrap: str, **options):
 def read_back(spark, bootstrap: str, topic: str) -> list[tuple]:
     """(partition, key, value, headers) of every record, in partition and offset order."""
     df = load(spark, bootstrap, subscribe=topic, includeHeaders="true")
-    return [(r.partition, None if r.key is None else bytes(r.key).decode(), bytes(r.value),
+    return [(r.partition, None if r.key is None else bytes(r.key).decode(), None if r.value is None else bytes(r.value),
              None if r.headers is None else [(h.key, None if h.value is None else bytes(h.value)) for h in r.headers])
             for r in df.orderBy("partition", "offset").collect()]
 
@@ -115,6 +115,17 @@ def test_the_topic_column_the_partition_column_and_the_topic_option_that_wins(sp
     write(df, broker.bootstrap, topic=chosen)  # the option wins over the column
     assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, chosen)) == sorted(
         r[3].encode() for r in rows)
+
+
+def test_a_dataframe_read_with_kafkalog_is_written_back_to_the_same_partitions(spark, broker, request):
+    source, copy = topic_name(request, "-source"), topic_name(request, "-copy")
+    create_topic(broker.bootstrap, source, 3)
+    create_topic(broker.bootstrap, copy, 3)
+    produce(broker.bootstrap, source, messages(30, partitions=(0, 1, 2), tag="copy") +
+            [Msg(1, b"deleted", None, base_time())])  # a tombstone: null value
+    write(load(spark, broker.bootstrap, subscribe=source, includeHeaders="true"), broker.bootstrap, topic=copy)
+    assert read_back(spark, broker.bootstrap, copy) == read_back(spark, broker.bootstrap, source)
+    assert (1, "deleted", None, None) in read_back(spark, broker.bootstrap, copy)
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])
