@@ -85,8 +85,7 @@ def write_task(batches, options: SinkOptions) -> SinkCommitMessage:
     """Write one task's Arrow ``batches`` to Kafka; returns what was stored."""
     where = _task_name()
     with options.client.client(options.bootstrap_servers) as client:
-        sequences = client.init_producer_id() if options.idempotent else None
-        writer = _TaskWriter(client, options, sequences, where)
+        writer = _TaskWriter(client, options, where)
         for batch in batches:
             writer.add_batch(batch)
         writer.flush()
@@ -96,8 +95,9 @@ def write_task(batches, options: SinkOptions) -> SinkCommitMessage:
 class _TaskWriter:
     """The rows of one task, numbered from 0, into one ``Batcher`` per topic."""
 
-    def __init__(self, client, options: SinkOptions, sequences, where: str):
-        self.client, self.options, self.sequences, self.where = client, options, sequences, where
+    def __init__(self, client, options: SinkOptions, where: str):
+        self.client, self.options, self.where = client, options, where
+        self.sequences = None  # the task's idempotent producer, asked for with its first row
         self.batchers: dict[str, Batcher] = {}
         self.rows = 0
 
@@ -135,6 +135,8 @@ class _TaskWriter:
                             f"create topics on first use; create it first (kafkalog topics create {topic} "
                             f"--partitions N)") from None
         options = self.options
+        if options.idempotent and self.sequences is None:
+            self.sequences = self.client.init_producer_id()
         self.batchers[topic] = Batcher(self.client, topic, partitions, None, options.codec, options.acks,
                                        self._refused, batch_bytes=options.batch_bytes, sequences=self.sequences)
         return self.batchers[topic]

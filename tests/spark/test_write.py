@@ -1,19 +1,19 @@
 """``df.write.format("kafkalog")`` on a real local SparkSession against a real broker: rows written are
-read back exactly (by ``spark.read`` and by confluent-kafka and kafka-python consumers), keys land
-in the partition Kafka's Java partitioner picks (checked against librdkafka's and kafka-python's
-murmur2 partitioners), the topic column and option, the partition column, null keys, headers, every
-codec; the errors a user meets, each one line naming the column, option or row; and a write to
+read back exactly (by ``spark.read`` and by the three third-party consumers), keys land in the
+partition Kafka's Java partitioner picks (checked against librdkafka's and kafka-python's murmur2
+partitioners), the topic column and option, the partition column, null keys, headers, a DataFrame
+read with kafkalog written back, every codec; the errors a user meets, each one line naming the column, option or row; and a write to
 librdkafka's mock cluster."""
 
 import pytest
-from pyspark.errors import AnalysisException
-from pyspark.sql import functions as F
-from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, StringType, StructField, StructType)
+from pyspark.sql.types import ArrayType, BinaryType, StringType, StructField, StructType
 
 from broker.client import KafkaClient
 from broker.client.partitioner import partition_for_key
 from broker.records import record_set
 
+from ..interop.clients import ADAPTERS
+from ..interop.client_api import EARLIEST
 from .feed import Msg, base_time, create_topic, load, messages, produce, topic_name
 
 pytestmark = pytest.mark.timeout(180)
@@ -142,38 +142,23 @@ def test_every_codec_is_stored_as_asked_and_read_back(spark, broker, request, co
     assert codecs == {CODEC_IDS[codec]}
 
 
-def test_confluent_kafka_and_kafka_python_consumers_read_what_was_written(spark, broker, request):
-    from confluent_kafka import Consumer, TopicPartition
-    from kafka import KafkaConsumer
-    from kafka.structs import TopicPartition as KpPartition
-
-    topic = topic_name(request)
+@pytest.fixture(scope="module")
+def written_for_consumers(spark, broker):
+    """A topic written once by the sink (zstd, headers with values), and the rows written."""
+    topic = "sink-for-consumers"
     create_topic(broker.bootstrap, topic, 1)
-    rows = sample_rows(30, "consumers")
+    rows = [(k, v, [("h", v), ("again", b"")] if hs else None) for k, v, hs in sample_rows(30, "consumers")]
     write(spark.createDataFrame(rows, SCHEMA).coalesce(1), broker.bootstrap, topic=topic,
           **{"kafka.compression.type": "zstd"})
-    expected = [(None if k is None else k.encode(), v, [tuple(h) for h in hs] if hs else []) for k, v, hs in rows]
+    return topic, rows
 
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "unused", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    seen = []
-    try:
-        while len(seen) < len(rows):
-            message = consumer.poll(10)
-            assert message is not None and message.error() is None, message and message.error()
-            seen.append((message.key(), message.value(), message.headers() or []))
-    finally:
-        consumer.close()
-    assert seen == expected
 
-    kp = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
-    kp.assign([KpPartition(topic, 0)])
-    kp.seek(KpPartition(topic, 0), 0)
-    try:
-        got = [(m.key, m.value, [(k, v) for k, v in m.headers]) for _, m in zip(range(len(rows)), kp)]
-    finally:
-        kp.close()
-    assert got == expected
+@pytest.mark.parametrize("client", sorted(ADAPTERS))
+def test_each_third_party_consumer_reads_what_was_written(broker, written_for_consumers, client):
+    topic, rows = written_for_consumers
+    consumed = ADAPTERS[client](broker.bootstrap).consume(topic, {0: EARLIEST}, len(rows))
+    assert [(r.key, r.value, tuple(r.headers or ())) for r in consumed] == [
+        (None if k is None else k.encode(), v, tuple(hs or ())) for k, v, hs in rows]
 
 
 def test_a_write_to_librdkafkas_mock_cluster(spark, mock):
