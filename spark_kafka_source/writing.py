@@ -42,7 +42,7 @@ class SinkError(ValueError):
 
 @dataclasses.dataclass
 class SinkCommitMessage(WriterCommitMessage):
-    """What one task stored: its rows, every one acknowledged, and the topics they went to."""
+    """What one task stored: its rows (every one acknowledged, unless acks=0) and the topics they went to."""
 
     records: int
     topics: list
@@ -154,7 +154,11 @@ def _bytes_column(column, count: int) -> list:
     """A key or value column as bytes (strings as UTF-8), None for nulls; all None when absent."""
     if column is None:
         return [None] * count
-    return (column.cast(pa.binary()) if pa.types.is_string(column.type) else column).to_pylist()
+    if pa.types.is_string(column.type):
+        return column.cast(pa.binary()).to_pylist()
+    if pa.types.is_large_string(column.type):  # Spark's Arrow with spark.sql.execution.arrow.useLargeVarTypes
+        return column.cast(pa.large_binary()).to_pylist()
+    return column.to_pylist()
 
 
 def _headers(entries, row: int, where: str) -> tuple:

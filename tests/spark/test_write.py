@@ -16,7 +16,7 @@ from ..interop.clients import ADAPTERS
 from ..interop.client_api import EARLIEST
 from .feed import Msg, base_time, create_topic, load, messages, produce, topic_name
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(420)  # the first test starts Spark: minutes on a loaded 2-core machine
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 SCHEMA = StructType([StructField("key", StringType()), StructField("value", BinaryType()),

@@ -8,7 +8,7 @@ import pytest
 
 from .feed import create_topic, load, topic_name
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(420)  # two streaming runs and, when first, the Spark start
 
 
 def add_file(directory, name: str, events: list[dict]) -> None:
