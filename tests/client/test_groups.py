@@ -93,6 +93,9 @@ def test_every_group_call_against_our_broker(broker, request):
         assert groups.delete_groups([group]) == {group: None}
         assert groups.committed(group) == {} and group not in groups.list_groups()
         assert groups.delete_groups([group])[group].code == ErrorCode.GROUP_ID_NOT_FOUND
+        # internal topics are left out of topic lists (so of subscribePattern), as Kafka's consumers do
+        assert "__consumer_offsets" in client.topics(include_internal=True)
+        assert "__consumer_offsets" not in client.topics() and topic in client.topics()
 
 
 def test_commit_and_fetch_offsets_with_metadata(groups, mock_cluster, request):
