@@ -12,7 +12,7 @@ import snappy
 import zstandard
 
 from broker.records.compression import XERIAL_MAGIC, Codec, compress, decompress
-from broker.records.errors import CorruptRecordError, UnsupportedCodecError
+from broker.records.errors import CorruptRecordError, DecompressedTooLargeError, UnsupportedCodecError
 
 _rng = random.Random(20240611)
 SAMPLES = {
@@ -34,6 +34,17 @@ def test_compress_decompress_round_trip(codec, name):
     compressed = compress(codec, data)
     assert isinstance(compressed, bytes)
     assert decompress(codec, compressed) == data
+
+
+@pytest.mark.parametrize("codec", COMPRESSING, ids=codec_ids)
+def test_a_large_output_is_bounded_exactly(codec):
+    """Far more than four times the input (so past the first guess, into a memory-mapped buffer):
+    decoded whole at exactly the bound, refused one byte below it."""
+    data = _rng.randbytes(256) * (5 * 4096 + 3)
+    compressed = compress(codec, data)
+    assert decompress(codec, compressed, max_size=len(data)) == data
+    with pytest.raises(DecompressedTooLargeError):
+        decompress(codec, compressed, max_size=len(data) - 1)
 
 
 @pytest.mark.parametrize("codec", list(Codec), ids=codec_ids)
