@@ -17,17 +17,8 @@ import pytest
 @contextlib.contextmanager
 def small_tmpfs(path, size_mib: int = 16):
     """Mount a ``size_mib`` tmpfs at ``path`` (created) for the duration of the block."""
-    if os.geteuid() != 0:
-        pytest.skip("a full disk is made with a tmpfs mount, which needs root")
-    os.makedirs(path, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(path)],
-                             capture_output=True, text=True, timeout=30)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs at {path}: {mounted.stderr.strip()}")
-    try:
+    with _mounted(path, ["-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs"], "a tmpfs"):
         yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
 
 
 @contextlib.contextmanager
@@ -40,15 +31,22 @@ def failing_write_back(path, backing_mib: int = 8, device_mib: int = 64):
         made = subprocess.run(["mkfs.ext4", "-q", "-F", image], capture_output=True, text=True, timeout=60)
         if made.returncode != 0:
             pytest.skip(f"cannot make an ext4 filesystem: {made.stderr.strip()}")
-        os.makedirs(path, exist_ok=True)
-        mounted = subprocess.run(["mount", "-o", "loop,errors=continue", image, str(path)],
-                                 capture_output=True, text=True, timeout=30)
-        if mounted.returncode != 0:
-            pytest.skip(f"cannot mount a loop device at {path}: {mounted.stderr.strip()}")
-        try:
+        with _mounted(path, ["-o", "loop,errors=continue", image], "a loop device"):  # unmounting frees the device
             yield path
-        finally:
-            subprocess.run(["umount", str(path)], capture_output=True, timeout=60)  # -o loop frees the device
+
+
+@contextlib.contextmanager
+def _mounted(path, mount_args: list, what: str):
+    if os.geteuid() != 0:
+        pytest.skip(f"the test mounts {what}, which needs root")
+    os.makedirs(path, exist_ok=True)
+    mounted = subprocess.run(["mount", *mount_args, str(path)], capture_output=True, text=True, timeout=30)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount {what} at {path}: {mounted.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=60)
 
 
 def fill(path, leave_bytes: int = 0) -> str:
