@@ -7,7 +7,7 @@ its partition on the I/O pool (in order with that partition's appends), off the 
 so is the checkpoint.
 """
 
-from broker.log.errors import LogError, OffsetOutOfRangeError
+from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 
 from .partition_lists import repeated
@@ -25,6 +25,8 @@ def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
         return ErrorCode.NONE, partition_log.delete_records_before(target)
     except OffsetOutOfRangeError:
         return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+    except LogDeletedError:  # the topic was deleted after get_log
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     except (OSError, LogError):
         return ErrorCode.KAFKA_STORAGE_ERROR, -1
 
