@@ -6,6 +6,7 @@ import gzip
 import random
 import struct
 
+import cramjam
 import lz4.frame
 import pytest
 import snappy
@@ -45,6 +46,23 @@ def test_a_large_output_is_bounded_exactly(codec):
     assert decompress(codec, compressed, max_size=len(data)) == data
     with pytest.raises(DecompressedTooLargeError):
         decompress(codec, compressed, max_size=len(data) - 1)
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.LZ4, Codec.ZSTD], ids=codec_ids)
+def test_a_bomb_is_decoded_at_most_twice(codec, monkeypatch):
+    """Whatever its ratio: once into a first guess, once into a buffer of the bound. (Growing the
+    buffer x4 at a time decoded a 200 MiB bomb up to five times, each pass into a fresh buffer.)"""
+    module = {Codec.GZIP: cramjam.gzip, Codec.LZ4: cramjam.lz4, Codec.ZSTD: cramjam.zstd}[codec]
+    passes = []
+    real = module.decompress_into
+    monkeypatch.setattr(module, "decompress_into", lambda data, out: (passes.append(len(out)), real(data, out))[1])
+    data = bytes(32 * 1024 * 1024)
+    assert len(decompress(codec, compress(codec, data))) == len(data)
+    assert len(passes) <= 2
+    passes.clear()
+    with pytest.raises(DecompressedTooLargeError):
+        decompress(codec, compress(codec, data), max_size=len(data) // 2)
+    assert len(passes) <= 2
 
 
 @pytest.mark.parametrize("codec", list(Codec), ids=codec_ids)
