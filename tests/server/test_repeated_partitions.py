@@ -1,8 +1,8 @@
 """Requests that name one partition (or topic) more than once, answered as Kafka answers them, against
 a real broker process: Produce appends the last mention once and answers once (it used to append
-every mention under one acknowledgement), ListOffsets refuses every mention (INVALID_REQUEST), and
+every mention under one acknowledgement), ListOffsets refuses every mention (INVALID_REQUEST),
 DeleteTopics refuses a name given twice and keeps the topic (it used to delete it and then say the
-second mention's topic did not exist)."""
+second mention's topic did not exist), and Metadata answers a topic named twice once."""
 
 import uuid
 
@@ -86,3 +86,13 @@ def test_a_topic_named_twice_in_delete_topics_is_refused_and_kept(broker):
                                                     "allow_auto_topic_creation": False})
         assert [(t["name"], t["error_code"]) for t in metadata["topics"]] == \
             [(topic, ErrorCode.NONE), (other, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+
+
+def test_a_topic_named_twice_in_metadata_is_answered_once(broker):
+    """Kafka reads the names into a set: a small request naming a topic of many partitions a
+    thousand times must not make a response a thousand times that topic's size."""
+    with connect_to(broker) as client:
+        topic, other = new_topic(client), new_topic(client)
+        names = [{"name": topic}, {"name": other}] + [{"name": topic}] * 1000
+        metadata = client.call(ApiKey.METADATA, 4, {"topics": names, "allow_auto_topic_creation": False})
+        assert [(t["name"], len(t["partitions"])) for t in metadata["topics"]] == [(topic, 2), (other, 2)]
