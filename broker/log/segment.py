@@ -4,19 +4,11 @@ Files are named by the 20-digit base offset. The segment appends whole batches a
 the sparse indexes up to date (an entry once more than ``index.interval.bytes`` were appended
 since the last one), finds the batch containing an offset or the first record at a timestamp,
 and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and checking its
-``.log`` (``recover``).
-
-A ``.log`` file let go while idle (``open_files``) with writes not yet fsynced is fsynced first:
-a write-back error is reported to an ``fsync``, not to ``close``, and once the last descriptor is
-closed the kernel may forget it (the inode leaves the cache), so a later flush through a new
-descriptor would succeed over lost data. A failure is kept as the segment's ``write_back_error``:
-from then on its flushes and appends raise it, a storage error of its partition, until a restart
-recovers the log from its last flushed offset.
+``.log`` (``recover``). The ``.log`` let go while idle is fsynced first if it has unsynced writes
+(``write_back``); a failure is the segment's ``write_back_error``.
 """
 
-import logging
 import os
-import threading
 import time
 
 from broker.records import record_set
@@ -26,14 +18,13 @@ from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
 from .file_records import FileSlice, iter_headers, iter_valid_entries
 from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
 from .open_files import OPEN_FILES
+from .write_back import WriteBack
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
 _IOV_MAX = os.sysconf("SC_IOV_MAX")  # buffers one pwritev takes
-
-log = logging.getLogger(__name__)
 
 
 def filename_prefix(offset: int) -> str:
@@ -55,12 +46,7 @@ class LogSegment:
         # lets go. It is opened on first use and released when idle (open_files).
         self._file = None
         self._closed = False
-        # Writes to the .log and how many of them an fsync covered; the lock keeps a release of the
-        # file (fsync, then let go) and a write from overlapping.
-        self._writes = 0
-        self._synced_writes = 0
-        self._write_lock = threading.Lock()
-        self.write_back_error = None
+        self._write_back = WriteBack(self.log_path)
         # (next offset, size) as one value, so a reader on another thread sees both of one append
         self.end = (base_offset, os.fstat(self.file.fileno()).st_size)
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
@@ -130,26 +116,17 @@ class LogSegment:
         return opened
 
     def release(self) -> None:
-        """Let go of the ``.log`` file; it closes once no reader holds it (open_files). Writes not yet
-        fsynced are fsynced first (see the module's docstring); a segment being written is not idle
-        and keeps its file."""
-        if not self._write_lock.acquire(blocking=False):
-            return
-        try:
-            log_file = self._file
-            if log_file is not None and self._writes != self._synced_writes:
-                writes = self._writes
-                try:
-                    os.fsync(log_file.fileno())
-                    self._synced_writes = writes
-                except OSError as exc:
-                    self.write_back_error = LogStorageError(
-                        f"{self.log_path}: writing its data back to disk failed when its idle descriptor was "
-                        f"closed ({exc.strerror or exc}); it may not be on disk until a restart recovers it")
-                    log.error("%s", self.write_back_error)
-            self._file = None
-        finally:
-            self._write_lock.release()
+        """Let go of the ``.log`` file (fsynced first if written since the last fsync); it closes
+        once no reader holds it (open_files)."""
+        self._write_back.release(self._file, self._drop_file)
+
+    def _drop_file(self) -> None:
+        self._file = None
+
+    @property
+    def write_back_error(self):
+        """The LogStorageError of a write-back that failed when the ``.log`` was let go, or None."""
+        return self._write_back.error
 
     def _load_state_from_tail(self) -> None:
         """Recompute next offset and max timestamp from the last index entries and the bytes after them."""
@@ -216,9 +193,8 @@ class LogSegment:
         try:
             self.offset_index.reserve(len(batches))
             self.time_index.reserve(len(batches))
-            with self._write_lock:
+            with self._write_back.writing():
                 _write_all(self.file.fileno(), [buf for _, buffers in batches for buf in buffers], position, total)
-                self._writes += 1
             at = position
             for header, _ in batches:
                 if self.first_batch_timestamp is None:
@@ -357,11 +333,7 @@ class LogSegment:
     def flush(self) -> None:
         if self._closed:
             return
-        if self.write_back_error is not None:
-            raise self.write_back_error
-        writes = self._writes
-        os.fsync(self.file.fileno())
-        self._synced_writes = max(self._synced_writes, writes)
+        self._write_back.fsync(self.file)
         self.offset_index.flush()
         self.time_index.flush()
 

@@ -114,7 +114,8 @@ def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path)
     assert read == "read [12, 13, 14]"
 
 
-def test_a_dirty_log_file_is_fsynced_before_its_descriptor_goes(tmp_path, monkeypatch):
+def test_a_written_log_file_is_fsynced_before_its_descriptor_goes(tmp_path, monkeypatch):
+    """Once for the writes since the last fsync, never twice."""
     synced = []
     real_fsync = os.fsync
 
@@ -127,7 +128,7 @@ def test_a_dirty_log_file_is_fsynced_before_its_descriptor_goes(tmp_path, monkey
     segment = log.active_segment
     log.append(make_batch(3, 0))
     segment.release()
-    assert synced == [segment.log_path]  # the release synced the write
+    assert synced == [segment.log_path]
     log.append(make_batch(3, 3))
     log.flush()
     synced.clear()
