@@ -1,9 +1,8 @@
-"""What the source does not do yet, refused through Spark with one line saying what it does.
+"""What the source does not do yet (writes), refused through Spark with one line saying what it does.
 
 A batch write is refused when Spark asks for its writer (with ``.mode("append")``; without it, Spark's
-own save-mode check speaks first). A streaming query is refused by its first step: Spark starts the
-query's thread before it asks a Python source anything, so ``start()`` returns and the query ends at
-once with the refusal, instead of PySpark's ``UnboundLocalError`` that hid ``NOT_IMPLEMENTED``.
+own save-mode check speaks first). A streaming write is refused by its query's first step: Spark
+starts the query's thread first, so ``start()`` returns and the query ends at once with the refusal.
 """
 
 import pytest
@@ -14,7 +13,7 @@ from .feed import create_topic, messages, produce
 pytestmark = pytest.mark.timeout(120)
 
 TOPIC = "unsupported-modes"
-SUPPORTED = 'the kafkalog source supports batch reads only: spark.read.format("kafkalog")...load()'
+SUPPORTED = 'the kafkalog source reads: spark.read.format("kafkalog")...load()'
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +36,6 @@ def test_a_batch_write_is_refused_in_one_line(spark, broker, topic):
         (spark.range(3).selectExpr("CAST(id AS STRING) AS value").write.format("kafkalog").mode("append")
          .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", TOPIC).save())
     assert "writing to Kafka (df.write, df.writeStream) is not supported yet" in refusal_line(str(raised.value))
-
-
-def test_a_streaming_read_ends_its_query_at_once_with_one_line(spark, broker, topic, tmp_path):
-    stream = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)
-              .option("subscribe", TOPIC).load())
-    query = stream.writeStream.format("memory").queryName("unsupported_modes_read") \
-        .option("checkpointLocation", str(tmp_path / "read")).start()
-    try:
-        with pytest.raises(StreamingQueryException) as raised:
-            query.awaitTermination(60)
-    finally:
-        query.stop()
-    assert "streaming reads (spark.readStream) are not supported yet" in refusal_line(str(raised.value))
-    assert spark.table("unsupported_modes_read").count() == 0
 
 
 def test_a_streaming_write_ends_its_query_at_once_with_one_line(spark, broker, topic, tmp_path):
