@@ -27,8 +27,11 @@ as strings, so the same offsets always give the same text).
   ``latestOffset`` in the query progress (``progress.offsets_behind_latest`` turns it into Spark's
   offsets-behind figures: the Python API has no source metrics).
 * With ``commitOffsetsToGroup`` (or ``kafka.group.id``), each micro-batch's end offsets are committed
-  to that consumer group when Spark commits the batch, so lag tools see the stream; Spark's
-  checkpoint stays the source of truth, and a failed commit is logged, not fatal.
+  to that consumer group once the sink has committed the batch (Spark calls ``commit`` late, after
+  planning the next batch, and not at all for a query's last batch, so the reader also commits the
+  ``start`` Spark hands to ``latestOffset``: the end of the batch the sink finished last), so lag
+  tools see the stream; Spark's checkpoint stays the source of truth, and a failed commit is
+  logged, not fatal. The commit comes from outside the group (generation -1), as Kafka's tools do.
 """
 
 import logging
@@ -89,6 +92,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.target: dict | None = None  # AvailableNow: the offsets present when the query started
         self.latest: dict = {}  # the latest offsets seen by the last latestOffset()
         self.last_batch_at = 0.0  # monotonic time of the last micro-batch minOffsetsPerTrigger let through
+        self.committed: dict | None = None  # the offsets last committed to the consumer group
 
     # -- the driver side ------------------------------------------------------------------
 
@@ -113,6 +117,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMinRows(limits.min_offsets)
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        self._commit_to_group(start)  # Spark asks after the sink committed the batch ending at start
         with explained(), client_for(self.options) as client:
             partitions = topic_partitions(client, self.options, missing_topics_fail=False)
             self.latest = listed_offsets(client, partitions, LATEST)
@@ -181,12 +186,17 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offsets_json(self.latest) if self.latest else None
 
     def commit(self, end: dict) -> None:
+        self._commit_to_group(end)
+
+    def _commit_to_group(self, offsets: dict) -> None:
+        """Commit ``offsets`` (processed by the sink) to the consumer group, once each."""
         group = self.options.commit_group
-        if group is None:
+        if group is None or offsets == self.committed:
             return
         try:
             with client_for(self.options) as client:
-                GroupClient(client).commit(group, offsets_of(end), metadata="kafkalog spark stream")
+                GroupClient(client).commit(group, offsets_of(offsets), metadata="kafkalog spark stream")
+            self.committed = offsets
         except (KafkaError, BrokerConnectionError) as exc:
             log.warning("could not commit the stream's offsets to consumer group %r (the Spark checkpoint has them "
                         "anyway): %s", group, exc)

@@ -1,0 +1,136 @@
+"""Real streaming queries on the session's SparkSession against a real broker (few: each costs
+seconds): a query into a Parquet file sink with a processing-time trigger and a rate limit,
+restarted from its checkpoint as an AvailableNow query after more records and a new partition
+(each offset in the sink exactly once, every micro-batch within the limit, the query stops by
+itself); a topic deleted under a running query (it fails with failOnDataLoss, and goes on with the
+re-created topic without); the offsets committed to a consumer group on librdkafka's mock cluster.
+The driver-side rules themselves are tested without Spark in test_stream_reader.py."""
+
+import json
+import time
+
+import pytest
+from pyspark.errors import StreamingQueryException
+
+from broker.client import KafkaClient
+from broker.client.groups import GroupClient
+
+from .feed import client, create_topic, delete_topic, messages, produce, rows, topic_led_by_several_brokers
+
+pytestmark = pytest.mark.timeout(240)
+
+WAIT_SECONDS = 90
+
+
+def stream(spark, bootstrap: str, **options):
+    reader = spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def wait_for(condition, what: str, query=None):
+    """Poll ``condition`` for up to WAIT_SECONDS; fail naming ``what`` (and the query's error)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if query is not None and query.exception() is not None:
+            raise AssertionError(f"the query failed while waiting for {what}: {query.exception()}")
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def source_progress(query) -> list:
+    """The query's recent progress of its source: numInputRows, and endOffset and latestOffset as dicts."""
+    return [{"numInputRows": source["numInputRows"], "endOffset": as_dict(source["endOffset"]),
+             "latestOffset": as_dict(source["latestOffset"])}
+            for source in (progress["sources"][0] for progress in query.recentProgress)]
+
+
+def as_dict(offsets):
+    return json.loads(offsets) if isinstance(offsets, str) else offsets
+
+
+def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(spark, broker, tmp_path):
+    topic = "stream-restart"
+    create_topic(broker.bootstrap, topic, 3)
+    produced = produce(broker.bootstrap, topic, messages(30, partitions=(0, 1, 2), tag="first"))
+    out, checkpoint = str(tmp_path / "out"), str(tmp_path / "checkpoint")
+
+    def start(starting: str, **trigger):
+        frame = stream(spark, broker.bootstrap, subscribe=topic, startingOffsets=starting, maxOffsetsPerTrigger="7",
+                       includeHeaders="true")
+        return (frame.writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
+                .trigger(**trigger).start())
+
+    query = start("earliest", processingTime="200 milliseconds")
+    try:
+        wait_for(lambda: any(s["endOffset"] == {topic: {"0": 10, "1": 10, "2": 10}} for s in source_progress(query)),
+                 "the first 30 records", query)
+        first_run = source_progress(query)
+    finally:
+        query.stop()
+    assert all(s["numInputRows"] <= 7 for s in first_run)
+    assert first_run[-1]["latestOffset"] == {topic: {"0": 10, "1": 10, "2": 10}}  # reportLatestOffset
+
+    with client(broker.bootstrap) as c:
+        c.create_partitions(topic, 4)
+    produced += produce(broker.bootstrap, topic, messages(20, partitions=(0, 1, 2, 3), tag="second"))
+    query = start("latest", availableNow=True)  # the checkpoint's offsets win over startingOffsets
+    try:
+        assert query.awaitTermination(WAIT_SECONDS), "the AvailableNow query did not stop by itself"
+        second_run = source_progress(query)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert len([s for s in second_run if s["numInputRows"]]) >= 3 and all(s["numInputRows"] <= 7 for s in second_run)
+    assert second_run[-1]["endOffset"] == {topic: {"0": 15, "1": 15, "2": 15, "3": 5}}
+    assert rows(spark.read.parquet(out)) == sorted(produced)  # every offset once, the new partition from 0
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_a_topic_deleted_under_a_running_query(spark, broker, tmp_path, fail_on_data_loss):
+    topic = f"stream-deleted-{fail_on_data_loss}"
+    create_topic(broker.bootstrap, topic, 1)
+    produce(broker.bootstrap, topic, messages(5, tag="before"))
+    name = f"stream_deleted_{fail_on_data_loss}"
+    frame = stream(spark, broker.bootstrap, subscribe=topic, startingOffsets="earliest",
+                   failOnDataLoss=fail_on_data_loss)
+    query = (frame.writeStream.format("memory").queryName(name).trigger(processingTime="200 milliseconds")
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        wait_for(lambda: spark.table(name).count() == 5, "the first records", query)
+        delete_topic(broker.bootstrap, topic)
+        if fail_on_data_loss == "true":
+            with pytest.raises(StreamingQueryException) as raised:
+                query.awaitTermination(WAIT_SECONDS)
+            assert f"{topic}-0 is gone (its topic or the partition was deleted)" in str(raised.value)
+            assert "Set failOnDataLoss=false" in str(raised.value)
+            return
+        create_topic(broker.bootstrap, topic, 1)  # re-created: its offsets start over, below the checkpoint's
+        again = produce(broker.bootstrap, topic, messages(2, tag="after"))
+        wait_for(lambda: spark.table(name).count() == 7, "the re-created topic's records", query)
+        assert [r.value for r in rows(spark.table(name)) if r.value.startswith(b"after")] == [r.value for r in again]
+        assert query.isActive
+    finally:
+        query.stop()
+
+
+def test_each_micro_batch_is_committed_to_a_consumer_group_on_the_mock_cluster(spark, mock, tmp_path):
+    bootstrap, _ = mock
+    topic, _ = topic_led_by_several_brokers(bootstrap, "stream-group")
+    produce(bootstrap, topic, messages(24, partitions=(0, 1, 2, 3), tag="group"))
+    frame = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="10",
+                   commitOffsetsToGroup="stream-lag")
+    query = (frame.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    try:
+        assert query.awaitTermination(WAIT_SECONDS)
+    finally:
+        query.stop()
+    with KafkaClient(bootstrap, timeout=10) as c:
+        committed = GroupClient(c).committed("stream-lag", {topic: [0, 1, 2, 3]})
+    assert {tp[1]: found.offset for tp, found in committed.items()} == {0: 6, 1: 6, 2: 6, 3: 6}
+    assert as_dict(query.lastProgress["sources"][0]["endOffset"]) == \
+        {topic: {"0": 6, "1": 6, "2": 6, "3": 6}}
