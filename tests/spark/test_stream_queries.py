@@ -2,24 +2,34 @@
 seconds): a query into a Parquet file sink with a processing-time trigger and a rate limit,
 restarted from its checkpoint as an AvailableNow query after more records and a new partition
 (each offset in the sink exactly once, every micro-batch within the limit, the query stops by
-itself); a topic deleted under a running query (it fails with failOnDataLoss, and goes on with the
+itself); a driver process SIGKILLed at a random moment of a running query and restarted from its
+checkpoint (each offset in the file sink exactly once); a topic deleted under a running query (it fails with failOnDataLoss, and goes on with the
 re-created topic without); the offsets committed to a consumer group on librdkafka's mock cluster.
 The driver-side rules themselves are tested without Spark in test_stream_reader.py."""
 
 import json
+import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from pyspark.errors import StreamingQueryException
 
 from broker.client import KafkaClient
 from broker.client.groups import GroupClient
+from spark_kafka_source.progress import offsets_behind_latest
+from tests.processes import kill_tree
+from tests.waiting import wait_for
 
-from .feed import client, create_topic, delete_topic, messages, produce, rows, topic_led_by_several_brokers
+from .feed import (client, create_topic, delete_topic, messages, produce, rows, topic_led_by_several_brokers,
+                   without_headers)
 
 pytestmark = pytest.mark.timeout(240)
 
 WAIT_SECONDS = 90
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def stream(spark, bootstrap: str, **options):
@@ -29,16 +39,13 @@ def stream(spark, bootstrap: str, **options):
     return reader.load()
 
 
-def wait_for(condition, what: str, query=None):
-    """Poll ``condition`` for up to WAIT_SECONDS; fail naming ``what`` (and the query's error)."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if query is not None and query.exception() is not None:
+def wait_while_running(query, condition, what: str) -> None:
+    """Wait (bounded) for ``condition``; fail at once, with the query's error, if the query fails."""
+    def met():
+        if query.exception() is not None:
             raise AssertionError(f"the query failed while waiting for {what}: {query.exception()}")
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"gave up waiting for {what}")
+        return condition()
+    wait_for(met, WAIT_SECONDS, interval=0.2, what=what)
 
 
 def source_progress(query) -> list:
@@ -66,13 +73,15 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
 
     query = start("earliest", processingTime="200 milliseconds")
     try:
-        wait_for(lambda: any(s["endOffset"] == {topic: {"0": 10, "1": 10, "2": 10}} for s in source_progress(query)),
-                 "the first 30 records", query)
+        wait_while_running(query, lambda: any(s["endOffset"] == {topic: {"0": 10, "1": 10, "2": 10}}
+                                              for s in source_progress(query)), "the first 30 records")
         first_run = source_progress(query)
     finally:
         query.stop()
     assert all(s["numInputRows"] <= 7 for s in first_run)
     assert first_run[-1]["latestOffset"] == {topic: {"0": 10, "1": 10, "2": 10}}  # reportLatestOffset
+    assert offsets_behind_latest(first_run[0]) == {"minOffsetsBehindLatest": 8, "maxOffsetsBehindLatest": 8,
+                                                   "avgOffsetsBehindLatest": 8.0}  # 7 split 10:10:10 -> 2 each
 
     with client(broker.bootstrap) as c:
         c.create_partitions(topic, 4)
@@ -100,7 +109,7 @@ def test_a_topic_deleted_under_a_running_query(spark, broker, tmp_path, fail_on_
     query = (frame.writeStream.format("memory").queryName(name).trigger(processingTime="200 milliseconds")
              .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
     try:
-        wait_for(lambda: spark.table(name).count() == 5, "the first records", query)
+        wait_while_running(query, lambda: spark.table(name).count() == 5, "the first records")
         delete_topic(broker.bootstrap, topic)
         if fail_on_data_loss == "true":
             with pytest.raises(StreamingQueryException) as raised:
@@ -110,7 +119,7 @@ def test_a_topic_deleted_under_a_running_query(spark, broker, tmp_path, fail_on_
             return
         create_topic(broker.bootstrap, topic, 1)  # re-created: its offsets start over, below the checkpoint's
         again = produce(broker.bootstrap, topic, messages(2, tag="after"))
-        wait_for(lambda: spark.table(name).count() == 7, "the re-created topic's records", query)
+        wait_while_running(query, lambda: spark.table(name).count() == 7, "the re-created topic's records")
         assert [r.value for r in rows(spark.table(name)) if r.value.startswith(b"after")] == [r.value for r in again]
         assert query.isActive
     finally:
@@ -134,3 +143,26 @@ def test_each_micro_batch_is_committed_to_a_consumer_group_on_the_mock_cluster(s
     assert {tp[1]: found.offset for tp, found in committed.items()} == {0: 6, 1: 6, 2: 6, 3: 6}
     assert as_dict(query.lastProgress["sources"][0]["endOffset"]) == \
         {topic: {"0": 6, "1": 6, "2": 6, "3": 6}}
+
+
+def test_a_driver_killed_at_a_random_moment_then_restarted_writes_each_offset_once(spark, broker, tmp_path):
+    topic = "stream-killed"
+    create_topic(broker.bootstrap, topic, 2)
+    produced = produce(broker.bootstrap, topic, messages(40, partitions=(0, 1), tag="killed"))
+    args = [broker.bootstrap, topic, str(tmp_path / "out"), str(tmp_path / "checkpoint")]
+    log = tmp_path / "driver.out"
+    batches = random.randint(1, 4)
+    with open(log, "wb") as out:
+        driver = subprocess.Popen([sys.executable, "-m", "tests.spark.stream_process", *args, "processing"],
+                                  cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: f"batch {batches}\n" in log.read_text() or driver.poll() is not None, WAIT_SECONDS,
+                 what=f"micro-batch {batches} of the driver")
+        assert driver.poll() is None, log.read_text()[-3000:]
+        time.sleep(random.uniform(0, 0.3))  # somewhere in a later micro-batch (or between two)
+    finally:
+        kill_tree(driver)
+    finished = subprocess.run([sys.executable, "-m", "tests.spark.stream_process", *args, "available-now"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=WAIT_SECONDS * 2)
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    assert without_headers(rows(spark.read.parquet(args[2]))) == without_headers(sorted(produced))

@@ -11,6 +11,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from spark_kafka_source.options import OptionError, TriggerLimits, parse
 from spark_kafka_source.planning import DataLossError
+from spark_kafka_source.progress import offsets_behind_latest
 from spark_kafka_source.streaming import KafkaLogStreamReader, limited_ends, offsets_json, offsets_of
 
 from .feed import client, create_topic, delete_topic, messages, produce, topic_name
@@ -189,3 +190,10 @@ def test_a_checkpoint_ahead_of_the_log_or_behind_its_start_is_data_loss(broker, 
     assert ranges(lenient, {topic: {"0": 9}}, lenient.latestOffset({topic: {"0": 9}}, ReadAllAvailable())) == \
         [(topic, 0, 3, 4)]  # read again from what is left
     assert ranges(lenient, {topic: {"0": 1}}, {topic: {"0": 4}}) == [(topic, 0, 3, 4)]
+
+
+def test_offsets_behind_latest_follow_from_a_progress_report():
+    source = {"endOffset": '{"t": {"0": 10, "1": 4}}', "latestOffset": {"t": {"0": 16, "1": 4}, "u": {"0": 3}}}
+    assert offsets_behind_latest(source) == {"minOffsetsBehindLatest": 0, "maxOffsetsBehindLatest": 6,
+                                             "avgOffsetsBehindLatest": 2.0}  # u-0 is new: not counted behind yet
+    assert offsets_behind_latest({"endOffset": None, "latestOffset": None}) is None
