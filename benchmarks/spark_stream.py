@@ -5,7 +5,9 @@ On a local[2] SparkSession: a topic of 5 M records with 100-byte values in 2 par
 ``spark_read``), written to Spark's ``noop`` sink by a batch read (``df.write``) and by AvailableNow
 streaming queries (each with a new checkpoint): one with no rate limit (one micro-batch) and one
 with ``maxOffsetsPerTrigger`` at a tenth of the records (ten micro-batches, each planned, written
-and committed to the checkpoint).
+and committed to the checkpoint). Then the fixed cost of a streaming query: the last one started
+again on its finished checkpoint, with nothing left to read (Spark starts the source's Python
+process on the driver, plans, checks for new data, stops).
 
     .venv/bin/python -m benchmarks.spark_stream [--records 5000000] [--rounds 3]
 """
@@ -69,15 +71,18 @@ def main(argv=None) -> dict:
                                                              f"-{len(options)}")
                         seconds = stream_seconds(spark, broker.bootstrap, checkpoint, options)
                     times.setdefault(name, []).append(seconds)
+                times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, options))
         finally:
             broker.stop()
     spark.stop()
+    start_up = statistics.median(times.pop("start-up"))
     rates = {name: args.records / statistics.median(values) for name, values in times.items()}
     reference = rates["batch read, noop write"]
     print(f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], "
           f"median of {args.rounds}:")
     for name, rate in rates.items():
         print(f"  {name:32s} {rate:14,.0f} rows/s {rate / reference:6.2f}")
+    print(f"  an AvailableNow query with nothing to read: {start_up:.2f} s")
     return rates
 
 

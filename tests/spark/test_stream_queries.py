@@ -79,6 +79,8 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
     finally:
         query.stop()
     assert all(s["numInputRows"] <= 7 for s in first_run)
+    first_batch = (Path(checkpoint) / "offsets" / "0").read_text().splitlines()[-1]  # the source's line, as stored
+    assert json.loads(first_batch) == {topic: {"0": 2, "1": 2, "2": 2}}
     assert first_run[-1]["latestOffset"] == {topic: {"0": 10, "1": 10, "2": 10}}  # reportLatestOffset
     assert offsets_behind_latest(first_run[0]) == {"minOffsetsBehindLatest": 8, "maxOffsetsBehindLatest": 8,
                                                    "avgOffsetsBehindLatest": 8.0}  # 7 split 10:10:10 -> 2 each
