@@ -93,6 +93,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.latest: dict = {}  # the latest offsets seen by the last latestOffset()
         self.last_batch_at = 0.0  # monotonic time of the last micro-batch minOffsetsPerTrigger let through
         self.committed: dict | None = None  # the offsets last committed to the consumer group
+        self.commit_failed = False  # a commit failed already (warned once)
 
     # -- the driver side ------------------------------------------------------------------
 
@@ -198,8 +199,10 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 GroupClient(client).commit(group, offsets_of(offsets), metadata="kafkalog spark stream")
             self.committed = offsets
         except (KafkaError, BrokerConnectionError) as exc:
-            log.warning("could not commit the stream's offsets to consumer group %r (the Spark checkpoint has them "
-                        "anyway): %s", group, exc)
+            level = logging.DEBUG if self.commit_failed else logging.WARNING  # once a query, not every trigger
+            self.commit_failed = True
+            log.log(level, "could not commit the stream's offsets to consumer group %r (the Spark checkpoint has "
+                           "them anyway; later failures are logged at DEBUG): %s", group, exc)
 
     # -- the task side --------------------------------------------------------------------
 

@@ -197,3 +197,17 @@ def test_offsets_behind_latest_follow_from_a_progress_report():
     assert offsets_behind_latest(source) == {"minOffsetsBehindLatest": 0, "maxOffsetsBehindLatest": 6,
                                              "avgOffsetsBehindLatest": 2.0}  # u-0 is new: not counted behind yet
     assert offsets_behind_latest({"endOffset": None, "latestOffset": None}) is None
+
+
+def test_a_broker_without_group_coordinator_gets_one_warning_and_the_stream_goes_on(broker, request, caplog):
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 1)
+    reader = stream_reader(broker.bootstrap, subscribe=topic, startingOffsets="earliest", commitOffsetsToGroup="g")
+    caplog.set_level(logging.WARNING)
+    start = reader.initialOffset()
+    fill(broker.bootstrap, topic, {0: 2})
+    end = reader.latestOffset(start, ReadAllAvailable())
+    reader.commit(end)
+    assert reader.latestOffset(end, ReadAllAvailable()) == end
+    warnings = [r for r in caplog.records if "could not commit the stream's offsets to consumer group 'g'" in r.message]
+    assert len(warnings) == 1, caplog.text
