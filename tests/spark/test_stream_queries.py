@@ -26,7 +26,7 @@ from tests.waiting import wait_for
 from .feed import (client, create_topic, delete_topic, messages, produce, rows, topic_led_by_several_brokers,
                    without_headers)
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(480)  # a Spark start-up on a loaded 2-core machine alone can take 100 s
 
 WAIT_SECONDS = 90
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,8 +158,8 @@ def test_a_driver_killed_at_a_random_moment_then_restarted_writes_each_offset_on
         driver = subprocess.Popen([sys.executable, "-m", "tests.spark.stream_process", *args, "processing"],
                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_for(lambda: f"batch {batches}\n" in log.read_text() or driver.poll() is not None, WAIT_SECONDS,
-                 what=f"micro-batch {batches} of the driver")
+        wait_for(lambda: f"batch {batches}\n" in log.read_text() or driver.poll() is not None, WAIT_SECONDS * 2,
+                 what=f"micro-batch {batches} of the driver (which starts its own Spark)")
         assert driver.poll() is None, log.read_text()[-3000:]
         time.sleep(random.uniform(0, 0.3))  # somewhere in a later micro-batch (or between two)
     finally:
