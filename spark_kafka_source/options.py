@@ -137,7 +137,8 @@ _REFUSED_KAFKA = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or an offset JSON instead",
     "key.deserializer": "keys are always read as bytes; cast or decode the key column with DataFrame operations",
     "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations",
-    "enable.auto.commit": "the source never commits offsets; it reads the offsets it was given",
+    "enable.auto.commit": ("the source reads the offsets it was given and commits none on its own; a stream commits "
+                           "its micro-batches to a consumer group with the option commitOffsetsToGroup"),
     "interceptor.classes": "interceptors are not supported; transform the records with DataFrame operations",
 }
 _UNSUPPORTED_SECURITY = ("security.protocol", "sasl.", "ssl.")

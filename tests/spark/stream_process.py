@@ -1,6 +1,6 @@
 """A streaming query in a process of its own, for tests that SIGKILL its driver:
 ``python -m tests.spark.stream_process BOOTSTRAP TOPIC OUTPUT CHECKPOINT (processing|available-now)``
-reads TOPIC from earliest, at most 4 records per micro-batch, into a Parquet file sink at OUTPUT
+reads TOPIC from earliest, at most 6 records per micro-batch, into a Parquet file sink at OUTPUT
 with its checkpoint at CHECKPOINT, printing ``batch N`` (flushed) as each micro-batch ends. With
 ``processing`` it runs until killed; with ``available-now`` it stops when everything present at its
 start is in OUTPUT, and exits 0."""
@@ -18,7 +18,7 @@ def main(bootstrap: str, topic: str, output: str, checkpoint: str, trigger: str)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     frame = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-             .option("subscribe", topic).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "4")
+             .option("subscribe", topic).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "6")
              .load())
     writer = frame.writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
     writer = writer.trigger(availableNow=True) if trigger == "available-now" else \
