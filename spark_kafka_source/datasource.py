@@ -1,5 +1,6 @@
 """The ``kafkalog`` data source for ``spark.read.format("kafkalog")`` and
-``spark.readStream.format("kafkalog")`` (PySpark's Python data source API).
+``spark.readStream.format("kafkalog")``, and the sink for ``df.write`` / ``df.writeStream`` with
+``format("kafkalog")`` (PySpark's Python data source API).
 
 Schema: exactly Spark's Kafka source schema, plus ``headers`` with ``includeHeaders``; a schema
 given by the user is refused, as Spark does. Planning runs on the driver and resolves every offset
@@ -7,12 +8,14 @@ once; each input partition carries its range and settings, and its task yields A
 ``planning``, ``input_partitions`` and ``reading``; a stream plans each micro-batch the same way,
 see ``streaming``).
 
-Writes (batch or streaming) are refused with one line saying so (``UnsupportedModeError``); a
-batch write without ``.mode("append")`` meets Spark's own save-mode check first. Errors whose
-message says all a user needs are reported without a traceback (``explained``).
+Writes go through Arrow writers (see ``writing``): a batch write must be ``.mode("append")``
+(Spark refuses ``errorifexists`` and ``ignore`` before asking the sink; the sink refuses
+``overwrite``, as Spark's Kafka sink does). Errors whose message says all a user needs are
+reported without a traceback (``explained``).
 """
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamArrowWriter,
+                                    InputPartition)
 from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
@@ -20,12 +23,14 @@ from . import options as source_options
 from .explained import UnsupportedModeError, explained
 from .input_partitions import input_partitions, read_partition
 from .planning import client_for, resolve_ranges
+from .sink_options import SinkOptions, parse_sink
 from .streaming import KafkaLogStreamReader
+from .writing import check_columns, log_abort, log_commit, write_task
 
 __all__ = ["KafkaLogDataSource", "UnsupportedModeError", "explained", "source_schema"]
 
-WRITE_REFUSED = ('writing to Kafka (df.write, df.writeStream) is not supported yet; the kafkalog source reads: '
-                 'spark.read.format("kafkalog")...load() or spark.readStream.format("kafkalog")...load()')
+OVERWRITE_REFUSED = ('save mode overwrite is not supported by the kafkalog sink: Kafka topics are append-only '
+                     '(as with Spark\'s Kafka sink); use .mode("append")')
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 BASE_SCHEMA = StructType([
@@ -69,13 +74,58 @@ class KafkaLogDataSource(DataSource):
     def streamReader(self, schema: StructType) -> KafkaLogStreamReader:
         return KafkaLogStreamReader(self._parsed(source_options.STREAM))
 
-    def writer(self, schema: StructType, overwrite: bool):
+    def writer(self, schema: StructType, overwrite: bool) -> "KafkaLogWriter":
         with explained():
-            raise UnsupportedModeError(WRITE_REFUSED)
+            if overwrite:
+                raise UnsupportedModeError(OVERWRITE_REFUSED)
+            return KafkaLogWriter(checked_sink_options(self.options, schema))
 
-    def streamWriter(self, schema: StructType, overwrite: bool):
+    def streamWriter(self, schema: StructType, overwrite: bool) -> "KafkaLogStreamWriter":
+        """Every output mode writes the micro-batch's rows (complete mode: all of them), as Spark's sink."""
         with explained():
-            raise UnsupportedModeError(WRITE_REFUSED)
+            return KafkaLogStreamWriter(checked_sink_options(self.options, schema))
+
+
+def checked_sink_options(options, schema: StructType) -> SinkOptions:
+    """The sink's options, parsed, after checking the DataFrame's columns against them (on the driver)."""
+    parsed = parse_sink(options)
+    check_columns(schema, parsed)
+    return parsed
+
+
+class KafkaLogWriter(DataSourceArrowWriter):
+    """``df.write.format("kafkalog").mode("append")``: each task writes its rows (at least once)."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+
+    def write(self, iterator):
+        with explained():
+            return write_task(iterator, self.options)
+
+    def commit(self, messages) -> None:
+        log_commit(messages, "write")
+
+    def abort(self, messages) -> None:
+        log_abort(messages, "write")
+
+
+class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafkalog")``: each micro-batch's tasks write its rows; Spark commits
+    the batch once they all succeed, and runs a failed batch again after a restart (at least once)."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+
+    def write(self, iterator):
+        with explained():
+            return write_task(iterator, self.options)
+
+    def commit(self, messages, batchId: int) -> None:
+        log_commit(messages, f"micro-batch {batchId}")
+
+    def abort(self, messages, batchId: int) -> None:
+        log_abort(messages, f"micro-batch {batchId}")
 
 
 class KafkaLogReader(DataSourceReader):

@@ -1,5 +1,6 @@
 """Errors whose one-line message says all a user needs (a bad option, data loss, an unreachable
-broker, an unsupported mode), reported by Spark's Python worker without a traceback."""
+broker, an unsupported mode, a DataFrame the sink cannot write), reported by Spark's Python worker
+without a traceback."""
 
 import os
 
@@ -8,13 +9,14 @@ from broker.client.connection import BrokerConnectionError
 
 from .options import OptionError
 from .planning import DataLossError
+from .writing import SinkError
 
 
 class UnsupportedModeError(RuntimeError):
-    """Something the source does not do (writes, for now)."""
+    """Something the data source does not do (a save mode other than append)."""
 
 
-EXPLAINED_ERRORS = (OptionError, DataLossError, KafkaError, BrokerConnectionError, UnsupportedModeError)
+EXPLAINED_ERRORS = (OptionError, DataLossError, KafkaError, BrokerConnectionError, UnsupportedModeError, SinkError)
 
 
 class explained:

@@ -34,11 +34,9 @@ def test_a_schema_of_the_users_own_is_refused():
         source.reader(None)
 
 
-def test_writers_are_refused_naming_what_is_supported():
-    source = as_spark_passes(OPTIONS)
-    for make_writer in (source.writer, source.streamWriter):
-        with pytest.raises(UnsupportedModeError, match=r'not supported yet; .*spark\.read\.format\("kafkalog"\)'):
-            make_writer(None, False)
+def test_a_batch_write_that_overwrites_is_refused():
+    with pytest.raises(UnsupportedModeError, match=r'save mode overwrite is not supported .*\.mode\("append"\)'):
+        as_spark_passes(OPTIONS).writer(None, True)
 
 
 def test_a_stream_reader_checks_the_options_for_a_stream():
