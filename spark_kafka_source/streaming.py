@@ -41,7 +41,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, \
     SupportsTriggerAvailableNow
 
-from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError
+from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client.connection import BrokerConnectionError
 from broker.client.groups import GroupClient
 
@@ -83,6 +83,17 @@ def limited_ends(begins: dict, available: dict, limits: TriggerLimits) -> dict:
     return limited
 
 
+def settled(step, attempts: int = 3):
+    """``step()``, done again (after a pause) when a topic it found vanished before it asked for
+    its offsets: a topic deleted or re-created between two requests to the broker."""
+    for attempt in range(attempts - 1):
+        try:
+            return step()
+        except UnknownTopicOrPartitionError:
+            time.sleep(0.2 * (attempt + 1))
+    return step()
+
+
 class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The stream reader; see the module's docstring. Every call to the broker uses its own client
     (Spark ends the driver's reader by killing its process, so nothing may stay open)."""
@@ -120,18 +131,22 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         self._commit_to_group(start)  # Spark asks after the sink committed the batch ending at start
         with explained(), client_for(self.options) as client:
-            partitions = topic_partitions(client, self.options, missing_topics_fail=False)
-            self.latest = listed_offsets(client, partitions, LATEST)
-            available = dict(self.latest)
-            if self.target is not None:
-                available = {tp: min(end, self.target[tp]) for tp, end in available.items() if tp in self.target}
-            begins = self._begins(client, offsets_of(start), available)
+            begins, available = settled(lambda: self._positions(client, offsets_of(start)))
         if isinstance(limit, ReadAllAvailable):
             return offsets_json({tp: max(begins[tp], available[tp]) for tp in available})
         limits = self.options.limits
         if limits.min_offsets and self.target is None and self._held_back(begins, available, limits):
             return start
         return offsets_json(limited_ends(begins, available, limits))
+
+    def _positions(self, client: KafkaClient, starts: dict) -> tuple[dict, dict]:
+        """(where each partition goes on from, how far it may go now)."""
+        partitions = topic_partitions(client, self.options, missing_topics_fail=False)
+        self.latest = listed_offsets(client, partitions, LATEST)
+        available = dict(self.latest)
+        if self.target is not None:
+            available = {tp: min(end, self.target[tp]) for tp, end in available.items() if tp in self.target}
+        return self._begins(client, starts, available), available
 
     def _held_back(self, begins: dict, available: dict, limits: TriggerLimits) -> bool:
         """minOffsetsPerTrigger: too few new records, and maxTriggerDelay has not passed since the last batch."""
@@ -173,15 +188,17 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list:
         starts, ends = offsets_of(start), offsets_of(end)
         with explained(), client_for(self.options) as client:
-            present = set(topic_partitions(client, self.options, missing_topics_fail=False))
-            for tp in sorted(set(ends) - present):
-                report_data_loss(self.options, f"{tp[0]}-{tp[1]} is gone (its topic or the partition was "
-                                               f"deleted): offsets up to {ends[tp]} cannot be read")
-            ends = {tp: offset for tp, offset in ends.items() if tp in present}
-            earliest = listed_offsets(client, list(ends), EARLIEST)
-            ranges = [OffsetRange(tp[0], tp[1], begin, ends[tp]) for tp in sorted(ends)
-                      for begin in [self._begin(tp, starts.get(tp), earliest[tp], ends[tp])] if begin < ends[tp]]
-            return input_partitions(client, self.options, ranges)
+            return input_partitions(client, self.options, settled(lambda: self._ranges(client, starts, ends)))
+
+    def _ranges(self, client: KafkaClient, starts: dict, ends: dict) -> list:
+        present = set(topic_partitions(client, self.options, missing_topics_fail=False))
+        for tp in sorted(set(ends) - present):
+            report_data_loss(self.options, f"{tp[0]}-{tp[1]} is gone (its topic or the partition was "
+                                           f"deleted): offsets up to {ends[tp]} cannot be read")
+        ends = {tp: offset for tp, offset in ends.items() if tp in present}
+        earliest = listed_offsets(client, list(ends), EARLIEST)
+        return [OffsetRange(tp[0], tp[1], begin, ends[tp]) for tp in sorted(ends)
+                for begin in [self._begin(tp, starts.get(tp), earliest[tp], ends[tp])] if begin < ends[tp]]
 
     def reportLatestOffset(self) -> dict | None:
         return offsets_json(self.latest) if self.latest else None
