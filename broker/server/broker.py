@@ -18,9 +18,12 @@ import resource
 import signal
 import sys
 
+from broker.cluster.local_metadata import LocalMetadata
+from broker.cluster.metadata_cache import BrokerEndpoint, MetadataCache
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.replica.replica_manager import ReplicaManager
 
 from .config import BrokerConfig
 from .connection import Connection
@@ -61,11 +64,15 @@ class Broker:
             producer_ids = ProducerIdAllocator(config.log_dir)
             self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
                                                       reuse_address=True)
+            port = self._server.sockets[0].getsockname()[1]
+            metadata, replicas = MetadataCache(config.broker_id), ReplicaManager(log_manager, config.broker_id)
+            endpoint = BrokerEndpoint(config.broker_id, config.advertised_host, config.advertised_port(port))
+            topics.on_change = LocalMetadata(topics, log_manager.cluster_id, endpoint, metadata, replicas).publish
+            topics.on_change()
         except BaseException:
             log_manager.shutdown()
             raise
-        port = self._server.sockets[0].getsockname()[1]
-        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
+        self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
         return config.host, port
 
@@ -98,7 +105,7 @@ class Broker:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         await self._server.wait_closed()
         ctx.io.shutdown()
-        ctx.log_manager.shutdown()
+        ctx.replicas.shutdown()
 
 
 def _raise_open_file_limit() -> None:

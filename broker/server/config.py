@@ -12,6 +12,7 @@ import difflib
 from typing import Mapping
 from urllib.parse import urlsplit
 
+from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 
 HOUR_MS = 3600 * 1000
@@ -103,8 +104,10 @@ def _single_log_dir(key: str, text: str) -> str:
 
 def _replication_factor(key: str, text: str) -> int:
     value = integer_setting(1)(key, text)
-    if value != 1:
-        raise ConfigError(f"{key}: this broker runs alone, so the replication factor can only be 1")
+    try:
+        check_replication_factor(value)
+    except PlacementError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
     return value
 
 

@@ -60,7 +60,7 @@ def check_resource(ctx, resource_type: int, name: str) -> None:
     """TopicError unless the resource exists here: a known topic, this broker's id, or ""."""
     if resource_type == ResourceType.TOPIC:
         validate_name(name)
-        if ctx.topics.partitions(name) is None:
+        if not ctx.metadata.contains_topic(name):
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
     elif resource_type == ResourceType.BROKER:
         if name not in (DEFAULT_BROKER_RESOURCE, str(ctx.node_id)):
