@@ -52,6 +52,9 @@ _STATIC_BROKER_SETTINGS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("INT", lambda c: c.checkpoint_interval_ms),
     "log.retention.check.interval.ms": ("LONG", lambda c: c.retention_check_interval_ms),
     "default.replication.factor": ("INT", lambda c: 1),
+    "zookeeper.connect": ("STRING", lambda c: c.zookeeper_connect or None),
+    "zookeeper.session.timeout.ms": ("INT", lambda c: c.zookeeper_session_timeout_ms),
+    "zookeeper.connection.timeout.ms": ("INT", lambda c: c.zookeeper_connection_timeout_ms),
 }
 STATIC_BROKER_KEYS = frozenset(_STATIC_BROKER_SETTINGS)
 

@@ -47,6 +47,7 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--port", "-1"], "--port: port '-1' is not a number between 0 and 65535"),
     (["--broker-id", "-1"], "--broker-id: -1 is out of range, it must be between 0 and 2147483647"),
     (["--set", "broker.id=-1"], "broker.id: -1 is out of range, it must be between 0 and 2147483647"),
+    (["--set", "zookeeper.connect=zk1"], "zookeeper.connect: 'zk1' is not HOST:PORT[,HOST:PORT...][/chroot]"),
 ])
 def test_bad_settings_are_refused_at_start_naming_the_key(tmp_path, args, message):
     result = run_broker("--log-dir", str(tmp_path / "log"), "--port", "0", *args)
