@@ -55,14 +55,14 @@ class ReplicaManager:
                     key = (topic, index)
                     if state.leader != self.node_id:
                         continue
-                    if key in before and before[key].state == state:
-                        led[key] = before[key]
-                        continue
                     try:
-                        led[key] = Partition(topic, index, state, self.log_manager.get_or_create_log(topic, index))
+                        partition_log = self.log_manager.get_or_create_log(topic, index)
                     except (OSError, LogError) as exc:
                         offline[key] = str(exc)
                         log.error("%s-%d is offline on this broker: %s", topic, index, exc)
+                        continue
+                    unchanged = key in before and before[key].state == state and before[key].log is partition_log
+                    led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
             self._applied = _Applied(image, led, offline)
 
     def leader_partition(self, topic: str, index: int, current_leader_epoch: int = NO_EPOCH) -> Partition:

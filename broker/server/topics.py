@@ -224,7 +224,11 @@ class TopicRegistry:
             topic = self._topics.get(name)
             if topic is None:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-            self._set_partitions_aside(name, topic["partitions"])
+            try:
+                self._set_partitions_aside(name, topic["partitions"])
+            except TopicError:
+                self.on_change()  # nothing was deleted, but the first partition's log was opened anew
+                raise
             remaining = {other: t for other, t in self._topics.items() if other != name}
             try:
                 self._commit(remaining, f"cannot delete topic {name!r}")

@@ -85,3 +85,13 @@ def test_a_partition_whose_log_cannot_be_made_is_offline_and_the_others_are_serv
     code, message = error_of(replicas, "blocked", 0)
     assert code == ErrorCode.KAFKA_STORAGE_ERROR and "blocked-0 is offline" in message
     assert replicas.leader_partition("fine", 0).high_watermark == 0
+
+
+def test_a_log_opened_anew_under_the_same_state_replaces_the_closed_one(replicas):
+    """A deletion that failed reopens the log: the next image must serve the new log object."""
+    replicas.apply(image({"t": [state(HERE)]}))
+    closed = replicas.leader_partition("t", 0).log
+    replicas.log_manager.delete_log("t", 0)
+    reopened = replicas.log_manager.get_or_create_log("t", 0)
+    replicas.apply(image({"t": [state(HERE)]}))
+    assert replicas.leader_partition("t", 0).log is reopened is not closed
