@@ -15,9 +15,10 @@ and not colliding with an existing name that differs only by ``.`` versus ``_``.
 
 Every change is all or nothing, also on a full disk. A creation is committed by writing
 ``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
-entry withdrawn. A deletion is committed by renaming the topic's partition directories aside
-(Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free space), then ``topics.json`` is
-rewritten; if the disk is too full for that, the renamed files are removed first to make room.
+entry withdrawn. A deletion first stops publishing the topic (so no request reaches a log being
+closed, as Kafka stops a replica before deleting its log), and is committed by renaming the topic's
+partition directories aside (Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free
+space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are removed first to make room.
 A start that finds a listed topic with a partition directory renamed aside and none in its place
 finishes that deletion (a crash or a full disk interrupted it).
 """
@@ -78,6 +79,7 @@ class TopicRegistry:
         self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
+        self._deleting = None  # the topic whose logs are being deleted: listed until committed, not published
         self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
         self._log_manager = None
         try:
@@ -152,8 +154,8 @@ class TopicRegistry:
         return sorted(self._topics)
 
     def partition_counts(self) -> dict[str, int]:
-        """Every topic's partition count, from one consistent state."""
-        return {name: topic["partitions"] for name, topic in self._topics.items()}
+        """Every topic's partition count, from one consistent state, without a topic being deleted."""
+        return {name: topic["partitions"] for name, topic in self._topics.items() if name != self._deleting}
 
     def partitions(self, name: str) -> int | None:
         topic = self._topics.get(name)
@@ -224,10 +226,13 @@ class TopicRegistry:
             topic = self._topics.get(name)
             if topic is None:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            self._deleting = name  # unpublished first, so no request reaches a log being closed
+            self.on_change()
             try:
                 self._set_partitions_aside(name, topic["partitions"])
             except TopicError:
-                self.on_change()  # nothing was deleted, but the first partition's log was opened anew
+                self._deleting = None  # nothing was deleted (the first partition's log was opened anew)
+                self.on_change()
                 raise
             remaining = {other: t for other, t in self._topics.items() if other != name}
             try:
@@ -239,6 +244,7 @@ class TopicRegistry:
                 except TopicError as exc:
                     self._topics = remaining
                     log.error("%s; its data is gone and the next start finishes the deletion", exc)
+            self._deleting = None
             self.on_change()
 
     def _set_partitions_aside(self, name: str, partitions: int) -> None:
