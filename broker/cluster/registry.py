@@ -6,7 +6,8 @@ carry) and its registration, so the other brokers and the controller see it live
 itself as the **ephemeral** node ``/brokers/ids/<id>`` with Kafka's JSON, so the node goes when its
 session ends (a clean stop, a crash, or no heartbeat within ``zookeeper.session.timeout.ms``); an
 id already registered is refused; after its session expired (ZooKeeper unreachable for longer
-than the timeout, then back), the broker registers again. Without it the broker is a
+than the timeout, then back), the broker registers again. A registered broker stands in every
+controller election (``controller_election``). Without it the broker is a
 ``Standalone`` one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
 first start), and there is nobody to register with.
 """
@@ -21,6 +22,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from broker.log.manager import new_cluster_id
 
+from .controller_election import ControllerElection
 from .metadata_cache import BrokerEndpoint
 from .zookeeper_data import (CLUSTER_ID_PATH, ZooKeeperConnect, broker_path, broker_registration_json,
                              cluster_id_json, parse_cluster_id)
@@ -100,6 +102,7 @@ class ZooKeeperRegistry:
                                 f"--broker-id") from None
         self._endpoint = endpoint
         log.info("registered broker %d in ZooKeeper at %s", endpoint.node_id, self.connect)
+        ControllerElection(self._client, self.connect, endpoint.node_id).start()
 
     def _create_registration(self, endpoint: BrokerEndpoint) -> None:
         data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack)

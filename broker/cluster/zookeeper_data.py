@@ -6,6 +6,8 @@ import re
 
 CLUSTER_ID_PATH = "/cluster/id"
 BROKER_IDS_PATH = "/brokers/ids"
+CONTROLLER_PATH = "/controller"
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
 BROKER_REGISTRATION_VERSION = 5
 _HOST_PORT = re.compile(r"[^,/:\s]+:\d{1,5}")
 
@@ -54,3 +56,8 @@ def broker_registration_json(host: str, port: int, timestamp_ms: int, rack: str 
         "rack": rack, "jmx_port": -1, "host": host, "timestamp": str(timestamp_ms), "port": port,
         "version": BROKER_REGISTRATION_VERSION,
     }, separators=(",", ":")).encode()
+
+
+def controller_json(broker_id: int, timestamp_ms: int) -> bytes:
+    return json.dumps({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)},
+                      separators=(",", ":")).encode()

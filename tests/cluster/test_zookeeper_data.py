@@ -5,7 +5,7 @@ import json
 import pytest
 
 from broker.cluster.zookeeper_data import (ZooKeeperConnect, broker_registration_json, cluster_id_json,
-                                           parse_cluster_id)
+                                           controller_json, parse_cluster_id)
 
 
 def test_the_json_is_kafkas_byte_for_byte():
@@ -13,6 +13,7 @@ def test_the_json_is_kafkas_byte_for_byte():
         b'{"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"endpoints":["PLAINTEXT://h:9092"],'
         b'"rack":null,"jmx_port":-1,"host":"h","timestamp":"1700000000000","port":9092,"version":5}')
     assert cluster_id_json("abc") == b'{"version":"1","id":"abc"}'
+    assert controller_json(2, 1700000000000) == b'{"version":1,"brokerid":2,"timestamp":"1700000000000"}'
     assert parse_cluster_id(cluster_id_json("abc")) == "abc"
     with pytest.raises(ValueError, match="not Kafka's cluster id JSON"):
         parse_cluster_id(json.dumps({"version": "1"}).encode())

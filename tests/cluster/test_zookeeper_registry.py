@@ -103,3 +103,31 @@ def test_an_unreachable_zookeeper_is_one_line(tmp_path):
     assert last_line(result) == (f"kafkalog broker: cannot reach ZooKeeper at 127.0.0.1:{closed} within 1 s "
                                  f"(zookeeper.connect; zookeeper.connection.timeout.ms)")
     assert not (tmp_path / "log").exists()  # nothing made before the cluster is known
+
+
+def controller(kazoo, zookeeper: str):
+    """(broker id in /controller, /controller_epoch), or None while there is no controller."""
+    path = f"{chroot(zookeeper)}/controller"
+    if not kazoo.exists(path):
+        return None
+    return json.loads(kazoo.get(path)[0])["brokerid"], int(kazoo.get(f"{chroot(zookeeper)}/controller_epoch")[0])
+
+
+def test_one_broker_is_elected_controller_and_another_takes_over_when_it_dies(tmp_path, zookeeper, kazoo):
+    settings = {"zookeeper.connect": zookeeper, "zookeeper.session.timeout.ms": "2000"}
+    brokers = {}
+    try:
+        for broker_id in (1, 2, 3):
+            brokers[broker_id] = EmbeddedBroker(tmp_path / f"log{broker_id}", {**settings, "broker.id": broker_id})
+            brokers[broker_id].start()
+        first, epoch = wait_for(lambda: controller(kazoo, zookeeper), timeout=30, what="a controller")
+        assert first in brokers and epoch == 1
+        assert sorted(kazoo.get_children(f"{chroot(zookeeper)}/brokers/ids")) == ["1", "2", "3"]
+        brokers[first].kill()  # no clean stop: the node goes when the session times out
+        second, epoch = wait_for(lambda: (c := controller(kazoo, zookeeper)) and c[0] != first and c,
+                                 timeout=60, what="another controller")
+        assert second in brokers and epoch == 2
+        assert f"broker {second} is the controller (controller epoch 2)" in brokers[second].stderr_tail(100)
+    finally:
+        for broker in brokers.values():
+            broker.kill()
