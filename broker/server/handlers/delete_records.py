@@ -9,7 +9,7 @@ so is the checkpoint.
 
 from collections import Counter
 
-from broker.log.errors import LogError, OffsetOutOfRangeError
+from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
 
@@ -26,6 +26,8 @@ def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
         return exc.code, -1
     except OffsetOutOfRangeError:
         return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+    except LogDeletedError:  # the topic was deleted after the partition was looked up
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     except (OSError, LogError):
         return ErrorCode.KAFKA_STORAGE_ERROR, -1
 

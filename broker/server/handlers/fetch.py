@@ -13,7 +13,7 @@ offset is the high watermark, the aborted list is empty).
 
 import time
 
-from broker.log.errors import OffsetOutOfRangeError
+from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
 
@@ -61,6 +61,10 @@ def _read(ctx, topics, max_bytes: int):
                 found = partition.read(wanted["fetch_offset"], max(limit, 0), min_one_batch)
             except OffsetOutOfRangeError:
                 data["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                failed = True
+                continue
+            except LogDeletedError:  # the topic was deleted after the partition was looked up
+                data["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 failed = True
                 continue
             if found is not None:

@@ -2,6 +2,7 @@
 record timestamp is at or after a given time (through the time index), from the partition this
 broker leads (the replica manager answers Kafka's error otherwise). The lookups run on the I/O pool."""
 
+from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
 from broker.replica.replica_manager import PartitionError
@@ -43,6 +44,8 @@ def _list_offsets(ctx, request) -> dict:
                 result["error_code"] = exc.code
             except CorruptRecordError:  # stored records that do not decode (damaged on disk behind a valid CRC)
                 result["error_code"] = ErrorCode.CORRUPT_MESSAGE
+            except LogDeletedError:  # the topic was deleted after the partition was looked up
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             partitions.append(result)
         topics.append({"name": topic["name"], "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}
