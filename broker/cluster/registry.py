@@ -12,6 +12,7 @@ controller election (``controller_election``). Without it the broker is a
 first start), and there is nobody to register with.
 """
 
+import contextlib
 import json
 import logging
 import time
@@ -69,8 +70,20 @@ class ZooKeeperRegistry:
                                 f"zookeeper.connection.timeout.ms)") from None
         self._client.add_listener(self._on_state_change)
 
+    @contextlib.contextmanager
+    def _failures_as(self, what: str):
+        """ZooKeeper's failures (connection lost, no permission on the chroot, ...) as RegistryError."""
+        try:
+            yield
+        except KazooException as exc:
+            raise RegistryError(f"cannot {what} in ZooKeeper at {self.connect}: {exc!r}") from None
+
     def cluster_id(self) -> str:
         """The id in ``/cluster/id``, created with a new one by the first broker of the cluster."""
+        with self._failures_as("read or create the cluster id"):
+            return self._get_or_create_cluster_id()
+
+    def _get_or_create_cluster_id(self) -> str:
         path = self.connect.path(CLUSTER_ID_PATH)
         try:
             return self._read_cluster_id(path)
@@ -93,16 +106,16 @@ class ZooKeeperRegistry:
     def register(self, endpoint: BrokerEndpoint) -> None:
         """Register this broker as live (RegistryError if its id is registered already)."""
         path = self.connect.path(broker_path(endpoint.node_id))
-        try:
-            self._create_registration(endpoint)
-        except NodeExistsError:
-            holder = self._registered_at(path)
-            raise RegistryError(f"broker id {endpoint.node_id} is already registered in ZooKeeper at {self.connect} "
-                                f"({path}, by {holder}): another broker runs with this id; give this one another "
-                                f"--broker-id") from None
-        self._endpoint = endpoint
-        log.info("registered broker %d in ZooKeeper at %s", endpoint.node_id, self.connect)
-        ControllerElection(self._client, self.connect, endpoint.node_id).start()
+        with self._failures_as(f"register broker {endpoint.node_id}"):
+            try:
+                self._create_registration(endpoint)
+            except NodeExistsError:
+                raise RegistryError(f"broker id {endpoint.node_id} is already registered in ZooKeeper at "
+                                    f"{self.connect} ({path}, by {self._registered_at(path)}): another broker runs "
+                                    f"with this id; give this one another --broker-id") from None
+            self._endpoint = endpoint
+            log.info("registered broker %d in ZooKeeper at %s", endpoint.node_id, self.connect)
+            ControllerElection(self._client, self.connect, endpoint.node_id).start()
 
     def _create_registration(self, endpoint: BrokerEndpoint) -> None:
         data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack)

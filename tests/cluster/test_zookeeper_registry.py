@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 
+from kazoo.security import make_acl
+
 from broker.embedded import EmbeddedBroker
 from tests.waiting import wait_for
 
@@ -91,6 +93,15 @@ def test_a_broker_registers_again_after_its_session_expired(tmp_path, zookeeper,
         again = wait_for(lambda: registration(kazoo, zookeeper, 0), timeout=60, what="the broker to register again")
         assert again[1] != first_session and again[0]["port"] == broker.port
         assert "registered broker 0 again after a new ZooKeeper session" in broker.stderr_tail(100)
+
+
+def test_a_chroot_the_broker_may_not_write_to_is_one_line(tmp_path, zookeeper, kazoo):
+    kazoo.create(chroot(zookeeper), acl=[make_acl("world", "anyone", read=True)])  # read-only for everyone
+    result = run_broker("--log-dir", str(tmp_path / "log"), "--set", f"zookeeper.connect={zookeeper}")
+    assert result.returncode == 1
+    assert last_line(result) == (f"kafkalog broker: cannot read or create the cluster id in ZooKeeper at "
+                                 f"{zookeeper}: NoAuthError()")
+    assert not (tmp_path / "log").exists()
 
 
 def test_an_unreachable_zookeeper_is_one_line(tmp_path):
