@@ -7,7 +7,7 @@ itself as the **ephemeral** node ``/brokers/ids/<id>`` with Kafka's JSON, so the
 session ends (a clean stop, a crash, or no heartbeat within ``zookeeper.session.timeout.ms``); an
 id already registered is refused; after its session expired (ZooKeeper unreachable for longer
 than the timeout, then back), the broker registers again. A registered broker stands in every
-controller election (``controller_election``). Without it the broker is a
+controller election (``controller_election``). Without ``zookeeper.connect`` the broker is a
 ``Standalone`` one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
 first start), and there is nobody to register with.
 """
