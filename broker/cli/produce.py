@@ -17,10 +17,10 @@ import os
 import sys
 
 from broker.arguments import USAGE, non_negative_int, timestamp_ms
+from broker.client.batches import Batcher
 from broker.records.compression import Codec
 
 from . import record_input
-from .batches import Batcher
 from .common import INTERRUPTED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .line_reader import LineReader
 from .produce_report import PROG, LineReport
