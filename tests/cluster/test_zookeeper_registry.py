@@ -135,10 +135,11 @@ def test_one_broker_is_elected_controller_and_another_takes_over_when_it_dies(tm
         assert first in brokers and epoch == 1
         assert sorted(kazoo.get_children(f"{chroot(zookeeper)}/brokers/ids")) == ["1", "2", "3"]
         brokers[first].kill()  # no clean stop: the node goes when the session times out
-        second, epoch = wait_for(lambda: (c := controller(kazoo, zookeeper)) and c[0] != first and c,
-                                 timeout=60, what="another controller")
+        second, epoch = wait_for(lambda: (c := controller(kazoo, zookeeper)) and c[0] != first and c[1] > 1 and c,
+                                 timeout=60, what="another controller with a new epoch")
         assert second in brokers and epoch == 2
-        assert f"broker {second} is the controller (controller epoch 2)" in brokers[second].stderr_tail(100)
+        wait_for(lambda: f"broker {second} is the controller (controller epoch 2)" in brokers[second].stderr_tail(100),
+                 timeout=30, what="the new controller's log line")
     finally:
         for broker in brokers.values():
             broker.kill()
