@@ -92,7 +92,8 @@ def test_a_broker_registers_again_after_its_session_expired(tmp_path, zookeeper,
             broker.process.send_signal(signal.SIGCONT)
         again = wait_for(lambda: registration(kazoo, zookeeper, 0), timeout=60, what="the broker to register again")
         assert again[1] != first_session and again[0]["port"] == broker.port
-        assert "registered broker 0 again after a new ZooKeeper session" in broker.stderr_tail(100)
+        wait_for(lambda: "registered broker 0 again after a new ZooKeeper session" in broker.stderr_tail(100),
+                 timeout=30, what="the broker's log line")  # written just after the node
 
 
 def test_a_chroot_the_broker_may_not_write_to_is_one_line(tmp_path, zookeeper, kazoo):
