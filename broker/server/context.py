@@ -1,10 +1,13 @@
-"""What request handlers share: the broker's configuration, logs, topics, coordination state, the group
-coordinator and the pool of threads that does their disk work; and the address of the client asking."""
+"""What request handlers share: the broker's configuration, the metadata cache (the cluster as this
+broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
+(topic changes and settings), coordination state, the group
+coordinator (``groups``) and the pool of threads that does their disk work."""
 
 import contextvars
 import dataclasses
 
-from broker.log.manager import LogManager
+from broker.cluster.metadata_cache import MetadataCache
+from broker.replica.replica_manager import ReplicaManager
 
 from .config import BrokerConfig
 from .io_pool import IoPool
@@ -13,13 +16,12 @@ from .request_memory import RequestMemory
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
-LEADER_EPOCH = 0  # a single, never re-elected leader: the epoch stays 0 (clients then skip KIP-320 checks)
-
 
 @dataclasses.dataclass
 class BrokerContext:
     config: BrokerConfig
-    log_manager: LogManager
+    metadata: MetadataCache
+    replicas: ReplicaManager
     topics: TopicRegistry
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
@@ -32,14 +34,6 @@ class BrokerContext:
     @property
     def node_id(self) -> int:
         return self.config.broker_id
-
-    @property
-    def advertised_host(self) -> str:
-        return self.config.advertised_host
-
-    @property
-    def advertised_port(self) -> int:
-        return self.config.advertised_port(self.port)
 
 
 client_host = contextvars.ContextVar("client_host", default="")

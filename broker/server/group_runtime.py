@@ -29,7 +29,6 @@ from broker.log.errors import LogError
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
 
-from .context import LEADER_EPOCH
 from .topics import TopicError
 
 log = logging.getLogger(__name__)
@@ -122,13 +121,11 @@ class GroupRuntime:
         self.arm()
 
     def _append_now(self, partition: int, records: list) -> None:
-        """One batch of ``(key, value)`` records appended to the partition (on an I/O thread)."""
-        partition_log = self.ctx.log_manager.get_log(OFFSETS_TOPIC, partition)
-        if partition_log is None:
-            raise TopicError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{OFFSETS_TOPIC}-{partition} does not exist")
+        """One batch of ``(key, value)`` records appended to the partition this broker leads (on an I/O
+        thread); the replica manager's PartitionError if it does not."""
+        leader = self.ctx.replicas.leader_partition(OFFSETS_TOPIC, partition)
         now = wall_clock_ms()
-        data = batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)])
-        partition_log.append(data, leader_epoch=LEADER_EPOCH)
+        leader.append_records(batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)]))
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -148,7 +145,7 @@ class GroupRuntime:
         log.info("loaded %d consumer group(s) from %s", len(self.coordinator.groups), OFFSETS_TOPIC)
 
     def _read_partition(self, partition: int):
-        partition_log = self.ctx.log_manager.get_log(OFFSETS_TOPIC, partition)
+        partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)
         return replay(self._records(partition_log) if partition_log is not None else ())
 
     @staticmethod

@@ -17,8 +17,9 @@ GROUP_KEY_TYPE = 0
 
 
 async def handle_find_coordinator(ctx, header, request) -> dict:
+    this = next(b for b in ctx.metadata.alive_brokers() if b.node_id == ctx.node_id)
     response = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-                "node_id": ctx.node_id, "host": ctx.advertised_host, "port": ctx.advertised_port}
+                "node_id": this.node_id, "host": this.host, "port": this.port}
     if request["key_type"] != GROUP_KEY_TYPE:
         return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
                 "error_message": "this broker has no transaction coordinator (transactions are not supported)"}
