@@ -20,6 +20,7 @@ import sys
 
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
+from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 
 from .config import BrokerConfig
@@ -52,7 +53,10 @@ class Broker:
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
                                  topic_config=topics.config_for,
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                 retention_check_interval_ms=config.retention_check_interval_ms).open()
+                                 retention_check_interval_ms=config.retention_check_interval_ms,
+                                 cleaner_settings=CleanerSettings(config.cleaner_enable, config.cleaner_threads,
+                                                                  config.cleaner_dedupe_buffer_size,
+                                                                  config.cleaner_backoff_ms)).open()
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:

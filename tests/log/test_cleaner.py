@@ -1,0 +1,176 @@
+"""The log cleaner on one log, in process: Kafka's cleaner checklist (after LogCleanerTest)."""
+
+import os
+
+import pytest
+
+from broker.log.checkpoints import read as read_checkpoint
+from broker.log.cleaner_manager import CHECKPOINT_FILE
+from broker.log.config import ConfigError, LogConfig
+from broker.log.errors import InvalidRecordError
+from broker.log.partition_log import PartitionLog
+from broker.records import batch, record_set
+from broker.records.batch import Record
+from broker.records.compression import Codec
+
+from .cleaning import assert_compacted, clean_to_the_end, compacted_config, fill, now_ms
+from .util import files_in, read_all
+
+
+def open_log(directory, config=None) -> PartitionLog:
+    return PartitionLog.open(str(directory / "topic-0"), config or compacted_config())
+
+
+def test_keeps_the_latest_record_of_each_key_with_its_offset_timestamp_and_headers(tmp_path):
+    log = open_log(tmp_path)
+    appended = fill(log, 200, keys=10)
+    active_before = (log.active_segment.base_offset, log.active_segment.size)
+    size_before = log.size_in_bytes
+    assert clean_to_the_end(log, tmp_path) >= 1
+    held = assert_compacted(log, appended)
+    assert (log.active_segment.base_offset, log.active_segment.size) == active_before  # untouched
+    assert log.log_end_offset == 800 and log.log_start_offset == 0
+    below_active = [r for r in held if r.offset < log.active_segment.base_offset]
+    assert len({r.key for r in below_active}) == len(below_active) <= 10
+    assert log.size_in_bytes < size_before / 5
+    # the first dirty offset is checkpointed in Kafka's format
+    assert read_checkpoint(str(tmp_path / CHECKPOINT_FILE)) == {("topic", 0): log.active_segment.base_offset}
+
+
+def test_a_reopened_cleaned_log_reads_the_same_and_appends_go_on(tmp_path):
+    log = open_log(tmp_path)
+    appended = fill(log, 100, keys=7)
+    clean_to_the_end(log, tmp_path)
+    held = read_all(log)
+    log.close()
+    for clean_shutdown in (True, False):
+        reopened = PartitionLog.open(str(tmp_path / "topic-0"), compacted_config(), had_clean_shutdown=clean_shutdown)
+        assert read_all(reopened) == held
+        reopened.close()
+    reopened = open_log(tmp_path)
+    appended += fill(reopened, 50, keys=7)
+    clean_to_the_end(reopened, tmp_path)
+    assert_compacted(reopened, appended)
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.LZ4, Codec.ZSTD, Codec.SNAPPY])
+def test_compressed_batches_stay_compressed_with_their_codec(tmp_path, codec):
+    log = open_log(tmp_path)
+    appended = fill(log, 100, keys=5, codec=codec)
+    clean_to_the_end(log, tmp_path)
+    assert_compacted(log, appended)
+    for segment in log.segments:
+        with open(segment.log_path, "rb") as f:
+            headers = [header for _, header in record_set.iter_entries(f.read())]
+        for header in headers:
+            assert header.compression == codec
+
+
+def test_tombstones_stay_for_delete_retention_then_go(tmp_path):
+    log = open_log(tmp_path)
+    appended = fill(log, 100, keys=6, tombstone_every=5)
+    clean_to_the_end(log, tmp_path)
+    held = assert_compacted(log, appended, tombstones_kept=True)
+    assert any(r.value is None for r in held if r.offset < log.active_segment.base_offset)
+
+    old = open_log(tmp_path / "old", compacted_config(delete_retention_ms=60_000))
+    appended = fill(old, 100, keys=6, tombstone_every=5, timestamp=now_ms() - 3_600_000)  # an hour old
+    clean_to_the_end(old, tmp_path / "old")
+    held = assert_compacted(old, appended, tombstones_kept=False)
+    assert not any(r.value is None for r in held if r.offset < old.active_segment.base_offset)
+
+
+def test_a_small_key_map_cleans_in_several_passes_to_the_same_result(tmp_path):
+    big = open_log(tmp_path / "big")
+    small = open_log(tmp_path / "small")
+    start = now_ms()
+    appended = fill(big, 300, keys=400, timestamp=start)
+    fill(small, 300, keys=400, timestamp=start)
+    assert clean_to_the_end(big, tmp_path / "big", buffer_bytes=10**8) == 1
+    assert clean_to_the_end(small, tmp_path / "small", buffer_bytes=50_000) > 3  # ~280 keys a pass
+    assert read_all(small) == read_all(big) == assert_compacted(big, appended)
+
+
+def test_segments_emptied_by_cleaning_are_merged_away(tmp_path):
+    log = open_log(tmp_path, compacted_config(segment_bytes=2048))
+    fill(log, 300, keys=3)
+    segments_before = len(log.segments)
+    clean_to_the_end(log, tmp_path)
+    fill(log, 5, keys=3)
+    log.roll()
+    clean_to_the_end(log, tmp_path)
+    assert segments_before > 20 and len(log.segments) <= 3
+    assert len(files_in(log.directory, ".log")) == len(log.segments)
+
+
+def test_min_compaction_lag_leaves_recent_segments_dirty(tmp_path):
+    log = open_log(tmp_path, compacted_config(min_compaction_lag_ms=3_600_000))
+    appended = fill(log, 50, keys=3, timestamp=now_ms() - 7_200_000)
+    log.roll()
+    first_recent = log.log_end_offset
+    appended += fill(log, 50, keys=3)
+    clean_to_the_end(log, tmp_path)
+    held = read_all(log)
+    assert [r for r in held if r.offset >= first_recent] == [r for r in appended if r.offset >= first_recent]
+    assert len([r for r in held if r.offset < first_recent]) < 10
+
+
+def test_a_read_in_progress_during_cleaning_keeps_its_bytes(tmp_path):
+    log = open_log(tmp_path)
+    appended = fill(log, 100, keys=4)
+    held_slices = [log.read(offset, 10**6) for offset in (0, 100, 200)]
+    expected = [s.read() for s in held_slices]
+    clean_to_the_end(log, tmp_path)
+    assert [s.read() for s in held_slices] == expected  # the old files stay open for their readers
+    decoded = [r for data in expected for b in record_set.iter_batches(data) for r in b.records]
+    assert all(r in appended for r in decoded)
+    assert_compacted(log, appended)
+
+
+def test_reads_from_any_offset_in_a_gap_start_at_the_next_kept_record(tmp_path):
+    log = open_log(tmp_path)
+    appended = fill(log, 100, keys=4)
+    clean_to_the_end(log, tmp_path)
+    kept = [r.offset for r in read_all(log)]
+    for offset in range(0, log.log_end_offset, 7):
+        found = log.read(offset, 10**6)
+        first = next(r.offset for b in record_set.iter_batches(found.read()) for r in b.records if r.offset >= offset)
+        assert first == min(k for k in kept if k >= offset)
+
+
+def test_a_compacted_log_refuses_records_without_a_key(tmp_path):
+    log = open_log(tmp_path)
+    keyless = batch.build([Record(0, now_ms(), b"k", b"v"), Record(1, now_ms(), None, b"v")])
+    with pytest.raises(InvalidRecordError, match="without a key") as refused:
+        log.append(keyless)
+    assert refused.value.record_index == 1 and log.log_end_offset == 0
+    delete_log = PartitionLog.open(str(tmp_path / "plain-0"), LogConfig())
+    delete_log.append(keyless)  # a delete-only topic takes them
+
+
+def test_cleanup_policy_values():
+    assert LogConfig.from_properties({"cleanup.policy": "delete, compact"}).cleanup_policy == "compact,delete"
+    assert LogConfig.from_properties({"cleanup.policy": "compact"}).compacted
+    assert not LogConfig.from_properties({"cleanup.policy": "compact"}).deletes
+    with pytest.raises(ConfigError, match="cleanup.policy: 'shred' is not a list of delete and compact"):
+        LogConfig.from_properties({"cleanup.policy": "shred"})
+
+
+def test_compact_only_topics_are_not_shortened_by_retention(tmp_path):
+    log = open_log(tmp_path, compacted_config(retention_ms=1, retention_bytes=100))
+    fill(log, 50, keys=50, timestamp=now_ms() - 3_600_000)
+    assert log.delete_retained_segments() == 0
+    log.update_config(compacted_config(cleanup_policy="compact,delete", retention_ms=1))
+    assert log.delete_retained_segments() > 0
+
+
+def test_an_aborted_pass_leaves_the_log_as_it_was_and_no_file_behind(tmp_path):
+    from broker.log.cleaner import Cleaner, CleaningAborted
+    log = open_log(tmp_path)
+    fill(log, 100, keys=4)
+    before = read_all(log)
+    cleaner = Cleaner(10**6, should_abort=lambda _: True)
+    with pytest.raises(CleaningAborted):
+        cleaner.clean(log, 0, log.active_segment.base_offset, now_ms())
+    assert read_all(log) == before
+    assert not [n for n in os.listdir(log.directory) if n.endswith((".cleaned", ".swap"))]
