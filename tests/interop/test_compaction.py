@@ -2,22 +2,18 @@
 the background, and the same client reads back each key's latest record at its offset, across
 the gaps; records without a key are refused; a broker SIGKILLed while cleaning loses nothing."""
 
-import os
 import time
 
 import pytest
 
-from broker.client import LATEST, KafkaClient, NewTopic
+from broker.client import KafkaClient
 from broker.client.client import RecordsRefusedError
 from broker.embedded import EmbeddedBroker
-from broker.log.checkpoints import read as read_checkpoint
-from broker.log.cleaner_manager import CHECKPOINT_FILE
 from broker.protocol.errors import ErrorCode
-from broker.records import record_set
+from tests.compaction import active_segment_base, create_compacted, read_partition, wait_until_cleaned
 
-from .common import WAIT_SECONDS, Rec, deadline, expired, now_ms
+from .common import Rec, now_ms
 
-COMPACTED = {"cleanup.policy": "compact", "segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"}
 KEYS = 20
 
 
@@ -29,31 +25,10 @@ def broker(tmp_path_factory):
     process.kill()
 
 
-def create_compacted(bootstrap: str, topic: str, **extra) -> None:
-    admin = KafkaClient(bootstrap)
-    try:
-        assert admin.create_topics([NewTopic(topic, 1, COMPACTED | extra)]) == {topic: None}
-    finally:
-        admin.close()
-
-
 def keyed_records(count: int, tag: str = "v") -> list:
     start = now_ms() - 60_000
     return [Rec(0, None, f"key-{i % KEYS}".encode(), f"{tag}-{i}".encode(), (("n", str(i).encode()),), start + i)
             for i in range(count)]
-
-
-def wait_until_cleaned(log_dir: str, topic: str, at_least: int) -> None:
-    """Until the cleaner's checkpoint says the partition is clean up to ``at_least``."""
-    until = deadline()
-    path = os.path.join(log_dir, CHECKPOINT_FILE)
-    while read_checkpoint(path).get((topic, 0), 0) < at_least if os.path.exists(path) else True:
-        assert not expired(until), f"{topic} was not cleaned up to {at_least} within {WAIT_SECONDS} s"
-        time.sleep(0.05)
-
-
-def active_segment_base(log_dir: str, topic: str) -> int:
-    return max(int(name[:20]) for name in os.listdir(os.path.join(log_dir, f"{topic}-0")) if name.endswith(".log"))
 
 
 def test_each_client_reads_a_compacted_topic_it_produced(broker, client, topic):
@@ -118,15 +93,3 @@ def test_a_broker_killed_while_cleaning_keeps_every_keys_latest_record(tmp_path)
     finally:
         client.close()
         broker.kill()
-
-
-def read_partition(client: KafkaClient, topic: str) -> list:
-    """Every record of partition 0 as ``(offset, key, value)``, through the project's client."""
-    end, _ = client.list_offsets({(topic, 0): LATEST})[(topic, 0)]
-    offset, out = 0, []
-    while offset < end:
-        fetched = client.fetch(topic, 0, offset, 1024 * 1024)
-        for decoded in record_set.iter_batches(bytes(fetched.records)):
-            out.extend((r.offset, r.key, r.value) for r in decoded.records if r.offset >= offset)
-            offset = max(offset, decoded.last_offset + 1)
-    return out
