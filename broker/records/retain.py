@@ -7,6 +7,9 @@ change; the header keeps the base offset, ``lastOffsetDelta`` (the batch still e
 ended, with gaps inside), base timestamp, attributes (codec, timestamp type, transactional
 bit), producer id, epoch and base sequence, as Kafka's ``MemoryRecords.filterTo`` does. The
 records count, batch length, ``maxTimestamp`` (CreateTime: the largest kept) and CRC are new.
+
+The records are walked by the C extension ``_recordwalk.spans`` when it was built, otherwise in
+Python (the tests compare the two).
 """
 
 import struct
@@ -16,6 +19,11 @@ from . import batch
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
 from .errors import CorruptRecordError
 from .varint import decode_varint
+
+try:
+    from ._recordwalk import spans as _native_spans
+except ImportError:  # the optional extension did not compile
+    _native_spans = None
 
 
 class RecordKey(NamedTuple):
@@ -71,23 +79,40 @@ def _records_section(entry, header: batch.BatchHeader, max_decompressed: int) ->
 
 def _spans(section: bytes, header: batch.BatchHeader) -> list:
     """Each record's byte range in the records section and its ``RecordKey``."""
+    if _native_spans is None:
+        return _python_spans(section, header)
+    found = _native_spans(section, header.records_count)
+    if isinstance(found, tuple):
+        index, reason = found
+        where = f"record {index}" if index >= 0 else "the batch"
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {where} is invalid: {reason}")
+    base_offset, base_timestamp = header.base_offset, header.base_timestamp
+    if header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
+        return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, header.max_timestamp))
+                for start, end, offset_delta, _, key, tombstone in found]
+    return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, base_timestamp + timestamp_delta))
+            for start, end, offset_delta, timestamp_delta, key, tombstone in found]
+
+
+def _python_spans(section: bytes, header: batch.BatchHeader) -> list:
+    """``_spans`` in Python."""
     spans = []
     pos = 0
     end = len(section)
     log_append_time = header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME
     for _ in range(header.records_count):
         start = pos
-        length, pos = decode_varint(section, pos)
+        length, pos = _varint(section, pos)
         record_end = pos + length
         if length < 0 or record_end > end:
             raise CorruptRecordError(f"batch at offset {header.base_offset}: a record of {length} bytes overruns it")
         pos += 1  # attributes
-        timestamp_delta, pos = decode_varint(section, pos)
-        offset_delta, pos = decode_varint(section, pos)
-        key_length, pos = decode_varint(section, pos)
+        timestamp_delta, pos = _varint(section, pos)
+        offset_delta, pos = _varint(section, pos)
+        key_length, pos = _varint(section, pos)
         key = section[pos:pos + key_length] if key_length >= 0 else None
         pos += max(key_length, 0)
-        value_length, _ = decode_varint(section, pos)
+        value_length, _ = _varint(section, pos)
         if pos > record_end:
             raise CorruptRecordError(f"batch at offset {header.base_offset}: a key overruns its record")
         timestamp = header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
@@ -97,3 +122,11 @@ def _spans(section: bytes, header: batch.BatchHeader) -> list:
     if pos != end:
         raise CorruptRecordError(f"batch at offset {header.base_offset}: {end - pos} bytes after its last record")
     return spans
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """``decode_varint`` with the one-byte case (most lengths and deltas) done inline."""
+    byte = buf[pos] if pos < len(buf) else 0x80
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), pos + 1
+    return decode_varint(buf, pos)
