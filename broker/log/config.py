@@ -3,7 +3,7 @@
 Each setting has a topic-level name (``segment.bytes``) and the broker-level name that supplies
 its default (``log.segment.bytes``). ``LogConfig.from_properties`` reads either kind, checking
 each value as Kafka does and naming the key in any error. Every topic setting Kafka knows is
-accepted; those that cannot change anything on a single broker without compaction or tiered
+accepted; those that cannot change anything on a single broker without replicas or tiered
 storage are stored and described, and their ``Setting.no_effect`` says why.
 """
 
