@@ -191,3 +191,28 @@ def test_dump_log_reads_cleaned_segments_with_their_gaps(tmp_path, capsys):
         [r.offset for r in appended]
     assert all(b["crcValid"] and b["count"] <= b["lastOffset"] - b["baseOffset"] + 1 for b in batches)
     assert lines[-1]["summary"]["invalid"] == []
+
+
+def test_the_log_managers_cleaner_threads_clean_every_compacted_log_and_stop_for_a_deleted_one(tmp_path):
+    from broker.log.log_cleaner import CleanerSettings
+    from broker.log.manager import LogManager
+    from tests.waiting import wait_for
+    config = compacted_config()
+    manager = LogManager(str(tmp_path), config, topic_config=lambda topic: config if topic != "plain" else LogConfig(),
+                         cleaner_settings=CleanerSettings(threads=2, backoff_ms=10)).open()
+    try:
+        logs = {name: manager.get_or_create_log(name, 0) for name in ("a", "b", "plain", "doomed")}
+        appended = {name: fill(log, 100, keys=5) for name, log in logs.items() if name != "plain"}
+        plain_before = read_all(logs["plain"]) + fill(logs["plain"], 100, keys=5)
+        checkpoint = str(tmp_path / CHECKPOINT_FILE)
+
+        def cleaned(name):
+            return os.path.exists(checkpoint) and read_checkpoint(checkpoint).get((name, 0), 0) > 0
+        wait_for(lambda: cleaned("a") and cleaned("b"), 30, what="the cleaner threads cleaning a-0 and b-0")
+        for name in ("a", "b"):
+            assert_compacted(logs[name], appended[name])
+        assert read_all(logs["plain"]) == plain_before  # cleanup.policy=delete: never cleaned
+        manager.delete_log("doomed", 0)  # waits for a pass in progress to stop, forgets its checkpoint
+        assert ("doomed", 0) not in read_checkpoint(checkpoint)
+    finally:
+        manager.shutdown()
