@@ -136,7 +136,8 @@ class Cleaner:
             self._check(partition_log)
             self._tally[0] += header.size
             self._tally[2] += header.records_count
-            kept = entry if header.is_control else retain.retain(entry, header, keep)
+            whole = header.is_control or header.base_offset >= map_end  # control, or not decided on yet
+            kept = entry if whole else retain.retain(entry, header, keep)
             if kept is not None:
                 kept_header = batch.parse_header(kept)
                 cleaned.append([(kept_header, [kept])])
