@@ -10,6 +10,7 @@ from broker.log.cleaner_manager import CHECKPOINT_FILE
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import InvalidRecordError
 from broker.log.partition_log import PartitionLog
+from broker.log.segment import LogSegment
 from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
@@ -216,3 +217,39 @@ def test_the_log_managers_cleaner_threads_clean_every_compacted_log_and_stop_for
         assert ("doomed", 0) not in read_checkpoint(checkpoint)
     finally:
         manager.shutdown()
+
+
+def test_control_batches_are_kept_whole_and_transactional_batches_keep_their_producer_fields(tmp_path):
+    """A partition as Kafka's transactions leave it (a log copied from Kafka: this broker takes no
+    control batches from clients): markers stay, data batches are cleaned like any other."""
+    directory = tmp_path / "txn-0"
+    directory.mkdir()
+    segment = LogSegment.create(str(directory), 0, index_interval_bytes=1, max_index_bytes=10_000)
+    now = now_ms()
+    entries = []
+    for round_ in range(3):
+        base = round_ * 3
+        entries.append(batch.build([Record(base + i, now, b"k%d" % i, b"r%d" % round_) for i in range(2)],
+                                   base_offset=base, producer_id=9, producer_epoch=1, base_sequence=base,
+                                   is_transactional=True))
+        key, value = batch.control_record(batch.ControlType.COMMIT)
+        entries.append(batch.build([Record(base + 2, now, key, value)], base_offset=base + 2, producer_id=9,
+                                   producer_epoch=1, is_transactional=True, is_control=True))
+    for entry in entries:
+        segment.append([(batch.parse_header(entry), [entry])])
+    segment.close()
+    log = PartitionLog.open(str(directory), compacted_config(), recovery_point=0)
+    log.roll()
+    clean_to_the_end(log, tmp_path)
+    with open(log.segments[0].log_path, "rb") as f:
+        stored = [(batch.parse_header(entry), entry) for entry in _entries(f.read())]
+    controls = [h for h, _ in stored if h.is_control]
+    assert [h.base_offset for h in controls] == [2, 5, 8]  # every marker kept
+    data = [(h, batch.decode(e).records) for h, e in stored if not h.is_control]
+    assert [[r.offset for r in records] for _, records in data] == [[6, 7]]  # the last values of k0, k1
+    assert all(h.is_transactional and (h.producer_id, h.producer_epoch, h.base_sequence) == (9, 1, 6)
+               for h, _ in data)
+
+
+def _entries(data: bytes) -> list:
+    return [data[position:position + header.size] for position, header in record_set.iter_entries(data)]
