@@ -75,7 +75,7 @@ class LogCleaner:
         try:
             first_dirty, stats = cleaner.clean(found.log, found.first_dirty, found.first_uncleanable, now_ms)
             mb = stats.bytes_read / 1e6
-            log.info("%s: cleaned [%d, %d): read %.1f MB in %.2f s (%.1f MB/s), wrote %.1f MB, kept %d of %d "
+            log.info("%s: cleaned [%d, %d): read %.2f MB in %.2f s (%.1f MB/s), wrote %.2f MB, kept %d of %d "
                      "records", name, found.first_dirty, first_dirty, mb, stats.seconds,
                      mb / max(stats.seconds, 1e-6), stats.bytes_written / 1e6, stats.records_kept, stats.records_read)
         except CleaningAborted as exc:
