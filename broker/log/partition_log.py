@@ -438,11 +438,11 @@ class PartitionLog:
         inactive segments ``old``: rename them ``.deleted``, drop the suffix of ``cleaned`` (the
         order Kafka's ``replaceSegments`` uses, which the loader finishes after a crash), and
         delete them later. False, with nothing changed, if ``old`` are no longer in the log as they
-        were (retention or DeleteRecords removed some meanwhile)."""
+        were (retention or DeleteRecords removed some meanwhile), or the log was deleted."""
         with self._lock:
             segments = self._segments
             first = next((i for i, s in enumerate(segments) if s is old[0]), None)
-            if first is None or first + len(old) >= len(segments) or \
+            if self._deleted or first is None or first + len(old) >= len(segments) or \
                     any(a is not b for a, b in zip(segments[first:first + len(old)], old)):
                 return False
             assert cleaned.suffix == SWAP_SUFFIX and cleaned.base_offset == old[0].base_offset
