@@ -7,6 +7,8 @@
 * The filthiest log goes first: the largest share of dirty bytes, if at least
   ``min.cleanable.dirty.ratio``, or any log whose oldest dirty record waited longer than
   ``max.compaction.lag.ms``.
+* A log whose pass failed for another reason than storage (a corrupt batch) is left alone until
+  the broker restarts (Kafka's "uncleanable" partitions).
 * A log being cleaned is marked in progress; ``abort_and_wait`` (the log is being deleted, the
   broker stops) asks its cleaner to stop and waits until it has.
 """
@@ -34,6 +36,7 @@ class LogCleanerManager:
         self._all_logs = all_logs
         self._first_dirty = checkpoints.read_or_empty(self.checkpoint_path)
         self._in_progress: dict = {}  # PartitionLog -> aborted?
+        self._uncleanable: set = set()  # logs a pass failed on for another reason than storage
         self._condition = threading.Condition()
 
     def cleanable(self, partition_log, now_ms: int) -> CleanableLog:
@@ -59,7 +62,8 @@ class LogCleanerManager:
         with self._condition:
             candidates = []
             for partition_log in self._all_logs():
-                if not partition_log.config.compacted or partition_log in self._in_progress:
+                if not partition_log.config.compacted or partition_log in self._in_progress or \
+                        partition_log in self._uncleanable:
                     continue
                 found = self.cleanable(partition_log, now_ms)
                 if found.first_dirty < found.first_uncleanable and (
@@ -90,6 +94,10 @@ class LogCleanerManager:
                 self._first_dirty[(partition_log.topic, partition_log.partition)] = first_dirty
                 self._write_checkpoint()
             self._condition.notify_all()
+
+    def mark_uncleanable(self, partition_log) -> None:
+        with self._condition:
+            self._uncleanable.add(partition_log)
 
     def should_abort(self, partition_log) -> bool:
         return self._in_progress.get(partition_log, False)

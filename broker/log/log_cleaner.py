@@ -5,8 +5,10 @@ compacted log, cleans it (``cleaner.Cleaner``, with its share of
 ``log.cleaner.dedupe.buffer.size``), records where its dirty part now starts, and sleeps
 ``log.cleaner.backoff.ms`` when no log needs cleaning. All disk work happens on these threads,
 never on the server's event loop; a log is locked only for the moment a cleaned segment is
-swapped in. A failed pass is logged and the log is tried again after the back-off: the groups
-swapped in before the failure stay (they are complete), the others are untouched.
+swapped in. A pass that failed on a storage error is logged and the log is tried again after the
+back-off; any other failure (a corrupt batch) marks the log uncleanable until a restart, as Kafka
+does. Either way the groups swapped in before the failure stay (they are complete) and the
+others are untouched.
 """
 
 import dataclasses
@@ -82,6 +84,10 @@ class LogCleaner:
             log.info("%s", exc)
         except (LogError, OSError) as exc:
             log.error("%s: cleaning failed; tried again in %d ms: %s", name, self.settings.backoff_ms, exc)
+            return False
+        except Exception:  # a corrupt batch, a bug: as Kafka, leave this log alone until a restart
+            log.exception("%s: cleaning failed; the log is not cleaned again until the broker restarts", name)
+            self.manager.mark_uncleanable(found.log)
             return False
         finally:
             self.manager.done_cleaning(found.log, first_dirty)

@@ -2,18 +2,25 @@
 
 import json
 import os
+import struct
 
 import pytest
 
+from broker import cli
 from broker.log.checkpoints import read as read_checkpoint
+from broker.log.cleaner import Cleaner, CleaningAborted
 from broker.log.cleaner_manager import CHECKPOINT_FILE
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import InvalidRecordError
+from broker.log.log_cleaner import CleanerSettings, LogCleaner
+from broker.log.manager import LogManager
 from broker.log.partition_log import PartitionLog
 from broker.log.segment import LogSegment
 from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
+
+from tests.waiting import wait_for
 
 from .cleaning import assert_compacted, clean_to_the_end, compacted_config, fill, now_ms
 from .util import files_in, read_all
@@ -167,7 +174,6 @@ def test_compact_only_topics_are_not_shortened_by_retention(tmp_path):
 
 
 def test_an_aborted_pass_leaves_the_log_as_it_was_and_no_file_behind(tmp_path):
-    from broker.log.cleaner import Cleaner, CleaningAborted
     log = open_log(tmp_path)
     fill(log, 100, keys=4)
     before = read_all(log)
@@ -179,7 +185,6 @@ def test_an_aborted_pass_leaves_the_log_as_it_was_and_no_file_behind(tmp_path):
 
 
 def test_dump_log_reads_cleaned_segments_with_their_gaps(tmp_path, capsys):
-    from broker import cli
     log = open_log(tmp_path)
     appended = fill(log, 100, keys=4, codec=Codec.LZ4)
     clean_to_the_end(log, tmp_path)
@@ -195,9 +200,6 @@ def test_dump_log_reads_cleaned_segments_with_their_gaps(tmp_path, capsys):
 
 
 def test_the_log_managers_cleaner_threads_clean_every_compacted_log_and_stop_for_a_deleted_one(tmp_path):
-    from broker.log.log_cleaner import CleanerSettings
-    from broker.log.manager import LogManager
-    from tests.waiting import wait_for
     config = compacted_config()
     manager = LogManager(str(tmp_path), config, topic_config=lambda topic: config if topic != "plain" else LogConfig(),
                          cleaner_settings=CleanerSettings(threads=2, backoff_ms=10)).open()
@@ -253,3 +255,28 @@ def test_control_batches_are_kept_whole_and_transactional_batches_keep_their_pro
 
 def _entries(data: bytes) -> list:
     return [data[position:position + header.size] for position, header in record_set.iter_entries(data)]
+
+
+def test_a_corrupt_batch_leaves_the_log_uncleaned_and_alone_until_a_restart(tmp_path, caplog):
+    log = open_log(tmp_path)
+    fill(log, 100, keys=4)
+    first = log.segments[0]
+    with open(first.log_path, "r+b") as f:  # a record length running past its batch, CRC made to match
+        data = bytearray(f.read(first.size))
+        header = batch.parse_header(data)
+        data[batch.HEADER_SIZE] = 0x7E
+        struct.pack_into(">I", data, batch.MAGIC_OFFSET + 1, batch.compute_crc(data[:header.size]))
+        f.seek(0)
+        f.write(data)
+    before = [_file_bytes(segment.log_path) for segment in log.segments]
+    assert clean_to_the_end(log, tmp_path) == 0  # the pass fails
+    assert "is not cleaned again until the broker restarts" in caplog.text
+    assert [_file_bytes(segment.log_path) for segment in log.segments] == before
+    log_cleaner = LogCleaner(str(tmp_path), lambda: [log])
+    log_cleaner.manager.mark_uncleanable(log)
+    assert log_cleaner.manager.grab_filthiest(now_ms()) is None
+
+
+def _file_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
