@@ -2,7 +2,9 @@
 
 import json
 import os
+import random
 import struct
+import threading
 
 import pytest
 
@@ -15,6 +17,7 @@ from broker.log.errors import InvalidRecordError
 from broker.log.log_cleaner import CleanerSettings, LogCleaner
 from broker.log.manager import LogManager
 from broker.log.partition_log import PartitionLog
+from broker.log.scheduler import Scheduler
 from broker.log.segment import LogSegment
 from broker.records import batch, record_set
 from broker.records.batch import Record
@@ -280,3 +283,53 @@ def test_a_corrupt_batch_leaves_the_log_uncleaned_and_alone_until_a_restart(tmp_
 def _file_bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
+
+
+def test_reads_and_appends_go_on_while_the_log_is_cleaned(tmp_path):
+    """A reader from random offsets and a writer run on their own threads through every pass:
+    each read gets whole valid batches of records that were appended, and the appends all land."""
+    scheduler = Scheduler()  # replaced segments are deleted after file.delete.delay.ms, as in the broker
+    log = PartitionLog.open(str(tmp_path / "topic-0"), compacted_config(file_delete_delay_ms=2000),
+                            scheduler=scheduler)
+    appended = fill(log, 200, keys=8)
+    stop = threading.Event()
+    problems, reads = [], [0]
+    by_offset = {r.offset: r for r in appended}
+    appended_lock = threading.Lock()
+
+    def read_forever():
+        rng = random.Random(0)
+        while not stop.is_set():
+            offset = rng.randrange(0, log.log_end_offset)
+            try:
+                data = log.read(offset, 8192).read()
+            except Exception as exc:  # noqa: BLE001 - any failure of a read is what this test looks for
+                problems.append(exc)
+                return
+            with appended_lock:
+                known = dict(by_offset)
+            for decoded in record_set.iter_batches(data):
+                problems.extend(r for r in decoded.records if known.get(r.offset, r) != r)
+            reads[0] += 1
+
+    def append_for_a_while():
+        for _ in range(300):
+            new = fill(log, 1, keys=8)
+            with appended_lock:
+                appended.extend(new)
+                by_offset.update((r.offset, r) for r in new)
+
+    threads = [threading.Thread(target=read_forever), threading.Thread(target=append_for_a_while)]
+    for thread in threads:
+        thread.start()
+    log_cleaner, cleaner = LogCleaner(str(tmp_path), lambda: [log]), Cleaner(10**6)
+    try:
+        passes = sum(log_cleaner.clean_filthiest(cleaner) for _ in range(10))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        scheduler.shutdown()
+    assert not problems and reads[0] > 0 and passes > 0
+    clean_to_the_end(log, tmp_path)
+    assert_compacted(log, appended)
