@@ -333,3 +333,11 @@ def test_reads_and_appends_go_on_while_the_log_is_cleaned(tmp_path):
     assert not problems and reads[0] > 0 and passes > 0
     clean_to_the_end(log, tmp_path)
     assert_compacted(log, appended)
+
+
+def test_log_cleaner_enable_false_starts_no_cleaner_thread(tmp_path):
+    manager = LogManager(str(tmp_path), compacted_config(), cleaner_settings=CleanerSettings(enable=False)).open()
+    try:
+        assert not [t for t in threading.enumerate() if t.name.startswith("log-cleaner-")]
+    finally:
+        manager.shutdown()
