@@ -89,9 +89,7 @@ class Cleaner:
                 if len(offset_map) and len(offset_map) + header.records_count > offset_map.capacity:
                     return map_end  # full: the next pass goes on from here
                 if not header.is_control:
-                    for record in retain.keys(entry, header):
-                        if record.key is not None:
-                            offset_map.put(record.key, record.offset)
+                    offset_map.put_all(retain.keyed_offsets(entry, header))
                 map_end = header.last_offset + 1
         return map_end
 

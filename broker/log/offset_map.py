@@ -30,6 +30,12 @@ class OffsetMap:
     def put(self, key: bytes, offset: int) -> None:
         self._offsets[_digest(key)] = offset
 
+    def put_all(self, keyed_offsets: list) -> None:
+        """``put`` each ``(key, offset)``, in order."""
+        offsets = self._offsets
+        for key, offset in keyed_offsets:
+            offsets[_digest(key)] = offset
+
     def get(self, key: bytes) -> int | None:
         return self._offsets.get(_digest(key))
 

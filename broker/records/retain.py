@@ -46,6 +46,17 @@ def keys(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_D
     return [span.record for span in _spans(_records_section(entry, header, max_decompressed), header)]
 
 
+def keyed_offsets(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list:
+    """``(key, offset)`` of every record of one v2 batch that has a key (the cleaner's key map)."""
+    section = _records_section(entry, header, max_decompressed)
+    if _native_spans is None or header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
+        return [(span.record.key, span.record.offset) for span in _spans(section, header)
+                if span.record.key is not None]
+    base_offset = header.base_offset
+    return [(key, base_offset + offset_delta) for _, _, offset_delta, _, key, _ in _native_walk(section, header)
+            if key is not None]
+
+
 def retain(entry, header: batch.BatchHeader, keep, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
     """``entry`` with only the records for which ``keep(RecordKey)`` is true: the same bytes when it
     keeps all of them, None when it keeps none, otherwise a rebuilt batch (see the module doc)."""
@@ -81,17 +92,23 @@ def _spans(section: bytes, header: batch.BatchHeader) -> list:
     """Each record's byte range in the records section and its ``RecordKey``."""
     if _native_spans is None:
         return _python_spans(section, header)
-    found = _native_spans(section, header.records_count)
-    if isinstance(found, tuple):
-        index, reason = found
-        where = f"record {index}" if index >= 0 else "the batch"
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {where} is invalid: {reason}")
+    found = _native_walk(section, header)
     base_offset, base_timestamp = header.base_offset, header.base_timestamp
     if header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
         return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, header.max_timestamp))
                 for start, end, offset_delta, _, key, tombstone in found]
     return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, base_timestamp + timestamp_delta))
             for start, end, offset_delta, timestamp_delta, key, tombstone in found]
+
+
+def _native_walk(section: bytes, header: batch.BatchHeader) -> list:
+    """``_recordwalk.spans`` of the section, or CorruptRecordError naming the bad record."""
+    found = _native_spans(section, header.records_count)
+    if isinstance(found, tuple):
+        index, reason = found
+        where = f"record {index}" if index >= 0 else "the batch"
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {where} is invalid: {reason}")
+    return found
 
 
 def _python_spans(section: bytes, header: batch.BatchHeader) -> list:

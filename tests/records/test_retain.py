@@ -69,3 +69,10 @@ def test_the_c_and_python_walks_agree_on_valid_and_mutated_batches():
                 except CorruptRecordError:
                     outcomes.append("corrupt")
             assert outcomes[0] == outcomes[1]
+
+
+def test_keyed_offsets_are_the_keys_and_offsets_of_the_records_with_a_key():
+    entry = sample(Codec.LZ4)
+    header = batch.parse_header(entry)
+    assert retain.keyed_offsets(entry, header) == \
+        [(r.key, r.offset) for r in batch.decode(entry).records if r.key is not None]
