@@ -341,3 +341,15 @@ def test_log_cleaner_enable_false_starts_no_cleaner_thread(tmp_path):
         assert not [t for t in threading.enumerate() if t.name.startswith("log-cleaner-")]
     finally:
         manager.shutdown()
+
+
+@pytest.mark.parametrize("age_ms, cleaned", [(7_200_000, True), (0, False)])
+def test_max_compaction_lag_cleans_a_log_below_the_dirty_ratio(tmp_path, age_ms, cleaned):
+    log = open_log(tmp_path, compacted_config(min_cleanable_dirty_ratio=1.0, max_compaction_lag_ms=3_600_000))
+    fill(log, 100, keys=50)
+    log.roll()
+    assert clean_to_the_end(log, tmp_path) == 1  # all dirty: ratio 1.0
+    fill(log, 20, keys=50, timestamp=now_ms() - age_ms)
+    log.roll()
+    found = LogCleaner(str(tmp_path), lambda: [log]).manager.grab_filthiest(now_ms())
+    assert (found is not None) == cleaned
