@@ -25,6 +25,7 @@ from broker.cluster.metadata_cache import BrokerEndpoint, MetadataCache
 from broker.cluster.registry import registry_for
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
+from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 from broker.replica.replica_manager import ReplicaManager
 
@@ -66,7 +67,10 @@ class Broker:
                                      topic_config=topics.config_for,
                                      recovery_threads=config.num_recovery_threads_per_data_dir,
                                      checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                     retention_check_interval_ms=config.retention_check_interval_ms).open()
+                                     retention_check_interval_ms=config.retention_check_interval_ms,
+                                     cleaner_settings=CleanerSettings(config.cleaner_enable, config.cleaner_threads,
+                                                                      config.cleaner_dedupe_buffer_size,
+                                                                      config.cleaner_backoff_ms)).open()
         except BaseException:
             registry.close()
             raise

@@ -81,6 +81,10 @@ class BrokerConfig:
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
+    cleaner_enable: bool = True
+    cleaner_threads: int = 1
+    cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    cleaner_backoff_ms: int = 15_000
     zookeeper_connect: str = ""  # empty: a broker alone (a one-node cluster)
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = 18_000
@@ -151,6 +155,10 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "log.cleaner.enable": ("cleaner_enable", _bool),
+    "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
+    "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),
+    "log.cleaner.backoff.ms": ("cleaner_backoff_ms", integer_setting(0)),
     "zookeeper.connect": ("zookeeper_connect", _zookeeper_connect),
     "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", integer_setting(1, 2**31 - 1)),
     "zookeeper.connection.timeout.ms": ("zookeeper_connection_timeout_ms", integer_setting(1, 2**31 - 1)),
