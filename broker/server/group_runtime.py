@@ -10,9 +10,9 @@ Records go to ``__consumer_offsets`` through the I/O pool as the partition's wri
 commit, and the coordinator hears of them only after ``PartitionLog.append`` returned, that is
 under the log's flush policy (with ``log.flush.interval.messages=1``, on disk). The topic is
 created on first use (a FindCoordinator or the first write) with ``offsets.topic.num.partitions``
-partitions; an existing one keeps its count. ``cleanup.policy=compact`` is asked for when the
-log layer accepts it; until log compaction exists the topic is kept whole instead
-(``retention.ms=-1``, ``retention.bytes=-1``: deleting its old segments would lose offsets).
+partitions; an existing one keeps its count. It is compacted (``cleanup.policy=compact``), as in
+Kafka: the log cleaner keeps each key's latest record, so a group's offsets take the space of its
+last commit per partition, and tombstones go after ``delete.retention.ms``.
 At start each partition is read back and replayed on the I/O pool; until then its groups are
 answered COORDINATOR_LOAD_IN_PROGRESS.
 """
@@ -24,7 +24,6 @@ import time
 
 from broker.coordinator.group_coordinator import GroupCoordinator
 from broker.coordinator.offset_manager import OFFSETS_TOPIC, replay
-from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
@@ -41,14 +40,8 @@ def wall_clock_ms() -> int:
 
 
 def offsets_topic_configs(segment_bytes: int) -> dict[str, str]:
-    """Kafka's settings of ``__consumer_offsets``: compacted, or kept whole where compaction is not built."""
-    configs = {"segment.bytes": str(segment_bytes)}
-    try:
-        LogConfig.from_properties({"cleanup.policy": "compact"})
-        configs["cleanup.policy"] = "compact"
-    except ConfigError:
-        configs.update({"retention.ms": "-1", "retention.bytes": "-1"})
-    return configs
+    """Kafka's settings of ``__consumer_offsets``."""
+    return {"segment.bytes": str(segment_bytes), "cleanup.policy": "compact"}
 
 
 class GroupRuntime:

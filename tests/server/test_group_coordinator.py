@@ -179,7 +179,7 @@ def test_consumer_offsets_is_the_coordinators_alone(start_broker):
         assert produced["responses"][0]["partitions"][0]["error_code"] == ErrorCode.INVALID_TOPIC_EXCEPTION
     with open(f"{broker.log_dir}/topics.json", encoding="utf-8") as f:
         configs = json.load(f)["topics"]["__consumer_offsets"]["configs"]
-    assert configs["retention.ms"] == "-1" or configs["cleanup.policy"] == "compact"
+    assert configs["cleanup.policy"] == "compact"
 
 
 def test_an_existing_consumer_offsets_keeps_its_partition_count(durable_broker):
@@ -196,3 +196,32 @@ def test_an_existing_consumer_offsets_keeps_its_partition_count(durable_broker):
         assert fetched(client, "kept") == {(TOPIC, 2): (42, "m", 0)}
         metadata = client.call(ApiKey.METADATA, 1, {"topics": [{"name": "__consumer_offsets"}]})
         assert len(metadata["topics"][0]["partitions"]) == 5
+
+
+def test_consumer_offsets_is_compacted_to_each_partitions_last_commit(start_broker):
+    """The cleaner keeps the latest commit of each group/partition in ``__consumer_offsets``: 300
+    commits of one partition shrink to the few in the active segment plus one, and the offset read
+    back after a restart is the last one committed."""
+    broker = start_broker({"offsets.topic.num.partitions": "1", "offsets.topic.segment.bytes": "2048",
+                           "log.cleaner.backoff.ms": "50", "log.cleaner.min.cleanable.ratio": "0.01", **FAST_GROUPS})
+    with connect_to(broker) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=1))["topics"][0][
+            "error_code"] == ErrorCode.NONE
+        for i in range(300):
+            assert commit(client, "compacted", {(TOPIC, 0): i}, metadata=f"commit {i}") == [ErrorCode.NONE]
+
+    def commits_stored() -> int:
+        done = subprocess.run([KAFKALOG, "dump-log", "--offsets-decoder", "--json",
+                               f"{broker.log_dir}/__consumer_offsets-0"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return sum('"compacted"' in line for line in done.stdout.splitlines())
+
+    deadline = time.monotonic() + 60
+    while (stored := commits_stored()) > 40:
+        assert time.monotonic() < deadline, f"still {stored} of 300 commits stored after 60 s"
+        time.sleep(0.5)
+    assert broker.stop() == 0
+    broker.start()
+    with connect_to(broker) as client:
+        wait_for_load(client, "compacted")
+        assert fetched(client, "compacted") == {(TOPIC, 0): (299, "commit 299", 0)}
