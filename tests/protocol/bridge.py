@@ -14,6 +14,8 @@ from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, Cre
                                   IncrementalAlterConfigsResponse)
 from kafka.protocol.admin import (DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
                                   DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse)
+from kafka.protocol.consumer import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+                                     LeaveGroupRequest, LeaveGroupResponse, SyncGroupRequest, SyncGroupResponse)
 from kafka.protocol.consumer import (FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
                                      OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
                                      OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse)
@@ -43,6 +45,10 @@ KAFKA_PYTHON = {
     ApiKey.OFFSET_COMMIT: (OffsetCommitRequest, OffsetCommitResponse),
     ApiKey.OFFSET_FETCH: (OffsetFetchRequest, OffsetFetchResponse),
     ApiKey.FIND_COORDINATOR: (FindCoordinatorRequest, FindCoordinatorResponse),
+    ApiKey.JOIN_GROUP: (JoinGroupRequest, JoinGroupResponse),
+    ApiKey.SYNC_GROUP: (SyncGroupRequest, SyncGroupResponse),
+    ApiKey.HEARTBEAT: (HeartbeatRequest, HeartbeatResponse),
+    ApiKey.LEAVE_GROUP: (LeaveGroupRequest, LeaveGroupResponse),
     ApiKey.DESCRIBE_GROUPS: (DescribeGroupsRequest, DescribeGroupsResponse),
     ApiKey.LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
     ApiKey.DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),

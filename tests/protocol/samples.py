@@ -194,6 +194,29 @@ REQUESTS = {
     ApiKey.FIND_COORDINATOR: [
         Sample("group", {"key": "loaders \u00e9", "key_type": 0}),
     ],
+    ApiKey.JOIN_GROUP: [
+        Sample("two-protocols", {"group_id": "loaders", "session_timeout_ms": 10000, "rebalance_timeout_ms": 30000,
+                                 "member_id": "", "group_instance_id": "host-a", "protocol_type": "consumer",
+                                 "protocols": [{"name": "range", "metadata": b"\x00\x00\x00\x00\x00\x01"},
+                                               {"name": "roundrobin", "metadata": b""}]}),
+    ],
+    ApiKey.SYNC_GROUP: [
+        Sample("leader", {"group_id": "loaders", "generation_id": 3, "member_id": "m-1", "group_instance_id": None,
+                          "assignments": [{"member_id": "m-1", "assignment": b"\x00\x00\x01"},
+                                          {"member_id": "m-\u00e9", "assignment": b""}]}),
+        Sample("follower", {"group_id": "loaders", "generation_id": 3, "member_id": "m-2",
+                            "group_instance_id": "host-b", "assignments": []}),
+    ],
+    ApiKey.HEARTBEAT: [
+        Sample("member", {"group_id": "loaders", "generation_id": 7, "member_id": "m-1", "group_instance_id": "host-a"}),
+    ],
+    ApiKey.LEAVE_GROUP: [
+        Sample("one-member", {"group_id": "loaders", "member_id": "m-1", "members": [
+            {"member_id": "m-1", "group_instance_id": None}]}, until=2),
+        Sample("two-members", {"group_id": "loaders", "member_id": "", "members": [
+            {"member_id": "m-1", "group_instance_id": None}, {"member_id": "", "group_instance_id": "host-b"}]},
+               since=3),
+    ],
     ApiKey.DESCRIBE_GROUPS: [
         Sample("two", {"groups": ["loaders", ""], "include_authorized_operations": True}),
     ],
@@ -415,6 +438,26 @@ RESPONSES = {
                          "host": "broker-2.example", "port": 9092}),
         Sample("not-available", {"throttle_time_ms": 0, "error_code": 15, "error_message": "loading \u00e9",
                                  "node_id": -1, "host": "", "port": -1}),
+    ],
+    ApiKey.JOIN_GROUP: [
+        Sample("leader", {"throttle_time_ms": 0, "error_code": 0, "generation_id": 4, "protocol_name": "range",
+                          "leader": "m-1", "member_id": "m-1", "members": [
+                              {"member_id": "m-1", "group_instance_id": "host-a", "metadata": b"\x00\x00"},
+                              {"member_id": "m-\u00e9", "group_instance_id": None, "metadata": b""}]}),
+        Sample("member-id-required", {"throttle_time_ms": 0, "error_code": 79, "generation_id": -1,
+                                      "protocol_name": "", "leader": "", "member_id": "m-3", "members": []}),
+    ],
+    ApiKey.SYNC_GROUP: [
+        Sample("assigned", {"throttle_time_ms": 0, "error_code": 0, "assignment": b"\x00\x00\x00\x00\x00\x01"}),
+        Sample("rebalancing", {"throttle_time_ms": 0, "error_code": 27, "assignment": b""}),
+    ],
+    ApiKey.HEARTBEAT: [
+        Sample("rebalancing", {"throttle_time_ms": 0, "error_code": 27}),
+    ],
+    ApiKey.LEAVE_GROUP: [
+        Sample("left", {"throttle_time_ms": 0, "error_code": 0, "members": [
+            {"member_id": "m-1", "group_instance_id": None, "error_code": 0},
+            {"member_id": "", "group_instance_id": "host-b", "error_code": 25}]}),
     ],
     ApiKey.DESCRIBE_GROUPS: [
         Sample("stable", {"throttle_time_ms": 0, "groups": [

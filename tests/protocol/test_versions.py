@@ -163,6 +163,23 @@ MESSAGES = {
     (ApiKey.FIND_COORDINATOR, "request"): {"key": "g", "key_type": 1},
     (ApiKey.FIND_COORDINATOR, "response"): {
         "throttle_time_ms": 1, "error_code": 0, "error_message": "ok", "node_id": 2, "host": "h", "port": 9092},
+    (ApiKey.JOIN_GROUP, "request"): {
+        "group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 9000, "member_id": "m",
+        "group_instance_id": "i", "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"md"}]},
+    (ApiKey.JOIN_GROUP, "response"): {
+        "throttle_time_ms": 2, "error_code": 0, "generation_id": 3, "protocol_name": "range", "leader": "m",
+        "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i", "metadata": b"md"}]},
+    (ApiKey.SYNC_GROUP, "request"): {
+        "group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i",
+        "assignments": [{"member_id": "m", "assignment": b"as"}]},
+    (ApiKey.SYNC_GROUP, "response"): {"throttle_time_ms": 1, "error_code": 27, "assignment": b"as"},
+    (ApiKey.HEARTBEAT, "request"): {"group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i"},
+    (ApiKey.HEARTBEAT, "response"): {"throttle_time_ms": 1, "error_code": 22},
+    (ApiKey.LEAVE_GROUP, "request"): {
+        "group_id": "g", "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i"}]},
+    (ApiKey.LEAVE_GROUP, "response"): {
+        "throttle_time_ms": 1, "error_code": 0, "members": [{"member_id": "m", "group_instance_id": "i",
+                                                             "error_code": 25}]},
     (ApiKey.DESCRIBE_GROUPS, "request"): {"groups": ["g"], "include_authorized_operations": True},
     (ApiKey.DESCRIBE_GROUPS, "response"): {
         "throttle_time_ms": 4,
@@ -356,6 +373,41 @@ def find_coordinator_response(v):
     return _if(v >= 1, i32(1)) + i16(0) + _if(v >= 1, string("ok")) + i32(2) + string("h") + i32(9092)
 
 
+def join_group_request(v):
+    return (string("g") + i32(6000) + _if(v >= 1, i32(9000)) + string("m") + _if(v >= 5, string("i"))
+            + string("consumer") + array([string("range") + nbytes(b"md")]))
+
+
+def join_group_response(v):
+    return (_if(v >= 2, i32(2)) + i16(0) + i32(3) + string("range") + string("m") + string("m")
+            + array([string("m") + _if(v >= 5, string("i")) + nbytes(b"md")]))
+
+
+def sync_group_request(v):
+    return (string("g") + i32(3) + string("m") + _if(v >= 3, string("i"))
+            + array([string("m") + nbytes(b"as")]))
+
+
+def sync_group_response(v):
+    return _if(v >= 1, i32(1)) + i16(27) + nbytes(b"as")
+
+
+def heartbeat_request(v):
+    return string("g") + i32(3) + string("m") + _if(v >= 3, string("i"))
+
+
+def heartbeat_response(v):
+    return _if(v >= 1, i32(1)) + i16(22)
+
+
+def leave_group_request(v):
+    return string("g") + (string("m") if v <= 2 else array([string("m") + string("i")]))
+
+
+def leave_group_response(v):
+    return _if(v >= 1, i32(1)) + i16(0) + _if(v >= 3, array([string("m") + string("i") + i16(25)]))
+
+
 def describe_groups_request(v):
     return array([string("g")]) + _if(v >= 3, boolean(True))
 
@@ -426,6 +478,14 @@ LAYOUTS = {
     (ApiKey.OFFSET_FETCH, "response"): offset_fetch_response,
     (ApiKey.FIND_COORDINATOR, "request"): find_coordinator_request,
     (ApiKey.FIND_COORDINATOR, "response"): find_coordinator_response,
+    (ApiKey.JOIN_GROUP, "request"): join_group_request,
+    (ApiKey.JOIN_GROUP, "response"): join_group_response,
+    (ApiKey.SYNC_GROUP, "request"): sync_group_request,
+    (ApiKey.SYNC_GROUP, "response"): sync_group_response,
+    (ApiKey.HEARTBEAT, "request"): heartbeat_request,
+    (ApiKey.HEARTBEAT, "response"): heartbeat_response,
+    (ApiKey.LEAVE_GROUP, "request"): leave_group_request,
+    (ApiKey.LEAVE_GROUP, "response"): leave_group_response,
     (ApiKey.DESCRIBE_GROUPS, "request"): describe_groups_request,
     (ApiKey.DESCRIBE_GROUPS, "response"): describe_groups_response,
     (ApiKey.LIST_GROUPS, "request"): list_groups_request,
@@ -469,7 +529,8 @@ def test_advertised_version_ranges():
                       "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1),
                       "DELETE_RECORDS": (0, 1), "ALTER_CONFIGS": (0, 1), "CREATE_PARTITIONS": (0, 1),
                       "INCREMENTAL_ALTER_CONFIGS": (0, 0), "OFFSET_COMMIT": (0, 7), "OFFSET_FETCH": (0, 5),
-                      "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
+                      "FIND_COORDINATOR": (0, 2), "JOIN_GROUP": (0, 5), "SYNC_GROUP": (0, 3),
+                      "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
                       "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0)}
 
 
