@@ -48,6 +48,7 @@ class GroupMember:
         self.member_id, self.generation = NO_MEMBER, NO_GENERATION
         self.protocol: str | None = None  # the assignor the group chose
         self.leader = False
+        self._members: dict = {}  # as the leader: member id -> its subscription bytes
         self._next_heartbeat = 0.0
 
     # -- joining -------------------------------------------------------------------------
@@ -72,7 +73,7 @@ class GroupMember:
                 "group_instance_id": None, "protocol_type": CONSUMER_PROTOCOL,
                 "protocols": [{"name": name, "metadata": metadata} for name in ASSIGNORS]}
         response = self.groups._to_coordinator(self.group, ApiKey.JOIN_GROUP, body, f"join group {self.group!r}",
-                                        self.rebalance_timeout_ms / 1000)
+                                               self.rebalance_timeout_ms / 1000)
         code = response["error_code"]
         if code == ErrorCode.MEMBER_ID_REQUIRED:
             self.member_id = response["member_id"]
@@ -93,7 +94,7 @@ class GroupMember:
                 "group_instance_id": None,
                 "assignments": [{"member_id": m, "assignment": a} for m, a in sorted(assignments.items())]}
         response = self.groups._to_coordinator(self.group, ApiKey.SYNC_GROUP, body, f"sync group {self.group!r}",
-                                        self.rebalance_timeout_ms / 1000)
+                                               self.rebalance_timeout_ms / 1000)
         if response["error_code"] in _REJOIN:
             self._forget_if_unknown(response["error_code"])
             return None
