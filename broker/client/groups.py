@@ -2,13 +2,13 @@
 group's coordinator, list the groups, describe one (state, members, their assignments), fetch and
 commit its offsets, delete offsets or whole groups.
 
-They work against any Kafka cluster with a group coordinator: each call finds the group's
-coordinator (FindCoordinator, to any broker) and sends the group request there; a coordinator that
-is loading, moving or not yet available (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-NOT_COORDINATOR) is looked up again and the request retried, with the client's retries and
-backoff. A broker that does not offer a group API (this project's broker before its coordinator,
-librdkafka's mock cluster for ListGroups and DescribeGroups) gives a ``GroupsUnsupportedError``
-naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
+They work against any Kafka cluster with a group coordinator: the first call for a group finds its
+coordinator (FindCoordinator, to any broker), remembered for the next calls; a coordinator that is
+loading, moving, not yet available or unreachable (COORDINATOR_LOAD_IN_PROGRESS,
+COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, a broken connection) is looked up again and the request
+retried, with the client's retries and backoff. A broker that does not offer a group API (this
+project's broker before its coordinator, librdkafka's mock cluster for ListGroups and
+DescribeGroups) gives a ``GroupsUnsupportedError`` naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
 which a coordinator accepts only while the group has no active members.
 
 Member assignments are decoded with the consumer-protocol codec of ``broker.coordinator`` (pure,
@@ -22,6 +22,7 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
 from .client import KafkaClient, KafkaError, _error, _Retriable
+from .connection import BrokerConnectionError
 
 GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a consumer group (1 is a transactional id)
 NO_GENERATION, NO_MEMBER = -1, ""  # an offset commit from outside the group (an admin tool)
@@ -69,6 +70,7 @@ class GroupClient:
 
     def __init__(self, client: KafkaClient):
         self.client = client
+        self._coordinators: dict[str, int] = {}  # group -> its coordinator's node id, until it moves
 
     # -- the coordinator -------------------------------------------------------------------
 
@@ -89,9 +91,16 @@ class GroupClient:
                         max_version: int | None = None) -> dict:
         """Send a request to the group's coordinator (found again, and retried, when it moved)."""
         def send():
-            response = self._request(self._find_coordinator(group), api_key, body, extra_wait, max_version)
+            if group not in self._coordinators:
+                self._coordinators[group] = self._find_coordinator(group)
+            try:
+                response = self._request(self._coordinators[group], api_key, body, extra_wait, max_version)
+            except BrokerConnectionError:
+                del self._coordinators[group]
+                raise
             moved = [code for code in _error_codes(response) if code in _COORDINATOR_MOVED]
             if moved:
+                del self._coordinators[group]
                 raise _Retriable(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
         return self.client._retrying(send, what)
@@ -184,12 +193,10 @@ class GroupClient:
                 "group_instance_id": None, "retention_time_ms": -1,
                 "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
 
-        def send():
-            response = self._request(self._find_coordinator(group), ApiKey.OFFSET_COMMIT, body)
-            for topic in response["topics"]:
-                for p in topic["partitions"]:
-                    _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
-        self.client._retrying(send, f"commit offsets of group {group!r}")
+        response = self._to_coordinator(group, ApiKey.OFFSET_COMMIT, body, f"commit offsets of group {group!r}")
+        for topic in response["topics"]:
+            for p in topic["partitions"]:
+                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
 
     def delete_offsets(self, group: str, partitions: list) -> dict:
         """Delete the group's committed offsets of ``[(topic, partition)]`` (OffsetDelete; refused
