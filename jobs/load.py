@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from broker.cli.common import Parser, add_bootstrap_argument, key_value, positive_int, timestamp_ms
+from broker.cli.common import Parser, add_bootstrap_argument, group_id, key_value, positive_int, timestamp_ms
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -81,7 +81,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="make a damaged checkpoint agree with the output again, from what the output's rows "
                              "prove, and stop")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--group-id", metavar="GROUP",
+    group.add_argument("--group-id", type=group_id, metavar="GROUP",
                        help="the consumer group each committed run's end offsets are committed to, so the load's lag "
                             "shows in `kafkalog groups describe` and Kafka lag monitors (default "
                             "kafkalog-load:<output URI>); the checkpoint stays the source of truth")

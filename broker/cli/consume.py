@@ -15,8 +15,8 @@ import time
 
 from broker.client import EARLIEST, LATEST
 
-from .common import (OK, USAGE, add_command, add_topic_argument, check_partition, non_negative_int, partitions_of,
-                     positive_int, run, timestamp_ms)
+from .common import (OK, USAGE, add_command, add_topic_argument, check_partition, group_id, non_negative_int,
+                     partitions_of, positive_int, run, timestamp_ms)
 from .consume_group import consume_in_group
 from .record_lines import fetch_records, record_line
 
@@ -134,7 +134,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--format", choices=("plain", "json"), default="plain", help="output lines (default plain)")
     parser.add_argument("--follow", action="store_true", help="keep waiting for new records instead of stopping "
                                                               "at the end")
-    parser.add_argument("--group", metavar="GROUP",
+    parser.add_argument("--group", type=group_id, metavar="GROUP",
                         help="consume as a member of consumer group GROUP: the group's members share the partitions, "
                              "each starts at the group's committed offset and commits after printing (at least "
                              "once); Ctrl-C or SIGTERM leaves the group")

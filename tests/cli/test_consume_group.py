@@ -189,6 +189,8 @@ def test_options_that_pick_partitions_or_offsets_are_refused_with_group():
     assert "--partition cannot be used with --group" in one_line_error(done, 2, "kafkalog consume: --partition")
     done = kafkalog("consume", "t", "--group", "g", "--from-time", "1700000000000")
     assert "--from-time cannot be used with --group" in one_line_error(done, 2, "kafkalog consume: --from-time")
+    done = kafkalog("consume", "t", "--group", "")
+    assert "a consumer group id cannot be empty" in one_line_error(done, 2, "kafkalog consume: argument --group")
 
 
 def test_against_this_broker_without_a_coordinator_it_fails_in_one_line(broker, request):
