@@ -1,6 +1,7 @@
 """``kafkalog consume --group`` as real processes against librdkafka's mock cluster (a real group
 coordinator): two members split the partitions and each record is printed by exactly one; one
-member stopped with SIGTERM leaves and the other takes every partition over; the committed offsets
+member stopped with SIGTERM leaves and the other takes every partition over, as it does after the
+session timeout of a member killed with SIGKILL (nothing committed printed twice); the committed offsets
 show in ``kafkalog groups describe``; a member shares its group with a confluent-kafka subscriber;
 a second run of the same group starts from the committed offsets; and the usage errors. Against
 this project's broker (no coordinator yet) it fails in one line."""
@@ -15,6 +16,8 @@ import threading
 import confluent_kafka
 import pytest
 
+from broker.client import KafkaClient
+from broker.client.groups import GroupClient
 from tests.waiting import wait_for
 
 from .support import WAIT_SECONDS, kafkalog, one_line_error, produce_records, topic_for
@@ -95,6 +98,12 @@ def values(*of) -> list[str]:
     return sorted(v for member in of for _, _, v in member.records)
 
 
+def committed(bootstrap: str, group: str, topic: str) -> dict:
+    with KafkaClient(bootstrap, timeout=10) as client:
+        found = GroupClient(client).committed(group, {topic: list(range(PARTITIONS))})
+    return {p: c.offset for (_, p), c in found.items()}
+
+
 def committed_by_describe(bootstrap: str, group: str) -> dict:
     done = kafkalog("groups", "describe", group, "--format", "json", "--bootstrap-server", bootstrap)
     assert done.returncode == 0, done.stderr
@@ -130,6 +139,30 @@ def test_two_members_split_the_partitions_then_one_leaves_and_the_other_takes_ov
 
     # every printed record committed: nothing left to consume
     assert committed_by_describe(bootstrap, group) == {p: (5, 5, 0) for p in range(PARTITIONS)}
+
+
+def test_a_killed_member_is_dropped_after_its_session_and_its_committed_records_are_not_printed_again(
+        mock, topic, members, request):
+    bootstrap, group = mock[0], topic_for(request, "group")
+    first = members(bootstrap, topic, group)
+    wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the first member's join")
+    second = members(bootstrap, topic, group)
+    wait_for(lambda: second.assigned() and first.assigned() and
+             sorted(first.assigned() + second.assigned()) == list(range(PARTITIONS)), REBALANCE_SECONDS,
+             what="the split between two members")
+    during = produce(bootstrap, topic, "split")
+    wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during), WAIT_SECONDS, what="the new records")
+    wait_for(lambda: committed(bootstrap, group, topic) == {p: 3 for p in range(PARTITIONS)}, WAIT_SECONDS,
+             what="the commits of what was printed")  # (a kill between printing and committing prints again)
+    second.process.kill()  # no leave: the coordinator waits for the session timeout
+    second.process.wait(WAIT_SECONDS)
+    wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the take-over")
+    after = produce(bootstrap, topic, "after")
+    wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during) + len(after), WAIT_SECONDS,
+             what="the records after the take-over")
+    # the killed member had committed what it printed: the new owner starts after it, nothing twice
+    assert values(first, second) == sorted({f"before-{p}" for p in range(PARTITIONS)} | during | after)
+    assert first.stop() == 0
 
 
 def test_a_member_shares_its_group_with_a_confluent_kafka_subscriber(mock, topic, members, request):
