@@ -74,8 +74,11 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
                     print(record_line(topic, partition, entry, record, args.format))
                 if ends is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
-                # the next offset to print: past the fetch unless --max-records stopped in it
+                # the next offset to print: past the fetch, unless --max-records stopped in it or the
+                # fetch went past the end (records appended since are left for the next reader)
                 printed[partition] = position if len(shown) == len(records) else shown[-1][1].offset + 1
+                if ends is not None:
+                    printed[partition] = min(printed[partition], ends[partition])
                 if remaining is not None:
                     remaining -= len(shown)
                     if remaining == 0:
