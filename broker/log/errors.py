@@ -60,6 +60,10 @@ class LogStorageError(LogError):
     """Writing to or syncing a log file failed (disk full, I/O error); nothing partial was kept."""
 
 
+class LogDeletedError(LogError):
+    """The partition's log was deleted while a request was using it (UNKNOWN_TOPIC_OR_PARTITION)."""
+
+
 class LogDirInUseError(LogError):
     """Another process (or another LogManager) holds the log directory's lock."""
 

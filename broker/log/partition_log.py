@@ -25,8 +25,8 @@ from broker.records.errors import CorruptRecordError
 from . import loader
 from .checkpoints import fsync_directory
 from .config import LONG_MAX, LogConfig
-from .errors import (InvalidBatchError, InvalidRecordError, LogStorageError, OffsetOutOfRangeError,
-                     RecordTooLargeError)
+from .errors import (InvalidBatchError, InvalidRecordError, LogDeletedError, LogError, LogStorageError,
+                     OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
 from .segment import LogSegment
@@ -66,6 +66,7 @@ class PartitionLog:
         self.recovery_point = loaded.recovery_point
         self._scheduler = scheduler
         self._lock = threading.RLock()
+        self._deleted = False
         self._first_unflushed_ms = None
         self._time_flush_scheduled = False
         self._directory_needs_sync = False
@@ -128,6 +129,8 @@ class PartitionLog:
         now = _now_ms()
         log_append_time = now if self.config.uses_log_append_time else -1
         with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
             if len(headers) == 1:
                 duplicate = self.producer_state.check(headers[0][1])
                 if duplicate is not None:
@@ -250,8 +253,8 @@ class PartitionLog:
                 found = segment.read(offset, max_bytes, max_position, min_one_batch)
                 if found is not None:
                     return found
-        except OSError as exc:  # EMFILE, EIO: this read fails, the log goes on
-            raise LogStorageError(f"{self.name}: cannot read offset {offset}: {exc.strerror or exc}") from exc
+        except (OSError, LogStorageError) as exc:  # EMFILE, EIO: this read fails, the log goes on
+            raise self._read_error(f"cannot read offset {offset}", exc) from exc
         return None
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -262,9 +265,15 @@ class PartitionLog:
                     found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
                     if found is not None:
                         return found
-        except OSError as exc:
-            raise LogStorageError(f"{self.name}: cannot look up timestamp {timestamp}: {exc.strerror or exc}") from exc
+        except (OSError, LogStorageError) as exc:
+            raise self._read_error(f"cannot look up timestamp {timestamp}", exc) from exc
         return None
+
+    def _read_error(self, what: str, exc: Exception) -> LogError:
+        """What a failed read raises: the log was deleted under it (its files closed), or a storage error."""
+        if self._deleted:
+            return LogDeletedError(f"{self.name} was deleted")
+        return LogStorageError(f"{self.name}: {what}: {getattr(exc, 'strerror', None) or exc}")
 
     def _headers_from(self, offset: int):
         """The headers of the v2 batches ending at or after ``offset`` (for replaying producer state)."""
@@ -360,6 +369,8 @@ class PartitionLog:
         Records below it are gone for readers at once (OffsetOutOfRangeError), as after retention.
         """
         with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
             if not 0 <= offset <= self.high_watermark:
                 raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.high_watermark)
             if offset <= self.log_start_offset:
@@ -439,6 +450,7 @@ class PartitionLog:
     def discard(self) -> None:
         """Let go of the files without trimming or snapshots (the log is being deleted)."""
         with self._lock:
+            self._deleted = True
             for segment in self._segments:
                 segment.discard()
 

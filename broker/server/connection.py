@@ -19,6 +19,7 @@ it without waiting, and closes. ``abandoned`` tells whether a response was left 
 """
 
 import asyncio
+import errno
 import logging
 
 from broker.log.errors import LogStorageError
@@ -71,9 +72,12 @@ class Connection:
                     self.sending = False
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
-        except (OSError, ValueError) as exc:  # from _send: a segment closed under the response (topic deleted)
+        except (OSError, ValueError) as exc:  # from _send: a segment closed under the response, or an I/O error
             self.abandoned = True
-            log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
+            if isinstance(exc, ValueError) or exc.errno == errno.EBADF:  # closed by DeleteTopics: expected
+                log.info("closing %s: cannot send the rest of a response: its topic was deleted", self.peer)
+            else:
+                log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:
             self._close()
 

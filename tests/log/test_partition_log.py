@@ -8,7 +8,7 @@ import time
 import pytest
 
 from broker.log.config import LogConfig
-from broker.log.errors import (InvalidBatchError, InvalidRecordError, OffsetOutOfRangeError,
+from broker.log.errors import (InvalidBatchError, InvalidRecordError, LogDeletedError, OffsetOutOfRangeError,
                                RecordTooLargeError)
 from broker.log.index import RELATIVE_OFFSET_MAX
 from broker.log.partition_log import PartitionLog
@@ -182,6 +182,19 @@ def test_read_out_of_range_and_at_the_end(tmp_path):
     assert (raised.value.log_start_offset, raised.value.log_end_offset) == (0, 5)
     with pytest.raises(OffsetOutOfRangeError):
         log.read(-1, 1000)
+
+
+def test_a_log_deleted_under_a_request_says_so_instead_of_a_storage_error(tmp_path):
+    """A request that looked the log up just before its topic was deleted reads closed files: it gets
+    LogDeletedError (UNKNOWN_TOPIC_OR_PARTITION to the client), not EBADF as a storage error."""
+    log = open_log(tmp_path, segment_bytes=600)
+    for i in range(20):
+        log.append(make_batch(2, timestamp=BASE_TIME + i))
+    log.discard()
+    for attempt in (lambda: log.read(3, 1000), lambda: log.offset_for_timestamp(BASE_TIME),
+                    lambda: log.append(make_batch(1)), lambda: log.delete_records_before(2)):
+        with pytest.raises(LogDeletedError, match="was deleted"):
+            attempt()
 
 
 def test_read_returns_whole_batches_and_at_least_one(tmp_path):

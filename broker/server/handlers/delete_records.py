@@ -9,7 +9,7 @@ so is the checkpoint.
 
 from collections import Counter
 
-from broker.log.errors import LogError, OffsetOutOfRangeError
+from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 
 TO_HIGH_WATERMARK = -1
@@ -25,6 +25,8 @@ def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
         return ErrorCode.NONE, partition_log.delete_records_before(target)
     except OffsetOutOfRangeError:
         return ErrorCode.OFFSET_OUT_OF_RANGE, -1
+    except LogDeletedError:  # the topic was deleted after get_log
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     except (OSError, LogError):
         return ErrorCode.KAFKA_STORAGE_ERROR, -1
 

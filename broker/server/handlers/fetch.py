@@ -13,7 +13,7 @@ offset is the high watermark, the aborted list is empty).
 
 import time
 
-from broker.log.errors import OffsetOutOfRangeError
+from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 
 from ..context import LEADER_EPOCH
@@ -68,6 +68,10 @@ def _read(ctx, topics, max_bytes: int):
                 found = log.read(wanted["fetch_offset"], max(limit, 0), min_one_batch=min_one_batch)
             except OffsetOutOfRangeError:
                 data["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+                failed = True
+                continue
+            except LogDeletedError:  # the topic was deleted after get_log
+                data["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 failed = True
                 continue
             if found is not None:

@@ -1,6 +1,7 @@
 """ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
 record timestamp is at or after a given time (through the time index). The lookups run on the I/O pool."""
 
+from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
 
@@ -44,6 +45,8 @@ def _list_offsets(ctx, request) -> dict:
                     result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
                 except CorruptRecordError:  # stored records that do not decode (damaged on disk behind a valid CRC)
                     result["error_code"] = ErrorCode.CORRUPT_MESSAGE
+                except LogDeletedError:  # the topic was deleted after get_log
+                    result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             partitions.append(result)
         topics.append({"name": topic["name"], "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -33,6 +33,7 @@ _LOG_ERRORS = {
     log_errors.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     log_errors.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
     log_errors.LogStorageError: ErrorCode.KAFKA_STORAGE_ERROR,
+    log_errors.LogDeletedError: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
 }
 
 
