@@ -1,14 +1,17 @@
 """The load's consumer-group commits: against librdkafka's mock cluster (a real group coordinator)
 each committed run's end offsets land in the output's default group, or in ``group_id``, and
 ``kafkalog groups describe`` shows the lag of the load; a rewind commits the ends it reloaded to,
-never the rewind point; ``group_commit=False`` commits nothing. Against this project's broker (no
+never the rewind point; ``group_commit=False`` commits nothing; a group with an active member
+refuses the commit: one warning, and the run still commits. Against this project's broker (no
 group coordinator yet) a run logs one warning line, and commits.
 """
 
 import json
+import logging
 import subprocess
 import sys
 
+import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient
@@ -17,7 +20,9 @@ from jobs.group_commit import default_group_id
 from jobs.output import Output
 from jobs.planner import Rewind
 from jobs.runner import LoadSettings, load
+from spark_kafka_source.checkpoint import CheckpointStore
 from tests.spark.feed import create_topic, messages, produce
+from tests.waiting import wait_for
 
 from .loads import load_args, ok, run_load
 
@@ -42,7 +47,7 @@ def ends(recs) -> dict:
     return found
 
 
-def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark, mock, tmp_path):
+def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark, mock, tmp_path, caplog):
     bootstrap, _ = mock
     topic = f"group-commit-{tmp_path.name}"
     first = produce(bootstrap, topic, messages(12, partitions=(0, 1, 2, 3), tag="first"))
@@ -80,6 +85,21 @@ def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark,
     never = f"never-{topic}"
     load(spark, LoadSettings(**{**vars(settings), "group_id": never, "group_commit": False}), say=lambda line: None)
     assert committed(bootstrap, never, topic) == {}
+
+    # a group with an active member refuses outside commits: one warning, and the run still commits
+    busy = f"busy-{topic}"
+    member = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": busy, "log_level": 3})
+    try:
+        member.subscribe([topic])
+        wait_for(lambda: member.poll(0.1) is None and member.assignment(), 30, interval=0, what="the member's join")
+        caplog.clear()
+        report = load(spark, LoadSettings(**{**vars(settings), "group_id": busy}), say=lambda line: None)
+    finally:
+        member.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"kafkalog load warning: run {report['run']}'s end offsets not committed to consumer group {busy!r}"), warnings
+    assert CheckpointStore(settings.checkpoint).runs()[-1].number == report["run"] and report["total"]["lag"] == 0
 
 
 def test_against_a_broker_without_groups_a_run_warns_in_one_line_and_commits(jobs_broker, spark, tmp_path):
