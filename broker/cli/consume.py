@@ -13,10 +13,10 @@ header in ``"headers": [{"key": ..., "value": ...}, ...]``.
 import sys
 import time
 
+from broker.arguments import USAGE, group_id, non_negative_int, positive_int, timestamp_ms
 from broker.client import EARLIEST, LATEST
 
-from .common import (OK, USAGE, add_command, add_topic_argument, check_partition, group_id, non_negative_int,
-                     partitions_of, positive_int, run, timestamp_ms)
+from .common import OK, add_command, add_topic_argument, check_partition, partitions_of, run
 from .consume_group import consume_in_group
 from .record_lines import fetch_records, record_line
 

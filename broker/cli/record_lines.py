@@ -7,7 +7,9 @@ import json
 from broker.records import record_set
 from broker.records.errors import CorruptRecordError
 
-from .common import EPOCH, CommandError
+from broker.arguments import EPOCH
+
+from .common import CommandError
 from .record_text import json_field, json_headers, text
 
 FETCH_BYTES = 1024 * 1024

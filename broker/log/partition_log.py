@@ -105,11 +105,6 @@ class PartitionLog:
         return self._segments[-1].next_offset
 
     @property
-    def high_watermark(self) -> int:
-        """With a single replica everything appended is committed: the high watermark is the end."""
-        return self.log_end_offset
-
-    @property
     def size_in_bytes(self) -> int:
         return sum(s.size for s in self._segments)
 
@@ -131,6 +126,7 @@ class PartitionLog:
         with self._lock:
             if self._deleted:
                 raise LogDeletedError(f"{self.name} was deleted")
+            self._check_write_back()
             if len(headers) == 1:
                 duplicate = self.producer_state.check(headers[0][1])
                 if duplicate is not None:
@@ -163,6 +159,15 @@ class PartitionLog:
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush()
         return result
+
+    def _check_write_back(self) -> None:
+        """Raise the write-back error of a segment not flushed since (its data may be lost):
+        this partition refuses appends until a restart recovers it from its last flushed offset."""
+        for segment in reversed(self._segments):
+            if segment.write_back_error is not None:
+                raise LogStorageError(f"{self.name}: {segment.write_back_error}")
+            if segment.base_offset < self.recovery_point:
+                return
 
     def _validate(self, records) -> list:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
@@ -302,9 +307,10 @@ class PartitionLog:
                 segment.flush()
             if sync_directory:
                 fsync_directory(self.directory)
-        except OSError as exc:
+        except (OSError, LogStorageError) as exc:
             self._directory_needs_sync = self._directory_needs_sync or sync_directory
-            raise LogStorageError(f"{self.name}: flush failed: {exc.strerror or exc}") from exc
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+            raise LogStorageError(f"{self.name}: flush failed: {reason}") from exc
         with self._lock:
             self.recovery_point = max(self.recovery_point, target)
             if self.recovery_point >= self.log_end_offset:
@@ -363,16 +369,17 @@ class PartitionLog:
         return len(doomed)
 
     def delete_records_before(self, offset: int) -> int:
-        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the high watermark,
-        and delete the segments wholly below it. Returns the log start offset.
+        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the log end (the
+        partition keeps it at most the high watermark), and delete the segments wholly below it.
+        Returns the log start offset.
 
         Records below it are gone for readers at once (OffsetOutOfRangeError), as after retention.
         """
         with self._lock:
             if self._deleted:
                 raise LogDeletedError(f"{self.name} was deleted")
-            if not 0 <= offset <= self.high_watermark:
-                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.high_watermark)
+            if not 0 <= offset <= self.log_end_offset:
+                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.log_end_offset)
             if offset <= self.log_start_offset:
                 return self.log_start_offset
             self.log_start_offset = offset

@@ -1,6 +1,8 @@
 """The broker process: open the log directory, serve connections, shut down cleanly on SIGTERM.
 
-Start-up loads the topics and logs (recovering after a crash), binds the listener and prints
+Start-up joins the cluster (with ``zookeeper.connect``: learns the cluster id from ZooKeeper, which
+the log directory must carry), loads the topics and logs (recovering after a crash), binds the
+listener, registers the broker (in ZooKeeper, as live) and prints
 exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
 accepting connections, closes those with no request being handled, lets the handlers in flight
 finish (long-polling fetches return at once) and writes their responses as far as the sockets take
@@ -18,9 +20,13 @@ import resource
 import signal
 import sys
 
+from broker.cluster.local_metadata import LocalMetadata
+from broker.cluster.metadata_cache import BrokerEndpoint, MetadataCache
+from broker.cluster.registry import registry_for
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.replica.replica_manager import ReplicaManager
 
 from .config import BrokerConfig
 from .connection import Connection
@@ -41,18 +47,27 @@ class Broker:
         self.config = config
         self.ctx = None
         self._server = None
+        self._registry = None
         self._connections: dict[asyncio.Task, Connection] = {}
 
     async def start(self) -> tuple[str, int]:
         """Open the logs and bind the listener; return the bound ``(host, port)``."""
         config = self.config
         _raise_open_file_limit()
-        os.makedirs(config.log_dir, exist_ok=True)
-        topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
-        log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
-                                 topic_config=topics.config_for,
-                                 checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                 retention_check_interval_ms=config.retention_check_interval_ms).open()
+        registry = registry_for(config)
+        await asyncio.to_thread(registry.start)
+        try:
+            cluster_id = await asyncio.to_thread(registry.cluster_id)
+            os.makedirs(config.log_dir, exist_ok=True)
+            topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
+            log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id, cluster_id=cluster_id,
+                                     topic_config=topics.config_for,
+                                     recovery_threads=config.num_recovery_threads_per_data_dir,
+                                     checkpoint_interval_ms=config.checkpoint_interval_ms,
+                                     retention_check_interval_ms=config.retention_check_interval_ms).open()
+        except BaseException:
+            registry.close()
+            raise
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
@@ -61,11 +76,20 @@ class Broker:
             producer_ids = ProducerIdAllocator(config.log_dir)
             self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
                                                       reuse_address=True)
+            port = self._server.sockets[0].getsockname()[1]
+            metadata, replicas = MetadataCache(config.broker_id), ReplicaManager(log_manager, config.broker_id)
+            endpoint = BrokerEndpoint(config.broker_id, config.advertised_host, config.advertised_port(port))
+            topics.on_change = LocalMetadata(topics, log_manager.cluster_id, endpoint, metadata, replicas).publish
+            topics.on_change()
+            await asyncio.to_thread(registry.register, endpoint)
         except BaseException:
+            if self._server is not None:
+                self._server.close()
             log_manager.shutdown()
+            registry.close()
             raise
-        port = self._server.sockets[0].getsockname()[1]
-        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
+        self._registry = registry
+        self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
         return config.host, port
 
@@ -98,7 +122,10 @@ class Broker:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         await self._server.wait_closed()
         ctx.io.shutdown()
-        ctx.log_manager.shutdown()
+        try:
+            ctx.replicas.shutdown()
+        finally:
+            self._registry.close()  # the registration goes with the session
 
 
 def _raise_open_file_limit() -> None:

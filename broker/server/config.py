@@ -12,6 +12,8 @@ import difflib
 from typing import Mapping
 from urllib.parse import urlsplit
 
+from broker.cluster.placement import PlacementError, check_replication_factor
+from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 
 HOUR_MS = 3600 * 1000
@@ -72,10 +74,14 @@ class BrokerConfig:
     socket_request_max_bytes: int = 100 * 1024 * 1024
     connections_max_idle_ms: int = 10 * 60 * 1000
     num_io_threads: int = 8
+    num_recovery_threads_per_data_dir: int = 1  # Kafka's default
     fetch_max_bytes: int = 55 * 1024 * 1024
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
+    zookeeper_connect: str = ""  # empty: a broker alone (a one-node cluster)
+    zookeeper_session_timeout_ms: int = 18_000
+    zookeeper_connection_timeout_ms: int = 18_000
     log: LogConfig = LogConfig()
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
@@ -103,9 +109,18 @@ def _single_log_dir(key: str, text: str) -> str:
 
 def _replication_factor(key: str, text: str) -> int:
     value = integer_setting(1)(key, text)
-    if value != 1:
-        raise ConfigError(f"{key}: this broker runs alone, so the replication factor can only be 1")
+    try:
+        check_replication_factor(value)
+    except PlacementError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
     return value
+
+
+def _zookeeper_connect(key: str, text: str) -> str:
+    try:
+        return str(ZooKeeperConnect(text))
+    except ValueError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
 
 
 def _listener_host_port(key: str, text: str) -> tuple:
@@ -126,12 +141,16 @@ _BROKER_KEYS = {
     "socket.request.max.bytes": ("socket_request_max_bytes", integer_setting(1, 2**31 - 1)),
     "connections.max.idle.ms": ("connections_max_idle_ms", integer_setting(1)),
     "num.io.threads": ("num_io_threads", integer_setting(1, 256)),
+    "num.recovery.threads.per.data.dir": ("num_recovery_threads_per_data_dir", integer_setting(1, 256)),
     "fetch.max.bytes": ("fetch_max_bytes", integer_setting(1024, 2**31 - 1)),
     "queued.max.request.bytes": ("queued_max_request_bytes", integer_setting(-1)),
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "zookeeper.connect": ("zookeeper_connect", _zookeeper_connect),
+    "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", integer_setting(1, 2**31 - 1)),
+    "zookeeper.connection.timeout.ms": ("zookeeper_connection_timeout_ms", integer_setting(1, 2**31 - 1)),
 }
 # command-line flag -> (its spelling in messages, parser); the flags are checked like the keys
 _FLAGS = {

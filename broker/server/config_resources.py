@@ -46,12 +46,16 @@ _STATIC_BROKER_SETTINGS = {
     "socket.request.max.bytes": ("INT", lambda c: c.socket_request_max_bytes),
     "connections.max.idle.ms": ("LONG", lambda c: c.connections_max_idle_ms),
     "num.io.threads": ("INT", lambda c: c.num_io_threads),
+    "num.recovery.threads.per.data.dir": ("INT", lambda c: c.num_recovery_threads_per_data_dir),
     "fetch.max.bytes": ("INT", lambda c: c.fetch_max_bytes),
     "queued.max.request.bytes": ("LONG", lambda c: c.queued_max_request_bytes),
     "log.flush.offset.checkpoint.interval.ms": ("INT", lambda c: c.checkpoint_interval_ms),
     "log.flush.start.offset.checkpoint.interval.ms": ("INT", lambda c: c.checkpoint_interval_ms),
     "log.retention.check.interval.ms": ("LONG", lambda c: c.retention_check_interval_ms),
     "default.replication.factor": ("INT", lambda c: 1),
+    "zookeeper.connect": ("STRING", lambda c: c.zookeeper_connect or None),
+    "zookeeper.session.timeout.ms": ("INT", lambda c: c.zookeeper_session_timeout_ms),
+    "zookeeper.connection.timeout.ms": ("INT", lambda c: c.zookeeper_connection_timeout_ms),
 }
 STATIC_BROKER_KEYS = frozenset(_STATIC_BROKER_SETTINGS)
 
@@ -60,7 +64,7 @@ def check_resource(ctx, resource_type: int, name: str) -> None:
     """TopicError unless the resource exists here: a known topic, this broker's id, or ""."""
     if resource_type == ResourceType.TOPIC:
         validate_name(name)
-        if ctx.topics.partitions(name) is None:
+        if not ctx.metadata.contains_topic(name):
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
     elif resource_type == ResourceType.BROKER:
         if name not in (DEFAULT_BROKER_RESOURCE, str(ctx.node_id)):

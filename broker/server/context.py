@@ -1,9 +1,11 @@
-"""What request handlers share: the broker's configuration, logs, topics, coordination state and the pool
-of threads that does their disk work."""
+"""What request handlers share: the broker's configuration, the metadata cache (the cluster as this
+broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
+(topic changes and settings), coordination state and the pool of threads that does their disk work."""
 
 import dataclasses
 
-from broker.log.manager import LogManager
+from broker.cluster.metadata_cache import MetadataCache
+from broker.replica.replica_manager import ReplicaManager
 
 from .config import BrokerConfig
 from .io_pool import IoPool
@@ -12,13 +14,12 @@ from .request_memory import RequestMemory
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
-LEADER_EPOCH = 0  # a single, never re-elected leader: the epoch stays 0 (clients then skip KIP-320 checks)
-
 
 @dataclasses.dataclass
 class BrokerContext:
     config: BrokerConfig
-    log_manager: LogManager
+    metadata: MetadataCache
+    replicas: ReplicaManager
     topics: TopicRegistry
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
@@ -30,14 +31,6 @@ class BrokerContext:
     @property
     def node_id(self) -> int:
         return self.config.broker_id
-
-    @property
-    def advertised_host(self) -> str:
-        return self.config.advertised_host
-
-    @property
-    def advertised_port(self) -> int:
-        return self.config.advertised_port(self.port)
 
 
 MAX_ERROR_MESSAGE = 1000

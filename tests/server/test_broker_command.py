@@ -23,13 +23,15 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--set", "num.partitions=three"], "num.partitions: 'three' is not an integer"),
     (["--set", "num.partitions=0"], "num.partitions: 0 is out of range, it must be between 1 and 10000"),
     (["--set", "num.io.threads=0"], "num.io.threads: 0 is out of range, it must be between 1 and 256"),
+    (["--set", "num.recovery.threads.per.data.dir=0"],
+     "num.recovery.threads.per.data.dir: 0 is out of range, it must be between 1 and 256"),
     (["--set", "fetch.max.bytes=100"], "fetch.max.bytes: 100 is out of range, it must be between 1024 and"),
     (["--set", "queued.max.request.bytes=-2"], "queued.max.request.bytes: -2 is out of range"),
     (["--set", "log.segment.bytes=10"], "log.segment.bytes: 10 is out of range"),
     (["--set", "auto.create.topics.enable=yes"], "auto.create.topics.enable: 'yes' is not true or false"),
     (["--set", "log.message.timestamp.type=Wallclock"], "log.message.timestamp.type: 'Wallclock' is not one of"),
     (["--set", "log.cleanup.policy=compact"], "log.cleanup.policy: 'compact' is not supported"),
-    (["--set", "default.replication.factor=3"], "default.replication.factor: this broker runs alone"),
+    (["--set", "default.replication.factor=3"], "default.replication.factor: replication factor 3 is not supported"),
     (["--set", "advertised.listeners=SSL://h:9093"], "advertised.listeners: 'SSL://h:9093' is not PLAINTEXT://host:port"),
     (["--set", "log.dirs=/a,/b"], "log.dirs: only one log directory is supported"),
     (["--set", "nonsense"], "--set 'nonsense': expected key=value"),
@@ -47,6 +49,7 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--port", "-1"], "--port: port '-1' is not a number between 0 and 65535"),
     (["--broker-id", "-1"], "--broker-id: -1 is out of range, it must be between 0 and 2147483647"),
     (["--set", "broker.id=-1"], "broker.id: -1 is out of range, it must be between 0 and 2147483647"),
+    (["--set", "zookeeper.connect=zk1"], "zookeeper.connect: 'zk1' is not HOST:PORT[,HOST:PORT...][/chroot]"),
 ])
 def test_bad_settings_are_refused_at_start_naming_the_key(tmp_path, args, message):
     result = run_broker("--log-dir", str(tmp_path / "log"), "--port", "0", *args)
