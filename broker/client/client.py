@@ -508,9 +508,10 @@ class KafkaClient:
 
     # -- requests ------------------------------------------------------------------------
 
-    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
+    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0,
+                 max_version: int | None = None) -> dict:
         try:
-            return self._connection(node_id).request(api_key, body, extra_wait)
+            return self._connection(node_id).request(api_key, body, extra_wait, max_version)
         except BrokerConnectionError:
             self._drop(node_id)
             raise
