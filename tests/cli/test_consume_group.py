@@ -4,7 +4,7 @@ member stopped with SIGTERM leaves and the other takes every partition over, as 
 session timeout of a member killed with SIGKILL (nothing committed printed twice); the committed offsets
 show in ``kafkalog groups describe``; a member shares its group with a confluent-kafka subscriber;
 a second run of the same group starts from the committed offsets; and the usage errors. Against
-this project's broker (no coordinator yet) it fails in one line."""
+this project's broker (its own coordinator) a member prints and commits, and the next run resumes."""
 
 import json
 import queue
@@ -226,8 +226,19 @@ def test_options_that_pick_partitions_or_offsets_are_refused_with_group():
     assert "a consumer group id cannot be empty" in one_line_error(done, 2, "kafkalog consume: argument --group")
 
 
-def test_against_this_broker_without_a_coordinator_it_fails_in_one_line(broker, request):
+def test_against_this_broker_a_member_consumes_commits_and_the_next_run_resumes(broker, request):
     name = topic_for(request)
-    produce_records(broker.bootstrap, name, [(0, None, b"v", 0)])
-    done = kafkalog("consume", name, "--group", "g", "--bootstrap-server", broker.bootstrap)
-    assert "does not support consumer groups" in one_line_error(done, 1, "kafkalog consume: ")
+    produce_records(broker.bootstrap, name, [(p, None, f"v{p}-{i}".encode(), 0) for p in (0, 1) for i in range(3)])
+    group = f"g-{name}"
+
+    def run() -> list:
+        done = kafkalog("consume", name, "--group", group, "--format", "json", "--bootstrap-server", broker.bootstrap)
+        assert done.returncode == 0, done.stderr
+        return sorted((r["partition"], r["offset"]) for r in map(json.loads, done.stdout.splitlines()))
+
+    assert run() == [(p, o) for p in (0, 1) for o in range(3)]
+    produce_records(broker.bootstrap, name, [(1, None, b"late", 0)])
+    assert run() == [(1, 3)]  # from the committed offsets: only the new record
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        found = GroupClient(client).committed(group, {name: [0, 1]})
+    assert {p: c.offset for (_, p), c in found.items()} == {0: 3, 1: 4}

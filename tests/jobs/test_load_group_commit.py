@@ -2,8 +2,8 @@
 each committed run's end offsets land in the output's default group, or in ``group_id``, and
 ``kafkalog groups describe`` shows the lag of the load; a rewind commits the ends it reloaded to,
 never the rewind point; ``group_commit=False`` commits nothing; a group with an active member
-refuses the commit: one warning, and the run still commits. Against this project's broker (no
-group coordinator yet) a run logs one warning line, and commits.
+refuses the commit: one warning, and the run still commits. Against this project's broker (its
+own group coordinator) each run's ends land in the group too, and ``--no-group-commit`` turns that off.
 """
 
 import json
@@ -102,18 +102,17 @@ def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark,
     assert CheckpointStore(settings.checkpoint).runs()[-1].number == report["run"] and report["total"]["lag"] == 0
 
 
-def test_against_a_broker_without_groups_a_run_warns_in_one_line_and_commits(jobs_broker, spark, tmp_path):
-    topic = "group-commit-unsupported"
+def test_against_this_broker_each_run_commits_its_ends_to_the_group(jobs_broker, spark, tmp_path):
+    topic = "group-commit-here"
     create_topic(jobs_broker.bootstrap, topic, 2)
     produce(jobs_broker.bootstrap, topic, messages(6, partitions=(0, 1), tag="x"))
     output = tmp_path / "output"
     result = ok(run_load(load_args(jobs_broker.bootstrap, topic, output), tmp_path))
-    warnings = [line for line in result.stderr.splitlines() if "consumer group" in line]
-    assert warnings == [
-        f"kafkalog load warning: run 1's end offsets not committed to consumer group "
-        f"'kafkalog-load:{output.as_uri()}' (the checkpoint has them): {jobs_broker.bootstrap} does not support "
-        f"consumer groups (it offers no FindCoordinator API) (--no-group-commit turns this off)"]
-    assert result.stdout.startswith("run 1: 6 records, "), result.stdout
+    assert "consumer group" not in result.stderr and result.stdout.startswith("run 1: 6 records, "), result
+    group = f"kafkalog-load:{output.as_uri()}"
+    assert committed(jobs_broker.bootstrap, group, topic, partitions=(0, 1)) == {0: 3, 1: 3}
 
+    produce(jobs_broker.bootstrap, topic, messages(2, partitions=(0, 1), tag="y"))
     result = ok(run_load(load_args(jobs_broker.bootstrap, topic, output, "--no-group-commit"), tmp_path))
-    assert "consumer group" not in result.stderr and result.stdout.startswith("run 2: 0 records, "), result
+    assert result.stdout.startswith("run 2: 2 records, "), result.stdout
+    assert committed(jobs_broker.bootstrap, group, topic, partitions=(0, 1)) == {0: 3, 1: 3}  # left alone
