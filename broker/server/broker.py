@@ -28,6 +28,7 @@ from .context import BrokerContext
 from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
+from .session import Session
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
@@ -70,7 +71,8 @@ class Broker:
         return config.host, port
 
     async def _on_connection(self, reader, writer) -> None:
-        connection = Connection(self.ctx, reader, writer)
+        session = Session("PLAINTEXT", "PLAINTEXT", writer.get_extra_info("peername"))
+        connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
         self._connections[task] = connection
         try:

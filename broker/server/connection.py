@@ -31,6 +31,7 @@ from broker.protocol.types import ProtocolError
 from .context import CloseConnection, error_text
 from .error_responses import error_response
 from .handlers import HANDLERS, SERVED
+from .session import RequestContext, Session
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +44,11 @@ _CLOSE = object()
 
 
 class Connection:
-    def __init__(self, ctx, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.ctx = ctx
+    def __init__(self, ctx, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, session: Session):
+        self.ctx = RequestContext(ctx, session)  # what the handlers get: the broker's context and this session
         self.reader = reader
         self.writer = writer
-        self.peer = writer.get_extra_info("peername")
+        self.peer = session.client_address
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent
