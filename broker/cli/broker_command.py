@@ -24,11 +24,13 @@ def _broker(args) -> int:
     except LogError as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(_start_failure(exc, config.host, config.port))
+        return _fail(_start_failure(exc))
 
 
-def _start_failure(exc: OSError, host: str, port: int) -> str:
+def _start_failure(exc: OSError) -> str:
     """An OSError of the start as one line: the listener's address, or the file and its problem."""
+    listener = getattr(exc, "listener", None)  # a BindError
+    host, port = (listener.host or "0.0.0.0", listener.port) if listener else (None, None)
     if exc.errno == errno.EADDRINUSE:
         return f"port {port} on {host} is already in use (another broker?): choose another --port, or --port 0 " \
                f"for a free one"

@@ -1,7 +1,8 @@
 """The broker process: open the log directory, serve connections, shut down cleanly on SIGTERM.
 
-Start-up loads the topics and logs (recovering after a crash), binds the listener and prints
-exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
+Start-up loads the topics and logs (recovering after a crash), binds the listeners and prints
+exactly one line, ``kafkalog broker <id> listening on <host>:<port>`` (with several listeners, each
+address followed by its listener's name). SIGTERM (or SIGINT) stops
 accepting connections, closes those with no request being handled, lets the handlers in flight
 finish (long-polling fetches return at once) and writes their responses as far as the sockets take
 them without waiting for clients that do not read, then waits for the disk work to end, flushes
@@ -12,6 +13,7 @@ recovers. Temporary files a crash left next to ``topics.json`` and the checkpoin
 """
 
 import asyncio
+import functools
 import logging
 import os
 import resource
@@ -26,6 +28,7 @@ from .config import BrokerConfig
 from .connection import Connection
 from .context import BrokerContext
 from .io_pool import IoPool
+from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
 from .session import Session
@@ -41,11 +44,11 @@ class Broker:
     def __init__(self, config: BrokerConfig):
         self.config = config
         self.ctx = None
-        self._server = None
+        self._servers: list[asyncio.Server] = []
         self._connections: dict[asyncio.Task, Connection] = {}
 
-    async def start(self) -> tuple[str, int]:
-        """Open the logs and bind the listener; return the bound ``(host, port)``."""
+    async def start(self) -> list[tuple[Listener, int]]:
+        """Open the logs and bind the listeners; return each listener with its bound port."""
         config = self.config
         _raise_open_file_limit()
         os.makedirs(config.log_dir, exist_ok=True)
@@ -60,18 +63,22 @@ class Broker:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
-            self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
-                                                      reuse_address=True)
+            for listener in config.listeners:
+                self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
         except BaseException:
+            for server in self._servers:
+                server.close()
             log_manager.shutdown()
             raise
-        port = self._server.sockets[0].getsockname()[1]
+        bound = [(listener, server.sockets[0].getsockname()[1]) for listener, server in zip(config.listeners,
+                                                                                             self._servers)]
         self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
-                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
-        return config.host, port
+                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
+                                 {listener.name: port for listener, port in bound})
+        return bound
 
-    async def _on_connection(self, reader, writer) -> None:
-        session = Session("PLAINTEXT", "PLAINTEXT", writer.get_extra_info("peername"))
+    async def _on_connection(self, listener: Listener, reader, writer) -> None:
+        session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
         connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
         self._connections[task] = connection
@@ -84,7 +91,8 @@ class Broker:
         """Stop accepting, finish the handlers in flight, then flush and close the logs cleanly."""
         ctx = self.ctx
         ctx.stopping = True
-        self._server.close()
+        for server in self._servers:
+            server.close()
         ctx.waiters.notify_all()
         ctx.request_memory.stop_waiting()
         for connection in self._connections.values():
@@ -98,9 +106,34 @@ class Broker:
             abandoned = sum(c.abandoned for c in connections.values())
             if abandoned:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
-        await self._server.wait_closed()
+        for server in self._servers:
+            await server.wait_closed()
         ctx.io.shutdown()
         ctx.log_manager.shutdown()
+
+
+class BindError(OSError):
+    """A listener's address could not be bound; ``listener`` says which."""
+
+    def __init__(self, listener: Listener, cause: OSError):
+        super().__init__(cause.errno, cause.strerror)
+        self.listener = listener
+
+
+async def _bind(listener: Listener, on_connection) -> asyncio.Server:
+    try:
+        return await asyncio.start_server(on_connection, listener.host or None, listener.port, reuse_address=True)
+    except OSError as exc:
+        raise BindError(listener, exc) from None
+
+
+def ready_line(broker_id: int, bound: list[tuple[Listener, int]]) -> str:
+    """``kafkalog broker <id> listening on <host>:<port>``; with several listeners each address is
+    followed by its listener's name: ``127.0.0.1:9092 (PLAINTEXT), 0.0.0.0:9093 (SECURE)``."""
+    addresses = [f"{listener.host or '0.0.0.0'}:{port}" for listener, port in bound]
+    if len(bound) > 1:
+        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound)]
+    return f"kafkalog broker {broker_id} listening on {', '.join(addresses)}"
 
 
 def _raise_open_file_limit() -> None:
@@ -117,8 +150,8 @@ async def serve(config: BrokerConfig) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):  # before the ready line: a SIGTERM right after it is clean
         loop.add_signal_handler(signum, stopped.set)
     broker = Broker(config)
-    host, port = await broker.start()
-    print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
+    bound = await broker.start()
+    print(ready_line(config.broker_id, bound), flush=True)
     await stopped.wait()
     log.info("shutting down")
     try:

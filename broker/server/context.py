@@ -24,20 +24,17 @@ class BrokerContext:
     waiters: DataWaiters
     io: IoPool  # every handler's log and file work runs here, off the event loop
     request_memory: RequestMemory
-    port: int  # the port actually bound (the configured one may be 0)
+    bound_ports: dict[str, int]  # listener name -> the port actually bound (the configured one may be 0)
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
 
     @property
     def node_id(self) -> int:
         return self.config.broker_id
 
-    @property
-    def advertised_host(self) -> str:
-        return self.config.advertised_host
-
-    @property
-    def advertised_port(self) -> int:
-        return self.config.advertised_port(self.port)
+    def advertised_address(self, listener_name: str) -> tuple[str, int]:
+        """The host and port of this broker for clients of the listener ``listener_name``."""
+        listener = next(item for item in self.config.listeners if item.name == listener_name)
+        return self.config.advertised_address(listener, self.bound_ports[listener_name])
 
 
 MAX_ERROR_MESSAGE = 1000

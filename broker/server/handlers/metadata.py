@@ -1,5 +1,8 @@
 """Metadata: this broker (also the controller), and topics with this broker leading every partition.
 
+The broker's address is the one advertised for the listener the request came in on, as in Kafka:
+a client of the TLS listener is sent to the TLS port, one of the plaintext listener to its port.
+
 Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
 topics with an empty list; later versions with null (an empty list then means none).
@@ -59,9 +62,10 @@ async def handle(ctx, header, request) -> dict:
                     topics.append({"error_code": exc.code, "name": name, "partitions": []})
                     continue
         topics.append(_topic_metadata(ctx, name, topic_operations))
+    host, port = ctx.advertised_address(ctx.session.listener)
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": ctx.node_id, "host": ctx.advertised_host, "port": ctx.advertised_port, "rack": None}],
+        "brokers": [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}],
         "cluster_id": ctx.log_manager.cluster_id,
         "controller_id": ctx.node_id,
         "topics": topics,
