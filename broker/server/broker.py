@@ -32,6 +32,7 @@ from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
 from .session import Session
+from .tls_channel import start_tls
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
@@ -79,6 +80,9 @@ class Broker:
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:
         session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
+        tls = self.config.tls.get(listener.name)
+        if tls and not await start_tls(writer, tls, session):
+            return
         connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
         self._connections[task] = connection

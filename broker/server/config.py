@@ -12,6 +12,8 @@ import difflib
 from typing import Mapping
 
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
+from broker.security import settings as security_settings
+from broker.security.tls import listener_tls
 
 from . import listeners as listener_settings
 from .listeners import DEFAULT_LISTENERS, Listener, port_setting
@@ -36,7 +38,12 @@ class BrokerConfig:
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
     log: LogConfig = LogConfig()
+    security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
+    tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
+
+    def listener_settings(self, listener_name: str) -> security_settings.ListenerSettings:
+        return security_settings.ListenerSettings(self.security, listener_name)
 
     @property
     def host(self) -> str:
@@ -105,7 +112,7 @@ _COARSE_TIME_KEYS = {
     "log.retention.minutes": ("log.retention.ms", 60_000),
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
-KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS))
+KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS))
 
 
 def read_properties(path: str) -> dict[str, str]:
@@ -144,7 +151,7 @@ def parse_set_option(pair: str) -> tuple[str, str]:
 
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
-    unknown = [k for k in properties if k not in KNOWN_KEYS]
+    unknown = [k for k in properties if k not in KNOWN_KEYS and not security_settings.is_security_key(k)]
     if unknown:
         close = difflib.get_close_matches(unknown[0], KNOWN_KEYS, n=1, cutoff=0.75)
         hint = f"did you mean {close[0]}?" if close else "see `kafkalog broker --help` for the supported keys"
@@ -175,4 +182,8 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["log_settings_given"] = frozenset(log_properties)
+    fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
+    fields["tls"] = {
+        listener.name: listener_tls(security_settings.ListenerSettings(fields["security"], listener.name))
+        for listener in fields["listeners"] if listener.security_protocol in ("SSL", "SASL_SSL")}
     return BrokerConfig(**fields)

@@ -4,7 +4,8 @@ Requests are handled one at a time per connection, like Kafka's muted channels: 
 requests wait in the socket buffer, and responses leave in request order. No new request is read
 while a response is unsent: responses are streamed part by part (record data of fetch responses
 straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
-copy for smaller ones), so a client that does not read holds at most the write buffer's
+copy for smaller ones; under TLS, where the kernel cannot encrypt, every slice is read and written
+in pieces of ``TLS_PIECE_BYTES``), so a client that does not read holds at most the write buffer's
 high-water mark and one part. Before reading a frame's body the connection reserves its size in
 the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
 A frame whose size is negative or above ``socket.request.max.bytes`` closes the connection before
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 # (it waits for an empty write buffer, pauses reading, finishes through a future), as much as
 # copying ~400 KiB; at 64-256 KiB a copy took half the time, from 512 KiB on sendfile was faster.
 SENDFILE_MIN_BYTES = 512 * 1024
+TLS_PIECE_BYTES = 256 * 1024
+TLS_HANDSHAKE_START = (b"\x16\x03",)  # a TLS handshake record (type 22, version 3.x): as a size, 369 MB
 _CLOSE = object()
 
 
@@ -49,6 +52,7 @@ class Connection:
         self.reader = reader
         self.writer = writer
         self.peer = session.client_address
+        self.tls = writer.get_extra_info("ssl_object") is not None
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent
@@ -99,8 +103,13 @@ class Connection:
     async def _read_size(self) -> int | None:
         """The next frame's size, or None (after logging why) if the connection must close."""
         idle = self.ctx.config.connections_max_idle_ms / 1000
-        size = frames.SIZE.unpack(await asyncio.wait_for(self.reader.readexactly(4), idle))[0]
+        prefix = await asyncio.wait_for(self.reader.readexactly(4), idle)
+        size = frames.SIZE.unpack(prefix)[0]
         limit = self.ctx.config.socket_request_max_bytes
+        if prefix.startswith(TLS_HANDSHAKE_START) and not self.tls:
+            log.warning("closing %s: a TLS handshake on listener %s, which is %s: is the client using "
+                        "security.protocol SSL?", self.peer, self.ctx.session.listener, self.ctx.session.security_protocol)
+            return None
         if size < 0 or size > limit:
             log.warning("closing %s: request size %d is outside [0, socket.request.max.bytes=%d]",
                         self.peer, size, limit)
@@ -173,6 +182,10 @@ class Connection:
         for part in parts:
             if isinstance(part, bytes):
                 self.writer.write(part)
+            elif self.tls:
+                for piece in part.pieces(TLS_PIECE_BYTES):
+                    self.writer.write(piece.read())
+                    await self.writer.drain()
             elif part.size < SENDFILE_MIN_BYTES:
                 self.writer.write(part.read())
             else:
