@@ -23,6 +23,7 @@ import sys
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
 from .connection import Connection
@@ -75,7 +76,7 @@ class Broker:
                                                                                              self._servers)]
         self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
-                                 {listener.name: port for listener, port in bound})
+                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
         return bound
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:

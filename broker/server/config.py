@@ -13,6 +13,7 @@ from typing import Mapping
 
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 from broker.security import settings as security_settings
+from broker.security.sasl_settings import listener_sasl
 from broker.security.tls import listener_tls
 
 from . import listeners as listener_settings
@@ -40,6 +41,7 @@ class BrokerConfig:
     log: LogConfig = LogConfig()
     security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
     tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
+    sasl: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.sasl_settings.ListenerSasl
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
     def listener_settings(self, listener_name: str) -> security_settings.ListenerSettings:
@@ -186,4 +188,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     fields["tls"] = {
         listener.name: listener_tls(security_settings.ListenerSettings(fields["security"], listener.name))
         for listener in fields["listeners"] if listener.security_protocol in ("SSL", "SASL_SSL")}
+    fields["sasl"] = {
+        listener.name: listener_sasl(security_settings.ListenerSettings(fields["security"], listener.name))
+        for listener in fields["listeners"] if listener.security_protocol.startswith("SASL_")}
     return BrokerConfig(**fields)

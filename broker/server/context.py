@@ -4,6 +4,7 @@ of threads that does their disk work."""
 import dataclasses
 
 from broker.log.manager import LogManager
+from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
 from .io_pool import IoPool
@@ -25,6 +26,7 @@ class BrokerContext:
     io: IoPool  # every handler's log and file work runs here, off the event loop
     request_memory: RequestMemory
     bound_ports: dict[str, int]  # listener name -> the port actually bound (the configured one may be 0)
+    scram_credentials: ScramCredentials
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
 
     @property

@@ -73,6 +73,14 @@ def _describe_log_dirs(request, code, message):
     return {"results": []}  # versions 0-1 have no error field outside a log directory: Kafka answers empty
 
 
+def _sasl_handshake(request, code, message):
+    return {"error_code": code, "mechanisms": []}
+
+
+def _sasl_authenticate(request, code, message):
+    return {"error_code": code, "error_message": message, "auth_bytes": b""}
+
+
 ERROR_RESPONSES = {
     ApiKey.PRODUCE: _produce,
     ApiKey.FETCH: _fetch,
@@ -88,6 +96,8 @@ ERROR_RESPONSES = {
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,
     ApiKey.CREATE_PARTITIONS: _create_partitions,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: _alter_configs,
+    ApiKey.SASL_HANDSHAKE: _sasl_handshake,
+    ApiKey.SASL_AUTHENTICATE: _sasl_authenticate,
 }
 
 

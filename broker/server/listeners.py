@@ -11,7 +11,6 @@ needs an advertised address; others advertise their own host and bound port.
 """
 
 import dataclasses
-from urllib.parse import urlsplit
 
 from broker.log.config import ConfigError
 
@@ -48,14 +47,13 @@ def _endpoints(key: str, text: str) -> list[tuple[str, str, int]]:
     """``NAME://host:port,...`` as (name, host, port), names unique."""
     endpoints = []
     for item in filter(None, (part.strip() for part in text.split(","))):
-        try:
-            parts = urlsplit(item)
-        except ValueError:  # unbalanced IPv6 brackets
-            parts = None
-        host, colon, port = parts.netloc.rpartition(":") if parts else ("", "", "")
-        if not parts or not parts.scheme or not colon or "@" in host or parts.path or parts.query or parts.fragment:
+        name, separator, address = item.partition("://")
+        host, colon, port = address.rpartition(":")
+        bracketed = host.startswith("[") == host.endswith("]")
+        if not separator or not name.replace("_", "").replace("-", "").isalnum() or not colon or not bracketed or \
+                any(c in address for c in "/?#@"):
             raise ConfigError(f"{key}: {item!r} is not NAME://host:port (for example PLAINTEXT://127.0.0.1:9092)")
-        name = parts.scheme.upper()
+        name = name.upper()
         if any(name == seen for seen, _, _ in endpoints):
             raise ConfigError(f"{key}: listener name {name} appears twice")
         endpoints.append((name, host.removeprefix("[").removesuffix("]"), port_setting(key, port)))

@@ -16,6 +16,13 @@ class Session:
     security_protocol: str  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     client_address: tuple  # (host, port) of the client
     principal: str = ANONYMOUS  # "User:<name>", set by SASL or by a TLS client certificate
+    authenticated: bool = False  # set at once on a listener without SASL
+    sasl_exchange: object = None  # the SASL mechanism's exchange, from SaslHandshake on
+    raw_sasl_tokens: bool = False  # after SaslHandshake v0 the client sends bare tokens, not requests
+    close_after_response: bool = False  # a failed authentication: answer, then close
+
+    def __post_init__(self):
+        self.authenticated = not self.uses_sasl
 
     @property
     def uses_sasl(self) -> bool:

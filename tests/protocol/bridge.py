@@ -20,6 +20,8 @@ from kafka.protocol.consumer import (FetchRequest, FetchResponse, ListOffsetsReq
 from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
                                      FindCoordinatorResponse, MetadataRequest, MetadataResponse)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+                                 SaslHandshakeResponse)
 from kafka.protocol.schemas.fields.codecs import BitField
 
 from broker.protocol.apis import APIS, ApiKey
@@ -47,6 +49,8 @@ KAFKA_PYTHON = {
     ApiKey.LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
     ApiKey.DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),
     ApiKey.OFFSET_DELETE: (OffsetDeleteRequest, OffsetDeleteResponse),
+    ApiKey.SASL_HANDSHAKE: (SaslHandshakeRequest, SaslHandshakeResponse),
+    ApiKey.SASL_AUTHENTICATE: (SaslAuthenticateRequest, SaslAuthenticateResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

@@ -3,7 +3,7 @@
 from broker.protocol.apis import APIS, ApiKey
 
 from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
-               describe_log_dirs, fetch, init_producer_id, list_offsets, metadata, produce)
+               describe_log_dirs, fetch, init_producer_id, list_offsets, metadata, produce, sasl)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,
@@ -20,6 +20,8 @@ HANDLERS = {
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
     ApiKey.CREATE_PARTITIONS: create_partitions.handle,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter,
+    ApiKey.SASL_HANDSHAKE: sasl.handle_handshake,
+    ApiKey.SASL_AUTHENTICATE: sasl.handle_authenticate,
 }
 
 SERVED = {key: APIS[key] for key in sorted(HANDLERS)}
