@@ -1,0 +1,85 @@
+"""The project's client over SSL, SASL_PLAINTEXT and SASL_SSL (PLAIN and SCRAM): produce, a large
+fetch (copied in pieces under TLS), and the failures named clearly and not retried."""
+
+import pytest
+
+from broker.client import KafkaClient, NewTopic
+from broker.client.connection import AuthenticationError
+from broker.records import record_set
+from broker.client.security import SecuritySettingError, from_settings
+
+from .test_sasl import PLAIN_JAAS, SASL_PLAINTEXT, SASL_SSL, SCRAM_PASSWORD, SCRAM_USER, sasl_broker  # noqa: F401
+from .third_party import unique_topic
+
+SCRAM_JAAS = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{SCRAM_USER}" '
+              f'password="{SCRAM_PASSWORD}";')
+
+
+def client_for(broker, listener: int, settings: dict, **kwargs) -> KafkaClient:
+    return KafkaClient(broker.bootstrap_of(listener), timeout=10, retries=1, retry_backoff_ms=10,
+                       security=from_settings(settings), **kwargs)
+
+
+@pytest.mark.parametrize("listener, settings", [
+    (SASL_PLAINTEXT, {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+                      "sasl.jaas.config": SCRAM_JAAS}),
+    (SASL_PLAINTEXT, {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                      "sasl.username": "plainuser", "sasl.password": "plain-secret-1"}),
+    (SASL_SSL, {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": SCRAM_JAAS}),
+])
+def test_produce_and_a_large_fetch(sasl_broker, certificates, listener, settings):
+    if listener == SASL_SSL:
+        settings = {**settings, "ssl.truststore.location": certificates.ca_pem}
+    topic = unique_topic("client")
+    values = [bytes([i]) * 300_000 for i in range(4)]  # 1.2 MB: more than one 256 KiB TLS piece
+    with client_for(sasl_broker, listener, settings) as client:
+        client.create_topics([NewTopic(topic, 1)])
+        for value in values:
+            client.produce(topic, 0, [(None, value)])
+        fetched = client.fetch(topic, 0, 0, max_bytes=4_000_000)
+        assert [bytes(r.value) for _, r in record_set.iter_user_records(fetched.records)] == values
+
+
+def test_a_wrong_password_is_an_authentication_error_naming_the_user(sasl_broker):
+    settings = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                "sasl.jaas.config": SCRAM_JAAS.replace(SCRAM_PASSWORD, "not-the-password")}
+    with pytest.raises(AuthenticationError) as failure, client_for(sasl_broker, SASL_PLAINTEXT, settings) as client:
+        client.topics()
+    assert f"refused user '{SCRAM_USER}' with SCRAM-SHA-512: Authentication failed" in str(failure.value)
+    assert "not-the-password" not in str(failure.value)
+
+
+def test_an_untrusted_certificate_and_host_names(sasl_broker, certificates):
+    settings = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": SCRAM_JAAS,
+                "ssl.ca.location": certificates.other_ca_pem}
+    with pytest.raises(AuthenticationError, match="certificate is not trusted"), \
+            client_for(sasl_broker, SASL_SSL, settings) as client:
+        client.topics()
+    settings["ssl.ca.location"] = certificates.ca_pem
+    wrong_host = KafkaClient(f"localhost:{sasl_broker.ports[SASL_SSL]}", timeout=10, retries=0,
+                             security=from_settings(settings))
+    assert wrong_host.topics() is not None  # localhost is in the certificate
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"security.protocol": "TLS"}, "security.protocol: 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+    ({"security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI"}, "sasl.mechanism: 'GSSAPI' is not supported"),
+    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs a user name and password"),
+    ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+      "sasl.jaas.config": 'Plain required username="u" password="hidden-pw";'}, "login module Plain is not supported"),
+    ({"sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hidden-pw"},
+     "SASL settings need security.protocol SASL_PLAINTEXT or SASL_SSL"),
+    ({"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ca.pem"},
+     "ssl.truststore.location: /nonexistent/ca.pem: No such file or directory"),
+])
+def test_bad_settings_name_the_setting_and_hide_secrets(settings, message):
+    with pytest.raises(SecuritySettingError) as failure:
+        from_settings(settings)
+    assert message in str(failure.value) and "hidden-pw" not in str(failure.value)
+
+
+def test_the_settings_never_show_a_password():
+    security = from_settings({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                              "sasl.jaas.config": PLAIN_JAAS.replace("user_plainuser", "username").replace(
+                                  'user_other="other-secret"', 'password="hidden-pw"')})
+    assert security.password == "hidden-pw" and "hidden-pw" not in repr(security)
