@@ -48,7 +48,7 @@ class LoadSettings:
     rewind: Rewind | None = None
     keep_runs: int = 100
     allow_empty: bool = False  # a topic pattern may match no topic
-    source_options: dict = dataclasses.field(default_factory=dict)  # more kafkalog options (kafka.* ...)
+    source_options: dict = dataclasses.field(default_factory=dict, repr=False)  # more kafkalog options (kafka.*: secrets)
     progress: bool = True
 
     def source(self) -> dict:

@@ -10,10 +10,11 @@ from broker.log.errors import LogError
 
 
 def _broker(args) -> int:
+    from broker.properties import read_properties
     from broker.server import config as broker_config
     from broker.server.broker import run
     try:
-        properties = broker_config.read_properties(args.config) if args.config else {}
+        properties = read_properties(args.config) if args.config else {}
         properties.update(broker_config.parse_set_option(pair) for pair in args.set)
         config = broker_config.build(properties, log_dir=args.log_dir, host=args.host, port=args.port,
                                      broker_id=args.broker_id)

@@ -1,6 +1,7 @@
 """What the commands that talk to a broker (topics, produce, consume, load) share: the argument parser
 with one-line usage errors, the arguments spelled as Kafka's tools spell them (``--bootstrap-server``
-or ``--bootstrap-servers``, a topic as ``TOPIC`` or ``--topic TOPIC``), ``--timeout``, help with
+or ``--bootstrap-servers``, a topic as ``TOPIC`` or ``--topic TOPIC``), ``--command-config FILE``
+(security settings), ``--timeout``, help with
 examples and the exit codes, and ``run``, which turns every failure into one line on stderr and an
 exit code."""
 
@@ -10,7 +11,10 @@ import os
 import sys
 
 from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client.connection import UnsupportedVersionError
+from broker.client.connection import AuthenticationError, UnsupportedVersionError
+from broker.client.security import SecuritySettingError, from_settings
+from broker.log.config import ConfigError
+from broker.properties import read_properties
 
 OK, FAILED, USAGE = 0, 1, 2
 INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -43,6 +47,7 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
         name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + "".join(f"  {example}\n" for example in examples) + "\n" + EXIT_STATUS)
     add_bootstrap_argument(parser)
+    add_command_config_argument(parser)
     parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
     return parser
@@ -54,6 +59,18 @@ def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
     parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
                         metavar="HOST:PORT[,HOST:PORT...]",
                         help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+
+
+def add_command_config_argument(parser) -> None:
+    """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's tools take them."""
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
+                             "sasl.jaas.config, ssl.truststore.location, ...")
+
+
+def command_config(path: str | None) -> dict:
+    """The settings of a ``--command-config`` file ({} without one); ConfigError names the file."""
+    return read_properties(path, "--command-config") if path else {}
 
 
 def add_topic_argument(parser, many: bool = False) -> None:
@@ -73,8 +90,13 @@ def run(prog: str, args, action) -> int:
     """``action(client, args)`` with a client of ``--bootstrap-server``: its exit code, or one line on
     stderr and 1 (or the CommandError's code) when it fails."""
     try:
+        security = from_settings(command_config(args.command_config))
+    except (ConfigError, SecuritySettingError) as exc:
+        return _fail(prog, f"--command-config {args.command_config}: {exc}" if isinstance(exc, SecuritySettingError)
+                     else str(exc), USAGE)
+    try:
         client = KafkaClient(args.bootstrap_server, timeout=args.timeout, client_id="kafkalog-cli", retries=RETRIES,
-                             retry_backoff_ms=RETRY_BACKOFF_MS)
+                             retry_backoff_ms=RETRY_BACKOFF_MS, security=security)
     except ValueError as exc:  # a malformed --bootstrap-server
         return _fail(prog, f"--bootstrap-server: {exc}", USAGE)
     try:
@@ -85,7 +107,7 @@ def run(prog: str, args, action) -> int:
         return OK
     except CommandError as exc:
         return _fail(prog, str(exc), exc.code)
-    except (KafkaError, UnsupportedVersionError, OSError) as exc:  # OSError: connections, stdout
+    except (KafkaError, UnsupportedVersionError, AuthenticationError, OSError) as exc:  # OSError: connections, stdout
         return _fail(prog, str(exc), FAILED)
     except KeyboardInterrupt:
         return INTERRUPTED

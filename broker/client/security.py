@@ -10,7 +10,8 @@
     sasl.username, sasl.password       librdkafka's spelling of the same
 
 ``ClientSecurity`` holds them as plain values (it travels to Spark's executors) and never shows a
-password: not in its repr, not in an error. Other keys (``ssl.cipher.suites``, ...) are refused by name.
+password: not in its repr, not in an error. As in Kafka's clients, SASL settings are ignored unless
+the protocol is SASL_*, and TLS settings unless it is SSL or SASL_SSL.
 """
 
 import dataclasses
@@ -103,9 +104,7 @@ def from_settings(settings: Mapping[str, str], prefix: str = "") -> ClientSecuri
             raise SecuritySettingError(f"{name('sasl.jaas.config')}: {protocol} needs a user name and password, for "
                                        f"example {name('sasl.jaas.config')}=org.apache.kafka.common.security.scram."
                                        f"ScramLoginModule required username=\"alice\" password=\"...\";")
-    elif mechanism or username:
-        raise SecuritySettingError(f"{name('sasl.mechanism')}: SASL settings need {name('security.protocol')} "
-                                   f"SASL_PLAINTEXT or SASL_SSL (it is {protocol})")
+    # otherwise SASL settings are ignored, as Kafka's clients do
     security = ClientSecurity(protocol, truststore, values.get("ssl.truststore.type"),
                               values.get("ssl.truststore.password"), algorithm == "https",
                               values.get("ssl.keystore.location"), values.get("ssl.keystore.type"),

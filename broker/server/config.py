@@ -117,33 +117,6 @@ _COARSE_TIME_KEYS = {
 KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS))
 
 
-def read_properties(path: str) -> dict[str, str]:
-    """A Java properties file: ``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments;
-    a trailing backslash continues the line."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = f.read().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--config {path}: {exc.strerror or exc}") from None
-    properties = {}
-    logical = ""
-    for line in raw:
-        stripped = line.strip()
-        if not logical and (not stripped or stripped[0] in "#!"):
-            continue
-        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
-            logical += stripped[:-1]
-            continue
-        logical += stripped
-        separators = [i for i in (logical.find("="), logical.find(":"), logical.find(" ")) if i > 0]
-        if not separators:
-            raise ConfigError(f"--config {path}: line {logical!r} is not key=value")
-        cut = min(separators)
-        properties[logical[:cut].strip()] = logical[cut + 1:].strip()
-        logical = ""
-    return properties
-
-
 def parse_set_option(pair: str) -> tuple[str, str]:
     key, sep, value = pair.partition("=")
     if not sep or not key.strip():

@@ -67,8 +67,6 @@ def test_an_untrusted_certificate_and_host_names(sasl_broker, certificates):
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs a user name and password"),
     ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
       "sasl.jaas.config": 'Plain required username="u" password="hidden-pw";'}, "login module Plain is not supported"),
-    ({"sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "hidden-pw"},
-     "SASL settings need security.protocol SASL_PLAINTEXT or SASL_SSL"),
     ({"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ca.pem"},
      "ssl.truststore.location: /nonexistent/ca.pem: No such file or directory"),
 ])
@@ -83,3 +81,26 @@ def test_the_settings_never_show_a_password():
                               "sasl.jaas.config": PLAIN_JAAS.replace("user_plainuser", "username").replace(
                                   'user_other="other-secret"', 'password="hidden-pw"')})
     assert security.password == "hidden-pw" and "hidden-pw" not in repr(security)
+
+
+def test_every_command_takes_a_command_config(sasl_broker, certificates, tmp_path):
+    import subprocess
+    import sys
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"
+                      f"sasl.jaas.config={SCRAM_JAAS}\nssl.truststore.location={certificates.ca_pem}\n")
+    bootstrap = sasl_broker.bootstrap_of(SASL_SSL)
+
+    def kafkalog(*args, stdin=None):
+        return subprocess.run([sys.executable, "-m", "broker.cli", *args, "--bootstrap-server", bootstrap,
+                               "--command-config", str(config), "--timeout", "10"], input=stdin,
+                              capture_output=True, text=True, timeout=60)
+
+    assert kafkalog("topics", "create", "cli-secured", "--partitions", "1").returncode == 0
+    assert kafkalog("produce", "cli-secured", stdin="one\ntwo\n").returncode == 0
+    consumed = kafkalog("consume", "cli-secured", "--max-messages", "2")
+    assert [line.split()[-1] for line in consumed.stdout.splitlines()] == ["one", "two"], consumed.stderr
+    config.write_text(config.read_text().replace(SCRAM_PASSWORD, "bad-pw-77"))
+    refused = kafkalog("topics", "list")
+    assert refused.returncode == 1 and "Authentication failed" in refused.stderr and "bad-pw-77" not in refused.stderr
+    assert refused.stderr.count("\n") == 1
