@@ -10,7 +10,7 @@ token and answers each challenge.
 
 import hmac
 
-from scramp import ScramClient, ScramException, ScramMechanism
+# scramp is imported where it is used: every kafkalog command imports this module, few use SCRAM
 
 PLAIN = "PLAIN"
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -57,6 +57,7 @@ class ScramServer:
     def __init__(self, mechanism: str, credential_of):
         self.mechanism = mechanism
         self._credential_of = credential_of  # (username, mechanism) -> (salt, stored_key, server_key, iterations)
+        from scramp import ScramMechanism
         self._username = None
         self._server = ScramMechanism(mechanism).make_server(self._auth_info)
         self._step = 0
@@ -71,6 +72,7 @@ class ScramServer:
         return credential
 
     def respond(self, token: bytes) -> bytes:
+        from scramp import ScramException
         try:
             text = bytes(token).decode("utf-8")
             if self._step == 0:
@@ -107,6 +109,7 @@ class PlainClient:
 
 class ScramClientExchange:
     def __init__(self, mechanism: str, username: str, password: str):
+        from scramp import ScramClient
         self._client = ScramClient([mechanism], username, password)
 
     def first(self) -> bytes:
@@ -114,6 +117,7 @@ class ScramClientExchange:
 
     def respond(self, challenge: bytes) -> bytes | None:
         """The client-final message for the server-first one; None once the server-final checked out."""
+        from scramp import ScramException
         text = bytes(challenge).decode("utf-8", "replace")
         try:
             if text.startswith("v=") or text.startswith("e="):
@@ -135,4 +139,5 @@ def client_exchange(mechanism: str, username: str, password: str):
 
 def scram_credential(mechanism: str, password: str, iterations: int = SCRAM_ITERATIONS) -> tuple:
     """(salt, stored_key, server_key, iterations) for a password: what the broker stores, never the password."""
+    from scramp import ScramMechanism
     return ScramMechanism(mechanism).make_auth_info(password, iteration_count=iterations)

@@ -15,10 +15,6 @@ import ssl
 import tempfile
 from typing import NamedTuple
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
-
 from broker.log.config import ConfigError
 
 STORE_TYPES = ("PEM", "PKCS12")
@@ -46,6 +42,7 @@ def _read(key: str, path: str) -> bytes:
 
 
 def _pkcs12(key: str, path: str, password: str | None):
+    from cryptography.hazmat.primitives.serialization import pkcs12  # imported here: few runs need it
     try:
         return pkcs12.load_key_and_certificates(_read(key, path), password.encode() if password else None)
     except ValueError:
@@ -60,6 +57,7 @@ def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: st
         certificates = ([certificate] if certificate else []) + list(more or [])
         if not certificates:
             raise ConfigError(f"{key}: {path} holds no certificate")
+        from cryptography.hazmat.primitives import serialization
         cadata = "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)
         context.load_verify_locations(cadata=cadata)
         return
@@ -85,6 +83,7 @@ def load_keystore(context: ssl.SSLContext, key: str, path: str, store_type: str 
     if private_key is None or certificate is None:
         raise ConfigError(f"{key}: {path} holds no private key with its certificate")
     # ssl loads keys only from files: a private temporary file, the key encrypted with a one-off password
+    from cryptography.hazmat.primitives import serialization
     one_off = secrets.token_hex(16)
     pem = private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                     serialization.BestAvailableEncryption(one_off.encode()))
@@ -168,6 +167,7 @@ def principal_of(der_certificate: bytes | None) -> str | None:
     """``User:<subject in RFC 4514>`` of a peer certificate, or None without one."""
     if not der_certificate:
         return None
+    from cryptography import x509
     return "User:" + x509.load_der_x509_certificate(der_certificate).subject.rfc4514_string()
 
 
