@@ -10,8 +10,9 @@ one line saying so (``UnsupportedModeError``). Spark's Python data source API gi
 before a streaming query's thread starts, so a ``readStream`` query is refused by its first step,
 and a batch write without ``.mode("append")`` meets Spark's own save-mode check first.
 
-An error whose message says all a user needs (a bad option, data loss, an unreachable broker, an
-unsupported mode) is reported by the Spark Python worker without a traceback (``explained``).
+An error whose message says all a user needs (a bad option, data loss, an unreachable broker,
+refused credentials or an untrusted certificate, an unsupported mode) is reported by the Spark
+Python worker without a traceback (``explained``).
 """
 
 import os
@@ -21,7 +22,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, Str
                                TimestampType)
 
 from broker.client import KafkaError
-from broker.client.connection import BrokerConnectionError
+from broker.client.connection import AuthenticationError, BrokerConnectionError
 
 from . import options as source_options
 from .planning import DataLossError, client_for, resolve_ranges, split
@@ -49,7 +50,7 @@ class UnsupportedModeError(RuntimeError):
 
 
 EXPLAINED_ERRORS = (source_options.OptionError, DataLossError, KafkaError, BrokerConnectionError,
-                    UnsupportedModeError)
+                    AuthenticationError, UnsupportedModeError)
 
 
 class explained:

@@ -147,11 +147,15 @@ def test_v1_handshake_then_tokens_in_sasl_authenticate(sasl_broker, wire):
     assert request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == ErrorCode.ILLEGAL_SASL_STATE
 
 
-def test_v0_handshake_then_bare_tokens(sasl_broker, wire):
-    assert request(wire, ApiKey.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})["error_code"] == ErrorCode.NONE
-    token = b"\0plainuser\0plain-secret-1"
-    wire.sendall(struct.pack(">i", len(token)) + token)
-    assert read_frame(wire) == b""  # PLAIN's empty answer
+@pytest.mark.parametrize("mechanism, username, password", [("PLAIN", "plainuser", "plain-secret-1"),
+                                                           ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD)])
+def test_v0_handshake_then_bare_tokens(sasl_broker, wire, mechanism, username, password):
+    assert request(wire, ApiKey.SASL_HANDSHAKE, 0, {"mechanism": mechanism})["error_code"] == ErrorCode.NONE
+    exchange = client_exchange(mechanism, username, password)
+    token = exchange.first()
+    while token is not None:
+        wire.sendall(struct.pack(">i", len(token)) + token)
+        token = exchange.respond(read_frame(wire))  # PLAIN's answer is empty, SCRAM's two messages
     assert request(wire, ApiKey.METADATA, 1, {"topics": None})["brokers"]
 
 
