@@ -104,3 +104,16 @@ def test_every_command_takes_a_command_config(sasl_broker, certificates, tmp_pat
     refused = kafkalog("topics", "list")
     assert refused.returncode == 1 and "Authentication failed" in refused.stderr and "bad-pw-77" not in refused.stderr
     assert refused.stderr.count("\n") == 1
+
+
+def test_the_brokers_host_name_is_checked_unless_turned_off(start_broker, certificates, tmp_path):
+    other_name = tmp_path / "other-name.pem"
+    certificates.ca.issue_cert("kafka.example.com").private_key_and_cert_chain_pem.write_to_path(str(other_name))
+    broker = start_broker({"listeners": "SSL://127.0.0.1:0", "ssl.keystore.location": str(other_name)})
+    settings = {"security.protocol": "SSL", "ssl.truststore.location": certificates.ca_pem}
+    with pytest.raises(AuthenticationError, match="IP address mismatch"), \
+            KafkaClient(broker.bootstrap, timeout=10, retries=0, security=from_settings(settings)) as client:
+        client.topics()
+    settings["ssl.endpoint.identification.algorithm"] = ""
+    with KafkaClient(broker.bootstrap, timeout=10, retries=0, security=from_settings(settings)) as client:
+        assert client.topics() == []
