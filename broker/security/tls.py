@@ -1,8 +1,9 @@
 """TLS contexts from Kafka's ``ssl.*`` settings, for the broker's listeners and for the client.
 
 Key stores: ``PEM`` (one file holding the private key and the certificate chain; an encrypted key
-takes ``ssl.key.password``) or ``PKCS12`` (``ssl.keystore.password``). Trust stores: ``PEM`` (one
-or more CA certificates) or ``PKCS12``. JKS is refused with the command that converts it. The
+takes ``ssl.key.password``) or ``PKCS12`` (``ssl.keystore.password``); a JKS key store is refused
+with the command that converts it. Trust stores: ``PEM`` (one or more CA certificates), ``PKCS12``
+or ``JKS`` (Java's default, which Spark users' settings name; read with ``pyjks``). The
 protocols default to TLSv1.2 and TLSv1.3 (``ssl.enabled.protocols``), the ciphers to OpenSSL's
 secure defaults (``ssl.cipher.suites`` narrows the TLSv1.2 ones). ``ssl.client.auth`` is
 ``none``, ``requested`` or ``required``; a client certificate's subject becomes the principal,
@@ -12,6 +13,7 @@ secure defaults (``ssl.cipher.suites`` narrows the TLSv1.2 ones). ``ssl.client.a
 import os
 import secrets
 import ssl
+import struct
 import tempfile
 from typing import NamedTuple
 
@@ -23,13 +25,13 @@ PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_
 DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
 
 
-def _store_type(key: str, text: str | None) -> str:
+def _store_type(key: str, text: str | None, allowed=STORE_TYPES) -> str:
     value = (text or "PEM").strip().upper()
-    if value == "JKS":
-        raise ConfigError(f"{key}: JKS is not supported; convert the store to PKCS12 with "
+    if value == "JKS" and value not in allowed:
+        raise ConfigError(f"{key}: JKS key stores are not supported; convert the store to PKCS12 with "
                           f"keytool -importkeystore -srcstoretype JKS -deststoretype PKCS12 ...")
-    if value not in STORE_TYPES:
-        raise ConfigError(f"{key}: {text!r} is not one of {', '.join(STORE_TYPES)}")
+    if value not in allowed:
+        raise ConfigError(f"{key}: {text!r} is not one of {', '.join(allowed)}")
     return value
 
 
@@ -49,10 +51,30 @@ def _pkcs12(key: str, path: str, password: str | None):
         raise ConfigError(f"{key}: {path} is not a PKCS12 store, or its password is wrong") from None
 
 
+def _jks_certificates(key: str, path: str, password: str | None) -> str:
+    """The trusted certificates of a JKS trust store, as PEM (pyjks checks the store's integrity
+    with the password when one is given, as Java's keytool does)."""
+    import jks  # imported here: few runs need it
+    try:
+        store = jks.KeyStore.loads(_read(key, path), password or None, try_decrypt_keys=False)
+    except jks.util.KeystoreSignatureException:
+        raise ConfigError(f"{key}: {path}: the trust store's password is wrong") from None
+    except (jks.util.KeystoreException, ValueError, struct.error):
+        raise ConfigError(f"{key}: {path} is not a JKS store") from None
+    pems = [ssl.DER_cert_to_PEM_cert(entry.cert) for entry in store.certs.values()]
+    if not pems:
+        raise ConfigError(f"{key}: {path} holds no trusted certificate")
+    return "".join(pems)
+
+
 def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: str | None,
                     password: str | None) -> None:
-    """Trust the CA certificates of a PEM or PKCS12 store."""
-    if _store_type(key.replace("location", "type"), store_type) == "PKCS12":
+    """Trust the CA certificates of a PEM, PKCS12 or JKS store."""
+    kind = _store_type(key.replace("location", "type"), store_type, (*STORE_TYPES, "JKS"))
+    if kind == "JKS":
+        context.load_verify_locations(cadata=_jks_certificates(key, path, password))
+        return
+    if kind == "PKCS12":
         _, certificate, more = _pkcs12(key, path, password)
         certificates = ([certificate] if certificate else []) + list(more or [])
         if not certificates:

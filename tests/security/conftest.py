@@ -21,6 +21,7 @@ class Certificates:
         self.ca_p12 = self._write("ca.p12", pkcs12.serialize_java_truststore(
             [pkcs12.PKCS12Certificate(x509.load_pem_x509_certificate(self.ca.cert_pem.bytes()), b"ca")],
             serialization.BestAvailableEncryption(KEYSTORE_PASSWORD.encode())))
+        self.ca_jks = self._write("ca.jks", _jks_truststore(self.ca.cert_pem.bytes(), KEYSTORE_PASSWORD))
         client = self.ca.issue_cert("alice.example", common_name="alice", organization_name="data",
                                     organization_unit_name="loads")
         self.client_pem = self._write("client.pem", client.private_key_and_cert_chain_pem.bytes())
@@ -41,6 +42,13 @@ def _pkcs12(leaf, password: str) -> bytes:
     certificates = [x509.load_pem_x509_certificate(p.bytes()) for p in leaf.cert_chain_pems]
     return pkcs12.serialize_key_and_certificates(b"broker", key, certificates[0], certificates[1:],
                                                  serialization.BestAvailableEncryption(password.encode()))
+
+
+def _jks_truststore(ca_pem: bytes, password: str) -> bytes:
+    import ssl
+    import jks
+    entry = jks.TrustedCertEntry.new("ca", ssl.PEM_cert_to_DER_cert(ca_pem.decode()))
+    return jks.KeyStore.new("jks", [entry]).saves(password)
 
 
 @pytest.fixture(scope="session")

@@ -106,6 +106,25 @@ def test_every_command_takes_a_command_config(sasl_broker, certificates, tmp_pat
     assert refused.stderr.count("\n") == 1
 
 
+def test_a_jks_trust_store_as_spark_users_have_them(sasl_broker, certificates):
+    from .conftest import KEYSTORE_PASSWORD
+    settings = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": SCRAM_JAAS,
+                "ssl.truststore.location": certificates.ca_jks, "ssl.truststore.type": "JKS",
+                "ssl.truststore.password": KEYSTORE_PASSWORD}
+    with client_for(sasl_broker, SASL_SSL, settings) as client:
+        assert client.metadata().brokers
+    for password in (None, KEYSTORE_PASSWORD):  # Java skips the integrity check without a password, so do we
+        settings["ssl.truststore.password"] = password
+        assert from_settings({k: v for k, v in settings.items() if v is not None}).uses_tls
+    settings["ssl.truststore.password"] = "hidden-wrong"
+    with pytest.raises(SecuritySettingError, match="the trust store's password is wrong") as failure:
+        from_settings(settings)
+    assert "hidden-wrong" not in str(failure.value)
+    settings.update({"ssl.truststore.location": certificates.ca_pem, "ssl.truststore.password": KEYSTORE_PASSWORD})
+    with pytest.raises(SecuritySettingError, match="is not a JKS store"):
+        from_settings(settings)
+
+
 def test_the_brokers_host_name_is_checked_unless_turned_off(start_broker, certificates, tmp_path):
     other_name = tmp_path / "other-name.pem"
     certificates.ca.issue_cert("kafka.example.com").private_key_and_cert_chain_pem.write_to_path(str(other_name))

@@ -106,7 +106,7 @@ def test_bad_tls_settings_are_one_line(tmp_path, certificates):
         ({"ssl.keystore.location": certificates.ca_pem}, "does not hold a private key and its certificate"),
         ({"ssl.keystore.location": certificates.server_p12, "ssl.keystore.type": "PKCS12",
           "ssl.keystore.password": "wrong"}, "is not a PKCS12 store, or its password is wrong"),
-        ({"ssl.keystore.location": certificates.server_pem, "ssl.keystore.type": "JKS"}, "JKS is not supported"),
+        ({"ssl.keystore.location": certificates.server_pem, "ssl.keystore.type": "JKS"}, "JKS key stores are not supported"),
         ({"ssl.keystore.location": certificates.server_pem, "ssl.client.auth": "required"},
          "ssl.client.auth=required on listener SSL needs the CA certificates"),
         ({"ssl.keystore.location": certificates.server_pem, "ssl.enabled.protocols": "TLSv1"},
