@@ -100,6 +100,10 @@ def test_every_command_takes_a_command_config(sasl_broker, certificates, tmp_pat
     assert kafkalog("produce", "cli-secured", stdin="one\ntwo\n").returncode == 0
     consumed = kafkalog("consume", "cli-secured", "--max-messages", "2")
     assert [line.split()[-1] for line in consumed.stdout.splitlines()] == ["one", "two"], consumed.stderr
+    planned = subprocess.run([sys.executable, "-m", "broker.cli", "load", "--topics", "cli-secured", "--output",
+                              str(tmp_path / "out"), "--dry-run", "--bootstrap-servers", bootstrap, "--command-config",
+                              str(config)], capture_output=True, text=True, timeout=120)
+    assert planned.returncode == 0 and "cli-secured" in planned.stdout, planned.stderr  # planned over SASL_SSL
     config.write_text(config.read_text().replace(SCRAM_PASSWORD, "bad-pw-77"))
     refused = kafkalog("topics", "list")
     assert refused.returncode == 1 and "Authentication failed" in refused.stderr and "bad-pw-77" not in refused.stderr
