@@ -37,16 +37,21 @@ def confluent_produce(bootstrap: str, topic: str, path: Path) -> float:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 50,
                          "queue.buffering.max.messages": 10_000_000})
     with open(path, "rb") as lines:
-        for line in lines:
-            while True:
-                try:
-                    producer.produce(topic, line.rstrip(b"\n"), partition=0)
-                    break
-                except BufferError:
-                    producer.poll(0.001)
+        send_all(producer, topic, ((None, line.rstrip(b"\n")) for line in lines), partition=0)
+    return time.perf_counter() - started
+
+
+def send_all(producer: Producer, topic: str, records, **where) -> None:
+    """Produce every ``(key, value)`` of ``records`` (waiting for room in the queue), then flush."""
+    for key, value in records:
+        while True:
+            try:
+                producer.produce(topic, value, key=key, **where)
+                break
+            except BufferError:
+                producer.poll(0.001)
     if producer.flush(300):
         raise RuntimeError("records not delivered")
-    return time.perf_counter() - started
 
 
 def main(argv=None) -> None:

@@ -1,14 +1,16 @@
-"""The ``kafkalog`` data source for ``spark.read.format("kafkalog")`` (PySpark's Python data source API).
+"""The ``kafkalog`` data source for ``spark.read.format("kafkalog")`` and the sink for ``df.write`` /
+``df.writeStream`` with ``format("kafkalog")`` (PySpark's Python data source API).
 
 Schema: exactly Spark's Kafka source schema, plus ``headers`` with ``includeHeaders``; a schema
 given by the user is refused, as Spark does. Planning (``partitions()``) runs on the driver and
 resolves every offset once; each input partition carries its range and settings, and ``read()``
 yields Arrow batches (see ``planning`` and ``reading``).
 
-Only batch reads are supported: a streaming read and a write (batch or streaming) are refused with
-one line saying so (``UnsupportedModeError``). Spark's Python data source API gives a source no say
-before a streaming query's thread starts, so a ``readStream`` query is refused by its first step,
-and a batch write without ``.mode("append")`` meets Spark's own save-mode check first.
+A streaming read is refused with one line saying so (``UnsupportedModeError``). Spark's Python data
+source API gives a source no say before a streaming query's thread starts, so a ``readStream`` query
+is refused by its first step. Writes go through Arrow writers (see ``writing``): a batch write must be
+``.mode("append")`` (Spark refuses ``errorifexists`` and ``ignore`` before asking the sink; the
+sink refuses ``overwrite``, as Spark's Kafka sink does).
 
 An error whose message says all a user needs (a bad option, data loss, an unreachable broker,
 refused credentials or an untrusted certificate, an unsupported mode) is reported by the Spark
@@ -17,7 +19,8 @@ Python worker without a traceback (``explained``).
 
 import os
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamArrowWriter,
+                                    DataSourceStreamReader, InputPartition)
 from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
@@ -27,11 +30,14 @@ from broker.client.connection import AuthenticationError, BrokerConnectionError
 from . import options as source_options
 from .planning import DataLossError, client_for, resolve_ranges, split
 from .reading import TaskSettings, read_range
+from .sink_options import SinkOptions, parse_sink
+from .writing import SinkError, check_columns, log_abort, log_commit, write_task
 
 BATCH_READS = 'the kafkalog source supports batch reads only: spark.read.format("kafkalog")...load()'
 STREAMING_READ_REFUSED = (f"streaming reads (spark.readStream) are not supported yet; {BATCH_READS}, or load "
                           f"incrementally with kafkalog load")
-WRITE_REFUSED = f"writing to Kafka (df.write, df.writeStream) is not supported yet; {BATCH_READS}"
+OVERWRITE_REFUSED = ('save mode overwrite is not supported by the kafkalog sink: Kafka topics are append-only '
+                     '(as with Spark\'s Kafka sink); use .mode("append")')
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 BASE_SCHEMA = StructType([
@@ -50,7 +56,7 @@ class UnsupportedModeError(RuntimeError):
 
 
 EXPLAINED_ERRORS = (source_options.OptionError, DataLossError, KafkaError, BrokerConnectionError,
-                    AuthenticationError, UnsupportedModeError)
+                    AuthenticationError, UnsupportedModeError, SinkError)
 
 
 class explained:
@@ -113,13 +119,58 @@ class KafkaLogDataSource(DataSource):
     def streamReader(self, schema: StructType) -> "RefusedStreamReader":
         return RefusedStreamReader()
 
-    def writer(self, schema: StructType, overwrite: bool):
+    def writer(self, schema: StructType, overwrite: bool) -> "KafkaLogWriter":
         with explained():
-            raise UnsupportedModeError(WRITE_REFUSED)
+            if overwrite:
+                raise UnsupportedModeError(OVERWRITE_REFUSED)
+            return KafkaLogWriter(checked_sink_options(self.options, schema))
 
-    def streamWriter(self, schema: StructType, overwrite: bool):
+    def streamWriter(self, schema: StructType, overwrite: bool) -> "KafkaLogStreamWriter":
+        """Every output mode writes the micro-batch's rows (complete mode: all of them), as Spark's sink."""
         with explained():
-            raise UnsupportedModeError(WRITE_REFUSED)
+            return KafkaLogStreamWriter(checked_sink_options(self.options, schema))
+
+
+def checked_sink_options(options, schema: StructType) -> SinkOptions:
+    """The sink's options, parsed, after checking the DataFrame's columns against them (on the driver)."""
+    parsed = parse_sink(options)
+    check_columns(schema, parsed)
+    return parsed
+
+
+class KafkaLogWriter(DataSourceArrowWriter):
+    """``df.write.format("kafkalog").mode("append")``: each task writes its rows (at least once)."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+
+    def write(self, iterator):
+        with explained():
+            return write_task(iterator, self.options)
+
+    def commit(self, messages) -> None:
+        log_commit(messages, "write")
+
+    def abort(self, messages) -> None:
+        log_abort(messages, "write")
+
+
+class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafkalog")``: each micro-batch's tasks write its rows; Spark commits
+    the batch once they all succeed, and runs a failed batch again after a restart (at least once)."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+
+    def write(self, iterator):
+        with explained():
+            return write_task(iterator, self.options)
+
+    def commit(self, messages, batchId: int) -> None:
+        log_commit(messages, f"micro-batch {batchId}")
+
+    def abort(self, messages, batchId: int) -> None:
+        log_abort(messages, f"micro-batch {batchId}")
 
 
 class RefusedStreamReader(DataSourceStreamReader):

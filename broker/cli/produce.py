@@ -19,7 +19,7 @@ import sys
 from broker.records.compression import Codec
 
 from . import record_input
-from .batches import Batcher
+from broker.client.batches import Batcher
 from .common import (INTERRUPTED, OK, USAGE, CommandError, add_command, add_topic_argument, check_partition,
                      non_negative_int, partitions_of, run, timestamp_ms)
 from .line_reader import LineReader

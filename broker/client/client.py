@@ -11,12 +11,14 @@ stored in the broker: the caller owns the offsets (the design's "stateless" cons
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
 and retry, a bounded number of times with a backoff; when no broker can be reached the error is a
 ``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
-with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce is not
-idempotent: like Kafka's producer with ``enable.idempotence=false``, a retry after a lost answer
-may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
+with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce without
+an idempotent producer's sequences is like Kafka's producer with ``enable.idempotence=false``: a
+retry after a lost answer may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
 record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
 splits a too-large one, until every refused record is alone, so the others are stored and each
-refused one is named. DescribeLogDirs goes to each partition's leader.
+refused one is named. With an idempotent producer's sequences (``init_producer_id``) a produce is
+idempotent instead: a retry carries the batch's sequence numbers, and the broker stores it once.
+DescribeLogDirs goes to each partition's leader.
 """
 
 import collections
@@ -33,6 +35,7 @@ from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
 from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
+from .idempotence import INT32_MAX, ProducerSequences
 from .security import PLAINTEXT, ClientSecurity
 
 log = logging.getLogger(__name__)
@@ -183,11 +186,13 @@ class KafkaClient:
 
     # -- metadata ------------------------------------------------------------------------
 
-    def metadata(self, topics: list[str] | None = None) -> Metadata:
-        """Brokers and partition leaders of ``topics`` (all topics when None). Never creates topics."""
-        return self._retrying(lambda: self._fetch_metadata(topics), "metadata")
+    def metadata(self, topics: list[str] | None = None, create: bool = False) -> Metadata:
+        """Brokers and partition leaders of ``topics`` (all topics when None). Creates none of them
+        unless ``create`` (as a producer's request does: a broker with ``auto.create.topics.enable``
+        then creates a missing topic)."""
+        return self._retrying(lambda: self._fetch_metadata(topics, create), "metadata")
 
-    def _fetch_metadata(self, topics):
+    def _fetch_metadata(self, topics, create: bool = False):
         errors = []
         for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not self._metadata.brokers else \
                 [(b.host, b.port) for b in self._metadata.brokers.values()]:
@@ -202,7 +207,7 @@ class KafkaClient:
                     wanted = [] if version == 0 else None
                 else:
                     wanted = [{"name": t} for t in topics]
-                response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": False})
+                response = connection.request(ApiKey.METADATA, {"topics": wanted, "allow_auto_topic_creation": create})
             except BrokerConnectionError as exc:
                 errors.append(str(exc))
                 continue
@@ -224,9 +229,10 @@ class KafkaClient:
         raise BrokerConnectionError("no broker of " + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
                                     + " could be reached: " + "; ".join(errors))
 
-    def partitions_of(self, topic: str) -> list[int]:
-        """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist."""
-        metadata = self.metadata([topic])
+    def partitions_of(self, topic: str, create: bool = False) -> list[int]:
+        """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist (and,
+        with ``create``, the broker did not create it)."""
+        metadata = self.metadata([topic], create)
         if topic in metadata.topic_errors:
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {metadata.topic_errors[topic]})",
                                                metadata.topic_errors[topic])
@@ -314,21 +320,29 @@ class KafkaClient:
     # -- produce -------------------------------------------------------------------------
 
     def produce(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
-                timestamp: int | None = None) -> int | None:
+                timestamp: int | None = None, sequences: ProducerSequences | None = None) -> int | None:
         """Append ``records`` to a partition as one v2 batch. A record is ``(key, value)``, bytes or
         None, stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` (None: the
         default), or ``(key, value, timestamp, headers)`` with headers ``((str, bytes | None), ...)``.
-        ``acks`` is 0, 1 or ACKS_ALL (-1).
+        ``acks`` is 0, 1 or ACKS_ALL (-1); with ``sequences`` (an idempotent producer) it must be ACKS_ALL.
 
         Returns the offset of the first record, or None with acks=0 (the broker does not answer).
         A batch refused because of its records raises RecordsRefusedError: nothing of it is stored.
         """
+        if sequences is not None and acks != ACKS_ALL:
+            raise ValueError(f"an idempotent producer needs acks=all (-1), not {acks}")
         stamp = int(time.time() * 1000) if timestamp is None else timestamp
-        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression)
-        return self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+        producer_fields = sequences.batch_fields(topic, partition) if sequences is not None else {}
+        data = batch.build([_record(i, r, stamp) for i, r in enumerate(records)], compression=compression,
+                           **producer_fields)
+        offset = self._retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+        if sequences is not None:
+            sequences.acknowledged(topic, partition, len(records))
+        return offset
 
     def produce_each(self, topic: str, partition: int, records, compression: int = Codec.NONE, acks: int = 1,
-                     timestamp: int | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
+                     timestamp: int | None = None,
+                     sequences: ProducerSequences | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
         """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
         refuses because of its records is split (around the records it names, else in halves) until
         each refused record is alone. Returns ``{index in records: error}`` for every record not
@@ -342,7 +356,7 @@ class KafkaClient:
         while parts:
             start, end = parts.popleft()
             try:
-                self.produce(topic, partition, records[start:end], compression, acks, stamp)
+                self.produce(topic, partition, records[start:end], compression, acks, stamp, sequences)
             except RecordsRefusedError as exc:
                 if end - start == 1:
                     not_stored[start] = exc
@@ -353,6 +367,16 @@ class KafkaClient:
                     not_stored.update(dict.fromkeys(range(first, last), exc))
                 break
         return not_stored
+
+    def init_producer_id(self) -> ProducerSequences:
+        """A new idempotent producer (InitProducerId, without a transactional id), its sequences at 0."""
+        response = self._retrying(lambda: self._request(self._controller_or_any(), ApiKey.INIT_PRODUCER_ID,
+                                                        {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}),
+                                  "init producer id")
+        error = _error(response["error_code"], "an idempotent producer id")
+        if error is not None:
+            raise error
+        return ProducerSequences(response["producer_id"], response["producer_epoch"])
 
     def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
         node_id = self._leader(topic, partition)

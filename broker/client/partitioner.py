@@ -4,6 +4,8 @@ This is the Java producer's choice (``Utils.murmur2`` with seed ``0x9747b28c``),
 the same partition whichever of this client or a Java (or kafka-python) producer writes it.
 """
 
+import struct
+
 SEED = 0x9747B28C
 MULTIPLIER = 0x5BD1E995
 MASK = 0xFFFFFFFF
@@ -14,8 +16,7 @@ def murmur2(data: bytes) -> int:
     length = len(data)
     h = (SEED ^ length) & MASK
     whole = length - length % 4
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
+    for k in struct.unpack_from(f"<{whole // 4}I", data):
         k = (k * MULTIPLIER) & MASK
         k ^= k >> 24
         k = (k * MULTIPLIER) & MASK

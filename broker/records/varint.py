@@ -7,6 +7,12 @@ _MAX_VARLONG_BYTES = 10
 
 def encode_varint(value: int) -> bytes:
     """Encode a signed 64-bit integer as a zig-zag varint."""
+    if 0 <= value < _SMALL_COUNT:
+        return _SMALL[value]
+    return _encode(value)
+
+
+def _encode(value: int) -> bytes:
     zigzag = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
     out = bytearray()
     while zigzag > 0x7F:
@@ -14,6 +20,12 @@ def encode_varint(value: int) -> bytes:
         zigzag >>= 7
     out.append(zigzag)
     return bytes(out)
+
+
+# the encodings of 0..8191 (one or two bytes), looked up: a produced record's lengths and deltas
+# are nearly always among them, and building each one costs more than the rest of its record
+_SMALL_COUNT = 8192
+_SMALL = tuple(_encode(value) for value in range(_SMALL_COUNT))
 
 
 def decode_varint(buf, pos: int) -> tuple[int, int]:

@@ -134,3 +134,11 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def existing_topic(cluster, request) -> str:
+    """A fresh topic, created by asking for its metadata (both brokers auto-create, 4 partitions)."""
+    topic = topic_for(request)
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap})
+    assert topic in producer.list_topics(topic, timeout=20).topics
+    return topic

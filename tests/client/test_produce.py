@@ -3,7 +3,6 @@ records read back exactly; acks 0, 1 and all; errors for unknown partitions and 
 
 import time
 
-import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient, KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError
@@ -13,19 +12,11 @@ from broker.records import record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
 
-from .support import read_partition, topic_for
+from .support import existing_topic, read_partition, topic_for
 
 TIMESTAMP = 1_700_000_000_000
 RECORDS = [(b"k1", b"v1"), (None, b"no key"), (b"tombstone", None), (b"", b""),
            ("ключ".encode(), bytes(range(256)) * 20)]
-
-
-def existing_topic(cluster, request) -> str:
-    """A fresh topic, created by asking for its metadata (both brokers auto-create, 4 partitions)."""
-    topic = topic_for(request)
-    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.bootstrap})
-    assert topic in producer.list_topics(topic, timeout=20).topics
-    return topic
 
 
 def stored_codecs(client, topic: str, partition: int, end: int) -> list[Codec]:

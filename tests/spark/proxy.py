@@ -3,6 +3,10 @@
 A request frame is a size, then api key, api version, correlation id and the client id (an
 int16-prefixed string); the proxy records each one before forwarding it, so an answer never
 overtakes the record of its request.
+
+``cut_answer_to(api_key)`` makes the proxy lose the broker's answer to the next request of that
+kind: the request is forwarded, and when its answer arrives (so the broker has handled it) the
+client's connection is closed instead, as when a network fails after the broker acted.
 """
 
 import contextlib
@@ -24,6 +28,7 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._answers_to_cut: list[int] = []  # api keys, one entry per answer to lose
 
     def __enter__(self):
         self._spawn(self._accept)
@@ -35,6 +40,10 @@ class RecordingProxy:
             thread.join(10)
         self._server.close()
         assert not any(t.is_alive() for t in self._threads), "proxy threads did not stop"
+
+    def cut_answer_to(self, api_key: int) -> None:
+        with self._lock:
+            self._answers_to_cut.append(api_key)
 
     def _spawn(self, target, *args) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True)
@@ -50,10 +59,11 @@ class RecordingProxy:
             upstream = socket.create_connection(self.target, timeout=5)
             for sock in (conn, upstream):
                 sock.settimeout(0.2)
-            self._spawn(self._pump, conn, upstream, True)
-            self._spawn(self._pump, upstream, conn, False)
+            cut = threading.Event()  # set: the next answer on this connection is lost
+            self._spawn(self._pump, conn, upstream, True, cut)
+            self._spawn(self._pump, upstream, conn, False, cut)
 
-    def _pump(self, src, dst, requests: bool) -> None:
+    def _pump(self, src, dst, requests: bool, cut: threading.Event) -> None:
         buffer = b""
         with contextlib.suppress(OSError):
             while not self._stop.is_set():
@@ -61,7 +71,7 @@ class RecordingProxy:
                     data = src.recv(65536)
                 except socket.timeout:
                     continue
-                if not data:
+                if not data or (not requests and cut.is_set()):
                     break
                 if requests:  # record before forwarding: the answer cannot overtake the record
                     buffer += data
@@ -72,6 +82,9 @@ class RecordingProxy:
                         client_id = None if length < 0 else frame[10:10 + length].decode()
                         with self._lock:
                             self.requests.append((api_key, client_id, frame))
+                            if api_key in self._answers_to_cut:
+                                self._answers_to_cut.remove(api_key)
+                                cut.set()
                 dst.sendall(data)
         for sock in (src, dst):
             with contextlib.suppress(OSError):

@@ -1,13 +1,12 @@
 """What the source does not do yet, refused through Spark with one line saying what it does.
 
-A batch write is refused when Spark asks for its writer (with ``.mode("append")``; without it, Spark's
-own save-mode check speaks first). A streaming query is refused by its first step: Spark starts the
-query's thread before it asks a Python source anything, so ``start()`` returns and the query ends at
-once with the refusal, instead of PySpark's ``UnboundLocalError`` that hid ``NOT_IMPLEMENTED``.
+A streaming query is refused by its first step: Spark starts the query's thread before it asks a
+Python source anything, so ``start()`` returns and the query ends at once with the refusal, instead
+of PySpark's ``UnboundLocalError`` that hid ``NOT_IMPLEMENTED``.
 """
 
 import pytest
-from pyspark.errors import AnalysisException, StreamingQueryException
+from pyspark.errors import StreamingQueryException
 
 from .feed import create_topic, messages, produce
 
@@ -32,13 +31,6 @@ def refusal_line(message: str) -> str:
     return lines[0]
 
 
-def test_a_batch_write_is_refused_in_one_line(spark, broker, topic):
-    with pytest.raises(AnalysisException) as raised:
-        (spark.range(3).selectExpr("CAST(id AS STRING) AS value").write.format("kafkalog").mode("append")
-         .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", TOPIC).save())
-    assert "writing to Kafka (df.write, df.writeStream) is not supported yet" in refusal_line(str(raised.value))
-
-
 def test_a_streaming_read_ends_its_query_at_once_with_one_line(spark, broker, topic, tmp_path):
     stream = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)
               .option("subscribe", TOPIC).load())
@@ -52,15 +44,3 @@ def test_a_streaming_read_ends_its_query_at_once_with_one_line(spark, broker, to
     assert "streaming reads (spark.readStream) are not supported yet" in refusal_line(str(raised.value))
     assert spark.table("unsupported_modes_read").count() == 0
 
-
-def test_a_streaming_write_ends_its_query_at_once_with_one_line(spark, broker, topic, tmp_path):
-    rows = spark.readStream.format("rate").option("rowsPerSecond", "1").load()
-    query = rows.selectExpr("CAST(value AS STRING) AS value").writeStream.format("kafkalog") \
-        .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", TOPIC) \
-        .option("checkpointLocation", str(tmp_path / "write")).start()
-    try:
-        with pytest.raises(StreamingQueryException) as raised:
-            query.awaitTermination(60)
-    finally:
-        query.stop()
-    assert "writing to Kafka (df.write, df.writeStream) is not supported yet" in refusal_line(str(raised.value))

@@ -1,0 +1,116 @@
+"""Batching records for one topic, as Kafka's producer does: one pending batch per partition, each
+record with a number saying where it came from (``kafkalog produce``: its input line; the Spark
+sink: its row), so that every record not stored can be named.
+
+A record goes to the partition given with it, else to the one its key hashes to (murmur2, as
+Kafka's Java producer), else (no key) to a sticky partition, chosen at random, that moves on when its batch is sent.
+A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone.
+With an idempotent producer's sequences, every batch carries them (acks must then be all).
+
+The client splits a batch the broker refuses because of its records until each refused record is
+alone (``produce_each``), so one bad record never takes good ones with it: the refused record is reported through ``on_refused`` and the others
+are stored. After any other failure (the broker unreachable, the topic deleted) nothing more is
+sent: ``failure`` holds it, and the records of that batch and of every pending one are not stored.
+"""
+
+import random
+
+from .client import RecordsRefusedError
+from .idempotence import ProducerSequences
+from .partitioner import partition_for_key
+
+BATCH_BYTES = 512 * 1024  # per batch, well under the default max.message.bytes (1 MiB) even uncompressed
+RECORD_OVERHEAD = 16  # the framing of one record in a batch, about
+
+
+def record_size(record: tuple) -> int:
+    """The bytes of a record's ``(key, value, timestamp, headers)`` (called for every record: kept cheap)."""
+    key, value, _, headers = record
+    size = (0 if key is None else len(key)) + (0 if value is None else len(value))
+    for name, data in headers:
+        size += len(name) + (0 if data is None else len(data))
+    return size
+
+
+class Batcher:
+    def __init__(self, client, topic: str, partitions: list[int], fixed_partition: int | None, codec: int,
+                 acks: int, on_refused, *, batch_bytes: int = BATCH_BYTES, sequences: ProducerSequences | None = None):
+        self.client, self.topic, self.partitions = client, topic, partitions
+        self.fixed_partition, self.codec, self.acks = fixed_partition, codec, acks
+        self.on_refused = on_refused  # (record number, reason) -> None
+        self.batch_bytes, self.sequences = batch_bytes, sequences
+        self.pending: dict[int, list[tuple[int, tuple]]] = {p: [] for p in partitions}
+        self.pending_bytes = dict.fromkeys(partitions, 0)
+        self.unkeyed_partition = random.choice(partitions)  # as Kafka's sticky partitioner: spreads many writers
+        self.stored = 0  # records the broker acknowledged (sent, with acks=0)
+        self.not_stored: list[int] = []  # record numbers, refused or not sent
+        self.in_flight: list[int] = []  # record numbers of the batch being sent (unconfirmed if interrupted)
+        self.failure: Exception | None = None  # a KafkaError, or UnsupportedVersionError
+
+    def add(self, number: int, record: tuple, partition: int | None = None) -> None:
+        """Add ``record`` ``(key, value, timestamp, headers)``, to ``partition`` when given (one of ``partitions``)."""
+        size = record_size(record) + RECORD_OVERHEAD
+        chosen = self._partition_for(record, partition)
+        if self.pending[chosen] and self.pending_bytes[chosen] + size > self.batch_bytes:
+            self._send_full(chosen)  # so a record larger than a batch goes alone, refused or not
+            chosen = self._partition_for(record, partition)
+        self.pending[chosen].append((number, record))
+        self.pending_bytes[chosen] += size
+        if self.pending_bytes[chosen] >= self.batch_bytes:
+            self._send_full(chosen)
+
+    def _partition_for(self, record: tuple, partition: int | None) -> int:
+        if partition is not None:
+            return partition
+        if self.fixed_partition is not None:
+            return self.fixed_partition
+        if record[0] is not None:
+            return partition_for_key(record[0], len(self.partitions))
+        return self.unkeyed_partition
+
+    def _send_full(self, partition: int) -> None:
+        """Send a full batch; records without a key move on to the next partition."""
+        self._send(partition)
+        if partition == self.unkeyed_partition:
+            self.unkeyed_partition = self.partitions[(self.partitions.index(partition) + 1) % len(self.partitions)]
+
+    def refuse(self, number: int, reason: str) -> None:
+        """Record ``number`` is not stored, for ``reason``."""
+        self.not_stored.append(number)
+        self.on_refused(number, reason)
+
+    def _take(self, partition: int) -> list[tuple[int, tuple]]:
+        entries = self.pending[partition]
+        self.pending[partition], self.pending_bytes[partition] = [], 0
+        return entries
+
+    def _send(self, partition: int) -> None:
+        entries = self._take(partition)
+        if not entries:
+            return
+        if self.failure is not None:
+            self.not_stored += [number for number, _ in entries]
+            return
+        self.in_flight = [number for number, _ in entries]
+        refused = self.client.produce_each(self.topic, partition, [record for _, record in entries], self.codec,
+                                           self.acks, sequences=self.sequences)
+        self.in_flight = []
+        for index, error in sorted(refused.items()):
+            number, record = entries[index]
+            if isinstance(error, RecordsRefusedError):
+                self.refuse(number, f"a record of {record_size(record):,} bytes: {error}")
+            else:
+                self.not_stored.append(number)
+                self.failure = error
+        self.stored += len(entries) - len(refused)
+
+    def flush(self) -> None:
+        """Send every pending batch (after a failure: count their records as not stored)."""
+        for partition in self.partitions:
+            self._send(partition)
+
+    def abandon(self) -> None:
+        """Send nothing more: every pending record is not stored (``in_flight`` keeps the records of a
+        batch whose sending was interrupted: the broker may or may not have stored them)."""
+        for partition in self.partitions:
+            self.not_stored += [number for number, _ in self._take(partition)]

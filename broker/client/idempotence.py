@@ -1,0 +1,29 @@
+"""An idempotent producer's identity and its next sequence number per partition.
+
+As Kafka's producer with ``enable.idempotence=true``: the broker hands out a producer id and epoch
+(InitProducerId); each batch carries them with the sequence number of its first record, counted per
+partition from 0. A batch sent again after a lost answer carries the same numbers, so the broker
+recognises it and stores it once. The numbers advance only when a batch is acknowledged, so a batch
+the broker refused (and a split of it) is sent with the numbers it would have had. Idempotence
+holds within one producer id: a new producer (a new task, a restarted process) gets a new id, and
+what it sends again is stored again.
+"""
+
+INT32_MAX = 2**31 - 1
+
+
+class ProducerSequences:
+    def __init__(self, producer_id: int, epoch: int):
+        self.producer_id, self.epoch = producer_id, epoch
+        self._next: dict[tuple[str, int], int] = {}
+
+    def batch_fields(self, topic: str, partition: int) -> dict:
+        """The producer fields of the next batch to ``topic``-``partition`` (``batch.build``'s arguments)."""
+        return {"producer_id": self.producer_id, "producer_epoch": self.epoch,
+                "base_sequence": self._next.get((topic, partition), 0)}
+
+    def acknowledged(self, topic: str, partition: int, records: int) -> None:
+        """A batch of ``records`` to ``topic``-``partition`` was stored: its successor follows it (wrapping
+        at INT32_MAX, as Kafka's sequence numbers do)."""
+        following = self._next.get((topic, partition), 0) + records
+        self._next[(topic, partition)] = following if following <= INT32_MAX else following - INT32_MAX - 1
