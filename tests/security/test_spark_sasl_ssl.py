@@ -1,5 +1,6 @@
-"""One Spark read over SASL_SSL with the options a Spark user copies from a Spark Kafka job, and
-the password in none of: the query plan, the task checkpoint files, the errors."""
+"""One Spark read (and a write through the sink) over SASL_SSL with the options a Spark user copies
+from a Spark Kafka job, and the password in none of: the query plan, the task checkpoint files, the
+errors."""
 
 import os
 
@@ -33,6 +34,11 @@ def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):
         for name in files:
             with open(os.path.join(directory, name), errors="replace") as f:
                 assert SCRAM_PASSWORD not in f.read()
+    written = spark.createDataFrame([(f"w{i}",) for i in range(20)], "value string")
+    written.write.format("kafkalog").mode("append").options(**options).option("topic", "secured-written").save()
+    back = spark.read.format("kafkalog").options(**options).option("subscribe", "secured-written").load()
+    assert sorted(r.v for r in back.selectExpr("CAST(value AS STRING) AS v").collect()) == \
+        sorted(f"w{i}" for i in range(20))
     wrong = {**options, "kafka.sasl.jaas.config": SCRAM_JAAS.replace(SCRAM_PASSWORD, "wrong-pw-123")}
     try:
         spark.read.format("kafkalog").options(**wrong).option("subscribe", "secured-events").load().count()
