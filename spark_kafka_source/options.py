@@ -8,6 +8,13 @@ at planning with an ``OptionError`` naming the option and showing a valid exampl
 Kafka source silently ignores an option it does not know, this one refuses it (with the closest
 known name), because a typo in ``startingOffsets`` would otherwise read the wrong data.
 
+Streaming queries (``parse(options, STREAM)``) follow Spark's streaming rules: ``startingOffsets``
+defaults to ``latest`` (and ``latest``/-1 are allowed), the ending options are refused, and the rate
+limits ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger`` with ``maxTriggerDelay`` and (an addition)
+``maxOffsetsPerPartitionPerTrigger`` apply; ``commitOffsetsToGroup`` (or ``kafka.group.id``) names a
+consumer group the stream commits its offsets to. A batch read logs that it ignores those.
+``schema()`` runs before Spark says which kind of query it is: it checks with ``EITHER``.
+
 Precedence, as in Spark: ``startingTimestamp`` over ``startingOffsetsByTimestamp`` over
 ``startingOffsets`` (default ``earliest``); ``endingTimestamp`` over ``endingOffsetsByTimestamp``
 over ``endingOffsets`` (default ``latest``).
@@ -34,6 +41,8 @@ log = logging.getLogger(__name__)
 
 EARLIEST = -2
 LATEST = -1
+
+BATCH, STREAM, EITHER = "batch", "stream", "either"  # the kind of query the options are checked for
 
 
 class OptionError(ValueError):
@@ -78,6 +87,20 @@ class ClientSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class TriggerLimits:
+    """How much one micro-batch may read (streaming only); None = no such limit."""
+
+    max_offsets: int | None = None  # maxOffsetsPerTrigger, split over partitions by backlog
+    min_offsets: int | None = None  # minOffsetsPerTrigger: wait for this many new records ...
+    max_delay_ms: int = 15 * 60 * 1000  # ... or at most maxTriggerDelay
+    max_offsets_per_partition: int | None = None  # maxOffsetsPerPartitionPerTrigger
+
+    @property
+    def any(self) -> bool:
+        return bool(self.max_offsets or self.min_offsets or self.max_offsets_per_partition)
+
+
+@dataclasses.dataclass(frozen=True)
 class SourceOptions:
     bootstrap_servers: str
     assign: dict | None  # topic -> [partitions]
@@ -93,6 +116,8 @@ class SourceOptions:
     poll_timeout_ms: int
     client: ClientSettings
     task_checkpoint_location: str | None = None
+    limits: TriggerLimits = TriggerLimits()
+    commit_group: str | None = None  # streaming: the consumer group each micro-batch's offsets go to
 
 
 # canonical names, as documented; matching is on the lower-cased form
@@ -103,7 +128,9 @@ _SOURCE_OPTIONS = [
     "includeHeaders", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
     "groupIdPrefix", "startingOffsetsFromCheckpoint", "taskCheckpointLocation",
 ]
-_STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"]
+_STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
+                   "maxOffsetsPerPartitionPerTrigger", "commitOffsetsToGroup"]
+_BATCH_ONLY = ["endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp", "taskCheckpointLocation"]
 _CANONICAL = {name.lower(): name for name in _SOURCE_OPTIONS + _STREAMING_ONLY}
 
 # Kafka client settings Spark's source refuses, with its advice (their examples, in EXAMPLES, show
@@ -112,7 +139,8 @@ _REFUSED_KAFKA = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or an offset JSON instead",
     "key.deserializer": "keys are always read as bytes; cast or decode the key column with DataFrame operations",
     "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations",
-    "enable.auto.commit": "the source never commits offsets; it reads the offsets it was given",
+    "enable.auto.commit": ("the source reads the offsets it was given and commits none on its own; a stream commits "
+                           "its micro-batches to a consumer group with the option commitOffsetsToGroup"),
     "interceptor.classes": "interceptors are not supported; transform the records with DataFrame operations",
 }
 _SECURITY_FAMILIES = ("sasl.", "ssl.")
@@ -142,6 +170,9 @@ EXAMPLES = {
     "maxOffsetsPerTrigger": '.option("maxOffsetsPerTrigger", "100000") (streaming only; a batch read ignores it)',
     "minOffsetsPerTrigger": '.option("minOffsetsPerTrigger", "1000") (streaming only; a batch read ignores it)',
     "maxTriggerDelay": '.option("maxTriggerDelay", "15m") (streaming only; a batch read ignores it)',
+    "maxOffsetsPerPartitionPerTrigger": ('.option("maxOffsetsPerPartitionPerTrigger", "10000") (streaming only; a '
+                                         'batch read ignores it)'),
+    "commitOffsetsToGroup": '.option("commitOffsetsToGroup", "page-views-stream") (streaming only)',
     # kafka.* settings this source reads
     "kafka.request.timeout.ms": '.option("kafka.request.timeout.ms", "30000")',
     "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
@@ -200,11 +231,12 @@ def option_error(option: str, problem: str, *, example: str | None = None,
     return with_example(f"option {option}: {problem}", example or example_of(example_option or option))
 
 
-def parse(options: Mapping[str, str]) -> SourceOptions:
-    """Check the options (a case-insensitive mapping of strings) and return them parsed."""
+def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
+    """Check the options (a case-insensitive mapping of strings) for a ``query`` (BATCH, STREAM, or
+    EITHER: only what both kinds require) and return them parsed."""
     opts = {k.lower(): v for k, v in options.items()}
     kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
-    _check_names(opts, kafka)
+    _check_names(opts, kafka, query)
 
     bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
     if not bootstrap:
@@ -215,8 +247,8 @@ def parse(options: Mapping[str, str]) -> SourceOptions:
         raise option_error("kafka.bootstrap.servers", str(exc)) from None
 
     assign, subscribe, pattern = _strategy(opts)
-    starting = _offsets(opts, "starting")
-    ending = _offsets(opts, "ending")
+    starting = _offsets(opts, "starting", query)
+    ending = _offsets(opts, "ending", query)
     _check_ranges(starting, ending)
     return SourceOptions(
         bootstrap_servers=bootstrap, assign=assign, subscribe=subscribe, subscribe_pattern=pattern,
@@ -229,10 +261,48 @@ def parse(options: Mapping[str, str]) -> SourceOptions:
         poll_timeout_ms=_positive(opts, "kafkaConsumer.pollTimeoutMs") or 120_000,
         client=_client_settings(opts, kafka),
         task_checkpoint_location=_uri(opts, "taskCheckpointLocation"),
+        limits=_trigger_limits(opts),
+        commit_group=_commit_group(opts, kafka),
     )
 
 
-def _check_names(opts: dict, kafka: dict) -> None:
+def _trigger_limits(opts: dict) -> TriggerLimits:
+    limits = TriggerLimits(max_offsets=_positive(opts, "maxOffsetsPerTrigger"),
+                           min_offsets=_positive(opts, "minOffsetsPerTrigger"),
+                           max_offsets_per_partition=_positive(opts, "maxOffsetsPerPartitionPerTrigger"))
+    if "maxtriggerdelay" in opts:
+        limits = dataclasses.replace(limits, max_delay_ms=_duration_ms(opts, "maxTriggerDelay"))
+    if limits.min_offsets and limits.max_offsets and limits.min_offsets > limits.max_offsets:
+        raise option_error("minOffsetsPerTrigger", f"{limits.min_offsets} is above maxOffsetsPerTrigger "
+                                                   f"{limits.max_offsets}")
+    return limits
+
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _duration_ms(opts: dict, name: str) -> int:
+    """A duration as Spark writes them (``500ms``, ``30s``, ``15m``, ``1h``, ``2d``; a bare number is ms)."""
+    text = opts[name.lower()].strip().lower()
+    found = re.fullmatch(r"(\d+)\s*([a-z]*)", text)
+    if not found or found.group(2) not in ("", *_DURATION_UNITS_MS):
+        raise option_error(name, f"{opts[name.lower()]!r} is not a duration such as 30s, 15m or 1h")
+    return int(found.group(1)) * _DURATION_UNITS_MS.get(found.group(2), 1)
+
+
+def _commit_group(opts: dict, kafka: dict) -> str | None:
+    """The group the stream commits to: ``commitOffsetsToGroup``, else ``kafka.group.id``."""
+    named = opts.get("commitoffsetstogroup", "").strip() or None
+    given = kafka.get("group.id", "").strip() or None
+    if "commitoffsetstogroup" in opts and named is None:
+        raise option_error("commitOffsetsToGroup", "the group name is empty")
+    if named and given and named != given:
+        raise option_error("commitOffsetsToGroup", f"names group {named!r} but kafka.group.id is {given!r}; give "
+                                                   f"one of them")
+    return named or given
+
+
+def _check_names(opts: dict, kafka: dict, query: str) -> None:
     for name in opts:
         if name.startswith("kafka.") or name in _CANONICAL:
             continue
@@ -248,8 +318,13 @@ def _check_names(opts: dict, kafka: dict) -> None:
         raise option_error(name, "unknown option of the kafkalog source; see the README for the options of the "
                                  "kafkalog source")
     for name in _STREAMING_ONLY:
-        if name.lower() in opts:
+        if name.lower() in opts and query == BATCH:
             log.warning("option %s only applies to streaming queries; a batch read ignores it", name)
+    for name in _BATCH_ONLY:
+        if name.lower() in opts and query == STREAM:
+            raise option_error(name, "is not valid in a streaming query (a stream has no end; an "
+                                     "AvailableNow trigger reads what is there when it starts, then stops)",
+                               example="readStream...trigger(availableNow=True)")
     for key, advice in _REFUSED_KAFKA.items():
         if key in kafka:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {advice}")
@@ -296,8 +371,9 @@ def _strategy(opts: dict):
     return None, None, pattern
 
 
-def _offsets(opts: dict, side: str) -> OffsetSpec:
-    """Resolve one side (starting/ending) by Spark's precedence."""
+def _offsets(opts: dict, side: str, query: str) -> OffsetSpec:
+    """Resolve one side (starting/ending) by Spark's precedence; a stream starts at latest by default
+    and may start at latest, a batch query may not."""
     timestamp_name = f"{side}Timestamp"
     by_timestamp_name = f"{side}OffsetsByTimestamp"
     offsets_name = f"{side}Offsets"
@@ -309,17 +385,17 @@ def _offsets(opts: dict, side: str) -> OffsetSpec:
         return OffsetSpec("timestamps", timestamps=_partition_json(opts, by_timestamp_name, minimum=0))
     text = opts.get(offsets_name.lower())
     if text is None:
-        return OffsetSpec("earliest" if side == "starting" else "latest")
+        return OffsetSpec("latest" if side == "ending" or query == STREAM else "earliest")
     word = text.strip().lower()
     if word in ("earliest", "latest"):
-        if side == "starting" and word == "latest":
+        if side == "starting" and word == "latest" and query == BATCH:
             raise option_error(offsets_name, "a batch query cannot start at latest")
         if side == "ending" and word == "earliest":
             raise option_error(offsets_name, "a batch query cannot end at earliest")
         return OffsetSpec(word)
     offsets = _partition_json(opts, offsets_name, minimum=EARLIEST)
     for (topic, partition), offset in offsets.items():
-        if side == "starting" and offset == LATEST:
+        if side == "starting" and offset == LATEST and query == BATCH:
             raise option_error(offsets_name, f"{topic}-{partition} cannot start at latest (-1) in a batch query")
         if side == "ending" and offset == EARLIEST:
             raise option_error(offsets_name, f"{topic}-{partition} cannot end at earliest (-2) in a batch query")

@@ -58,8 +58,11 @@ def report_data_loss(options: SourceOptions, message: str) -> None:
     log.warning("%s; failOnDataLoss=false, so the read skips it", message)
 
 
-def topic_partitions(client: KafkaClient, options: SourceOptions) -> list[tuple[str, int]]:
-    """The partitions to read, from assign, subscribe or subscribePattern."""
+def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics_fail: bool = True
+                     ) -> list[tuple[str, int]]:
+    """The partitions to read, from assign, subscribe or subscribePattern. A subscribed topic that
+    does not exist fails the read, unless ``missing_topics_fail`` is false (a stream: it has no
+    partitions until it is created, and a deleted one is data loss)."""
     if options.subscribe_pattern is not None:
         pattern = re.compile(options.subscribe_pattern)
         return [(t, p) for t in client.topics() if pattern.fullmatch(t) for p in client.partitions_of(t)]
@@ -69,6 +72,8 @@ def topic_partitions(client: KafkaClient, options: SourceOptions) -> list[tuple[
             try:
                 found += [(topic, p) for p in client.partitions_of(topic)]
             except UnknownTopicOrPartitionError:
+                if not missing_topics_fail:
+                    continue
                 raise option_error("subscribe", f"topic {topic!r} does not exist on {options.bootstrap_servers} "
                                                 f"(the read does not create topics)") from None
         return found
@@ -91,8 +96,7 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
     partitions = topic_partitions(client, options)
     if not partitions:
         return []
-    earliest = {tp: offset for tp, (offset, _) in client.list_offsets({tp: EARLIEST for tp in partitions}).items()}
-    latest = {tp: offset for tp, (offset, _) in client.list_offsets({tp: LATEST for tp in partitions}).items()}
+    earliest, latest = listed_offsets(client, partitions, EARLIEST), listed_offsets(client, partitions, LATEST)
     starts = _resolve(client, options, "starting", partitions, earliest, latest)
     ends = _resolve(client, options, "ending", partitions, earliest, latest)
     ranges = []
@@ -114,6 +118,19 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
             continue
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
     return ranges
+
+
+def listed_offsets(client: KafkaClient, partitions, which: int) -> dict:
+    """``{(topic, partition): offset}``: the EARLIEST or LATEST offset of each partition, now."""
+    if not partitions:
+        return {}
+    return {tp: offset for tp, (offset, _) in client.list_offsets({tp: which for tp in partitions}).items()}
+
+
+def starting_offsets(client: KafkaClient, options: SourceOptions, partitions) -> dict:
+    """Where each of ``partitions`` starts by the starting options, resolved through the broker now."""
+    earliest, latest = listed_offsets(client, partitions, EARLIEST), listed_offsets(client, partitions, LATEST)
+    return _resolve(client, options, "starting", partitions, earliest, latest)
 
 
 def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:

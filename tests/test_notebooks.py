@@ -35,6 +35,7 @@ def test_explore_notebook_runs_top_to_bottom(tmp_path):
     assert len(plots) >= 3, "the notebook draws events per minute, partition sizes and the lag"
     text = "".join(o.get("text", "") for o in outputs)
     assert "superseded runs [2]" in text
+    assert "micro-batch 3:" in text, "the stream reads the page views in micro-batches of 10,000"
 
 
 def declared(setup: configparser.ConfigParser, section: str, key: str) -> set:

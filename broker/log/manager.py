@@ -9,6 +9,9 @@ It owns, as Kafka's ``LogManager`` does:
 * ``.kafka_cleanshutdown``: written after a clean shutdown flushed everything; when present at
   start the logs skip recovery; it is deleted once the logs are loaded,
 * the background tasks: checkpoints, retention, flushes, and delayed segment deletion.
+
+At start the logs are loaded (and, after an unclean stop, recovered) by ``recovery_threads``
+threads, Kafka's ``num.recovery.threads.per.data.dir``: each log is one task.
 """
 
 import base64
@@ -42,13 +45,14 @@ class LogManager:
     """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
 
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
-                 topic_config=None, checkpoint_interval_ms: int = 60_000,
+                 topic_config=None, recovery_threads: int = 1, checkpoint_interval_ms: int = 60_000,
                  retention_check_interval_ms: int = 300_000):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``)."""
         self.log_dir = os.path.abspath(log_dir)
         self.default_config = default_config or LogConfig()
         self.broker_id = broker_id
         self._topic_config = topic_config or (lambda topic: self.default_config)
+        self._recovery_threads = recovery_threads
         self._checkpoint_interval_ms = checkpoint_interval_ms
         self._retention_check_interval_ms = retention_check_interval_ms
         self._logs: dict[tuple[str, int], PartitionLog] = {}
@@ -117,6 +121,7 @@ class LogManager:
         self.had_clean_shutdown = os.path.exists(marker)
         recovery_points = checkpoints.read_or_empty(os.path.join(self.log_dir, RECOVERY_POINT_FILE))
         start_offsets = checkpoints.read_or_empty(os.path.join(self.log_dir, LOG_START_OFFSET_FILE))
+        partitions = {}
         for name in sorted(os.listdir(self.log_dir)):
             path = os.path.join(self.log_dir, name)
             if not os.path.isdir(path):
@@ -129,11 +134,16 @@ class LogManager:
             except ValueError:
                 log.warning("ignoring %s: not a partition directory", path)
                 continue
-            key = (topic, partition)
-            self._logs[key] = PartitionLog.open(
-                path, self._topic_config(topic), recovery_point=recovery_points.get(key, 0),
+            partitions[(topic, partition)] = path
+
+        def open_log(key):
+            return PartitionLog.open(
+                partitions[key], self._topic_config(key[0]), recovery_point=recovery_points.get(key, 0),
                 log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
                 scheduler=self._scheduler)
+
+        with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
+            self._logs.update(zip(partitions, recovery.map(open_log, partitions)))
         if self.had_clean_shutdown:
             os.unlink(marker)
             checkpoints.fsync_directory(self.log_dir)

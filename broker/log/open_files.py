@@ -2,7 +2,8 @@
 
 Segments open their ``.log`` file and map their indexes when they are first used, and report
 every use here. When more than ``limit`` handles are open, the least recently used holders (a
-tenth of the limit at a time) are told to ``release()`` theirs: a holder only drops its reference, so the descriptor (or mapping)
+tenth of the limit at a time) are told to ``release()`` theirs: a holder drops its reference (a
+``.log`` written since its last fsync is fsynced first: ``write_back``), so the descriptor (or mapping)
 closes when the last reader still using it finishes, and a release never pulls a file from
 under a read or write in progress. The next use opens it again.
 """

@@ -131,6 +131,7 @@ class PartitionLog:
         with self._lock:
             if self._deleted:
                 raise LogDeletedError(f"{self.name} was deleted")
+            self._check_write_back()
             if len(headers) == 1:
                 duplicate = self.producer_state.check(headers[0][1])
                 if duplicate is not None:
@@ -163,6 +164,15 @@ class PartitionLog:
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush()
         return result
+
+    def _check_write_back(self) -> None:
+        """Raise the write-back error of a segment not flushed since (its data may be lost):
+        this partition refuses appends until a restart recovers it from its last flushed offset."""
+        for segment in reversed(self._segments):
+            if segment.write_back_error is not None:
+                raise LogStorageError(f"{self.name}: {segment.write_back_error}")
+            if segment.base_offset < self.recovery_point:
+                return
 
     def _validate(self, records) -> list:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
@@ -302,9 +312,10 @@ class PartitionLog:
                 segment.flush()
             if sync_directory:
                 fsync_directory(self.directory)
-        except OSError as exc:
+        except (OSError, LogStorageError) as exc:
             self._directory_needs_sync = self._directory_needs_sync or sync_directory
-            raise LogStorageError(f"{self.name}: flush failed: {exc.strerror or exc}") from exc
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+            raise LogStorageError(f"{self.name}: flush failed: {reason}") from exc
         with self._lock:
             self.recovery_point = max(self.recovery_point, target)
             if self.recovery_point >= self.log_end_offset:

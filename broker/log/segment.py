@@ -4,7 +4,8 @@ Files are named by the 20-digit base offset. The segment appends whole batches a
 the sparse indexes up to date (an entry once more than ``index.interval.bytes`` were appended
 since the last one), finds the batch containing an offset or the first record at a timestamp,
 and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and checking its
-``.log`` (``recover``).
+``.log`` (``recover``). The ``.log`` let go while idle is fsynced first if it has unsynced writes
+(``write_back``); a failure is the segment's ``write_back_error``.
 """
 
 import os
@@ -17,6 +18,7 @@ from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
 from .file_records import FileSlice, iter_headers, iter_valid_entries
 from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
 from .open_files import OPEN_FILES
+from .write_back import WriteBack
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -44,6 +46,7 @@ class LogSegment:
         # lets go. It is opened on first use and released when idle (open_files).
         self._file = None
         self._closed = False
+        self._write_back = WriteBack(self.log_path)
         # (next offset, size) as one value, so a reader on another thread sees both of one append
         self.end = (base_offset, os.fstat(self.file.fileno()).st_size)
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
@@ -113,8 +116,17 @@ class LogSegment:
         return opened
 
     def release(self) -> None:
-        """Let go of the ``.log`` file; it closes once no reader holds it (open_files)."""
+        """Let go of the ``.log`` file (fsynced first if written since the last fsync); it closes
+        once no reader holds it (open_files)."""
+        self._write_back.release(self._file, self._drop_file)
+
+    def _drop_file(self) -> None:
         self._file = None
+
+    @property
+    def write_back_error(self):
+        """The LogStorageError of a write-back that failed when the ``.log`` was let go, or None."""
+        return self._write_back.error
 
     def _load_state_from_tail(self) -> None:
         """Recompute next offset and max timestamp from the last index entries and the bytes after them."""
@@ -176,11 +188,13 @@ class LogSegment:
         total = sum(header.size for header, _ in batches)
         before = (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
                   self._bytes_since_last_index_entry, len(self.offset_index), len(self.time_index))
+        if self.write_back_error is not None:
+            raise self.write_back_error
         try:
             self.offset_index.reserve(len(batches))
             self.time_index.reserve(len(batches))
-            log_file = self.file
-            _write_all(log_file.fileno(), [buf for _, buffers in batches for buf in buffers], position, total)
+            with self._write_back.writing():
+                _write_all(self.file.fileno(), [buf for _, buffers in batches for buf in buffers], position, total)
             at = position
             for header, _ in batches:
                 if self.first_batch_timestamp is None:
@@ -319,7 +333,7 @@ class LogSegment:
     def flush(self) -> None:
         if self._closed:
             return
-        os.fsync(self.file.fileno())
+        self._write_back.fsync(self.file)
         self.offset_index.flush()
         self.time_index.flush()
 

@@ -1,7 +1,8 @@
 """Compression codecs of Kafka record batches: gzip, snappy, lz4 and zstd.
 
-The codecs themselves come from the standard library (gzip), python-snappy (raw snappy blocks)
-and cramjam (lz4 frames, zstd frames). This module only knows how Kafka clients frame them:
+The codecs themselves come from the standard library (gzip compression), python-snappy (snappy
+compression) and cramjam (lz4 and zstd frames, and every decompression). This module only knows how
+Kafka clients frame them:
 
 * snappy arrives raw (librdkafka) or in snappy-java's "xerial" framing (the Java and Python
   clients): an 8-byte magic, two INT32 version fields, then ``[INT32 length][raw block]`` chunks.
@@ -9,11 +10,17 @@ and cramjam (lz4 frames, zstd frames). This module only knows how Kafka clients 
 * lz4 is the LZ4 *frame* format with independent blocks (Kafka's Java reader refuses linked blocks).
 * zstd frames from librdkafka carry no content size, so they are decoded by streaming.
 
-Decompression is bounded (``max_size``): the output buffer grows geometrically up to the bound.
+Decompression is bounded (``max_size``) and leaves the GIL to other threads: a batch is decoded
+into a buffer of a first guess, then once more into one of ``max_size`` if that was too small, and
+decoding stops at the end of the buffer, so a bomb never takes more than the bound. Large buffers
+are anonymous memory maps, whose pages the kernel zeroes as the codec (which releases the GIL)
+first writes them: a ``bytearray`` of 200 MiB would be zeroed holding the GIL, stalling every
+other connection of the broker for half a second.
 """
 
 import enum
 import gzip
+import mmap
 import struct
 
 import cramjam
@@ -51,6 +58,7 @@ def codec_of(attributes: int) -> Codec:
 
 DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024
 _BUFFER_FULL = "failed to write whole buffer"  # cramjam's error when decompress_into runs out of room
+_LARGEST_ZEROED_BUFFER = 1024 * 1024  # larger output buffers are memory maps, zeroed by the kernel
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = struct.Struct(">8sii")
 _XERIAL_VERSION = 1
@@ -100,29 +108,40 @@ def decompress(codec: int, data, max_size: int = DEFAULT_MAX_DECOMPRESSED):
     raise UnsupportedCodecError(f"unknown compression codec id {codec}")
 
 
+def _output_buffer(size: int):
+    """A writable buffer of ``size`` bytes, allocated without holding the GIL for long."""
+    if size <= _LARGEST_ZEROED_BUFFER:
+        return bytearray(size)
+    return mmap.mmap(-1, size)
+
+
 def _bounded_decompress(module, data: bytes, max_size: int) -> memoryview:
-    """cramjam's ``decompress_into`` a buffer that grows (x4) up to ``max_size``; a view of the
-    bytes written (shrinking the buffer instead would copy them, and doubles the time for lz4)."""
-    size = min(max(4 * len(data), 64 * 1024), max_size)
-    while True:
-        out = bytearray(size)
+    """cramjam's ``decompress_into`` a buffer of four times the input, or of ``max_size`` when that
+    was too small; a view of the bytes written (shrinking the buffer instead would copy them)."""
+    for size in sorted({min(max(4 * len(data), 64 * 1024), max_size), max_size}):
+        out = _output_buffer(size)
         try:
             written = module.decompress_into(data, out)
         except cramjam.DecompressionError as exc:
             if _BUFFER_FULL not in str(exc):
                 raise
-            if size >= max_size:
-                raise DecompressedTooLargeError(f"data decompresses to more than {max_size} bytes") from None
-            size = min(4 * size, max_size)
             continue
         return memoryview(out)[:written]
+    raise DecompressedTooLargeError(f"data decompresses to more than {max_size} bytes")
 
 
-def _raw_snappy_decompress(block: bytes, max_size: int) -> bytes:
+def _raw_snappy_length(block, max_size: int) -> int:
+    """The decompressed size a raw snappy block declares, at most ``max_size``."""
     declared = cramjam.snappy.decompress_raw_len(block)
     if declared > max_size:
         raise DecompressedTooLargeError(f"snappy data declares {declared} bytes, more than {max_size}")
-    return snappy.decompress(block)
+    return declared
+
+
+def _raw_snappy_decompress(block: bytes, max_size: int) -> memoryview:
+    out = memoryview(_output_buffer(_raw_snappy_length(block, max_size)))
+    cramjam.snappy.decompress_raw_into(block, out)
+    return out
 
 
 def _xerial_snappy_compress(data) -> bytes:
@@ -135,13 +154,14 @@ def _xerial_snappy_compress(data) -> bytes:
     return b"".join(out)
 
 
-def _xerial_snappy_decompress(data, max_size: int) -> bytes:
+def _xerial_snappy_decompress(data, max_size: int) -> memoryview:
+    """The blocks' declared sizes first (bounded), then each block into its place in one buffer."""
     view = memoryview(data)
     if len(view) < _XERIAL_HEADER.size:
         raise CorruptRecordError("truncated xerial snappy header")
-    pos = _XERIAL_HEADER.size
-    out = []
+    blocks = []
     total = 0
+    pos = _XERIAL_HEADER.size
     while pos < len(view):
         if pos + 4 > len(view):
             raise CorruptRecordError("truncated xerial snappy block length")
@@ -149,8 +169,12 @@ def _xerial_snappy_decompress(data, max_size: int) -> bytes:
         pos += 4
         if length < 0 or pos + length > len(view):
             raise CorruptRecordError(f"xerial snappy block of {length} bytes overruns the data")
-        block = _raw_snappy_decompress(bytes(view[pos:pos + length]), max_size - total)
-        total += len(block)
-        out.append(block)
+        block = bytes(view[pos:pos + length])
+        declared = _raw_snappy_length(block, max_size - total)
+        blocks.append((block, total, declared))
+        total += declared
         pos += length
-    return b"".join(out)
+    out = memoryview(_output_buffer(total))
+    for block, start, declared in blocks:
+        cramjam.snappy.decompress_raw_into(block, out[start:start + declared])
+    return out

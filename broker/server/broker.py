@@ -57,6 +57,7 @@ class Broker:
         topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
         log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
                                  topic_config=topics.config_for,
+                                 recovery_threads=config.num_recovery_threads_per_data_dir,
                                  checkpoint_interval_ms=config.checkpoint_interval_ms,
                                  retention_check_interval_ms=config.retention_check_interval_ms).open()
         try:

@@ -34,6 +34,7 @@ class BrokerConfig:
     socket_request_max_bytes: int = 100 * 1024 * 1024
     connections_max_idle_ms: int = 10 * 60 * 1000
     num_io_threads: int = 8
+    num_recovery_threads_per_data_dir: int = 1  # Kafka's default
     fetch_max_bytes: int = 55 * 1024 * 1024
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
@@ -97,6 +98,7 @@ _BROKER_KEYS = {
     "socket.request.max.bytes": ("socket_request_max_bytes", integer_setting(1, 2**31 - 1)),
     "connections.max.idle.ms": ("connections_max_idle_ms", integer_setting(1)),
     "num.io.threads": ("num_io_threads", integer_setting(1, 256)),
+    "num.recovery.threads.per.data.dir": ("num_recovery_threads_per_data_dir", integer_setting(1, 256)),
     "fetch.max.bytes": ("fetch_max_bytes", integer_setting(1024, 2**31 - 1)),
     "queued.max.request.bytes": ("queued_max_request_bytes", integer_setting(-1)),
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),

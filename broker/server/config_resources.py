@@ -47,6 +47,7 @@ _STATIC_BROKER_SETTINGS = {
     "socket.request.max.bytes": ("INT", lambda c: c.socket_request_max_bytes),
     "connections.max.idle.ms": ("LONG", lambda c: c.connections_max_idle_ms),
     "num.io.threads": ("INT", lambda c: c.num_io_threads),
+    "num.recovery.threads.per.data.dir": ("INT", lambda c: c.num_recovery_threads_per_data_dir),
     "fetch.max.bytes": ("INT", lambda c: c.fetch_max_bytes),
     "queued.max.request.bytes": ("LONG", lambda c: c.queued_max_request_bytes),
     "log.flush.offset.checkpoint.interval.ms": ("INT", lambda c: c.checkpoint_interval_ms),

@@ -23,13 +23,11 @@ import json
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
-import psutil
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -37,6 +35,7 @@ import pyarrow.dataset as ds
 from jobs.load import main as load_main
 from jobs.report import counted
 from jobs.runner import PAUSE_VARIABLE
+from tests.processes import kill_tree
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,28 +115,8 @@ class LoadProcess:
         return Result(code, self.stdout(), self.stderr())
 
     def kill(self) -> None:
-        """SIGKILL the whole process tree at once: the driver's process group (the driver and the Spark
-        JVM) and the groups its descendants made (PySpark's worker daemon makes its own); then wait
-        until every one of them is gone."""
-        tree = [self.process.pid]
-        try:
-            tree += [child.pid for child in psutil.Process(self.process.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            pass
-        groups = {self.process.pid}
-        for pid in tree:
-            try:
-                groups.add(os.getpgid(pid))
-            except ProcessLookupError:
-                continue
-        for group in groups & set(tree):  # only groups led by the job's own processes
-            try:
-                os.killpg(group, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait(30)
-        wait_for(lambda: not [pid for pid in tree if _living(pid)], 30, interval=0.1,
-                 what=f"the processes of the killed load gone ({tree})")
+        """SIGKILL the load with its Spark JVM and workers (``kill_tree``)."""
+        kill_tree(self.process)
 
 
 def kill_leftovers() -> None:
@@ -145,13 +124,6 @@ def kill_leftovers() -> None:
         process = LoadProcess.started.pop()
         if process.process.poll() is None:
             process.kill()
-
-
-def _living(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def run_load(args: list[str], directory: Path, process: bool = False) -> Result:

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from broker.log.checkpoints import RECOVERY_POINT_FILE
 from broker.log.config import LogConfig
 from broker.log.errors import LogDirConfigError, LogDirInUseError
 from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
+from broker.log.partition_log import PartitionLog
 from broker.records import batch
 from broker.records.errors import CorruptRecordError
 
@@ -240,3 +242,32 @@ def test_a_clean_shutdown_skips_recovery_even_over_a_corrupt_batch(tmp_path):
                 assert [s.base_offset for s in log.segments] == [s.base_offset for s in segments[:2]]
                 assert os.path.getsize(middle.log_path) == position
                 assert [r.offset for r in read_all(log)] == list(range(corrupt.base_offset))
+
+
+def test_logs_are_recovered_by_several_threads_after_an_unclean_stop(tmp_path, monkeypatch):
+    """num.recovery.threads.per.data.dir: with 2 threads, two logs are opened at the same time (the
+    first two wait for each other at a barrier, which one thread alone would never pass), and every
+    log is recovered as one thread recovers it: a torn tail cut, every record kept."""
+    with LogManager(str(tmp_path)) as manager:
+        for partition in range(6):
+            manager.get_or_create_log("t", partition).append(make_batch(5))
+    for name in (CLEAN_SHUTDOWN_FILE, RECOVERY_POINT_FILE):
+        os.unlink(tmp_path / name)
+    for partition in range(6):
+        with open(tmp_path / f"t-{partition}" / f"{0:020d}.log", "ab") as torn:
+            torn.write(make_batch(5, 5)[:30])
+    barrier = threading.Barrier(2, timeout=30)
+    real_open = PartitionLog.open.__func__
+
+    def open_together(cls, directory, *args, **kwargs):
+        if directory.endswith(("t-0", "t-1")):
+            barrier.wait()
+        return real_open(cls, directory, *args, **kwargs)
+
+    monkeypatch.setattr(PartitionLog, "open", classmethod(open_together))
+    with LogManager(str(tmp_path), recovery_threads=2) as manager:
+        assert not manager.had_clean_shutdown
+        for partition in range(6):
+            log = manager.get_log("t", partition)
+            assert log.log_end_offset == 5
+            assert [r.offset for r in read_all(log)] == list(range(5))

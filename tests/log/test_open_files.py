@@ -5,10 +5,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from broker.log.config import LogConfig
+from broker.log.errors import LogStorageError
 from broker.log.open_files import OpenFiles
 from broker.log.partition_log import PartitionLog
 
+from .full_disk import failing_write_back
 from .test_manager import ROOT
 from .util import make_batch, read_all
 
@@ -108,3 +112,43 @@ def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path)
     refused, read = child.stdout.splitlines()
     assert refused.startswith("refused t-0: cannot read offset 12: Too many open files")
     assert read == "read [12, 13, 14]"
+
+
+def test_a_written_log_file_is_fsynced_before_its_descriptor_goes(tmp_path, monkeypatch):
+    """Once for the writes since the last fsync, never twice."""
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log = PartitionLog.open(str(tmp_path / "t-0"), LogConfig())
+    segment = log.active_segment
+    log.append(make_batch(3, 0))
+    segment.release()
+    assert synced == [segment.log_path]
+    log.append(make_batch(3, 3))
+    log.flush()
+    synced.clear()
+    segment.release()
+    assert synced == []  # the flush did: nothing left for the release to sync
+    log.close()
+
+
+def test_a_write_back_failing_when_an_idle_descriptor_goes_is_a_storage_error_of_its_partition(tmp_path):
+    """For real: the page cache takes 16 MiB that the disk cannot hold. The error is reported to
+    the release's fsync (before, the descriptor was closed without one, and the partition went on
+    taking appends over data that was never written)."""
+    with failing_write_back(tmp_path / "disk") as disk:
+        log = PartitionLog.open(os.path.join(str(disk), "t-0"), LogConfig())
+        for start in range(256):
+            log.append(make_batch(1, start, value_size=64 * 1024))
+        log.active_segment.release()
+        assert log.active_segment.write_back_error is not None
+        with pytest.raises(LogStorageError, match="t-0: .*writing its data back to disk failed"):
+            log.append(make_batch(1, log.log_end_offset))
+        with pytest.raises(LogStorageError, match="t-0: flush failed"):
+            log.flush()
+        log.close()

@@ -6,13 +6,14 @@ import gzip
 import random
 import struct
 
+import cramjam
 import lz4.frame
 import pytest
 import snappy
 import zstandard
 
 from broker.records.compression import XERIAL_MAGIC, Codec, compress, decompress
-from broker.records.errors import CorruptRecordError, UnsupportedCodecError
+from broker.records.errors import CorruptRecordError, DecompressedTooLargeError, UnsupportedCodecError
 
 _rng = random.Random(20240611)
 SAMPLES = {
@@ -34,6 +35,34 @@ def test_compress_decompress_round_trip(codec, name):
     compressed = compress(codec, data)
     assert isinstance(compressed, bytes)
     assert decompress(codec, compressed) == data
+
+
+@pytest.mark.parametrize("codec", COMPRESSING, ids=codec_ids)
+def test_a_large_output_is_bounded_exactly(codec):
+    """Far more than four times the input (so past the first guess, into a memory-mapped buffer):
+    decoded whole at exactly the bound, refused one byte below it."""
+    data = _rng.randbytes(256) * (5 * 4096 + 3)
+    compressed = compress(codec, data)
+    assert decompress(codec, compressed, max_size=len(data)) == data
+    with pytest.raises(DecompressedTooLargeError):
+        decompress(codec, compressed, max_size=len(data) - 1)
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.LZ4, Codec.ZSTD], ids=codec_ids)
+def test_a_bomb_is_decoded_at_most_twice(codec, monkeypatch):
+    """Whatever its ratio: once into a first guess, once into a buffer of the bound. (Growing the
+    buffer x4 at a time decoded a 200 MiB bomb up to five times, each pass into a fresh buffer.)"""
+    module = {Codec.GZIP: cramjam.gzip, Codec.LZ4: cramjam.lz4, Codec.ZSTD: cramjam.zstd}[codec]
+    passes = []
+    real = module.decompress_into
+    monkeypatch.setattr(module, "decompress_into", lambda data, out: (passes.append(len(out)), real(data, out))[1])
+    data = bytes(8 * 1024 * 1024)
+    assert len(decompress(codec, compress(codec, data))) == len(data)
+    assert len(passes) <= 2
+    passes.clear()
+    with pytest.raises(DecompressedTooLargeError):
+        decompress(codec, compress(codec, data), max_size=len(data) // 2)
+    assert len(passes) <= 2
 
 
 @pytest.mark.parametrize("codec", list(Codec), ids=codec_ids)

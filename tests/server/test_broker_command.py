@@ -23,6 +23,8 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--set", "num.partitions=three"], "num.partitions: 'three' is not an integer"),
     (["--set", "num.partitions=0"], "num.partitions: 0 is out of range, it must be between 1 and 10000"),
     (["--set", "num.io.threads=0"], "num.io.threads: 0 is out of range, it must be between 1 and 256"),
+    (["--set", "num.recovery.threads.per.data.dir=0"],
+     "num.recovery.threads.per.data.dir: 0 is out of range, it must be between 1 and 256"),
     (["--set", "fetch.max.bytes=100"], "fetch.max.bytes: 100 is out of range, it must be between 1024 and"),
     (["--set", "queued.max.request.bytes=-2"], "queued.max.request.bytes: -2 is out of range"),
     (["--set", "log.segment.bytes=10"], "log.segment.bytes: 10 is out of range"),

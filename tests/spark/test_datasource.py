@@ -34,18 +34,22 @@ def test_a_schema_of_the_users_own_is_refused():
         source.reader(None)
 
 
-def test_writers_are_refused_naming_what_is_supported():
+def test_a_batch_write_that_overwrites_is_refused():
+    with pytest.raises(UnsupportedModeError, match=r'save mode overwrite is not supported .*\.mode\("append"\)'):
+        as_spark_passes(OPTIONS).writer(None, True)
+
+
+def test_a_stream_reader_checks_the_options_for_a_stream():
     source = as_spark_passes(OPTIONS)
-    for make_writer in (source.writer, source.streamWriter):
-        with pytest.raises(UnsupportedModeError, match=r'not supported yet; .*spark\.read\.format\("kafkalog"\)'):
-            make_writer(None, False)
-
-
-def test_a_stream_reader_is_handed_over_and_refuses_its_first_call():
-    reader = as_spark_passes(OPTIONS).streamReader(None)  # raising here would hide the refusal (see the class)
-    for first_call in (reader.initialOffset, reader.latestOffset):
-        with pytest.raises(UnsupportedModeError, match=r"streaming reads \(spark\.readStream\) are not supported"):
-            first_call()
+    source.schema()
+    reader = pickle.loads(pickle.dumps(source)).streamReader(None)
+    assert reader.options.starting.kind == "latest" and reader.options.limits.max_offsets == 10
+    ending = as_spark_passes({**OPTIONS, "endingOffsets": "latest"})
+    ending.schema()  # a batch read may end: schema() cannot know yet
+    with pytest.raises(OptionError, match="option endingOffsets: is not valid in a streaming query"):
+        ending.streamReader(None)
+    with pytest.raises(OptionError, match="fixed schema"):
+        as_spark_passes(OPTIONS).streamReader(None)
 
 
 def test_explained_errors_hide_the_traceback_only_inside_a_spark_worker(monkeypatch):

@@ -2,7 +2,8 @@
 
 A single broker can only keep one replica: a replication factor other than 1 (or -1, "the
 default", from v4) is refused with INVALID_REPLICATION_FACTOR, and manual replica assignments
-must name this broker alone. Each topic succeeds or fails on its own; a storage failure
+must name this broker alone. Each topic succeeds or fails on its own, and a name given twice in
+one request is refused for both (INVALID_REQUEST, as Kafka's controller does); a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
 deleting files runs on the I/O pool; a deletion waits for the appends in flight to its partitions
 (it is their partitions' next writer).
@@ -45,18 +46,12 @@ async def handle_create(ctx, header, request) -> dict:
 
 
 async def handle_delete(ctx, header, request) -> dict:
-    results = []
-    for name in request["topic_names"]:
-        error = ErrorCode.NONE
+    async def delete(topic: dict) -> None:
+        name = topic["name"]
         if not ctx.config.delete_topic_enable:
-            error = ErrorCode.TOPIC_DELETION_DISABLED
-        else:
-            try:
-                partitions = [(name, p) for p in range(ctx.topics.partitions(name) or 0)]
-                await ctx.io.write(partitions, ctx.topics.delete, name)  # after the appends in flight
-            except TopicError as exc:
-                error = exc.code
-            except OSError:
-                error = ErrorCode.KAFKA_STORAGE_ERROR
-        results.append({"name": name, "error_code": error})
-    return {"throttle_time_ms": 0, "responses": results}
+            raise TopicError(ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false")
+        partitions = [(name, p) for p in range(ctx.topics.partitions(name) or 0)]
+        await ctx.io.write(partitions, ctx.topics.delete, name)  # after the appends in flight
+
+    results = await per_topic([{"name": name} for name in request["topic_names"]], delete)
+    return {"throttle_time_ms": 0, "responses": [{"name": r["name"], "error_code": r["error_code"]} for r in results]}

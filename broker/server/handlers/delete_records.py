@@ -7,10 +7,10 @@ its partition on the I/O pool (in order with that partition's appends), off the 
 so is the checkpoint.
 """
 
-from collections import Counter
-
 from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
+
+from .partition_lists import repeated
 
 TO_HIGH_WATERMARK = -1
 
@@ -32,13 +32,13 @@ def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
 
 
 async def handle(ctx, header, request) -> dict:
-    wanted = Counter((t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"])
+    named_twice = repeated(request["topics"], "name", "partition_index")
     topics = []
     for topic in request["topics"]:
         partitions = []
         for partition in topic["partitions"]:
             index = partition["partition_index"]
-            if wanted[(topic["name"], index)] > 1:
+            if (topic["name"], index) in named_twice:
                 code, low_watermark = ErrorCode.INVALID_REQUEST, -1
             else:
                 code, low_watermark = await ctx.io.write([(topic["name"], index)], _delete, ctx, topic["name"], index,

@@ -17,24 +17,11 @@ from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 
 from ..context import LEADER_EPOCH
+from .partition_lists import distinct
 
 
 def _check_leader_epoch(requested: int) -> ErrorCode:
     return ErrorCode.UNKNOWN_LEADER_EPOCH if requested > LEADER_EPOCH else ErrorCode.NONE
-
-
-def _distinct_partitions(request) -> list[tuple[str, list[dict]]]:
-    """``(topic, partitions wanted)`` in request order, each partition once (the last mention wins)."""
-    wanted = {}
-    for topic in request["topics"]:
-        for partition in topic["partitions"]:
-            wanted[(topic["topic"], partition["partition"])] = partition  # keeps the first place, as dicts do
-    grouped = []
-    for (topic, _), partition in wanted.items():
-        if not grouped or grouped[-1][0] != topic:
-            grouped.append((topic, []))
-        grouped[-1][1].append(partition)
-    return grouped
 
 
 def _read(ctx, topics, max_bytes: int):
@@ -85,7 +72,7 @@ def _read(ctx, topics, max_bytes: int):
 
 async def handle(ctx, header, request) -> dict:
     deadline = time.monotonic() + max(request["max_wait_ms"], 0) / 1000
-    topics = _distinct_partitions(request)
+    topics = distinct(request["topics"], "topic", "partition")
     wanted = [(name, p["partition"]) for name, partitions in topics for p in partitions]
     max_bytes = min(request["max_bytes"], ctx.config.fetch_max_bytes)
     while True:

@@ -1,11 +1,14 @@
 """ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
-record timestamp is at or after a given time (through the time index). The lookups run on the I/O pool."""
+record timestamp is at or after a given time (through the time index). A partition named more than
+once in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). The lookups run on the
+I/O pool."""
 
 from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
 
 from ..context import LEADER_EPOCH
+from .partition_lists import repeated
 
 LATEST = -1
 EARLIEST = -2
@@ -29,6 +32,7 @@ async def handle(ctx, header, request) -> dict:
 
 
 def _list_offsets(ctx, request) -> dict:
+    named_twice = repeated(request["topics"], "name", "partition_index")
     topics = []
     for topic in request["topics"]:
         partitions = []
@@ -36,7 +40,9 @@ def _list_offsets(ctx, request) -> dict:
             result = {"partition_index": wanted["partition_index"], "error_code": ErrorCode.NONE,
                       "timestamp": -1, "offset": -1, "leader_epoch": LEADER_EPOCH}
             log = ctx.log_manager.get_log(topic["name"], wanted["partition_index"])
-            if log is None:
+            if (topic["name"], wanted["partition_index"]) in named_twice:
+                result["error_code"] = ErrorCode.INVALID_REQUEST
+            elif log is None:
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif wanted["current_leader_epoch"] > LEADER_EPOCH:
                 result["error_code"] = ErrorCode.UNKNOWN_LEADER_EPOCH

@@ -5,7 +5,9 @@ a client of the TLS listener is sent to the TLS port, one of the plaintext liste
 
 Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
-topics with an empty list; later versions with null (an empty list then means none).
+topics with an empty list; later versions with null (an empty list then means none). A topic
+named twice is answered once, as Kafka's set of names does (a small request naming a topic of
+many partitions a thousand times would otherwise get a response a thousand times its size).
 
 From v8 a client may ask which operations it is allowed on the cluster and on each topic; with
 no authorizer, as here, Kafka answers every operation the resource supports.
@@ -46,7 +48,7 @@ async def handle(ctx, header, request) -> dict:
     if requested is None or (header.api_version == 0 and not requested):
         names = ctx.topics.names()
     else:
-        names = [t["name"] for t in requested]
+        names = list(dict.fromkeys(t["name"] for t in requested))  # a topic named twice is answered once
     auto_create = ctx.config.auto_create_topics and request["allow_auto_topic_creation"]
     topic_operations = _operations(request["include_topic_authorized_operations"], TOPIC_OPERATIONS)
     topics = []

@@ -6,6 +6,9 @@ the append, and a batch whose codec differs from the topic's ``compression.type`
 is ``producer``) is recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
 before it is decompressed). Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as
 Kafka 4 does.
+A partition named more than once in one request is appended once, with its last mention, and
+answered once at its first place, as Kafka's request map does (appending each mention would store
+a batch twice under one acknowledgement).
 acks=0 gets no response; if such a produce fails, the connection is closed so the client notices.
 Each partition's checks and append run on the I/O pool as that partition's writer; the partitions
 of one request are appended concurrently (the response waits for all of them), and fetches waiting
@@ -21,6 +24,7 @@ from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 
 from ..context import LEADER_EPOCH, CloseConnection, error_text
+from .partition_lists import distinct
 
 FIRST_SUPPORTED_VERSION = 3
 FIRST_ZSTD_VERSION = 7
@@ -123,15 +127,15 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) ->
 
 async def handle(ctx, header, request) -> dict | None:
     acks = request["acks"]
-    results = await asyncio.gather(*(_produce(ctx, topic["name"], partition, acks, header.api_version)
-                                     for topic in request["topics"] for partition in topic["partitions"]),
+    topics = distinct(request["topics"], "name", "index")
+    results = await asyncio.gather(*(_produce(ctx, name, partition, acks, header.api_version)
+                                     for name, partitions in topics for partition in partitions),
                                    return_exceptions=True)  # every append has ended before anything is raised
     failure = next((r for r in results if isinstance(r, BaseException)), None)
     if failure is not None:
         raise failure
     in_order = iter(results)
-    responses = [{"name": topic["name"], "partitions": [next(in_order) for _ in topic["partitions"]]}
-                 for topic in request["topics"]]
+    responses = [{"name": name, "partitions": [next(in_order) for _ in partitions]} for name, partitions in topics]
     if acks == 0:
         failed = [p for t in responses for p in t["partitions"] if p["error_code"] != ErrorCode.NONE]
         if failed:

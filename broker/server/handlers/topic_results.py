@@ -1,4 +1,4 @@
-"""One result per topic for the topic admin APIs (CreateTopics, CreatePartitions): each topic succeeds
+"""One result per topic for the topic admin APIs (CreateTopics, CreatePartitions, DeleteTopics): each topic succeeds
 or fails on its own, a name given twice in one request is refused for both (as Kafka does), and a
 ``TopicError`` or a storage failure (``OSError``) becomes that topic's error code and message."""
 
