@@ -15,8 +15,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from broker.cli.common import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, key_value,
-                               positive_int, timestamp_ms)
+from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, key_value,
+                             positive_int, timestamp_ms)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"

@@ -7,10 +7,10 @@ failed (or, for dump-log, found corruption), 2 usage errors.
 
 from importlib import metadata
 
+from broker.arguments import Parser
 from jobs import load
 
 from . import broker_command, configs, consume, delete_records, dump_log, groups, produce, topics, users
-from .common import Parser
 
 COMMANDS = (broker_command, topics, configs, groups, produce, consume, delete_records, load, dump_log, users)
 

@@ -1,10 +1,12 @@
 """``kafkalog broker``: run the broker on a log directory, with Kafka's settings. Failures to start
-(a bad setting, the port taken, an unusable log directory) are one line naming what is wrong."""
+(a bad setting, the port taken, an unusable log directory, ZooKeeper unreachable, the broker id
+taken, a log directory of another cluster) are one line naming what is wrong."""
 
 import argparse
 import errno
 import sys
 
+from broker.cluster.registry import RegistryError
 from broker.log.config import ConfigError
 from broker.log.errors import LogError
 
@@ -22,7 +24,7 @@ def _broker(args) -> int:
         return _fail(str(exc))
     try:
         return run(config)
-    except LogError as exc:
+    except (LogError, RegistryError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(_start_failure(exc))

@@ -1,36 +1,25 @@
-"""What the commands that talk to a broker (topics, produce, consume, load) share: the argument parser
-with one-line usage errors, the arguments spelled as Kafka's tools spell them (``--bootstrap-server``
-or ``--bootstrap-servers``, a topic as ``TOPIC`` or ``--topic TOPIC``), ``--command-config FILE``
-(security settings), ``--timeout``, help with
-examples and the exit codes, and ``run``, which turns every failure into one line on stderr and an
-exit code."""
+"""What the commands that talk to a broker (topics, produce, consume, ...) share: the arguments
+spelled as Kafka's tools spell them (a topic as ``TOPIC`` or ``--topic TOPIC``), ``--command-config
+FILE`` (security settings), ``--timeout``, help with examples and the exit codes, and ``run``, which
+turns every failure into one line on stderr and an exit code. The argument types they share with the
+load job (``--bootstrap-server``, ``--command-config``, ...) are in ``broker.arguments``."""
 
 import argparse
-import datetime
 import os
 import sys
 
+from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_argument, command_config, positive_float
 from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client.connection import AuthenticationError, UnsupportedVersionError
 from broker.client.security import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
-from broker.properties import read_properties
 
-OK, FAILED, USAGE = 0, 1, 2
+OK, FAILED = 0, 1
 INTERRUPTED = 130  # Ctrl-C, as shells report it
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 DEFAULT_TIMEOUT = 30.0
 RETRIES, RETRY_BACKOFF_MS = 4, 200  # an unreachable broker fails after about 3 s of retries
 EXIT_STATUS = ("exit status: 0 success, 1 the operation failed (broker unreachable, unknown topic,\n"
                "broker error, for produce a line not stored), 2 usage error, 130 interrupted (Ctrl-C)")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line: ``kafkalog consume: <problem> (see ...)``, exit 2."""
-
-    def error(self, message):
-        self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
 class CommandError(Exception):
@@ -51,26 +40,6 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
     return parser
-
-
-def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
-    """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and
-    Spark's ``kafka.bootstrap.servers``): the same option."""
-    parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
-                        metavar="HOST:PORT[,HOST:PORT...]",
-                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
-
-
-def add_command_config_argument(parser) -> None:
-    """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's tools take them."""
-    parser.add_argument("--command-config", metavar="FILE",
-                        help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
-                             "sasl.jaas.config, ssl.truststore.location, ...")
-
-
-def command_config(path: str | None) -> dict:
-    """The settings of a ``--command-config`` file ({} without one); ConfigError names the file."""
-    return read_properties(path, "--command-config") if path else {}
 
 
 def add_topic_argument(parser, many: bool = False) -> None:
@@ -137,49 +106,3 @@ def check_partition(topic: str, partition: int, partitions: list[int]) -> None:
     if partition not in partitions:
         raise CommandError(f"topic {topic!r} has no partition {partition} "
                            f"(its partitions are {partitions[0]}-{partitions[-1]})")
-
-
-# -- argument types (their errors name the option and show a valid value) -------------------------
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds (for example 10)")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    if not text.isascii() or not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0 (for example 3)")
-    return int(text)
-
-
-def positive_int(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1 (for example 100)")
-    return int(text)
-
-
-def key_value(text: str) -> tuple[str, str]:
-    """``KEY=VALUE`` (a setting given on the command line) -> ``(key, value)``."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (a setting's name, '=', its value)")
-    return key.strip(), value.strip()
-
-
-def timestamp_ms(text: str) -> int:
-    """Epoch milliseconds, or an ISO-8601 date/time (UTC when it names no offset)."""
-    if text.isascii() and text.isdigit():
-        return int(text)
-    try:
-        moment = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither ISO-8601 nor epoch milliseconds "
-                                         f"(for example 2024-05-01T12:00:00Z or 1714564800000)") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return (moment - EPOCH) // datetime.timedelta(milliseconds=1)

@@ -9,9 +9,10 @@ be repeated; ``--delete-config k1,k2`` returns settings to their defaults.
 import argparse
 import json
 
+from broker.arguments import USAGE
 from broker.client.client import BROKER_RESOURCE, TOPIC_RESOURCE
 
-from .common import OK, USAGE, CommandError, add_command, run
+from .common import OK, CommandError, add_command, run
 from .topics import CONFIG_SOURCES, text_table
 
 PROG = "kafkalog configs"

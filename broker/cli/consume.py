@@ -15,12 +15,12 @@ import json
 import sys
 import time
 
+from broker.arguments import EPOCH, non_negative_int, positive_int, timestamp_ms
 from broker.client import EARLIEST, LATEST
 from broker.records import record_set
 from broker.records.errors import CorruptRecordError
 
-from .common import (EPOCH, OK, CommandError, add_command, add_topic_argument, check_partition, non_negative_int,
-                     partitions_of, positive_int, run, timestamp_ms)
+from .common import OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .record_text import json_field, json_headers, text
 
 PROG = "kafkalog consume"

@@ -5,7 +5,9 @@ once; readers that wanted those records see them as lost, exactly as after reten
 
 import argparse
 
-from .common import OK, USAGE, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
+from broker.arguments import USAGE
+
+from .common import OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 
 PROG = "kafkalog delete-records"
 TO_THE_END = -1

@@ -9,12 +9,13 @@ import argparse
 import json
 import sys
 
+from broker.arguments import timestamp_ms
 from broker.client import EARLIEST, LATEST, KafkaError
 from broker.client.groups import GroupClient, GroupsUnsupportedError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, check_partition, partitions_of, run, timestamp_ms
+from .common import FAILED, OK, CommandError, add_command, check_partition, partitions_of, run
 from .topics import text_table
 
 PROG = "kafkalog groups"

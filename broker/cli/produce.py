@@ -16,12 +16,12 @@ No line is lost without being named: a line that cannot be a record, or that the
 import os
 import sys
 
+from broker.arguments import USAGE, non_negative_int, timestamp_ms
+from broker.client.batches import Batcher
 from broker.records.compression import Codec
 
 from . import record_input
-from broker.client.batches import Batcher
-from .common import (INTERRUPTED, OK, USAGE, CommandError, add_command, add_topic_argument, check_partition,
-                     non_negative_int, partitions_of, run, timestamp_ms)
+from .common import INTERRUPTED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .line_reader import LineReader
 from .produce_report import PROG, LineReport
 from .progress import Progress

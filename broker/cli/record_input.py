@@ -14,7 +14,7 @@ import json
 import os
 from typing import NamedTuple
 
-from .common import timestamp_ms
+from broker.arguments import timestamp_ms
 
 # What `kafkalog consume --format json` prints besides the record itself: accepted and ignored
 # (the partition comes from --partition or the key, the offset from the broker).

@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 
+from broker.arguments import key_value, positive_int
 from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
-from .common import (FAILED, OK, CommandError, add_command, add_topic_argument, key_value, partitions_of, positive_int,
-                     run)
+from .common import FAILED, OK, CommandError, add_command, add_topic_argument, partitions_of, run
 
 PROG = "kafkalog topics"
 DEFAULT_FROM_BROKER = -1

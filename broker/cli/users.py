@@ -10,10 +10,11 @@ password; a running broker sees a change at its next authentication. The passwor
 import argparse
 import sys
 
+from broker.arguments import USAGE, Parser
 from broker.security.credentials import CredentialsError, ScramCredentials
 from broker.security.sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS
 
-from .common import FAILED, OK, USAGE, Parser
+from .common import FAILED, OK
 
 PROG = "kafkalog users"
 ALL_MECHANISMS = "all"

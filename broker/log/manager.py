@@ -45,12 +45,16 @@ class LogManager:
     """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
 
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
-                 topic_config=None, recovery_threads: int = 1, checkpoint_interval_ms: int = 60_000,
+                 cluster_id: str | None = None, topic_config=None, recovery_threads: int = 1,
+                 checkpoint_interval_ms: int = 60_000,
                  retention_check_interval_ms: int = 300_000):
-        """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``)."""
+        """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
+        ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
+        to: a new directory is stamped with it, one of another cluster is refused."""
         self.log_dir = os.path.abspath(log_dir)
         self.default_config = default_config or LogConfig()
         self.broker_id = broker_id
+        self.cluster_id = cluster_id
         self._topic_config = topic_config or (lambda topic: self.default_config)
         self._recovery_threads = recovery_threads
         self._checkpoint_interval_ms = checkpoint_interval_ms
@@ -107,14 +111,19 @@ class LogManager:
         path = os.path.join(self.log_dir, META_PROPERTIES_FILE)
         properties = _read_properties(path)
         if not properties:
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = self.cluster_id or new_cluster_id()
             text = f"#\nversion=0\nbroker.id={self.broker_id}\ncluster.id={cluster_id}\n"
             write_atomically(path, text.encode())
             properties = _read_properties(path)
         if properties.get("broker.id") != str(self.broker_id):
             raise LogDirConfigError(f"log directory {self.log_dir} belongs to broker.id={properties.get('broker.id')}, "
                                     f"not {self.broker_id} ({path})")
-        self.cluster_id = properties.get("cluster.id", "")
+        stored = properties.get("cluster.id", "")
+        if self.cluster_id and stored and stored != self.cluster_id:
+            raise LogDirConfigError(f"log directory {self.log_dir} belongs to cluster {stored}, not to cluster "
+                                    f"{self.cluster_id} that this broker joins ({path}): is zookeeper.connect "
+                                    f"pointing at the wrong ZooKeeper or chroot?")
+        self.cluster_id = stored or self.cluster_id
 
     def _load_logs(self) -> None:
         marker = os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE)
@@ -272,6 +281,11 @@ class LogManager:
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
+
+
+def new_cluster_id() -> str:
+    """A random cluster id as Kafka makes them: a UUID in URL-safe base64, 22 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def _read_properties(path: str) -> dict[str, str]:

@@ -105,11 +105,6 @@ class PartitionLog:
         return self._segments[-1].next_offset
 
     @property
-    def high_watermark(self) -> int:
-        """With a single replica everything appended is committed: the high watermark is the end."""
-        return self.log_end_offset
-
-    @property
     def size_in_bytes(self) -> int:
         return sum(s.size for s in self._segments)
 
@@ -374,16 +369,17 @@ class PartitionLog:
         return len(doomed)
 
     def delete_records_before(self, offset: int) -> int:
-        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the high watermark,
-        and delete the segments wholly below it. Returns the log start offset.
+        """Move the log start offset up to ``offset`` (DeleteRecords), at most to the log end (the
+        partition keeps it at most the high watermark), and delete the segments wholly below it.
+        Returns the log start offset.
 
         Records below it are gone for readers at once (OffsetOutOfRangeError), as after retention.
         """
         with self._lock:
             if self._deleted:
                 raise LogDeletedError(f"{self.name} was deleted")
-            if not 0 <= offset <= self.high_watermark:
-                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.high_watermark)
+            if not 0 <= offset <= self.log_end_offset:
+                raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, self.log_end_offset)
             if offset <= self.log_start_offset:
                 return self.log_start_offset
             self.log_start_offset = offset

@@ -1,6 +1,8 @@
 """The broker process: open the log directory, serve connections, shut down cleanly on SIGTERM.
 
-Start-up loads the topics and logs (recovering after a crash), binds the listeners and prints
+Start-up joins the cluster (with ``zookeeper.connect``: learns the cluster id from ZooKeeper, which
+the log directory must carry), loads the topics and logs (recovering after a crash), binds the
+listeners, registers the broker (in ZooKeeper, as live, with one endpoint per listener) and prints
 exactly one line, ``kafkalog broker <id> listening on <host>:<port>`` (with several listeners, each
 address followed by its listener's name). SIGTERM (or SIGINT) stops
 accepting connections, closes those with no request being handled, lets the handlers in flight
@@ -20,9 +22,13 @@ import resource
 import signal
 import sys
 
+from broker.cluster.local_metadata import LocalMetadata
+from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
+from broker.cluster.registry import registry_for
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.replica.replica_manager import ReplicaManager
 from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
@@ -47,19 +53,27 @@ class Broker:
         self.config = config
         self.ctx = None
         self._servers: list[asyncio.Server] = []
+        self._registry = None
         self._connections: dict[asyncio.Task, Connection] = {}
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
         config = self.config
         _raise_open_file_limit()
-        os.makedirs(config.log_dir, exist_ok=True)
-        topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
-        log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id,
-                                 topic_config=topics.config_for,
-                                 recovery_threads=config.num_recovery_threads_per_data_dir,
-                                 checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                 retention_check_interval_ms=config.retention_check_interval_ms).open()
+        registry = registry_for(config)
+        await asyncio.to_thread(registry.start)
+        try:
+            cluster_id = await asyncio.to_thread(registry.cluster_id)
+            os.makedirs(config.log_dir, exist_ok=True)
+            topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
+            log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id, cluster_id=cluster_id,
+                                     topic_config=topics.config_for,
+                                     recovery_threads=config.num_recovery_threads_per_data_dir,
+                                     checkpoint_interval_ms=config.checkpoint_interval_ms,
+                                     retention_check_interval_ms=config.retention_check_interval_ms).open()
+        except BaseException:
+            registry.close()
+            raise
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
@@ -68,14 +82,21 @@ class Broker:
             producer_ids = ProducerIdAllocator(config.log_dir)
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
+            bound = [(listener, server.sockets[0].getsockname()[1])
+                     for listener, server in zip(config.listeners, self._servers)]
+            metadata, replicas = MetadataCache(config.broker_id), ReplicaManager(log_manager, config.broker_id)
+            endpoint = broker_endpoint(config, bound)
+            topics.on_change = LocalMetadata(topics, log_manager.cluster_id, endpoint, metadata, replicas).publish
+            topics.on_change()
+            await asyncio.to_thread(registry.register, endpoint)
         except BaseException:
             for server in self._servers:
                 server.close()
             log_manager.shutdown()
+            registry.close()
             raise
-        bound = [(listener, server.sockets[0].getsockname()[1]) for listener, server in zip(config.listeners,
-                                                                                             self._servers)]
-        self.ctx = BrokerContext(config, log_manager, topics, producer_ids, DataWaiters(),
+        self._registry = registry
+        self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
                                  {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
         return bound
@@ -115,7 +136,18 @@ class Broker:
         for server in self._servers:
             await server.wait_closed()
         ctx.io.shutdown()
-        ctx.log_manager.shutdown()
+        try:
+            ctx.replicas.shutdown()
+        finally:
+            self._registry.close()  # the registration goes with the session
+
+
+def broker_endpoint(config: BrokerConfig, bound: list[tuple[Listener, int]]) -> BrokerEndpoint:
+    """This broker as the cluster sees it: for each listener, the address advertised to its clients
+    (``advertised.listeners``, else the listener's host and bound port)."""
+    return BrokerEndpoint.of(config.broker_id, [
+        Endpoint(listener.name, listener.security_protocol, *config.advertised_address(listener, port))
+        for listener, port in bound])
 
 
 class BindError(OSError):

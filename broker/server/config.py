@@ -11,6 +11,8 @@ import dataclasses
 import difflib
 from typing import Mapping
 
+from broker.cluster.placement import PlacementError, check_replication_factor
+from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 from broker.security import settings as security_settings
 from broker.security.sasl_settings import listener_sasl
@@ -39,6 +41,9 @@ class BrokerConfig:
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
+    zookeeper_connect: str = ""  # empty: a broker alone (a one-node cluster)
+    zookeeper_session_timeout_ms: int = 18_000
+    zookeeper_connection_timeout_ms: int = 18_000
     log: LogConfig = LogConfig()
     security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
     tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
@@ -79,9 +84,18 @@ def _single_log_dir(key: str, text: str) -> str:
 
 def _replication_factor(key: str, text: str) -> int:
     value = integer_setting(1)(key, text)
-    if value != 1:
-        raise ConfigError(f"{key}: this broker runs alone, so the replication factor can only be 1")
+    try:
+        check_replication_factor(value)
+    except PlacementError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
     return value
+
+
+def _zookeeper_connect(key: str, text: str) -> str:
+    try:
+        return str(ZooKeeperConnect(text))
+    except ValueError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
 
 
 # broker key -> (BrokerConfig field, parser); log settings are handled through LogConfig
@@ -105,6 +119,9 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "zookeeper.connect": ("zookeeper_connect", _zookeeper_connect),
+    "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", integer_setting(1, 2**31 - 1)),
+    "zookeeper.connection.timeout.ms": ("zookeeper_connection_timeout_ms", integer_setting(1, 2**31 - 1)),
 }
 # command-line flag -> (its spelling in messages, parser); the flags are checked like the keys
 _FLAGS = {

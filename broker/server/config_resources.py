@@ -54,6 +54,9 @@ _STATIC_BROKER_SETTINGS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("INT", lambda c: c.checkpoint_interval_ms),
     "log.retention.check.interval.ms": ("LONG", lambda c: c.retention_check_interval_ms),
     "default.replication.factor": ("INT", lambda c: 1),
+    "zookeeper.connect": ("STRING", lambda c: c.zookeeper_connect or None),
+    "zookeeper.session.timeout.ms": ("INT", lambda c: c.zookeeper_session_timeout_ms),
+    "zookeeper.connection.timeout.ms": ("INT", lambda c: c.zookeeper_connection_timeout_ms),
 }
 STATIC_BROKER_KEYS = frozenset(_STATIC_BROKER_SETTINGS)
 
@@ -62,7 +65,7 @@ def check_resource(ctx, resource_type: int, name: str) -> None:
     """TopicError unless the resource exists here: a known topic, this broker's id, or ""."""
     if resource_type == ResourceType.TOPIC:
         validate_name(name)
-        if ctx.topics.partitions(name) is None:
+        if not ctx.metadata.contains_topic(name):
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
     elif resource_type == ResourceType.BROKER:
         if name not in (DEFAULT_BROKER_RESOURCE, str(ctx.node_id)):

@@ -1,9 +1,12 @@
-"""What request handlers share: the broker's configuration, logs, topics, coordination state and the pool
-of threads that does their disk work."""
+"""What request handlers share: the broker's configuration, the metadata cache (the cluster as this
+broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
+(topic changes and settings), coordination state, the SCRAM credentials and the pool of threads that
+does their disk work. Which listener a request came in on is the connection's ``session``."""
 
 import dataclasses
 
-from broker.log.manager import LogManager
+from broker.cluster.metadata_cache import MetadataCache
+from broker.replica.replica_manager import ReplicaManager
 from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
@@ -13,13 +16,12 @@ from .request_memory import RequestMemory
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
-LEADER_EPOCH = 0  # a single, never re-elected leader: the epoch stays 0 (clients then skip KIP-320 checks)
-
 
 @dataclasses.dataclass
 class BrokerContext:
     config: BrokerConfig
-    log_manager: LogManager
+    metadata: MetadataCache
+    replicas: ReplicaManager
     topics: TopicRegistry
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
@@ -32,11 +34,6 @@ class BrokerContext:
     @property
     def node_id(self) -> int:
         return self.config.broker_id
-
-    def advertised_address(self, listener_name: str) -> tuple[str, int]:
-        """The host and port of this broker for clients of the listener ``listener_name``."""
-        listener = next(item for item in self.config.listeners if item.name == listener_name)
-        return self.config.advertised_address(listener, self.bound_ports[listener_name])
 
 
 MAX_ERROR_MESSAGE = 1000

@@ -8,15 +8,17 @@ and then applied to the running partition logs. A topic's settings are, lowest p
 first: Kafka's defaults, the broker's static configuration, the dynamic cluster default (resource
 name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides.
 Partition directories found on disk without an entry (a copied Kafka log directory, say) are
-adopted as topics with the broker's defaults.
+adopted as topics with the broker's defaults. After every change of the topics or their partitions
+the registry calls ``on_change`` (the one-node cluster's metadata source publishes them then).
 Topic names follow Kafka's rules: 1-249 characters from ``[a-zA-Z0-9._-]``, not ``.`` or ``..``,
 and not colliding with an existing name that differs only by ``.`` versus ``_``.
 
 Every change is all or nothing, also on a full disk. A creation is committed by writing
 ``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
-entry withdrawn. A deletion is committed by renaming the topic's partition directories aside
-(Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free space), then ``topics.json`` is
-rewritten; if the disk is too full for that, the renamed files are removed first to make room.
+entry withdrawn. A deletion first stops publishing the topic (so no request reaches a log being
+closed, as Kafka stops a replica before deleting its log), and is committed by renaming the topic's
+partition directories aside (Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free
+space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are removed first to make room.
 A start that finds a listed topic with a partition directory renamed aside and none in its place
 finishes that deletion (a crash or a full disk interrupted it).
 """
@@ -71,11 +73,13 @@ class TopicRegistry:
 
     def __init__(self, log_dir: str, static_defaults: LogConfig, broker_id: int = 0):
         self.log_dir = log_dir
+        self.on_change = lambda: None  # the broker sets it: publish the topics as the cluster's metadata
         self.path = os.path.join(log_dir, TOPICS_FILE)
         self.static_defaults = static_defaults
         self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
+        self._deleting = None  # the topic whose logs are being deleted: listed until committed, not published
         self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
         self._log_manager = None
         try:
@@ -149,6 +153,10 @@ class TopicRegistry:
     def names(self) -> list[str]:
         return sorted(self._topics)
 
+    def partition_counts(self) -> dict[str, int]:
+        """Every topic's partition count, from one consistent state, without a topic being deleted."""
+        return {name: topic["partitions"] for name, topic in self._topics.items() if name != self._deleting}
+
     def partitions(self, name: str) -> int | None:
         topic = self._topics.get(name)
         return topic["partitions"] if topic else None
@@ -195,6 +203,7 @@ class TopicRegistry:
                 self._withdraw(name, range(partitions), before)
                 raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
                                  f"cannot create the partitions of {name!r}: {exc}") from None
+            self.on_change()
 
     def _withdraw(self, name: str, partitions: range, before: dict[str, dict]) -> None:
         """Undo a creation (of a topic or of new partitions) whose partition logs could not all be made."""
@@ -209,6 +218,7 @@ class TopicRegistry:
             self._commit(before, f"cannot withdraw topic {name!r}")
         except TopicError as exc:
             log.error("%s; it stays listed, and the next start makes its missing partitions", exc)
+        self.on_change()
 
     def delete(self, name: str) -> None:
         """Delete a topic, or raise TopicError (KAFKA_STORAGE_ERROR when nothing could be deleted)."""
@@ -216,18 +226,26 @@ class TopicRegistry:
             topic = self._topics.get(name)
             if topic is None:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
-            self._set_partitions_aside(name, topic["partitions"])
+            self._deleting = name  # unpublished first, so no request reaches a log being closed
+            self.on_change()
+            try:
+                self._set_partitions_aside(name, topic["partitions"])
+            except TopicError:
+                self._deleting = None  # nothing was deleted (the first partition's log was opened anew)
+                self.on_change()
+                raise
             remaining = {other: t for other, t in self._topics.items() if other != name}
             try:
                 self._commit(remaining, f"cannot delete topic {name!r}")
-                return
             except TopicError:
                 self._free_deleted_files(name, range(topic["partitions"]))  # the disk is full: make room
-            try:
-                self._commit(remaining, f"cannot delete topic {name!r}")
-            except TopicError as exc:
-                self._topics = remaining
-                log.error("%s; its data is gone and the next start finishes the deletion", exc)
+                try:
+                    self._commit(remaining, f"cannot delete topic {name!r}")
+                except TopicError as exc:
+                    self._topics = remaining
+                    log.error("%s; its data is gone and the next start finishes the deletion", exc)
+            self._deleting = None
+            self.on_change()
 
     def _set_partitions_aside(self, name: str, partitions: int) -> None:
         """Rename the topic's partition directories aside: the deletion is committed once the first is.
@@ -311,6 +329,7 @@ class TopicRegistry:
                 self._withdraw(name, range(current, count), before)
                 raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
                                  f"cannot create the new partitions of {name!r}: {exc}") from None
+            self.on_change()
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""

@@ -31,7 +31,7 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--set", "auto.create.topics.enable=yes"], "auto.create.topics.enable: 'yes' is not true or false"),
     (["--set", "log.message.timestamp.type=Wallclock"], "log.message.timestamp.type: 'Wallclock' is not one of"),
     (["--set", "log.cleanup.policy=compact"], "log.cleanup.policy: 'compact' is not supported"),
-    (["--set", "default.replication.factor=3"], "default.replication.factor: this broker runs alone"),
+    (["--set", "default.replication.factor=3"], "default.replication.factor: replication factor 3 is not supported"),
     (["--set", "advertised.listeners=SSL://h:9093"], "advertised.listeners: 'SSL://h:9093' names no listener"),
     (["--set", "advertised.listeners=h:9093"], "advertised.listeners: 'h:9093' is not NAME://host:port"),
     (["--set", "listeners=EXTERNAL://:0"], "listeners: listener EXTERNAL has no security protocol in listener."),
@@ -55,6 +55,7 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
     (["--port", "-1"], "--port: port '-1' is not a number between 0 and 65535"),
     (["--broker-id", "-1"], "--broker-id: -1 is out of range, it must be between 0 and 2147483647"),
     (["--set", "broker.id=-1"], "broker.id: -1 is out of range, it must be between 0 and 2147483647"),
+    (["--set", "zookeeper.connect=zk1"], "zookeeper.connect: 'zk1' is not HOST:PORT[,HOST:PORT...][/chroot]"),
 ])
 def test_bad_settings_are_refused_at_start_naming_the_key(tmp_path, args, message):
     result = run_broker("--log-dir", str(tmp_path / "log"), "--port", "0", *args)

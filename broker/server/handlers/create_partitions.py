@@ -1,13 +1,14 @@
 """CreatePartitions (v0-1): grow a topic to a higher partition count, as ``kafka-topics --alter
 --partitions N`` asks. Records already stored stay where they are; keyed records produced from
 now on may hash to a new partition (as in Kafka). A manual assignment must give each new
-partition this broker alone; a topic named twice in one request is refused for both. The new
+partition one live broker; a topic named twice in one request is refused for both. The new
 partition logs are made on the I/O pool, off the event loop.
 """
 
 from broker.protocol.errors import ErrorCode
 
 from ..topics import TopicError
+from .admin import check_assignments
 from .topic_results import per_topic
 
 
@@ -15,18 +16,16 @@ def _check_assignments(ctx, topic: dict) -> None:
     assignments = topic["assignments"]
     if assignments is None:
         return
-    current = ctx.topics.partitions(topic["name"]) or 0
+    current = ctx.metadata.partition_count(topic["name"]) or 0
     if len(assignments) != topic["count"] - current:
         raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                          f"{len(assignments)} assignments given for {topic['count'] - current} new partitions")
-    if any(a["broker_ids"] != [ctx.node_id] for a in assignments):
-        raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         f"every new partition must be assigned to broker {ctx.node_id} alone")
+    check_assignments(ctx, assignments)
 
 
 async def handle(ctx, header, request) -> dict:
     async def add_partitions(topic: dict) -> None:
-        if ctx.topics.partitions(topic["name"]) is not None:
+        if ctx.metadata.contains_topic(topic["name"]):
             _check_assignments(ctx, topic)
         await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"])
 

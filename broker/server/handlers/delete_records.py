@@ -9,6 +9,7 @@ so is the checkpoint.
 
 from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
+from broker.replica.replica_manager import PartitionError
 
 from .partition_lists import repeated
 
@@ -17,15 +18,15 @@ TO_HIGH_WATERMARK = -1
 
 def _delete(ctx, topic: str, partition: int, offset: int) -> tuple[int, int]:
     """(error code, low watermark) for one partition."""
-    partition_log = ctx.log_manager.get_log(topic, partition)
-    if partition_log is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
-    target = partition_log.high_watermark if offset == TO_HIGH_WATERMARK else offset
     try:
-        return ErrorCode.NONE, partition_log.delete_records_before(target)
+        leader = ctx.replicas.leader_partition(topic, partition)
+        target = leader.high_watermark if offset == TO_HIGH_WATERMARK else offset
+        return ErrorCode.NONE, leader.delete_records_before(target)
+    except PartitionError as exc:
+        return exc.code, -1
     except OffsetOutOfRangeError:
         return ErrorCode.OFFSET_OUT_OF_RANGE, -1
-    except LogDeletedError:  # the topic was deleted after get_log
+    except LogDeletedError:  # the topic was deleted after the partition was looked up
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     except (OSError, LogError):
         return ErrorCode.KAFKA_STORAGE_ERROR, -1
@@ -46,7 +47,7 @@ async def handle(ctx, header, request) -> dict:
             partitions.append({"partition_index": index, "low_watermark": low_watermark, "error_code": code})
         topics.append({"name": topic["name"], "partitions": partitions})
     try:
-        await ctx.io.run(ctx.log_manager.write_checkpoints)
+        await ctx.io.run(ctx.replicas.write_checkpoints)
     except OSError:
         for partition in (p for t in topics for p in t["partitions"] if p["error_code"] == ErrorCode.NONE):
             partition.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, low_watermark=-1)

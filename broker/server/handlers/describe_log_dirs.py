@@ -9,7 +9,7 @@ from broker.protocol.errors import ErrorCode
 
 async def handle(ctx, header, request) -> dict:
     topics: dict[str, list] = {}
-    logs = sorted(ctx.log_manager.all_logs(), key=lambda lg: (lg.topic, lg.partition))
+    logs = sorted(ctx.replicas.local_logs(), key=lambda lg: (lg.topic, lg.partition))
     if request["topics"] is not None:  # a set: a hostile request may name millions of partitions
         wanted = {(t["topic"], p) for t in request["topics"] for p in t["partitions"]}
         logs = [lg for lg in logs if (lg.topic, lg.partition) in wanted]
@@ -18,5 +18,5 @@ async def handle(ctx, header, request) -> dict:
             "partition_index": partition_log.partition, "partition_size": partition_log.size_in_bytes,
             "offset_lag": 0, "is_future_key": False})
     return {"throttle_time_ms": 0, "results": [{
-        "error_code": ErrorCode.NONE, "log_dir": ctx.log_manager.log_dir,
+        "error_code": ErrorCode.NONE, "log_dir": ctx.replicas.log_dir,
         "topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()]}]}

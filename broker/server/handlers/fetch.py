@@ -15,13 +15,9 @@ import time
 
 from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
+from broker.replica.replica_manager import PartitionError
 
-from ..context import LEADER_EPOCH
 from .partition_lists import distinct
-
-
-def _check_leader_epoch(requested: int) -> ErrorCode:
-    return ErrorCode.UNKNOWN_LEADER_EPOCH if requested > LEADER_EPOCH else ErrorCode.NONE
 
 
 def _read(ctx, topics, max_bytes: int):
@@ -38,26 +34,25 @@ def _read(ctx, topics, max_bytes: int):
                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": [],
                     "preferred_read_replica": -1, "records": b""}
             partitions.append(data)
-            log = ctx.log_manager.get_log(name, wanted["partition"])
-            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if log is None else \
-                _check_leader_epoch(wanted["current_leader_epoch"])
-            if error:
-                data["error_code"] = error
+            try:
+                partition = ctx.replicas.leader_partition(name, wanted["partition"], wanted["current_leader_epoch"])
+            except PartitionError as exc:
+                data["error_code"] = exc.code
                 failed = True
                 continue
-            high_watermark = log.high_watermark
+            high_watermark = partition.high_watermark
             data.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
-                        log_start_offset=log.log_start_offset)
+                        log_start_offset=partition.log_start_offset)
             limit = min(wanted["partition_max_bytes"], budget)
             if limit <= 0 and not min_one_batch:
                 continue
             try:
-                found = log.read(wanted["fetch_offset"], max(limit, 0), min_one_batch=min_one_batch)
+                found = partition.read(wanted["fetch_offset"], max(limit, 0), min_one_batch)
             except OffsetOutOfRangeError:
                 data["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
                 failed = True
                 continue
-            except LogDeletedError:  # the topic was deleted after get_log
+            except LogDeletedError:  # the topic was deleted after the partition was looked up
                 data["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 failed = True
                 continue

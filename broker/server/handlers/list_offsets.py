@@ -1,26 +1,27 @@
 """ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
-record timestamp is at or after a given time (through the time index). A partition named more than
-once in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). The lookups run on the
-I/O pool."""
+record timestamp is at or after a given time (through the time index), from the partition this
+broker leads (the replica manager answers Kafka's error otherwise). A partition named more than once
+in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). The lookups run on the I/O
+pool."""
 
 from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
+from broker.replica.replica_manager import PartitionError
 
-from ..context import LEADER_EPOCH
 from .partition_lists import repeated
 
 LATEST = -1
 EARLIEST = -2
 
 
-def _lookup(log, timestamp: int) -> tuple[int, int]:
+def _lookup(partition, timestamp: int) -> tuple[int, int]:
     """``(timestamp, offset)`` as the response reports them."""
     if timestamp == LATEST:
-        return -1, log.high_watermark
+        return -1, partition.high_watermark
     if timestamp == EARLIEST:
-        return -1, log.log_start_offset
-    found = log.offset_for_timestamp(timestamp)
+        return -1, partition.log_start_offset
+    found = partition.offset_for_timestamp(timestamp)
     if found is None:
         return -1, -1
     offset, record_timestamp = found
@@ -38,21 +39,22 @@ def _list_offsets(ctx, request) -> dict:
         partitions = []
         for wanted in topic["partitions"]:
             result = {"partition_index": wanted["partition_index"], "error_code": ErrorCode.NONE,
-                      "timestamp": -1, "offset": -1, "leader_epoch": LEADER_EPOCH}
-            log = ctx.log_manager.get_log(topic["name"], wanted["partition_index"])
+                      "timestamp": -1, "offset": -1, "leader_epoch": -1}
             if (topic["name"], wanted["partition_index"]) in named_twice:
                 result["error_code"] = ErrorCode.INVALID_REQUEST
-            elif log is None:
+                partitions.append(result)
+                continue
+            try:
+                partition = ctx.replicas.leader_partition(topic["name"], wanted["partition_index"],
+                                                          wanted["current_leader_epoch"])
+                result["leader_epoch"] = partition.leader_epoch
+                result["timestamp"], result["offset"] = _lookup(partition, wanted["timestamp"])
+            except PartitionError as exc:
+                result["error_code"] = exc.code
+            except CorruptRecordError:  # stored records that do not decode (damaged on disk behind a valid CRC)
+                result["error_code"] = ErrorCode.CORRUPT_MESSAGE
+            except LogDeletedError:  # the topic was deleted after the partition was looked up
                 result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif wanted["current_leader_epoch"] > LEADER_EPOCH:
-                result["error_code"] = ErrorCode.UNKNOWN_LEADER_EPOCH
-            else:
-                try:
-                    result["timestamp"], result["offset"] = _lookup(log, wanted["timestamp"])
-                except CorruptRecordError:  # stored records that do not decode (damaged on disk behind a valid CRC)
-                    result["error_code"] = ErrorCode.CORRUPT_MESSAGE
-                except LogDeletedError:  # the topic was deleted after get_log
-                    result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             partitions.append(result)
         topics.append({"name": topic["name"], "partitions": partitions})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -1,7 +1,9 @@
-"""Metadata: this broker (also the controller), and topics with this broker leading every partition.
+"""Metadata: the live brokers, the controller and each topic's partitions (leader, leader epoch,
+replicas, in-sync replicas), from the metadata cache.
 
-The broker's address is the one advertised for the listener the request came in on, as in Kafka:
-a client of the TLS listener is sent to the TLS port, one of the plaintext listener to its port.
+Each broker's address is its endpoint for the listener the request came in on (``ctx.session``), as
+in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plaintext listener to
+theirs; a broker without that listener is not named.
 
 Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
@@ -13,10 +15,10 @@ From v8 a client may ask which operations it is allowed on the cluster and on ea
 no authorizer, as here, Kafka answers every operation the resource supports.
 """
 
+from broker.cluster.metadata_cache import NO_LEADER
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
 
-from ..context import LEADER_EPOCH
 from ..topics import TopicError
 
 # Kafka's AclOperation codes, as bits: what a topic and the cluster support
@@ -32,44 +34,57 @@ def _operations(requested: bool, supported: int) -> int:
     return supported if requested else UNREQUESTED_AUTHORIZED_OPERATIONS
 
 
-def _topic_metadata(ctx, name: str, operations: int) -> dict:
-    node = ctx.node_id
+def _topic_metadata(name: str, partitions, operations: int) -> dict:
     return {
         "error_code": ErrorCode.NONE, "name": name, "is_internal": False, "topic_authorized_operations": operations,
-        "partitions": [{"error_code": ErrorCode.NONE, "partition_index": p, "leader_id": node,
-                        "leader_epoch": LEADER_EPOCH, "replica_nodes": [node], "isr_nodes": [node],
+        "partitions": [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
+                        "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
+                        "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr),
                         "offline_replicas": []}
-                       for p in range(ctx.topics.partitions(name))],
+                       for index, state in enumerate(partitions)],
     }
+
+
+def _brokers(brokers, listener: str) -> list[dict]:
+    """Each live broker's endpoint for ``listener``; a broker without that listener is left out, as
+    Kafka leaves it out (a client could not reach it with this listener's security protocol)."""
+    answered = []
+    for broker in brokers:
+        endpoint = broker.endpoint(listener)
+        if endpoint is not None:
+            answered.append({"node_id": broker.node_id, "host": endpoint.host, "port": endpoint.port,
+                             "rack": broker.rack})
+    return answered
 
 
 async def handle(ctx, header, request) -> dict:
     requested = request["topics"]
     if requested is None or (header.api_version == 0 and not requested):
-        names = ctx.topics.names()
+        names = ctx.metadata.topic_names()
     else:
         names = list(dict.fromkeys(t["name"] for t in requested))  # a topic named twice is answered once
     auto_create = ctx.config.auto_create_topics and request["allow_auto_topic_creation"]
     topic_operations = _operations(request["include_topic_authorized_operations"], TOPIC_OPERATIONS)
     topics = []
     for name in names:
-        if ctx.topics.partitions(name) is None:
-            if not auto_create:
-                topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
-                continue
+        partitions = ctx.metadata.partitions(name)
+        if partitions is None and auto_create:
             try:
                 await ctx.io.run(ctx.topics.create, name, ctx.config.num_partitions)
             except TopicError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                     topics.append({"error_code": exc.code, "name": name, "partitions": []})
                     continue
-        topics.append(_topic_metadata(ctx, name, topic_operations))
-    host, port = ctx.advertised_address(ctx.session.listener)
+            partitions = ctx.metadata.partitions(name)
+        if partitions is None:  # unknown (or deleted again since it was created here)
+            topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
+            continue
+        topics.append(_topic_metadata(name, partitions, topic_operations))
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}],
-        "cluster_id": ctx.log_manager.cluster_id,
-        "controller_id": ctx.node_id,
+        "brokers": _brokers(ctx.metadata.alive_brokers(), ctx.session.listener),
+        "cluster_id": ctx.metadata.cluster_id,
+        "controller_id": ctx.metadata.controller_id,
         "topics": topics,
         "cluster_authorized_operations": _operations(request["include_cluster_authorized_operations"],
                                                      CLUSTER_OPERATIONS),

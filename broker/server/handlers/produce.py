@@ -22,8 +22,9 @@ from broker.protocol.errors import ErrorCode
 from broker.records import record_set, recompress
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
+from broker.replica.replica_manager import PartitionError
 
-from ..context import LEADER_EPOCH, CloseConnection, error_text
+from ..context import CloseConnection, error_text
 from .partition_lists import distinct
 
 FIRST_SUPPORTED_VERSION = 3
@@ -84,16 +85,17 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
         response.update(error_code=ErrorCode.UNSUPPORTED_VERSION,
                         error_message=f"produce v{version} is not supported; use v3 or later")
         return response, False
-    log = ctx.log_manager.get_log(topic, partition)
-    if log is None:
-        response.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        error_message=error_text(f"{topic}-{partition} does not exist"))
+    try:
+        leader = ctx.replicas.leader_partition(topic, partition)
+    except PartitionError as exc:
+        response.update(error_code=exc.code, error_message=error_text(exc))
         return response, False
+    log = leader.log
     try:
         records = _checked_records(records, version, log.config.max_message_bytes)
         if log.config.broker_codec is not None and len(records) <= log.config.max_message_bytes:
             records = _recompressed(records, log.config.broker_codec)
-        result = log.append(records, leader_epoch=LEADER_EPOCH)
+        result = leader.append_records(records)
     except _Refused as exc:
         response.update(error_code=exc.code, error_message=error_text(exc), log_start_offset=log.log_start_offset)
         return response, False

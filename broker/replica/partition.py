@@ -1,0 +1,54 @@
+"""A partition as the server sees it (Kafka's ``Partition``): its state in the cluster (leader,
+leader epoch, replicas, in-sync replicas) and, when this broker leads it, the local log.
+
+Writes and reads go through the partition, which stamps appended batches with the leader epoch
+and keeps the high watermark: the offset below which records are committed, that is stored by
+every in-sync replica. Each partition has a single replica (``broker.cluster.placement``), so the
+leader's log end is the high watermark: everything appended is committed.
+"""
+
+from broker.cluster.metadata_cache import PartitionState
+from broker.log.errors import OffsetOutOfRangeError
+from broker.log.partition_log import AppendResult, PartitionLog
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, state: PartitionState, log: PartitionLog):
+        self.topic = topic
+        self.index = index
+        self.state = state
+        self.log = log
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.state.leader_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    def append_records(self, records) -> AppendResult:
+        """Append a produced batch as the leader, stamped with the current leader epoch."""
+        return self.log.append(records, leader_epoch=self.leader_epoch)
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool):
+        """Committed batches from the one holding ``offset`` (see ``PartitionLog.read``)."""
+        return self.log.read(offset, max_bytes, min_one_batch=min_one_batch)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        return self.log.offset_for_timestamp(timestamp)
+
+    def delete_records_before(self, offset: int) -> int:
+        """Move the log start up to ``offset``, at most the high watermark (Kafka's DeleteRecords);
+        the new log start offset."""
+        high_watermark = self.high_watermark
+        if not 0 <= offset <= high_watermark:
+            raise OffsetOutOfRangeError(self.log.name, offset, self.log_start_offset, high_watermark)
+        return self.log.delete_records_before(offset)
+
+    def __repr__(self) -> str:
+        return f"Partition({self.topic}-{self.index}, leader {self.state.leader}, epoch {self.leader_epoch})"

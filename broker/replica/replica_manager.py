@@ -1,0 +1,108 @@
+"""The replica manager (Kafka's ``ReplicaManager``): the partitions this broker leads, made from
+each cluster image the metadata source publishes, and the lookup every partition-level request
+starts with, which answers Kafka's error when this broker cannot serve the partition.
+
+A partition this broker leads gets its local log from the log manager (made if missing; if it
+cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR); a partition
+led elsewhere, or by no one, is not held here. Lookups run on I/O threads while an image is
+applied: what they read is replaced whole, never changed in place.
+"""
+
+import logging
+import threading
+from typing import NamedTuple
+
+from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.log.errors import LogError
+from broker.log.manager import LogManager
+from broker.protocol.errors import ErrorCode
+
+from .partition import Partition
+
+log = logging.getLogger(__name__)
+
+NO_EPOCH = -1  # a request that names no leader epoch (clients before KIP-320, or that do not track it)
+
+
+class PartitionError(Exception):
+    """This broker cannot serve the partition: the Kafka error code to answer, and why."""
+
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class _Applied(NamedTuple):
+    image: ClusterImage
+    led: dict  # (topic, index) -> Partition
+    offline: dict  # (topic, index) -> why its log cannot be opened here
+
+
+class ReplicaManager:
+    def __init__(self, log_manager: LogManager, node_id: int):
+        self.log_manager = log_manager
+        self.node_id = node_id
+        self._applied = _Applied(EMPTY, {}, {})
+        self._apply_lock = threading.Lock()
+
+    def apply(self, image: ClusterImage) -> None:
+        """Lead the partitions ``image`` gives this broker (their logs made if missing); drop the others."""
+        with self._apply_lock:
+            before = self._applied.led
+            led, offline = {}, {}
+            for topic, states in image.topics.items():
+                for index, state in enumerate(states):
+                    key = (topic, index)
+                    if state.leader != self.node_id:
+                        continue
+                    try:
+                        partition_log = self.log_manager.get_or_create_log(topic, index)
+                    except (OSError, LogError) as exc:
+                        offline[key] = str(exc)
+                        log.error("%s-%d is offline on this broker: %s", topic, index, exc)
+                        continue
+                    unchanged = key in before and before[key].state == state and before[key].log is partition_log
+                    led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
+            self._applied = _Applied(image, led, offline)
+
+    def leader_partition(self, topic: str, index: int, current_leader_epoch: int = NO_EPOCH) -> Partition:
+        """The partition, if this broker leads it at the epoch the client knows; else PartitionError."""
+        applied = self._applied
+        partition = applied.led.get((topic, index))
+        if partition is None:
+            raise _not_served(applied, self.node_id, topic, index)
+        if current_leader_epoch != NO_EPOCH and current_leader_epoch != partition.leader_epoch:
+            newer = current_leader_epoch > partition.leader_epoch
+            raise PartitionError(ErrorCode.UNKNOWN_LEADER_EPOCH if newer else ErrorCode.FENCED_LEADER_EPOCH,
+                                 f"{topic}-{index} is at leader epoch {partition.leader_epoch}, "
+                                 f"the request knows {current_leader_epoch}")
+        return partition
+
+    def local_logs(self) -> list:
+        """Every partition log in this broker's log directory (DescribeLogDirs)."""
+        return self.log_manager.all_logs()
+
+    @property
+    def log_dir(self) -> str:
+        return self.log_manager.log_dir
+
+    def write_checkpoints(self) -> None:
+        self.log_manager.write_checkpoints()
+
+    def shutdown(self) -> None:
+        """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
+        self.log_manager.shutdown()
+
+
+def _not_served(applied: _Applied, node_id: int, topic: str, index: int) -> PartitionError:
+    """Why this broker does not serve a partition, as Kafka answers it."""
+    why_offline = applied.offline.get((topic, index))
+    if why_offline is not None:
+        return PartitionError(ErrorCode.KAFKA_STORAGE_ERROR, f"{topic}-{index} is offline: {why_offline}")
+    states = applied.image.topics.get(topic)
+    if states is None or not 0 <= index < len(states):
+        return PartitionError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} does not exist")
+    if states[index].leader == NO_LEADER:
+        return PartitionError(ErrorCode.LEADER_NOT_AVAILABLE, f"{topic}-{index} has no leader now")
+    return PartitionError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                          f"broker {node_id} does not lead {topic}-{index} (broker {states[index].leader} does)")

@@ -1,0 +1,34 @@
+"""Placement rules: the replication factors and manual assignments a topic may ask for (one
+replica per partition, on live brokers), and round-robin placement of new partitions."""
+
+import pytest
+
+from broker.cluster.placement import PlacementError, assign_replicas, check_assignment, check_replication_factor
+
+
+def test_replication_factor_must_fit_the_live_brokers_and_be_one():
+    check_replication_factor(1, live_brokers=1)
+    with pytest.raises(PlacementError, match="replication factor 3 is larger than the 1 available broker"):
+        check_replication_factor(3, live_brokers=1)
+    with pytest.raises(PlacementError, match="replication factor 2 is not supported"):
+        check_replication_factor(2, live_brokers=3)
+    with pytest.raises(PlacementError, match="at least 1, got 0"):
+        check_replication_factor(0)
+
+
+def test_a_manual_assignment_names_one_live_broker():
+    check_assignment([2], live_broker_ids=[1, 2, 3])
+    with pytest.raises(PlacementError, match=r"broker\(s\) \[7\] that are not live \(live: \[1, 2, 3\]\)"):
+        check_assignment([7], live_broker_ids=[3, 1, 2])
+    with pytest.raises(PlacementError, match="larger than the 1 available"):
+        check_assignment([1, 1], live_broker_ids=[1])
+    with pytest.raises(PlacementError, match="at least 1"):
+        check_assignment([], live_broker_ids=[1])
+
+
+def test_partitions_are_spread_round_robin_from_the_start_index():
+    assert assign_replicas(0, 5, [3, 1, 2], start_index=1) == [[2], [3], [1], [2], [3]]
+    assert assign_replicas(4, 2, [3, 1, 2], start_index=1) == [[3], [1]]  # continues where the topic ended
+    assert assign_replicas(0, 2, [0]) == [[0], [0]]
+    with pytest.raises(PlacementError, match="no broker"):
+        assign_replicas(0, 1, [])

@@ -1,0 +1,67 @@
+"""A real ZooKeeper server for the tests: the one inside PySpark's jars, on a free port, in a
+directory of its own (``ZooKeeperServerMain PORT DIR TICK``, its admin web server off)."""
+
+import os
+import socket
+import subprocess
+import time
+
+import pyspark
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
+
+from spark_kafka_source.java import java_executable
+
+START_TIMEOUT = 60
+TICK_MS = 500  # sessions may then be as short as 2 ticks (1 s) and as long as 20 (10 s)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ZooKeeperServer:
+    def __init__(self, directory):
+        self.directory = str(directory)
+        self.port = _free_port()
+        self.process = None
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> "ZooKeeperServer":
+        java = java_executable()
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
+        data = os.path.join(self.directory, "data")
+        os.makedirs(self.directory, exist_ok=True)
+        with open(os.path.join(self.directory, "server.log"), "ab") as output:
+            self.process = subprocess.Popen(
+                [java, "-Xmx128m", "-Dzookeeper.admin.enableServer=false", "-cp", jars,
+                 "org.apache.zookeeper.server.ZooKeeperServerMain", str(self.port), data, str(TICK_MS)],
+                stdout=output, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            client = KazooClient(hosts=self.connect)
+            try:
+                client.start(timeout=2)
+                client.stop()
+                return self
+            except KazooTimeoutError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"ZooKeeper did not start within {START_TIMEOUT}s; "
+                                       f"see {self.directory}/server.log")
+            finally:
+                client.close()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(30)

@@ -1,0 +1,97 @@
+"""The replica manager between handlers and logs, on a real log directory: which partitions this
+broker serves from a cluster image, Kafka's error for each one it cannot serve, leader epochs
+stamped on appended batches and checked against requests, the high watermark as the bound of
+DeleteRecords, and a partition whose log cannot be made (offline, not a crash)."""
+
+import pytest
+
+from broker.cluster.metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, PartitionState
+from broker.log.errors import OffsetOutOfRangeError
+from broker.log.manager import LogManager
+from broker.protocol.errors import ErrorCode
+from broker.records import batch
+from broker.replica.replica_manager import PartitionError, ReplicaManager
+from tests.log.util import make_batch
+
+HERE, OTHER = 1, 2
+
+
+def state(leader: int, epoch: int = 0) -> PartitionState:
+    replicas = () if leader == NO_LEADER else (leader,)
+    return PartitionState(leader, epoch, replicas, replicas)
+
+
+def image(topics: dict) -> ClusterImage:
+    return ClusterImage.of("cluster-a", HERE, [BrokerEndpoint(HERE, "h1", 1), BrokerEndpoint(OTHER, "h2", 2)], topics)
+
+
+@pytest.fixture
+def replicas(tmp_path):
+    with LogManager(str(tmp_path), broker_id=HERE) as log_manager:
+        yield ReplicaManager(log_manager, HERE)
+
+
+def error_of(replicas, topic: str, index: int, epoch: int = -1) -> tuple[ErrorCode, str]:
+    with pytest.raises(PartitionError) as raised:
+        replicas.leader_partition(topic, index, epoch)
+    return raised.value.code, str(raised.value)
+
+
+def test_serves_only_the_partitions_it_leads_and_says_why_not_for_the_others(replicas):
+    replicas.apply(image({"t": [state(HERE), state(OTHER), state(NO_LEADER)]}))
+    assert replicas.leader_partition("t", 0).log is not None
+    assert [lg.name for lg in replicas.local_logs()] == ["t-0"]  # no log for partitions led elsewhere
+    assert error_of(replicas, "t", 1) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                          "broker 1 does not lead t-1 (broker 2 does)")
+    assert error_of(replicas, "t", 2)[0] == ErrorCode.LEADER_NOT_AVAILABLE
+    assert error_of(replicas, "t", 3)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert error_of(replicas, "missing", 0)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_new_image_keeps_unchanged_partitions_and_drops_those_no_longer_led(replicas):
+    replicas.apply(image({"t": [state(HERE), state(HERE)]}))
+    first = replicas.leader_partition("t", 0)
+    replicas.apply(image({"t": [state(HERE), state(OTHER)]}))
+    assert replicas.leader_partition("t", 0) is first
+    assert error_of(replicas, "t", 1)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    replicas.apply(image({}))
+    assert error_of(replicas, "t", 0)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_leader_epoch_is_stamped_on_appends_and_checked_against_requests(replicas):
+    replicas.apply(image({"t": [state(HERE, epoch=3)]}))
+    partition = replicas.leader_partition("t", 0, 3)
+    partition.append_records(make_batch(2))
+    stored = partition.read(0, 1 << 20, min_one_batch=True).read()
+    assert batch.parse_header(stored).partition_leader_epoch == 3
+    assert replicas.leader_partition("t", 0, -1) is partition  # no epoch named: no check
+    assert error_of(replicas, "t", 0, 4)[0] == ErrorCode.UNKNOWN_LEADER_EPOCH  # the client knows a newer leader
+    assert error_of(replicas, "t", 0, 2)[0] == ErrorCode.FENCED_LEADER_EPOCH  # the client is behind
+
+
+def test_high_watermark_bounds_delete_records(replicas):
+    replicas.apply(image({"t": [state(HERE)]}))
+    partition = replicas.leader_partition("t", 0)
+    partition.append_records(make_batch(3))
+    assert partition.high_watermark == 3
+    with pytest.raises(OffsetOutOfRangeError):
+        partition.delete_records_before(4)
+    assert partition.delete_records_before(3) == 3 == partition.log_start_offset
+
+
+def test_a_partition_whose_log_cannot_be_made_is_offline_and_the_others_are_served(replicas, tmp_path):
+    (tmp_path / "blocked-0").write_text("a file where the partition's directory belongs")
+    replicas.apply(image({"blocked": [state(HERE)], "fine": [state(HERE)]}))
+    code, message = error_of(replicas, "blocked", 0)
+    assert code == ErrorCode.KAFKA_STORAGE_ERROR and "blocked-0 is offline" in message
+    assert replicas.leader_partition("fine", 0).high_watermark == 0
+
+
+def test_a_log_opened_anew_under_the_same_state_replaces_the_closed_one(replicas):
+    """A deletion that failed reopens the log: the next image must serve the new log object."""
+    replicas.apply(image({"t": [state(HERE)]}))
+    closed = replicas.leader_partition("t", 0).log
+    replicas.log_manager.delete_log("t", 0)
+    reopened = replicas.log_manager.get_or_create_log("t", 0)
+    replicas.apply(image({"t": [state(HERE)]}))
+    assert replicas.leader_partition("t", 0).log is reopened is not closed
