@@ -63,6 +63,13 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def group_id(text: str) -> str:
+    """A consumer group id: any text but the empty one (Kafka refuses it: INVALID_GROUP_ID)."""
+    if not text:
+        raise argparse.ArgumentTypeError("a consumer group id cannot be empty (for example dashboards)")
+    return text
+
+
 def key_value(text: str) -> tuple[str, str]:
     """``KEY=VALUE`` (a setting given on the command line) -> ``(key, value)``."""
     key, sep, value = text.partition("=")

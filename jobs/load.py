@@ -15,8 +15,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, key_value,
-                             positive_int, timestamp_ms)
+from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
+                             key_value, positive_int, timestamp_ms)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -31,10 +31,13 @@ examples:
   kafkalog load --topics page-views --output /data/pv --rewind-to-offsets '{"page-views":{"0":1500}}'
   kafkalog load --output /data/pv --history
   kafkalog load --output /data/pv --repair
+  kafkalog load --topics page-views --output /data/pv --group-id page-views-loader
 
 Each run reads every partition from where the committed runs ended to the latest offset now,
 writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
 (default <output>/_checkpoint). A run that was killed is executed again with the same plan.
+Each committed run's end offsets are then committed to a consumer group (--group-id, default
+kafkalog-load:<output URI>), where `kafkalog groups describe` shows the load's lag.
 
 exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
              3 another run holds the checkpoint's lock"""
@@ -79,6 +82,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repair", action="store_true",
                         help="make a damaged checkpoint agree with the output again, from what the output's rows "
                              "prove, and stop")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--group-id", type=group_id, metavar="GROUP",
+                       help="the consumer group each committed run's end offsets are committed to, so the load's lag "
+                            "shows in `kafkalog groups describe` and Kafka lag monitors (default "
+                            "kafkalog-load:<output URI>); the checkpoint stays the source of truth")
+    group.add_argument("--no-group-commit", action="store_true", help="commit no offsets to a consumer group")
     parser.add_argument("--keep-runs", type=positive_int, default=100, metavar="N",
                         help="runs kept in the checkpoint's history (default 100)")
     parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
@@ -133,7 +142,7 @@ def settings_from(args):
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
         rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty,
         source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()}, **dict(args.option)},
-        progress=not args.quiet)
+        progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
 
 
 def run_command(args) -> int:

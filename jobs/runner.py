@@ -12,7 +12,8 @@ The steps, and what a kill at any moment leaves for the next run:
    to ``_staging/run=N`` in one Spark job (killed: the next run rewrites the staging output);
 6. publish: rename ``_staging/run=N`` to ``run=N`` (killed before: the staged output is complete
    and is published; after: the output is published and only the commit is missing);
-7. write ``commit.json``, then the report; apply the history's retention.
+7. write ``commit.json``, then the report; commit the run's end offsets to the load's consumer group
+   (``group_commit``: a copy for lag monitors, a warning when it fails); apply the history's retention.
 
 So the output holds every offset of the committed runs exactly once, whatever was killed when.
 """
@@ -25,6 +26,7 @@ import time
 from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
 
 from . import consistency, report as run_report
+from .group_commit import commit_run_ends, default_group_id
 from .output import Output
 from .planner import LoadPlan, Rewind, exact_read_options, plan_next, source_client
 from .progress import SparkProgress
@@ -50,6 +52,8 @@ class LoadSettings:
     allow_empty: bool = False  # a topic pattern may match no topic
     source_options: dict = dataclasses.field(default_factory=dict, repr=False)  # more kafkalog options (kafka.*: secrets)
     progress: bool = True
+    group_commit: bool = True  # commit each committed run's end offsets to a consumer group (group_commit.py)
+    group_id: str | None = None  # that group; None: default_group_id(the output URI)
 
     def source(self) -> dict:
         """Options of the kafkalog source naming the brokers, topics and data loss policy."""
@@ -128,6 +132,9 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
                                   plan.supersede, plan.again)
         store.commit(run.number, {"records": result["total"]["records"], "bytes": result["total"]["bytes"]})
         store.write_report(run.number, result)
+        if settings.group_commit:
+            with source_client(settings.source()) as client:
+                commit_run_ends(client, settings.group_id or default_group_id(output.uri), run)
         _pause_at("committed", say)
         for number in store.apply_retention(settings.keep_runs):
             output.delete_superseded(number)

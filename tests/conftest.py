@@ -26,10 +26,15 @@ def spark(spark_session):
     return spark_session
 
 
+# Group timeouts short enough for tests: members may use 100 ms sessions, and the first rebalance
+# of a group does not wait Kafka's 3 s for more members
+FAST_GROUPS = {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "0"}
+
+
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     """One broker per test module (tests use their own topic names), 4 partitions by default."""
-    process = EmbeddedBroker(tmp_path_factory.mktemp("broker") / "log", {"num.partitions": "4"}).start()
+    process = EmbeddedBroker(tmp_path_factory.mktemp("broker") / "log", {"num.partitions": "4", **FAST_GROUPS}).start()
     yield process
     process.kill()
 

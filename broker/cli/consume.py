@@ -10,23 +10,18 @@ are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``; the
 header in ``"headers": [{"key": ..., "value": ...}, ...]``.
 """
 
-import datetime
-import json
 import sys
 import time
 
-from broker.arguments import EPOCH, non_negative_int, positive_int, timestamp_ms
+from broker.arguments import USAGE, group_id, non_negative_int, positive_int, timestamp_ms
 from broker.client import EARLIEST, LATEST
-from broker.records import record_set
-from broker.records.errors import CorruptRecordError
 
-from .common import OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
-from .record_text import json_field, json_headers, text
+from .common import OK, add_command, add_topic_argument, check_partition, partitions_of, run
+from .consume_group import consume_in_group
+from .record_lines import fetch_records, record_line
 
 PROG = "kafkalog consume"
-FETCH_BYTES = 1024 * 1024
 FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found nothing new
-TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
 def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
@@ -55,45 +50,6 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     return f"{what} of {topic} is empty"
 
 
-def _records(client, topic: str, partition: int, position: int, end: int | None, first: int = 0):
-    """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
-    if given), and the next position."""
-    fetched = client.fetch(topic, partition, position, FETCH_BYTES)
-    records, next_position = [], position
-    lowest = max(position, first)
-    try:
-        for entry in record_set.iter_batches(fetched.records):
-            next_position = max(next_position, entry.last_offset + 1)
-            if not entry.is_control:
-                records += [(entry, r) for r in entry.records
-                            if lowest <= r.offset and (end is None or r.offset < end)]
-    except CorruptRecordError as exc:
-        raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
-    return records, next_position
-
-
-def _iso(timestamp: int) -> str:
-    """ISO-8601 UTC with milliseconds; "none" for a record without a timestamp (-1)."""
-    if timestamp < 0:
-        return "none"
-    try:
-        moment = EPOCH + datetime.timedelta(milliseconds=timestamp)
-    except OverflowError:  # past the year 9999: only the number can show it
-        return str(timestamp)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _line(topic: str, partition: int, entry, record, form: str) -> str:
-    if form == "plain":
-        return f"{partition}\t{record.offset}\t{_iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"
-    out = {"topic": topic, "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
-           "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
-    json_field(out, "key", record.key)
-    json_field(out, "value", record.value)
-    out["headers"] = json_headers(record.headers)
-    return json.dumps(out, ensure_ascii=False)
-
-
 def _consume(client, args) -> int:
     topic = args.topic
     partitions = partitions_of(client, topic, args.bootstrap_server)
@@ -114,14 +70,14 @@ def _consume(client, args) -> int:
             printed = 0
             for partition in active:
                 end = None if ends is None else ends[partition]
-                records, position = _records(client, topic, partition, positions[partition], end,
+                records, position = fetch_records(client, topic, partition, positions[partition], end,
                                              first=args.offset or 0)  # --follow from past the end: wait
                 if end is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position
                 shown = records if remaining is None else records[:remaining]
                 for entry, record in shown:
-                    print(_line(topic, partition, entry, record, args.format))
+                    print(record_line(topic, partition, entry, record, args.format))
                 printed += len(shown)
                 if remaining is not None:
                     remaining -= len(shown)
@@ -137,7 +93,14 @@ def _consume(client, args) -> int:
 
 
 def _run(args) -> int:
-    return run(PROG, args, _consume)
+    if args.group is None:
+        return run(PROG, args, _consume)
+    for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time)):
+        if value is not None:
+            print(f"{PROG}: {option} cannot be used with --group (the group assigns the partitions and keeps their "
+                  f"offsets) (see '{PROG} --help')", file=sys.stderr)
+            return USAGE
+    return run(PROG, args, consume_in_group)
 
 
 def add_parser(commands) -> None:
@@ -153,7 +116,8 @@ def add_parser(commands) -> None:
             "kafkalog consume page-views",
             "kafkalog consume --topic page-views --partition 0 --offset 1000 --max-records 10",
             "kafkalog consume page-views --from-time 2024-05-01T12:00:00Z --format json | jq .value",
-            "kafkalog consume page-views --from-time 1714564800000 --follow"])
+            "kafkalog consume page-views --from-time 1714564800000 --follow",
+            "kafkalog consume page-views --group dashboards --follow"])
     add_topic_argument(parser)
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
@@ -170,4 +134,13 @@ def add_parser(commands) -> None:
     parser.add_argument("--format", choices=("plain", "json"), default="plain", help="output lines (default plain)")
     parser.add_argument("--follow", action="store_true", help="keep waiting for new records instead of stopping "
                                                               "at the end")
+    parser.add_argument("--group", type=group_id, metavar="GROUP",
+                        help="consume as a member of consumer group GROUP: the group's members share the partitions, "
+                             "each starts at the group's committed offset and commits after printing (at least "
+                             "once); Ctrl-C or SIGTERM leaves the group")
+    parser.add_argument("--session-timeout-ms", type=positive_int, default=10_000, metavar="MS",
+                        help="with --group, how long the group waits for this member's heartbeat before giving its "
+                             "partitions to the others (default 10000; Kafka accepts 6000 to 1800000 by default)")
+    parser.add_argument("--auto-offset-reset", choices=("earliest", "latest"), default="earliest",
+                        help="with --group, where a partition without a committed offset starts (default earliest)")
     parser.set_defaults(func=_run)

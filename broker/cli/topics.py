@@ -56,7 +56,7 @@ def _alter(client, args) -> int:
 
 
 def _list(client, args) -> int:
-    for name in client.topics():
+    for name in client.topics(include_internal=True):  # as kafka-topics --list
         print(name)
     return OK
 

@@ -100,6 +100,7 @@ class Metadata(NamedTuple):
     leaders: dict  # (topic, partition) -> leader node id (-1 when none)
     topic_errors: dict  # topic -> error code, for topics the broker answered with an error
     controller_id: int = -1
+    internal: frozenset = frozenset()  # topics the cluster marks internal (__consumer_offsets)
 
 
 class NewTopic(NamedTuple):
@@ -214,15 +215,17 @@ class KafkaClient:
             finally:
                 connection.close()
             brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
-            leaders, topic_errors = {}, {}
+            leaders, topic_errors, internal = {}, {}, set()
             for topic in response["topics"]:
+                if topic["is_internal"]:
+                    internal.add(topic["name"])
                 if topic["error_code"] in _RETRIABLE:
                     raise _Retriable(f"topic {topic['name']}: error {topic['error_code']}", topic["error_code"])
                 if topic["error_code"]:
                     topic_errors[topic["name"]] = topic["error_code"]
                 for p in topic["partitions"]:
                     leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
-            self._metadata = Metadata(brokers, leaders, topic_errors, response["controller_id"])
+            self._metadata = Metadata(brokers, leaders, topic_errors, response["controller_id"], frozenset(internal))
             for node_id in [n for n in self._connections if n not in brokers]:
                 self._drop(node_id)
             return self._metadata
@@ -238,8 +241,11 @@ class KafkaClient:
                                                metadata.topic_errors[topic])
         return sorted(p for t, p in metadata.leaders if t == topic)
 
-    def topics(self) -> list[str]:
-        return sorted({t for t, _ in self.metadata(None).leaders})
+    def topics(self, include_internal: bool = False) -> list[str]:
+        """Every topic of the cluster; internal ones (``__consumer_offsets``) only when asked, as a
+        Kafka consumer's pattern subscription leaves them out (``exclude.internal.topics``)."""
+        metadata = self.metadata(None)
+        return sorted({t for t, _ in metadata.leaders if include_internal or t not in metadata.internal})
 
     def _leader(self, topic: str, partition: int) -> int:
         leader = self._metadata.leaders.get((topic, partition))
@@ -504,9 +510,10 @@ class KafkaClient:
 
     # -- requests ------------------------------------------------------------------------
 
-    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
+    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0,
+                 max_version: int | None = None) -> dict:
         try:
-            return self._connection(node_id).request(api_key, body, extra_wait)
+            return self._connection(node_id).request(api_key, body, extra_wait, max_version)
         except BrokerConnectionError:
             self._drop(node_id)
             raise

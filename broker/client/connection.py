@@ -120,13 +120,17 @@ class BrokerConnection:
         raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
                                       f"this client {ours.min_version}-{ours.max_version}")
 
-    def request(self, api_key: ApiKey, body: dict, extra_wait: float = 0.0) -> dict:
-        """Send a request at the negotiated version and return the decoded response body.
+    def request(self, api_key: ApiKey, body: dict, extra_wait: float = 0.0, max_version: int | None = None) -> dict:
+        """Send a request at the negotiated version (at most ``max_version`` if given, for a caller
+        that needs nothing newer) and return the decoded response body.
 
         ``extra_wait`` (seconds) extends the deadline for requests the broker may hold on purpose
         (a long-polling fetch's ``max_wait_ms``).
         """
-        return self._call(api_key, self.version_for(api_key), body, extra_wait)
+        version = self.version_for(api_key)
+        if max_version is not None:
+            version = max(min(version, max_version), self.versions[api_key][0])
+        return self._call(api_key, version, body, extra_wait)
 
     def send(self, api_key: ApiKey, body: dict) -> None:
         """Send a request the broker does not answer (a Produce with acks=0)."""

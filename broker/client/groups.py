@@ -2,13 +2,13 @@
 group's coordinator, list the groups, describe one (state, members, their assignments), fetch and
 commit its offsets, delete offsets or whole groups.
 
-They work against any Kafka cluster with a group coordinator: each call finds the group's
-coordinator (FindCoordinator, to any broker) and sends the group request there; a coordinator that
-is loading, moving or not yet available (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-NOT_COORDINATOR) is looked up again and the request retried, with the client's retries and
-backoff. A broker that does not offer a group API (this project's broker before its coordinator,
-librdkafka's mock cluster for ListGroups and DescribeGroups) gives a ``GroupsUnsupportedError``
-naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
+They work against any Kafka cluster with a group coordinator: the first call for a group finds its
+coordinator (FindCoordinator, to any broker), remembered for the next calls; a coordinator that is
+loading, moving, not yet available or unreachable (COORDINATOR_LOAD_IN_PROGRESS,
+COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, a broken connection) is looked up again and the request
+retried, with the client's retries and backoff. A broker that does not offer a group API (this
+project's broker before its coordinator, librdkafka's mock cluster for ListGroups and
+DescribeGroups) gives a ``GroupsUnsupportedError`` naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
 which a coordinator accepts only while the group has no active members.
 
 Member assignments are decoded with the consumer-protocol codec of ``broker.coordinator`` (pure,
@@ -22,6 +22,7 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
 from .client import KafkaClient, KafkaError, _error, _Retriable
+from .connection import BrokerConnectionError
 
 GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a consumer group (1 is a transactional id)
 NO_GENERATION, NO_MEMBER = -1, ""  # an offset commit from outside the group (an admin tool)
@@ -41,7 +42,8 @@ class GroupsUnsupportedError(KafkaError):
         self.api = api
 
 
-class GroupMember(NamedTuple):
+class MemberDescription(NamedTuple):
+    """A member as ``describe`` shows it (``membership.GroupMember`` is a member this process runs)."""
     member_id: str
     instance_id: str | None  # static membership's group.instance.id
     client_id: str
@@ -54,7 +56,7 @@ class GroupDescription(NamedTuple):
     state: str  # Kafka's: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
     protocol_type: str  # "consumer" for consumer groups
     protocol: str  # the chosen assignor, e.g. "range"
-    members: list  # GroupMember
+    members: list  # MemberDescription
 
 
 class CommittedOffset(NamedTuple):
@@ -68,6 +70,7 @@ class GroupClient:
 
     def __init__(self, client: KafkaClient):
         self.client = client
+        self._coordinators: dict[str, int] = {}  # group -> its coordinator's node id, until it moves
 
     # -- the coordinator -------------------------------------------------------------------
 
@@ -84,21 +87,32 @@ class GroupClient:
                              ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return coordinator
 
-    def _to_coordinator(self, group: str, api_key: ApiKey, body: dict, what: str) -> dict:
+    def _to_coordinator(self, group: str, api_key: ApiKey, body: dict, what: str, extra_wait: float = 0.0,
+                        max_version: int | None = None) -> dict:
         """Send a request to the group's coordinator (found again, and retried, when it moved)."""
         def send():
-            response = self._request(self._find_coordinator(group), api_key, body)
+            if group not in self._coordinators:
+                self._coordinators[group] = self._find_coordinator(group)
+            try:
+                response = self._request(self._coordinators[group], api_key, body, extra_wait, max_version)
+            except BrokerConnectionError:
+                del self._coordinators[group]
+                raise
             moved = [code for code in _error_codes(response) if code in _COORDINATOR_MOVED]
             if moved:
+                del self._coordinators[group]
                 raise _Retriable(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
         return self.client._retrying(send, what)
 
-    def _request(self, node_id: int, api_key: ApiKey, body: dict) -> dict:
+    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0,
+                 max_version: int | None = None) -> dict:
+        """``extra_wait``: seconds the coordinator may hold the answer on purpose (a JoinGroup waits
+        for the other members up to the rebalance timeout)."""
         connection = self.client._connection(node_id)
         if api_key not in connection.versions:
             raise GroupsUnsupportedError(connection.address, api_key)
-        return self.client._request(node_id, api_key, body)
+        return self.client._request(node_id, api_key, body, extra_wait, max_version)
 
     # -- groups ----------------------------------------------------------------------------
 
@@ -122,7 +136,7 @@ class GroupClient:
                                         f"describe group {group!r}")
         [found] = response["groups"]
         _raise_for_group(found["error_code"], group)
-        members = [GroupMember(m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
+        members = [MemberDescription(m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
                                assigned_partitions(m["member_assignment"])
                                if found["protocol_type"] == CONSUMER_PROTOCOL else {})
                    for m in found["members"]]
@@ -164,25 +178,25 @@ class GroupClient:
                         p["committed_offset"], p["committed_leader_epoch"], p["metadata"])
         return offsets
 
-    def commit(self, group: str, offsets: dict, metadata: str = "") -> None:
-        """Commit ``{(topic, partition): offset}`` for the group from outside it (generation -1, no
-        member id): the coordinator refuses it while the group has active members
-        (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS), raised as a KafkaError."""
+    def commit(self, group: str, offsets: dict, metadata: str = "", generation: int = NO_GENERATION,
+               member_id: str = NO_MEMBER) -> None:
+        """Commit ``{(topic, partition): offset}`` for the group: by default from outside it (generation
+        -1, no member id), which the coordinator refuses while the group has active members
+        (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS, raised as a KafkaError); a
+        member gives its generation and member id."""
         topics: dict[str, list] = {}
         for (topic, partition), offset in sorted(offsets.items()):
             topics.setdefault(topic, []).append({
                 "partition_index": partition, "committed_offset": offset, "committed_leader_epoch": -1,
                 "commit_timestamp": -1, "committed_metadata": metadata})
-        body = {"group_id": group, "generation_id_or_member_epoch": NO_GENERATION, "member_id": NO_MEMBER,
+        body = {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member_id,
                 "group_instance_id": None, "retention_time_ms": -1,
                 "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
 
-        def send():
-            response = self._request(self._find_coordinator(group), ApiKey.OFFSET_COMMIT, body)
-            for topic in response["topics"]:
-                for p in topic["partitions"]:
-                    _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
-        self.client._retrying(send, f"commit offsets of group {group!r}")
+        response = self._to_coordinator(group, ApiKey.OFFSET_COMMIT, body, f"commit offsets of group {group!r}")
+        for topic in response["topics"]:
+            for p in topic["partitions"]:
+                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
 
     def delete_offsets(self, group: str, partitions: list) -> dict:
         """Delete the group's committed offsets of ``[(topic, partition)]`` (OffsetDelete; refused

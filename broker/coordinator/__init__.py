@@ -1,7 +1,10 @@
-"""Consumer groups: the group coordinator's building blocks.
+"""Consumer groups: the group coordinator and the offset manager, sans I/O (bytes and requests in,
+values, answers and records out; time is a clock passed in).
 
-So far only the pure, sans-I/O parts (bytes in, values out): the ``__consumer_offsets`` record
-formats (``offsets_records``), the partition of a group (``group_partition``) and the consumer
-protocol's subscription and assignment (``consumer_protocol``). The group state machine and the
-offset manager are built on them; like ``replica`` and ``cluster`` this layer knows logs, not sockets.
+``group`` holds one group (state, members, protocol vote), ``group_coordinator`` runs Kafka's
+classic membership protocol and the offset calls on it, ``offset_manager`` keeps the groups' cache
+and writes every change as ``__consumer_offsets`` records (``offsets_records``, Kafka's formats) in
+the group's partition (``group_partition``); ``timers`` holds their deadlines, ``config`` their
+settings; ``consumer_protocol`` decodes members' subscriptions and assignments. Like ``replica``
+and ``cluster`` this layer knows logs, not sockets: ``broker.server.group_runtime`` runs it.
 """

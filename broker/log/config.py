@@ -3,7 +3,7 @@
 Each setting has a topic-level name (``segment.bytes``) and the broker-level name that supplies
 its default (``log.segment.bytes``). ``LogConfig.from_properties`` reads either kind, checking
 each value as Kafka does and naming the key in any error. Every topic setting Kafka knows is
-accepted; those that cannot change anything on a single broker without compaction or tiered
+accepted; those that cannot change anything on a single broker without replicas or tiered
 storage are stored and described, and their ``Setting.no_effect`` says why.
 """
 
@@ -70,12 +70,11 @@ def _level(minimum: int, maximum: int, *extra: int) -> Callable[[str, str], int]
 
 
 def _cleanup_policy(key: str, text: str) -> str:
+    """``delete``, ``compact`` or both (``compact,delete``, in that order whatever the input's)."""
     policies = {p.strip() for p in str(text).split(",")}
-    if not policies <= {"delete", "compact"}:
-        raise ConfigError(f"{key}: {text!r} is not a list of delete and compact")
-    if policies != {"delete"}:
-        raise ConfigError(f"{key}: {text!r} is not supported; only 'delete' is (log compaction is not implemented)")
-    return "delete"
+    if not policies or not policies <= {"delete", "compact"}:
+        raise ConfigError(f"{key}: {text!r} is not a list of delete and compact (for example {key}=compact)")
+    return ",".join(sorted(policies))
 
 
 _THROTTLED_REPLICA = re.compile(r"\d+:\d+")
@@ -139,14 +138,14 @@ class LogConfig:
     cleanup_policy: str = "delete"
     file_delete_delay_ms: int = 60_000
     compression_type: str = "producer"
-    # accepted and stored, with no effect here (see each Setting's no_effect)
-    compression_gzip_level: int = -1
-    compression_lz4_level: int = 9
-    compression_zstd_level: int = 3
     delete_retention_ms: int = 24 * 3600 * 1000
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX
     min_cleanable_dirty_ratio: float = 0.5
+    # accepted and stored, with no effect here (see each Setting's no_effect)
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
     leader_replication_throttled_replicas: str = ""
@@ -179,6 +178,16 @@ class LogConfig:
         return dataclasses.replace(base or cls(), **changes)
 
     @property
+    def compacted(self) -> bool:
+        """The cleaner keeps the latest record of each key (``cleanup.policy`` has ``compact``)."""
+        return "compact" in self.cleanup_policy.split(",")
+
+    @property
+    def deletes(self) -> bool:
+        """Retention by time and size applies (``cleanup.policy`` has ``delete``)."""
+        return "delete" in self.cleanup_policy.split(",")
+
+    @property
     def uses_log_append_time(self) -> bool:
         return self.message_timestamp_type == "LogAppendTime"
 
@@ -199,7 +208,6 @@ def format_value(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-_NO_COMPACTION = "log compaction is not implemented (cleanup.policy=delete only)"
 _ONE_REPLICA = "the broker runs alone: every partition has one replica, no followers and no leader elections"
 _NO_TIERED_STORAGE = "tiered storage is not implemented"
 _DEFAULT_LEVEL = "the broker recompresses with the codec's default level"
@@ -230,14 +238,13 @@ SETTINGS = (
             _DEFAULT_LEVEL),
     Setting("compression_zstd_level", "compression.zstd.level", "compression.zstd.level", _level(-131072, 22),
             "INT", _DEFAULT_LEVEL),
-    Setting("delete_retention_ms", "delete.retention.ms", "log.cleaner.delete.retention.ms", integer_setting(0),
-            no_effect=_NO_COMPACTION),
+    Setting("delete_retention_ms", "delete.retention.ms", "log.cleaner.delete.retention.ms", integer_setting(0)),
     Setting("min_compaction_lag_ms", "min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms",
-            integer_setting(0), no_effect=_NO_COMPACTION),
+            integer_setting(0)),
     Setting("max_compaction_lag_ms", "max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms",
-            integer_setting(1), no_effect=_NO_COMPACTION),
+            integer_setting(1)),
     Setting("min_cleanable_dirty_ratio", "min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", _ratio,
-            "DOUBLE", _NO_COMPACTION),
+            "DOUBLE"),
     Setting("min_insync_replicas", "min.insync.replicas", "min.insync.replicas", integer_setting(1, 2**31 - 1),
             "INT", _ONE_REPLICA + " (acks=all waits for that one replica only)"),
     Setting("unclean_leader_election_enable", "unclean.leader.election.enable", "unclean.leader.election.enable",

@@ -93,10 +93,7 @@ class _SparseIndex:
         each first touch of a page a page fault that waits on the filesystem's journal."""
         mapped = self._map
         if mapped is None or len(mapped) < min_length:
-            index_file = self._file()
-            length = os.fstat(index_file.fileno()).st_size
-            mapped = mmap.mmap(index_file.fileno(), length, access=mmap.ACCESS_READ) if length else None
-            self._map = mapped
+            mapped = self._map = _map_whole(self._file())
         OPEN_FILES.used(self)
         return mapped
 
@@ -358,3 +355,17 @@ class TimeIndex(_SparseIndex):
     @property
     def last_entry(self) -> tuple[int, int] | None:
         return self._from_entry(*self._last) if self._last is not None else None
+
+
+def _map_whole(index_file):
+    """The whole file mapped read-only (None while it is empty). A roll may trim the file between
+    the size seen and the mapping (mmap then refuses a length past the end): look again."""
+    while True:
+        length = os.fstat(index_file.fileno()).st_size
+        if not length:
+            return None
+        try:
+            return mmap.mmap(index_file.fileno(), length, access=mmap.ACCESS_READ)
+        except ValueError:  # shorter now: trimmed meanwhile
+            if os.fstat(index_file.fileno()).st_size >= length:
+                raise

@@ -2,7 +2,10 @@
 
 The steps follow Kafka's ``LogLoader``:
 
-1. Delete temporary and ``.deleted`` files, and index files whose ``.log`` is gone.
+1. Delete temporary, ``.cleaned`` and ``.deleted`` files, and index files whose ``.log`` is gone.
+   Finish a cleaner's swap that a crash interrupted: a ``.log.swap`` file is a cleaned segment
+   that was complete on disk before any segment it replaces was touched, so the segments whose
+   base offsets fall in its range are deleted and it takes their place (its indexes rebuilt).
 2. Open the segments in offset order. A segment whose indexes are missing, fail their sanity
    check, or do not match its ``.log`` is recovered (rebuilt from the ``.log``).
 3. After an unclean stop, recover every segment from the one holding the recovery point on:
@@ -16,14 +19,16 @@ import logging
 import os
 from typing import NamedTuple
 
-from .checkpoints import TEMP_SUFFIX
+from .checkpoints import TEMP_SUFFIX, fsync_directory
 from .config import LogConfig
 from .errors import CorruptIndexError, InvalidEntryError
-from .segment import DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from .segment import (CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,
+                      LogSegment, filename_prefix)
 
 log = logging.getLogger(__name__)
 
-_DISPOSABLE_SUFFIXES = (TEMP_SUFFIX, ".cleaned", DELETED_SUFFIX)
+_DISPOSABLE_SUFFIXES = (TEMP_SUFFIX, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX + SWAP_SUFFIX,
+                        TIME_INDEX_SUFFIX + SWAP_SUFFIX)
 
 
 class LoadedLog(NamedTuple):
@@ -35,6 +40,8 @@ class LoadedLog(NamedTuple):
 
 def load(directory: str, config: LogConfig, recovery_point: int, log_start_offset: int,
          had_clean_shutdown: bool) -> LoadedLog:
+    _clean_directory(directory)
+    _finish_swaps(directory, config)
     bases = _clean_directory(directory)
     segments = [_new_segment(directory, base, config) for base in bases]
     first_unflushed = _index_of_segment_holding(bases, recovery_point)
@@ -89,6 +96,38 @@ def _clean_directory(directory: str) -> list[int]:
                 log.info("%s: deleting orphan index %s", directory, name)
                 os.unlink(os.path.join(directory, name))
     return bases
+
+
+def _finish_swaps(directory: str, config: LogConfig) -> None:
+    """Put every ``.log.swap`` segment in place of the segments it was cleaned from."""
+    swaps = sorted(int(name[:-len(LOG_SUFFIX + SWAP_SUFFIX)]) for name in os.listdir(directory)
+                   if _is_segment_file(name, LOG_SUFFIX + SWAP_SUFFIX))
+    for base in swaps:
+        swap = LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, SWAP_SUFFIX)
+        try:
+            swap.recover()
+            replaced = [other for other in _segment_bases(directory) if base < other < swap.next_offset]
+            for other in replaced:
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    _unlink_if_present(os.path.join(directory, filename_prefix(other) + suffix))
+            swap.close()
+            swap.change_suffix("")  # replaces the segment at the same base offset, if any
+        finally:
+            swap.discard()
+        fsync_directory(directory)
+        log.warning("%s: finished the swap of cleaned segment %d interrupted by a crash (it replaces %d other "
+                    "segment(s))", directory, base, len(replaced))
+
+
+def _segment_bases(directory: str) -> list[int]:
+    return sorted(int(name[:-len(LOG_SUFFIX)]) for name in os.listdir(directory) if _is_segment_file(name, LOG_SUFFIX))
+
+
+def _unlink_if_present(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _is_segment_file(name: str, suffix: str) -> bool:

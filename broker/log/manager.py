@@ -8,7 +8,8 @@ It owns, as Kafka's ``LogManager`` does:
   and at shutdown,
 * ``.kafka_cleanshutdown``: written after a clean shutdown flushed everything; when present at
   start the logs skip recovery; it is deleted once the logs are loaded,
-* the background tasks: checkpoints, retention, flushes, and delayed segment deletion.
+* the background tasks: checkpoints, retention, flushes, and delayed segment deletion,
+* the log cleaner (``log_cleaner``), which compacts the logs whose ``cleanup.policy`` says so.
 
 At start the logs are loaded (and, after an unclean stop, recovered) by ``recovery_threads``
 threads, Kafka's ``num.recovery.threads.per.data.dir``: each log is one task.
@@ -27,6 +28,7 @@ from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
+from .log_cleaner import CleanerSettings, LogCleaner
 from .open_files import OPEN_FILES
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
@@ -47,7 +49,7 @@ class LogManager:
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
                  cluster_id: str | None = None, topic_config=None, recovery_threads: int = 1,
                  checkpoint_interval_ms: int = 60_000,
-                 retention_check_interval_ms: int = 300_000):
+                 retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings()):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
         ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
         to: a new directory is stamped with it, one of another cluster is refused."""
@@ -63,6 +65,8 @@ class LogManager:
         self._lock = threading.Lock()
         self._lock_fd = -1
         self._scheduler = None
+        self._cleaner_settings = cleaner_settings
+        self.cleaner = None
         self.had_clean_shutdown = False
 
     # -- start-up ------------------------------------------------------------------------
@@ -81,6 +85,7 @@ class LogManager:
                                      self._checkpoint_interval_ms)
             self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
                                      self._retention_check_interval_ms)
+            self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings).start()
         except BaseException:
             if self._scheduler is not None:
                 self._scheduler.shutdown()
@@ -199,6 +204,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
+        self.cleaner.abort(removed)
         removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
         self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
@@ -248,6 +254,7 @@ class LogManager:
         """
         if self._lock_fd < 0:
             return
+        self.cleaner.shutdown()
         self._scheduler.shutdown()
         failures = []
 

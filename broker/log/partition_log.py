@@ -8,6 +8,8 @@
 * ``read`` returns whole batches from the one containing the offset, as a file slice.
 * The segment list is an immutable tuple replaced on roll and delete, so readers take a snapshot
   and never wait for a writer.
+* ``replace_segments`` swaps cleaned segments in for the ones they were cleaned from (the
+  cleaner's last step), under the lock, renaming files only; readers holding the old ones go on.
 * ``flush`` fsyncs what was written since the recovery point and only then advances it. With
   ``flush.messages`` = M and ``flush.ms`` = S, at most M messages or S ms of data are at risk.
 """
@@ -19,7 +21,7 @@ import threading
 import time
 from typing import NamedTuple
 
-from broker.records import batch, record_check, record_set
+from broker.records import batch, record_check, record_set, retain
 from broker.records.errors import CorruptRecordError
 
 from . import loader
@@ -29,7 +31,7 @@ from .errors import (InvalidBatchError, InvalidRecordError, LogDeletedError, Log
                      OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
-from .segment import LogSegment
+from .segment import SWAP_SUFFIX, LogSegment
 
 log = logging.getLogger(__name__)
 
@@ -204,11 +206,20 @@ class PartitionLog:
                 largest_timestamp = record_check.check(entry, header)
             except record_check.InvalidRecordsError as exc:
                 raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
+            if self.config.compacted:
+                self._check_keys(entry, header)
             if header.timestamp_type == batch.TimestampType.CREATE_TIME and header.max_timestamp != largest_timestamp:
                 entry = batch.with_max_timestamp(entry, largest_timestamp)
                 header = header._replace(max_timestamp=largest_timestamp)
             checked.append((entry, header))
         return checked
+
+    def _check_keys(self, entry, header) -> None:
+        """A compacted log keeps the latest record of each key: a record without one is refused (Kafka too)."""
+        for index, record in enumerate(retain.keys(entry, header)):
+            if record.key is None:
+                raise InvalidRecordError(f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
+                                         f"cannot accept a record without a key", index)
 
     def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
                     now_ms: int) -> LogSegment:
@@ -416,16 +427,43 @@ class PartitionLog:
         excess = self.size_in_bytes - config.retention_bytes if config.retention_bytes >= 0 else -1
         doomed = []
         for segment in self._segments:
-            if segment.size == 0:
+            if segment.size == 0 and segment is self._segments[-1]:
                 break
-            expired = config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
-            oversize = excess >= segment.size
+            expired = config.deletes and config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
+            oversize = config.deletes and excess >= segment.size
             deleted = segment.next_offset <= self.log_start_offset
             if not (expired or oversize or deleted):
                 break
             excess -= segment.size
             doomed.append(segment)
         return doomed
+
+    # -- compaction ----------------------------------------------------------------------
+
+    def replace_segments(self, old: list, cleaned: LogSegment) -> bool:
+        """Swap ``cleaned`` (complete on disk with the ``.swap`` suffix) in for the consecutive
+        inactive segments ``old``: rename them ``.deleted``, drop the suffix of ``cleaned`` (the
+        order Kafka's ``replaceSegments`` uses, which the loader finishes after a crash), and
+        delete them later. False, with nothing changed, if ``old`` are no longer in the log as they
+        were (retention or DeleteRecords removed some meanwhile), or the log was deleted."""
+        with self._lock:
+            segments = self._segments
+            first = next((i for i, s in enumerate(segments) if s is old[0]), None)
+            if self._deleted or first is None or first + len(old) >= len(segments) or \
+                    any(a is not b for a, b in zip(segments[first:first + len(old)], old)):
+                return False
+            assert cleaned.suffix == SWAP_SUFFIX and cleaned.base_offset == old[0].base_offset
+            try:
+                for segment in old:
+                    segment.rename_for_deletion()
+                cleaned.change_suffix("")
+                fsync_directory(self.directory)
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot swap in cleaned segment {cleaned.base_offset}: "
+                                      f"{exc.strerror or exc} (the next start finishes the swap)") from exc
+            self._segments = segments[:first] + (cleaned,) + segments[first + len(old):]
+        self._delete_later(old)
+        return True
 
     # -- lifecycle -----------------------------------------------------------------------
 

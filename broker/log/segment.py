@@ -24,6 +24,8 @@ LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"  # a segment the cleaner is writing
+SWAP_SUFFIX = ".swap"  # a cleaned segment complete on disk, replacing the segments it was cleaned from
 _IOV_MAX = os.sysconf("SC_IOV_MAX")  # buffers one pwritev takes
 
 
@@ -35,12 +37,15 @@ def filename_prefix(offset: int) -> str:
 class LogSegment:
     """A segment of a partition log, starting at ``base_offset``."""
 
-    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int):
+    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int,
+                 suffix: str = ""):
+        """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet."""
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
+        self.suffix = suffix
         stem = os.path.join(directory, filename_prefix(base_offset))
-        self.log_path = stem + LOG_SUFFIX
+        self.log_path = stem + LOG_SUFFIX + suffix
         # The file object owns the descriptor: slices handed to readers hold it too, so a deleted
         # or released segment's descriptor stays open (and is never reused) until the last reader
         # lets go. It is opened on first use and released when idle (open_files).
@@ -49,8 +54,8 @@ class LogSegment:
         self._write_back = WriteBack(self.log_path)
         # (next offset, size) as one value, so a reader on another thread sees both of one append
         self.end = (base_offset, os.fstat(self.file.fileno()).st_size)
-        self.offset_index = OffsetIndex(stem + INDEX_SUFFIX, base_offset, max_index_bytes)
-        self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX, base_offset, max_index_bytes)
+        self.offset_index = OffsetIndex(stem + INDEX_SUFFIX + suffix, base_offset, max_index_bytes)
+        self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX + suffix, base_offset, max_index_bytes)
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.first_batch_timestamp = None
@@ -59,9 +64,9 @@ class LogSegment:
 
     @classmethod
     def create(cls, directory: str, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int) -> "LogSegment":
+               max_index_bytes: int, suffix: str = "") -> "LogSegment":
         """A new, empty segment (any files left with this base offset are emptied)."""
-        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes)
+        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix)
         os.ftruncate(segment.file.fileno(), 0)
         segment.size = 0
         segment.offset_index.reset()
@@ -364,12 +369,18 @@ class LogSegment:
 
     def rename_for_deletion(self) -> None:
         """Add ``.deleted`` to every file name (the first step of an asynchronous delete)."""
-        new_log_path = self.log_path + DELETED_SUFFIX
-        os.rename(self.log_path, new_log_path)
-        self.log_path = new_log_path
+        self.change_suffix(self.suffix + DELETED_SUFFIX)
+
+    def change_suffix(self, suffix: str) -> None:
+        """Rename every file from the current suffix to ``suffix``, the ``.log`` last (the loader
+        goes by the ``.log``: once it is renamed, the indexes are too). The files stay open."""
         for index in (self.offset_index, self.time_index):
             if os.path.exists(index.path):
-                index.rename(index.path + DELETED_SUFFIX)
+                index.rename(index.path[:len(index.path) - len(self.suffix)] + suffix)
+        new_log_path = self.log_path[:len(self.log_path) - len(self.suffix)] + suffix
+        os.rename(self.log_path, new_log_path)
+        self.log_path = new_log_path
+        self.suffix = suffix
 
     def delete(self) -> None:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed

@@ -3,9 +3,9 @@ request/response schemas.
 
 Only non-flexible versions are listed (every supported client can use them); each schema below
 covers all of its API's listed versions, with per-field version ranges taken from Kafka's message
-JSON. The project's client uses every API here; the broker advertises and serves only those it has
-a handler for (``broker.server.handlers.HANDLERS``): the consumer-group APIs are here for the
-client, to talk to any Kafka cluster's group coordinator. Produce v0-2 are advertised (old librdkafka needs min 0 to enable
+JSON. The broker advertises and serves those it has a handler for (``broker.server.handlers.HANDLERS``);
+the project's client uses them too, the consumer-group admin calls against any Kafka cluster's
+group coordinator. Produce v0-2 are advertised (old librdkafka needs min 0 to enable
 compression) but answered UNSUPPORTED_VERSION, as Kafka 4 does.
 """
 
@@ -24,6 +24,10 @@ class ApiKey(enum.IntEnum):
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
     SASL_HANDSHAKE = 17
@@ -443,6 +447,77 @@ FIND_COORDINATOR_RESPONSE = Struct(
     ("port", INT32),
 )
 
+JOIN_GROUP_REQUEST = Struct(
+    ("group_id", STRING),
+    ("session_timeout_ms", INT32),
+    Field("rebalance_timeout_ms", INT32, since=1, default=-1),
+    ("member_id", STRING),
+    Field("group_instance_id", NULLABLE_STRING, since=5),
+    ("protocol_type", STRING),
+    ("protocols", Array(Struct(
+        ("name", STRING),
+        ("metadata", BYTES),
+    ))),
+)
+JOIN_GROUP_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=2),
+    ("error_code", INT16),
+    Field("generation_id", INT32, default=-1),
+    ("protocol_name", STRING),
+    ("leader", STRING),
+    ("member_id", STRING),
+    ("members", Array(Struct(
+        ("member_id", STRING),
+        Field("group_instance_id", NULLABLE_STRING, since=5),
+        ("metadata", BYTES),
+    ))),
+)
+
+SYNC_GROUP_REQUEST = Struct(
+    ("group_id", STRING),
+    ("generation_id", INT32),
+    ("member_id", STRING),
+    Field("group_instance_id", NULLABLE_STRING, since=3),
+    ("assignments", Array(Struct(
+        ("member_id", STRING),
+        ("assignment", BYTES),
+    ))),
+)
+SYNC_GROUP_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("error_code", INT16),
+    ("assignment", BYTES),
+)
+
+HEARTBEAT_REQUEST = Struct(
+    ("group_id", STRING),
+    ("generation_id", INT32),
+    ("member_id", STRING),
+    Field("group_instance_id", NULLABLE_STRING, since=3),
+)
+HEARTBEAT_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("error_code", INT16),
+)
+
+LEAVE_GROUP_REQUEST = Struct(
+    ("group_id", STRING),
+    Field("member_id", STRING, until=2),
+    Field("members", Array(Struct(
+        ("member_id", STRING),
+        ("group_instance_id", NULLABLE_STRING),
+    )), since=3),
+)
+LEAVE_GROUP_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=1),
+    ("error_code", INT16),
+    Field("members", Array(Struct(
+        ("member_id", STRING),
+        ("group_instance_id", NULLABLE_STRING),
+        ("error_code", INT16),
+    )), since=3),
+)
+
 DESCRIBE_GROUPS_REQUEST = Struct(
     ("groups", Array(STRING)),
     Field("include_authorized_operations", BOOLEAN, since=3),
@@ -537,6 +612,10 @@ APIS = {api.key: api for api in (
     Api(ApiKey.OFFSET_COMMIT, 0, 7, OFFSET_COMMIT_REQUEST, OFFSET_COMMIT_RESPONSE),
     Api(ApiKey.OFFSET_FETCH, 0, 5, OFFSET_FETCH_REQUEST, OFFSET_FETCH_RESPONSE),
     Api(ApiKey.FIND_COORDINATOR, 0, 2, FIND_COORDINATOR_REQUEST, FIND_COORDINATOR_RESPONSE),
+    Api(ApiKey.JOIN_GROUP, 0, 5, JOIN_GROUP_REQUEST, JOIN_GROUP_RESPONSE),
+    Api(ApiKey.SYNC_GROUP, 0, 3, SYNC_GROUP_REQUEST, SYNC_GROUP_RESPONSE),
+    Api(ApiKey.HEARTBEAT, 0, 3, HEARTBEAT_REQUEST, HEARTBEAT_RESPONSE),
+    Api(ApiKey.LEAVE_GROUP, 0, 3, LEAVE_GROUP_REQUEST, LEAVE_GROUP_RESPONSE),
     Api(ApiKey.DESCRIBE_GROUPS, 0, 4, DESCRIBE_GROUPS_REQUEST, DESCRIBE_GROUPS_RESPONSE),
     Api(ApiKey.LIST_GROUPS, 0, 2, LIST_GROUPS_REQUEST, LIST_GROUPS_RESPONSE),
     Api(ApiKey.DELETE_GROUPS, 0, 1, DELETE_GROUPS_REQUEST, DELETE_GROUPS_RESPONSE),

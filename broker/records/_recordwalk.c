@@ -11,6 +11,10 @@
  * timestamp rules; broker/records/record_check.py uses that decoder when this module was not
  * built, and the tests check the two agree on random and mutated batches. The GIL is released
  * for large inputs.
+ *
+ * spans(records, count) walks the same section for log compaction (broker/records/retain.py) and
+ * returns, per record, (start, end, offset delta, timestamp delta, key or None, value is null),
+ * or (index of the first bad record, or -1; reason) for bytes that do not hold `count` records.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -140,9 +144,84 @@ static PyObject *walk(PyObject *module, PyObject *args)
     return PyLong_FromLongLong(result.max_timestamp);
 }
 
+/* One record's span and what compaction needs of it; NULL reason when it is well-formed. */
+static const char *span_record(const uint8_t *start, const uint8_t **cursor, const uint8_t *end,
+                               PyObject **item)
+{
+    const uint8_t *p = *cursor;
+    i128 length, timestamp_delta, offset_delta, key_length, value_length;
+    if (!(p = read_varint(p, end, &length)))
+        return "its length is cut short";
+    if (length < 0 || length > (i128)(end - p))
+        return "its length runs past the end of the batch";
+    const uint8_t *record_end = p + (Py_ssize_t)length;
+    if (p >= record_end)
+        return "it is empty";
+    p++; /* attributes: unused */
+    if (!(p = read_varint(p, record_end, &timestamp_delta)) || timestamp_delta > INT64_MAX ||
+        timestamp_delta < INT64_MIN)
+        return "its timestamp delta is invalid";
+    if (!(p = read_varint(p, record_end, &offset_delta)) || offset_delta > INT32_MAX || offset_delta < 0)
+        return "its offset delta is invalid";
+    if (!(p = read_varint(p, record_end, &key_length)) || key_length > (i128)(record_end - p))
+        return "its key runs past the record";
+    const uint8_t *key = p;
+    if (key_length > 0)
+        p += (Py_ssize_t)key_length;
+    if (!read_varint(p, record_end, &value_length))
+        return "its value runs past the record";
+    PyObject *key_object = key_length < 0 ? Py_NewRef(Py_None)
+                                          : PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_length);
+    if (!key_object)
+        return "";
+    *item = Py_BuildValue("(nnLLNO)", (Py_ssize_t)(*cursor - start), (Py_ssize_t)(record_end - start),
+                          (long long)offset_delta, (long long)timestamp_delta, key_object,
+                          value_length < 0 ? Py_True : Py_False);
+    if (!*item)
+        return "";
+    *cursor = record_end;
+    return NULL;
+}
+
+static PyObject *spans(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "y*n:spans", &view, &count))
+        return NULL;
+    const uint8_t *start = view.buf, *p = view.buf, *end = start + view.len;
+    PyObject *found = PyList_New(0);
+    const char *reason = count < 0 ? "the record count is negative" : NULL;
+    Py_ssize_t index = -1;
+    for (Py_ssize_t i = 0; found && !reason && i < count; i++) {
+        PyObject *item = NULL;
+        if ((reason = span_record(start, &p, end, &item))) {
+            index = i;
+        } else if (PyList_Append(found, item) < 0) {
+            Py_CLEAR(found);
+        }
+        Py_XDECREF(item);
+    }
+    if (found && !reason && p != end)
+        reason = "bytes are left over after the last record";
+    PyBuffer_Release(&view);
+    if (!found || (reason && !*reason) || PyErr_Occurred()) {
+        Py_XDECREF(found);
+        return NULL;
+    }
+    if (reason) {
+        Py_DECREF(found);
+        return Py_BuildValue("(ns)", index, reason);
+    }
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(records, count, base_timestamp): the largest record timestamp, or (record index, reason)."},
+    {"spans", spans, METH_VARARGS,
+     "spans(records, count): per record (start, end, offset delta, timestamp delta, key, value is null), "
+     "or (record index, reason)."},
     {NULL, NULL, 0, NULL},
 };
 

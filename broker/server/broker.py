@@ -27,6 +27,7 @@ from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCach
 from broker.cluster.registry import registry_for
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
+from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 from broker.replica.replica_manager import ReplicaManager
 from broker.security.credentials import ScramCredentials
@@ -34,6 +35,7 @@ from broker.security.credentials import ScramCredentials
 from .config import BrokerConfig
 from .connection import Connection
 from .context import BrokerContext
+from .group_runtime import GroupRuntime
 from .io_pool import IoPool
 from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
@@ -55,6 +57,7 @@ class Broker:
         self._servers: list[asyncio.Server] = []
         self._registry = None
         self._connections: dict[asyncio.Task, Connection] = {}
+        self._loading = None  # the task replaying __consumer_offsets
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
@@ -70,7 +73,10 @@ class Broker:
                                      topic_config=topics.config_for,
                                      recovery_threads=config.num_recovery_threads_per_data_dir,
                                      checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                     retention_check_interval_ms=config.retention_check_interval_ms).open()
+                                     retention_check_interval_ms=config.retention_check_interval_ms,
+                                     cleaner_settings=CleanerSettings(config.cleaner_enable, config.cleaner_threads,
+                                                                      config.cleaner_dedupe_buffer_size,
+                                                                      config.cleaner_backoff_ms)).open()
         except BaseException:
             registry.close()
             raise
@@ -99,6 +105,8 @@ class Broker:
         self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
                                  {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
+        self.ctx.groups = GroupRuntime(self.ctx)
+        self._loading = asyncio.ensure_future(self.ctx.groups.load())
         return bound
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:
@@ -124,6 +132,7 @@ class Broker:
         ctx.request_memory.stop_waiting()
         for connection in self._connections.values():
             connection.stop()
+        ctx.groups.coordinator.shutdown()  # waiting JoinGroups and SyncGroups are answered: their handlers end
         if self._connections:
             connections = dict(self._connections)
             _, late = await asyncio.wait(list(connections), timeout=SHUTDOWN_GRACE_SECONDS)
@@ -135,6 +144,8 @@ class Broker:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         for server in self._servers:
             await server.wait_closed()
+        await self._loading
+        await ctx.groups.stop()
         ctx.io.shutdown()
         try:
             ctx.replicas.shutdown()

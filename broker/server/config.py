@@ -13,6 +13,8 @@ from typing import Mapping
 
 from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
+from broker.coordinator import config as group_config
+from broker.coordinator.config import GroupConfig
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 from broker.security import settings as security_settings
 from broker.security.sasl_settings import listener_sasl
@@ -41,6 +43,10 @@ class BrokerConfig:
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
+    cleaner_enable: bool = True
+    cleaner_threads: int = 1
+    cleaner_dedupe_buffer_size: int = 128 * 1024 * 1024
+    cleaner_backoff_ms: int = 15_000
     zookeeper_connect: str = ""  # empty: a broker alone (a one-node cluster)
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = 18_000
@@ -48,6 +54,7 @@ class BrokerConfig:
     security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
     tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
     sasl: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.sasl_settings.ListenerSasl
+    group: GroupConfig = GroupConfig()
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
     def listener_settings(self, listener_name: str) -> security_settings.ListenerSettings:
@@ -119,6 +126,10 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "log.cleaner.enable": ("cleaner_enable", _bool),
+    "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
+    "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),
+    "log.cleaner.backoff.ms": ("cleaner_backoff_ms", integer_setting(0)),
     "zookeeper.connect": ("zookeeper_connect", _zookeeper_connect),
     "zookeeper.session.timeout.ms": ("zookeeper_session_timeout_ms", integer_setting(1, 2**31 - 1)),
     "zookeeper.connection.timeout.ms": ("zookeeper_connection_timeout_ms", integer_setting(1, 2**31 - 1)),
@@ -133,7 +144,8 @@ _COARSE_TIME_KEYS = {
     "log.retention.minutes": ("log.retention.ms", 60_000),
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
-KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS))
+KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS)
+                    | set(group_config.KEYS))
 
 
 def parse_set_option(pair: str) -> tuple[str, str]:
@@ -141,6 +153,19 @@ def parse_set_option(pair: str) -> tuple[str, str]:
     if not sep or not key.strip():
         raise ConfigError(f"--set {pair!r}: expected key=value (for example --set num.partitions=4)")
     return key.strip(), value.strip()
+
+
+def _group_config(properties: Mapping[str, str]) -> GroupConfig:
+    """The group coordinator's settings (``group.*``, ``offsets.*``), checked like the others."""
+    values = {}
+    for key, (field, minimum, unit) in group_config.KEYS.items():
+        if key in properties:
+            values[field] = integer_setting(minimum, 2**31 - 1)(key, properties[key]) * unit
+    config = GroupConfig(**values)
+    if config.min_session_timeout_ms > config.max_session_timeout_ms:
+        raise ConfigError(f"group.min.session.timeout.ms: {config.min_session_timeout_ms} is more than "
+                          f"group.max.session.timeout.ms ({config.max_session_timeout_ms})")
+    return config
 
 
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
@@ -175,6 +200,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     if not fields.get("log_dir"):
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
+    fields["group"] = _group_config(properties)
     fields["log_settings_given"] = frozenset(log_properties)
     fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
     fields["tls"] = {

@@ -32,7 +32,7 @@ from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
 from . import authentication
-from .context import CloseConnection, error_text
+from .context import CloseConnection, client_host, error_text
 from .error_responses import error_response
 from .handlers import HANDLERS, SERVED
 from .session import RequestContext, Session
@@ -62,6 +62,7 @@ class Connection:
 
     async def serve(self) -> None:
         memory = self.ctx.request_memory
+        client_host.set(f"/{self.peer[0]}" if self.peer else "")
         try:
             while not self.ctx.stopping:
                 size = await self._read_size()

@@ -1,8 +1,10 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
 broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
-(topic changes and settings), coordination state, the SCRAM credentials and the pool of threads that
-does their disk work. Which listener a request came in on is the connection's ``session``."""
+(topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
+credentials and the pool of threads that does their disk work. Which listener a request came in on
+is the connection's ``session``."""
 
+import contextvars
 import dataclasses
 
 from broker.cluster.metadata_cache import MetadataCache
@@ -30,11 +32,16 @@ class BrokerContext:
     bound_ports: dict[str, int]  # listener name -> the port actually bound (the configured one may be 0)
     scram_credentials: ScramCredentials
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
+    groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
 
     @property
     def node_id(self) -> int:
         return self.config.broker_id
 
+
+client_host = contextvars.ContextVar("client_host", default="")
+"""The address of the client whose request is being handled, as Kafka shows it (``/127.0.0.1``):
+set by each connection's task for the handlers it runs."""
 
 MAX_ERROR_MESSAGE = 1000
 

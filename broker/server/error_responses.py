@@ -79,6 +79,28 @@ def _sasl_handshake(request, code, message):
 
 def _sasl_authenticate(request, code, message):
     return {"error_code": code, "error_message": message, "auth_bytes": b""}
+def _error_code(request, code, message):  # FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup
+    return {"error_code": code}
+
+
+def _offset_commit(request, code, message):
+    return {"topics": [{"name": t["name"], "partitions": [
+        {"partition_index": p["partition_index"], "error_code": code}
+        for p in t["partitions"]]} for t in request["topics"]]}
+
+
+def _offset_fetch(request, code, message):  # v0-1 have no top-level error: each partition says it
+    return {"error_code": code, "topics": [{"name": t["name"], "partitions": [
+        {"partition_index": p, "committed_offset": -1, "error_code": code}
+        for p in t["partition_indexes"]]} for t in request["topics"] or []]}
+
+
+def _describe_groups(request, code, message):
+    return {"groups": [{"error_code": code, "group_id": g} for g in request["groups"]]}
+
+
+def _delete_groups(request, code, message):
+    return {"results": [{"group_id": g, "error_code": code} for g in request["groups_names"]]}
 
 
 ERROR_RESPONSES = {
@@ -98,6 +120,17 @@ ERROR_RESPONSES = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: _alter_configs,
     ApiKey.SASL_HANDSHAKE: _sasl_handshake,
     ApiKey.SASL_AUTHENTICATE: _sasl_authenticate,
+    ApiKey.OFFSET_COMMIT: _offset_commit,
+    ApiKey.OFFSET_FETCH: _offset_fetch,
+    ApiKey.FIND_COORDINATOR: _error_code,
+    ApiKey.JOIN_GROUP: _error_code,
+    ApiKey.SYNC_GROUP: _error_code,
+    ApiKey.HEARTBEAT: _error_code,
+    ApiKey.LEAVE_GROUP: _error_code,
+    ApiKey.DESCRIBE_GROUPS: _describe_groups,
+    ApiKey.LIST_GROUPS: _error_code,
+    ApiKey.DELETE_GROUPS: _delete_groups,
+    ApiKey.OFFSET_DELETE: _error_code,
 }
 
 

@@ -31,14 +31,6 @@ def _messages(group: int, partition: int) -> list[Msg]:
     ]
 
 
-def _stored_codec(cluster, codec: str) -> Codec:
-    """librdkafka enables lz4 only when a broker lists FindCoordinator, which ours does not (a
-    known gap, see README): it then sends lz4 batches uncompressed. The lz4 test below covers it."""
-    if cluster.name == "kafkalog" and codec == "lz4":
-        return Codec.NONE
-    return Codec.from_name(codec)
-
-
 @pytest.mark.parametrize("codec", CODECS)
 def test_fetched_records_equal_produced(cluster, request, codec):
     topic = topic_for(request)
@@ -52,7 +44,7 @@ def test_fetched_records_equal_produced(cluster, request, codec):
             entries = _every_batch_header(client, topic, partition, len(expected[partition]))
             assert all(h.magic == 2 and h.timestamp_type == TimestampType.CREATE_TIME for h in entries)
             # librdkafka sends a batch uncompressed when compressing does not make it smaller
-            wanted = _stored_codec(cluster, codec)
+            wanted = Codec.from_name(codec)
             assert wanted in {h.compression for h in entries} <= {wanted, Codec.NONE}
 
 

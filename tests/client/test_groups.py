@@ -1,7 +1,7 @@
 """The client's consumer-group calls against librdkafka's mock cluster, which has a real group
 coordinator (but no ListGroups, DescribeGroups, DeleteGroups or OffsetDelete): committed offsets
 with metadata, a commit refused while a subscribed member is active, the missing APIs named; and
-against this project's broker, which has no coordinator yet and must not advertise one."""
+against this project's broker and its coordinator: every call, with a subscribed member and without."""
 
 import time
 
@@ -57,16 +57,45 @@ def test_our_broker_advertises_exactly_the_apis_it_handles(broker):
     connection = BrokerConnection(host, port)
     try:
         assert set(connection.versions) == set(HANDLERS)
-        assert not GROUP_APIS & set(connection.versions)
+        assert GROUP_APIS <= set(connection.versions)
     finally:
         connection.close()
 
 
-def test_our_broker_says_it_has_no_consumer_groups(broker):
-    with KafkaClient(broker.bootstrap, timeout=10) as client:
-        with pytest.raises(GroupsUnsupportedError, match=r"does not support consumer groups \(it offers no "
-                                                         r"FindCoordinator API\)"):
-            GroupClient(client).committed("any")
+def test_every_group_call_against_our_broker(broker, request):
+    topic, group = topic_for(request), topic_for(request, "group")
+    partitions = create_topic(broker.bootstrap, topic)
+    with KafkaClient(broker.bootstrap, timeout=10, retries=2, retry_backoff_ms=50) as client:
+        groups = GroupClient(client)
+        groups.commit(group, {(topic, partitions[0]): 1, (topic, partitions[1]): 0}, metadata="run 7")
+        expected = {(topic, partitions[0]): (1, "run 7"), (topic, partitions[1]): (0, "run 7")}
+        found = groups.committed(group, {topic: partitions})
+        assert {tp: (c.offset, c.metadata) for tp, c in found.items()} == expected
+        assert {tp: (c.offset, c.metadata) for tp, c in groups.committed(group).items()} == expected  # topics=null
+        assert groups.list_groups()[group] == ""  # offsets only: no protocol type
+        assert groups.describe(group).state == "Empty"
+        member = subscribed_member(broker.bootstrap, group, topic)
+        try:
+            description = groups.describe(group)
+            assert (description.state, description.protocol_type) == ("Stable", "consumer")
+            [described] = description.members
+            assert sorted(described.assignment[topic]) == partitions and described.host == "/127.0.0.1"
+            with pytest.raises(KafkaError) as refused:
+                groups.commit(group, {(topic, partitions[0]): 0})
+            assert refused.value.code == ErrorCode.UNKNOWN_MEMBER_ID
+            assert groups.delete_offsets(group, [(topic, partitions[0])])[(topic, partitions[0])].code == \
+                ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            assert groups.delete_groups([group])[group].code == ErrorCode.NON_EMPTY_GROUP
+        finally:
+            member.close()
+        assert groups.delete_offsets(group, [(topic, partitions[0])]) == {(topic, partitions[0]): None}
+        assert set(groups.committed(group)) == {(topic, partitions[1])}
+        assert groups.delete_groups([group]) == {group: None}
+        assert groups.committed(group) == {} and group not in groups.list_groups()
+        assert groups.delete_groups([group])[group].code == ErrorCode.GROUP_ID_NOT_FOUND
+        # internal topics are left out of topic lists (so of subscribePattern), as Kafka's consumers do
+        assert "__consumer_offsets" in client.topics(include_internal=True)
+        assert "__consumer_offsets" not in client.topics() and topic in client.topics()
 
 
 def test_commit_and_fetch_offsets_with_metadata(groups, mock_cluster, request):

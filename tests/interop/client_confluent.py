@@ -1,5 +1,5 @@
 """confluent-kafka (librdkafka) behind the interop client interface; its differences are the flags
-set on ``ConfluentClient`` and the strict xfail ``LZ4_NEEDS_FIND_COORDINATOR``.
+set on ``ConfluentClient``.
 
 A consumer needs a ``group.id`` (it never joins the group: it only ``assign()``s); its
 ``position()`` is known only once a record was consumed, so ``positions`` reads the fetch offset
@@ -9,20 +9,15 @@ from the statistics librdkafka emits every 50 ms; it checks CRCs only with ``che
 import contextlib
 import json
 
-import pytest
-from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer, KafkaError,
-                             KafkaException, Producer, TopicCollection, TopicPartition)
+from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TIMESTAMP_CREATE_TIME, Consumer,
+                             KafkaError, KafkaException, Producer, TopicCollection, TopicPartition)
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
                                   NewPartitions, NewTopic, ResourceType)
 
 from . import client_api as api
 from .common import WAIT_SECONDS, Rec, deadline, expired
 
-LZ4_NEEDS_FIND_COORDINATOR = pytest.mark.xfail(
-    strict=True, reason="librdkafka enables LZ4 only when the broker lists FindCoordinator, a group API this "
-                        "broker does not advertise until the group coordinator exists; it then sends lz4 "
-                        "batches uncompressed (records intact). Remove this mark when group APIs land.")
-POSITIONS = {api.EARLIEST: OFFSET_BEGINNING, api.LATEST: OFFSET_END}
+POSITIONS = {api.EARLIEST: OFFSET_BEGINNING, api.LATEST: OFFSET_END, None: OFFSET_STORED}
 
 
 class ConfluentClient(api.Client):
@@ -30,7 +25,9 @@ class ConfluentClient(api.Client):
     broker_error_marker = "Broker:"  # librdkafka prefixes errors it got from the broker
     delivery_reports_timestamp_type = True
     offsets_for_times_gives_timestamp = False  # the offset only; -1 (OFFSET_END) where there is none
-    assigns_without_offset = False  # it would fetch the group's committed offset: no group API here
+    # assign() without an offset asks the group's committed offset first; under load it once reported
+    # position 0 instead of the reset policy's 8 (not understood yet), so the test stays off for it
+    assigns_without_offset = False
     describes_config_types = False  # confluent-kafka's ConfigEntry has no type
 
     def producer(self, *, acks=None, idempotence=None, compression="none", linger_ms=5, batch_bytes=None,

@@ -14,7 +14,6 @@ import pytest
 from broker.protocol.errors import ErrorCode
 
 from .client_api import EARLIEST, LOG_APPEND_TIME, Client
-from .client_confluent import LZ4_NEEDS_FIND_COORDINATOR
 from .clients import ADAPTERS
 from .common import (CODECS, PARTITIONS, Rec, assert_no_duplicates, assert_same_records, assert_sequences_continuous,
                      compressible_records, make_records, now_ms, stored_batches, with_offsets)
@@ -49,8 +48,7 @@ def test_idempotent_producer_stores_each_record_once_in_order(broker, client, to
         assert_sequences_continuous(batches)
 
 
-CODEC_CASES = [pytest.param(name, codec, marks=LZ4_NEEDS_FIND_COORDINATOR if (name, codec) == ("confluent", "lz4")
-                            else ()) for name in ADAPTERS for codec in CODECS]
+CODEC_CASES = [(name, codec) for name in ADAPTERS for codec in CODECS]
 
 
 @pytest.mark.timeout(120)

@@ -430,9 +430,9 @@ def test_an_append_past_the_relative_offset_limit_rolls_a_new_segment(tmp_path):
     The indexes store offsets relative to the segment's base as int32, so a segment holds offsets up
     to base + 2**31 - 1. Appends assign consecutive offsets and validation requires lastOffsetDelta + 1
     == the record count, so reaching the limit by appending alone takes 2**31 records in one segment
-    (gigabytes). Kafka reaches it cheaply only through offset gaps, which compaction leaves; we have no
-    compaction, so the first segment is written as a compacted one looks (as in a partition directory
-    copied from Kafka): base offset 0 and one batch just below the limit. The appends after it go
+    (gigabytes). Kafka reaches it cheaply only through offset gaps, which compaction leaves (but
+    only after a long log), so the first segment is written as a compacted one looks (as in a
+    partition directory copied from Kafka): base offset 0 and one batch just below the limit. The appends after it go
     through the real append path.
     """
     directory = tmp_path / "events-0"

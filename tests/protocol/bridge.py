@@ -14,9 +14,11 @@ from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, Cre
                                   IncrementalAlterConfigsResponse)
 from kafka.protocol.admin import (DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
                                   DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse)
-from kafka.protocol.consumer import (FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse,
-                                     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-                                     OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse)
+from kafka.protocol.consumer import (FetchRequest, FetchResponse, HeartbeatRequest, HeartbeatResponse,
+                                     JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+                                     ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
+                                     OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+                                     SyncGroupRequest, SyncGroupResponse)
 from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
                                      FindCoordinatorResponse, MetadataRequest, MetadataResponse)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
@@ -51,6 +53,10 @@ KAFKA_PYTHON = {
     ApiKey.OFFSET_DELETE: (OffsetDeleteRequest, OffsetDeleteResponse),
     ApiKey.SASL_HANDSHAKE: (SaslHandshakeRequest, SaslHandshakeResponse),
     ApiKey.SASL_AUTHENTICATE: (SaslAuthenticateRequest, SaslAuthenticateResponse),
+    ApiKey.JOIN_GROUP: (JoinGroupRequest, JoinGroupResponse),
+    ApiKey.SYNC_GROUP: (SyncGroupRequest, SyncGroupResponse),
+    ApiKey.HEARTBEAT: (HeartbeatRequest, HeartbeatResponse),
+    ApiKey.LEAVE_GROUP: (LeaveGroupRequest, LeaveGroupResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

@@ -209,6 +209,31 @@ REQUESTS = {
     ],
     ApiKey.SASL_HANDSHAKE: [Sample("scram", {"mechanism": "SCRAM-SHA-512"})],
     ApiKey.SASL_AUTHENTICATE: [Sample("client-first", {"auth_bytes": b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL"})],
+    ApiKey.JOIN_GROUP: [
+        Sample("new-member", {"group_id": "loaders", "session_timeout_ms": 45000, "rebalance_timeout_ms": 300000,
+                              "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+                              "protocols": [{"name": "range", "metadata": b"\x00\x01"},
+                                            {"name": "roundrobin", "metadata": b""}]}),
+        Sample("static", {"group_id": "\u00e9", "session_timeout_ms": 6000, "rebalance_timeout_ms": -1,
+                          "member_id": "m-1", "group_instance_id": "host-a", "protocol_type": "consumer",
+                          "protocols": []}),
+    ],
+    ApiKey.SYNC_GROUP: [
+        Sample("leader", {"group_id": "loaders", "generation_id": 4, "member_id": "m-1", "group_instance_id": None,
+                          "assignments": [{"member_id": "m-1", "assignment": b"a1"},
+                                          {"member_id": "m-2", "assignment": b""}]}),
+        Sample("follower", {"group_id": "loaders", "generation_id": 4, "member_id": "m-2",
+                            "group_instance_id": "host-b", "assignments": []}),
+    ],
+    ApiKey.HEARTBEAT: [
+        Sample("member", {"group_id": "loaders", "generation_id": 4, "member_id": "m-1", "group_instance_id": None}),
+    ],
+    ApiKey.LEAVE_GROUP: [
+        Sample("one", {"group_id": "loaders", "member_id": "m-1", "members": []}, until=2),
+        Sample("batch", {"group_id": "loaders", "member_id": "", "members": [
+            {"member_id": "m-1", "group_instance_id": None}, {"member_id": "", "group_instance_id": "host-b"}]},
+               since=3),
+    ],
 }
 
 RESPONSES = {
@@ -448,5 +473,24 @@ RESPONSES = {
                                 "session_lifetime_ms": 0}),
         Sample("failed", {"error_code": 58, "error_message": "Authentication failed", "auth_bytes": b"",
                           "session_lifetime_ms": 0}),
+    ],
+    ApiKey.JOIN_GROUP: [
+        Sample("leader", {"throttle_time_ms": 0, "error_code": 0, "generation_id": 4, "protocol_name": "range",
+                          "leader": "m-1", "member_id": "m-1", "members": [
+                              {"member_id": "m-1", "group_instance_id": None, "metadata": b"\x00\x01"},
+                              {"member_id": "m-2", "group_instance_id": "host-b", "metadata": b""}]}),
+        Sample("member-id-required", {"throttle_time_ms": 0, "error_code": 79, "generation_id": -1,
+                                      "protocol_name": "", "leader": "", "member_id": "m-3", "members": []}),
+    ],
+    ApiKey.SYNC_GROUP: [
+        Sample("assigned", {"throttle_time_ms": 0, "error_code": 0, "assignment": b"a1"}),
+    ],
+    ApiKey.HEARTBEAT: [
+        Sample("rebalancing", {"throttle_time_ms": 0, "error_code": 27}),
+    ],
+    ApiKey.LEAVE_GROUP: [
+        Sample("batch", {"throttle_time_ms": 0, "error_code": 0, "members": [
+            {"member_id": "m-1", "group_instance_id": None, "error_code": 0},
+            {"member_id": "", "group_instance_id": "host-b", "error_code": 25}]}),
     ],
 }

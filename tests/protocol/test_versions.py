@@ -177,6 +177,23 @@ MESSAGES = {
     (ApiKey.DELETE_GROUPS, "request"): {"groups_names": ["g", "h"]},
     (ApiKey.DELETE_GROUPS, "response"): {
         "throttle_time_ms": 0, "results": [{"group_id": "g", "error_code": 0}, {"group_id": "h", "error_code": 68}]},
+    (ApiKey.JOIN_GROUP, "request"): {
+        "group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 30000, "member_id": "m",
+        "group_instance_id": "i", "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"md"}]},
+    (ApiKey.JOIN_GROUP, "response"): {
+        "throttle_time_ms": 7, "error_code": 0, "generation_id": 3, "protocol_name": "range", "leader": "m",
+        "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i", "metadata": b"md"}]},
+    (ApiKey.SYNC_GROUP, "request"): {
+        "group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i",
+        "assignments": [{"member_id": "m", "assignment": b"as"}]},
+    (ApiKey.SYNC_GROUP, "response"): {"throttle_time_ms": 8, "error_code": 27, "assignment": b"as"},
+    (ApiKey.HEARTBEAT, "request"): {"group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i"},
+    (ApiKey.HEARTBEAT, "response"): {"throttle_time_ms": 9, "error_code": 22},
+    (ApiKey.LEAVE_GROUP, "request"): {
+        "group_id": "g", "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i"}]},
+    (ApiKey.LEAVE_GROUP, "response"): {
+        "throttle_time_ms": 1, "error_code": 0,
+        "members": [{"member_id": "m", "group_instance_id": "i", "error_code": 25}]},
     (ApiKey.OFFSET_DELETE, "request"): {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]},
     (ApiKey.OFFSET_DELETE, "response"): {
         "error_code": 0, "throttle_time_ms": 3,
@@ -332,7 +349,7 @@ def incremental_alter_configs_response(v):
     return i32(0) + array([i16(0) + string(None) + i8(4) + string("0")])
 
 
-# The consumer-group APIs (for the client; the broker serves none yet), from Kafka's message JSON.
+# The consumer-group APIs, from Kafka's message JSON.
 
 def offset_commit_request(v):
     partition = (i32(1) + i64(42) + _if(v >= 6, i32(5)) + _if(v == 1, i64(1700000000000)) + string("md"))
@@ -412,6 +429,42 @@ def sasl_authenticate_response(v):
     return i16(58) + string("no") + i32(0) + _if(v >= 1, i64(9))
 
 
+def join_group_request(v):
+    return (string("g") + i32(6000) + _if(v >= 1, i32(30000)) + string("m") + _if(v >= 5, string("i"))
+            + string("consumer") + array([string("range") + nbytes(b"md")]))
+
+
+def join_group_response(v):
+    member = string("m") + _if(v >= 5, string("i")) + nbytes(b"md")
+    return (_if(v >= 2, i32(7)) + i16(0) + i32(3) + string("range") + string("m") + string("m")
+            + array([member]))
+
+
+def sync_group_request(v):
+    return (string("g") + i32(3) + string("m") + _if(v >= 3, string("i"))
+            + array([string("m") + nbytes(b"as")]))
+
+
+def sync_group_response(v):
+    return _if(v >= 1, i32(8)) + i16(27) + nbytes(b"as")
+
+
+def heartbeat_request(v):
+    return string("g") + i32(3) + string("m") + _if(v >= 3, string("i"))
+
+
+def heartbeat_response(v):
+    return _if(v >= 1, i32(9)) + i16(22)
+
+
+def leave_group_request(v):
+    return string("g") + _if(v <= 2, string("m")) + _if(v >= 3, array([string("m") + string("i")]))
+
+
+def leave_group_response(v):
+    return _if(v >= 1, i32(1)) + i16(0) + _if(v >= 3, array([string("m") + string("i") + i16(25)]))
+
+
 LAYOUTS = {
     (ApiKey.PRODUCE, "request"): produce_request,
     (ApiKey.PRODUCE, "response"): produce_response,
@@ -453,6 +506,14 @@ LAYOUTS = {
     (ApiKey.LIST_GROUPS, "response"): list_groups_response,
     (ApiKey.DELETE_GROUPS, "request"): delete_groups_request,
     (ApiKey.DELETE_GROUPS, "response"): delete_groups_response,
+    (ApiKey.JOIN_GROUP, "request"): join_group_request,
+    (ApiKey.JOIN_GROUP, "response"): join_group_response,
+    (ApiKey.SYNC_GROUP, "request"): sync_group_request,
+    (ApiKey.SYNC_GROUP, "response"): sync_group_response,
+    (ApiKey.HEARTBEAT, "request"): heartbeat_request,
+    (ApiKey.HEARTBEAT, "response"): heartbeat_response,
+    (ApiKey.LEAVE_GROUP, "request"): leave_group_request,
+    (ApiKey.LEAVE_GROUP, "response"): leave_group_response,
     (ApiKey.OFFSET_DELETE, "request"): offset_delete_request,
     (ApiKey.OFFSET_DELETE, "response"): offset_delete_response,
     (ApiKey.SASL_HANDSHAKE, "request"): sasl_handshake_request,
@@ -495,7 +556,8 @@ def test_advertised_version_ranges():
                       "DELETE_RECORDS": (0, 1), "ALTER_CONFIGS": (0, 1), "CREATE_PARTITIONS": (0, 1),
                       "INCREMENTAL_ALTER_CONFIGS": (0, 0), "OFFSET_COMMIT": (0, 7), "OFFSET_FETCH": (0, 5),
                       "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
-                      "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "SASL_HANDSHAKE": (0, 1),
+                      "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "JOIN_GROUP": (0, 5),
+                      "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "SASL_HANDSHAKE": (0, 1),
                       "SASL_AUTHENTICATE": (0, 1)}
 
 

@@ -134,6 +134,19 @@ def test_nothing_but_the_handshake_before_authentication(sasl_broker, wire):
     _wait_for_log(sasl_broker, "METADATA before SASL authentication on listener SASL_PLAINTEXT")
 
 
+@pytest.mark.parametrize("api_key, version, body", [
+    (ApiKey.FIND_COORDINATOR, 1, {"key": "g", "key_type": 0}),
+    (ApiKey.JOIN_GROUP, 1, {"group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 6000,
+                            "member_id": "", "protocol_type": "consumer", "protocols": []}),
+    (ApiKey.OFFSET_COMMIT, 2, {"group_id": "g", "generation_id": -1, "member_id": "", "retention_time_ms": -1,
+                               "topics": []}),
+    (ApiKey.LIST_GROUPS, 0, {}),
+])
+def test_no_group_api_before_authentication(sasl_broker, wire, api_key, version, body):
+    assert request(wire, api_key, version, body) is None  # closed, not answered
+    _wait_for_log(sasl_broker, f"{api_key.name} before SASL authentication on listener SASL_PLAINTEXT")
+
+
 def test_v1_handshake_then_tokens_in_sasl_authenticate(sasl_broker, wire):
     handshake = request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-512"})
     assert handshake == {"error_code": ErrorCode.NONE, "mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]}

@@ -164,7 +164,7 @@ def test_alter_configs_replaces_a_topics_overrides_and_a_refused_change_keeps_th
     assert configs["retention.ms"]["config_source"] == DEFAULT  # left out: back to its default
     refused = [alter(client, TOPIC, topic, change) for change in (
         {"segment.bytes": "2000000", "retention.ms": "soon"}, {"no.such.setting": "1"}, {"retention.ms": None},
-        {"cleanup.policy": "compact"})]
+        {"cleanup.policy": "compact,shred"})]
     assert [r["error_code"] for r in refused] == [ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG,
                                                   ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_CONFIG]
     assert refused[0]["error_message"].startswith("retention.ms: 'soon' is not an integer")

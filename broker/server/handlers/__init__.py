@@ -3,7 +3,8 @@
 from broker.protocol.apis import APIS, ApiKey
 
 from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
-               describe_log_dirs, fetch, init_producer_id, list_offsets, metadata, produce, sasl)
+               describe_log_dirs, fetch, group_admin, group_membership, group_offsets, init_producer_id, list_offsets,
+               metadata, produce, sasl)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,
@@ -22,9 +23,20 @@ HANDLERS = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter,
     ApiKey.SASL_HANDSHAKE: sasl.handle_handshake,
     ApiKey.SASL_AUTHENTICATE: sasl.handle_authenticate,
+    ApiKey.OFFSET_COMMIT: group_offsets.handle_commit,
+    ApiKey.OFFSET_FETCH: group_offsets.handle_fetch,
+    ApiKey.OFFSET_DELETE: group_offsets.handle_delete,
+    ApiKey.FIND_COORDINATOR: group_admin.handle_find_coordinator,
+    ApiKey.LIST_GROUPS: group_admin.handle_list,
+    ApiKey.DESCRIBE_GROUPS: group_admin.handle_describe,
+    ApiKey.DELETE_GROUPS: group_admin.handle_delete,
+    ApiKey.JOIN_GROUP: group_membership.handle_join,
+    ApiKey.SYNC_GROUP: group_membership.handle_sync,
+    ApiKey.HEARTBEAT: group_membership.handle_heartbeat,
+    ApiKey.LEAVE_GROUP: group_membership.handle_leave,
 }
 
 SERVED = {key: APIS[key] for key in sorted(HANDLERS)}
-"""The APIs the broker advertises (ApiVersions) and answers: exactly those with a handler. The
-protocol layer knows more (the client's consumer-group calls); a client told of an API with no
-handler here would use it (librdkafka turns features on by the advertised APIs) and be cut off."""
+"""The APIs the broker advertises (ApiVersions) and answers: exactly those with a handler (a client
+told of an API with no handler here would use it, librdkafka turns features on by the advertised
+APIs, and be cut off)."""

@@ -6,11 +6,13 @@ metadata cache and the placement rules (one replica per partition: a factor othe
 broker is INVALID_REPLICA_ASSIGNMENT). Each topic succeeds or fails on its own, and a name given twice
 in one request is refused for both (INVALID_REQUEST, as Kafka's controller does); a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
-deleting files runs on the I/O pool; a deletion waits for the appends in flight to its partitions
+deleting files runs on the I/O pool; ``__consumer_offsets`` is created by the group coordinator alone,
+as in Kafka; a deletion waits for the appends in flight to its partitions
 (it is their partitions' next writer).
 """
 
 from broker.cluster.placement import PlacementError, check_assignment, check_replication_factor
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
 
 from ..topics import TopicError
@@ -50,6 +52,9 @@ def check_assignments(ctx, assignments: list[dict]) -> None:
 
 async def handle_create(ctx, header, request) -> dict:
     async def create(topic: dict) -> None:
+        if topic["name"] == OFFSETS_TOPIC:
+            raise TopicError(ErrorCode.INVALID_REQUEST, f"{OFFSETS_TOPIC} is internal: the group coordinator "
+                                                        f"creates it (offsets.topic.num.partitions)")
         configs = {c["name"]: c["value"] for c in topic["configs"]}
         await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
                          request["validate_only"])

@@ -5,7 +5,8 @@ Each broker's address is its endpoint for the listener the request came in on (`
 in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plaintext listener to
 theirs; a broker without that listener is not named.
 
-Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
+``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
+internal topics). Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
 topics with an empty list; later versions with null (an empty list then means none). A topic
 named twice is answered once, as Kafka's set of names does (a small request naming a topic of
@@ -16,6 +17,7 @@ no authorizer, as here, Kafka answers every operation the resource supports.
 """
 
 from broker.cluster.metadata_cache import NO_LEADER
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
 
@@ -36,7 +38,8 @@ def _operations(requested: bool, supported: int) -> int:
 
 def _topic_metadata(name: str, partitions, operations: int) -> dict:
     return {
-        "error_code": ErrorCode.NONE, "name": name, "is_internal": False, "topic_authorized_operations": operations,
+        "error_code": ErrorCode.NONE, "name": name, "is_internal": name == OFFSETS_TOPIC,
+        "topic_authorized_operations": operations,
         "partitions": [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
                         "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
                         "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr),
@@ -67,6 +70,12 @@ async def handle(ctx, header, request) -> dict:
     topic_operations = _operations(request["include_topic_authorized_operations"], TOPIC_OPERATIONS)
     topics = []
     for name in names:
+        if name == OFFSETS_TOPIC and ctx.metadata.partitions(name) is None:
+            try:
+                await ctx.groups.ensure_topic()  # created as the coordinator wants it, whatever auto-creation says
+            except TopicError as exc:
+                topics.append({"error_code": exc.code, "name": name, "partitions": []})
+                continue
         partitions = ctx.metadata.partitions(name)
         if partitions is None and auto_create:
             try:

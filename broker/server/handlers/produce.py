@@ -1,5 +1,6 @@
 """Produce: append each partition's batch to its log, or say per partition why not.
 
+Clients cannot write to ``__consumer_offsets`` (INVALID_TOPIC_EXCEPTION, as in Kafka).
 Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
 ``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
 the append, and a batch whose codec differs from the topic's ``compression.type`` (unless that
@@ -17,6 +18,7 @@ for them are woken on the event loop.
 
 import asyncio
 
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log import errors as log_errors
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set, recompress
@@ -89,6 +91,10 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
         leader = ctx.replicas.leader_partition(topic, partition)
     except PartitionError as exc:
         response.update(error_code=exc.code, error_message=error_text(exc))
+        return response, False
+    if topic == OFFSETS_TOPIC:  # the group coordinator's alone, as in Kafka
+        response.update(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+                        error_message=f"cannot append to the internal topic {OFFSETS_TOPIC}")
         return response, False
     log = leader.log
     try:

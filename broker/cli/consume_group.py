@@ -1,0 +1,120 @@
+"""``kafkalog consume TOPIC --group G``: consume as a member of consumer group G, sharing the
+topic's partitions with the group's other members (this tool's, or any Kafka client's).
+
+Each partition assigned to this member starts at the group's committed offset, or, where the group
+has none, at the earliest or latest offset (``--auto-offset-reset``). Records are printed as plain
+``consume`` prints them, and after each round of fetches, once the lines are flushed to stdout,
+the next offset of every partition that printed something is committed: **at least once** (a
+member stopped between printing and committing, by SIGKILL or a broken session, has its last
+records printed again by the partition's next owner; nothing is skipped). When the group
+rebalances, the member commits, joins again and goes on with its new partitions. Ctrl-C or
+SIGTERM commits and leaves the group at once, so the others take over without waiting for the
+session timeout. Without ``--follow`` the member stops, commits and leaves once its partitions
+are read up to the end offsets measured when they were assigned.
+"""
+
+import signal
+import sys
+import time
+
+from broker.client import EARLIEST, LATEST
+from broker.client.membership import GroupMember
+
+from .common import OK, partitions_of
+from .record_lines import fetch_records, record_line
+
+PROG = "kafkalog consume"
+FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found nothing new
+COMMIT_METADATA = "kafkalog consume"
+
+
+def consume_in_group(client, args) -> int:
+    partitions_of(client, args.topic, args.bootstrap_server)  # an unknown topic fails in one line
+    member = GroupMember(client, args.group, [args.topic], session_timeout_ms=args.session_timeout_ms)
+    remaining = args.max_records
+    previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        while remaining is None or remaining > 0:
+            assigned = member.join().get(args.topic, [])
+            _say(f"group {args.group!r} generation {member.generation}: assigned "
+                 f"{'partitions ' + ', '.join(map(str, assigned)) if assigned else 'no partition'} of {args.topic}")
+            done, remaining = _consume_assigned(client, member, assigned, remaining, args)
+            if done:
+                break
+    except KeyboardInterrupt:
+        if not args.follow:
+            _leave(member)
+            raise
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+    _leave(member)
+    return OK
+
+
+def _consume_assigned(client, member: GroupMember, partitions: list[int], remaining: int | None, args):
+    """Print the records of this generation's ``partitions``, committing after each round;
+    ``(done, remaining)``: done when this member is finished (not when it must join again)."""
+    topic = args.topic
+    positions = _starting_positions(client, member, topic, partitions, args.auto_offset_reset)
+    ends = None if args.follow else {p: o for (_, p), (o, _) in
+                                     client.list_offsets({(topic, p): LATEST for p in partitions}).items()}
+    try:
+        while remaining is None or remaining > 0:
+            if not member.alive():
+                return False, remaining
+            active = [p for p in partitions if ends is None or positions[p] < ends[p]]
+            if not active and ends is not None:
+                return True, remaining
+            printed = {}
+            for partition in active:
+                records, position = fetch_records(client, topic, partition, positions[partition],
+                                                  None if ends is None else ends[partition])
+                shown = records if remaining is None else records[:remaining]
+                for entry, record in shown:
+                    print(record_line(topic, partition, entry, record, args.format))
+                if ends is not None and position == positions[partition]:
+                    ends[partition] = position  # nothing left below the end: the log was cut meanwhile
+                # the next offset to print: past the fetch, unless --max-records stopped in it or the
+                # fetch went past the end (records appended since are left for the next reader)
+                printed[partition] = position if len(shown) == len(records) else shown[-1][1].offset + 1
+                if ends is not None:
+                    printed[partition] = min(printed[partition], ends[partition])
+                if remaining is not None:
+                    remaining -= len(shown)
+                    if remaining == 0:
+                        break
+            sys.stdout.flush()
+            advanced = {(topic, p): o for p, o in printed.items() if o != positions[p]}
+            positions.update(printed)
+            member.commit(advanced, COMMIT_METADATA)
+            if args.follow and not advanced:
+                time.sleep(FOLLOW_POLL_SECONDS)
+        return True, remaining
+    except KeyboardInterrupt:
+        sys.stdout.flush()  # printed lines of finished fetches are committed; the rest come again
+        member.commit({(topic, p): o for p, o in positions.items()}, COMMIT_METADATA)
+        raise
+
+
+def _starting_positions(client, member: GroupMember, topic: str, partitions: list[int], reset: str) -> dict:
+    """The group's committed offset of each partition, else its earliest or latest offset."""
+    if not partitions:
+        return {}
+    committed = member.committed({topic: partitions})
+    missing = [p for p in partitions if (topic, p) not in committed]
+    found = client.list_offsets({(topic, p): EARLIEST if reset == "earliest" else LATEST
+                                 for p in missing}) if missing else {}
+    return {p: committed[(topic, p)] if (topic, p) in committed else found[(topic, p)][0] for p in partitions}
+
+
+def _leave(member: GroupMember) -> None:
+    member.leave()
+    _say(f"left group {member.group!r}")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM stops the member as Ctrl-C does: commit, leave
+
+
+def _say(line: str) -> None:
+    print(f"{PROG}: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,55 @@
+"""The records of one fetch, and how ``kafkalog consume`` prints each: a plain line (partition,
+offset, ISO-8601 UTC timestamp, key, value, tab-separated) or a JSON object with the exact bytes."""
+
+import datetime
+import json
+
+from broker.records import record_set
+from broker.records.errors import CorruptRecordError
+
+from broker.arguments import EPOCH
+
+from .common import CommandError
+from .record_text import json_field, json_headers, text
+
+FETCH_BYTES = 1024 * 1024
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+
+
+def fetch_records(client, topic: str, partition: int, position: int, end: int | None, first: int = 0):
+    """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
+    if given), and the next position."""
+    fetched = client.fetch(topic, partition, position, FETCH_BYTES)
+    records, next_position = [], position
+    lowest = max(position, first)
+    try:
+        for entry in record_set.iter_batches(fetched.records):
+            next_position = max(next_position, entry.last_offset + 1)
+            if not entry.is_control:
+                records += [(entry, r) for r in entry.records
+                            if lowest <= r.offset and (end is None or r.offset < end)]
+    except CorruptRecordError as exc:
+        raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
+    return records, next_position
+
+
+def iso(timestamp: int) -> str:
+    """ISO-8601 UTC with milliseconds; "none" for a record without a timestamp (-1)."""
+    if timestamp < 0:
+        return "none"
+    try:
+        moment = EPOCH + datetime.timedelta(milliseconds=timestamp)
+    except OverflowError:  # past the year 9999: only the number can show it
+        return str(timestamp)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def record_line(topic: str, partition: int, entry, record, form: str) -> str:
+    if form == "plain":
+        return f"{partition}\t{record.offset}\t{iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"
+    out = {"topic": topic, "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
+           "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
+    json_field(out, "key", record.key)
+    json_field(out, "value", record.value)
+    out["headers"] = json_headers(record.headers)
+    return json.dumps(out, ensure_ascii=False)

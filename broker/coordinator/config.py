@@ -1,0 +1,39 @@
+"""The group coordinator's settings: Kafka's broker keys, names and defaults, and two bounds of our own.
+
+``group.max.size`` is unbounded in Kafka (2^31-1); here it defaults to 1000 so that one client
+cannot make the broker hold any number of members. Each member's protocol metadata (all its
+protocols together) is bounded by ``MAX_MEMBER_METADATA_BYTES``; Kafka bounds it only by the
+request size, which lets a group of many members hold gigabytes.
+"""
+
+from dataclasses import dataclass
+
+MAX_MEMBER_METADATA_BYTES = 64 * 1024
+MAX_GROUP_ID_LENGTH = 32_767  # a STRING's limit: the id goes into record keys as one
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    min_session_timeout_ms: int = 6_000
+    max_session_timeout_ms: int = 1_800_000
+    initial_rebalance_delay_ms: int = 3_000
+    max_size: int = 1_000
+    offsets_topic_partitions: int = 50
+    offsets_topic_segment_bytes: int = 100 * 1024 * 1024
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4096
+
+
+# Kafka's broker key -> GroupConfig field, minimum accepted value, multiplier to the field's unit
+KEYS = {
+    "group.min.session.timeout.ms": ("min_session_timeout_ms", 1, 1),
+    "group.max.session.timeout.ms": ("max_session_timeout_ms", 1, 1),
+    "group.initial.rebalance.delay.ms": ("initial_rebalance_delay_ms", 0, 1),
+    "group.max.size": ("max_size", 1, 1),
+    "offsets.topic.num.partitions": ("offsets_topic_partitions", 1, 1),
+    "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", 14, 1),
+    "offsets.retention.minutes": ("offsets_retention_ms", 1, 60_000),
+    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1, 1),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0, 1),
+}

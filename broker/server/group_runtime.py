@@ -1,0 +1,183 @@
+"""The group coordinator on the event loop: its one timer, its store in ``__consumer_offsets``, its loading.
+
+The coordinator (``broker.coordinator``) is sans-I/O; this runs it. Handlers start a waiting call
+with ``wait`` (an asyncio future the coordinator's ``respond`` fills: a JoinGroup waiting for its
+rebalance holds no thread and blocks nothing) or make a direct one with ``call``; after either,
+and after every append, the single loop timer is armed for the coordinator's next deadline
+(session expiry, rebalance timeouts, the initial delay, offset expiry).
+
+Records go to ``__consumer_offsets`` through the I/O pool as the partition's writer, one batch per
+commit, and the coordinator hears of them only after ``PartitionLog.append`` returned, that is
+under the log's flush policy (with ``log.flush.interval.messages=1``, on disk). The topic is
+created on first use (a FindCoordinator or the first write) with ``offsets.topic.num.partitions``
+partitions; an existing one keeps its count. It is compacted (``cleanup.policy=compact``), as in
+Kafka: the log cleaner keeps each key's latest record, so a group's offsets take the space of its
+last commit per partition, and tombstones go after ``delete.retention.ms``.
+At start each partition is read back and replayed on the I/O pool; until then its groups are
+answered COORDINATOR_LOAD_IN_PROGRESS.
+"""
+
+import asyncio
+import dataclasses
+import logging
+import time
+
+from broker.coordinator.group_coordinator import GroupCoordinator
+from broker.coordinator.offset_manager import OFFSETS_TOPIC, replay
+from broker.log.errors import LogError
+from broker.protocol.errors import ErrorCode
+from broker.records import batch, record_set
+
+from .topics import TopicError
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK_BYTES = 1024 * 1024
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def offsets_topic_configs(segment_bytes: int) -> dict[str, str]:
+    """Kafka's settings of ``__consumer_offsets``."""
+    return {"segment.bytes": str(segment_bytes), "cleanup.policy": "compact"}
+
+
+class GroupRuntime:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        config = ctx.config.group
+        existing = ctx.topics.partitions(OFFSETS_TOPIC)
+        if existing is not None and existing != config.offsets_topic_partitions:
+            log.info("%s has %d partitions; offsets.topic.num.partitions=%d applies only to a new one",
+                     OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
+            config = dataclasses.replace(config, offsets_topic_partitions=existing)
+        self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
+        if existing is None:  # nothing to replay: every group is ready from the first request
+            for partition in range(config.offsets_topic_partitions):
+                self.coordinator.install(partition, ({}, {}))
+        self._timer = None
+        self._armed_for = None  # the deadline the timer is set for
+        self._topic_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- for handlers ------------------------------------------------------------------------
+
+    def call(self, function, *args):
+        """A coordinator call that answers at once."""
+        try:
+            return function(*args)
+        finally:
+            self.arm()
+
+    async def wait(self, function, *args):
+        """A coordinator call that answers through its last argument, ``respond``, maybe later."""
+        future = asyncio.get_running_loop().create_future()
+
+        def respond(*value) -> None:
+            if not future.done():
+                future.set_result(value[0] if len(value) == 1 else value)
+        self.call(function, *args, respond)
+        return await future
+
+    async def ensure_topic(self) -> None:
+        """Create ``__consumer_offsets`` if it does not exist yet (TopicError if it cannot be)."""
+        async with self._topic_lock:
+            if self.ctx.topics.partitions(OFFSETS_TOPIC) is not None:
+                return
+            config = self.coordinator.config
+            try:
+                await self.ctx.io.run(self.ctx.topics.create, OFFSETS_TOPIC, config.offsets_topic_partitions,
+                                      offsets_topic_configs(config.offsets_topic_segment_bytes))
+            except TopicError as exc:
+                if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    raise
+            log.info("created %s with %d partitions", OFFSETS_TOPIC, config.offsets_topic_partitions)
+
+    # -- the coordinator's store -----------------------------------------------------------------
+
+    def append(self, partition: int, records: list, done) -> None:
+        task = asyncio.ensure_future(self._append(partition, records, done))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _append(self, partition: int, records: list, done) -> None:
+        try:
+            await self.ensure_topic()
+            await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
+        except Exception as exc:  # a full disk, a storage error: the coordinator answers and keeps its cache
+            error = exc
+        else:
+            error = None
+        done(error)
+        self.arm()
+
+    def _append_now(self, partition: int, records: list) -> None:
+        """One batch of ``(key, value)`` records appended to the partition this broker leads (on an I/O
+        thread); the replica manager's PartitionError if it does not."""
+        leader = self.ctx.replicas.leader_partition(OFFSETS_TOPIC, partition)
+        now = wall_clock_ms()
+        leader.append_records(batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)]))
+
+    # -- loading ----------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Replay every partition of ``__consumer_offsets`` into the coordinator, one by one."""
+        self.arm()  # offset expiry runs from the start
+        if not self.coordinator.offsets.loading:
+            return
+        for partition in range(self.coordinator.config.offsets_topic_partitions):
+            try:
+                replayed = await self.ctx.io.run(self._read_partition, partition)
+            except (OSError, LogError) as exc:
+                log.error("cannot load %s-%d: %s; its groups stay unavailable until a restart",
+                          OFFSETS_TOPIC, partition, exc)
+                continue
+            self.call(self.coordinator.install, partition, replayed)
+        log.info("loaded %d consumer group(s) from %s", len(self.coordinator.groups), OFFSETS_TOPIC)
+
+    def _read_partition(self, partition: int):
+        partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)
+        return replay(self._records(partition_log) if partition_log is not None else ())
+
+    @staticmethod
+    def _records(partition_log):
+        offset = partition_log.log_start_offset
+        while True:
+            found = partition_log.read(offset, READ_CHUNK_BYTES)
+            if found is None:
+                return
+            for decoded in record_set.iter_batches(found.read()):
+                offset = decoded.last_offset + 1
+                if not decoded.is_control:
+                    for record in decoded.records:
+                        if record.key is not None:
+                            yield record.key, record.value
+
+    # -- the timer --------------------------------------------------------------------------
+
+    def arm(self) -> None:
+        """One loop timer, for the coordinator's next deadline."""
+        deadline = self.coordinator.next_deadline()
+        if self._timer is not None:
+            if deadline == self._armed_for:
+                return
+            self._timer.cancel()
+            self._timer = None
+        self._armed_for = deadline
+        if deadline is not None:
+            delay = max(0, deadline - wall_clock_ms() + 1) / 1000  # +1: a loop timer may fire up to 1 ms early
+            self._timer = asyncio.get_running_loop().call_later(delay, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self.call(self.coordinator.tick)
+
+    async def stop(self) -> None:
+        """Stop the timer and finish the appends in flight (the waiting calls were answered at the
+        start of the shutdown: ``coordinator.shutdown()``)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks))

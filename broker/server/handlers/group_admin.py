@@ -1,0 +1,74 @@
+"""FindCoordinator, ListGroups, DescribeGroups and DeleteGroups.
+
+This broker coordinates every group: FindCoordinator answers with this node (its endpoint for the
+listener the request came in on, ``ctx.session.listener``, as Metadata does), after creating
+``__consumer_offsets`` if it does not exist yet (as Kafka does on first use). Transaction
+coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
+DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
+states: members without them), and an unknown group as Dead with no error, as Kafka does.
+"""
+
+from broker.coordinator.group import GroupState
+from broker.protocol.errors import ErrorCode
+
+from ..context import error_text
+from ..topics import TopicError
+
+GROUP_KEY_TYPE = 0
+
+
+async def handle_find_coordinator(ctx, header, request) -> dict:
+    this = next(b for b in ctx.metadata.alive_brokers() if b.node_id == ctx.node_id)
+    endpoint = this.endpoint(ctx.session.listener)  # this broker's address for the request's listener, as Metadata
+    if endpoint is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "",
+                "port": -1, "error_message": f"this broker has no endpoint for listener {ctx.session.listener}"}
+    response = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
+                "node_id": this.node_id, "host": endpoint.host, "port": endpoint.port}
+    if request["key_type"] != GROUP_KEY_TYPE:
+        return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
+                "error_message": "this broker has no transaction coordinator (transactions are not supported)"}
+    if not request["key"]:
+        return {**response, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1,
+                "error_message": "the group id is empty"}
+    try:
+        await ctx.groups.ensure_topic()
+    except TopicError as exc:
+        return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "",
+                "port": -1, "error_message": error_text(exc)}
+    return response
+
+
+async def handle_list(ctx, header, request) -> dict:
+    coordinator = ctx.groups.coordinator
+    groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or ""} for g in coordinator.list_groups()]
+    error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if coordinator.offsets.loading else ErrorCode.NONE
+    return {"throttle_time_ms": 0, "error_code": error, "groups": groups}
+
+
+def _describe(coordinator, group_id: str) -> dict:
+    error, group = coordinator.describe(group_id)
+    if error or group is None:
+        return {"error_code": error, "group_id": group_id, "group_state": GroupState.DEAD.value,
+                "protocol_type": "", "protocol_data": "", "members": []}
+    stable = group.is_(GroupState.STABLE)
+    return {"error_code": ErrorCode.NONE, "group_id": group_id, "group_state": group.state.value,
+            "protocol_type": group.protocol_type or "", "protocol_data": (group.protocol or "") if stable else "",
+            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                         "client_id": m.client_id, "client_host": m.client_host,
+                         "member_metadata": m.metadata_for(group.protocol) if stable else b"",
+                         "member_assignment": m.assignment if stable else b""}
+                        for m in group.members.values()]}
+
+
+async def handle_describe(ctx, header, request) -> dict:
+    coordinator = ctx.groups.coordinator
+    return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g) for g in request["groups"]]}
+
+
+async def handle_delete(ctx, header, request) -> dict:
+    results = []
+    for group_id in dict.fromkeys(request["groups_names"]):
+        error = await ctx.groups.wait(ctx.groups.coordinator.delete_group, group_id)
+        results.append({"group_id": group_id, "error_code": error})
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,67 @@
+"""OffsetCommit, OffsetFetch and OffsetDelete: a group's committed offsets, kept by the offset manager.
+
+A commit is answered once its records are appended to ``__consumer_offsets`` (under the log's
+flush policy). A partition of a topic that does not exist is refused with
+UNKNOWN_TOPIC_OR_PARTITION and not stored, as Kafka does; the others of the request go on.
+OffsetFetch gives -1 (and empty metadata) for a partition with no commit; from v2 ``topics=null``
+asks for all of the group's offsets, and errors of the whole group go in the top-level error
+code (per partition before v2).
+"""
+
+from broker.coordinator.group_coordinator import OffsetCommit
+from broker.protocol.errors import ErrorCode
+
+FIRST_TOP_LEVEL_ERROR_VERSION = 2
+
+
+def _exists(ctx, topic: str, partition: int) -> bool:
+    return 0 <= partition < (ctx.topics.partitions(topic) or 0)
+
+
+def _by_topic(results: dict, order: list, partition_response) -> list[dict]:
+    topics: dict[str, list] = {}
+    for topic, partition in order:
+        topics.setdefault(topic, []).append(partition_response(partition, results[(topic, partition)]))
+    return [{"name": name, "partitions": partitions} for name, partitions in topics.items()]
+
+
+async def handle_commit(ctx, header, request) -> dict:
+    order = [(t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"]]
+    commits = [OffsetCommit(t["name"], p["partition_index"], p["committed_offset"], p["committed_leader_epoch"],
+                            p["committed_metadata"])
+               for t in request["topics"] for p in t["partitions"] if _exists(ctx, t["name"], p["partition_index"])]
+    results = {key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in order}
+    if commits:
+        coordinator = ctx.groups.coordinator
+        results.update(await ctx.groups.wait(
+            coordinator.commit_offsets, request["group_id"], request["generation_id_or_member_epoch"],
+            request["member_id"], request["group_instance_id"], request["retention_time_ms"], commits))
+    return {"throttle_time_ms": 0, "topics": _by_topic(
+        results, order, lambda partition, error: {"partition_index": partition, "error_code": error})}
+
+
+async def handle_fetch(ctx, header, request) -> dict:
+    wanted = None if request["topics"] is None else \
+        [(t["name"], p) for t in request["topics"] for p in t["partition_indexes"]]
+    error, offsets = ctx.groups.call(ctx.groups.coordinator.fetch_offsets, request["group_id"], wanted)
+    per_partition_error = ErrorCode.NONE
+    if error and header.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
+        per_partition_error, error = error, ErrorCode.NONE
+        offsets = {p: None for p in wanted}
+
+    def partition_response(partition: int, value) -> dict:
+        return {"partition_index": partition, "committed_offset": -1 if value is None else value.offset,
+                "committed_leader_epoch": -1 if value is None else value.leader_epoch,
+                "metadata": "" if value is None else value.metadata, "error_code": per_partition_error}
+    order = list(offsets) if wanted is None else wanted
+    return {"throttle_time_ms": 0, "error_code": error, "topics": _by_topic(offsets, order, partition_response)}
+
+
+async def handle_delete(ctx, header, request) -> dict:
+    order = [(t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"]]
+    known = [key for key in order if _exists(ctx, *key)]
+    error, results = await ctx.groups.wait(ctx.groups.coordinator.delete_offsets, request["group_id"], known)
+    results = {**{key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in order}, **results}
+    topics = [] if error else _by_topic(
+        results, order, lambda partition, code: {"partition_index": partition, "error_code": code})
+    return {"error_code": error, "throttle_time_ms": 0, "topics": topics}
