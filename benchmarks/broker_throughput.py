@@ -27,9 +27,11 @@ PRODUCER_SETTINGS = {"acks": "1", "linger.ms": 50, "batch.size": 1_000_000, "com
                      "queue.buffering.max.kbytes": 1024 * 1024, "queue.buffering.max.messages": 10_000_000}
 
 
-def produce(bootstrap: str, topic: str, value_size: int, total_bytes: int, partitions: int = 1) -> tuple[float, int]:
-    """Produce ``total_bytes`` of values, round-robin over ``partitions``; return (seconds, records)."""
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
+def produce(bootstrap: str, topic: str, value_size: int, total_bytes: int, partitions: int = 1,
+            client_settings: dict | None = None) -> tuple[float, int]:
+    """Produce ``total_bytes`` of values, round-robin over ``partitions``; return (seconds, records).
+    ``client_settings``: more librdkafka settings (security)."""
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS, **(client_settings or {})})
     producer.list_topics(topic, timeout=30)  # create the topic and connect before the clock starts
     value = os.urandom(value_size)
     count = total_bytes // value_size
@@ -55,11 +57,12 @@ def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, tuple[i
     return marks
 
 
-def consume(bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]]) -> tuple[float, int]:
+def consume(bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]],
+            client_settings: dict | None = None) -> tuple[float, int]:
     """Read every partition's [start, end) range; return (seconds, bytes of values)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
                          "fetch.max.bytes": 64 * MIB, "max.partition.fetch.bytes": 16 * MIB,
-                         "fetch.wait.max.ms": 100})
+                         "fetch.wait.max.ms": 100, **(client_settings or {})})
     consumer.assign([TopicPartition(topic, p, start) for p, (start, _) in ranges.items()])
     expected = sum(end - start for start, end in ranges.values())
     count = size = 0

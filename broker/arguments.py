@@ -1,10 +1,13 @@
 """The command-line argument types that ``kafkalog``'s commands (``broker/cli``) and the load job
-(``jobs``) share: the parser whose usage errors are one line, ``--bootstrap-server``, and value types
+(``jobs``) share: the parser whose usage errors are one line, ``--bootstrap-server``, ``--command-config``
+(a properties file of client security settings), and value types
 whose errors name the value and show a valid one. It sits below both, so neither imports the other's
 internals."""
 
 import argparse
 import datetime
+
+from broker.properties import read_properties
 
 USAGE = 2  # the exit code of a usage error
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
@@ -24,6 +27,18 @@ def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
     parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
                         metavar="HOST:PORT[,HOST:PORT...]",
                         help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+
+
+def add_command_config_argument(parser) -> None:
+    """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's tools take them."""
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
+                             "sasl.jaas.config, ssl.truststore.location, ...")
+
+
+def command_config(path: str | None) -> dict:
+    """The settings of a ``--command-config`` file ({} without one); ConfigError names the file."""
+    return read_properties(path, "--command-config") if path else {}
 
 
 def positive_float(text: str) -> float:

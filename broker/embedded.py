@@ -7,8 +7,8 @@
     broker.kill(); broker.start()   # SIGKILL, then restart on the same port and log directory
     broker.stop()                   # SIGTERM: a clean shutdown; returns the exit code
 
-It runs ``python -m broker`` with this interpreter, learns the port from the one "listening on"
-line, and keeps the broker's stderr in ``<log_dir>.broker.log``.
+It runs ``python -m broker`` with this interpreter, learns the ports from the one "listening on"
+line (``ports``, in the order of ``listeners``; ``--port`` is the first one's), and keeps the broker's stderr in ``<log_dir>.broker.log``.
 """
 
 import selectors
@@ -44,6 +44,10 @@ class EmbeddedBroker:
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    def bootstrap_of(self, listener_index: int) -> str:
+        """The address of the broker's listener number ``listener_index`` (in ``listeners`` order)."""
+        return f"127.0.0.1:{self.ports[listener_index]}"
+
     def command(self) -> list:
         args = [sys.executable, "-m", "broker", "--log-dir", self.log_dir, "--port", str(self.port)]
         for key, value in self.settings.items():
@@ -58,7 +62,9 @@ class EmbeddedBroker:
         prefix = "kafkalog broker "
         if not line.startswith(prefix) or " listening on " not in line:
             raise RuntimeError(f"unexpected broker output {line!r}; stderr:\n{self.stderr_tail()}")
-        self.port = int(line.rsplit(":", 1)[1])
+        addresses = line.split(" listening on ", 1)[1].split(", ")
+        self.ports = [int(address.split(" (")[0].rsplit(":", 1)[1]) for address in addresses]
+        self.port = self.ports[0]
         return self
 
     def _read_line(self, timeout: float) -> str:

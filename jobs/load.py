@@ -15,7 +15,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from broker.arguments import Parser, add_bootstrap_argument, group_id, key_value, positive_int, timestamp_ms
+from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
+                             key_value, positive_int, timestamp_ms)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -53,6 +54,7 @@ def add_parser(commands) -> None:
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_argument(parser, dest="bootstrap_servers")
+    add_command_config_argument(parser)
     topics = parser.add_mutually_exclusive_group()
     topics.add_argument("--topics", "--topic", metavar="A,B", help="topics to load")
     topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
@@ -138,13 +140,15 @@ def settings_from(args):
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
-        rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty, source_options=dict(args.option),
+        rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty,
+        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()}, **dict(args.option)},
         progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
 
 
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
+    from broker.log.config import ConfigError
     from spark_kafka_source.options import OptionError
 
     from . import history
@@ -167,7 +171,7 @@ def run_command(args) -> int:
             print(history.format_dry_run(settings))
             return EXIT_OK
         return _load(args, settings)
-    except (UsageError, OptionError) as exc:
+    except (UsageError, OptionError, ConfigError) as exc:  # ConfigError: an unreadable --command-config
         _error(exc)
         return EXIT_USAGE
     except LockHeldError as exc:

@@ -50,7 +50,7 @@ class LoadSettings:
     rewind: Rewind | None = None
     keep_runs: int = 100
     allow_empty: bool = False  # a topic pattern may match no topic
-    source_options: dict = dataclasses.field(default_factory=dict)  # more kafkalog options (kafka.* ...)
+    source_options: dict = dataclasses.field(default_factory=dict, repr=False)  # more kafkalog options (kafka.*: secrets)
     progress: bool = True
     group_commit: bool = True  # commit each committed run's end offsets to a consumer group (group_commit.py)
     group_id: str | None = None  # that group; None: default_group_id(the output URI)

@@ -1,11 +1,11 @@
 """Errors whose one-line message says all a user needs (a bad option, data loss, an unreachable
-broker, an unsupported mode, a DataFrame the sink cannot write), reported by Spark's Python worker
-without a traceback."""
+broker, refused credentials or an untrusted certificate, an unsupported mode, a DataFrame the sink
+cannot write), reported by Spark's Python worker without a traceback."""
 
 import os
 
 from broker.client import KafkaError
-from broker.client.connection import BrokerConnectionError
+from broker.client.connection import AuthenticationError, BrokerConnectionError
 
 from .options import OptionError
 from .planning import DataLossError
@@ -16,7 +16,8 @@ class UnsupportedModeError(RuntimeError):
     """Something the data source does not do (a save mode other than append)."""
 
 
-EXPLAINED_ERRORS = (OptionError, DataLossError, KafkaError, BrokerConnectionError, UnsupportedModeError, SinkError)
+EXPLAINED_ERRORS = (OptionError, DataLossError, KafkaError, BrokerConnectionError, AuthenticationError,
+                    UnsupportedModeError, SinkError)
 
 
 class explained:

@@ -32,6 +32,7 @@ import logging
 import re
 from typing import Mapping
 
+from broker.client import security as client_security
 from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
 
 from .checkpoint import to_uri
@@ -76,12 +77,13 @@ class ClientSettings:
     check_crcs: bool = True
     retries: int = 3
     retry_backoff_ms: int = 1000
+    security: client_security.ClientSecurity = client_security.PLAINTEXT  # its repr hides every password
 
     def client(self, bootstrap_servers: str) -> KafkaClient:
         """A client for ``bootstrap_servers`` with these settings."""
         return KafkaClient(bootstrap_servers, timeout=self.timeout_s, client_id=self.client_id,
                            retries=self.retries, retry_backoff_ms=self.retry_backoff_ms,
-                           isolation_level=self.isolation_level)
+                           isolation_level=self.isolation_level, security=self.security)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +143,7 @@ _REFUSED_KAFKA = {
                            "its micro-batches to a consumer group with the option commitOffsetsToGroup"),
     "interceptor.classes": "interceptors are not supported; transform the records with DataFrame operations",
 }
-_UNSUPPORTED_SECURITY = ("security.protocol", "sasl.", "ssl.")
+_SECURITY_FAMILIES = ("sasl.", "ssl.")
 
 EXAMPLES = {
     "kafka.bootstrap.servers": '.option("kafka.bootstrap.servers", "127.0.0.1:9092")',
@@ -176,9 +178,11 @@ EXAMPLES = {
     "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
     "kafka.max.partition.fetch.bytes": '.option("kafka.max.partition.fetch.bytes", "8388608")',
     "kafka.check.crcs": '.option("kafka.check.crcs", "false")',
-    "kafka.security.protocol": '.option("kafka.security.protocol", "PLAINTEXT"), or no security option at all',
-    "kafka.ssl.": '.option("kafka.security.protocol", "PLAINTEXT") with no kafka.ssl.* option',
-    "kafka.sasl.": '.option("kafka.security.protocol", "PLAINTEXT") with no kafka.sasl.* option',
+    "kafka.security.protocol": '.option("kafka.security.protocol", "SSL")',
+    "kafka.ssl.": '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")',
+    "kafka.sasl.": '.option("kafka.sasl.mechanism", "SCRAM-SHA-512")',
+    "kafka.sasl.jaas.config": ('.option("kafka.sasl.jaas.config", \'org.apache.kafka.common.security.scram.'
+                               'ScramLoginModule required username="alice" password="...";\')'),
     # kafka.* settings Spark refuses: the Spark way instead
     "kafka.auto.offset.reset": '.option("startingOffsets", "earliest")',
     "kafka.key.deserializer": 'df.selectExpr("CAST(key AS STRING)")',
@@ -325,10 +329,9 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
         if key in kafka:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {advice}")
     for key in kafka:
-        if key.startswith(_UNSUPPORTED_SECURITY) and not (key == "security.protocol"
-                                                          and kafka[key].strip().upper() == "PLAINTEXT"):
-            raise option_error(f"kafka.{key}", "TLS and SASL connections are not supported by kafkalog yet (only "
-                                               "PLAINTEXT)")
+        if key.startswith(_SECURITY_FAMILIES) and key not in client_security.KEYS:
+            raise option_error(f"kafka.{key}", f"not supported by the kafkalog source (its security settings: "
+                                               f"kafka.{', kafka.'.join(k for k in client_security.KEYS if '.' in k)})")
 
 
 def spelt_like(name: str, known: str) -> str:
@@ -523,6 +526,11 @@ def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
             raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted")
     if "check.crcs" in kafka:
         changes["check_crcs"] = _boolean(prefixed, "kafka.check.crcs", True)
+    try:
+        changes["security"] = client_security.from_settings(kafka, prefix="kafka.")
+    except client_security.SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
+        name, _, problem = str(exc).partition(": ")
+        raise option_error(name, problem) from None
     retries = _integer(opts, "fetchOffset.numRetries", 0)
     if retries is not None:
         changes["retries"] = retries

@@ -1,6 +1,7 @@
 """The options of the ``kafkalog`` sink (``df.write`` / ``df.writeStream`` with ``format("kafkalog")``),
 with the names and meanings of Spark's Kafka sink: ``kafka.bootstrap.servers`` (required), ``topic``
-(wins over a ``topic`` column), and producer settings under ``kafka.*`` with Kafka's producer names.
+(wins over a ``topic`` column), and producer settings under ``kafka.*`` with Kafka's producer names
+(TLS and SASL as the source takes them: ``kafka.security.protocol``, ``kafka.sasl.*``, ``kafka.ssl.*``).
 
 Defaults are Kafka's producer's, except ``kafka.batch.size``: a task sends one batch at a time and
 waits for its answer (Kafka's producer keeps several in flight), so batches are larger, 512 KiB.
@@ -12,6 +13,7 @@ import dataclasses
 import difflib
 from typing import Mapping
 
+from broker.client import security as client_security
 from broker.client.batches import BATCH_BYTES
 from broker.client.client import ACKS_ALL, parse_bootstrap
 from broker.records.compression import Codec
@@ -48,9 +50,6 @@ _REFUSED_KAFKA = {
     "value.serializer": "values are written as bytes (a string value as its UTF-8 bytes); serialize in the DataFrame",
     "partitioner.class": "a Java partitioner cannot run here; give each row's partition in a partition column",
     "transactional.id": "transactions are not supported (the sink is at-least-once, with idempotent retries)",
-    "security.protocol": "TLS and SASL connections are not supported by kafkalog yet (only PLAINTEXT)",
-    "sasl.": "TLS and SASL connections are not supported by kafkalog yet (only PLAINTEXT)",
-    "ssl.": "TLS and SASL connections are not supported by kafkalog yet (only PLAINTEXT)",
 }
 _ACKS = {"all": ACKS_ALL, "-1": ACKS_ALL, "1": 1, "0": 0}
 
@@ -102,7 +101,8 @@ def parse_sink(options: Mapping[str, str]) -> SinkOptions:
         settings, client_id=kafka.get("client.id", settings.client_id),
         timeout_s=_integer(kafka, "request.timeout.ms", 1, int(settings.timeout_s * 1000)) / 1000,
         retries=_integer(kafka, "retries", 0, settings.retries),
-        retry_backoff_ms=_integer(kafka, "retry.backoff.ms", 0, settings.retry_backoff_ms))
+        retry_backoff_ms=_integer(kafka, "retry.backoff.ms", 0, settings.retry_backoff_ms),
+        security=_security(kafka))
     return SinkOptions(bootstrap, topic.strip() if topic else None, acks, idempotent, codec,
                        _integer(kafka, "batch.size", 1, BATCH_BYTES), client)
 
@@ -119,11 +119,20 @@ def _check_names(opts: dict, kafka: dict) -> None:
                                "kafka.* producer settings")
     for key in kafka:
         refused = next((advice for prefix, advice in _REFUSED_KAFKA.items() if key.startswith(prefix)), None)
-        if key == "security.protocol" and kafka[key].strip().upper() == "PLAINTEXT":
-            continue
+        if refused is None and key.startswith(("ssl.", "sasl.")) and key not in client_security.KEYS:
+            refused = "not supported by kafkalog's client (see the README's Security section for the settings it takes)"
         if refused is not None:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {refused}",
                                example=SINK_EXAMPLES.get(f"kafka.{key}", SINK_EXAMPLES["kafka.bootstrap.servers"]))
+
+
+def _security(kafka: dict) -> client_security.ClientSecurity:
+    """TLS and SASL from the ``kafka.*`` settings, as the source reads them."""
+    try:
+        return client_security.from_settings(kafka, prefix="kafka.")
+    except client_security.SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
+        name, _, problem = str(exc).partition(": ")
+        raise sink_error(name, problem) from None
 
 
 def _boolean(kafka: dict, key: str, default: bool) -> bool:

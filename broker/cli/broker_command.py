@@ -12,10 +12,11 @@ from broker.log.errors import LogError
 
 
 def _broker(args) -> int:
+    from broker.properties import read_properties
     from broker.server import config as broker_config
     from broker.server.broker import run
     try:
-        properties = broker_config.read_properties(args.config) if args.config else {}
+        properties = read_properties(args.config) if args.config else {}
         properties.update(broker_config.parse_set_option(pair) for pair in args.set)
         config = broker_config.build(properties, log_dir=args.log_dir, host=args.host, port=args.port,
                                      broker_id=args.broker_id)
@@ -26,11 +27,13 @@ def _broker(args) -> int:
     except (LogError, RegistryError) as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(_start_failure(exc, config.host, config.port))
+        return _fail(_start_failure(exc))
 
 
-def _start_failure(exc: OSError, host: str, port: int) -> str:
+def _start_failure(exc: OSError) -> str:
     """An OSError of the start as one line: the listener's address, or the file and its problem."""
+    listener = getattr(exc, "listener", None)  # a BindError
+    host, port = (listener.host or "0.0.0.0", listener.port) if listener else (None, None)
     if exc.errno == errno.EADDRINUSE:
         return f"port {port} on {host} is already in use (another broker?): choose another --port, or --port 0 " \
                f"for a free one"

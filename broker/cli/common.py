@@ -1,15 +1,18 @@
 """What the commands that talk to a broker (topics, produce, consume, ...) share: the arguments
-spelled as Kafka's tools spell them (a topic as ``TOPIC`` or ``--topic TOPIC``), ``--timeout``, help
-with examples and the exit codes, and ``run``, which turns every failure into one line on stderr and
-an exit code. The argument types they share with the load job are in ``broker.arguments``."""
+spelled as Kafka's tools spell them (a topic as ``TOPIC`` or ``--topic TOPIC``), ``--command-config
+FILE`` (security settings), ``--timeout``, help with examples and the exit codes, and ``run``, which
+turns every failure into one line on stderr and an exit code. The argument types they share with the
+load job (``--bootstrap-server``, ``--command-config``, ...) are in ``broker.arguments``."""
 
 import argparse
 import os
 import sys
 
-from broker.arguments import USAGE, add_bootstrap_argument, positive_float
+from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_argument, command_config, positive_float
 from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client.connection import UnsupportedVersionError
+from broker.client.connection import AuthenticationError, UnsupportedVersionError
+from broker.client.security import SecuritySettingError, from_settings
+from broker.log.config import ConfigError
 
 OK, FAILED = 0, 1
 INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -33,6 +36,7 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
         name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + "".join(f"  {example}\n" for example in examples) + "\n" + EXIT_STATUS)
     add_bootstrap_argument(parser)
+    add_command_config_argument(parser)
     parser.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"how long to wait for each answer of the broker (default {DEFAULT_TIMEOUT:g})")
     return parser
@@ -55,8 +59,13 @@ def run(prog: str, args, action) -> int:
     """``action(client, args)`` with a client of ``--bootstrap-server``: its exit code, or one line on
     stderr and 1 (or the CommandError's code) when it fails."""
     try:
+        security = from_settings(command_config(args.command_config))
+    except (ConfigError, SecuritySettingError) as exc:
+        return _fail(prog, f"--command-config {args.command_config}: {exc}" if isinstance(exc, SecuritySettingError)
+                     else str(exc), USAGE)
+    try:
         client = KafkaClient(args.bootstrap_server, timeout=args.timeout, client_id="kafkalog-cli", retries=RETRIES,
-                             retry_backoff_ms=RETRY_BACKOFF_MS)
+                             retry_backoff_ms=RETRY_BACKOFF_MS, security=security)
     except ValueError as exc:  # a malformed --bootstrap-server
         return _fail(prog, f"--bootstrap-server: {exc}", USAGE)
     try:
@@ -67,7 +76,7 @@ def run(prog: str, args, action) -> int:
         return OK
     except CommandError as exc:
         return _fail(prog, str(exc), exc.code)
-    except (KafkaError, UnsupportedVersionError, OSError) as exc:  # OSError: connections, stdout
+    except (KafkaError, UnsupportedVersionError, AuthenticationError, OSError) as exc:  # OSError: connections, stdout
         return _fail(prog, str(exc), FAILED)
     except KeyboardInterrupt:
         return INTERRUPTED

@@ -36,6 +36,7 @@ from broker.records.errors import CorruptRecordError
 
 from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .idempotence import INT32_MAX, ProducerSequences
+from .security import PLAINTEXT, ClientSecurity
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,9 @@ class FetchResult(NamedTuple):
 class KafkaClient:
     def __init__(self, bootstrap_servers: str, *, timeout: float = 30.0, client_id: str = "kafkalog",
                  retries: int = 5, retry_backoff_ms: int = 200, max_fetch_bytes: int = 256 * 1024 * 1024,
-                 isolation_level: int = READ_UNCOMMITTED):
+                 isolation_level: int = READ_UNCOMMITTED, security: ClientSecurity = PLAINTEXT):
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.security = security
         self.timeout, self.client_id = timeout, client_id
         self.retries, self.retry_backoff_ms = retries, retry_backoff_ms
         self.max_fetch_bytes = max_fetch_bytes
@@ -150,7 +152,7 @@ class KafkaClient:
             broker = self._metadata.brokers.get(node_id)
             if broker is None:
                 raise BrokerConnectionError(f"broker {node_id} is not in the cluster metadata")
-            connection = BrokerConnection(broker.host, broker.port, self.timeout, self.client_id)
+            connection = BrokerConnection(broker.host, broker.port, self.timeout, self.client_id, self.security)
             self._connections[node_id] = connection
         return connection
 
@@ -196,7 +198,7 @@ class KafkaClient:
         for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not self._metadata.brokers else \
                 [(b.host, b.port) for b in self._metadata.brokers.values()]:
             try:
-                connection = BrokerConnection(host, port, self.timeout, self.client_id)
+                connection = BrokerConnection(host, port, self.timeout, self.client_id, self.security)
             except BrokerConnectionError as exc:
                 errors.append(str(exc))
                 continue

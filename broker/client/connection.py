@@ -1,12 +1,15 @@
 """One blocking connection to one Kafka-protocol broker, with version negotiation.
 
-On connect it asks ApiVersions (v2, non-flexible, which every broker since 0.10 answers; a
-broker that only knows lower versions replies with its supported range and we retry) and then
-uses, for each API, the highest version both sides implement. Every request has a deadline; a
+On connect it does the TLS handshake (``security.protocol`` SSL and SASL_SSL), asks ApiVersions
+(v2, non-flexible, which every broker since 0.10 answers; a broker that only knows lower versions
+replies with its supported range and we retry), authenticates with SASL (SaslHandshake v1, then
+the mechanism's tokens in SaslAuthenticate) and then uses, for each API, the highest version both
+sides implement. A refused certificate or password raises ``AuthenticationError`` (not retried). Every request has a deadline; a
 broken connection raises ``BrokerConnectionError`` and the connection must be reopened.
 """
 
 import socket
+import ssl
 import struct
 import time
 
@@ -14,6 +17,9 @@ from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError, Reader
+from broker.security.sasl import AuthenticationFailed, client_exchange
+
+from .security import PLAINTEXT, ClientSecurity
 
 _CORRELATION = struct.Struct(">i")
 API_VERSIONS_VERSION = 2
@@ -23,12 +29,18 @@ class BrokerConnectionError(ConnectionError):
     """The broker could not be reached, closed the connection, or sent something unreadable."""
 
 
+class AuthenticationError(Exception):
+    """The broker refused this client's credentials, or its certificate was not trusted: retrying
+    does not help. The message never holds a password."""
+
+
 class UnsupportedVersionError(Exception):
     """The broker implements none of the versions of an API that this client speaks."""
 
 
 class BrokerConnection:
-    def __init__(self, host: str, port: int, timeout: float = 30.0, client_id: str = "kafkalog"):
+    def __init__(self, host: str, port: int, timeout: float = 30.0, client_id: str = "kafkalog",
+                 security: ClientSecurity = PLAINTEXT):
         self.host, self.port, self.timeout, self.client_id = host, port, timeout, client_id
         self._correlation_id = 0
         try:
@@ -36,7 +48,46 @@ class BrokerConnection:
         except OSError as exc:
             raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.versions = self._negotiate()
+        try:
+            if security.uses_tls:
+                self._start_tls(security)
+            self.versions = self._negotiate()
+            if security.uses_sasl:
+                self._authenticate(security)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_tls(self, security: ClientSecurity) -> None:
+        try:
+            self._sock = security.tls_context().wrap_socket(self._sock, server_hostname=self.host)
+        except ssl.SSLCertVerificationError as exc:
+            raise AuthenticationError(f"TLS handshake with {self.address} failed: the broker's certificate is not "
+                                      f"trusted ({exc.verify_message}; see ssl.truststore.location)") from None
+        except (OSError, socket.timeout) as exc:
+            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener "
+                                        f"(security.protocol SSL or SASL_SSL)?") from None
+
+    def _authenticate(self, security: ClientSecurity) -> None:
+        """SASL: SaslHandshake v1 picks the mechanism, SaslAuthenticate carries its tokens."""
+        handshake = self._call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": security.mechanism})
+        if handshake["error_code"] == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
+            raise AuthenticationError(f"{self.address} does not accept SASL mechanism {security.mechanism} "
+                                      f"(it accepts {', '.join(handshake['mechanisms'])})")
+        if handshake["error_code"] != ErrorCode.NONE:
+            raise AuthenticationError(f"{self.address} refused the SASL handshake (error {handshake['error_code']}): "
+                                      f"is it a SASL listener (security.protocol SASL_PLAINTEXT or SASL_SSL)?")
+        exchange = client_exchange(security.mechanism, security.username, security.password)
+        token = exchange.first()
+        while token is not None:
+            answer = self._call(ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": token})
+            if answer["error_code"] != ErrorCode.NONE:
+                raise AuthenticationError(f"{self.address} refused user {security.username!r} with "
+                                          f"{security.mechanism}: {answer['error_message'] or answer['error_code']}")
+            try:
+                token = exchange.respond(answer["auth_bytes"])
+            except AuthenticationFailed as exc:
+                raise AuthenticationError(f"{self.address}: {exc}") from None
 
     @property
     def address(self) -> str:

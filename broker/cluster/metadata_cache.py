@@ -1,5 +1,5 @@
 """The metadata cache: this broker's view of the cluster (its id, the live brokers and their
-endpoints, the controller, each topic's partitions with leader, leader epoch, replicas and
+endpoints, one per listener, the controller, each topic's partitions with leader, leader epoch, replicas and
 in-sync replicas), as Kafka's ``MetadataCache`` holds it.
 
 A metadata source (``local_metadata`` for a single broker) publishes whole images; readers
@@ -14,11 +14,46 @@ NO_LEADER = -1  # Kafka's leader id of a partition whose leader is not available
 
 
 @dataclasses.dataclass(frozen=True)
-class BrokerEndpoint:
-    node_id: int
+class Endpoint:
+    """One listener of a broker as its clients reach it (Kafka's ``EndPoint``): the listener's name,
+    its security protocol and the advertised host and port."""
+    listener: str
+    security_protocol: str
     host: str
     port: int
+
+    @property
+    def url(self) -> str:
+        """``NAME://host:port`` (an IPv6 host in brackets), as in ``/brokers/ids/<id>``'s endpoints."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener}://{host}:{self.port}"
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerEndpoint:
+    """A live broker: its id, rack and one endpoint per listener (Kafka's ``Broker``). ``host`` and
+    ``port`` are Kafka's legacy fields, those of its PLAINTEXT endpoint (None and -1 without one);
+    built with ``endpoints`` left out, the broker has the one PLAINTEXT listener at ``host:port``."""
+    node_id: int
+    host: str | None
+    port: int
     rack: str | None = None
+    endpoints: tuple[Endpoint, ...] = ()
+
+    def __post_init__(self):
+        if not self.endpoints:
+            object.__setattr__(self, "endpoints", (Endpoint("PLAINTEXT", "PLAINTEXT", self.host, self.port),))
+
+    @classmethod
+    def of(cls, node_id: int, endpoints, rack: str | None = None) -> "BrokerEndpoint":
+        endpoints = tuple(endpoints)
+        plaintext = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), None)
+        return cls(node_id, plaintext.host if plaintext else None, plaintext.port if plaintext else -1, rack,
+                   endpoints)
+
+    def endpoint(self, listener: str) -> Endpoint | None:
+        """The endpoint of the listener named ``listener``; None when this broker has no such listener."""
+        return next((e for e in self.endpoints if e.listener == listener), None)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,7 +3,8 @@ carry) and its registration, so the other brokers and the controller see it live
 
 ``zookeeper.connect`` makes it a ``ZooKeeperRegistry`` (Kafka's ZooKeeper mode, the layout of
 ``zookeeper_data``): ``/cluster/id`` is read, or created by the first broker; the broker registers
-itself as the **ephemeral** node ``/brokers/ids/<id>`` with Kafka's JSON, so the node goes when its
+itself as the **ephemeral** node ``/brokers/ids/<id>`` with Kafka's JSON (one endpoint per
+listener, with the listener security protocol map), so the node goes when its
 session ends (a clean stop, a crash, or no heartbeat within ``zookeeper.session.timeout.ms``); an
 id already registered is refused; after its session expired (ZooKeeper unreachable for longer
 than the timeout, then back), the broker registers again. A registered broker stands in every
@@ -118,14 +119,17 @@ class ZooKeeperRegistry:
             ControllerElection(self._client, self.connect, endpoint.node_id).start()
 
     def _create_registration(self, endpoint: BrokerEndpoint) -> None:
-        data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack)
+        data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack,
+                                        [(e.listener, e.security_protocol, e.url) for e in endpoint.endpoints])
         self._client.create(self.connect.path(broker_path(endpoint.node_id)), data, ephemeral=True, makepath=True)
 
     def _registered_at(self, path: str) -> str:
         """``host:port`` of the broker registered at ``path``, as far as it can be read."""
         try:
             registration = json.loads(self._client.get(path)[0])
-            return f"{registration['host']}:{registration['port']}"
+            if registration.get("host") is not None:
+                return f"{registration['host']}:{registration['port']}"
+            return ", ".join(registration["endpoints"])  # no PLAINTEXT listener
         except (KazooException, ValueError, KeyError, TypeError):
             return "a broker whose registration cannot be read"
 

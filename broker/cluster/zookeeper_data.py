@@ -48,11 +48,17 @@ def parse_cluster_id(data: bytes) -> str:
         raise ValueError(f"{CLUSTER_ID_PATH} holds {data[:100]!r}, not Kafka's cluster id JSON") from None
 
 
-def broker_registration_json(host: str, port: int, timestamp_ms: int, rack: str | None = None) -> bytes:
-    """What Kafka 2.x writes to ``/brokers/ids/<id>`` for a PLAINTEXT listener."""
+def broker_registration_json(host: str | None, port: int, timestamp_ms: int, rack: str | None = None,
+                             endpoints=None) -> bytes:
+    """What Kafka 2.x writes to ``/brokers/ids/<id>``: ``endpoints`` (``NAME://host:port`` per listener)
+    with ``listener_security_protocol_map``, and the legacy ``host``/``port`` of the PLAINTEXT listener
+    (null and -1 without one). ``endpoints`` are ``(listener, security protocol, url)``; without
+    them the broker has one PLAINTEXT listener at ``host:port``."""
+    if endpoints is None:
+        endpoints = [("PLAINTEXT", "PLAINTEXT", f"PLAINTEXT://{host}:{port}")]
     return json.dumps({
-        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-        "endpoints": [f"PLAINTEXT://{host}:{port}"],
+        "listener_security_protocol_map": {listener: protocol for listener, protocol, _ in endpoints},
+        "endpoints": [url for _, _, url in endpoints],
         "rack": rack, "jmx_port": -1, "host": host, "timestamp": str(timestamp_ms), "port": port,
         "version": BROKER_REGISTRATION_VERSION,
     }, separators=(",", ":")).encode()

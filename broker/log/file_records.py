@@ -34,6 +34,11 @@ class FileSlice(NamedTuple):
     def read(self) -> bytes:
         return os.pread(self.file.fileno(), self.size, self.position)
 
+    def pieces(self, piece_size: int):
+        """The slice as consecutive slices of at most ``piece_size`` bytes (to read one at a time)."""
+        for offset in range(0, self.size, piece_size):
+            yield FileSlice(self.file, self.position + offset, min(piece_size, self.size - offset))
+
 
 def iter_headers(fd: int, start: int, end: int):
     """Yield ``(position, header)`` for the entries in ``[start, end)`` of the file."""

@@ -30,6 +30,7 @@ class ApiKey(enum.IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
@@ -38,6 +39,7 @@ class ApiKey(enum.IntEnum):
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
@@ -582,6 +584,16 @@ OFFSET_DELETE_RESPONSE = Struct(
     ))),
 )
 
+SASL_HANDSHAKE_REQUEST = Struct(("mechanism", STRING))
+SASL_HANDSHAKE_RESPONSE = Struct(("error_code", INT16), ("mechanisms", Array(STRING)))
+SASL_AUTHENTICATE_REQUEST = Struct(("auth_bytes", BYTES))
+SASL_AUTHENTICATE_RESPONSE = Struct(
+    ("error_code", INT16),
+    ("error_message", NULLABLE_STRING),
+    ("auth_bytes", BYTES),
+    Field("session_lifetime_ms", INT64, since=1, default=0),
+)
+
 APIS = {api.key: api for api in (
     Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
     Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
@@ -608,6 +620,8 @@ APIS = {api.key: api for api in (
     Api(ApiKey.LIST_GROUPS, 0, 2, LIST_GROUPS_REQUEST, LIST_GROUPS_RESPONSE),
     Api(ApiKey.DELETE_GROUPS, 0, 1, DELETE_GROUPS_REQUEST, DELETE_GROUPS_RESPONSE),
     Api(ApiKey.OFFSET_DELETE, 0, 0, OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE),
+    Api(ApiKey.SASL_HANDSHAKE, 0, 1, SASL_HANDSHAKE_REQUEST, SASL_HANDSHAKE_RESPONSE),
+    Api(ApiKey.SASL_AUTHENTICATE, 0, 1, SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE),
 )}
 """Every API this project speaks, with exactly its non-flexible version range (the broker serves
 the subset it has handlers for)."""

@@ -2,8 +2,9 @@
 
 Start-up joins the cluster (with ``zookeeper.connect``: learns the cluster id from ZooKeeper, which
 the log directory must carry), loads the topics and logs (recovering after a crash), binds the
-listener, registers the broker (in ZooKeeper, as live) and prints
-exactly one line, ``kafkalog broker <id> listening on <host>:<port>``. SIGTERM (or SIGINT) stops
+listeners, registers the broker (in ZooKeeper, as live, with one endpoint per listener) and prints
+exactly one line, ``kafkalog broker <id> listening on <host>:<port>`` (with several listeners, each
+address followed by its listener's name). SIGTERM (or SIGINT) stops
 accepting connections, closes those with no request being handled, lets the handlers in flight
 finish (long-polling fetches return at once) and writes their responses as far as the sockets take
 them without waiting for clients that do not read, then waits for the disk work to end, flushes
@@ -14,6 +15,7 @@ recovers. Temporary files a crash left next to ``topics.json`` and the checkpoin
 """
 
 import asyncio
+import functools
 import logging
 import os
 import resource
@@ -21,21 +23,25 @@ import signal
 import sys
 
 from broker.cluster.local_metadata import LocalMetadata
-from broker.cluster.metadata_cache import BrokerEndpoint, MetadataCache
+from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
 from broker.cluster.registry import registry_for
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 from broker.replica.replica_manager import ReplicaManager
+from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
 from .connection import Connection
 from .context import BrokerContext
 from .group_runtime import GroupRuntime
 from .io_pool import IoPool
+from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
+from .session import Session
+from .tls_channel import start_tls
 from .topics import TopicRegistry
 from .waiters import DataWaiters
 
@@ -48,13 +54,13 @@ class Broker:
     def __init__(self, config: BrokerConfig):
         self.config = config
         self.ctx = None
-        self._server = None
+        self._servers: list[asyncio.Server] = []
         self._registry = None
         self._connections: dict[asyncio.Task, Connection] = {}
         self._loading = None  # the task replaying __consumer_offsets
 
-    async def start(self) -> tuple[str, int]:
-        """Open the logs and bind the listener; return the bound ``(host, port)``."""
+    async def start(self) -> list[tuple[Listener, int]]:
+        """Open the logs and bind the listeners; return each listener with its bound port."""
         config = self.config
         _raise_open_file_limit()
         registry = registry_for(config)
@@ -80,29 +86,35 @@ class Broker:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
-            self._server = await asyncio.start_server(self._on_connection, config.host, config.port,
-                                                      reuse_address=True)
-            port = self._server.sockets[0].getsockname()[1]
+            for listener in config.listeners:
+                self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
+            bound = [(listener, server.sockets[0].getsockname()[1])
+                     for listener, server in zip(config.listeners, self._servers)]
             metadata, replicas = MetadataCache(config.broker_id), ReplicaManager(log_manager, config.broker_id)
-            endpoint = BrokerEndpoint(config.broker_id, config.advertised_host, config.advertised_port(port))
+            endpoint = broker_endpoint(config, bound)
             topics.on_change = LocalMetadata(topics, log_manager.cluster_id, endpoint, metadata, replicas).publish
             topics.on_change()
             await asyncio.to_thread(registry.register, endpoint)
         except BaseException:
-            if self._server is not None:
-                self._server.close()
+            for server in self._servers:
+                server.close()
             log_manager.shutdown()
             registry.close()
             raise
         self._registry = registry
         self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
-                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes), port)
+                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
+                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
         self.ctx.groups = GroupRuntime(self.ctx)
         self._loading = asyncio.ensure_future(self.ctx.groups.load())
-        return config.host, port
+        return bound
 
-    async def _on_connection(self, reader, writer) -> None:
-        connection = Connection(self.ctx, reader, writer)
+    async def _on_connection(self, listener: Listener, reader, writer) -> None:
+        session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
+        tls = self.config.tls.get(listener.name)
+        if tls and not await start_tls(writer, tls, session):
+            return
+        connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
         self._connections[task] = connection
         try:
@@ -114,7 +126,8 @@ class Broker:
         """Stop accepting, finish the handlers in flight, then flush and close the logs cleanly."""
         ctx = self.ctx
         ctx.stopping = True
-        self._server.close()
+        for server in self._servers:
+            server.close()
         ctx.waiters.notify_all()
         ctx.request_memory.stop_waiting()
         for connection in self._connections.values():
@@ -129,7 +142,8 @@ class Broker:
             abandoned = sum(c.abandoned for c in connections.values())
             if abandoned:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
-        await self._server.wait_closed()
+        for server in self._servers:
+            await server.wait_closed()
         await self._loading
         await ctx.groups.stop()
         ctx.io.shutdown()
@@ -137,6 +151,38 @@ class Broker:
             ctx.replicas.shutdown()
         finally:
             self._registry.close()  # the registration goes with the session
+
+
+def broker_endpoint(config: BrokerConfig, bound: list[tuple[Listener, int]]) -> BrokerEndpoint:
+    """This broker as the cluster sees it: for each listener, the address advertised to its clients
+    (``advertised.listeners``, else the listener's host and bound port)."""
+    return BrokerEndpoint.of(config.broker_id, [
+        Endpoint(listener.name, listener.security_protocol, *config.advertised_address(listener, port))
+        for listener, port in bound])
+
+
+class BindError(OSError):
+    """A listener's address could not be bound; ``listener`` says which."""
+
+    def __init__(self, listener: Listener, cause: OSError):
+        super().__init__(cause.errno, cause.strerror)
+        self.listener = listener
+
+
+async def _bind(listener: Listener, on_connection) -> asyncio.Server:
+    try:
+        return await asyncio.start_server(on_connection, listener.host or None, listener.port, reuse_address=True)
+    except OSError as exc:
+        raise BindError(listener, exc) from None
+
+
+def ready_line(broker_id: int, bound: list[tuple[Listener, int]]) -> str:
+    """``kafkalog broker <id> listening on <host>:<port>``; with several listeners each address is
+    followed by its listener's name: ``127.0.0.1:9092 (PLAINTEXT), 0.0.0.0:9093 (SECURE)``."""
+    addresses = [f"{listener.host or '0.0.0.0'}:{port}" for listener, port in bound]
+    if len(bound) > 1:
+        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound)]
+    return f"kafkalog broker {broker_id} listening on {', '.join(addresses)}"
 
 
 def _raise_open_file_limit() -> None:
@@ -153,8 +199,8 @@ async def serve(config: BrokerConfig) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):  # before the ready line: a SIGTERM right after it is clean
         loop.add_signal_handler(signum, stopped.set)
     broker = Broker(config)
-    host, port = await broker.start()
-    print(f"kafkalog broker {config.broker_id} listening on {host}:{port}", flush=True)
+    bound = await broker.start()
+    print(ready_line(config.broker_id, bound), flush=True)
     await stopped.wait()
     log.info("shutting down")
     try:

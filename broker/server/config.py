@@ -4,72 +4,34 @@ Precedence, lowest first: Kafka's defaults, the ``--config`` file, ``--set key=v
 the explicit command-line flags (``--log-dir``, ``--host``, ``--port``, ``--broker-id``). Every
 key and flag is checked when the broker starts: an unknown key or a bad value is an error that
 names the key (a Kafka key this broker does not implement is refused rather than silently
-ignored). Ports are 0-65535; an advertised listener needs a real host and a port other than 0.
+ignored). The listener keys are checked together (``broker.server.listeners``).
 """
 
 import dataclasses
 import difflib
 from typing import Mapping
-from urllib.parse import urlsplit
 
 from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.coordinator import config as group_config
 from broker.coordinator.config import GroupConfig
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
+from broker.security import settings as security_settings
+from broker.security.sasl_settings import listener_sasl
+from broker.security.tls import listener_tls
+
+from . import listeners as listener_settings
+from .listeners import DEFAULT_LISTENERS, Listener, port_setting
 
 HOUR_MS = 3600 * 1000
-_WILDCARD_HOSTS = ("", "0.0.0.0", "::")  # bind to every interface; no address to give clients
-
-
-def port_setting(key: str, text) -> int:
-    """A TCP port, 0-65535 (0: any free port)."""
-    value = str(text).strip()
-    if not (value.isascii() and value.isdigit()) or int(value) > 65535:
-        raise ConfigError(f"{key}: port {value!r} is not a number between 0 and 65535")
-    return int(value)
-
-
-@dataclasses.dataclass(frozen=True)
-class Listener:
-    host: str
-    port: int
-
-    @classmethod
-    def parse(cls, key: str, text: str) -> "Listener":
-        """``PLAINTEXT://host:port`` (the only security protocol served); the host may be empty."""
-        value = text.strip()
-        if "," in value:
-            raise ConfigError(f"{key}: only one listener is supported, got {value!r}")
-        try:
-            parts = urlsplit(value)
-        except ValueError:  # unbalanced IPv6 brackets
-            parts = None
-        host, colon, port = parts.netloc.rpartition(":") if parts else ("", "", "")
-        if not parts or parts.scheme.upper() != "PLAINTEXT" or not colon or "@" in host or \
-                parts.path or parts.query or parts.fragment:
-            raise ConfigError(f"{key}: {value!r} is not PLAINTEXT://host:port (for example PLAINTEXT://127.0.0.1:9092)")
-        return cls(host.removeprefix("[").removesuffix("]"), port_setting(key, port))
-
-    @classmethod
-    def parse_advertised(cls, key: str, text: str) -> "Listener":
-        """An address clients can connect to: a host (not empty, not a wildcard) and a port other than 0."""
-        listener = cls.parse(key, text)
-        if listener.host in _WILDCARD_HOSTS:
-            raise ConfigError(f"{key}: {text.strip()!r} has no host clients can connect to "
-                              f"(for example PLAINTEXT://myhost:9092)")
-        if listener.port == 0:
-            raise ConfigError(f"{key}: {text.strip()!r} has port 0, which clients cannot connect to")
-        return listener
 
 
 @dataclasses.dataclass(frozen=True)
 class BrokerConfig:
     log_dir: str
     broker_id: int = 0
-    host: str = "127.0.0.1"
-    port: int = 9092
-    advertised: Listener | None = None
+    listeners: tuple[Listener, ...] = DEFAULT_LISTENERS
+    advertised: Mapping[str, Listener] = dataclasses.field(default_factory=dict)  # by listener name
     num_partitions: int = 1
     auto_create_topics: bool = True
     delete_topic_enable: bool = True
@@ -89,15 +51,28 @@ class BrokerConfig:
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = 18_000
     log: LogConfig = LogConfig()
+    security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
+    tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
+    sasl: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.sasl_settings.ListenerSasl
     group: GroupConfig = GroupConfig()
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
-    @property
-    def advertised_host(self) -> str:
-        return self.advertised.host if self.advertised else self.host
+    def listener_settings(self, listener_name: str) -> security_settings.ListenerSettings:
+        return security_settings.ListenerSettings(self.security, listener_name)
 
-    def advertised_port(self, bound_port: int) -> int:
-        return self.advertised.port if self.advertised else bound_port
+    @property
+    def host(self) -> str:
+        """The first listener's host (the command line's ``--host``)."""
+        return self.listeners[0].host
+
+    @property
+    def port(self) -> int:
+        return self.listeners[0].port
+
+    def advertised_address(self, listener: Listener, bound_port: int) -> tuple[str, int]:
+        """What Metadata tells a client that came in on ``listener`` (bound to ``bound_port``)."""
+        advertised = self.advertised.get(listener.name)
+        return (advertised.host, advertised.port) if advertised else (listener.host, bound_port)
 
 
 def _bool(key: str, text: str) -> bool:
@@ -130,18 +105,14 @@ def _zookeeper_connect(key: str, text: str) -> str:
         raise ConfigError(f"{key}: {exc}") from None
 
 
-def _listener_host_port(key: str, text: str) -> tuple:
-    listener = Listener.parse(key, text)
-    return listener.host or "0.0.0.0", listener.port
-
-
 # broker key -> (BrokerConfig field, parser); log settings are handled through LogConfig
 _BROKER_KEYS = {
     "broker.id": ("broker_id", integer_setting(0, 2**31 - 1)),
     "log.dir": ("log_dir", _single_log_dir),
     "log.dirs": ("log_dir", _single_log_dir),
-    "listeners": ("listeners", _listener_host_port),
-    "advertised.listeners": ("advertised", Listener.parse_advertised),
+    "listeners": (None, None),  # these three are parsed together, by broker.server.listeners
+    "listener.security.protocol.map": (None, None),
+    "advertised.listeners": (None, None),
     "num.partitions": ("num_partitions", integer_setting(1, 10_000)),
     "auto.create.topics.enable": ("auto_create_topics", _bool),
     "delete.topic.enable": ("delete_topic_enable", _bool),
@@ -165,7 +136,6 @@ _BROKER_KEYS = {
 }
 # command-line flag -> (its spelling in messages, parser); the flags are checked like the keys
 _FLAGS = {
-    "port": ("--port", port_setting),
     "broker_id": ("--broker-id", _BROKER_KEYS["broker.id"][1]),
 }
 # Kafka's coarser spellings of two log settings; the finer one wins when both are given
@@ -174,34 +144,8 @@ _COARSE_TIME_KEYS = {
     "log.retention.minutes": ("log.retention.ms", 60_000),
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
-KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(group_config.KEYS))
-
-
-def read_properties(path: str) -> dict[str, str]:
-    """A Java properties file: ``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments;
-    a trailing backslash continues the line."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = f.read().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--config {path}: {exc.strerror or exc}") from None
-    properties = {}
-    logical = ""
-    for line in raw:
-        stripped = line.strip()
-        if not logical and (not stripped or stripped[0] in "#!"):
-            continue
-        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
-            logical += stripped[:-1]
-            continue
-        logical += stripped
-        separators = [i for i in (logical.find("="), logical.find(":"), logical.find(" ")) if i > 0]
-        if not separators:
-            raise ConfigError(f"--config {path}: line {logical!r} is not key=value")
-        cut = min(separators)
-        properties[logical[:cut].strip()] = logical[cut + 1:].strip()
-        logical = ""
-    return properties
+KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS)
+                    | set(group_config.KEYS))
 
 
 def parse_set_option(pair: str) -> tuple[str, str]:
@@ -226,7 +170,7 @@ def _group_config(properties: Mapping[str, str]) -> GroupConfig:
 
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     """A BrokerConfig from Kafka properties, then the explicit flags (those not None)."""
-    unknown = [k for k in properties if k not in KNOWN_KEYS]
+    unknown = [k for k in properties if k not in KNOWN_KEYS and not security_settings.is_security_key(k)]
     if unknown:
         close = difflib.get_close_matches(unknown[0], KNOWN_KEYS, n=1, cutoff=0.75)
         hint = f"did you mean {close[0]}?" if close else "see `kafkalog broker --help` for the supported keys"
@@ -240,11 +184,15 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         if key not in _BROKER_KEYS:
             continue
         field, parse = _BROKER_KEYS[key]
+        if parse is None:
+            continue
         value = parse(key, text)
-        if field == "listeners":
-            fields["host"], fields["port"] = value
-        elif field is not None:
+        if field is not None:
             fields[field] = value
+    host, port = flags.pop("host", None), flags.pop("port", None)
+    fields["listeners"], fields["advertised"] = listener_settings.parse(
+        properties.get("listeners"), properties.get("listener.security.protocol.map"),
+        properties.get("advertised.listeners"), host, None if port is None else port_setting("--port", str(port)))
     for name, value in flags.items():
         if value is not None:
             flag, parse = _FLAGS.get(name, (None, None))
@@ -254,8 +202,11 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["group"] = _group_config(properties)
     fields["log_settings_given"] = frozenset(log_properties)
-    config = BrokerConfig(**fields)
-    if config.advertised is None and config.host in ("0.0.0.0", "::", ""):
-        raise ConfigError("advertised.listeners: required when binding to all interfaces "
-                          "(for example --set advertised.listeners=PLAINTEXT://myhost:9092)")
-    return config
+    fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
+    fields["tls"] = {
+        listener.name: listener_tls(security_settings.ListenerSettings(fields["security"], listener.name))
+        for listener in fields["listeners"] if listener.security_protocol in ("SSL", "SASL_SSL")}
+    fields["sasl"] = {
+        listener.name: listener_sasl(security_settings.ListenerSettings(fields["security"], listener.name))
+        for listener in fields["listeners"] if listener.security_protocol.startswith("SASL_")}
+    return BrokerConfig(**fields)

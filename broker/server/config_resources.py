@@ -37,9 +37,10 @@ _KAFKA_DEFAULTS = LogConfig()
 _STATIC_BROKER_SETTINGS = {
     "broker.id": ("INT", lambda c: c.broker_id),
     "log.dirs": ("STRING", lambda c: c.log_dir),
-    "listeners": ("STRING", lambda c: f"PLAINTEXT://{c.host}:{c.port}"),
-    "advertised.listeners": ("STRING",
-                             lambda c: c.advertised and f"PLAINTEXT://{c.advertised.host}:{c.advertised.port}"),
+    "listeners": ("STRING", lambda c: ",".join(listener.url for listener in c.listeners)),
+    "listener.security.protocol.map": ("STRING", lambda c: ",".join(f"{listener.name}:{listener.security_protocol}"
+                                                                    for listener in c.listeners)),
+    "advertised.listeners": ("STRING", lambda c: ",".join(listener.url for listener in c.advertised.values()) or None),
     "num.partitions": ("INT", lambda c: c.num_partitions),
     "auto.create.topics.enable": ("BOOLEAN", lambda c: c.auto_create_topics),
     "delete.topic.enable": ("BOOLEAN", lambda c: c.delete_topic_enable),

@@ -4,12 +4,15 @@ Requests are handled one at a time per connection, like Kafka's muted channels: 
 requests wait in the socket buffer, and responses leave in request order. No new request is read
 while a response is unsent: responses are streamed part by part (record data of fetch responses
 straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
-copy for smaller ones), so a client that does not read holds at most the write buffer's
+copy for smaller ones; under TLS, where the kernel cannot encrypt, every slice is read and written
+in pieces of ``TLS_PIECE_BYTES``), so a client that does not read holds at most the write buffer's
 high-water mark and one part. Before reading a frame's body the connection reserves its size in
 the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
-A frame whose size is negative or above ``socket.request.max.bytes`` closes the connection before
-any of it is read; so does any request that cannot be parsed, an API or version not advertised
-(except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), or a failed acks=0 produce.
+A frame whose size is negative or above ``socket.request.max.bytes`` (before SASL authentication,
+``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot be parsed, an API or version not advertised
+(except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), a request other than
+ApiVersions/SaslHandshake/SaslAuthenticate before authentication (``authentication``), or a failed
+acks=0 produce; a failed authentication is answered, then closed.
 A handler failing with an ``OSError`` or a ``LogStorageError`` (a full disk) is answered
 KAFKA_STORAGE_ERROR in every error field of its API.
 
@@ -28,9 +31,11 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import ProtocolError
 
+from . import authentication
 from .context import CloseConnection, client_host, error_text
 from .error_responses import error_response
 from .handlers import HANDLERS, SERVED
+from .session import RequestContext, Session
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +44,18 @@ log = logging.getLogger(__name__)
 # (it waits for an empty write buffer, pauses reading, finishes through a future), as much as
 # copying ~400 KiB; at 64-256 KiB a copy took half the time, from 512 KiB on sendfile was faster.
 SENDFILE_MIN_BYTES = 512 * 1024
+TLS_PIECE_BYTES = 256 * 1024
+TLS_HANDSHAKE_START = (b"\x16\x03",)  # a TLS handshake record (type 22, version 3.x): as a size, 369 MB
 _CLOSE = object()
 
 
 class Connection:
-    def __init__(self, ctx, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.ctx = ctx
+    def __init__(self, ctx, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, session: Session):
+        self.ctx = RequestContext(ctx, session)  # what the handlers get: the broker's context and this session
         self.reader = reader
         self.writer = writer
-        self.peer = writer.get_extra_info("peername")
+        self.peer = session.client_address
+        self.tls = writer.get_extra_info("ssl_object") is not None
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent
@@ -71,6 +79,8 @@ class Connection:
                     self.sending = True
                     await self._send(response)
                     self.sending = False
+                if self.ctx.session.close_after_response:
+                    break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
         except (OSError, ValueError) as exc:  # from _send: a segment closed under the response, or an I/O error
@@ -99,11 +109,16 @@ class Connection:
     async def _read_size(self) -> int | None:
         """The next frame's size, or None (after logging why) if the connection must close."""
         idle = self.ctx.config.connections_max_idle_ms / 1000
-        size = frames.SIZE.unpack(await asyncio.wait_for(self.reader.readexactly(4), idle))[0]
-        limit = self.ctx.config.socket_request_max_bytes
+        prefix = await asyncio.wait_for(self.reader.readexactly(4), idle)
+        size = frames.SIZE.unpack(prefix)[0]
+        limit = authentication.frame_limit(self.ctx)
+        if prefix.startswith(TLS_HANDSHAKE_START) and not self.tls:
+            log.warning("closing %s: a TLS handshake on listener %s, which is %s: is the client using "
+                        "security.protocol SSL?", self.peer, self.ctx.session.listener, self.ctx.session.security_protocol)
+            return None
         if size < 0 or size > limit:
-            log.warning("closing %s: request size %d is outside [0, socket.request.max.bytes=%d]",
-                        self.peer, size, limit)
+            setting = "socket.request.max.bytes" if self.ctx.session.authenticated else "sasl.server.max.receive.size"
+            log.warning("closing %s: request size %d is outside [0, %s=%d]", self.peer, size, setting, limit)
             return None
         return size
 
@@ -121,6 +136,9 @@ class Connection:
 
     async def _respond(self, frame):
         """The response parts for one request, None for no response (acks=0), or _CLOSE."""
+        if self.ctx.session.raw_sasl_tokens:
+            reply = await authentication.bare_token(self.ctx, frame)
+            return _CLOSE if reply is None else [reply]
         try:
             header, body_reader = frames.parse_request(frame)
         except ProtocolError as exc:
@@ -135,6 +153,10 @@ class Connection:
                 return [frames.unsupported_api_versions_reply(header.correlation_id)]
             log.warning("closing %s: %s v%d is not supported (%d-%d)", self.peer, api.key.name,
                         header.api_version, api.min_version, api.max_version)
+            return _CLOSE
+        if not authentication.allowed(self.ctx.session, api.key):
+            log.warning("closing %s: %s before SASL authentication on listener %s", self.peer, api.key.name,
+                        self.ctx.session.listener)
             return _CLOSE
         try:
             request = frames.decode_request_body(header, body_reader)
@@ -173,6 +195,10 @@ class Connection:
         for part in parts:
             if isinstance(part, bytes):
                 self.writer.write(part)
+            elif self.tls:
+                for piece in part.pieces(TLS_PIECE_BYTES):
+                    self.writer.write(piece.read())
+                    await self.writer.drain()
             elif part.size < SENDFILE_MIN_BYTES:
                 self.writer.write(part.read())
             else:

@@ -1,13 +1,15 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
 broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
-(topic changes and settings), coordination state, the group
-coordinator (``groups``) and the pool of threads that does their disk work."""
+(topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
+credentials and the pool of threads that does their disk work. Which listener a request came in on
+is the connection's ``session``."""
 
 import contextvars
 import dataclasses
 
 from broker.cluster.metadata_cache import MetadataCache
 from broker.replica.replica_manager import ReplicaManager
+from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
 from .io_pool import IoPool
@@ -27,7 +29,8 @@ class BrokerContext:
     waiters: DataWaiters
     io: IoPool  # every handler's log and file work runs here, off the event loop
     request_memory: RequestMemory
-    port: int  # the port actually bound (the configured one may be 0)
+    bound_ports: dict[str, int]  # listener name -> the port actually bound (the configured one may be 0)
+    scram_credentials: ScramCredentials
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
     groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
 

@@ -73,6 +73,12 @@ def _describe_log_dirs(request, code, message):
     return {"results": []}  # versions 0-1 have no error field outside a log directory: Kafka answers empty
 
 
+def _sasl_handshake(request, code, message):
+    return {"error_code": code, "mechanisms": []}
+
+
+def _sasl_authenticate(request, code, message):
+    return {"error_code": code, "error_message": message, "auth_bytes": b""}
 def _error_code(request, code, message):  # FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup
     return {"error_code": code}
 
@@ -112,6 +118,8 @@ ERROR_RESPONSES = {
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,
     ApiKey.CREATE_PARTITIONS: _create_partitions,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: _alter_configs,
+    ApiKey.SASL_HANDSHAKE: _sasl_handshake,
+    ApiKey.SASL_AUTHENTICATE: _sasl_authenticate,
     ApiKey.OFFSET_COMMIT: _offset_commit,
     ApiKey.OFFSET_FETCH: _offset_fetch,
     ApiKey.FIND_COORDINATOR: _error_code,

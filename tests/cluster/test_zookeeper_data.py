@@ -19,6 +19,16 @@ def test_the_json_is_kafkas_byte_for_byte():
         parse_cluster_id(json.dumps({"version": "1"}).encode())
 
 
+def test_a_broker_with_several_listeners_registers_one_endpoint_each_as_kafka_does():
+    endpoints = [("INTERNAL", "PLAINTEXT", "INTERNAL://10.0.0.1:9092"), ("EXTERNAL", "SASL_SSL", "EXTERNAL://b1:9093")]
+    assert json.loads(broker_registration_json("10.0.0.1", 9092, 1700000000000, endpoints=endpoints)) == {
+        "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
+        "endpoints": ["INTERNAL://10.0.0.1:9092", "EXTERNAL://b1:9093"],
+        "rack": None, "jmx_port": -1, "host": "10.0.0.1", "timestamp": "1700000000000", "port": 9092, "version": 5}
+    only_tls = json.loads(broker_registration_json(None, -1, 1, endpoints=[("SSL", "SSL", "SSL://b1:9093")]))
+    assert (only_tls["host"], only_tls["port"], only_tls["endpoints"]) == (None, -1, ["SSL://b1:9093"])
+
+
 @pytest.mark.parametrize("text, hosts, chroot", [
     ("zk:2181", "zk:2181", ""),
     (" zk1:2181, zk2:2182/kafka/one/ ", "zk1:2181,zk2:2182", "/kafka/one"),

@@ -11,6 +11,7 @@ import sys
 
 from kazoo.security import make_acl
 
+from broker.client import KafkaClient
 from broker.embedded import EmbeddedBroker
 from tests.waiting import wait_for
 
@@ -54,6 +55,29 @@ def test_a_broker_registers_with_kafkas_json_and_its_cluster_id_and_leaves_on_st
         assert found["timestamp"].isdigit()
         assert broker.stop() == 0
         assert registration(kazoo, zookeeper, 3) is None  # gone with the session, not after its timeout
+
+
+def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_listeners_own(tmp_path, zookeeper,
+                                                                                             kazoo):
+    settings = {"zookeeper.connect": zookeeper, "broker.id": "4",
+                "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,REPLICATION://127.0.0.1:0",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,REPLICATION:PLAINTEXT",
+                "advertised.listeners": "REPLICATION://replica.example:19094",
+                "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.internal.plain.sasl.jaas.config":
+                    'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="secret";'}
+    with EmbeddedBroker(tmp_path / "log", settings) as broker:
+        plaintext, internal, _ = broker.ports
+        found, _ = registration(kazoo, zookeeper, 4)
+        assert found["endpoints"] == [f"PLAINTEXT://127.0.0.1:{plaintext}", f"INTERNAL://127.0.0.1:{internal}",
+                                      "REPLICATION://replica.example:19094"]
+        assert found["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SASL_PLAINTEXT",
+                                                           "REPLICATION": "PLAINTEXT"}
+        assert (found["host"], found["port"]) == ("127.0.0.1", plaintext)  # the first PLAINTEXT listener's
+        with KafkaClient(broker.bootstrap_of(0)) as client:
+            assert [(b.host, b.port) for b in client.metadata().brokers.values()] == [("127.0.0.1", plaintext)]
+        with KafkaClient(broker.bootstrap_of(2)) as client:
+            assert [(b.host, b.port) for b in client.metadata().brokers.values()] == [("replica.example", 19094)]
 
 
 def test_a_second_broker_with_the_same_id_is_refused_and_the_first_stays(tmp_path, zookeeper, kazoo):

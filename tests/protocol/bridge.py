@@ -22,6 +22,8 @@ from kafka.protocol.consumer import (FetchRequest, FetchResponse, HeartbeatReque
 from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
                                      FindCoordinatorResponse, MetadataRequest, MetadataResponse)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+                                 SaslHandshakeResponse)
 from kafka.protocol.schemas.fields.codecs import BitField
 
 from broker.protocol.apis import APIS, ApiKey
@@ -49,6 +51,8 @@ KAFKA_PYTHON = {
     ApiKey.LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
     ApiKey.DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),
     ApiKey.OFFSET_DELETE: (OffsetDeleteRequest, OffsetDeleteResponse),
+    ApiKey.SASL_HANDSHAKE: (SaslHandshakeRequest, SaslHandshakeResponse),
+    ApiKey.SASL_AUTHENTICATE: (SaslAuthenticateRequest, SaslAuthenticateResponse),
     ApiKey.JOIN_GROUP: (JoinGroupRequest, JoinGroupResponse),
     ApiKey.SYNC_GROUP: (SyncGroupRequest, SyncGroupResponse),
     ApiKey.HEARTBEAT: (HeartbeatRequest, HeartbeatResponse),

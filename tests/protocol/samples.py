@@ -207,6 +207,8 @@ REQUESTS = {
         Sample("one-topic", {"group_id": "loaders", "topics": [
             {"name": "orders", "partitions": [{"partition_index": 0}, {"partition_index": 5}]}]}),
     ],
+    ApiKey.SASL_HANDSHAKE: [Sample("scram", {"mechanism": "SCRAM-SHA-512"})],
+    ApiKey.SASL_AUTHENTICATE: [Sample("client-first", {"auth_bytes": b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL"})],
     ApiKey.JOIN_GROUP: [
         Sample("new-member", {"group_id": "loaders", "session_timeout_ms": 45000, "rebalance_timeout_ms": 300000,
                               "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
@@ -463,6 +465,14 @@ RESPONSES = {
         Sample("ok-and-error", {"error_code": 0, "throttle_time_ms": 0, "topics": [
             {"name": "orders", "partitions": [{"partition_index": 0, "error_code": 0},
                                               {"partition_index": 5, "error_code": 86}]}]}),
+    ],
+    ApiKey.SASL_HANDSHAKE: [Sample("mechanisms", {"error_code": 0, "mechanisms": ["PLAIN", "SCRAM-SHA-256"]}),
+                            Sample("unsupported", {"error_code": 33, "mechanisms": ["SCRAM-SHA-512"]})],
+    ApiKey.SASL_AUTHENTICATE: [
+        Sample("server-first", {"error_code": 0, "error_message": None, "auth_bytes": b"r=abc,s=QSXCR+Q6sek8bf92,i=4096",
+                                "session_lifetime_ms": 0}),
+        Sample("failed", {"error_code": 58, "error_message": "Authentication failed", "auth_bytes": b"",
+                          "session_lifetime_ms": 0}),
     ],
     ApiKey.JOIN_GROUP: [
         Sample("leader", {"throttle_time_ms": 0, "error_code": 0, "generation_id": 4, "protocol_name": "range",

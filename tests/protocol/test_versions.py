@@ -198,6 +198,11 @@ MESSAGES = {
     (ApiKey.OFFSET_DELETE, "response"): {
         "error_code": 0, "throttle_time_ms": 3,
         "topics": [{"name": "t", "partitions": [{"partition_index": 2, "error_code": 86}]}]},
+    (ApiKey.SASL_HANDSHAKE, "request"): {"mechanism": "PLAIN"},
+    (ApiKey.SASL_HANDSHAKE, "response"): {"error_code": 33, "mechanisms": ["SCRAM-SHA-256", "SCRAM-SHA-512"]},
+    (ApiKey.SASL_AUTHENTICATE, "request"): {"auth_bytes": b"\0u\0p"},
+    (ApiKey.SASL_AUTHENTICATE, "response"): {"error_code": 58, "error_message": "no", "auth_bytes": b"",
+                                             "session_lifetime_ms": 9},
 }
 
 
@@ -408,6 +413,22 @@ def offset_delete_response(v):
     return i16(0) + i32(3) + array([string("t") + array([i32(2) + i16(86)])])
 
 
+def sasl_handshake_request(v):
+    return string("PLAIN")
+
+
+def sasl_handshake_response(v):
+    return i16(33) + array([string("SCRAM-SHA-256"), string("SCRAM-SHA-512")])
+
+
+def sasl_authenticate_request(v):
+    return i32(4) + b"\0u\0p"
+
+
+def sasl_authenticate_response(v):
+    return i16(58) + string("no") + i32(0) + _if(v >= 1, i64(9))
+
+
 def join_group_request(v):
     return (string("g") + i32(6000) + _if(v >= 1, i32(30000)) + string("m") + _if(v >= 5, string("i"))
             + string("consumer") + array([string("range") + nbytes(b"md")]))
@@ -495,6 +516,10 @@ LAYOUTS = {
     (ApiKey.LEAVE_GROUP, "response"): leave_group_response,
     (ApiKey.OFFSET_DELETE, "request"): offset_delete_request,
     (ApiKey.OFFSET_DELETE, "response"): offset_delete_response,
+    (ApiKey.SASL_HANDSHAKE, "request"): sasl_handshake_request,
+    (ApiKey.SASL_HANDSHAKE, "response"): sasl_handshake_response,
+    (ApiKey.SASL_AUTHENTICATE, "request"): sasl_authenticate_request,
+    (ApiKey.SASL_AUTHENTICATE, "response"): sasl_authenticate_response,
 }
 
 
@@ -532,7 +557,8 @@ def test_advertised_version_ranges():
                       "INCREMENTAL_ALTER_CONFIGS": (0, 0), "OFFSET_COMMIT": (0, 7), "OFFSET_FETCH": (0, 5),
                       "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
                       "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "JOIN_GROUP": (0, 5),
-                      "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3)}
+                      "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "SASL_HANDSHAKE": (0, 1),
+                      "SASL_AUTHENTICATE": (0, 1)}
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)

@@ -27,7 +27,7 @@ def broker_in_this_process(log_dir, settings: dict | None = None):
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result(TIMEOUT)
 
     try:
-        _, port = run(broker.start())
+        [(_, port)] = run(broker.start())
         try:
             yield port
         finally:

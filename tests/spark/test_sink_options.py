@@ -34,6 +34,14 @@ def test_producer_settings_reach_the_client():
             parsed.client.retry_backoff_ms) == ("export", 5.0, 7, 50)
 
 
+def test_tls_and_sasl_as_the_source_takes_them():
+    parsed = parse_sink({**BOOTSTRAP, "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-256",
+                         "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                                   'username="etl" password="hidden-pw";'})
+    assert (parsed.client.security.mechanism, parsed.client.security.username) == ("SCRAM-SHA-256", "etl")
+    assert "hidden-pw" not in repr(parsed)
+
+
 def test_what_spark_hands_a_streaming_sink_is_accepted():
     assert parse_sink({**BOOTSTRAP, "checkpointLocation": "/tmp/c", "path": "/tmp/p", "includeHeaders": "true"})
 
@@ -45,7 +53,9 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
     ({**BOOTSTRAP, "kafka.enable.idempotence": "maybe"}, "option kafka.enable.idempotence: 'maybe' is not true"),
     ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
     ({**BOOTSTRAP, "kafka.value.serializer": "x"}, "option kafka.value.serializer: Kafka option 'value.serializer'"),
-    ({**BOOTSTRAP, "kafka.sasl.mechanism": "PLAIN"}, "only PLAINTEXT"),
+    ({**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
+     "option kafka.sasl.jaas.config: SASL_SSL needs a user name and password"),
+    ({**BOOTSTRAP, "kafka.ssl.cipher.suites": "x"}, "option kafka.ssl.cipher.suites: Kafka option 'ssl.cipher.suites' is"),
 ])
 def test_bad_options_are_named_with_an_example(options, expected):
     with pytest.raises(OptionError) as raised:

@@ -4,7 +4,7 @@ from broker.protocol.apis import APIS, ApiKey
 
 from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
                describe_log_dirs, fetch, group_admin, group_membership, group_offsets, init_producer_id, list_offsets,
-               metadata, produce)
+               metadata, produce, sasl)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,
@@ -21,6 +21,8 @@ HANDLERS = {
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,
     ApiKey.CREATE_PARTITIONS: create_partitions.handle,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter,
+    ApiKey.SASL_HANDSHAKE: sasl.handle_handshake,
+    ApiKey.SASL_AUTHENTICATE: sasl.handle_authenticate,
     ApiKey.OFFSET_COMMIT: group_offsets.handle_commit,
     ApiKey.OFFSET_FETCH: group_offsets.handle_fetch,
     ApiKey.OFFSET_DELETE: group_offsets.handle_delete,

@@ -1,6 +1,7 @@
 """FindCoordinator, ListGroups, DescribeGroups and DeleteGroups.
 
-This broker coordinates every group: FindCoordinator answers with this node, after creating
+This broker coordinates every group: FindCoordinator answers with this node (its endpoint for the
+listener the request came in on, ``ctx.session.listener``, as Metadata does), after creating
 ``__consumer_offsets`` if it does not exist yet (as Kafka does on first use). Transaction
 coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
 DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
@@ -18,8 +19,12 @@ GROUP_KEY_TYPE = 0
 
 async def handle_find_coordinator(ctx, header, request) -> dict:
     this = next(b for b in ctx.metadata.alive_brokers() if b.node_id == ctx.node_id)
+    endpoint = this.endpoint(ctx.session.listener)  # this broker's address for the request's listener, as Metadata
+    if endpoint is None:
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "",
+                "port": -1, "error_message": f"this broker has no endpoint for listener {ctx.session.listener}"}
     response = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-                "node_id": this.node_id, "host": this.host, "port": this.port}
+                "node_id": this.node_id, "host": endpoint.host, "port": endpoint.port}
     if request["key_type"] != GROUP_KEY_TYPE:
         return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
                 "error_message": "this broker has no transaction coordinator (transactions are not supported)"}

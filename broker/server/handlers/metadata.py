@@ -1,6 +1,10 @@
 """Metadata: the live brokers, the controller and each topic's partitions (leader, leader epoch,
 replicas, in-sync replicas), from the metadata cache.
 
+Each broker's address is its endpoint for the listener the request came in on (``ctx.session``), as
+in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plaintext listener to
+theirs; a broker without that listener is not named.
+
 ``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
 internal topics). Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
@@ -44,6 +48,18 @@ def _topic_metadata(name: str, partitions, operations: int) -> dict:
     }
 
 
+def _brokers(brokers, listener: str) -> list[dict]:
+    """Each live broker's endpoint for ``listener``; a broker without that listener is left out, as
+    Kafka leaves it out (a client could not reach it with this listener's security protocol)."""
+    answered = []
+    for broker in brokers:
+        endpoint = broker.endpoint(listener)
+        if endpoint is not None:
+            answered.append({"node_id": broker.node_id, "host": endpoint.host, "port": endpoint.port,
+                             "rack": broker.rack})
+    return answered
+
+
 async def handle(ctx, header, request) -> dict:
     requested = request["topics"]
     if requested is None or (header.api_version == 0 and not requested):
@@ -75,8 +91,7 @@ async def handle(ctx, header, request) -> dict:
         topics.append(_topic_metadata(name, partitions, topic_operations))
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in ctx.metadata.alive_brokers()],
+        "brokers": _brokers(ctx.metadata.alive_brokers(), ctx.session.listener),
         "cluster_id": ctx.metadata.cluster_id,
         "controller_id": ctx.metadata.controller_id,
         "topics": topics,

@@ -1,0 +1,136 @@
+"""TLS listeners: the three third-party clients over SSL with PEM and PKCS12 key stores; client
+certificates (``ssl.client.auth``); and the failures: an untrusted certificate, plaintext to a TLS
+port, TLS to a plaintext port, a handshake that stalls. Each is a clear client error and one broker
+log line, never a hang; other clients are unaffected."""
+
+import socket
+import ssl
+import time
+
+import pytest
+
+from broker.security.tls import principal_of
+
+from .conftest import KEYSTORE_PASSWORD
+from .third_party import CLIENTS, Security, unique_topic
+
+TLS_LISTENERS = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.handshake.timeout.ms": "2000"}
+
+
+@pytest.fixture(scope="module")
+def pem_broker(tmp_path_factory, certificates):
+    from broker.embedded import EmbeddedBroker
+    broker = EmbeddedBroker(tmp_path_factory.mktemp("tls") / "log", {
+        **TLS_LISTENERS, "ssl.keystore.location": certificates.server_pem}).start()
+    yield broker
+    broker.kill()
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_third_party_clients_over_tls(pem_broker, certificates, client):
+    topic = unique_topic("tls")
+    values = CLIENTS[client](pem_broker.bootstrap_of(1), topic, Security("SSL", certificates.ca_pem))
+    assert values and values[0].startswith(b"value-")
+
+
+def test_a_pkcs12_key_store_and_required_client_certificates(start_broker, certificates):
+    broker = start_broker({**TLS_LISTENERS, "ssl.keystore.type": "PKCS12",
+                           "ssl.keystore.location": certificates.server_p12,
+                           "ssl.keystore.password": KEYSTORE_PASSWORD, "ssl.client.auth": "required",
+                           "ssl.truststore.location": certificates.ca_p12, "ssl.truststore.type": "PKCS12",
+                           "ssl.truststore.password": KEYSTORE_PASSWORD})
+    context = ssl.create_default_context(cafile=certificates.ca_pem)
+    context.load_cert_chain(certificates.client_pem)
+    with socket.create_connection(("127.0.0.1", broker.ports[1]), timeout=10) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        assert tls.version() in ("TLSv1.2", "TLSv1.3")
+        tls.sendall(_api_versions_request())
+        assert len(tls.recv(4)) == 4  # served
+    no_certificate = ssl.create_default_context(cafile=certificates.ca_pem)
+    with socket.create_connection(("127.0.0.1", broker.ports[1]), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with no_certificate.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(_api_versions_request())
+                if not tls.recv(4):  # TLS 1.3: the refusal arrives after the client's handshake is done
+                    raise ConnectionError("closed")
+    _wait_for_log(broker, "on TLS listener SSL: TLS handshake failed")
+
+
+def test_the_principal_of_a_client_certificate(certificates):
+    with open(certificates.client_cert, "rb") as f:
+        der = ssl.PEM_cert_to_DER_cert(f.read().decode().split("-----END CERTIFICATE-----")[0] +
+                                       "-----END CERTIFICATE-----\n")
+    assert principal_of(der) == "User:CN=alice,OU=loads,O=data"
+    assert principal_of(None) is None
+
+
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_an_untrusted_broker_certificate_is_a_client_error(pem_broker, certificates, client):
+    with pytest.raises(Exception) as failure:  # kafka-python and aiokafka: "no metadata"/"unable to bootstrap"
+        CLIENTS[client](pem_broker.bootstrap_of(1), unique_topic("untrusted"), Security("SSL", certificates.other_ca_pem),
+                        wait=4)
+    if client == "confluent":
+        assert "certificate verify failed" in str(failure.value) or "CERTIFICATE_VERIFY_FAILED" in str(failure.value)
+    _wait_for_log(pem_broker, "on TLS listener SSL: TLS handshake failed")
+
+
+def test_plaintext_to_a_tls_port_and_tls_to_a_plaintext_port(pem_broker, certificates):
+    with socket.create_connection(("127.0.0.1", pem_broker.ports[1]), timeout=10) as plain:
+        plain.sendall(_api_versions_request())
+        assert _closed_or_tls_alert(plain)
+    _wait_for_log(pem_broker, "not a TLS client")
+    context = ssl.create_default_context(cafile=certificates.ca_pem)
+    with socket.create_connection(("127.0.0.1", pem_broker.ports[0]), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            context.wrap_socket(raw, server_hostname="127.0.0.1")
+    _wait_for_log(pem_broker, "a TLS handshake on listener PLAINTEXT, which is PLAINTEXT")
+
+
+def test_a_stalled_handshake_times_out_and_others_are_served(pem_broker, certificates):
+    with socket.create_connection(("127.0.0.1", pem_broker.ports[1]), timeout=10) as stalled:
+        stalled.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # the start of a ClientHello, no more
+        values = CLIENTS["kafka-python"](pem_broker.bootstrap_of(1), unique_topic("beside-stalled"),
+                                         Security("SSL", certificates.ca_pem))
+        assert values == [b"value-kafka-python"]
+        stalled.settimeout(15)
+        assert stalled.recv(100) == b""  # closed by the broker after ssl.handshake.timeout.ms
+    _wait_for_log(pem_broker, "did not finish the TLS handshake in time")
+
+
+def test_bad_tls_settings_are_one_line(tmp_path, certificates):
+    from broker.log.config import ConfigError
+    from broker.server.config import build
+    for settings, message in [
+        ({}, "ssl.keystore.location: listener SSL uses TLS and needs a key store"),
+        ({"ssl.keystore.location": str(tmp_path / "nope.pem")}, "nope.pem: No such file or directory"),
+        ({"ssl.keystore.location": certificates.ca_pem}, "does not hold a private key and its certificate"),
+        ({"ssl.keystore.location": certificates.server_p12, "ssl.keystore.type": "PKCS12",
+          "ssl.keystore.password": "wrong"}, "is not a PKCS12 store, or its password is wrong"),
+        ({"ssl.keystore.location": certificates.server_pem, "ssl.keystore.type": "JKS"}, "JKS key stores are not supported"),
+        ({"ssl.keystore.location": certificates.server_pem, "ssl.client.auth": "required"},
+         "ssl.client.auth=required on listener SSL needs the CA certificates"),
+        ({"ssl.keystore.location": certificates.server_pem, "ssl.enabled.protocols": "TLSv1"},
+         "ssl.enabled.protocols: 'TLSv1' must list protocols among TLSv1.2, TLSv1.3"),
+    ]:
+        with pytest.raises(ConfigError) as failure:
+            build({**TLS_LISTENERS, **settings}, log_dir=str(tmp_path))
+        assert message in str(failure.value), settings
+        assert "\n" not in str(failure.value)
+
+
+def _api_versions_request() -> bytes:
+    from broker.protocol import frames
+    from broker.protocol.apis import ApiKey
+    return frames.encode_request(ApiKey.API_VERSIONS, 0, 1, "t", {})
+
+
+def _closed_or_tls_alert(sock) -> bool:
+    data = sock.recv(100)
+    return data == b"" or data[:1] == b"\x15"  # closed, or a TLS alert record
+
+
+def _wait_for_log(broker, text: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in broker.stderr_tail(200):
+        assert time.monotonic() < deadline, f"{text!r} not in the broker's log:\n{broker.stderr_tail()}"
+        time.sleep(0.05)
