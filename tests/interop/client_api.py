@@ -85,7 +85,6 @@ class Client:
     broker_error_marker: str | None = None  # text in a produce error that shows the broker sent it
     delivery_reports_timestamp_type = False
     offsets_for_times_gives_timestamp = True
-    assigns_without_offset = True  # a partition assigned without an offset starts per the reset policy
     describes_configs = True
     describes_config_types = True
     describe_configs_reports_errors = True

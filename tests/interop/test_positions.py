@@ -11,7 +11,6 @@ import time
 import pytest
 
 from .client_api import EARLIEST, LATEST, OutOfRange
-from .clients import clients
 from .common import (PARTITIONS, Rec, assert_same_records, make_records, now_ms, stored_batches, with_offsets)
 
 GROUPING_LINGER_MS = 5000  # records wait for the flush that closes their batch (aiokafka waits this out)
@@ -52,7 +51,6 @@ def test_assign_at_the_end_offset_then_receives_new_records(client, topic):
         assert_same_records(consumer.poll(len(second)), second)
 
 
-@clients(where=lambda kind: kind.assigns_without_offset)
 def test_auto_offset_reset_latest_sees_only_new_records(client, topic):
     client.produce(topic, with_offsets(make_records(8, partitions=(3,), tag="old")))
     new = with_offsets(make_records(3, partitions=(3,), tag="new"), start={3: 8})
