@@ -8,6 +8,9 @@ DeleteRecords, AlterConfigs, CreatePartitions, IncrementalAlterConfigs and the c
 APIs follow Kafka's message JSON.
 """
 
+import re
+from pathlib import Path
+
 import pytest
 
 from broker.protocol.apis import APIS, UNREQUESTED_AUTHORIZED_OPERATIONS, ApiKey
@@ -559,6 +562,15 @@ def test_advertised_version_ranges():
                       "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "JOIN_GROUP": (0, 5),
                       "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "SASL_HANDSHAKE": (0, 1),
                       "SASL_AUTHENTICATE": (0, 1)}
+
+
+def test_the_readme_protocol_table_lists_exactly_the_advertised_versions():
+    """The README's table of APIs and versions and ApiVersions grow together: one row per API."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n### Protocol\n", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| [A-Za-z]+ \((\d+)\) \| (\d+)(?:-(\d+))? \|", section, re.MULTILINE)
+    documented = [(int(key), (int(low), int(high or low))) for key, low, high in rows]
+    assert sorted(documented) == sorted((int(api.key), (api.min_version, api.max_version)) for api in APIS.values())
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
