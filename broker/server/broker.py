@@ -186,7 +186,8 @@ def ready_line(broker_id: int, bound: list[tuple[Listener, int]]) -> str:
 
 
 def _raise_open_file_limit() -> None:
-    """Every segment keeps its files open, as in Kafka: use all the descriptors the system allows."""
+    """Use all the descriptors the system allows: the logs keep a share of them open (the least
+    recently used closed first, ``broker.log.open_files``), connections take the rest."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

@@ -1,5 +1,6 @@
 """Descriptors: the logs keep a bounded number of files open, whatever the number of partitions."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -9,7 +10,8 @@ import pytest
 
 from broker.log.config import LogConfig
 from broker.log.errors import LogStorageError
-from broker.log.open_files import OpenFiles
+from broker.log.manager import LogManager
+from broker.log.open_files import OPEN_FILES, OpenFiles, descriptor_limit
 from broker.log.partition_log import PartitionLog
 
 from .full_disk import failing_write_back
@@ -78,6 +80,24 @@ def test_many_more_partitions_than_descriptors(tmp_path):
     assert child.returncode == 0, child.stderr
     status, most_open = child.stdout.split()
     assert status == "ok" and int(most_open) <= 128
+
+
+def test_the_start_logs_the_descriptor_limit_and_what_the_logs_would_need(tmp_path, caplog):
+    """At start, one line says how many descriptors there are and how many files every log's
+    segments would keep open (three per segment) against the bound the logs keep to."""
+    with LogManager(str(tmp_path), LogConfig(segment_bytes=200)) as manager:
+        for partition in range(3):
+            log = manager.get_or_create_log("needs", partition)
+            for _ in range(2):  # two batches over 200 bytes: a segment each
+                log.append(make_batch(3, log.log_end_offset))
+    caplog.set_level(logging.INFO, logger="broker.log.manager")
+    with LogManager(str(tmp_path), LogConfig(segment_bytes=200)) as manager:
+        segments = sum(len(log.segments) for log in manager.all_logs())
+        assert segments >= 6
+        lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("descriptor limit")]
+        assert lines == [f"descriptor limit {descriptor_limit()}: the logs keep at most {OPEN_FILES.limit} files "
+                         f"open, least recently used closed first (3 log(s), {segments} segment(s): "
+                         f"{3 * segments} files to keep every one open)"]
 
 
 def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path):
