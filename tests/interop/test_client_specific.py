@@ -94,7 +94,7 @@ def test_admin_describe_configs_errors(client, topic):
 @only_confluent
 @pytest.mark.parametrize("codec", CODECS)
 def test_consumes_batches_that_kafka_python_wrote_with_each_codec(broker, client, topic, codec):
-    """librdkafka must read every codec, including lz4 it will not write to this broker."""
+    """librdkafka must read what another client wrote with every codec (its own lz4 is in test_records)."""
     records = with_offsets(compressible_records(200, partition=3, base_timestamp=now_ms() - 60_000))
     writer = KafkaPythonClient(broker.bootstrap)
     deliveries = writer.produce(topic, records, compression=codec, linger_ms=50, batch_bytes=64 * 1024)
