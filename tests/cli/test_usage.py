@@ -111,6 +111,8 @@ def test_kafka_spellings_of_the_topic_and_the_bootstrap_servers(broker, request)
     assert kafkalog("topics", "alter", *common, "--partitions", "2").returncode == 0
     assert "partitions: 2" in kafkalog("topics", "describe", *common).stdout
     assert kafkalog("topics", "list", "--bootstrap-servers", broker.bootstrap).stdout.split().count(topic) == 1
+    assert "retention.ms" in kafkalog("configs", "describe", *common, "--all").stdout
+    assert kafkalog("groups", "list", "--bootstrap-servers", broker.bootstrap).returncode == 0
     assert kafkalog("topics", "delete", *common).stdout == f"deleted topic {topic}\n"
 
 
