@@ -142,6 +142,9 @@ class LogConfig:
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX
     min_cleanable_dirty_ratio: float = 0.5
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = 3600 * 1000  # Kafka 4's default
+    message_timestamp_difference_max_ms: int = LONG_MAX  # deprecated by Kafka 3.6, removed in 4
     # accepted and stored, with no effect here (see each Setting's no_effect)
     compression_gzip_level: int = -1
     compression_lz4_level: int = 9
@@ -151,9 +154,6 @@ class LogConfig:
     leader_replication_throttled_replicas: str = ""
     follower_replication_throttled_replicas: str = ""
     preallocate: bool = False
-    message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = 3600 * 1000
-    message_timestamp_difference_max_ms: int = LONG_MAX
     message_downconversion_enable: bool = True
     message_format_version: str = "3.0-IV1"
     remote_storage_enable: bool = False
@@ -192,6 +192,15 @@ class LogConfig:
         return self.message_timestamp_type == "LogAppendTime"
 
     @property
+    def timestamp_bounds_ms(self) -> tuple[int, int]:
+        """How far before and after the broker's clock a CreateTime record's timestamp may lie
+        (``message.timestamp.before.max.ms`` and ``...after.max.ms``; each left at Long.MAX falls back
+        to the deprecated ``message.timestamp.difference.max.ms``, as Kafka 3.6+ does)."""
+        def bound(value: int) -> int:
+            return value if value != LONG_MAX else self.message_timestamp_difference_max_ms
+        return bound(self.message_timestamp_before_max_ms), bound(self.message_timestamp_after_max_ms)
+
+    @property
     def broker_codec(self) -> Codec | None:
         """The codec the broker stores batches in, or None to keep the producer's (``producer``)."""
         if self.compression_type == "producer":
@@ -211,7 +220,6 @@ def format_value(value) -> str:
 _ONE_REPLICA = "the broker runs alone: every partition has one replica, no followers and no leader elections"
 _NO_TIERED_STORAGE = "tiered storage is not implemented"
 _DEFAULT_LEVEL = "the broker recompresses with the codec's default level"
-_UNCHECKED_TIMESTAMPS = "record timestamps are not checked against the broker's clock"
 CODEC_NAMES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
 SETTINGS = (
@@ -256,12 +264,11 @@ SETTINGS = (
     Setting("preallocate", "preallocate", "log.preallocate", _boolean, "BOOLEAN",
             "segment files grow as they are written"),
     Setting("message_timestamp_before_max_ms", "message.timestamp.before.max.ms",
-            "log.message.timestamp.before.max.ms", integer_setting(0), no_effect=_UNCHECKED_TIMESTAMPS),
+            "log.message.timestamp.before.max.ms", integer_setting(0)),
     Setting("message_timestamp_after_max_ms", "message.timestamp.after.max.ms",
-            "log.message.timestamp.after.max.ms", integer_setting(0), no_effect=_UNCHECKED_TIMESTAMPS),
+            "log.message.timestamp.after.max.ms", integer_setting(0)),
     Setting("message_timestamp_difference_max_ms", "message.timestamp.difference.max.ms",
-            "log.message.timestamp.difference.max.ms", integer_setting(0),
-            no_effect="deprecated by Kafka 3.6; " + _UNCHECKED_TIMESTAMPS),
+            "log.message.timestamp.difference.max.ms", integer_setting(0)),
     Setting("message_downconversion_enable", "message.downconversion.enable", "log.message.downconversion.enable",
             _boolean, "BOOLEAN", "fetches below v4 are not served, so nothing is ever down-converted"),
     Setting("message_format_version", "message.format.version", "log.message.format.version",

@@ -31,6 +31,11 @@ class InvalidRecordError(LogError):
         self.record_index = record_index
 
 
+class InvalidTimestampError(InvalidRecordError):
+    """A CreateTime record whose timestamp lies further from the broker's clock than the topic's
+    ``message.timestamp.before.max.ms`` / ``after.max.ms`` allow (INVALID_TIMESTAMP)."""
+
+
 class InvalidBatchError(LogError, CorruptRecordError):
     """A batch whose bytes do not parse or whose CRC is wrong (CORRUPT_MESSAGE)."""
 

@@ -27,8 +27,8 @@ from broker.records.errors import CorruptRecordError
 from . import loader
 from .checkpoints import fsync_directory
 from .config import LONG_MAX, LogConfig
-from .errors import (InvalidBatchError, InvalidRecordError, LogDeletedError, LogError, LogStorageError,
-                     OffsetOutOfRangeError, RecordTooLargeError)
+from .errors import (InvalidBatchError, InvalidRecordError, InvalidTimestampError, LogDeletedError, LogError,
+                     LogStorageError, OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
 from .segment import SWAP_SUFFIX, LogSegment
@@ -122,8 +122,8 @@ class PartitionLog:
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
         LogStorageError; a batch that fails validation is never written.
         """
-        headers = self._validate(records)
         now = _now_ms()
+        headers = self._validate(records, now)
         log_append_time = now if self.config.uses_log_append_time else -1
         with self._lock:
             if self._deleted:
@@ -171,7 +171,7 @@ class PartitionLog:
             if segment.base_offset < self.recovery_point:
                 return
 
-    def _validate(self, records) -> list:
+    def _validate(self, records, now_ms: int) -> list:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
         not its records' largest comes back as a corrected copy, the others as views of ``records``."""
         try:
@@ -208,6 +208,8 @@ class PartitionLog:
                 raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
             if self.config.compacted:
                 self._check_keys(entry, header)
+            if not self.config.uses_log_append_time:
+                self._check_timestamps(entry, header, largest_timestamp, now_ms)
             if header.timestamp_type == batch.TimestampType.CREATE_TIME and header.max_timestamp != largest_timestamp:
                 entry = batch.with_max_timestamp(entry, largest_timestamp)
                 header = header._replace(max_timestamp=largest_timestamp)
@@ -220,6 +222,22 @@ class PartitionLog:
             if record.key is None:
                 raise InvalidRecordError(f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
                                          f"cannot accept a record without a key", index)
+
+    def _check_timestamps(self, entry, header, largest_timestamp: int, now_ms: int) -> None:
+        """Refuse a batch with a record timestamped too far from ``now_ms`` (Kafka's LogValidator; a
+        record without a timestamp, -1, passes). The largest timestamp settles the common case; the
+        records are walked only when a lower bound is set or the upper one is crossed."""
+        before_ms, after_ms = self.config.timestamp_bounds_ms
+        if largest_timestamp - now_ms <= after_ms and before_ms == LONG_MAX:
+            return
+        for index, record in enumerate(retain.keys(entry, header)):
+            if record.timestamp == -1:
+                continue
+            side, bound = ("before", before_ms) if record.timestamp < now_ms else ("after", after_ms)
+            if abs(record.timestamp - now_ms) > bound:
+                raise InvalidTimestampError(
+                    f"{self.name}: record {index}'s timestamp {record.timestamp} lies more than "
+                    f"message.timestamp.{side}.max.ms ({bound}) {side} the broker's clock ({now_ms})", index)
 
     def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
                     now_ms: int) -> LogSegment:

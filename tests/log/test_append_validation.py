@@ -1,14 +1,16 @@
 """PartitionLog.append checks every record of each batch (Kafka's LogValidator): a CRC-valid batch with
 a bad record is refused with its index and changes nothing on disk; a CreateTime batch whose header
 maxTimestamp is wrong is stored with its records' largest timestamp (and a new CRC), every other byte
-as sent; LogAppendTime topics still stamp the append time."""
+as sent; LogAppendTime topics still stamp the append time; CreateTime records too far from the
+broker's clock (``message.timestamp.before/after.max.ms``) are refused naming the record."""
 
 import os
 import struct
+import time
 
 import pytest
 
-from broker.log.errors import InvalidRecordError
+from broker.log.errors import InvalidRecordError, InvalidTimestampError
 from broker.records import batch, record_check
 from broker.records.batch import Record, TimestampType
 from broker.records.compression import Codec
@@ -118,3 +120,53 @@ def test_log_append_time_topics_still_stamp_the_append_time(tmp_path):
     assert changed_bytes(stored, sent) <= REWRITTEN | {21, 22}
     assert stored[21:23] == struct.pack(">h", struct.unpack(">h", sent[21:23])[0] | 0x08)
     assert {r.timestamp for r in batch.decode(stored).records} == {result.log_append_time}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+HOUR = 3600 * 1000
+
+
+def stamped_batch(timestamps: list, codec: Codec = Codec.NONE) -> bytes:
+    return batch.build([Record(i, t, b"k%d" % i, b"v") for i, t in enumerate(timestamps)], compression=codec)
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name.lower())
+def test_a_record_more_than_an_hour_ahead_is_refused_by_default_naming_it_and_nothing_changes(tmp_path, codec):
+    log = open_log(tmp_path)  # Kafka 4's default message.timestamp.after.max.ms: one hour
+    log.append(make_batch(2))  # years behind the clock: no lower bound by default
+    before = snapshot(log)
+    now = now_ms()
+    with pytest.raises(InvalidTimestampError) as raised:
+        log.append(stamped_batch([now, now + 2 * HOUR, now], codec))
+    assert raised.value.record_index == 1
+    assert "message.timestamp.after.max.ms (3600000)" in str(raised.value)
+    assert snapshot(log) == before
+    assert log.append(stamped_batch([now + HOUR // 2, -1], codec)).first_offset == 2  # within bound, no stamp
+
+
+def test_the_lower_bound_names_the_first_record_behind_it_wherever_it_is(tmp_path):
+    log = open_log(tmp_path, message_timestamp_before_max_ms=HOUR)
+    now = now_ms()
+    with pytest.raises(InvalidTimestampError) as raised:
+        log.append(stamped_batch([now, now - 10, now - 2 * HOUR]))  # the smallest is last, not the base
+    assert raised.value.record_index == 2
+    assert "message.timestamp.before.max.ms (3600000) before" in str(raised.value)
+    assert log.log_end_offset == 0
+
+
+@pytest.mark.parametrize("settings, accepted", [
+    ({"message_timestamp_difference_max_ms": HOUR}, False),  # the deprecated key bounds both sides
+    ({"message_timestamp_difference_max_ms": HOUR, "message_timestamp_before_max_ms": 3 * HOUR}, True),
+    ({"message_timestamp_type": "LogAppendTime", "message_timestamp_before_max_ms": HOUR}, True),
+], ids=["difference", "before-overrides-difference", "log-append-time"])
+def test_the_deprecated_difference_and_log_append_time(tmp_path, settings, accepted):
+    log = open_log(tmp_path, **settings)
+    sent = stamped_batch([now_ms() - 2 * HOUR])
+    if accepted:
+        assert log.append(sent).first_offset == 0
+    else:
+        with pytest.raises(InvalidTimestampError):
+            log.append(sent)

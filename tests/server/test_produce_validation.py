@@ -1,8 +1,12 @@
 """Records inside produced batches, checked by the real broker process over raw sockets: a CRC-valid
 batch with a malformed record gets INVALID_RECORD (87) with Produce v8's ``record_errors`` naming the
 record, and stores nothing, while the other partition of the same request is appended; a batch whose
-maxTimestamp is wrong is stored and fetched with the corrected one and a valid CRC."""
+maxTimestamp is wrong is stored and fetched with the corrected one and a valid CRC; a record stamped
+too far ahead of the broker's clock gets INVALID_TIMESTAMP."""
 
+import time
+
+import confluent_kafka
 import pytest
 
 from broker.protocol.apis import ApiKey
@@ -82,3 +86,24 @@ def test_a_wrong_max_timestamp_is_corrected_on_the_way_in(broker):
         found = list_offset(client, topic, 0, BASE_TIME + 100)
         assert (found["error_code"], found["offset"], found["timestamp"]) == (ErrorCode.NONE, 1, BASE_TIME + 700)
         assert produce(client, topic, 0, make_batch([b"next"]))["base_offset"] == 3
+
+
+def test_a_record_timestamped_hours_ahead_is_refused_to_an_unmodified_client(broker):
+    """confluent-kafka sends what the application stamped; the broker answers INVALID_TIMESTAMP (32)
+    for a record past ``message.timestamp.after.max.ms`` (one hour, Kafka 4's default), and only it."""
+    topic = "timestamps-ahead"
+    with connect_to(broker) as client:
+        new_topic(client, topic, partitions=1)
+    outcomes = {}
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    now = int(time.time() * 1000)
+    for name, timestamp in [("ten minutes ahead", now + 600_000), ("two hours ahead", now + 7_200_000),
+                            ("a day behind", now - 86_400_000)]:
+        producer.produce(topic, value=name.encode(), partition=0, timestamp=timestamp,
+                         on_delivery=lambda err, msg, name=name: outcomes.__setitem__(name, err))
+        producer.flush(30)
+    assert set(outcomes) == {"ten minutes ahead", "two hours ahead", "a day behind"}
+    assert outcomes["ten minutes ahead"] is None and outcomes["a day behind"] is None
+    assert outcomes["two hours ahead"].code() == confluent_kafka.KafkaError.INVALID_TIMESTAMP
+    with connect_to(broker) as client:
+        assert high_watermark(client, topic, 0) == 2

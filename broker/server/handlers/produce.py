@@ -37,6 +37,7 @@ _LOG_ERRORS = {
     log_errors.InvalidBatchError: ErrorCode.CORRUPT_MESSAGE,
     log_errors.RecordTooLargeError: ErrorCode.MESSAGE_TOO_LARGE,
     log_errors.InvalidRecordError: ErrorCode.INVALID_RECORD,
+    log_errors.InvalidTimestampError: ErrorCode.INVALID_TIMESTAMP,
     log_errors.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     log_errors.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
     log_errors.LogStorageError: ErrorCode.KAFKA_STORAGE_ERROR,
