@@ -28,6 +28,9 @@ KEYS = ("security.protocol", "ssl.truststore.location", "ssl.ca.location", "ssl.
         "ssl.truststore.password", "ssl.endpoint.identification.algorithm", "ssl.keystore.location",
         "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password", "sasl.mechanism", "sasl.mechanisms",
         "sasl.jaas.config", "sasl.username", "sasl.password")
+SECRET_KEYS = frozenset({"ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "sasl.jaas.config",
+                         "sasl.password"})
+HIDDEN = "[hidden]"  # what Kafka shows for a password setting
 
 
 class SecuritySettingError(ValueError):
@@ -69,6 +72,13 @@ class ClientSecurity:
 
 
 PLAINTEXT = ClientSecurity()
+
+
+def hidden_secrets(settings: Mapping[str, str], prefix: str = "") -> dict:
+    """``settings`` to write down or show: the value of every secret key (spelt with ``prefix``, as
+    ``kafka.`` in Spark options) replaced by ``[hidden]``."""
+    secret = {prefix + key for key in SECRET_KEYS}
+    return {key: HIDDEN if key.lower() in secret else value for key, value in settings.items()}
 
 
 def from_settings(settings: Mapping[str, str], prefix: str = "") -> ClientSecurity:

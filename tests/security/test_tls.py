@@ -1,8 +1,9 @@
 """TLS listeners: the three third-party clients over SSL with PEM and PKCS12 key stores; client
-certificates (``ssl.client.auth``); and the failures: an untrusted certificate, plaintext to a TLS
+certificates (``ssl.client.auth``); and the failures: an untrusted or expired certificate, plaintext to a TLS
 port, TLS to a plaintext port, a handshake that stalls. Each is a clear client error and one broker
 log line, never a hang; other clients are unaffected."""
 
+import datetime
 import socket
 import ssl
 import time
@@ -134,3 +135,39 @@ def _wait_for_log(broker, text: str, timeout: float = 15) -> None:
     while text not in broker.stderr_tail(200):
         assert time.monotonic() < deadline, f"{text!r} not in the broker's log:\n{broker.stderr_tail()}"
         time.sleep(0.05)
+
+
+def test_expired_certificates_are_refused_on_both_sides(start_broker, certificates, tmp_path):
+    """A broker whose certificate has expired is refused by the client; a client certificate that
+    has expired is refused by a broker requiring client certificates (one log line, others served)."""
+    lapsed = {"not_before": datetime.datetime(2020, 1, 1), "not_after": datetime.datetime(2021, 1, 1)}
+    expired_server = tmp_path / "expired-server.pem"
+    expired_server.write_bytes(certificates.ca.issue_cert("127.0.0.1", **lapsed)
+                               .private_key_and_cert_chain_pem.bytes())
+    stale = start_broker({**TLS_LISTENERS, "ssl.keystore.location": str(expired_server)})
+    with pytest.raises(Exception) as failure:
+        CLIENTS["confluent"](stale.bootstrap_of(1), unique_topic("expired"), Security("SSL", certificates.ca_pem),
+                             wait=4)
+    assert "certificate verify failed" in str(failure.value) or "expired" in str(failure.value)
+    _wait_for_log(stale, "on TLS listener SSL: TLS handshake failed")
+
+    requiring = start_broker({**TLS_LISTENERS, "ssl.keystore.location": certificates.server_pem,
+                              "ssl.client.auth": "required", "ssl.truststore.location": certificates.ca_pem})
+    expired_client = tmp_path / "expired-client.pem"
+    expired_client.write_bytes(certificates.ca.issue_cert("alice.example", common_name="alice", **lapsed)
+                               .private_key_and_cert_chain_pem.bytes())
+    context = ssl.create_default_context(cafile=certificates.ca_pem)
+    context.load_cert_chain(str(expired_client))
+    with socket.create_connection(("127.0.0.1", requiring.ports[1]), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(_api_versions_request())
+                if not tls.recv(4):  # TLS 1.3: the refusal arrives after the client's handshake is done
+                    raise ConnectionError("closed")
+    _wait_for_log(requiring, "on TLS listener SSL: TLS handshake failed")
+    current = ssl.create_default_context(cafile=certificates.ca_pem)
+    current.load_cert_chain(certificates.client_pem)
+    with socket.create_connection(("127.0.0.1", requiring.ports[1]), timeout=10) as raw, \
+            current.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(_api_versions_request())
+        assert len(tls.recv(4)) == 4  # a valid certificate is still served
