@@ -473,3 +473,61 @@ def test_acls_survive_a_restart(start_broker, tmp_path, certificates):
     with project_client(restarted) as admin:
         assert len(AclClient(admin).describe(AclFilter.checked(
             ResourceType.TOPIC, topic, PatternType.ANY, None, None, Operation.ANY, Permission.ANY))) == 2
+
+
+def command_config(tmp_path, name: str) -> str:
+    path = tmp_path / f"{name}.properties"
+    path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    f'username="{name}" password="{name}-secret";\n')
+    return str(path)
+
+
+def test_kafkalog_acls_add_list_remove(secured, tmp_path):
+    from confluent_kafka.admin import AdminClient
+
+    from ..cli.support import kafkalog, one_line_error
+    topic, group = unique("cli"), unique("cli-group")
+    topic_with_a_record(secured, topic)
+    connect = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
+               "--command-config", command_config(tmp_path, "admin")]
+    added = kafkalog("acls", "add", *connect, "--allow-principal", "User:alice", "--operation", "Read",
+                     "--operation", "Write", "--topic", topic, "--group", group, "--resource-pattern-type",
+                     "prefixed")  # all checked before anything is sent: a group knows no Write
+    one_line_error(added, 2, "kafkalog acls add: operation WRITE does not apply to a GROUP")
+    added = kafkalog("acls", "add", *connect, "--allow-principal", "User:alice", "--operation", "Read",
+                     "--topic", topic, "--group", group)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.splitlines() == [f"added ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)",
+                                         f"added ALLOW User:alice from * to READ GROUP {group} (LITERAL)"]
+    added = kafkalog("acls", "add", *connect, "--deny-principal", "User:bob", "--operation", "Read", "--topic", topic,
+                     "--host", "127.0.0.1")
+    assert added.stdout == f"added DENY User:bob from 127.0.0.1 to READ TOPIC {topic} (LITERAL)\n", added.stderr
+    assert fetch_error("confluent", secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) is None
+    listed = kafkalog("acls", "list", *connect, "--topic", topic)
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split() for line in listed.stdout.splitlines()[1:]]
+    assert sorted(rows) == sorted([["TOPIC", topic, "LITERAL", "User:alice", "*", "READ", "ALLOW"],
+                                   ["TOPIC", topic, "LITERAL", "User:bob", "127.0.0.1", "READ", "DENY"]])
+    removed = kafkalog("acls", "remove", *connect, "--topic", topic, "--allow-principal", "User:alice")
+    assert removed.returncode == 0 and removed.stdout.splitlines() == [
+        f"removed ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)"], removed.stderr
+    named = AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("alice")}).list_topics(
+        topic, timeout=WAIT).topics[topic]  # without Read, no Describe: the topic is hidden from alice again
+    assert named.error is not None and named.error.code() == TOPIC_AUTHORIZATION_FAILED
+    as_alice = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
+                "--command-config", command_config(tmp_path, "alice")]
+    refused = kafkalog("acls", "add", *as_alice, "--allow-principal", "User:alice", "--operation", "All",
+                       "--topic", "*")
+    assert "CLUSTER_AUTHORIZATION_FAILED" in one_line_error(refused, 1, "kafkalog acls add: ")
+    bad = kafkalog("acls", "add", *connect, "--allow-principal", "alice", "--operation", "Read", "--topic", topic)
+    assert "User:<name>" in one_line_error(bad, 2, "kafkalog acls add: principal 'alice'")
+    bad = kafkalog("acls", "add", *connect, "--allow-principal", "User:alice", "--operation", "Reed", "--topic", topic)
+    assert "is not an operation" in one_line_error(bad, 2, "kafkalog acls add: argument --operation: ")
+
+
+def test_kafkalog_acls_against_a_broker_without_an_authorizer(broker):
+    from ..cli.support import kafkalog, one_line_error
+    done = kafkalog("acls", "list", "--bootstrap-server", broker.bootstrap)
+    assert "no authorizer is configured on this broker (authorizer.class.name) (SECURITY_DISABLED)" in \
+        one_line_error(done, 1, "kafkalog acls list: ")
