@@ -104,8 +104,8 @@ def _verb(verbs, name: str, summary: str, description: str, examples: list[str],
     parser.add_argument("--topic", action="append", metavar="TOPIC", help="a topic (repeatable; * for every topic)")
     parser.add_argument("--group", action="append", metavar="GROUP", help="a consumer group (repeatable; * for all)")
     parser.add_argument("--cluster", action="store_true", help="the cluster resource")
-    parser.add_argument("--resource-pattern-type", type=str.lower, choices=_PATTERNS if name != "add" else _PATTERNS[:2],
-                        help=pattern_help)
+    parser.add_argument("--resource-pattern-type", type=str.lower,
+                        choices=_PATTERNS[:2] if name == "add" else _PATTERNS, help=pattern_help)
     parser.add_argument("--allow-principal", action="append", metavar="PRINCIPAL",
                         help="User:NAME, or User:* for everyone (repeatable)")
     parser.add_argument("--deny-principal", action="append", metavar="PRINCIPAL", help="the same, for DENY ACLs")

@@ -139,32 +139,14 @@ def fetch_error(client: str, bootstrap: str, settings: dict, topic: str) -> int 
         from confluent_kafka import Consumer, TopicPartition
         consumer = Consumer({"bootstrap.servers": bootstrap, **settings, "group.id": ASSIGN_ONLY_GROUP,
                              "log_level": 0})
-        try:
-            consumer.assign([TopicPartition(topic, 0, 0)])
-            deadline = time.monotonic() + WAIT
-            while time.monotonic() < deadline:
-                message = consumer.poll(0.5)
-                if message is not None:
-                    return message.error().code() if message.error() else None
-            raise TimeoutError("neither a record nor an error")
-        finally:
-            consumer.close()
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        return _confluent_outcome(consumer)
     if client == "kafka-python":
         from kafka import KafkaConsumer, TopicPartition
-        from kafka.errors import KafkaError
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, **_kafka_python(settings))
-        try:
-            consumer.assign([TopicPartition(topic, 0)])
-            consumer.seek(TopicPartition(topic, 0), 0)
-            deadline = time.monotonic() + WAIT
-            while time.monotonic() < deadline:
-                if consumer.poll(500):
-                    return None
-            raise TimeoutError("neither a record nor an error")
-        except KafkaError as exc:
-            return exc.errno
-        finally:
-            consumer.close()
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek(TopicPartition(topic, 0), 0)
+        return _kafka_python_outcome(consumer)
     return asyncio.run(asyncio.wait_for(_aiokafka_fetch(bootstrap, settings, topic), WAIT * 2))
 
 
@@ -190,31 +172,13 @@ def join_error(client: str, bootstrap: str, settings: dict, topic: str, group: s
         from confluent_kafka import Consumer
         consumer = Consumer({"bootstrap.servers": bootstrap, **settings, "group.id": group, "log_level": 0,
                              "auto.offset.reset": "earliest"})
-        try:
-            consumer.subscribe([topic])
-            deadline = time.monotonic() + WAIT
-            while time.monotonic() < deadline:
-                message = consumer.poll(0.5)
-                if message is not None:
-                    return message.error().code() if message.error() else None
-            raise TimeoutError("neither a record nor an error")
-        finally:
-            consumer.close()
+        consumer.subscribe([topic])
+        return _confluent_outcome(consumer)
     if client == "kafka-python":
         from kafka import KafkaConsumer
-        from kafka.errors import KafkaError
         consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
                                  **_kafka_python(settings))
-        try:
-            deadline = time.monotonic() + WAIT
-            while time.monotonic() < deadline:
-                if consumer.poll(500):
-                    return None
-            raise TimeoutError("neither a record nor an error")
-        except KafkaError as exc:
-            return exc.errno
-        finally:
-            consumer.close()
+        return _kafka_python_outcome(consumer)
     return asyncio.run(asyncio.wait_for(_aiokafka_join(bootstrap, settings, topic, group), WAIT * 2))
 
 
@@ -231,6 +195,34 @@ async def _aiokafka_join(bootstrap, settings, topic, group):
         return exc.errno
     finally:
         await consumer.stop()
+
+
+def _confluent_outcome(consumer) -> int | None:
+    """The error code of the consumer's first event, None for a record (the consumer is closed)."""
+    try:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None:
+                return message.error().code() if message.error() else None
+        raise TimeoutError("neither a record nor an error")
+    finally:
+        consumer.close()
+
+
+def _kafka_python_outcome(consumer) -> int | None:
+    """The same for a kafka-python consumer, whose errors are raised by ``poll``."""
+    from kafka.errors import KafkaError
+    try:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            if consumer.poll(500):
+                return None
+        raise TimeoutError("neither a record nor an error")
+    except KafkaError as exc:
+        return exc.errno
+    finally:
+        consumer.close()
 
 
 def _kafka_python(settings: dict) -> dict:
