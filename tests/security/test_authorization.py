@@ -2,8 +2,9 @@
 third-party clients refused a produce, a fetch, a group join, a topic creation and a describe,
 each with Kafka's error; prefixed ACLs, deny beating allow, super users,
 ``allow.everyone.if.no.acl.found`` both ways, ACLs surviving a restart, Metadata v8's authorized
-operations; the ACL APIs through confluent-kafka's and kafka-python's admin clients; and over
-SASL_SSL with a SCRAM user.
+operations; the ACL APIs through confluent-kafka's and kafka-python's admin clients; over
+SASL_SSL with a SCRAM user; a client certificate's subject as a super user; idempotent producers'
+InitProducerId; and ``kafkalog acls`` end to end.
 
 Principals: PLAIN users ``admin`` (a super user), ``alice`` and ``bob`` on the SASL_PLAINTEXT
 listener, the SCRAM user ``carol`` on SASL_SSL, and ``User:ANONYMOUS`` on PLAINTEXT. Each test
@@ -16,7 +17,7 @@ import uuid
 
 import pytest
 
-from broker.client import KafkaClient, NewTopic
+from broker.client import KafkaClient, KafkaError, NewTopic
 from broker.client.acls import AclClient
 from broker.client.security import from_settings
 from broker.protocol.apis import ApiKey
@@ -314,7 +315,7 @@ def test_metadata_v8_answers_the_principals_authorized_operations(secured):
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.WRITE),
           acl(ResourceType.CLUSTER, "kafka-cluster", Operation.IDEMPOTENT_WRITE))
     with project_client(secured, "alice") as alice:
-        broker_id = alice.metadata([topic]).brokers and next(iter(alice.metadata([topic]).brokers))
+        [broker_id] = alice.metadata([topic]).brokers
         response = alice._request(broker_id, ApiKey.METADATA, {
             "topics": [{"name": topic}], "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True})
@@ -523,3 +524,23 @@ def test_kafkalog_acls_against_a_broker_without_an_authorizer(broker):
     done = kafkalog("acls", "list", "--bootstrap-server", broker.bootstrap)
     assert "no authorizer is configured on this broker (authorizer.class.name) (SECURITY_DISABLED)" in \
         one_line_error(done, 1, "kafkalog acls list: ")
+
+
+def test_a_client_certificates_principal_and_idempotent_producers(start_broker, certificates):
+    certificate_user = "User:CN=alice,OU=loads,O=data"  # the subject of the client certificate, as Kafka writes it
+    broker = start_broker({"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "num.partitions": "1",
+                           "ssl.keystore.location": certificates.server_pem, "ssl.client.auth": "required",
+                           "ssl.truststore.location": certificates.ca_pem, **AUTHORIZER,
+                           "super.users": f"User:admin;{certificate_user}"})
+    mtls = from_settings({"security.protocol": "SSL", "ssl.truststore.location": certificates.ca_pem,
+                          "ssl.keystore.location": certificates.client_pem})
+    topic = unique("mtls")
+    with KafkaClient(broker.bootstrap_of(1), timeout=WAIT, security=mtls) as super_user:  # a super user by its subject
+        super_user.create_topics([NewTopic(topic, 1)])
+        assert super_user.init_producer_id().producer_id >= 0
+        with KafkaClient(broker.bootstrap, timeout=WAIT) as anonymous:
+            with pytest.raises(KafkaError) as failure:  # IdempotentWrite on the cluster, or Write on some topic
+                anonymous.init_producer_id()
+            assert failure.value.code == CLUSTER_AUTHORIZATION_FAILED
+            AclClient(super_user).create([acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:ANONYMOUS")])
+            assert anonymous.init_producer_id().producer_id >= 0
