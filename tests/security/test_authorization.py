@@ -309,7 +309,7 @@ def test_metadata_hides_the_topics_a_principal_may_not_describe(secured):
     assert visible not in anonymous.topics and hidden not in anonymous.topics  # allow.everyone... is false
 
 
-def test_metadata_v8_answers_the_principals_authorized_operations(secured):
+def test_metadata_v8_and_describe_groups_v3_answer_the_principals_authorized_operations(secured):
     topic = unique("operations")
     topic_with_a_record(secured, topic)
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.WRITE),
@@ -319,9 +319,16 @@ def test_metadata_v8_answers_the_principals_authorized_operations(secured):
         response = alice._request(broker_id, ApiKey.METADATA, {
             "topics": [{"name": topic}], "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True})
+        group = unique("described")
+        grant(secured, acl(ResourceType.GROUP, group, Operation.DELETE))
+        described = alice._request(broker_id, ApiKey.DESCRIBE_GROUPS, {
+            "groups": [group], "include_authorized_operations": True})
     [answered] = response["topics"]
     assert answered["topic_authorized_operations"] == operations_bits({Operation.WRITE, Operation.DESCRIBE})
     assert response["cluster_authorized_operations"] == operations_bits({Operation.IDEMPOTENT_WRITE})
+    [group_answer] = described["groups"]
+    assert group_answer["error_code"] == 0
+    assert group_answer["authorized_operations"] == operations_bits({Operation.DELETE, Operation.DESCRIBE})
 
 
 def test_prefixed_acls_and_deny_beating_allow(secured):

@@ -8,12 +8,13 @@ DescribeGroups shows a Stable group's protocol and each member's metadata and as
 states: members without them), and an unknown group as Dead with no error, as Kafka does.
 Authorization is Kafka's: FindCoordinator and DescribeGroups need Describe on the group,
 DeleteGroups Delete on it (GROUP_AUTHORIZATION_FAILED); ListGroups lists every group to a principal
-that may Describe the cluster, and to others the groups they may Describe.
+that may Describe the cluster, and to others the groups they may Describe. DescribeGroups v3+
+answers, when asked, the operations the principal may do on each group.
 """
 
 from broker.coordinator.group import GroupState
 from broker.protocol.errors import ErrorCode
-from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType, operations_bits
 
 from ..context import error_text
 from ..topics import TopicError
@@ -73,7 +74,12 @@ def _describe(ctx, coordinator, group_id: str) -> dict:
 
 async def handle_describe(ctx, header, request) -> dict:
     coordinator = ctx.groups.coordinator
-    return {"throttle_time_ms": 0, "groups": [_describe(ctx, coordinator, g) for g in request["groups"]]}
+    groups = [_describe(ctx, coordinator, g) for g in request["groups"]]
+    if request["include_authorized_operations"]:
+        for group in groups:
+            group["authorized_operations"] = operations_bits(ctx.allowed_operations(ResourceType.GROUP,
+                                                                                    group["group_id"]))
+    return {"throttle_time_ms": 0, "groups": groups}
 
 
 async def handle_delete(ctx, header, request) -> dict:
