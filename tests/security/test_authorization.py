@@ -551,3 +551,29 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
             assert failure.value.code == CLUSTER_AUTHORIZATION_FAILED
             AclClient(super_user).create([acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:ANONYMOUS")])
             assert anonymous.init_producer_id().producer_id >= 0
+
+
+def test_group_offsets_need_the_group_and_the_topic(secured):
+    from broker.client.groups import GroupClient
+    readable, unreadable, group, other_group = unique("offsets"), unique("hidden"), unique("group"), unique("other")
+    for topic in (readable, unreadable):
+        topic_with_a_record(secured, topic)
+    with project_client(secured) as admin:  # the super user commits to both topics, in two groups
+        GroupClient(admin).commit(group, {(readable, 0): 1, (unreadable, 0): 1})
+        GroupClient(admin).commit(other_group, {(readable, 0): 1})
+    with project_client(secured, "alice") as alice:
+        groups = GroupClient(alice)
+        with pytest.raises(KafkaError) as failure:
+            groups.committed(group, {readable: [0]})  # no Describe on the group: FindCoordinator is refused
+        assert failure.value.code == GROUP_AUTHORIZATION_FAILED
+        grant(secured, acl(ResourceType.GROUP, group, Operation.READ), acl(ResourceType.TOPIC, readable, Operation.READ))
+        assert set(groups.committed(group)) == {(readable, 0)}  # all offsets: the hidden topic is left out
+        with pytest.raises(KafkaError) as failure:
+            groups.committed(group, {unreadable: [0]})
+        assert failure.value.code == TOPIC_AUTHORIZATION_FAILED
+        groups.commit(group, {(readable, 0): 2})
+        with pytest.raises(KafkaError) as failure:
+            groups.commit(group, {(unreadable, 0): 2})
+        assert failure.value.code == TOPIC_AUTHORIZATION_FAILED
+        listed = groups.list_groups()  # only the groups it may Describe (Read implies it)
+        assert group in listed and other_group not in listed

@@ -61,10 +61,11 @@ async def handle_commit(ctx, header, request) -> dict:
 async def handle_fetch(ctx, header, request) -> dict:
     wanted = None if request["topics"] is None else \
         [(t["name"], p) for t in request["topics"] for p in t["partition_indexes"]]
-    refused = {} if wanted is None else _topic_errors(ctx, wanted, Operation.DESCRIBE)
+    refused = {}
     if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["group_id"]):
         error, offsets = ErrorCode.GROUP_AUTHORIZATION_FAILED, {}
     else:
+        refused = {} if wanted is None else _topic_errors(ctx, wanted, Operation.DESCRIBE)
         error, offsets = ctx.groups.call(ctx.groups.coordinator.fetch_offsets, request["group_id"],
                                          None if wanted is None else [key for key in wanted if key not in refused])
         if wanted is None:  # all of the group's offsets: only of the topics it may describe
