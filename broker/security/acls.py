@@ -228,13 +228,41 @@ class AuthorizerSettings:
         return cls(bool(properties.get("authorizer.class.name", "").strip()), super_users, allow_everyone == "true")
 
 
+class _Index:
+    """One set of ACLs by the resources they cover: literal names (``*`` among them) looked up, the
+    prefixes of a resource type scanned, so a decision does not read every ACL."""
+
+    def __init__(self, acls: tuple):
+        self.acls = acls
+        self._literal: dict[tuple, list] = {}
+        self._prefixed: dict[ResourceType, list] = {}
+        for acl in acls:
+            if acl.pattern_type == PatternType.PREFIXED:
+                self._prefixed.setdefault(acl.resource_type, []).append(acl)
+            else:
+                self._literal.setdefault((acl.resource_type, acl.name), []).append(acl)
+
+    def covering(self, resource_type: ResourceType, name: str) -> list:
+        return (self._literal.get((resource_type, name), []) + self._literal.get((resource_type, WILDCARD), [])
+                + [acl for acl in self._prefixed.get(resource_type, ()) if name.startswith(acl.name)])
+
+
 class Authorizer:
     """Decides requests against the ACLs of ``acls()`` (called at each decision, so a change is
-    seen at once). With the authorizer off everything is allowed, as in Kafka without one."""
+    seen at once; the index is rebuilt when it returns another tuple). With the authorizer off
+    everything is allowed, as in Kafka without one."""
 
     def __init__(self, settings: AuthorizerSettings, acls):
         self.settings = settings
         self._acls = acls
+        self._index = _Index(())
+
+    def _current(self) -> _Index:
+        acls = self._acls()
+        index = self._index
+        if index.acls is not acls:
+            index = self._index = _Index(acls)  # a reference swap: safe with the I/O threads deciding too
+        return index
 
     @property
     def enabled(self) -> bool:
@@ -270,7 +298,7 @@ class Authorizer:
                 name: str) -> bool:
         if not self.settings.enabled or principal in self.settings.super_users:
             return True
-        acls = [acl for acl in self._acls() if acl.covers(resource_type, name)]
+        acls = self._current().covering(resource_type, name)
         if not acls:
             return self.settings.allow_everyone_if_no_acl_found
         mine = [acl for acl in acls if acl.applies_to(principal, host)]
