@@ -9,6 +9,7 @@ import sys
 from broker.cluster.registry import RegistryError
 from broker.log.config import ConfigError
 from broker.log.errors import LogError
+from broker.security.acl_store import AclStoreError
 
 
 def _broker(args) -> int:
@@ -24,7 +25,7 @@ def _broker(args) -> int:
         return _fail(str(exc))
     try:
         return run(config)
-    except (LogError, RegistryError) as exc:
+    except (LogError, RegistryError, AclStoreError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(_start_failure(exc))

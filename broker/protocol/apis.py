@@ -36,6 +36,9 @@ class ApiKey(enum.IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
     DESCRIBE_LOG_DIRS = 35
@@ -594,6 +597,71 @@ SASL_AUTHENTICATE_RESPONSE = Struct(
     Field("session_lifetime_ms", INT64, since=1, default=0),
 )
 
+LITERAL_PATTERN = 3  # the pattern type of every ACL in v0 of the ACL APIs (v1 adds prefixed ones)
+ACL_FILTER = (
+    ("resource_type_filter", INT8),
+    ("resource_name_filter", NULLABLE_STRING),
+    Field("pattern_type_filter", INT8, since=1, default=LITERAL_PATTERN),
+    ("principal_filter", NULLABLE_STRING),
+    ("host_filter", NULLABLE_STRING),
+    ("operation", INT8),
+    ("permission_type", INT8),
+)
+DESCRIBE_ACLS_REQUEST = Struct(*ACL_FILTER)
+DESCRIBE_ACLS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("error_code", INT16),
+    ("error_message", NULLABLE_STRING),
+    ("resources", Array(Struct(
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        Field("pattern_type", INT8, since=1, default=LITERAL_PATTERN),
+        ("acls", Array(Struct(
+            ("principal", STRING),
+            ("host", STRING),
+            ("operation", INT8),
+            ("permission_type", INT8),
+        ))),
+    ))),
+)
+CREATE_ACLS_REQUEST = Struct(
+    ("creations", Array(Struct(
+        ("resource_type", INT8),
+        ("resource_name", STRING),
+        Field("resource_pattern_type", INT8, since=1, default=LITERAL_PATTERN),
+        ("principal", STRING),
+        ("host", STRING),
+        ("operation", INT8),
+        ("permission_type", INT8),
+    ))),
+)
+CREATE_ACLS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("results", Array(Struct(
+        ("error_code", INT16),
+        ("error_message", NULLABLE_STRING),
+    ))),
+)
+DELETE_ACLS_REQUEST = Struct(("filters", Array(Struct(*ACL_FILTER))))
+DELETE_ACLS_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    ("filter_results", Array(Struct(
+        ("error_code", INT16),
+        ("error_message", NULLABLE_STRING),
+        ("matching_acls", Array(Struct(
+            ("error_code", INT16),
+            ("error_message", NULLABLE_STRING),
+            ("resource_type", INT8),
+            ("resource_name", STRING),
+            Field("pattern_type", INT8, since=1, default=LITERAL_PATTERN),
+            ("principal", STRING),
+            ("host", STRING),
+            ("operation", INT8),
+            ("permission_type", INT8),
+        ))),
+    ))),
+)
+
 APIS = {api.key: api for api in (
     Api(ApiKey.PRODUCE, 0, 8, PRODUCE_REQUEST, PRODUCE_RESPONSE),
     Api(ApiKey.FETCH, 4, 11, FETCH_REQUEST, FETCH_RESPONSE),
@@ -604,6 +672,9 @@ APIS = {api.key: api for api in (
     Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
     Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
     Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+    Api(ApiKey.DESCRIBE_ACLS, 0, 1, DESCRIBE_ACLS_REQUEST, DESCRIBE_ACLS_RESPONSE),
+    Api(ApiKey.CREATE_ACLS, 0, 1, CREATE_ACLS_REQUEST, CREATE_ACLS_RESPONSE),
+    Api(ApiKey.DELETE_ACLS, 0, 1, DELETE_ACLS_REQUEST, DELETE_ACLS_RESPONSE),
     Api(ApiKey.DESCRIBE_CONFIGS, 0, 3, DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
     Api(ApiKey.ALTER_CONFIGS, 0, 1, ALTER_CONFIGS_REQUEST, ALTER_CONFIGS_RESPONSE),
     Api(ApiKey.DESCRIBE_LOG_DIRS, 0, 1, DESCRIBE_LOG_DIRS_REQUEST, DESCRIBE_LOG_DIRS_RESPONSE),

@@ -30,6 +30,8 @@ from broker.log.errors import LogError
 from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 from broker.replica.replica_manager import ReplicaManager
+from broker.security.acl_store import AclStore
+from broker.security.acls import Authorizer
 from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
@@ -86,6 +88,7 @@ class Broker:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
+            acls = AclStore(config.log_dir)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
@@ -104,7 +107,8 @@ class Broker:
         self._registry = registry
         self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
-                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
+                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir),
+                                 acls, Authorizer(config.authorizer, acls.acls))
         self.ctx.groups = GroupRuntime(self.ctx)
         self._loading = asyncio.ensure_future(self.ctx.groups.load())
         return bound

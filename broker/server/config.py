@@ -17,6 +17,7 @@ from broker.coordinator import config as group_config
 from broker.coordinator.config import GroupConfig
 from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
 from broker.security import settings as security_settings
+from broker.security.acls import AuthorizerSettings
 from broker.security.sasl_settings import listener_sasl
 from broker.security.tls import listener_tls
 
@@ -55,6 +56,7 @@ class BrokerConfig:
     tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
     sasl: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.sasl_settings.ListenerSasl
     group: GroupConfig = GroupConfig()
+    authorizer: AuthorizerSettings = AuthorizerSettings()  # authorizer.class.name, super.users, ...
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
     def listener_settings(self, listener_name: str) -> security_settings.ListenerSettings:
@@ -145,7 +147,7 @@ _COARSE_TIME_KEYS = {
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
 KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS)
-                    | set(group_config.KEYS))
+                    | set(group_config.KEYS) | set(AuthorizerSettings.KEYS))
 
 
 def parse_set_option(pair: str) -> tuple[str, str]:
@@ -201,6 +203,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["group"] = _group_config(properties)
+    fields["authorizer"] = AuthorizerSettings.from_properties(properties)
     fields["log_settings_given"] = frozenset(log_properties)
     fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
     fields["tls"] = {

@@ -6,13 +6,16 @@ A topic's settings are Kafka's topic settings (``broker.log.config``). A broker 
 the broker-level log settings, which are dynamic as in Kafka (changed with AlterConfigs,
 persisted, applied to the running logs), and the broker's other settings, which are read-only
 (``kafkalog broker --set`` at start-up). The cluster default resource lists only what was set
-on it dynamically, as Kafka does.
+on it dynamically, as Kafka does. Reading a resource's settings needs DescribeConfigs and changing
+them AlterConfigs, on the topic or (for a broker resource) on the cluster, checked before anything
+else as in Kafka.
 """
 
 import enum
 
 from broker.log.config import SETTINGS, LogConfig, format_value
 from broker.protocol.errors import ErrorCode
+from broker.security import acls
 
 from .config import BrokerConfig
 from .topics import DEFAULT_BROKER_RESOURCE, TopicError, validate_name
@@ -59,6 +62,16 @@ _STATIC_BROKER_SETTINGS = {
     "zookeeper.connection.timeout.ms": ("INT", lambda c: c.zookeeper_connection_timeout_ms),
 }
 STATIC_BROKER_KEYS = frozenset(_STATIC_BROKER_SETTINGS)
+
+
+def authorize_resource(ctx, resource_type: int, name: str, operation: acls.Operation) -> None:
+    """TopicError (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED) unless the session may do ``operation``
+    on the resource: on the topic, or on the cluster for a broker resource."""
+    if resource_type == ResourceType.TOPIC and not ctx.allows(operation, acls.ResourceType.TOPIC, name):
+        raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to {operation.name} topic {name!r}")
+    if resource_type == ResourceType.BROKER and not ctx.allows(operation, acls.ResourceType.CLUSTER,
+                                                               acls.CLUSTER_NAME):
+        raise TopicError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"not authorized to {operation.name} the cluster")
 
 
 def check_resource(ctx, resource_type: int, name: str) -> None:

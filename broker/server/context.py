@@ -1,7 +1,7 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
 broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
 (topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
-credentials and the pool of threads that does their disk work. Which listener a request came in on
+credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their disk work. Which listener a request came in on
 is the connection's ``session``."""
 
 import contextvars
@@ -9,6 +9,8 @@ import dataclasses
 
 from broker.cluster.metadata_cache import MetadataCache
 from broker.replica.replica_manager import ReplicaManager
+from broker.security.acl_store import AclStore
+from broker.security.acls import Authorizer
 from broker.security.credentials import ScramCredentials
 
 from .config import BrokerConfig
@@ -31,6 +33,8 @@ class BrokerContext:
     request_memory: RequestMemory
     bound_ports: dict[str, int]  # listener name -> the port actually bound (the configured one may be 0)
     scram_credentials: ScramCredentials
+    acls: AclStore
+    authorizer: Authorizer
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
     groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
 

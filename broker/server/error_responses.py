@@ -103,6 +103,18 @@ def _delete_groups(request, code, message):
     return {"results": [{"group_id": g, "error_code": code} for g in request["groups_names"]]}
 
 
+def _describe_acls(request, code, message):
+    return {"error_code": code, "error_message": message}
+
+
+def _create_acls(request, code, message):
+    return {"results": [{"error_code": code, "error_message": message} for _ in request["creations"]]}
+
+
+def _delete_acls(request, code, message):
+    return {"filter_results": [{"error_code": code, "error_message": message} for _ in request["filters"]]}
+
+
 ERROR_RESPONSES = {
     ApiKey.PRODUCE: _produce,
     ApiKey.FETCH: _fetch,
@@ -131,6 +143,9 @@ ERROR_RESPONSES = {
     ApiKey.LIST_GROUPS: _error_code,
     ApiKey.DELETE_GROUPS: _delete_groups,
     ApiKey.OFFSET_DELETE: _error_code,
+    ApiKey.DESCRIBE_ACLS: _describe_acls,
+    ApiKey.CREATE_ACLS: _create_acls,
+    ApiKey.DELETE_ACLS: _delete_acls,
 }
 
 

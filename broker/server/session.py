@@ -2,7 +2,9 @@
 the client's address and, once known, the authenticated principal (Kafka's ``Session``).
 
 Handlers read it as ``ctx.session``: each connection hands them a ``RequestContext``, the broker's
-shared context plus this connection's session, so no handler's signature changes.
+shared context plus this connection's session, so no handler's signature changes. Handlers ask
+``ctx.allows(operation, resource_type, name)`` before they act on a resource, as Kafka's KafkaApis
+asks its authorizer: the session's principal and client address against the broker's ACLs.
 """
 
 import dataclasses
@@ -39,3 +41,19 @@ class RequestContext:
 
     def __getattr__(self, name):
         return getattr(self._shared, name)
+
+    def allows(self, operation, resource_type, name: str, log_denied: bool = True) -> bool:
+        """Whether this session may do ``operation`` on the resource (``broker.security.acls``); a
+        denial is logged unless another check follows it."""
+        return self._shared.authorizer.authorize(self.session.principal, self.session.client_address[0], operation,
+                                                 resource_type, name, log_denied)
+
+    def allows_any(self, operation, resource_type) -> bool:
+        """Whether this session may do ``operation`` on some resource of the type."""
+        return self._shared.authorizer.authorize_any(self.session.principal, self.session.client_address[0],
+                                                     operation, resource_type)
+
+    def allowed_operations(self, resource_type, name: str) -> set:
+        """The operations this session may do on the resource (Metadata's authorized operations)."""
+        return self._shared.authorizer.authorized_operations(self.session.principal, self.session.client_address[0],
+                                                             resource_type, name)

@@ -13,7 +13,8 @@ import pytest
 from .support import kafkalog, one_line_error
 
 COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
-            ["produce"], ["consume"], ["load"], ["dump-log"], ["broker"]]
+            ["produce"], ["consume"], ["load"], ["dump-log"], ["broker"], ["acls", "list"], ["acls", "add"],
+            ["acls", "remove"]]
 CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
                    ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"]]
 UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command

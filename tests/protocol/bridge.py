@@ -6,6 +6,8 @@ kafka-python's classes are generated from Kafka 4.x message JSON, independently 
 here only rename and convert values: all encoding and decoding is done by each library itself.
 """
 
+from kafka.protocol.admin import (CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
+                                  DescribeAclsRequest, DescribeAclsResponse)
 from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, CreatePartitionsRequest,
                                   CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
                                   DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest,
@@ -51,6 +53,9 @@ KAFKA_PYTHON = {
     ApiKey.LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
     ApiKey.DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),
     ApiKey.OFFSET_DELETE: (OffsetDeleteRequest, OffsetDeleteResponse),
+    ApiKey.DESCRIBE_ACLS: (DescribeAclsRequest, DescribeAclsResponse),
+    ApiKey.CREATE_ACLS: (CreateAclsRequest, CreateAclsResponse),
+    ApiKey.DELETE_ACLS: (DeleteAclsRequest, DeleteAclsResponse),
     ApiKey.SASL_HANDSHAKE: (SaslHandshakeRequest, SaslHandshakeResponse),
     ApiKey.SASL_AUTHENTICATE: (SaslAuthenticateRequest, SaslAuthenticateResponse),
     ApiKey.JOIN_GROUP: (JoinGroupRequest, JoinGroupResponse),

@@ -25,6 +25,25 @@ class Sample(NamedTuple):
 
 
 REQUESTS = {
+    ApiKey.DESCRIBE_ACLS: [
+        Sample("prefixed-topic", {"resource_type_filter": 2, "resource_name_filter": "orders.", "pattern_type_filter": 4,
+                                  "principal_filter": "User:etl", "host_filter": None, "operation": 1,
+                                  "permission_type": 1}),
+        Sample("any", {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                       "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}),
+    ],
+    ApiKey.CREATE_ACLS: [
+        Sample("two", {"creations": [
+            {"resource_type": 2, "resource_name": "orders", "resource_pattern_type": 3, "principal": "User:etl",
+             "host": "*", "operation": 4, "permission_type": 3},
+            {"resource_type": 3, "resource_name": "loaders-", "resource_pattern_type": 4, "principal": "User:*",
+             "host": "10.0.0.5", "operation": 3, "permission_type": 2}]}),
+    ],
+    ApiKey.DELETE_ACLS: [
+        Sample("one-filter", {"filters": [
+            {"resource_type_filter": 2, "resource_name_filter": "\u00e9", "pattern_type_filter": 2,
+             "principal_filter": None, "host_filter": "*", "operation": 2, "permission_type": 3}]}),
+    ],
     ApiKey.PRODUCE: [
         Sample("two-topics", {
             "transactional_id": None,
@@ -237,6 +256,26 @@ REQUESTS = {
 }
 
 RESPONSES = {
+    ApiKey.DESCRIBE_ACLS: [
+        Sample("two-resources", {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": [
+            {"resource_type": 2, "resource_name": "orders", "pattern_type": 3, "acls": [
+                {"principal": "User:etl", "host": "*", "operation": 4, "permission_type": 3},
+                {"principal": "User:*", "host": "10.0.0.5", "operation": 3, "permission_type": 2}]},
+            {"resource_type": 4, "resource_name": "kafka-cluster", "pattern_type": 3, "acls": []}]}),
+        Sample("refused", {"throttle_time_ms": 0, "error_code": 54, "error_message": "no authorizer",
+                           "resources": []}),
+    ],
+    ApiKey.CREATE_ACLS: [
+        Sample("ok-and-error", {"throttle_time_ms": 0, "results": [
+            {"error_code": 0, "error_message": None}, {"error_code": 42, "error_message": "bad host"}]}),
+    ],
+    ApiKey.DELETE_ACLS: [
+        Sample("matches", {"throttle_time_ms": 0, "filter_results": [
+            {"error_code": 0, "error_message": None, "matching_acls": [
+                {"error_code": 0, "error_message": None, "resource_type": 3, "resource_name": "loaders-",
+                 "pattern_type": 4, "principal": "User:*", "host": "*", "operation": 3, "permission_type": 3}]},
+            {"error_code": 31, "error_message": "not allowed", "matching_acls": []}]}),
+    ],
     ApiKey.PRODUCE: [
         Sample("ok-and-errors", {
             "responses": [

@@ -3,7 +3,8 @@ guide (Appendix A; section 2.4 for Produce v0-2; Kafka's message JSON for Descri
 DescribeLogDirs): for every advertised version of every API, our encoder writes exactly these bytes
 and our decoder reads them back, with absent fields given Kafka's defaults. This is also the only
 check of the versions kafka-python no longer implements (Produce v0-2, CreateTopics v0-1,
-DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0, OffsetCommit v0-1, OffsetFetch v0).
+DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0, OffsetCommit v0-1, OffsetFetch v0, the ACL
+APIs v0).
 DeleteRecords, AlterConfigs, CreatePartitions, IncrementalAlterConfigs and the consumer-group
 APIs follow Kafka's message JSON.
 """
@@ -197,6 +198,26 @@ MESSAGES = {
     (ApiKey.LEAVE_GROUP, "response"): {
         "throttle_time_ms": 1, "error_code": 0,
         "members": [{"member_id": "m", "group_instance_id": "i", "error_code": 25}]},
+    (ApiKey.DESCRIBE_ACLS, "request"): {
+        "resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 4, "principal_filter": None,
+        "host_filter": "*", "operation": 3, "permission_type": 3},
+    (ApiKey.DESCRIBE_ACLS, "response"): {
+        "throttle_time_ms": 4, "error_code": 0, "error_message": None, "resources": [
+            {"resource_type": 2, "resource_name": "t", "pattern_type": 4,
+             "acls": [{"principal": "User:a", "host": "*", "operation": 3, "permission_type": 3}]}]},
+    (ApiKey.CREATE_ACLS, "request"): {"creations": [
+        {"resource_type": 3, "resource_name": "g", "resource_pattern_type": 4, "principal": "User:a", "host": "*",
+         "operation": 3, "permission_type": 2}]},
+    (ApiKey.CREATE_ACLS, "response"): {
+        "throttle_time_ms": 2, "results": [{"error_code": 0, "error_message": None},
+                                           {"error_code": 42, "error_message": "bad"}]},
+    (ApiKey.DELETE_ACLS, "request"): {"filters": [
+        {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+         "principal_filter": "User:a", "host_filter": None, "operation": 1, "permission_type": 1}]},
+    (ApiKey.DELETE_ACLS, "response"): {
+        "throttle_time_ms": 0, "filter_results": [{"error_code": 0, "error_message": None, "matching_acls": [
+            {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t", "pattern_type": 4,
+             "principal": "User:a", "host": "*", "operation": 4, "permission_type": 3}]}]},
     (ApiKey.OFFSET_DELETE, "request"): {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]},
     (ApiKey.OFFSET_DELETE, "response"): {
         "error_code": 0, "throttle_time_ms": 3,
@@ -408,6 +429,38 @@ def delete_groups_response(v):
     return i32(0) + array([string("g") + i16(0), string("h") + i16(68)])
 
 
+def _acl_filter(v, resource_type, name, pattern_type, principal, host, operation, permission):
+    return (i8(resource_type) + string(name) + _if(v >= 1, i8(pattern_type)) + string(principal) + string(host)
+            + i8(operation) + i8(permission))
+
+
+def describe_acls_request(v):
+    return _acl_filter(v, 2, "t", 4, None, "*", 3, 3)
+
+
+def describe_acls_response(v):
+    acl = string("User:a") + string("*") + i8(3) + i8(3)
+    return i32(4) + i16(0) + string(None) + array([i8(2) + string("t") + _if(v >= 1, i8(4)) + array([acl])])
+
+
+def create_acls_request(v):
+    return array([i8(3) + string("g") + _if(v >= 1, i8(4)) + string("User:a") + string("*") + i8(3) + i8(2)])
+
+
+def create_acls_response(v):
+    return i32(2) + array([i16(0) + string(None), i16(42) + string("bad")])
+
+
+def delete_acls_request(v):
+    return array([_acl_filter(v, 1, None, 1, "User:a", None, 1, 1)])
+
+
+def delete_acls_response(v):
+    matching = (i16(0) + string(None) + i8(2) + string("t") + _if(v >= 1, i8(4)) + string("User:a") + string("*")
+                + i8(4) + i8(3))
+    return i32(0) + array([i16(0) + string(None) + array([matching])])
+
+
 def offset_delete_request(v):
     return string("g") + array([string("t") + array([i32(2)])])
 
@@ -517,6 +570,12 @@ LAYOUTS = {
     (ApiKey.HEARTBEAT, "response"): heartbeat_response,
     (ApiKey.LEAVE_GROUP, "request"): leave_group_request,
     (ApiKey.LEAVE_GROUP, "response"): leave_group_response,
+    (ApiKey.DESCRIBE_ACLS, "request"): describe_acls_request,
+    (ApiKey.DESCRIBE_ACLS, "response"): describe_acls_response,
+    (ApiKey.CREATE_ACLS, "request"): create_acls_request,
+    (ApiKey.CREATE_ACLS, "response"): create_acls_response,
+    (ApiKey.DELETE_ACLS, "request"): delete_acls_request,
+    (ApiKey.DELETE_ACLS, "response"): delete_acls_response,
     (ApiKey.OFFSET_DELETE, "request"): offset_delete_request,
     (ApiKey.OFFSET_DELETE, "response"): offset_delete_response,
     (ApiKey.SASL_HANDSHAKE, "request"): sasl_handshake_request,
@@ -561,7 +620,8 @@ def test_advertised_version_ranges():
                       "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
                       "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "JOIN_GROUP": (0, 5),
                       "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "SASL_HANDSHAKE": (0, 1),
-                      "SASL_AUTHENTICATE": (0, 1)}
+                      "SASL_AUTHENTICATE": (0, 1),
+                      "DESCRIBE_ACLS": (0, 1), "CREATE_ACLS": (0, 1), "DELETE_ACLS": (0, 1)}
 
 
 def test_the_readme_protocol_table_lists_exactly_the_advertised_versions():

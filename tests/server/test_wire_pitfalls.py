@@ -117,7 +117,9 @@ ADVERTISED = {0: (0, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 2), 19: (0, 4
               22: (0, 1), 32: (0, 3), 33: (0, 1), 35: (0, 1), 37: (0, 1), 44: (0, 0), 17: (0, 1), 36: (0, 1),
               # the group coordinator's, exactly the non-flexible ranges of the reference
               8: (0, 7), 9: (0, 5), 10: (0, 2), 11: (0, 5), 12: (0, 3), 13: (0, 3), 14: (0, 3), 15: (0, 4),
-              16: (0, 2), 42: (0, 1), 47: (0, 0)}
+              16: (0, 2), 42: (0, 1), 47: (0, 0),
+              # the ACL APIs (v1 adds prefixed patterns)
+              29: (0, 1), 30: (0, 1), 31: (0, 1)}
 
 
 def flexible_api_versions_request(version: int, correlation_id: int) -> bytes:

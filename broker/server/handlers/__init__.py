@@ -2,7 +2,7 @@
 
 from broker.protocol.apis import APIS, ApiKey
 
-from . import (admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
+from . import (acls, admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
                describe_log_dirs, fetch, group_admin, group_membership, group_offsets, init_producer_id, list_offsets,
                metadata, produce, sasl)
 
@@ -16,6 +16,9 @@ HANDLERS = {
     ApiKey.DELETE_TOPICS: admin.handle_delete,
     ApiKey.DELETE_RECORDS: delete_records.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.DESCRIBE_ACLS: acls.handle_describe,
+    ApiKey.CREATE_ACLS: acls.handle_create,
+    ApiKey.DELETE_ACLS: acls.handle_delete,
     ApiKey.DESCRIBE_CONFIGS: describe_configs.handle,
     ApiKey.ALTER_CONFIGS: alter_configs.handle_alter,
     ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.handle,

@@ -8,12 +8,14 @@ in one request is refused for both (INVALID_REQUEST, as Kafka's controller does)
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
 deleting files runs on the I/O pool; ``__consumer_offsets`` is created by the group coordinator alone,
 as in Kafka; a deletion waits for the appends in flight to its partitions
-(it is their partitions' next writer).
+(it is their partitions' next writer). Creating needs Create on the cluster or on the topic,
+deleting needs Delete on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from broker.cluster.placement import PlacementError, check_assignment, check_replication_factor
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 
 from ..topics import TopicError
 from .topic_results import per_topic
@@ -40,6 +42,12 @@ def _partition_count(ctx, topic: dict) -> int:
     return len(assignments)
 
 
+def may_create(ctx, topic: str) -> bool:
+    """Kafka's rule for creating a topic: Create on the cluster, or else on the topic."""
+    return (ctx.allows(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
+            or ctx.allows(Operation.CREATE, ResourceType.TOPIC, topic))
+
+
 def check_assignments(ctx, assignments: list[dict]) -> None:
     """TopicError(INVALID_REPLICA_ASSIGNMENT) unless every replica list can be placed."""
     live = [broker.node_id for broker in ctx.metadata.alive_brokers()]
@@ -52,6 +60,8 @@ def check_assignments(ctx, assignments: list[dict]) -> None:
 
 async def handle_create(ctx, header, request) -> dict:
     async def create(topic: dict) -> None:
+        if not may_create(ctx, topic["name"]):
+            raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to create topic {topic['name']!r}")
         if topic["name"] == OFFSETS_TOPIC:
             raise TopicError(ErrorCode.INVALID_REQUEST, f"{OFFSETS_TOPIC} is internal: the group coordinator "
                                                         f"creates it (offsets.topic.num.partitions)")
@@ -65,6 +75,8 @@ async def handle_create(ctx, header, request) -> dict:
 async def handle_delete(ctx, header, request) -> dict:
     async def delete(topic: dict) -> None:
         name = topic["name"]
+        if not ctx.allows(Operation.DELETE, ResourceType.TOPIC, name):
+            raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to delete topic {name!r}")
         if not ctx.config.delete_topic_enable:
             raise TopicError(ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false")
         partitions = [(name, p) for p in range(ctx.metadata.partition_count(name) or 0)]

@@ -14,8 +14,9 @@ from collections import Counter
 
 from broker.log.config import BROKER_SETTINGS, TOPIC_SETTINGS, format_value
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import Operation as AclOperation
 
-from ..config_resources import STATIC_BROKER_KEYS, ResourceType, check_resource
+from ..config_resources import STATIC_BROKER_KEYS, ResourceType, authorize_resource, check_resource
 from ..context import error_text
 from ..topics import TopicError
 
@@ -126,6 +127,7 @@ async def _answer(ctx, request: dict, new_configs) -> dict:
         try:
             if keys[(resource["resource_type"], resource["resource_name"])] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"resource {resource['resource_name']!r} is named twice")
+            authorize_resource(ctx, resource["resource_type"], resource["resource_name"], AclOperation.ALTER_CONFIGS)
             check_resource(ctx, resource["resource_type"], resource["resource_name"])
             configs = new_configs(ctx, resource)
             await _replace(ctx, resource["resource_type"], resource["resource_name"], configs,

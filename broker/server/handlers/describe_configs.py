@@ -9,8 +9,9 @@ accepts but does not act on says why.
 """
 
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import Operation
 
-from ..config_resources import ResourceType, broker_configs, check_resource, topic_configs
+from ..config_resources import ResourceType, authorize_resource, broker_configs, check_resource, topic_configs
 from ..context import error_text
 from ..topics import TopicError
 
@@ -20,6 +21,7 @@ def _describe(ctx, resource: dict, include_synonyms: bool, include_documentation
               "resource_name": resource["resource_name"], "configs": []}
     name, keys = resource["resource_name"], resource["configuration_keys"]
     try:
+        authorize_resource(ctx, resource["resource_type"], name, Operation.DESCRIBE_CONFIGS)
         check_resource(ctx, resource["resource_type"], name)
         if resource["resource_type"] == ResourceType.TOPIC:
             configs = topic_configs(ctx, name)

@@ -2,12 +2,17 @@
 
 A null topic list means every partition; partitions this broker does not hold are left out, as
 Kafka does. With a single replica the offset lag is always 0, and there are no future logs.
+It needs Describe on the cluster: others get no log directories, as from Kafka before v3 (which
+has no error code to say why).
 """
 
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 
 
 async def handle(ctx, header, request) -> dict:
+    if not ctx.allows(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {"throttle_time_ms": 0, "results": []}
     topics: dict[str, list] = {}
     logs = sorted(ctx.replicas.local_logs(), key=lambda lg: (lg.topic, lg.partition))
     if request["topics"] is not None:  # a set: a hostile request may name millions of partitions

@@ -8,7 +8,8 @@ The response size budget is ``max_bytes`` but never more than the broker's ``fet
 as in Kafka (KIP-74). The reads run on the I/O pool. With less than ``min_bytes`` available the
 request waits, up to ``max_wait_ms``, for new data in any of its partitions. There are no fetch
 sessions (``session_id`` 0) and no transactions (the last stable
-offset is the high watermark, the aborted list is empty).
+offset is the high watermark, the aborted list is empty). Each topic needs Read
+(TOPIC_AUTHORIZATION_FAILED).
 """
 
 import time
@@ -16,6 +17,7 @@ import time
 from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
+from broker.security.acls import Operation, ResourceType
 
 from .partition_lists import distinct
 
@@ -34,6 +36,10 @@ def _read(ctx, topics, max_bytes: int):
                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": [],
                     "preferred_read_replica": -1, "records": b""}
             partitions.append(data)
+            if not ctx.allows(Operation.READ, ResourceType.TOPIC, name):
+                data["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                failed = True
+                continue
             try:
                 partition = ctx.replicas.leader_partition(name, wanted["partition"], wanted["current_leader_epoch"])
             except PartitionError as exc:

@@ -6,10 +6,15 @@ listener the request came in on, ``ctx.session.listener``, as Metadata does), af
 coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
 DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
 states: members without them), and an unknown group as Dead with no error, as Kafka does.
+Authorization is Kafka's: FindCoordinator and DescribeGroups need Describe on the group,
+DeleteGroups Delete on it (GROUP_AUTHORIZATION_FAILED); ListGroups lists every group to a principal
+that may Describe the cluster, and to others the groups they may Describe. DescribeGroups v3+
+answers, when asked, the operations the principal may do on each group.
 """
 
 from broker.coordinator.group import GroupState
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType, operations_bits
 
 from ..context import error_text
 from ..topics import TopicError
@@ -31,6 +36,9 @@ async def handle_find_coordinator(ctx, header, request) -> dict:
     if not request["key"]:
         return {**response, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1,
                 "error_message": "the group id is empty"}
+    if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["key"]):
+        return {**response, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "node_id": -1, "host": "", "port": -1,
+                "error_message": f"not authorized to describe group {request['key']!r}"}
     try:
         await ctx.groups.ensure_topic()
     except TopicError as exc:
@@ -41,13 +49,16 @@ async def handle_find_coordinator(ctx, header, request) -> dict:
 
 async def handle_list(ctx, header, request) -> dict:
     coordinator = ctx.groups.coordinator
-    groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or ""} for g in coordinator.list_groups()]
+    every_group = ctx.allows(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
+    groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or ""} for g in coordinator.list_groups()
+              if every_group or ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, g.group_id, log_denied=False)]
     error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if coordinator.offsets.loading else ErrorCode.NONE
     return {"throttle_time_ms": 0, "error_code": error, "groups": groups}
 
 
-def _describe(coordinator, group_id: str) -> dict:
-    error, group = coordinator.describe(group_id)
+def _describe(ctx, coordinator, group_id: str) -> dict:
+    allowed = ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, group_id)
+    error, group = coordinator.describe(group_id) if allowed else (ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if error or group is None:
         return {"error_code": error, "group_id": group_id, "group_state": GroupState.DEAD.value,
                 "protocol_type": "", "protocol_data": "", "members": []}
@@ -63,12 +74,20 @@ def _describe(coordinator, group_id: str) -> dict:
 
 async def handle_describe(ctx, header, request) -> dict:
     coordinator = ctx.groups.coordinator
-    return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g) for g in request["groups"]]}
+    groups = [_describe(ctx, coordinator, g) for g in request["groups"]]
+    if request["include_authorized_operations"]:
+        for group in groups:
+            group["authorized_operations"] = operations_bits(ctx.allowed_operations(ResourceType.GROUP,
+                                                                                    group["group_id"]))
+    return {"throttle_time_ms": 0, "groups": groups}
 
 
 async def handle_delete(ctx, header, request) -> dict:
     results = []
     for group_id in dict.fromkeys(request["groups_names"]):
-        error = await ctx.groups.wait(ctx.groups.coordinator.delete_group, group_id)
+        if not ctx.allows(Operation.DELETE, ResourceType.GROUP, group_id):
+            error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        else:
+            error = await ctx.groups.wait(ctx.groups.coordinator.delete_group, group_id)
         results.append({"group_id": group_id, "error_code": error})
     return {"throttle_time_ms": 0, "results": results}

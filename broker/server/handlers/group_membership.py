@@ -4,10 +4,13 @@ A JoinGroup or SyncGroup that must wait (for the other members, for the leader's
 stored) awaits an asyncio future: no thread is held and the event loop goes on serving heartbeats.
 JoinGroup v4+ gives a new dynamic member its id first (MEMBER_ID_REQUIRED); v5 and SyncGroup,
 Heartbeat v3 carry a static member's ``group_instance_id``; LeaveGroup v3 leaves a batch of
-members, each answered on its own, and v0-2 one member.
+members, each answered on its own, and v0-2 one member. Each needs Read on the group
+(GROUP_AUTHORIZATION_FAILED), as in Kafka.
 """
 
 from broker.coordinator.group_coordinator import JoinRequest
+from broker.protocol.errors import ErrorCode
+from broker.security.acls import Operation, ResourceType
 
 from ..context import client_host
 
@@ -15,7 +18,18 @@ FIRST_MEMBER_ID_REQUIRED_VERSION = 4
 FIRST_BATCHED_LEAVE_VERSION = 3
 
 
+def _refused(ctx, request) -> dict | None:
+    """The answer to a principal that may not Read the group, or None."""
+    if ctx.allows(Operation.READ, ResourceType.GROUP, request["group_id"]):
+        return None
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "generation_id": -1,
+            "protocol_name": "", "leader": "", "member_id": "", "members": [], "assignment": b""}
+
+
 async def handle_join(ctx, header, request) -> dict:
+    refused = _refused(ctx, request)
+    if refused:
+        return refused
     coordinator = ctx.groups.coordinator
     rebalance_timeout = request["rebalance_timeout_ms"]
     join = JoinRequest(
@@ -32,6 +46,9 @@ async def handle_join(ctx, header, request) -> dict:
 
 
 async def handle_sync(ctx, header, request) -> dict:
+    refused = _refused(ctx, request)
+    if refused:
+        return refused
     assignments = [(a["member_id"], bytes(a["assignment"])) for a in request["assignments"]]
     result = await ctx.groups.wait(ctx.groups.coordinator.sync, request["group_id"], request["generation_id"],
                                    request["member_id"], request["group_instance_id"], assignments)
@@ -39,12 +56,18 @@ async def handle_sync(ctx, header, request) -> dict:
 
 
 async def handle_heartbeat(ctx, header, request) -> dict:
+    refused = _refused(ctx, request)
+    if refused:
+        return refused
     error = ctx.groups.call(ctx.groups.coordinator.heartbeat, request["group_id"], request["generation_id"],
                             request["member_id"], request["group_instance_id"])
     return {"throttle_time_ms": 0, "error_code": error}
 
 
 async def handle_leave(ctx, header, request) -> dict:
+    refused = _refused(ctx, request)
+    if refused:
+        return refused
     batched = header.api_version >= FIRST_BATCHED_LEAVE_VERSION
     members = [(m["member_id"], m["group_instance_id"]) for m in request["members"]] if batched else \
         [(request["member_id"], None)]

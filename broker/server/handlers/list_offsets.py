@@ -1,13 +1,14 @@
 """ListOffsets: the earliest (-2) or latest (-1) offset of a partition, or the first offset whose
 record timestamp is at or after a given time (through the time index), from the partition this
 broker leads (the replica manager answers Kafka's error otherwise). A partition named more than once
-in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). The lookups run on the I/O
-pool."""
+in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). Each topic needs Describe
+(TOPIC_AUTHORIZATION_FAILED). The lookups run on the I/O pool."""
 
 from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
 from broker.replica.replica_manager import PartitionError
+from broker.security.acls import Operation, ResourceType
 
 from .partition_lists import repeated
 
@@ -42,6 +43,10 @@ def _list_offsets(ctx, request) -> dict:
                       "timestamp": -1, "offset": -1, "leader_epoch": -1}
             if (topic["name"], wanted["partition_index"]) in named_twice:
                 result["error_code"] = ErrorCode.INVALID_REQUEST
+                partitions.append(result)
+                continue
+            if not ctx.allows(Operation.DESCRIBE, ResourceType.TOPIC, topic["name"]):
+                result["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 partitions.append(result)
                 continue
             try:

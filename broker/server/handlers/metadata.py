@@ -12,28 +12,30 @@ topics with an empty list; later versions with null (an empty list then means no
 named twice is answered once, as Kafka's set of names does (a small request naming a topic of
 many partitions a thousand times would otherwise get a response a thousand times its size).
 
-From v8 a client may ask which operations it is allowed on the cluster and on each topic; with
-no authorizer, as here, Kafka answers every operation the resource supports.
+Authorization is Kafka's: a topic the principal may not Describe is left out of an all-topics
+answer and is TOPIC_AUTHORIZATION_FAILED when named (its existence is not disclosed); creating an
+unknown topic needs Create on the cluster or on the topic (TOPIC_AUTHORIZATION_FAILED otherwise).
+From v8 a client may ask which operations it is allowed on the cluster and on each topic: those
+the authorizer allows the principal (with no authorizer, every operation the resource supports).
 """
 
 from broker.cluster.metadata_cache import NO_LEADER
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType, operations_bits
 
 from ..topics import TopicError
-
-# Kafka's AclOperation codes, as bits: what a topic and the cluster support
-READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE = \
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 12
-TOPIC_OPERATIONS = sum(1 << op for op in (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
-                                          ALTER_CONFIGS))
-CLUSTER_OPERATIONS = sum(1 << op for op in (CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
-                                            ALTER_CONFIGS, IDEMPOTENT_WRITE))
+from .admin import may_create
 
 
-def _operations(requested: bool, supported: int) -> int:
-    return supported if requested else UNREQUESTED_AUTHORIZED_OPERATIONS
+def _operations(ctx, requested: bool, resource_type: ResourceType, name: str) -> int:
+    return operations_bits(ctx.allowed_operations(resource_type, name)) if requested else \
+        UNREQUESTED_AUTHORIZED_OPERATIONS
+
+
+def _refused(name: str) -> dict:
+    return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "partitions": []}
 
 
 def _topic_metadata(name: str, partitions, operations: int) -> dict:
@@ -62,14 +64,18 @@ def _brokers(brokers, listener: str) -> list[dict]:
 
 async def handle(ctx, header, request) -> dict:
     requested = request["topics"]
-    if requested is None or (header.api_version == 0 and not requested):
+    all_topics = requested is None or (header.api_version == 0 and not requested)
+    if all_topics:
         names = ctx.metadata.topic_names()
     else:
         names = list(dict.fromkeys(t["name"] for t in requested))  # a topic named twice is answered once
     auto_create = ctx.config.auto_create_topics and request["allow_auto_topic_creation"]
-    topic_operations = _operations(request["include_topic_authorized_operations"], TOPIC_OPERATIONS)
     topics = []
     for name in names:
+        if not ctx.allows(Operation.DESCRIBE, ResourceType.TOPIC, name, log_denied=not all_topics):
+            if not all_topics:  # an all-topics answer just leaves it out, as Kafka's does
+                topics.append(_refused(name))
+            continue
         if name == OFFSETS_TOPIC and ctx.metadata.partitions(name) is None:
             try:
                 await ctx.groups.ensure_topic()  # created as the coordinator wants it, whatever auto-creation says
@@ -78,6 +84,9 @@ async def handle(ctx, header, request) -> dict:
                 continue
         partitions = ctx.metadata.partitions(name)
         if partitions is None and auto_create:
+            if not may_create(ctx, name):
+                topics.append(_refused(name))
+                continue
             try:
                 await ctx.io.run(ctx.topics.create, name, ctx.config.num_partitions)
             except TopicError as exc:
@@ -88,13 +97,14 @@ async def handle(ctx, header, request) -> dict:
         if partitions is None:  # unknown (or deleted again since it was created here)
             topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
             continue
-        topics.append(_topic_metadata(name, partitions, topic_operations))
+        topics.append(_topic_metadata(name, partitions, _operations(
+            ctx, request["include_topic_authorized_operations"], ResourceType.TOPIC, name)))
     return {
         "throttle_time_ms": 0,
         "brokers": _brokers(ctx.metadata.alive_brokers(), ctx.session.listener),
         "cluster_id": ctx.metadata.cluster_id,
         "controller_id": ctx.metadata.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": _operations(request["include_cluster_authorized_operations"],
-                                                     CLUSTER_OPERATIONS),
+        "cluster_authorized_operations": _operations(ctx, request["include_cluster_authorized_operations"],
+                                                     ResourceType.CLUSTER, CLUSTER_NAME),
     }

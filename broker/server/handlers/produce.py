@@ -7,6 +7,7 @@ the append, and a batch whose codec differs from the topic's ``compression.type`
 is ``producer``) is recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
 before it is decompressed). Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as
 Kafka 4 does.
+Each topic needs Write (TOPIC_AUTHORIZATION_FAILED, checked before anything else, as in Kafka).
 A partition named more than once in one request is appended once, with its last mention, and
 answered once at its first place, as Kafka's request map does (appending each mention would store
 a batch twice under one acknowledgement).
@@ -25,6 +26,7 @@ from broker.records import record_set, recompress
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 from broker.replica.replica_manager import PartitionError
+from broker.security.acls import Operation, ResourceType
 
 from ..context import CloseConnection, error_text
 from .partition_lists import distinct
@@ -126,6 +128,9 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) ->
     if acks not in (-1, 0, 1):
         return {"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
                 "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"}
+    if not ctx.allows(Operation.WRITE, ResourceType.TOPIC, topic):
+        return {"index": partition["index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                "base_offset": -1, "error_message": f"not authorized to write to topic {topic!r}"}
     key = (topic, partition["index"])
     response, appended = await ctx.io.write([key], _append, ctx, topic, partition["index"], partition["records"],
                                             version)
