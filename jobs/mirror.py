@@ -23,6 +23,7 @@ import traceback
 from broker.arguments import Parser, group_id, key_value, positive_float, positive_int
 
 from .load import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _pattern, reason, spark_session
+from .report import counted
 
 EPILOG = """\
 examples:
@@ -135,6 +136,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
 
 
+class UsageError(ValueError):
+    """Arguments that cannot be used (exit status 2)."""
+
+
 def settings_from(args) -> MirrorSettings:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics is not None else None
     if topics is not None and not topics:
@@ -147,10 +152,6 @@ def settings_from(args) -> MirrorSettings:
         max_offsets_per_trigger=args.max_offsets_per_trigger, fail_on_data_loss=args.fail_on_data_loss == "true",
         source_config=_config(args.from_config, "--from-config"), target_config=_config(args.to_config, "--to-config"),
         progress=not args.quiet)
-
-
-class UsageError(ValueError):
-    """Arguments that cannot be used (exit status 2)."""
 
 
 def _config(path: str | None, option: str) -> dict:
@@ -168,8 +169,11 @@ def run_command(args) -> int:
     try:
         settings = settings_from(args)
         require_java()
-        mirror(lambda: spark_session(args.master, args.conf, args.verbose), settings,
-               say=lambda line: print(line, flush=True))
+        copied = mirror(lambda: spark_session(args.master, args.conf, args.verbose), settings,
+                        say=lambda line: print(line, flush=True))
+        batches = copied.get("batches", 0)
+        print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}"
+              if copied else "stopped; the same command resumes from the checkpoint", flush=True)
         return EXIT_OK
     except (UsageError, OptionError, ConfigError) as exc:  # ConfigError: an unreadable --from/--to-config
         _error(exc)
@@ -182,7 +186,10 @@ def run_command(args) -> int:
 
 
 def _error(exc: Exception) -> None:
-    print(f"kafkalog mirror: {reason(exc)}", file=sys.stderr, flush=True)
+    """The reason on one line (a MirrorError raised in a micro-batch reaches here inside Spark's error)."""
+    from .mirror_topics import MirrorError
+    line = reason(exc).removeprefix(f"{MirrorError.__module__}.{MirrorError.__name__}: ")
+    print(f"kafkalog mirror: {line}", file=sys.stderr, flush=True)
 
 
 def parser() -> Parser:

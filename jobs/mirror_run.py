@@ -29,6 +29,7 @@ from spark_kafka_source.sink_options import parse_sink
 from spark_kafka_source.streaming import offsets_of
 
 from .mirror_topics import MirrorError, TargetTopics, same_cluster
+from .report import counted
 
 POLL_SECONDS = 0.5
 SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind first
@@ -36,16 +37,17 @@ SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind fi
 
 def mirror(spark, settings, say=print) -> dict:
     """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
-    fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run. ``spark``
-    is a SparkSession or a function that makes one (called once both clusters answered)."""
+    fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
+    interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
+    (called once both clusters answered)."""
     ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
     partitions = _prepare_targets(settings, ready, say)
     if not partitions:
         what = f"matches --topic-pattern {settings.topic_pattern!r}" if settings.topic_pattern is not None \
             else f"of {', '.join(settings.topics)} exists"
         raise MirrorError(f"no topic on the source cluster {settings.source_servers} {what}")
-    say(f"mirroring {len(partitions)} partitions of {len({t for t, _ in partitions})} topics from "
-        f"{settings.source_servers} to {settings.target_servers}")
+    say(f"mirroring {counted(len(partitions), 'partition')} of {counted(len({t for t, _ in partitions}), 'topic')} "
+        f"from {settings.source_servers} to {settings.target_servers}")
     spark = spark() if callable(spark) else spark
     frame = spark.readStream.format("kafkalog").options(**settings.source()).load()
     rows = frame.select("key", "value", "headers", "timestamp", "partition",
@@ -65,7 +67,6 @@ def mirror(spark, settings, say=print) -> dict:
         return _follow(query, say if settings.progress else None)
     except KeyboardInterrupt:
         query.stop()
-        say("stopped; the same command resumes from the checkpoint")
         return {}
 
 
@@ -123,7 +124,7 @@ def progress_line(progress) -> str:
     named = ", ".join(f"{t}-{p} {behind}" for (t, p), behind in ordered[:SHOWN_PARTITIONS])
     more = f" and {len(ordered) - SHOWN_PARTITIONS} more partitions" if len(ordered) > SHOWN_PARTITIONS else ""
     seconds = (progress.batchDuration or 0) / 1000
-    return (f"batch {progress.batchId}: {progress.numInputRows} records in {seconds:.1f} s; "
+    return (f"batch {progress.batchId}: {counted(progress.numInputRows, 'record')} in {seconds:.1f} s; "
             f"lag {sum(lag.values())}: {named}{more}")
 
 

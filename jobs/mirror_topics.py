@@ -6,13 +6,15 @@ A missing target topic is created with the source's partition count and the sour
 settings (those DescribeConfigs reports as set on the topic, ``DYNAMIC_TOPIC_CONFIG``: retention,
 cleanup policy, timestamp type, ...; defaults are left to the target's brokers), with the target's
 default replication factor. A target topic that exists with fewer partitions than its source is
-refused, naming the command that grows it: the mirror never changes a topic it did not create.
+refused, naming the command that grows it: the mirror never changes an existing topic, so
+partitions added to a source topic while it runs stop it the same way (grow the target topic, then
+run the same command again: it resumes).
 """
 
-import re
-
-from broker.client import KafkaError, NewTopic
+from broker.client import NewTopic, UnknownTopicOrPartitionError
 from broker.protocol.errors import ErrorCode
+
+from .report import counted
 
 TOPIC_OWN_SETTING = 1  # Kafka's ConfigSource DYNAMIC_TOPIC_CONFIG: a setting of the topic itself
 
@@ -51,9 +53,7 @@ class TargetTopics:
                               f"write topic {topic!r}'s records: choose a --topic-prefix its topics do not match")
         try:
             existing = len(self.target.partitions_of(name))
-        except KafkaError as exc:
-            if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                raise
+        except UnknownTopicOrPartitionError:
             self._create(topic, name, count)
             return
         if existing < count:
@@ -69,7 +69,7 @@ class TargetTopics:
             raise MirrorError(f"could not create target topic {name!r} ({count} partitions, settings "
                               f"{settings or 'none'}): {error}")
         shown = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
-        self.say(f"created topic {name} on the target: {count} partitions{', ' + shown if shown else ''}")
+        self.say(f"created topic {name} on the target: {counted(count, 'partition')}{', ' + shown if shown else ''}")
         if error is not None:
             self._prepare(topic, count)  # created meanwhile by someone else: check its partitions
 
