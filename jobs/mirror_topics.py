@@ -57,8 +57,8 @@ class TargetTopics:
             self._create(topic, name, count)
             return
         if existing < count:
-            raise MirrorError(f"target topic {name!r} has {existing} partitions but source topic {topic!r} has "
-                              f"{count}, and the mirror keeps partition numbers; grow it first (kafkalog topics "
+            raise MirrorError(f"target topic {name!r} has {counted(existing, 'partition')} but source topic {topic!r} "
+                              f"has {count}, and the mirror keeps partition numbers; grow it first (kafkalog topics "
                               f"alter {name} --partitions {count} --bootstrap-server <target>)")
 
     def _create(self, topic: str, name: str, count: int) -> None:

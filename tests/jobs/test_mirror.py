@@ -80,7 +80,8 @@ def test_available_now_mirror_copies_every_record_once_and_carries_on(jobs_broke
     code, out, err = run_mirror(*args)
     assert code == 0, err[-3000:]
     assert "created topic dc1.mir-a on the target: 3 partitions, cleanup.policy=delete, retention.ms=86400000" in out
-    assert "created topic dc1.mir-b on the target: 1 partitions" in out
+    assert "created topic dc1.mir-b on the target: 1 partition\n" in out
+    assert out.splitlines()[-1].startswith("done: 57 records copied in "), out
     with client(target.bootstrap) as c:
         assert len(c.partitions_of("dc1.mir-a")) == 3
         settings = {e.name: e.value for e in c.describe_configs("dc1.mir-a") if not e.is_default}
@@ -104,6 +105,7 @@ def test_available_now_mirror_copies_every_record_once_and_carries_on(jobs_broke
     code, out, err = run_mirror(*args)
     assert code == 0, err[-3000:]
     assert "created topic dc1.mir-c on the target: 2 partitions" in out and "dc1.mir-a on" not in out
+    assert out.splitlines()[-1].startswith("done: 14 records copied in "), out
     assert records(spark, target.bootstrap, ["dc1.mir-a", "dc1.mir-b", "dc1.mir-c"]) == \
         renamed(records(spark, source, ["mir-a", "mir-b", "mir-c"]), prefix)
 
@@ -119,7 +121,7 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
         (["--to", target.bootstrap, "--topic-pattern", "nothing-.*"],
          "no topic on the source cluster " + source + " matches --topic-pattern 'nothing-.*'"),
         (["--to", target.bootstrap, "--topics", "refused-a"],
-         "target topic 'refused-a' has 1 partitions but source topic 'refused-a' has 2, and the mirror keeps "
+         "target topic 'refused-a' has 1 partition but source topic 'refused-a' has 2, and the mirror keeps "
          "partition numbers; grow it first (kafkalog topics alter refused-a --partitions 2"),
         (["--to", "127.0.0.1:1", "--to-config", str(fast), "--topics", "refused-a"],
          "the target cluster 127.0.0.1:1 did not answer: "),
