@@ -23,6 +23,7 @@ import re
 from pyspark.sql import functions as F
 
 from broker.client import KafkaError
+from broker.client.connection import AuthenticationError
 from spark_kafka_source import options as source_options
 from spark_kafka_source.planning import client_for, topic_partitions
 from spark_kafka_source.sink_options import parse_sink
@@ -91,11 +92,11 @@ def _prepare_targets(settings, ready: dict, say) -> list:
 
 
 def _answered(side: str, servers: str, step):
-    """``step()``, whose failure to reach the cluster names the side."""
+    """``step()``, whose failure to reach or use the cluster (unreachable, credentials refused) names the side."""
     try:
         return step()
-    except (KafkaError, OSError) as exc:
-        raise MirrorError(f"the {side} cluster {servers} did not answer: {exc}") from None
+    except (KafkaError, OSError, AuthenticationError) as exc:
+        raise MirrorError(f"the {side} cluster {servers}: {exc}") from None
 
 
 def _follow(query, say) -> dict:

@@ -7,16 +7,19 @@ is the source, ``target`` a second broker that creates no topic on first use.
   give each partition's lag, the source's consumer group has the ends; run again after new records
   and a new topic, it carries on from its checkpoint (still once each).
 * A continuous mirror in its own process picks up a topic created on the source while it runs, is
-  SIGKILLed (with its Spark JVM) in the middle of the stream, and the same command resumes it:
+  SIGKILLed (with its Spark JVM) at a random moment of the stream, and the same command resumes it:
   nothing is lost, and each partition's duplicates are at most one stretch of one micro-batch.
 * Refusals in one line, before Spark starts: a pattern that matches nothing, a target topic with
-  fewer partitions than its source, an unreachable target.
+  fewer partitions than its source, an unreachable target, the same cluster without a prefix; each
+  side's client settings (SASL) from --from-config / --to-config.
 """
 
 import contextlib
 import io
+import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -124,7 +127,7 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
          "target topic 'refused-a' has 1 partition but source topic 'refused-a' has 2, and the mirror keeps "
          "partition numbers; grow it first (kafkalog topics alter refused-a --partitions 2"),
         (["--to", "127.0.0.1:1", "--to-config", str(fast), "--topics", "refused-a"],
-         "the target cluster 127.0.0.1:1 did not answer: "),
+         "the target cluster 127.0.0.1:1: "),
         (["--to", source, "--topics", "refused-a"],
          "source and target are one cluster and the mirror reads topic 'refused-a'"),
     ]
@@ -134,6 +137,35 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
         assert code == 1 and len(lines) == 1 and lines[0].startswith("kafkalog mirror: ") and expected in lines[0], \
             (extra, err)
         assert not (tmp_path / "checkpoint").exists()
+
+
+def test_each_side_connects_with_its_own_client_settings(jobs_broker, tmp_path):
+    """A cluster behind SASL PLAIN as the target, then as the source: --to-config's and --from-config's
+    credentials reach it (a wrong password is refused in one line, naming the side), the other side
+    needs none. Each run stops at a target topic with too few partitions, before Spark starts."""
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="{}";'
+    secured = EmbeddedBroker(tmp_path / "secured", {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                            'user_mirror="mirror-secret";'}).start()
+    try:
+        plain, sasl = jobs_broker.bootstrap, secured.bootstrap_of(1)
+        create_topic(plain, "secured-a", 2)
+        create_topic(secured.bootstrap_of(0), "secured-a", 1)
+        create_topic(secured.bootstrap_of(0), "secured-b", 3)
+        create_topic(plain, "secured-b", 2)
+        config = tmp_path / "client.properties"
+        for side, topic, sides in [("target", "secured-a", ["--from", plain, "--to", sasl, "--to-config", str(config)]),
+                                   ("source", "secured-b", ["--from", sasl, "--to", plain, "--from-config", str(config)])]:
+            for password, expected in [("wrong-secret", f"the {side} cluster {sasl}: {sasl} refused user 'mirror'"),
+                                       ("mirror-secret", f"target topic '{topic}' has ")]:
+                config.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                                  f"sasl.jaas.config={jaas.format(password)}\n")
+                code, out, err = run_mirror(*sides, "--topics", topic, "--checkpoint", str(tmp_path / "checkpoint"))
+                assert code == 1 and err.startswith("kafkalog mirror: ") and expected in err, (side, err)
+                assert err.count("\n") == 1 and password not in err, err
+    finally:
+        secured.kill()
 
 
 class MirrorProcess:
@@ -168,7 +200,7 @@ def duplicated_stretch(copied: list, original: list) -> int:
 def test_a_killed_mirror_resumes_and_loses_nothing(jobs_broker, target, spark, tmp_path):
     source = jobs_broker.bootstrap
     create_topic(source, "kill-a", 2)
-    produce(source, "kill-a", messages(80, partitions=(0, 1), tag="k"))
+    produce(source, "kill-a", messages(160, partitions=(0, 1), tag="k"))
     args = ["--from", source, "--to", target.bootstrap, "--topic-pattern", "kill-.*", "--checkpoint",
             str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", str(BATCH)]
     running = MirrorProcess(args + ["--trigger-interval", "0.1"], tmp_path)
@@ -179,11 +211,12 @@ def test_a_killed_mirror_resumes_and_loses_nothing(jobs_broker, target, spark, t
         produce(source, "kill-new", messages(5, tag="n"))
         with client(target.bootstrap) as c:
             wait_for(lambda: "kill-new" in c.topics(), 60, interval=0.2, what="kill-new on the target")
+        time.sleep(random.uniform(0, 1))  # then at a random moment of the stream
         running.kill()
     finally:
         running.kill()
     copied_before = records(spark, target.bootstrap, ["kill-a"])
-    assert sum(map(len, copied_before.values())) < 80, "killed too late: everything was copied already"
+    assert sum(map(len, copied_before.values())) < 160, "killed too late: everything was copied already"
 
     code, out, err = run_mirror(*args, "--available-now")  # the same command, up to what is there now
     assert code == 0, err[-3000:]
