@@ -169,7 +169,7 @@ def run_command(args) -> int:
     try:
         settings = settings_from(args)
         require_java()
-        copied = mirror(lambda: spark_session(args.master, args.conf, args.verbose), settings,
+        copied = mirror(lambda: spark_session(args.master, args.conf, args.verbose, "kafkalog-mirror"), settings,
                         say=lambda line: print(line, flush=True))
         batches = copied.get("batches", 0)
         print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}"
