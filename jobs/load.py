@@ -196,7 +196,7 @@ def _load(args, settings) -> int:
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False):
+def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
     """The active Spark session, or a new one (UTC session time zone) with the ``(key, value)``
     settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
     in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
@@ -208,7 +208,7 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     import spark_kafka_source
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
-    builder = SparkSession.builder.appName("kafkalog-load").master(master) \
+    builder = SparkSession.builder.appName(app_name).master(master) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
     for key, value in spark_settings(conf, verbose).items():
         builder = builder.config(key, value)

@@ -24,6 +24,7 @@ SINK_EXAMPLES = {
     "kafka.bootstrap.servers": '.option("kafka.bootstrap.servers", "127.0.0.1:9092")',
     "topic": '.option("topic", "events") or a string column named topic',
     "includeHeaders": '.option("includeHeaders", "true") (a headers column is written whether or not it is set)',
+    "includeTimestamp": '.option("includeTimestamp", "true") (a timestamp column gives each record\'s timestamp)',
     "kafka.acks": '.option("kafka.acks", "all") (or "1", "0")',
     "kafka.enable.idempotence": '.option("kafka.enable.idempotence", "true") (with kafka.acks all, the default)',
     "kafka.compression.type": '.option("kafka.compression.type", "lz4") (none, gzip, snappy, lz4, zstd)',
@@ -40,7 +41,7 @@ SINK_EXAMPLES = {
          '.option("topic", "events").save()'),
 }
 # names as documented; matching is on the lower-cased form
-_SINK_OPTIONS = ["kafka.bootstrap.servers", "topic", "includeHeaders"]
+_SINK_OPTIONS = ["kafka.bootstrap.servers", "topic", "includeHeaders", "includeTimestamp"]
 _CANONICAL = {name.lower(): name for name in _SINK_OPTIONS}
 # what Spark hands a streaming sink besides the user's options
 _SPARK_OWN = {"checkpointlocation", "path", "queryname"}
@@ -58,6 +59,7 @@ _ACKS = {"all": ACKS_ALL, "-1": ACKS_ALL, "1": 1, "0": 0}
 class SinkOptions:
     bootstrap_servers: str
     topic: str | None  # the topic option: every row goes there, whatever its topic column says
+    include_timestamp: bool  # the timestamp column gives each record's timestamp (else: stamped when sent)
     acks: int
     idempotent: bool
     codec: int
@@ -103,7 +105,8 @@ def parse_sink(options: Mapping[str, str]) -> SinkOptions:
         retries=_integer(kafka, "retries", 0, settings.retries),
         retry_backoff_ms=_integer(kafka, "retry.backoff.ms", 0, settings.retry_backoff_ms),
         security=_security(kafka))
-    return SinkOptions(bootstrap, topic.strip() if topic else None, acks, idempotent, codec,
+    include_timestamp = _boolean(opts, "includetimestamp", False, "includeTimestamp")
+    return SinkOptions(bootstrap, topic.strip() if topic else None, include_timestamp, acks, idempotent, codec,
                        _integer(kafka, "batch.size", 1, BATCH_BYTES), client)
 
 
@@ -135,12 +138,13 @@ def _security(kafka: dict) -> client_security.ClientSecurity:
         raise sink_error(name, problem) from None
 
 
-def _boolean(kafka: dict, key: str, default: bool) -> bool:
-    text = kafka.get(key)
+def _boolean(settings: dict, key: str, default: bool, option: str | None = None) -> bool:
+    """A true/false setting (``option``: its name as shown, default ``kafka.<key>``)."""
+    text = settings.get(key)
     if text is None:
         return default
     if text.strip().lower() not in ("true", "false"):
-        raise sink_error(f"kafka.{key}", f"{text!r} is not true or false")
+        raise sink_error(option or f"kafka.{key}", f"{text!r} is not true or false")
     return text.strip().lower() == "true"
 
 

@@ -5,7 +5,9 @@ Columns: ``value`` (required), ``key``, string or binary (a string as its UTF-8 
 allowed); ``topic`` string, required unless the ``topic`` option is set (the option wins);
 ``partition`` int (null or absent: the key's murmur2 hash, as Kafka's Java producer; no key: a
 sticky partition that moves on with each full batch); ``headers``
-``array<struct<key:string,value:binary>>``. Other columns are ignored.
+``array<struct<key:string,value:binary>>``; with the ``includeTimestamp`` option (an addition to
+Spark's sink), ``timestamp`` timestamp: each record's timestamp, in whole milliseconds (null, or
+without the option: the time the task sends it). Other columns are ignored.
 
 A task reads its rows as Arrow batches and hands them to one ``Batcher`` per topic (the client's:
 one pending batch per partition, sent when full and all at the task's end), through one idempotent
@@ -23,7 +25,7 @@ import logging
 
 import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
+from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType, TimestampType
 
 from broker.client import KafkaError, UnknownTopicOrPartitionError
 from broker.client.batches import Batcher
@@ -68,6 +70,10 @@ def check_columns(schema: StructType, options: SinkOptions) -> None:
     if "partition" in columns and not isinstance(columns["partition"], IntegerType):
         raise SinkError(f"column partition is {columns['partition'].simpleString()}; it must be an int (for example "
                         f"CAST(p AS INT) AS partition)")
+    if options.include_timestamp and not isinstance(columns.get("timestamp"), TimestampType):
+        found = f"is {columns['timestamp'].simpleString()}" if "timestamp" in columns else "is missing"
+        raise SinkError(f"column timestamp {found}; with includeTimestamp the kafkalog sink takes each record's "
+                        f"timestamp from a timestamp column (for example CAST(ts AS TIMESTAMP) AS timestamp)")
     if "headers" in columns and not _is_headers(columns["headers"]):
         raise SinkError(f"column headers is {columns['headers'].simpleString()}; it must be "
                         f"array<struct<key:string,value:binary>>")
@@ -109,13 +115,15 @@ class _TaskWriter:
         topics = [self.options.topic] * count if self.options.topic else columns["topic"].to_pylist()
         partitions = columns["partition"].to_pylist() if "partition" in columns else [None] * count
         headers = columns["headers"].to_pylist() if "headers" in columns else [None] * count
-        for key, value, topic, partition, header in zip(keys, values, topics, partitions, headers):
+        timestamps = _milliseconds(columns["timestamp"]) if self.options.include_timestamp else [None] * count
+        for key, value, topic, partition, header, timestamp in zip(keys, values, topics, partitions, headers,
+                                                                   timestamps):
             row = self.rows
             batcher = self.batchers.get(topic) or self._batcher(topic, row)
             if partition is not None and not 0 <= partition < len(batcher.partitions):
                 raise SinkError(f"row {row} of {self.where}: partition {partition} of topic {topic!r} does not exist "
                                 f"(it has {len(batcher.partitions)} partitions)")
-            batcher.add(row, (key, value, None, _headers(header, row, self.where)), partition)
+            batcher.add(row, (key, value, timestamp, _headers(header, row, self.where)), partition)
             self._raise_for_failure(batcher)
             self.rows += 1
 
@@ -159,6 +167,12 @@ def _bytes_column(column, count: int) -> list:
     if pa.types.is_large_string(column.type):  # Spark's Arrow with spark.sql.execution.arrow.useLargeVarTypes
         return column.cast(pa.large_binary()).to_pylist()
     return column.to_pylist()
+
+
+def _milliseconds(column) -> list:
+    """A timestamp column (Spark's Arrow: microseconds) as epoch milliseconds, rounded down; None for nulls."""
+    per_ms = {"ms": 1, "us": 1000, "ns": 1_000_000}[column.type.unit]
+    return [None if t is None else t // per_ms for t in column.cast(pa.int64()).to_pylist()]
 
 
 def _headers(entries, row: int, where: str) -> tuple:

@@ -1,6 +1,6 @@
 """The ``kafkalog`` command line: one entry point, one module per subcommand.
 
-Each module (``load`` is the scheduled load job, in ``jobs``) has ``add_parser(commands)``, which adds its subcommand to the ``commands``
+Each module (``load`` and ``mirror`` are Spark jobs, in ``jobs``) has ``add_parser(commands)``, which adds its subcommand to the ``commands``
 subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 the operation
 failed (or, for dump-log, found corruption), 2 usage errors.
 """
@@ -8,12 +8,12 @@ failed (or, for dump-log, found corruption), 2 usage errors.
 from importlib import metadata
 
 from broker.arguments import Parser
-from jobs import load
+from jobs import load, mirror
 
 from . import acls, broker_command, configs, consume, delete_records, dump_log, groups, produce, topics, users
 
-COMMANDS = (broker_command, topics, configs, groups, produce, consume, delete_records, load, dump_log, users,
-            acls)
+COMMANDS = (broker_command, topics, configs, groups, produce, consume, delete_records, load, mirror, dump_log,
+            users, acls)
 
 
 def build_parser() -> Parser:

@@ -13,8 +13,8 @@ import pytest
 from .support import kafkalog, one_line_error
 
 COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
-            ["produce"], ["consume"], ["load"], ["dump-log"], ["broker"], ["acls", "list"], ["acls", "add"],
-            ["acls", "remove"]]
+            ["produce"], ["consume"], ["load"], ["mirror"], ["dump-log"], ["broker"], ["acls", "list"],
+            ["acls", "add"], ["acls", "remove"]]
 CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
                    ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"]]
 UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command
@@ -40,7 +40,7 @@ def test_help_shows_examples_and_exit_codes(command):
 def test_top_level_help_lists_every_command():
     done = kafkalog("--help")
     assert done.returncode == 0
-    for name in ("broker", "topics", "produce", "consume", "load", "dump-log"):
+    for name in ("broker", "topics", "produce", "consume", "load", "mirror", "dump-log"):
         assert f"    {name} " in done.stdout
 
 
@@ -62,6 +62,10 @@ def test_top_level_help_lists_every_command():
      "--bootstrap-server: 'no-port' is not a list of host:port"),
     (["load", "--topics", "t"], "kafkalog load: ", "the following arguments are required: --output"),
     (["load", "--output", "o", "--rewind-to-run", "0"], "kafkalog load: ", "argument --rewind-to-run: '0' is not a whole number >= 1"),
+    (["mirror", "--from", "a:1", "--to", "b:2", "--checkpoint", "c"], "kafkalog mirror: ",
+     "one of the arguments --topics/--topic --topic-pattern is required"),
+    (["mirror", "--from", "a:1", "--to", "b:2", "--topics", "t", "--checkpoint", "c", "--available-now",
+      "--trigger-interval", "5"], "kafkalog mirror: ", "argument --trigger-interval: not allowed with argument --available-now"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, prefix, message):
     done = kafkalog(*args)

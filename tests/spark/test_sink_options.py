@@ -42,6 +42,20 @@ def test_tls_and_sasl_as_the_source_takes_them():
     assert "hidden-pw" not in repr(parsed)
 
 
+def test_include_timestamp_needs_a_timestamp_column():
+    from pyspark.sql.types import BinaryType, LongType, StructField, StructType, TimestampType
+
+    from spark_kafka_source.writing import SinkError, check_columns
+
+    parsed = parse_sink({**BOOTSTRAP, "topic": "events", "includeTimestamp": "TRUE"})
+    assert parsed.include_timestamp and not parse_sink({**BOOTSTRAP, "topic": "events"}).include_timestamp
+    value = StructField("value", BinaryType())
+    check_columns(StructType([value, StructField("timestamp", TimestampType())]), parsed)
+    for columns, found in [([value], "is missing"), ([value, StructField("timestamp", LongType())], "is bigint")]:
+        with pytest.raises(SinkError, match=f"column timestamp {found}; with includeTimestamp"):
+            check_columns(StructType(columns), parsed)
+
+
 def test_what_spark_hands_a_streaming_sink_is_accepted():
     assert parse_sink({**BOOTSTRAP, "checkpointLocation": "/tmp/c", "path": "/tmp/p", "includeHeaders": "true"})
 
@@ -51,6 +65,7 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
     ({**BOOTSTRAP, "topic": " "}, "option topic: is empty"),
     ({**BOOTSTRAP, "kafka.batch.size": "0"}, "option kafka.batch.size: 0 must be at least 1"),
     ({**BOOTSTRAP, "kafka.enable.idempotence": "maybe"}, "option kafka.enable.idempotence: 'maybe' is not true"),
+    ({**BOOTSTRAP, "includeTimestamp": "yes"}, "option includeTimestamp: 'yes' is not true or false"),
     ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
     ({**BOOTSTRAP, "kafka.value.serializer": "x"}, "option kafka.value.serializer: Kafka option 'value.serializer'"),
     ({**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},

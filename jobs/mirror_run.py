@@ -1,0 +1,134 @@
+"""One ``kafkalog mirror``: check both clusters and the target topics, then run the streaming query
+and print its progress.
+
+Before Spark starts, the source topics are listed (none: refused) and their target topics made
+ready (``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in
+one line. The query reads the source with the ``kafkalog`` stream and writes each micro-batch in
+``foreachBatch``: first the target topics of every source topic read now (a topic created on the
+source since, matching ``--topic-pattern``, gets its target topic before any of its records is
+written), then the rows with the ``kafkalog`` sink, each to its source partition and with its
+timestamp.
+
+What a kill leaves: Spark logs a micro-batch's offsets in the checkpoint before writing it and
+marks it done after every task's records are acknowledged; a restart writes a micro-batch that was
+not marked done again, whole. Each task writes one source partition's range in offset order with
+an idempotent producer, so within a run nothing is stored twice; after a kill, a target partition
+holds the source's records in order except that a stretch of the killed micro-batch's records may
+follow twice (those stored before the kill, then the whole micro-batch again).
+"""
+
+import json
+import re
+
+from pyspark.sql import functions as F
+
+from broker.client import KafkaError
+from broker.client.connection import AuthenticationError
+from spark_kafka_source import options as source_options
+from spark_kafka_source.planning import client_for, topic_partitions
+from spark_kafka_source.sink_options import parse_sink
+from spark_kafka_source.streaming import offsets_of
+
+from .mirror_topics import MirrorError, TargetTopics, same_cluster
+from .report import counted
+
+POLL_SECONDS = 0.5
+SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind first
+
+
+def mirror(spark, settings, say=print) -> dict:
+    """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
+    fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
+    interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
+    (called once both clusters answered)."""
+    ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
+    partitions = _prepare_targets(settings, ready, say)
+    if not partitions:
+        what = f"matches --topic-pattern {settings.topic_pattern!r}" if settings.topic_pattern is not None \
+            else f"of {', '.join(settings.topics)} exists"
+        raise MirrorError(f"no topic on the source cluster {settings.source_servers} {what}")
+    say(f"mirroring {counted(len(partitions), 'partition')} of {counted(len({t for t, _ in partitions}), 'topic')} "
+        f"from {settings.source_servers} to {settings.target_servers}")
+    spark = spark() if callable(spark) else spark
+    frame = spark.readStream.format("kafkalog").options(**settings.source()).load()
+    rows = frame.select("key", "value", "headers", "timestamp", "partition",
+                        F.concat(F.lit(settings.topic_prefix), F.col("topic")).alias("topic"))
+    sink = settings.sink()
+
+    def write_batch(batch, batch_id: int) -> None:
+        _prepare_targets(settings, ready, say)
+        batch.write.format("kafkalog").mode("append").options(**sink).save()
+
+    writer = rows.writeStream.queryName("kafkalog-mirror").option("checkpointLocation", settings.checkpoint) \
+        .foreachBatch(write_batch)
+    writer = writer.trigger(availableNow=True) if settings.available_now else \
+        writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
+    query = writer.start()
+    try:
+        return _follow(query, say if settings.progress else None)
+    except KeyboardInterrupt:
+        query.stop()
+        return {}
+
+
+def _prepare_targets(settings, ready: dict, say) -> list:
+    """The source partitions read now, each with its target topic ready; a cluster that cannot be
+    reached fails with a line naming it."""
+    parsed = source_options.parse(settings.source(), source_options.STREAM)
+    sink = parse_sink(settings.sink())
+    with client_for(parsed) as source, sink.client.client(sink.bootstrap_servers) as target:
+        partitions = _answered("source", settings.source_servers,
+                               lambda: topic_partitions(source, parsed, missing_topics_fail=False))
+        _answered("target", settings.target_servers, target.topics)
+        read_back = None
+        if same_cluster(settings.source_servers, settings.target_servers):
+            names = {topic for topic, _ in partitions}
+            pattern = re.compile(settings.topic_pattern) if settings.topic_pattern is not None else None
+
+            def read_back(name: str) -> bool:
+                return name in names or (pattern is not None and pattern.fullmatch(name) is not None)
+        TargetTopics(source, target, settings.topic_prefix, read_back, ready, say).prepare(partitions)
+    return partitions
+
+
+def _answered(side: str, servers: str, step):
+    """``step()``, whose failure to reach or use the cluster (unreachable, credentials refused) names the side."""
+    try:
+        return step()
+    except (KafkaError, OSError, AuthenticationError) as exc:
+        raise MirrorError(f"the {side} cluster {servers}: {exc}") from None
+
+
+def _follow(query, say) -> dict:
+    """Wait for the query to end, printing a line for each progress report; the query's failure is raised."""
+    shown, batches, records = "", 0, 0
+    while True:
+        ended = query.awaitTermination(POLL_SECONDS)
+        for progress in query.recentProgress:
+            if progress.timestamp <= shown:
+                continue
+            shown = progress.timestamp
+            if progress.numInputRows:
+                batches, records = batches + 1, records + progress.numInputRows
+            if say is not None:
+                say(progress_line(progress))
+        if ended:
+            return {"batches": batches, "records": records}
+
+
+def progress_line(progress) -> str:
+    """``batch 3: 120 records in 0.4 s; lag 12: events-1 12, events-0 0`` (the most behind first)."""
+    source = progress.sources[0]
+    end, latest = offsets_of(_json(source.endOffset)), offsets_of(_json(source.latestOffset))
+    lag = {tp: max(0, offset - end.get(tp, 0)) for tp, offset in latest.items()}
+    ordered = sorted(lag.items(), key=lambda item: (-item[1], item[0]))
+    named = ", ".join(f"{t}-{p} {behind}" for (t, p), behind in ordered[:SHOWN_PARTITIONS])
+    more = f" and {len(ordered) - SHOWN_PARTITIONS} more partitions" if len(ordered) > SHOWN_PARTITIONS else ""
+    seconds = (progress.batchDuration or 0) / 1000
+    return (f"batch {progress.batchId}: {counted(progress.numInputRows, 'record')} in {seconds:.1f} s; "
+            f"lag {sum(lag.values())}: {named}{more}")
+
+
+def _json(text) -> dict:
+    """An offsets field of the progress: JSON text, or "null" (a batch without offsets), or None."""
+    return (json.loads(text) if isinstance(text, str) else text) or {}
