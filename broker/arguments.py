@@ -6,6 +6,7 @@ internals."""
 
 import argparse
 import datetime
+import re
 
 from broker.properties import read_properties
 
@@ -67,6 +68,16 @@ def group_id(text: str) -> str:
     """A consumer group id: any text but the empty one (Kafka refuses it: INVALID_GROUP_ID)."""
     if not text:
         raise argparse.ArgumentTypeError("a consumer group id cannot be empty (for example dashboards)")
+    return text
+
+
+def topic_pattern(text: str) -> str:
+    """A regular expression naming topics (``--topic-pattern``)."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); for example 'events-.*'") \
+            from None
     return text
 
 

@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
-                             key_value, positive_int, timestamp_ms)
+                             key_value, positive_int, timestamp_ms, topic_pattern)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -57,7 +57,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_command_config_argument(parser)
     topics = parser.add_mutually_exclusive_group()
     topics.add_argument("--topics", "--topic", metavar="A,B", help="topics to load")
-    topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
+    topics.add_argument("--topic-pattern", metavar="REGEX", type=topic_pattern,
                         help="load every topic matching (the whole name)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="a --topic-pattern that matches no topic commits an empty run instead of failing")
@@ -99,15 +99,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument("--verbose", action="store_true",
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
-
-
-def _pattern(text: str) -> str:
-    try:
-        re.compile(text)
-    except re.error as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); for example 'events-.*'") \
-            from None
-    return text
 
 
 def _offsets(text: str) -> dict:

@@ -20,9 +20,9 @@ import os
 import sys
 import traceback
 
-from broker.arguments import Parser, group_id, key_value, positive_float, positive_int
+from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
 
-from .load import EXIT_FAILED, EXIT_OK, EXIT_USAGE, _pattern, reason, spark_session
+from .load import EXIT_FAILED, EXIT_OK, EXIT_USAGE, reason, spark_session
 from .report import counted
 
 EPILOG = """\
@@ -101,7 +101,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="the target cluster's bootstrap servers")
     topics = parser.add_mutually_exclusive_group(required=True)
     topics.add_argument("--topics", "--topic", metavar="A,B", help="the topics to mirror")
-    topics.add_argument("--topic-pattern", metavar="REGEX", type=_pattern,
+    topics.add_argument("--topic-pattern", metavar="REGEX", type=topic_pattern,
                         help="mirror every topic matching (the whole name), also those created later")
     parser.add_argument("--checkpoint", required=True, metavar="URI",
                         help="the Spark checkpoint (path, file://, hdfs://): where the mirror resumes")
