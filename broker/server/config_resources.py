@@ -11,11 +11,11 @@ on it dynamically, as Kafka does.
 
 import enum
 
+from broker.cluster.topic_rules import DEFAULT_BROKER_RESOURCE, TopicError, validate_name
 from broker.log.config import SETTINGS, LogConfig, format_value
 from broker.protocol.errors import ErrorCode
 
 from .config import BrokerConfig
-from .topics import DEFAULT_BROKER_RESOURCE, TopicError, validate_name
 
 
 class ResourceType(enum.IntEnum):
