@@ -45,7 +45,8 @@ def metadata(broker, topics=None) -> dict:
 
 
 def leaders(response: dict, topic: str) -> list[int]:
-    [found] = [t for t in response["topics"] if t["name"] == topic]
+    """Each partition's leader, by index (none for a topic the broker does not know)."""
+    found = next((t for t in response["topics"] if t["name"] == topic), {"partitions": []})
     return [p["leader_id"] for p in sorted(found["partitions"], key=lambda p: p["partition_index"])]
 
 
