@@ -60,7 +60,6 @@ class Broker:
         self._registry = None
         self._metadata_source = None
         self._connections: dict[asyncio.Task, Connection] = {}
-        self._loading = None  # the task replaying __consumer_offsets
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
@@ -111,7 +110,7 @@ class Broker:
                                  IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
                                  {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir))
         self.ctx.groups = GroupRuntime(self.ctx)
-        self._loading = asyncio.ensure_future(self.ctx.groups.load())
+        self.ctx.groups.start()
         return bound
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:
@@ -149,7 +148,6 @@ class Broker:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         for server in self._servers:
             await server.wait_closed()
-        await self._loading
         await ctx.groups.stop()
         ctx.io.shutdown()
         self._metadata_source.stop()
