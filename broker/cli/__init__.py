@@ -10,9 +10,11 @@ from importlib import metadata
 from broker.arguments import Parser
 from jobs import load
 
-from . import broker_command, configs, consume, delete_records, dump_log, groups, produce, topics, users
+from . import (broker_command, cluster_command, configs, consume, delete_records, dump_log, groups, produce, topics,
+               users)
 
-COMMANDS = (broker_command, topics, configs, groups, produce, consume, delete_records, load, dump_log, users)
+COMMANDS = (broker_command, cluster_command, topics, configs, groups, produce, consume, delete_records, load, dump_log,
+            users)
 
 
 def build_parser() -> Parser:
