@@ -145,7 +145,7 @@ class Controller:
                 operations.append(("create", path, partition_state_json(leader, 0, [replica], epoch)))
             elif state[0] != leader:
                 operations.append(("set_data", path, partition_state_json(leader, state[1] + 1, [replica], epoch)))
-                log.info("%s-%d: leader %d at leader epoch %d (was %d)", name, partition, leader, state[1] + 1,
+                log.info("%s-%d: leader %d at leader epoch %d (was led by %d)", name, partition, leader, state[1] + 1,
                          state[0])
         if operations:
             self._commit(operations, epoch_version)

@@ -101,10 +101,11 @@ class ZooKeeperMetadata:
         path = self._connect.path
         ids = self._client.get_children(path(BROKER_IDS_PATH), watch=self.changed)
         names = self._client.get_children(path(TOPICS_PATH), watch=self.changed)
-        first = self._get_all([path(CONTROLLER_PATH)] + [path(broker_path(int(i))) for i in ids]
-                              + [path(topic_path(n)) for n in names]
-                              + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names] + [path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}"),
-                                 path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")])
+        default_configs = path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}")
+        own_configs = path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")
+        first = self._get_all([path(CONTROLLER_PATH), default_configs, own_configs]
+                              + [path(broker_path(int(i))) for i in ids] + [path(topic_path(n)) for n in names]
+                              + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names])
         controller = first[path(CONTROLLER_PATH)]
         brokers = [self._broker(int(i), first[path(broker_path(int(i)))]) for i in sorted(ids, key=int)]
         assignments = {n: parse_topic_assignment(first[path(topic_path(n))]) for n in names
@@ -117,9 +118,8 @@ class ZooKeeperMetadata:
         image = ClusterImage.of(self._cluster_id, NO_LEADER if controller is None else parse_controller(controller),
                                 [b for b in brokers if b is not None], topics)
         topic_configs = {n: _config(first[path(f"{TOPIC_CONFIGS_PATH}/{n}")]) for n in assignments}
-        broker_configs = {
-            DEFAULT_BROKER_RESOURCE: _config(first[path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}")]),
-            str(self._cache.node_id): _config(first[path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")])}
+        broker_configs = {DEFAULT_BROKER_RESOURCE: _config(first[default_configs]),
+                          str(self._cache.node_id): _config(first[own_configs])}
         return image, topic_configs, broker_configs
 
     def _get_all(self, paths: list[str]) -> dict:

@@ -9,7 +9,7 @@ from tests.interop.common import assert_same_records, make_records, with_offsets
 from tests.waiting import wait_for
 
 from .test_cluster_serving import list_offsets
-from .test_cluster_topics import create_topic, metadata
+from .test_cluster_topics import create_topic, created_everywhere, metadata
 
 PARTITIONS = 6
 
@@ -22,7 +22,7 @@ def partitions(broker, topic: str) -> list[dict]:
 def test_a_dead_broker_s_partitions_have_no_leader_until_it_returns_with_every_acknowledged_record(cluster):
     client = ADAPTERS["confluent"](cluster.bootstrap)
     topic = "survivor"
-    assert create_topic(cluster.brokers[1], topic, PARTITIONS) == ErrorCode.NONE
+    created_everywhere(cluster, 1, topic, PARTITIONS)
     records = make_records(120, partitions=tuple(range(PARTITIONS)), tag="before")
     client.produce(topic, records, acks=-1)
     victim = 2

@@ -34,10 +34,13 @@ def find_coordinator(broker, group: str) -> dict:
 
 
 def offsets_leaders(cluster) -> list[int]:
+    """The leaders of ``__consumer_offsets`` (made by a FindCoordinator), once every live broker knows them."""
     find_coordinator(cluster.brokers[1], "creates-the-topic")
-    return wait_for(lambda: (found := leaders(metadata(cluster.brokers[1], ["__consumer_offsets"]),
-                                              "__consumer_offsets")) and -1 not in found and found,
-                    timeout=30, what="__consumer_offsets with its leaders")
+    found = [wait_for(lambda: (ids := leaders(metadata(broker, ["__consumer_offsets"]), "__consumer_offsets"))
+                      and -1 not in ids and ids, timeout=30, what="__consumer_offsets with its leaders")
+             for broker in cluster.brokers.values() if broker.running]
+    assert all(ids == found[0] for ids in found)
+    return found[0]
 
 
 def test_every_broker_names_the_leader_of_the_group_s_partition_and_the_others_answer_not_coordinator(cluster):
@@ -77,7 +80,7 @@ def test_a_consumer_group_reads_a_topic_spread_over_the_brokers_and_its_commits_
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
-    coordinator = led_by = offsets_leaders(cluster)[partition_for(group, OFFSETS_PARTITIONS)]
+    coordinator = offsets_leaders(cluster)[partition_for(group, OFFSETS_PARTITIONS)]
     with KafkaClient(cluster.bootstrap) as client:
         committed = GroupClient(client).committed(group, {topic: list(range(6))})
     assert {p: c.offset for (_, p), c in committed.items()} == dict.fromkeys(range(6), 10)
@@ -86,7 +89,7 @@ def test_a_consumer_group_reads_a_topic_spread_over_the_brokers_and_its_commits_
     wait_for(lambda: find_coordinator(other, group)["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE,
              timeout=60, what="the group to have no coordinator")
     cluster.brokers[coordinator].start()
-    wait_for(lambda: find_coordinator(other, group)["node_id"] == led_by, timeout=60,
+    wait_for(lambda: find_coordinator(other, group)["node_id"] == coordinator, timeout=60,
              what="the broker to coordinate the group again")
     with KafkaClient(cluster.bootstrap) as client:  # retries while the partition loads
         committed = GroupClient(client).committed(group, {topic: list(range(6))})

@@ -1,8 +1,9 @@
 """Serving in cluster mode, on 3 real brokers and a real ZooKeeper: each broker serves the
 partitions it leads and answers NOT_LEADER_OR_FOLLOWER for the others; confluent-kafka,
 kafka-python and aiokafka find every partition's leader through Metadata and produce to and read
-from all partitions; the project's own client does too, and auto-created topics are placed over
-the brokers."""
+from all partitions; the project's own client does too, auto-created topics are placed over the
+brokers, and the Spark source reads a topic spread over the three brokers (the shared ``spark``
+session)."""
 
 import pytest
 
@@ -12,9 +13,10 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.interop.clients import ADAPTERS
 from tests.interop.common import assert_same_records, make_records, with_offsets
+from tests.spark.feed import Msg, assert_rows, load, produce, rows
 from tests.waiting import wait_for
 
-from .test_cluster_topics import create_topic, leaders, metadata
+from .test_cluster_topics import created_everywhere, leaders, metadata
 
 PARTITIONS = 6
 
@@ -31,8 +33,7 @@ def list_offsets(broker, topic: str, partition: int) -> dict:
 
 
 def test_a_broker_answers_not_leader_for_partitions_led_elsewhere(cluster):
-    assert create_topic(cluster.brokers[1], "led", PARTITIONS) == ErrorCode.NONE
-    led_by = leaders(metadata(cluster.brokers[1], ["led"]), "led")
+    led_by = created_everywhere(cluster, 1, "led", PARTITIONS)
     for partition, leader in enumerate(led_by):
         for broker_id, broker in cluster.brokers.items():
             answer = list_offsets(broker, "led", partition)
@@ -78,3 +79,17 @@ def test_auto_created_topics_are_placed_over_the_brokers(cluster):
         [topic] = response["topics"]
         assert topic["error_code"] == ErrorCode.NONE and len(topic["partitions"]) == 1
         assert topic["partitions"][0]["leader_id"] in cluster.brokers
+
+
+def test_the_spark_source_reads_a_topic_spread_over_three_brokers_one_task_per_partition(cluster, spark):
+    topic = "spark-spread"
+    created_everywhere(cluster, 3, topic, PARTITIONS)
+    msgs = [Msg(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i)
+            for i in range(10) for p in range(PARTITIONS)]
+    expected = produce(cluster.bootstrap, topic, msgs)
+    df = load(spark, cluster.bootstrap, subscribe=topic)
+    assert df.rdd.getNumPartitions() == PARTITIONS  # one task per partition, each fetching from its leader
+    assert_rows(rows(df), expected)
+    with KafkaClient(cluster.bootstrap) as client:
+        assert {client.leader_of(topic, p).port for p in range(PARTITIONS)} == \
+            {broker.port for broker in cluster.brokers.values()}

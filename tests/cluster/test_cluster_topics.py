@@ -39,6 +39,19 @@ def create_topic(broker, name: str, partitions: int, configs: dict | None = None
     return response["topics"][0]["error_code"]
 
 
+def created_everywhere(cluster, through: int, name: str, partitions: int) -> list[int]:
+    """Create a topic through broker ``through``; its partitions' leaders once every broker knows them
+    (the others learn of the topic from ZooKeeper a moment after the one that created it)."""
+    assert create_topic(cluster.brokers[through], name, partitions) == ErrorCode.NONE
+    found = {}
+    for broker_id, broker in cluster.brokers.items():
+        found[broker_id] = wait_for(
+            lambda: len(ids := leaders(metadata(broker, [name]), name)) == partitions and -1 not in ids and ids,
+            timeout=30, what=f"broker {broker_id} to know {name}'s leaders")
+    assert len({tuple(ids) for ids in found.values()}) == 1
+    return found[through]
+
+
 def metadata(broker, topics=None) -> dict:
     return request(broker, ApiKey.METADATA, {"topics": None if topics is None else [{"name": t} for t in topics],
                                               "allow_auto_topic_creation": False})
