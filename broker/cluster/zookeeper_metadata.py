@@ -7,8 +7,10 @@ Any change under the watched nodes wakes one reader thread, which reads the whol
 (with one round of pipelined reads, setting the watches anew) and publishes it: to the topic store
 first (the settings new logs take), then to the replica manager (the partitions led here get their
 logs), then to the metadata cache (Metadata starts naming them). A topic that disappears while this
-broker watches had its deletion completed by the controller: its local logs are deleted then. A
-partition without a state node yet (the controller has not elected its leader) has leader -1.
+broker watches had its deletion completed by the controller: its local logs are deleted then; so
+are those of a topic deleted and created again between two reads (its node's creation zxid, which
+serves as the topic's identity, changed), before the new topic is served. A partition without a
+state node yet (the controller has not elected its leader) has leader -1.
 """
 
 import logging
@@ -37,6 +39,7 @@ class ZooKeeperMetadata:
         self._cache = cache
         self._replicas = replicas
         self._topics = topics
+        self._topic_ids = {}  # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
         self._changed = threading.Event()
         self._published = threading.Condition()
         self._stopped = False
@@ -76,15 +79,25 @@ class ZooKeeperMetadata:
 
     def refresh(self) -> None:
         """Read the cluster and publish it."""
-        image, topic_configs, broker_configs = self._read()
+        image, topic_ids, topic_configs, broker_configs = self._read()
         before = self._cache.image
         self._topics.update_configs(topic_configs, broker_configs)
+        recreated = {name for name, created in topic_ids.items() if self._topic_ids.get(name, created) != created}
+        if recreated:  # deleted and created again since the last read: the old logs go before the new topic is served
+            self._publish(ClusterImage.of(image.cluster_id, image.controller_id, image.brokers,
+                                          {n: s for n, s in image.topics.items() if n not in recreated}))
+            for topic in recreated & before.topics.keys():
+                self._delete_local_logs(topic, len(before.topics[topic]))
+        self._publish(image)
+        self._topic_ids = topic_ids
+        for topic in before.topics.keys() - image.topics.keys():
+            self._delete_local_logs(topic, len(before.topics[topic]))
+
+    def _publish(self, image: ClusterImage) -> None:
         self._replicas.apply(image)
         with self._published:
             self._cache.update(image)
             self._published.notify_all()
-        for topic in before.topics.keys() - image.topics.keys():
-            self._delete_local_logs(topic, len(before.topics[topic]))
 
     def _delete_local_logs(self, topic: str, partitions: int) -> None:
         log_manager = self._replicas.log_manager
@@ -103,9 +116,10 @@ class ZooKeeperMetadata:
         names = self._client.get_children(path(TOPICS_PATH), watch=self.changed)
         default_configs = path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}")
         own_configs = path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")
+        created = {}
         first = self._get_all([path(CONTROLLER_PATH), default_configs, own_configs]
                               + [path(broker_path(int(i))) for i in ids] + [path(topic_path(n)) for n in names]
-                              + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names])
+                              + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names], created)
         controller = first[path(CONTROLLER_PATH)]
         brokers = [self._broker(int(i), first[path(broker_path(int(i)))]) for i in sorted(ids, key=int)]
         assignments = {n: parse_topic_assignment(first[path(topic_path(n))]) for n in names
@@ -120,15 +134,18 @@ class ZooKeeperMetadata:
         topic_configs = {n: _config(first[path(f"{TOPIC_CONFIGS_PATH}/{n}")]) for n in assignments}
         broker_configs = {DEFAULT_BROKER_RESOURCE: _config(first[default_configs]),
                           str(self._cache.node_id): _config(first[own_configs])}
-        return image, topic_configs, broker_configs
+        return image, {n: created[path(topic_path(n))] for n in assignments}, topic_configs, broker_configs
 
-    def _get_all(self, paths: list[str]) -> dict:
-        """The data of each node (None for a missing one, watched for its creation), read pipelined."""
+    def _get_all(self, paths: list[str], created: dict | None = None) -> dict:
+        """The data of each node (None for a missing one, watched for its creation), read pipelined;
+        the creation zxid of each node found into ``created``."""
         pending = {p: self._client.get_async(p, watch=self.changed) for p in paths}
         found = {}
         for p, result in pending.items():
             try:
-                found[p] = result.get()[0]
+                found[p], stat = result.get()
+                if created is not None:
+                    created[p] = stat.czxid
             except NoNodeError:
                 found[p] = None
                 if self._client.exists(p, watch=self.changed) is not None:  # created meanwhile

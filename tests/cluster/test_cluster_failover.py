@@ -8,8 +8,7 @@ from tests.interop.clients import ADAPTERS
 from tests.interop.common import assert_same_records, make_records, with_offsets
 from tests.waiting import wait_for
 
-from .test_cluster_serving import list_offsets
-from .test_cluster_topics import create_topic, created_everywhere, metadata
+from .test_cluster_topics import create_topic, created_everywhere, list_offsets, metadata
 
 PARTITIONS = 6
 

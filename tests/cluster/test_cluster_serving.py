@@ -16,20 +16,9 @@ from tests.interop.common import assert_same_records, make_records, with_offsets
 from tests.spark.feed import Msg, assert_rows, load, produce, rows
 from tests.waiting import wait_for
 
-from .test_cluster_topics import created_everywhere, leaders, metadata
+from .test_cluster_topics import created_everywhere, leaders, list_offsets, metadata
 
 PARTITIONS = 6
-
-
-def list_offsets(broker, topic: str, partition: int) -> dict:
-    connection = BrokerConnection("127.0.0.1", broker.port, timeout=30)
-    try:
-        response = connection.request(ApiKey.LIST_OFFSETS, {"replica_id": -1, "isolation_level": 0, "topics": [
-            {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
-                                            "timestamp": -1}]}]})
-    finally:
-        connection.close()
-    return response["topics"][0]["partitions"][0]
 
 
 def test_a_broker_answers_not_leader_for_partitions_led_elsewhere(cluster):

@@ -8,6 +8,7 @@ import os
 import pytest
 from kazoo.client import KazooClient
 
+from broker.client import KafkaClient
 from broker.client.connection import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
@@ -50,6 +51,13 @@ def created_everywhere(cluster, through: int, name: str, partitions: int) -> lis
             timeout=30, what=f"broker {broker_id} to know {name}'s leaders")
     assert len({tuple(ids) for ids in found.values()}) == 1
     return found[through]
+
+
+def list_offsets(broker, topic: str, partition: int) -> dict:
+    """ListOffsets (latest) of one partition, asked of ``broker``."""
+    response = request(broker, ApiKey.LIST_OFFSETS, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}]}]})
+    return response["topics"][0]["partitions"][0]
 
 
 def metadata(broker, topics=None) -> dict:
@@ -141,3 +149,27 @@ def test_a_topic_deleted_through_a_broker_leaves_zookeeper_and_every_broker_s_di
         wait_for(lambda: metadata(broker, ["doomed"])["topics"][0]["error_code"] ==
                  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, timeout=30, what="every broker to forget the topic")
     assert create_topic(cluster.brokers[3], "doomed", 1) == ErrorCode.NONE  # the name is free again
+
+
+def test_a_topic_deleted_and_created_again_between_two_reads_starts_empty(cluster, kazoo):
+    """Every broker sees both changes at once (one ZooKeeper transaction): the new topic is told from
+    the old one by its node's creation, and the old partition's records are not served as the new one's."""
+    [leader] = created_everywhere(cluster, 1, "reborn", 1)
+    with KafkaClient(cluster.bootstrap) as client:
+        client.produce("reborn", 0, [(b"k", b"old")] * 3)
+        assert client.list_offsets({("reborn", 0): -1})[("reborn", 0)][0] == 3
+    assignment = kazoo.get("/brokers/topics/reborn")[0]
+    again = kazoo.transaction()
+    for path in ("/brokers/topics/reborn/partitions/0/state", "/brokers/topics/reborn/partitions/0",
+                 "/brokers/topics/reborn/partitions", "/brokers/topics/reborn"):
+        again.delete(path)
+    again.create("/brokers/topics/reborn", assignment)
+    assert not any(isinstance(result, Exception) for result in again.commit())
+
+    def latest() -> int | None:
+        answer = list_offsets(cluster.brokers[leader], "reborn", 0)
+        return answer["offset"] if answer["error_code"] == ErrorCode.NONE else None
+    wait_for(lambda: kazoo.exists("/brokers/topics/reborn/partitions/0/state"), timeout=30,
+             what="the controller to elect the new partition's leader")
+    assert wait_for(lambda: [offset] if (offset := latest()) is not None else None, timeout=30,
+                    what="the leader to serve the new partition") == [0]
