@@ -21,18 +21,16 @@ A new controller reads everything again and goes on from there: the state is all
 """
 
 import logging
-import threading
 
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 
 from .metadata_cache import NO_LEADER
+from .rerun_thread import RerunThread
 from .zookeeper_data import (BROKER_IDS_PATH, CONTROLLER_EPOCH_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH,
                              TOPICS_PATH, parse_partition_state, parse_topic_assignment, partition_state_json,
                              partition_state_path, topic_path)
 
 log = logging.getLogger(__name__)
-
-RETRY_SECONDS = 1.0
 
 
 class ControllerMoved(Exception):
@@ -49,18 +47,17 @@ class Controller:
         self._connect = connect
         self.broker_id = broker_id
         self._office = None  # (controller epoch, version of /controller_epoch) while this broker is controller
-        self._changed = threading.Event()
-        self._stopped = False
-        self._thread = None
+        self._thread = RerunThread("controller", self._act, (KazooException, Raced))
+        self._started = False
         self._waiting_deletions = set()  # logged once each
 
     def elected(self, epoch: int, epoch_version: int) -> None:
         """This broker won the election at ``epoch`` (``/controller_epoch`` now at ``epoch_version``)."""
         self._office = (epoch, epoch_version)
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="controller", daemon=True)
+        if not self._started:
+            self._started = True
             self._thread.start()
-        self._changed.set()
+        self._thread.wake()
 
     def resign(self) -> None:
         """Another broker is controller now."""
@@ -69,41 +66,26 @@ class Controller:
         self._office = None
 
     def stop(self) -> None:
-        self._stopped = True
-        self._changed.set()
-        if self._thread is not None:
-            self._thread.join(10)
+        self._thread.stop()
 
-    def _watch(self, event=None) -> None:
-        self._changed.set()
-
-    def _run(self) -> None:
-        while True:
-            self._changed.wait()
-            if self._stopped:
-                return
-            self._changed.clear()
-            office = self._office
-            if office is None:
-                continue
-            try:
-                self._reconcile(*office)
-            except ControllerMoved:
-                self.resign()
-            except (KazooException, Raced) as exc:
-                log.warning("controller %d cannot act on ZooKeeper now, trying again: %r", self.broker_id, exc)
-                self._changed.wait(RETRY_SECONDS)
-                self._changed.set()
+    def _act(self) -> None:
+        office = self._office
+        if office is None:
+            return
+        try:
+            self._reconcile(*office)
+        except ControllerMoved:
+            self.resign()
 
     def _path(self, path: str) -> str:
         return self._connect.path(path)
 
     def _reconcile(self, epoch: int, epoch_version: int) -> None:
         client = self._client
-        live = {int(i) for i in client.get_children(self._path(BROKER_IDS_PATH), watch=self._watch)}
-        marked = set(client.get_children(self._path(DELETE_TOPICS_PATH), watch=self._watch))
-        names = client.get_children(self._path(TOPICS_PATH), watch=self._watch)
-        pending = {name: client.get_async(self._path(topic_path(name)), watch=self._watch) for name in names}
+        live = {int(i) for i in client.get_children(self._path(BROKER_IDS_PATH), watch=self._thread.wake)}
+        marked = set(client.get_children(self._path(DELETE_TOPICS_PATH), watch=self._thread.wake))
+        names = client.get_children(self._path(TOPICS_PATH), watch=self._thread.wake)
+        pending = {name: client.get_async(self._path(topic_path(name)), watch=self._thread.wake) for name in names}
         for name, result in pending.items():
             try:
                 replicas = parse_topic_assignment(result.get()[0])

@@ -72,6 +72,16 @@ def checked_config(configs: dict[str, str], base: LogConfig, broker_level: bool 
         raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
 
+def checked_new_topic(name: str, partitions: int, configs: dict | None, defaults: LogConfig) -> dict[str, str]:
+    """The settings of a new topic (null values left out); TopicError unless its name, partition count
+    and settings are valid."""
+    validate_name(name)
+    check_new_partitions(partitions)
+    configs = {k: v for k, v in (configs or {}).items() if v is not None}
+    checked_config(configs, defaults)
+    return configs
+
+
 def broker_defaults(static: LogConfig, broker_configs: dict[str, dict[str, str]], broker_id: int) -> LogConfig:
     """A broker's log settings, lowest precedence first: static, the dynamic cluster default (``""``),
     the dynamic settings of this broker (its id)."""

@@ -19,15 +19,15 @@ import threading
 from kazoo.exceptions import KazooException, NoNodeError
 
 from .metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, Endpoint, PartitionState
+from .rerun_thread import RerunThread
+from .topic_rules import DEFAULT_BROKER_RESOURCE
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, CONTROLLER_PATH, DEFAULT_BROKER_CONFIG,
                              TOPIC_CONFIGS_PATH, TOPICS_PATH, broker_path, parse_broker_registration, parse_config,
                              parse_controller, parse_partition_state, parse_topic_assignment, partition_state_path,
                              topic_path)
-from .topic_rules import DEFAULT_BROKER_RESOURCE
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 1.0  # after a failed read (the session is in trouble): read again
 
 
 class ZooKeeperMetadata:
@@ -40,10 +40,8 @@ class ZooKeeperMetadata:
         self._replicas = replicas
         self._topics = topics
         self._topic_ids = {}  # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
-        self._changed = threading.Event()
+        self._thread = RerunThread("zookeeper-metadata", self.refresh, (KazooException,))
         self._published = threading.Condition()
-        self._stopped = False
-        self._thread = threading.Thread(target=self._run, name="zookeeper-metadata", daemon=True)
 
     def start(self) -> None:
         """Publish the cluster as ZooKeeper has it now, then follow its changes."""
@@ -52,7 +50,7 @@ class ZooKeeperMetadata:
 
     def changed(self, event=None) -> None:
         """A watch fired (or the session is new and its watches are gone): read everything again."""
-        self._changed.set()
+        self._thread.wake()
 
     def wait_until(self, condition, timeout: float) -> bool:
         """Wait until ``condition()`` holds after a publication (False after ``timeout`` seconds)."""
@@ -60,22 +58,7 @@ class ZooKeeperMetadata:
             return self._published.wait_for(condition, timeout)
 
     def stop(self) -> None:
-        self._stopped = True
-        self._changed.set()
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        while True:
-            self._changed.wait()
-            if self._stopped:
-                return
-            self._changed.clear()
-            try:
-                self.refresh()
-            except KazooException as exc:  # the session listener calls changed() once it is back
-                log.warning("cannot read the cluster's metadata from ZooKeeper now: %r", exc)
-                self._changed.wait(RETRY_SECONDS)
-                self._changed.set()
+        self._thread.stop()
 
     def refresh(self) -> None:
         """Read the cluster and publish it."""

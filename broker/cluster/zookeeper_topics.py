@@ -26,8 +26,8 @@ from broker.protocol.errors import ErrorCode
 
 from .metadata_cache import NO_LEADER
 from .placement import PlacementError, assign_replicas
-from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name, check_new_partitions,
-                          check_partition_increase, checked_config, validate_name)
+from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
+                          check_partition_increase, checked_config, checked_new_topic)
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
                              TOPIC_CONFIGS_PATH, TOPICS_PATH, config_json, parse_topic_assignment,
                              topic_assignment_json, topic_path)
@@ -81,9 +81,6 @@ class ZooKeeperTopics:
 
     # -- queries -------------------------------------------------------------------------
 
-    def names(self) -> list[str]:
-        return self._cache.topic_names()
-
     def partitions(self, name: str) -> int | None:
         return self._cache.partition_count(name)
 
@@ -91,10 +88,7 @@ class ZooKeeperTopics:
 
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                validate_only: bool = False) -> None:
-        validate_name(name)
-        check_new_partitions(partitions)
-        configs = {k: v for k, v in (configs or {}).items() if v is not None}
-        checked_config(configs, self.defaults)
+        configs = checked_new_topic(name, partitions, configs, self.defaults)
         with _zookeeper(f"create topic {name!r}"):
             check_new_name(name, self._client.get_children(self._path(TOPICS_PATH)))
             if self._client.exists(self._path(f"{DELETE_TOPICS_PATH}/{name}")):

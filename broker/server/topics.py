@@ -30,8 +30,8 @@ import re
 import shutil
 import threading
 
-from broker.cluster.topic_rules import (TopicError, broker_defaults, check_new_name, check_new_partitions,
-                                        check_partition_increase, checked_config, validate_name)
+from broker.cluster.topic_rules import (TopicError, broker_defaults, check_new_name, check_partition_increase,
+                                        checked_config, checked_new_topic)
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
@@ -147,10 +147,7 @@ class TopicRegistry:
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                validate_only: bool = False) -> None:
         """Create a topic, or raise TopicError with the Kafka error code to answer."""
-        validate_name(name)
-        check_new_partitions(partitions)
-        configs = {k: v for k, v in (configs or {}).items() if v is not None}
-        checked_config(configs, self.defaults)
+        configs = checked_new_topic(name, partitions, configs, self.defaults)
         with self._lock:
             check_new_name(name, self._topics)
             if validate_only:

@@ -7,7 +7,6 @@ returns, and then it loads the partition again with every commit."""
 import confluent_kafka
 
 from broker.client import KafkaClient
-from broker.client.connection import BrokerConnection
 from broker.client.groups import GroupClient
 from broker.coordinator.group_partition import partition_for
 from broker.protocol.apis import ApiKey
@@ -16,21 +15,13 @@ from tests.interop.clients import ADAPTERS
 from tests.interop.common import make_records
 from tests.waiting import wait_for
 
-from .test_cluster_topics import create_topic, leaders, metadata
+from .test_cluster_topics import create_topic, leaders, metadata, request
 
 OFFSETS_PARTITIONS = 6  # offsets.topic.num.partitions of the cluster fixture
 
 
-def call(broker, api: ApiKey, body: dict) -> dict:
-    connection = BrokerConnection("127.0.0.1", broker.port, timeout=60)
-    try:
-        return connection.request(api, body)
-    finally:
-        connection.close()
-
-
 def find_coordinator(broker, group: str) -> dict:
-    return call(broker, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0})
+    return request(broker, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0})
 
 
 def offsets_leaders(cluster) -> list[int]:
@@ -56,7 +47,7 @@ def test_every_broker_names_the_leader_of_the_group_s_partition_and_the_others_a
                 (ErrorCode.NONE, leader, cluster.brokers[leader].port)
         for broker_id, broker in cluster.brokers.items():
             def fetched() -> int:
-                return call(broker, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": None})["error_code"]
+                return request(broker, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": None})["error_code"]
             if broker_id == leader:  # once it has taken its image of the new topic (clients retry until then)
                 wait_for(lambda: fetched() == ErrorCode.NONE, timeout=30, what="the coordinator to answer")
             else:
