@@ -10,10 +10,11 @@ from importlib import metadata
 from broker.arguments import Parser
 from jobs import load, mirror
 
-from . import acls, broker_command, configs, consume, delete_records, dump_log, groups, produce, topics, users
+from . import (acls, broker_command, cluster_command, configs, consume, delete_records, dump_log, groups, produce,
+               topics, users)
 
-COMMANDS = (broker_command, topics, configs, groups, produce, consume, delete_records, load, mirror, dump_log,
-            users, acls)
+COMMANDS = (broker_command, cluster_command, topics, configs, groups, produce, consume, delete_records, load, mirror,
+            dump_log, users, acls)
 
 
 def build_parser() -> Parser:

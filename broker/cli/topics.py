@@ -68,6 +68,7 @@ def _description(client, topic: str, bootstrap: str) -> dict:
     sizes = client.partition_sizes(topic, partitions)
     return {
         "topic": topic,
+        "controller": client.metadata([topic]).controller_id,
         "partitions": [{"partition": p, "leader": client.leader_of(topic, p).node_id,
                         "earliestOffset": earliest[(topic, p)][0], "latestOffset": latest[(topic, p)][0],
                         "sizeBytes": sizes.get(p)} for p in partitions],
@@ -84,7 +85,7 @@ def text_table(rows: list[list]) -> str:
 
 def _print_plain(description: dict) -> None:
     partitions = description["partitions"]
-    print(f"topic: {description['topic']}\npartitions: {len(partitions)}")
+    print(f"topic: {description['topic']}\npartitions: {len(partitions)}\ncontroller: {description['controller']}")
     print(text_table([["partition", "leader", "earliest", "latest", "size"]] + [
         [p["partition"], p["leader"], p["earliestOffset"], p["latestOffset"],
          "?" if p["sizeBytes"] is None else p["sizeBytes"]] for p in partitions]))
@@ -147,8 +148,9 @@ def add_parser(commands) -> None:
 
     describe = add_command(
         actions, "describe", "show partitions, offsets, sizes and settings",
-        "For each topic: every partition with its leader, earliest and latest offsets (latest is the\n"
-        "offset the next record gets) and size on disk in bytes, then every setting with its value and\n"
+        "For each topic: the cluster's controller, every partition with its leader (the broker it lives\n"
+        "on), earliest and latest offsets (latest is the offset the next record gets) and size on disk\n"
+        "in bytes, then every setting with its value and\n"
         "source (DYNAMIC_TOPIC_CONFIG: set on the topic; STATIC_BROKER_CONFIG: the broker's setting;\n"
         "DEFAULT_CONFIG: Kafka's default).", [
             "kafkalog topics describe page-views",

@@ -259,7 +259,10 @@ class KafkaClient:
         return leader
 
     def leader_of(self, topic: str, partition: int) -> Broker:
-        return self._retrying(lambda: self._metadata.brokers[self._leader(topic, partition)], "leader lookup")
+        def lookup() -> Broker:
+            leader = self._leader(topic, partition)  # first: it may fetch the metadata anew
+            return self._metadata.brokers[leader]
+        return self._retrying(lookup, "leader lookup")
 
     # -- list offsets --------------------------------------------------------------------
 

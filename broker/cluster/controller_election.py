@@ -5,8 +5,8 @@ compare-and-set on the node's version, so two controllers can never take the sam
 number that fences a stale controller's writes. The node goes with the controller's session (a
 stop, a crash, a session expiry), and another broker takes over within the session timeout.
 
-So far the election is all the controller does: partition placement and leader changes are the
-next step of issue 14, and Metadata does not name the elected controller yet.
+The winner's ``Controller`` (``controller``) does the work; a broker that sees ``/controller``
+name another broker stops acting as controller.
 """
 
 import logging
@@ -15,16 +15,17 @@ import time
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import DataWatch
 
-from .zookeeper_data import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, ZooKeeperConnect, controller_json
+from .zookeeper_data import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, ZooKeeperConnect, controller_json, parse_controller
 
 log = logging.getLogger(__name__)
 
 
 class ControllerElection:
-    def __init__(self, client, connect: ZooKeeperConnect, broker_id: int):
+    def __init__(self, client, connect: ZooKeeperConnect, broker_id: int, controller):
         self._client = client
         self._connect = connect
         self.broker_id = broker_id
+        self._controller = controller
 
     def start(self) -> None:
         """Watch ``/controller`` (and so take part in every election from now on)."""
@@ -35,6 +36,8 @@ class ControllerElection:
         reconnection). With no controller, stand (on a worker, never in the callback)."""
         if data is None:
             self._client.handler.spawn(self._elect)
+        elif parse_controller(data) != self.broker_id:
+            self._controller.resign()
 
     def _elect(self) -> None:
         try:
@@ -46,20 +49,26 @@ class ControllerElection:
         except KazooException as exc:  # the session is in trouble: the watch fires again once it is back
             log.warning("broker %d cannot stand for controller now: %r", self.broker_id, exc)
             return
-        log.info("broker %d is the controller (controller epoch %d)", self.broker_id, self._raise_epoch())
+        try:
+            epoch, version = self._raise_epoch()
+        except KazooException as exc:  # the session ended: /controller went with it, and the watch fires
+            log.warning("broker %d cannot raise the controller epoch: %r", self.broker_id, exc)
+            return
+        log.info("broker %d is the controller (controller epoch %d)", self.broker_id, epoch)
+        self._controller.elected(epoch, version)
 
-    def _raise_epoch(self) -> int:
+    def _raise_epoch(self) -> tuple[int, int]:
+        """The new controller epoch and the version of ``/controller_epoch`` that holds it."""
         path = self._connect.path(CONTROLLER_EPOCH_PATH)
         while True:
             try:
                 data, stat = self._client.get(path)
                 epoch = int(data) + 1
-                self._client.set(path, str(epoch).encode(), version=stat.version)
-                return epoch
+                return epoch, self._client.set(path, str(epoch).encode(), version=stat.version).version
             except NoNodeError:
                 try:
                     self._client.create(path, b"1", makepath=True)
-                    return 1
+                    return 1, 0
                 except NodeExistsError:
                     continue
             except BadVersionError:  # a newer controller raised it meanwhile

@@ -25,6 +25,14 @@ class LocalMetadata:
         self._replicas = replicas
         self._lock = threading.Lock()  # images are published in the order they are read
 
+    def start(self) -> None:
+        """Publish the registry's topics now and after each of its changes."""
+        self._topics.on_change = self.publish
+        self.publish()
+
+    def stop(self) -> None:
+        self._topics.on_change = lambda: None
+
     def publish(self) -> None:
         """Publish the registry's current topics as the cluster's image."""
         with self._lock:

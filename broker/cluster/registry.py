@@ -24,10 +24,11 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from broker.log.manager import new_cluster_id
 
+from .controller import Controller
 from .controller_election import ControllerElection
 from .metadata_cache import BrokerEndpoint
-from .zookeeper_data import (CLUSTER_ID_PATH, ZooKeeperConnect, broker_path, broker_registration_json,
-                             cluster_id_json, parse_cluster_id)
+from .zookeeper_data import (CLUSTER_ID_PATH, PERSISTENT_PATHS, ZooKeeperConnect, broker_path,
+                             broker_registration_json, cluster_id_json, parse_cluster_id)
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,13 @@ class ZooKeeperRegistry:
         self._client = KazooClient(hosts=self.connect.hosts, timeout=session_timeout_ms / 1000)
         self._endpoint = None  # set once registered: what to register again after a lost session
         self._session_lost = False
+        self._controller = None
+        self._closing = False
+        self.on_new_session = lambda: None  # the watches of a lost session are gone: the metadata source reads again
+
+    @property
+    def client(self) -> KazooClient:
+        return self._client
 
     def start(self) -> None:
         """Connect (RegistryError if ZooKeeper cannot be reached within the connection timeout)."""
@@ -108,6 +116,8 @@ class ZooKeeperRegistry:
         """Register this broker as live (RegistryError if its id is registered already)."""
         path = self.connect.path(broker_path(endpoint.node_id))
         with self._failures_as(f"register broker {endpoint.node_id}"):
+            for persistent in PERSISTENT_PATHS:
+                self._client.ensure_path(self.connect.path(persistent))
             try:
                 self._create_registration(endpoint)
             except NodeExistsError:
@@ -116,7 +126,8 @@ class ZooKeeperRegistry:
                                     f"with this id; give this one another --broker-id") from None
             self._endpoint = endpoint
             log.info("registered broker %d in ZooKeeper at %s", endpoint.node_id, self.connect)
-            ControllerElection(self._client, self.connect, endpoint.node_id).start()
+            self._controller = Controller(self._client, self.connect, endpoint.node_id)
+            ControllerElection(self._client, self.connect, endpoint.node_id, self._controller).start()
 
     def _create_registration(self, endpoint: BrokerEndpoint) -> None:
         data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack,
@@ -136,7 +147,7 @@ class ZooKeeperRegistry:
     def _on_state_change(self, state) -> None:
         """kazoo's session listener (on its thread: must not block). A LOST session took the
         ephemeral registration with it; once connected with a new session, register again."""
-        if state == KazooState.LOST:
+        if state == KazooState.LOST and not self._closing:
             self._session_lost = True
             log.warning("ZooKeeper session lost: broker %s is not registered until it reconnects",
                         self._endpoint.node_id if self._endpoint else "(not yet registered)")
@@ -146,6 +157,7 @@ class ZooKeeperRegistry:
                 self._client.handler.spawn(self._register_again)
 
     def _register_again(self) -> None:
+        self.on_new_session()
         endpoint = self._endpoint
         try:
             self._create_registration(endpoint)
@@ -159,6 +171,9 @@ class ZooKeeperRegistry:
 
     def close(self) -> None:
         """End the session: the ephemeral registration goes at once."""
+        self._closing = True
+        if self._controller is not None:
+            self._controller.stop()
         self._client.stop()
         self._client.close()
 

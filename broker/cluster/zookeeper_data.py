@@ -67,3 +67,91 @@ def broker_registration_json(host: str | None, port: int, timestamp_ms: int, rac
 def controller_json(broker_id: int, timestamp_ms: int) -> bytes:
     return json.dumps({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)},
                       separators=(",", ":")).encode()
+
+
+TOPICS_PATH = "/brokers/topics"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+TOPIC_CONFIGS_PATH = "/config/topics"
+BROKER_CONFIGS_PATH = "/config/brokers"
+DEFAULT_BROKER_CONFIG = "<default>"  # Kafka's node name for the cluster-wide default broker settings
+
+
+PERSISTENT_PATHS = (BROKER_IDS_PATH, TOPICS_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH, BROKER_CONFIGS_PATH)
+"""Made by every broker as it registers (Kafka's top-level paths), so watches on their children can be set."""
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS_PATH}/{topic}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{TOPICS_PATH}/{topic}/partitions/{partition}/state"
+
+
+def _json(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def topic_assignment_json(replicas: list[list[int]]) -> bytes:
+    """``/brokers/topics/<topic>``: each partition's replica list, by partition index."""
+    return _json({"version": 2, "partitions": {str(p): list(r) for p, r in enumerate(replicas)},
+                  "adding_replicas": {}, "removing_replicas": {}})
+
+
+def parse_topic_assignment(data: bytes) -> list[tuple[int, ...]]:
+    """The replica lists of ``/brokers/topics/<topic>``, by partition index."""
+    try:
+        partitions = json.loads(data)["partitions"]
+        return [tuple(int(b) for b in partitions[str(p)]) for p in range(len(partitions))]
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"not Kafka's topic assignment JSON: {data[:100]!r}") from None
+
+
+def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: int) -> bytes:
+    """``/brokers/topics/<topic>/partitions/<n>/state``, Kafka's ``LeaderAndIsr`` with its controller epoch."""
+    return _json({"controller_epoch": controller_epoch, "leader": leader, "version": 1, "leader_epoch": leader_epoch,
+                  "isr": list(isr)})
+
+
+def parse_partition_state(data: bytes) -> tuple[int, int, tuple[int, ...], int]:
+    """(leader, leader epoch, isr, controller epoch) of a partition state node."""
+    try:
+        state = json.loads(data)
+        return int(state["leader"]), int(state["leader_epoch"]), tuple(int(b) for b in state["isr"]), \
+            int(state["controller_epoch"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"not Kafka's partition state JSON: {data[:100]!r}") from None
+
+
+def config_json(configs: dict[str, str]) -> bytes:
+    """``/config/topics/<topic>`` and ``/config/brokers/<id|<default>>``: the overrides."""
+    return _json({"version": 1, "config": dict(configs)})
+
+
+def parse_config(data: bytes) -> dict[str, str]:
+    try:
+        return {str(k): str(v) for k, v in json.loads(data)["config"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ValueError(f"not Kafka's config JSON: {data[:100]!r}") from None
+
+
+def parse_broker_registration(data: bytes) -> tuple[list[tuple[str, str, str, int]], str | None]:
+    """The endpoints ``(listener, security protocol, host, port)`` and rack of ``/brokers/ids/<id>``."""
+    try:
+        registration = json.loads(data)
+        protocols = registration.get("listener_security_protocol_map") or {}
+        endpoints = []
+        for url in registration["endpoints"]:
+            listener, _, address = url.partition("://")
+            host, _, port = address.rpartition(":")
+            endpoints.append((listener, protocols.get(listener, listener), host.strip("[]"), int(port)))
+        return endpoints, registration.get("rack")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ValueError(f"not Kafka's broker registration JSON: {data[:100]!r}") from None
+
+
+def parse_controller(data: bytes) -> int:
+    try:
+        return int(json.loads(data)["brokerid"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"not Kafka's controller JSON: {data[:100]!r}") from None

@@ -7,6 +7,9 @@ wait (a JoinGroup until the rebalance completes, a SyncGroup until the leader's 
 stored) passes a ``respond`` callable, called later; time comes from the ``clock`` passed in
 (milliseconds), and the owner arms one timer for ``next_deadline()`` and calls ``tick()`` when it
 fires: session expiry, rebalance timeouts, the initial rebalance delay, offset expiry.
+It coordinates the groups of the ``__consumer_offsets`` partitions its broker leads, told by
+``begin_loading`` (COORDINATOR_LOAD_IN_PROGRESS until ``install`` hands in the replayed partition)
+and ``unload``; a group of any other partition is answered NOT_COORDINATOR.
 """
 
 import logging
@@ -81,6 +84,8 @@ class GroupCoordinator:
             return ErrorCode.INVALID_GROUP_ID
         if len(group_id) > MAX_GROUP_ID_LENGTH:
             return ErrorCode.INVALID_GROUP_ID
+        if not self.offsets.owns(group_id):
+            return ErrorCode.NOT_COORDINATOR
         if self.offsets.is_loading(group_id):
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return ErrorCode.NONE
@@ -92,6 +97,18 @@ class GroupCoordinator:
         for group in self.offsets.install(partition, replayed, self.clock()):
             for member in group.members.values():
                 self._schedule_session(group, member)
+
+    def begin_loading(self, partition: int) -> None:
+        """This broker leads ``partition`` of ``__consumer_offsets`` now; its groups load until ``install``."""
+        self.offsets.begin_loading(partition)
+
+    def unload(self, partition: int) -> None:
+        """This broker no longer leads ``partition``: its groups' waiting members are told NOT_COORDINATOR
+        (they look for the new coordinator) and the groups are forgotten here."""
+        for group in self.offsets.unload(partition):
+            for member in group.members.values():
+                self._answer_join(member, JoinResult(ErrorCode.NOT_COORDINATOR, member_id=member.member_id))
+                self._answer_sync(member, SyncResult(ErrorCode.NOT_COORDINATOR))
 
     # -- JoinGroup ------------------------------------------------------------------------------
 

@@ -52,13 +52,31 @@ class OffsetManager:
         self.config = config
         self.store = store
         self.groups: dict[str, Group] = {}
-        self.loading = set(range(config.offsets_topic_partitions))
+        self.owned: set[int] = set()  # the partitions of __consumer_offsets this broker coordinates (leads)
+        self.loading: set[int] = set()  # those of them still being replayed
 
     def partition_of(self, group_id: str) -> int:
         return partition_for(group_id, self.config.offsets_topic_partitions)
 
+    def owns(self, group_id: str) -> bool:
+        return self.partition_of(group_id) in self.owned
+
     def is_loading(self, group_id: str) -> bool:
         return self.partition_of(group_id) in self.loading
+
+    def begin_loading(self, partition: int) -> None:
+        """This broker leads ``partition`` now: its groups are loading until ``install``."""
+        self.owned.add(partition)
+        self.loading.add(partition)
+
+    def unload(self, partition: int) -> list[Group]:
+        """This broker no longer leads ``partition``: forget its groups (returned)."""
+        self.owned.discard(partition)
+        self.loading.discard(partition)
+        gone = [group for group_id, group in self.groups.items() if self.partition_of(group_id) == partition]
+        for group in gone:
+            del self.groups[group.group_id]
+        return gone
 
     def install(self, partition: int, replayed: tuple[dict, dict], now: int) -> list[Group]:
         """Make the replayed partition's groups the cache's; returns them (the coordinator watches their members)."""
@@ -73,6 +91,7 @@ class OffsetManager:
             group.offsets = dict(group_offsets)
             self.groups[group_id] = group
             installed.append(group)
+        self.owned.add(partition)
         self.loading.discard(partition)
         return installed
 

@@ -44,6 +44,7 @@ class ReplicaManager:
         self.node_id = node_id
         self._applied = _Applied(EMPTY, {}, {})
         self._apply_lock = threading.Lock()
+        self.on_apply = lambda: None  # called after each image (on the applying thread): leadership may have moved
 
     def apply(self, image: ClusterImage) -> None:
         """Lead the partitions ``image`` gives this broker (their logs made if missing); drop the others."""
@@ -64,6 +65,11 @@ class ReplicaManager:
                     unchanged = key in before and before[key].state == state and before[key].log is partition_log
                     led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
             self._applied = _Applied(image, led, offline)
+        self.on_apply()
+
+    def led_partitions(self, topic: str) -> dict[int, Partition]:
+        """The partitions of ``topic`` this broker leads, by index."""
+        return {index: partition for (name, index), partition in self._applied.led.items() if name == topic}
 
     def leader_partition(self, topic: str, index: int, current_leader_epoch: int = NO_EPOCH) -> Partition:
         """The partition, if this broker leads it at the epoch the client knows; else PartitionError."""

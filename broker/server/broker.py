@@ -24,7 +24,9 @@ import sys
 
 from broker.cluster.local_metadata import LocalMetadata
 from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
-from broker.cluster.registry import registry_for
+from broker.cluster.registry import ZooKeeperRegistry, registry_for
+from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
+from broker.cluster.zookeeper_topics import ZooKeeperTopics
 from broker.log.checkpoints import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.log_cleaner import CleanerSettings
@@ -58,8 +60,8 @@ class Broker:
         self.ctx = None
         self._servers: list[asyncio.Server] = []
         self._registry = None
+        self._metadata_source = None
         self._connections: dict[asyncio.Task, Connection] = {}
-        self._loading = None  # the task replaying __consumer_offsets
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
@@ -70,7 +72,8 @@ class Broker:
         try:
             cluster_id = await asyncio.to_thread(registry.cluster_id)
             os.makedirs(config.log_dir, exist_ok=True)
-            topics = TopicRegistry(config.log_dir, config.log, config.broker_id)
+            metadata = MetadataCache(config.broker_id)
+            topics = _topic_store(registry, config, metadata)
             log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id, cluster_id=cluster_id,
                                      topic_config=topics.config_for,
                                      recovery_threads=config.num_recovery_threads_per_data_dir,
@@ -93,11 +96,12 @@ class Broker:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
                      for listener, server in zip(config.listeners, self._servers)]
-            metadata, replicas = MetadataCache(config.broker_id), ReplicaManager(log_manager, config.broker_id)
+            replicas = ReplicaManager(log_manager, config.broker_id)
             endpoint = broker_endpoint(config, bound)
-            topics.on_change = LocalMetadata(topics, log_manager.cluster_id, endpoint, metadata, replicas).publish
-            topics.on_change()
+            self._metadata_source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint, metadata,
+                                                     replicas)
             await asyncio.to_thread(registry.register, endpoint)
+            await asyncio.to_thread(self._metadata_source.start)  # this broker among the live ones
         except BaseException:
             for server in self._servers:
                 server.close()
@@ -110,7 +114,7 @@ class Broker:
                                  {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir),
                                  acls, Authorizer(config.authorizer, acls.acls))
         self.ctx.groups = GroupRuntime(self.ctx)
-        self._loading = asyncio.ensure_future(self.ctx.groups.load())
+        self.ctx.groups.start()
         return bound
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:
@@ -148,13 +152,32 @@ class Broker:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
         for server in self._servers:
             await server.wait_closed()
-        await self._loading
         await ctx.groups.stop()
         ctx.io.shutdown()
+        self._metadata_source.stop()
         try:
             ctx.replicas.shutdown()
         finally:
             self._registry.close()  # the registration goes with the session
+
+
+def _topic_store(registry, config: BrokerConfig, metadata: MetadataCache):
+    """Where topics are kept: ZooKeeper in a cluster, ``topics.json`` on a single broker (one interface)."""
+    if isinstance(registry, ZooKeeperRegistry):
+        return ZooKeeperTopics(registry.client, registry.connect, config.log, config.broker_id, metadata)
+    return TopicRegistry(config.log_dir, config.log, config.broker_id)
+
+
+def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
+                     replicas: ReplicaManager):
+    """What publishes the cluster to ``metadata`` and ``replicas``: ZooKeeper's nodes in a cluster, the
+    topic store's changes on a single broker."""
+    if isinstance(registry, ZooKeeperRegistry):
+        source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
+        topics.metadata = source
+        registry.on_new_session = source.changed
+        return source
+    return LocalMetadata(topics, cluster_id, endpoint, metadata, replicas)
 
 
 def broker_endpoint(config: BrokerConfig, bound: list[tuple[Listener, int]]) -> BrokerEndpoint:

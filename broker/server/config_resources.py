@@ -13,12 +13,12 @@ else as in Kafka.
 
 import enum
 
+from broker.cluster.topic_rules import DEFAULT_BROKER_RESOURCE, TopicError, validate_name
 from broker.log.config import SETTINGS, LogConfig, format_value
 from broker.protocol.errors import ErrorCode
 from broker.security import acls
 
 from .config import BrokerConfig
-from .topics import DEFAULT_BROKER_RESOURCE, TopicError, validate_name
 
 
 class ResourceType(enum.IntEnum):

@@ -13,8 +13,11 @@ created on first use (a FindCoordinator or the first write) with ``offsets.topic
 partitions; an existing one keeps its count. It is compacted (``cleanup.policy=compact``), as in
 Kafka: the log cleaner keeps each key's latest record, so a group's offsets take the space of its
 last commit per partition, and tombstones go after ``delete.retention.ms``.
-At start each partition is read back and replayed on the I/O pool; until then its groups are
-answered COORDINATOR_LOAD_IN_PROGRESS.
+The coordinator serves the groups of the partitions this broker leads (all of them on a single
+broker; in a cluster, each group's coordinator is the leader of its partition): whenever the
+replica manager takes a new cluster image, a partition newly led here is read back and replayed on
+the I/O pool (its groups are answered COORDINATOR_LOAD_IN_PROGRESS until then), and one led
+elsewhere now is unloaded (its groups are answered NOT_COORDINATOR here).
 """
 
 import asyncio
@@ -54,9 +57,6 @@ class GroupRuntime:
                      OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
             config = dataclasses.replace(config, offsets_topic_partitions=existing)
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
-        if existing is None:  # nothing to replay: every group is ready from the first request
-            for partition in range(config.offsets_topic_partitions):
-                self.coordinator.install(partition, ({}, {}))
         self._timer = None
         self._armed_for = None  # the deadline the timer is set for
         self._topic_lock = asyncio.Lock()
@@ -120,22 +120,45 @@ class GroupRuntime:
         now = wall_clock_ms()
         leader.append_records(batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)]))
 
-    # -- loading ----------------------------------------------------------------------------
+    # -- following the leadership of __consumer_offsets ---------------------------------------
 
-    async def load(self) -> None:
-        """Replay every partition of ``__consumer_offsets`` into the coordinator, one by one."""
+    def start(self) -> None:
+        """Coordinate the groups of the partitions led here now, and follow each change of leadership."""
+        loop = asyncio.get_running_loop()
+        self.ctx.replicas.on_apply = lambda: loop.call_soon_threadsafe(self.follow_leadership)
+        self.follow_leadership()
         self.arm()  # offset expiry runs from the start
-        if not self.coordinator.offsets.loading:
+
+    def follow_leadership(self) -> None:
+        """Load the partitions of ``__consumer_offsets`` this broker has come to lead (at once when
+        empty, else replayed on the I/O pool), unload those it no longer leads."""
+        if self.ctx.stopping:
             return
-        for partition in range(self.coordinator.config.offsets_topic_partitions):
-            try:
-                replayed = await self.ctx.io.run(self._read_partition, partition)
-            except (OSError, LogError) as exc:
-                log.error("cannot load %s-%d: %s; its groups stay unavailable until a restart",
-                          OFFSETS_TOPIC, partition, exc)
-                continue
+        offsets = self.coordinator.offsets
+        led = {index: partition for index, partition in self.ctx.replicas.led_partitions(OFFSETS_TOPIC).items()
+               if index < self.coordinator.config.offsets_topic_partitions}
+        for index in sorted(offsets.owned - led.keys()):
+            self.call(self.coordinator.unload, index)
+            log.info("no longer the coordinator of the groups of %s-%d", OFFSETS_TOPIC, index)
+        for index in sorted(led.keys() - offsets.owned):
+            self.coordinator.begin_loading(index)
+            if led[index].high_watermark == 0:  # nothing to replay: its groups are ready at once
+                self.call(self.coordinator.install, index, ({}, {}))
+            else:
+                task = asyncio.ensure_future(self._load(index))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _load(self, partition: int) -> None:
+        try:
+            replayed = await self.ctx.io.run(self._read_partition, partition)
+        except (OSError, LogError) as exc:
+            log.error("cannot load %s-%d: %s; its groups stay unavailable until it is led here anew",
+                      OFFSETS_TOPIC, partition, exc)
+            return
+        if partition in self.coordinator.offsets.loading:  # still led here
             self.call(self.coordinator.install, partition, replayed)
-        log.info("loaded %d consumer group(s) from %s", len(self.coordinator.groups), OFFSETS_TOPIC)
+            log.info("loaded the groups of %s-%d", OFFSETS_TOPIC, partition)
 
     def _read_partition(self, partition: int):
         partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)
@@ -177,6 +200,7 @@ class GroupRuntime:
     async def stop(self) -> None:
         """Stop the timer and finish the appends in flight (the waiting calls were answered at the
         start of the shutdown: ``coordinator.shutdown()``)."""
+        self.ctx.replicas.on_apply = lambda: None
         if self._timer is not None:
             self._timer.cancel()
         if self._tasks:

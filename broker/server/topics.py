@@ -10,8 +10,8 @@ name ``""``), the dynamic setting of this broker (its id), and the topic's own o
 Partition directories found on disk without an entry (a copied Kafka log directory, say) are
 adopted as topics with the broker's defaults. After every change of the topics or their partitions
 the registry calls ``on_change`` (the one-node cluster's metadata source publishes them then).
-Topic names follow Kafka's rules: 1-249 characters from ``[a-zA-Z0-9._-]``, not ``.`` or ``..``,
-and not colliding with an existing name that differs only by ``.`` versus ``_``.
+Names, partition counts and settings follow the rules of ``broker.cluster.topic_rules``, as they
+do in a cluster (``broker.cluster.zookeeper_topics``, the same interface over ZooKeeper).
 
 Every change is all or nothing, also on a full disk. A creation is committed by writing
 ``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
@@ -30,6 +30,8 @@ import re
 import shutil
 import threading
 
+from broker.cluster.topic_rules import (TopicError, broker_defaults, check_new_name, check_partition_increase,
+                                        checked_config, checked_new_topic)
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
@@ -39,33 +41,8 @@ from broker.protocol.errors import ErrorCode
 log = logging.getLogger(__name__)
 
 TOPICS_FILE = "topics.json"
-DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default of a broker setting
-MAX_NAME_LENGTH = 249
-MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
-_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _DELETED_DIRECTORY = re.compile(r"(?P<name>.+)\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX))
 _DELETED_NAME_LENGTH = MAX_FILE_NAME - len(".") - 32 - len(DELETE_DIR_SUFFIX)  # the log manager cuts longer names
-
-
-class TopicError(Exception):
-    """A topic operation refused with a Kafka error code and a message for the client."""
-
-    def __init__(self, code: ErrorCode, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-def validate_name(name: str) -> None:
-    if not name:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty")
-    if name in (".", ".."):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name cannot be {name!r}")
-    if len(name) > MAX_NAME_LENGTH:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"topic name is {len(name)} characters long, the limit is {MAX_NAME_LENGTH}")
-    if not _LEGAL_NAME.fullmatch(name):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"topic name {name!r} may only contain letters, digits, '.', '_' and '-'")
 
 
 class TopicRegistry:
@@ -100,10 +77,7 @@ class TopicRegistry:
     @property
     def defaults(self) -> LogConfig:
         """The broker's log settings: static, then the dynamic cluster default, then this broker's."""
-        config = self.static_defaults
-        for resource in DEFAULT_BROKER_RESOURCE, str(self.broker_id):
-            config = LogConfig.from_properties(self._broker_configs.get(resource, {}), base=config, broker_level=True)
-        return config
+        return broker_defaults(self.static_defaults, self._broker_configs, self.broker_id)
 
     def config_for(self, topic: str) -> LogConfig:
         """The log settings of a topic: the broker defaults with the topic's overrides."""
@@ -173,24 +147,9 @@ class TopicRegistry:
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
                validate_only: bool = False) -> None:
         """Create a topic, or raise TopicError with the Kafka error code to answer."""
-        validate_name(name)
-        if partitions < 1:
-            raise TopicError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, got {partitions}")
-        if partitions > MAX_PARTITIONS:
-            raise TopicError(ErrorCode.POLICY_VIOLATION,
-                             f"{partitions} partitions is more than one operation may create ({MAX_PARTITIONS})")
-        configs = {k: v for k, v in (configs or {}).items() if v is not None}
-        try:
-            LogConfig.from_properties(configs, base=self.defaults)
-        except ConfigError as exc:
-            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        configs = checked_new_topic(name, partitions, configs, self.defaults)
         with self._lock:
-            if name in self._topics:
-                raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-            collision = next((t for t in self._topics if t.replace(".", "_") == name.replace(".", "_")), None)
-            if collision:
-                raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                                 f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
+            check_new_name(name, self._topics)
             if validate_only:
                 return
             before = self._topics
@@ -312,12 +271,7 @@ class TopicRegistry:
             if topic is None:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
             current = topic["partitions"]
-            if count <= current:
-                raise TopicError(ErrorCode.INVALID_PARTITIONS,
-                                 f"topic {name!r} has {current} partitions; the new count must be higher, got {count}")
-            if count - current > MAX_PARTITIONS:
-                raise TopicError(ErrorCode.POLICY_VIOLATION, f"{count - current} new partitions is more than one "
-                                                              f"operation may create ({MAX_PARTITIONS})")
+            check_partition_increase(name, current, count)
             if validate_only:
                 return
             before = self._topics
@@ -333,10 +287,7 @@ class TopicRegistry:
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""
-        try:
-            LogConfig.from_properties(configs, base=self.defaults)
-        except ConfigError as exc:
-            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        checked_config(configs, self.defaults)
         with self._lock:
             topic = self._topics.get(name)
             if topic is None:
@@ -350,10 +301,7 @@ class TopicRegistry:
     def alter_broker_configs(self, resource_name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace the dynamic broker log settings of ``resource_name`` ("" or this broker's id),
         saved, then applied to every log that does not override them."""
-        try:
-            LogConfig.from_properties(configs, base=self.defaults, broker_level=True)
-        except ConfigError as exc:
-            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        checked_config(configs, self.defaults, broker_level=True)
         if validate_only:
             return
         with self._lock:

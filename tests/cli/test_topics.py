@@ -30,7 +30,7 @@ def test_create_list_describe_delete_round_trip(broker, request):
     assert topic in listed(broker) and listed(broker) == sorted(listed(broker))
 
     [description] = described(broker, topic)
-    assert description["topic"] == topic
+    assert (description["topic"], description["controller"]) == (topic, 0)
     assert description["partitions"] == [{"partition": p, "leader": 0, "earliestOffset": 0, "latestOffset": 0,
                                           "sizeBytes": 0} for p in range(3)]
     configs = description["configs"]
@@ -67,10 +67,10 @@ def test_describe_shows_offsets_and_sizes_once_records_arrive(broker, request):
     plain = kafkalog("topics", "describe", topic, "--bootstrap-server", broker.bootstrap)
     assert plain.returncode == 0
     lines = plain.stdout.splitlines()
-    assert lines[:2] == [f"topic: {topic}", "partitions: 2"]
-    assert lines[2].split() == ["partition", "leader", "earliest", "latest", "size"]
-    assert lines[4].split() == ["1", "0", "0", "7", str(second["sizeBytes"])]
-    assert lines[5].split() == ["config", "value", "source"]
+    assert lines[:3] == [f"topic: {topic}", "partitions: 2", "controller: 0"]
+    assert lines[3].split() == ["partition", "leader", "earliest", "latest", "size"]
+    assert lines[5].split() == ["1", "0", "0", "7", str(second["sizeBytes"])]
+    assert lines[6].split() == ["config", "value", "source"]
     assert ["retention.ms", "604800000", "DEFAULT_CONFIG"] in [line.split() for line in lines]
 
 

@@ -1,14 +1,15 @@
-"""One real ZooKeeper server for the cluster tests (a session fixture); each test works in a
-chroot of its own, so tests never see each other's brokers or cluster ids."""
+"""One real ZooKeeper server for the registry tests (a session fixture; each test works in a chroot
+of its own, so tests never see each other's brokers or cluster ids), and a real 3-broker cluster
+with its own ZooKeeper for the tests of cluster mode (a module fixture)."""
 
 import uuid
 
 import pytest
 from kazoo.client import KazooClient
 
+from broker.embedded_cluster import EmbeddedCluster
+from broker.embedded_zookeeper import ZooKeeperServer
 from spark_kafka_source.java import java_executable
-
-from .zookeeper import ZooKeeperServer
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +35,14 @@ def kazoo(zookeeper_server):
     yield client
     client.stop()
     client.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Three real broker processes (ids 1-3) on a real ZooKeeper server, shared by a module's tests;
+    a short ZooKeeper session, so that a killed broker's partitions lose their leader within seconds."""
+    if java_executable() is None:
+        pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
+    with EmbeddedCluster(tmp_path_factory.mktemp("cluster"), brokers=3,
+                         settings={"zookeeper.session.timeout.ms": "2000", "offsets.topic.num.partitions": "6"}) as running:
+        yield running

@@ -20,9 +20,7 @@ def cluster(tmp_path):
     with LogManager(str(tmp_path), broker_id=NODE, topic_config=topics.config_for) as log_manager:
         topics.attach(log_manager)
         cache, replicas = MetadataCache(NODE), ReplicaManager(log_manager, NODE)
-        topics.on_change = LocalMetadata(topics, log_manager.cluster_id, BrokerEndpoint(NODE, "h", 9), cache,
-                                         replicas).publish
-        topics.on_change()
+        LocalMetadata(topics, log_manager.cluster_id, BrokerEndpoint(NODE, "h", 9), cache, replicas).start()
         yield topics, cache, replicas
 
 

@@ -309,6 +309,9 @@ def test_groups_are_loading_until_their_partition_is_replayed_and_then_come_back
     assert coordinator.delete_group("gone", Answer()) is None
     config = coordinator.config
     restarted = GroupCoordinator(config, Store(), clock)
+    assert join(restarted).one.error == ErrorCode.NOT_COORDINATOR  # leads no partition yet
+    for partition in range(config.offsets_topic_partitions):
+        restarted.begin_loading(partition)
     assert join(restarted).one.error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     assert restarted.fetch_offsets("g", None)[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     for partition in range(config.offsets_topic_partitions):
@@ -365,3 +368,18 @@ def test_group_state_changes_follow_kafkas_rules():
         assert "Empty -> Stable" in str(exc)
     else:
         raise AssertionError("Empty -> Stable was allowed")
+
+
+def test_groups_of_a_partition_led_elsewhere_now_are_unloaded_and_their_waiting_members_told_not_coordinator():
+    coordinator, clock, store = make()
+    first = join(coordinator, group="moving").one  # MEMBER_ID_REQUIRED, with the id to join with
+    waiting = join(coordinator, member_id=first.member_id, group="moving")
+    assert waiting.values == []  # waits for the initial rebalance delay
+    partition = coordinator.offsets.partition_of("moving")
+    coordinator.unload(partition)
+    assert waiting.one.error == ErrorCode.NOT_COORDINATOR
+    assert "moving" not in coordinator.groups
+    assert coordinator.heartbeat("moving", 1, first.member_id, None) == ErrorCode.NOT_COORDINATOR
+    assert coordinator.fetch_offsets("moving", None)[0] == ErrorCode.NOT_COORDINATOR
+    other = next(g for g in "abcdefgh" if coordinator.offsets.partition_of(g) != partition)
+    assert join(coordinator, group=other).one.error == ErrorCode.MEMBER_ID_REQUIRED  # still coordinated here

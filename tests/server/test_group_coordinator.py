@@ -52,6 +52,12 @@ def join_body(group: str, member: str = "", session_ms: int = 6000, protocols=((
             "protocols": [{"name": n, "metadata": m} for n, m in protocols]}
 
 
+def find_coordinator(client, group: str) -> None:
+    """FindCoordinator, as clients start: it creates ``__consumer_offsets``, whose partitions this broker
+    then leads (before it, no broker coordinates any group: NOT_COORDINATOR, as in Kafka)."""
+    assert client.call(ApiKey.FIND_COORDINATOR, 2, {"key": group, "key_type": 0})["error_code"] == ErrorCode.NONE
+
+
 def wait_for_load(client, group: str) -> None:
     """Until the group's partition of ``__consumer_offsets`` is replayed after a start (as clients retry)."""
     deadline = time.monotonic() + 30
@@ -67,6 +73,7 @@ def durable_broker(start_broker):
     with connect_to(broker) as client:
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=3))["topics"][0][
             "error_code"] == ErrorCode.NONE
+        find_coordinator(client, "any")
     return broker
 
 
@@ -122,6 +129,7 @@ def test_bad_group_requests_get_kafkas_errors(broker):
     with connect_to(broker) as client:
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] in (
             ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS)
+        find_coordinator(client, "nobody-here")
         heartbeat = {"group_id": "nobody-here", "generation_id": 1, "member_id": "m", "group_instance_id": None}
         assert client.call(ApiKey.HEARTBEAT, 3, heartbeat)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
         sync = {"group_id": "nobody-here", "generation_id": 1, "member_id": "m", "group_instance_id": None,
@@ -156,6 +164,7 @@ def test_bad_group_requests_get_kafkas_errors(broker):
 def test_a_client_asking_for_thousands_of_members_is_bounded(start_broker):
     broker = start_broker({**FAST_GROUPS, "group.max.size": "50"})
     with connect_to(broker) as client:
+        find_coordinator(client, "hostile")
         hostile = join_body("hostile", session_ms=300_000)  # pending members are held that long
         errors = [client.call(ApiKey.JOIN_GROUP, 4, hostile)["error_code"] for _ in range(2000)]
         assert errors.count(ErrorCode.MEMBER_ID_REQUIRED) == 50
@@ -207,6 +216,7 @@ def test_consumer_offsets_is_compacted_to_each_partitions_last_commit(start_brok
     with connect_to(broker) as client:
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=1))["topics"][0][
             "error_code"] == ErrorCode.NONE
+        find_coordinator(client, "compacted")
         for i in range(300):
             assert commit(client, "compacted", {(TOPIC, 0): i}, metadata=f"commit {i}") == [ErrorCode.NONE]
 

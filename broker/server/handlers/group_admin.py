@@ -1,8 +1,9 @@
 """FindCoordinator, ListGroups, DescribeGroups and DeleteGroups.
 
-This broker coordinates every group: FindCoordinator answers with this node (its endpoint for the
-listener the request came in on, ``ctx.session.listener``, as Metadata does), after creating
-``__consumer_offsets`` if it does not exist yet (as Kafka does on first use). Transaction
+FindCoordinator answers with the leader of the group's partition of ``__consumer_offsets`` (its
+endpoint for the listener the request came in on, ``ctx.session.listener``, as Metadata does: this
+broker on a single node), after creating the topic if it does not exist yet (as Kafka does on first
+use); the other group requests are answered NOT_COORDINATOR by any other broker. Transaction
 coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
 DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
 states: members without them), and an unknown group as Dead with no error, as Kafka does.
@@ -13,6 +14,7 @@ answers, when asked, the operations the principal may do on each group.
 """
 
 from broker.coordinator.group import GroupState
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import CLUSTER_NAME, Operation, ResourceType, operations_bits
 
@@ -22,29 +24,41 @@ from ..topics import TopicError
 GROUP_KEY_TYPE = 0
 
 
+def _refused(code: ErrorCode, message: str) -> dict:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "node_id": -1, "host": "",
+            "port": -1}
+
+
+def _coordinator_of(ctx, group_id: str):
+    """The live broker leading the group's partition of ``__consumer_offsets``, or None."""
+    partitions = ctx.metadata.partitions(OFFSETS_TOPIC) or ()
+    index = ctx.groups.coordinator.offsets.partition_of(group_id)
+    leader = partitions[index].leader if index < len(partitions) else None
+    return next((b for b in ctx.metadata.alive_brokers() if b.node_id == leader), None)
+
+
 async def handle_find_coordinator(ctx, header, request) -> dict:
-    this = next(b for b in ctx.metadata.alive_brokers() if b.node_id == ctx.node_id)
-    endpoint = this.endpoint(ctx.session.listener)  # this broker's address for the request's listener, as Metadata
-    if endpoint is None:
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "",
-                "port": -1, "error_message": f"this broker has no endpoint for listener {ctx.session.listener}"}
-    response = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-                "node_id": this.node_id, "host": endpoint.host, "port": endpoint.port}
     if request["key_type"] != GROUP_KEY_TYPE:
-        return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "", "port": -1,
-                "error_message": "this broker has no transaction coordinator (transactions are not supported)"}
+        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                        "this broker has no transaction coordinator (transactions are not supported)")
     if not request["key"]:
-        return {**response, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1,
-                "error_message": "the group id is empty"}
+        return _refused(ErrorCode.INVALID_REQUEST, "the group id is empty")
     if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["key"]):
-        return {**response, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "node_id": -1, "host": "", "port": -1,
-                "error_message": f"not authorized to describe group {request['key']!r}"}
+        return _refused(ErrorCode.GROUP_AUTHORIZATION_FAILED, f"not authorized to describe group {request['key']!r}")
     try:
         await ctx.groups.ensure_topic()
     except TopicError as exc:
-        return {**response, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "node_id": -1, "host": "",
-                "port": -1, "error_message": error_text(exc)}
-    return response
+        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, error_text(exc))
+    coordinator = _coordinator_of(ctx, request["key"])
+    if coordinator is None:
+        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"the partition of {OFFSETS_TOPIC} that holds group "
+                                                             f"{request['key']!r} has no leader now")
+    endpoint = coordinator.endpoint(ctx.session.listener)  # its address for the request's listener, as Metadata
+    if endpoint is None:
+        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                        f"broker {coordinator.node_id} has no endpoint for listener {ctx.session.listener}")
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
+            "node_id": coordinator.node_id, "host": endpoint.host, "port": endpoint.port}
 
 
 async def handle_list(ctx, header, request) -> dict:

@@ -1,5 +1,11 @@
-"""A real ZooKeeper server for the tests: the one inside PySpark's jars, on a free port, in a
-directory of its own (``ZooKeeperServerMain PORT DIR TICK``, its admin web server off)."""
+"""A real ZooKeeper server as a child process, for ``kafkalog cluster`` and the tests: the one inside
+PySpark's jars, on a free port (or the one given), in a directory of its own
+(``ZooKeeperServerMain PORT DIR TICK``, its admin web server off), its output in ``server.log``.
+
+    server = ZooKeeperServer(directory).start()    # waits until it answers
+    ... server.connect ...                          # "127.0.0.1:<port>"
+    server.stop()
+"""
 
 import os
 import socket
@@ -23,9 +29,9 @@ def _free_port() -> int:
 
 
 class ZooKeeperServer:
-    def __init__(self, directory):
+    def __init__(self, directory, port: int = 0):
         self.directory = str(directory)
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.process = None
 
     @property
@@ -34,6 +40,9 @@ class ZooKeeperServer:
 
     def start(self) -> "ZooKeeperServer":
         java = java_executable()
+        if java is None:
+            raise RuntimeError("ZooKeeper (from PySpark's jars) needs Java 17+, and no java was found on "
+                               "JAVA_HOME or PATH")
         jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
         data = os.path.join(self.directory, "data")
         os.makedirs(self.directory, exist_ok=True)

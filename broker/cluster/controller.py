@@ -1,0 +1,168 @@
+"""The controller's work (Kafka's ``KafkaController`` at replication factor 1), done by the broker the
+election made controller: it keeps every partition's state node true to the live brokers and
+carries out topic deletions.
+
+It watches ``/brokers/ids``, ``/brokers/topics`` (and each topic's replica assignment) and
+``/admin/delete_topics``; any change wakes one thread that compares what ZooKeeper says with what it
+should say and writes the differences, each topic in one transaction that first checks
+``/controller_epoch`` is still the version this controller set (so a controller that lost its
+office without knowing it yet writes nothing):
+
+- a partition without a state node gets one: its replica as leader if that broker is live, else
+  leader -1, leader epoch 0, in-sync replicas ``[replica]``;
+- a partition whose leader's broker is gone gets leader -1 (clients see LEADER_NOT_AVAILABLE) and
+  the next leader epoch; when its broker is back, that broker leads again at the next leader epoch
+  (with one replica, its log holds every record acknowledged);
+- a topic marked for deletion is deleted (state nodes, assignment, settings, then the mark) once
+  every broker holding its partitions is live, as Kafka's controller waits for them: each broker
+  deletes its logs when it sees the topic gone.
+
+A new controller reads everything again and goes on from there: the state is all in ZooKeeper.
+"""
+
+import logging
+
+from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+
+from .metadata_cache import NO_LEADER
+from .rerun_thread import RerunThread
+from .zookeeper_data import (BROKER_IDS_PATH, CONTROLLER_EPOCH_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH,
+                             TOPICS_PATH, parse_partition_state, parse_topic_assignment, partition_state_json,
+                             partition_state_path, topic_path)
+
+log = logging.getLogger(__name__)
+
+
+class ControllerMoved(Exception):
+    """``/controller_epoch`` is no longer this controller's: another broker is controller."""
+
+
+class Raced(Exception):
+    """A node changed under the controller's transaction: it reads everything again."""
+
+
+class Controller:
+    def __init__(self, client, connect, broker_id: int):
+        self._client = client
+        self._connect = connect
+        self.broker_id = broker_id
+        self._office = None  # (controller epoch, version of /controller_epoch) while this broker is controller
+        self._thread = RerunThread("controller", self._act, (KazooException, Raced))
+        self._started = False
+        self._waiting_deletions = set()  # logged once each
+
+    def elected(self, epoch: int, epoch_version: int) -> None:
+        """This broker won the election at ``epoch`` (``/controller_epoch`` now at ``epoch_version``)."""
+        self._office = (epoch, epoch_version)
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        self._thread.wake()
+
+    def resign(self) -> None:
+        """Another broker is controller now."""
+        if self._office is not None:
+            log.info("broker %d is no longer the controller", self.broker_id)
+        self._office = None
+
+    def stop(self) -> None:
+        self._thread.stop()
+
+    def _act(self) -> None:
+        office = self._office
+        if office is None:
+            return
+        try:
+            self._reconcile(*office)
+        except ControllerMoved:
+            self.resign()
+
+    def _path(self, path: str) -> str:
+        return self._connect.path(path)
+
+    def _reconcile(self, epoch: int, epoch_version: int) -> None:
+        client = self._client
+        live = {int(i) for i in client.get_children(self._path(BROKER_IDS_PATH), watch=self._thread.wake)}
+        marked = set(client.get_children(self._path(DELETE_TOPICS_PATH), watch=self._thread.wake))
+        names = client.get_children(self._path(TOPICS_PATH), watch=self._thread.wake)
+        pending = {name: client.get_async(self._path(topic_path(name)), watch=self._thread.wake) for name in names}
+        for name, result in pending.items():
+            try:
+                replicas = parse_topic_assignment(result.get()[0])
+            except NoNodeError:  # deleted meanwhile
+                continue
+            except ValueError as exc:
+                log.error("topic %r cannot be served: %s", name, exc)
+                continue
+            if name in marked:
+                self._delete_topic(name, replicas, live, epoch_version)
+            else:
+                self._elect_leaders(name, replicas, live, epoch, epoch_version)
+        for name in marked - set(names):  # the topic is gone already: only the mark is left
+            self._commit([("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}"))], epoch_version)
+
+    def _states(self, name: str, partitions: int) -> list:
+        """Each partition's (leader, leader epoch, isr, controller epoch), None where it has no state node."""
+        pending = [self._client.get_async(self._path(partition_state_path(name, p))) for p in range(partitions)]
+        states = []
+        for result in pending:
+            try:
+                states.append(parse_partition_state(result.get()[0]))
+            except NoNodeError:
+                states.append(None)
+        return states
+
+    def _elect_leaders(self, name: str, replicas: list, live: set, epoch: int, epoch_version: int) -> None:
+        operations = []
+        states = self._states(name, len(replicas))
+        partitions_path = self._path(f"{topic_path(name)}/partitions")
+        if any(state is None for state in states) and not self._client.exists(partitions_path):
+            operations.append(("create", partitions_path, b""))
+        for partition, (replica_list, state) in enumerate(zip(replicas, states)):
+            replica = replica_list[0]
+            leader = replica if replica in live else NO_LEADER
+            path = self._path(partition_state_path(name, partition))
+            if state is None:
+                operations.append(("create", path.rsplit("/", 1)[0], b""))
+                operations.append(("create", path, partition_state_json(leader, 0, [replica], epoch)))
+            elif state[0] != leader:
+                operations.append(("set_data", path, partition_state_json(leader, state[1] + 1, [replica], epoch)))
+                log.info("%s-%d: leader %d at leader epoch %d (was led by %d)", name, partition, leader, state[1] + 1,
+                         state[0])
+        if operations:
+            self._commit(operations, epoch_version)
+
+    def _delete_topic(self, name: str, replicas: list, live: set, epoch_version: int) -> None:
+        away = sorted({r for replica_list in replicas for r in replica_list} - live)
+        if away:
+            if name not in self._waiting_deletions:
+                self._waiting_deletions.add(name)
+                log.info("topic %r is marked for deletion; waiting for broker(s) %s to return", name, away)
+            return
+        self._waiting_deletions.discard(name)
+        operations = []
+        for partition, state in enumerate(self._states(name, len(replicas))):
+            if state is not None:
+                operations.append(("delete", self._path(partition_state_path(name, partition))))
+                operations.append(("delete", self._path(f"{topic_path(name)}/partitions/{partition}")))
+        if self._client.exists(self._path(f"{topic_path(name)}/partitions")):
+            operations.append(("delete", self._path(f"{topic_path(name)}/partitions")))
+        operations.append(("delete", self._path(topic_path(name))))
+        if self._client.exists(self._path(f"{TOPIC_CONFIGS_PATH}/{name}")):
+            operations.append(("delete", self._path(f"{TOPIC_CONFIGS_PATH}/{name}")))
+        operations.append(("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}")))
+        self._commit(operations, epoch_version)
+        log.info("deleted topic %r", name)
+
+    def _commit(self, operations: list, epoch_version: int) -> None:
+        """``operations`` in one transaction, if ``/controller_epoch`` is still this controller's."""
+        transaction = self._client.transaction()
+        transaction.check(self._path(CONTROLLER_EPOCH_PATH), epoch_version)
+        for kind, path, *data in operations:
+            getattr(transaction, kind)(path, *data)
+        results = transaction.commit()
+        if isinstance(results[0], BadVersionError):
+            raise ControllerMoved()
+        failure = next((r for r in results if isinstance(r, Exception)), None)
+        if failure is not None:
+            raise Raced(f"a change in ZooKeeper raced with the controller's own: {failure!r}")

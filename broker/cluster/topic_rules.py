@@ -1,0 +1,91 @@
+"""The rules every topic change follows, wherever the topics are kept (``topics.json`` on a single
+broker, ZooKeeper in a cluster): Kafka's topic names (1-249 characters from ``[a-zA-Z0-9._-]``, not
+``.`` or ``..``, not colliding with an existing name that differs only by ``.`` versus ``_``),
+partition counts, and the error a refused change answers with."""
+
+import re
+
+from broker.log.config import ConfigError, LogConfig
+from broker.protocol.errors import ErrorCode
+
+DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default of a broker setting
+MAX_NAME_LENGTH = 249
+MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
+_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+class TopicError(Exception):
+    """A topic operation refused with a Kafka error code and a message for the client."""
+
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def validate_name(name: str) -> None:
+    if not name:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, "topic name is empty")
+    if name in (".", ".."):
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name cannot be {name!r}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"topic name is {len(name)} characters long, the limit is {MAX_NAME_LENGTH}")
+    if not _LEGAL_NAME.fullmatch(name):
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"topic name {name!r} may only contain letters, digits, '.', '_' and '-'")
+
+
+def check_new_partitions(count: int) -> None:
+    """TopicError unless a creation may make ``count`` partitions."""
+    if count < 1:
+        raise TopicError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, got {count}")
+    if count > MAX_PARTITIONS:
+        raise TopicError(ErrorCode.POLICY_VIOLATION,
+                         f"{count} partitions is more than one operation may create ({MAX_PARTITIONS})")
+
+
+def check_partition_increase(name: str, current: int, count: int) -> None:
+    """TopicError unless a topic of ``current`` partitions may grow to ``count`` (it never shrinks)."""
+    if count <= current:
+        raise TopicError(ErrorCode.INVALID_PARTITIONS,
+                         f"topic {name!r} has {current} partitions; the new count must be higher, got {count}")
+    if count - current > MAX_PARTITIONS:
+        raise TopicError(ErrorCode.POLICY_VIOLATION, f"{count - current} new partitions is more than one "
+                                                      f"operation may create ({MAX_PARTITIONS})")
+
+
+def check_new_name(name: str, existing) -> None:
+    """TopicError if ``name`` exists already or collides with an existing name ('.' and '_' collide)."""
+    if name in existing:
+        raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+    collision = next((t for t in existing if t.replace(".", "_") == name.replace(".", "_")), None)
+    if collision:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
+
+
+def checked_config(configs: dict[str, str], base: LogConfig, broker_level: bool = False) -> LogConfig:
+    """``configs`` over ``base``; TopicError(INVALID_CONFIG) naming a bad setting."""
+    try:
+        return LogConfig.from_properties(configs, base=base, broker_level=broker_level)
+    except ConfigError as exc:
+        raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+
+
+def checked_new_topic(name: str, partitions: int, configs: dict | None, defaults: LogConfig) -> dict[str, str]:
+    """The settings of a new topic (null values left out); TopicError unless its name, partition count
+    and settings are valid."""
+    validate_name(name)
+    check_new_partitions(partitions)
+    configs = {k: v for k, v in (configs or {}).items() if v is not None}
+    checked_config(configs, defaults)
+    return configs
+
+
+def broker_defaults(static: LogConfig, broker_configs: dict[str, dict[str, str]], broker_id: int) -> LogConfig:
+    """A broker's log settings, lowest precedence first: static, the dynamic cluster default (``""``),
+    the dynamic settings of this broker (its id)."""
+    config = static
+    for resource in DEFAULT_BROKER_RESOURCE, str(broker_id):
+        config = LogConfig.from_properties(broker_configs.get(resource, {}), base=config, broker_level=True)
+    return config

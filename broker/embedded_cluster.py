@@ -1,0 +1,62 @@
+"""A local cluster as child processes: one ZooKeeper server (PySpark's jars) and N brokers on free
+ports, for ``kafkalog cluster``, the notebooks and the tests.
+
+    with EmbeddedCluster(data_dir, brokers=3) as cluster:
+        ... cluster.bootstrap ...                  # "127.0.0.1:<port>,127.0.0.1:<port>,..."
+        cluster.brokers[1].kill(); cluster.brokers[1].start()   # a broker dies and comes back
+
+Layout of ``data_dir``: ``zookeeper/`` (its data and ``server.log``) and ``broker-<id>/`` (each
+broker's log directory; its stderr in ``broker-<id>.broker.log``). Brokers are numbered from 1, run
+with ``zookeeper.connect`` on the server and a short ZooKeeper session (``zookeeper.session.timeout.ms``,
+so a dead broker's partitions lose their leader quickly) plus any ``settings`` given; started again
+on the same directory they rejoin the same cluster.
+"""
+
+import os
+
+from .embedded import EmbeddedBroker
+from .embedded_zookeeper import ZooKeeperServer
+
+SESSION_TIMEOUT_MS = 6000
+
+
+class EmbeddedCluster:
+    def __init__(self, data_dir, brokers: int = 3, settings: dict | None = None, zookeeper_port: int = 0):
+        if brokers < 1:
+            raise ValueError(f"a cluster needs at least 1 broker, got {brokers}")
+        self.data_dir = str(data_dir)
+        self.zookeeper = ZooKeeperServer(os.path.join(self.data_dir, "zookeeper"), zookeeper_port)
+        base = {"zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS), **(settings or {})}
+        self.brokers = {
+            broker_id: EmbeddedBroker(os.path.join(self.data_dir, f"broker-{broker_id}"),
+                                      {**base, "broker.id": str(broker_id)})
+            for broker_id in range(1, brokers + 1)}
+
+    def __enter__(self) -> "EmbeddedCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(broker.bootstrap for broker in self.brokers.values() if broker.running)
+
+    def start(self) -> "EmbeddedCluster":
+        """Start ZooKeeper, then every broker (each waits until it accepts connections)."""
+        os.makedirs(self.data_dir, exist_ok=True)
+        self.zookeeper.start()
+        try:
+            for broker in self.brokers.values():
+                broker.settings["zookeeper.connect"] = self.zookeeper.connect
+                broker.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> int:
+        """SIGTERM every broker (clean shutdowns), then ZooKeeper; the first non-zero exit code, else 0."""
+        codes = [broker.stop() for broker in self.brokers.values() if broker.process is not None]
+        self.zookeeper.stop()
+        return next((code for code in codes if code), 0)
