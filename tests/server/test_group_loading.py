@@ -23,7 +23,7 @@ from broker.server.group_runtime import GroupRuntime
 from ..conftest import FAST_GROUPS
 from ..waiting import wait_for
 from .in_process import broker_in_this_process
-from .test_group_coordinator import commit, fetched
+from .test_group_coordinator import commit, fetched, find_coordinator
 from .wire import connect, create_topics_body
 
 TIMEOUT = 30
@@ -100,6 +100,7 @@ def test_a_client_retries_through_the_load_and_reads_the_offsets_committed_befor
     with broker_in_this_process(tmp_path / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
         assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
             "error_code"] == ErrorCode.NONE
+        find_coordinator(client, GROUP)
         assert commit(client, GROUP, COMMITTED) == [ErrorCode.NONE, ErrorCode.NONE]
 
     entered, release = hold_the_load(monkeypatch)
