@@ -5,7 +5,9 @@ flush policy). A partition of a topic that does not exist is refused with
 UNKNOWN_TOPIC_OR_PARTITION and not stored, as Kafka does; the others of the request go on.
 OffsetFetch gives -1 (and empty metadata) for a partition with no commit; from v2 ``topics=null``
 asks for all of the group's offsets, and errors of the whole group go in the top-level error
-code (per partition before v2).
+code (per partition before v2). The partitions asked for carry the group's error too: Kafka's answer
+from v2 lists none, and aiokafka, which reads only the partitions' errors, would take a group still
+loading (COORDINATOR_LOAD_IN_PROGRESS) for one with no commit.
 Authorization is Kafka's: OffsetCommit needs Read on the group and on each topic, OffsetFetch
 Describe on both (an all-offsets fetch leaves out the topics it may not Describe), OffsetDelete
 Delete on the group and Read on each topic; GROUP_AUTHORIZATION_FAILED for the whole request,
@@ -72,9 +74,12 @@ async def handle_fetch(ctx, header, request) -> dict:
             offsets = {key: value for key, value in offsets.items()
                        if ctx.allows(Operation.DESCRIBE, ResourceType.TOPIC, key[0], log_denied=False)}
     per_partition_error = ErrorCode.NONE
-    if error and header.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
-        per_partition_error, error = error, ErrorCode.NONE
-        offsets = {p: None for p in wanted}
+    if error and wanted is None:  # all offsets asked (v2+): the group's error alone, as Kafka answers it
+        return {"throttle_time_ms": 0, "error_code": error, "topics": []}
+    if error:  # each partition asked carries the group's error too: aiokafka reads only these
+        per_partition_error, offsets = error, {p: None for p in wanted}
+        if header.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
+            error = ErrorCode.NONE
 
     def partition_response(partition: int, value) -> dict:
         if value is ErrorCode.TOPIC_AUTHORIZATION_FAILED:
