@@ -62,7 +62,7 @@ class ZooKeeperRegistry:
         self._session_lost = False
         self._controller = None
         self._closing = False
-        self.on_new_session = lambda: None  # the watches of a lost session are gone: the metadata source reads again
+        self.new_session_listeners = []  # the watches of a lost session are gone: the watchers read again
 
     @property
     def client(self) -> KazooClient:
@@ -157,7 +157,8 @@ class ZooKeeperRegistry:
                 self._client.handler.spawn(self._register_again)
 
     def _register_again(self) -> None:
-        self.on_new_session()
+        for listener in self.new_session_listeners:
+            listener()
         endpoint = self._endpoint
         try:
             self._create_registration(endpoint)

@@ -4,6 +4,8 @@ reads, and the ``zookeeper.connect`` string (``HOST:PORT[,HOST:PORT...][/chroot]
 import json
 import re
 
+from broker.security.acls import Acl, Operation, PatternType, Permission, ResourceType
+
 CLUSTER_ID_PATH = "/cluster/id"
 BROKER_IDS_PATH = "/brokers/ids"
 CONTROLLER_PATH = "/controller"
@@ -155,3 +157,55 @@ def parse_controller(data: bytes) -> int:
         return int(json.loads(data)["brokerid"])
     except (ValueError, KeyError, TypeError):
         raise ValueError(f"not Kafka's controller JSON: {data[:100]!r}") from None
+
+
+ACL_PATH = "/kafka-acl"  # literal ACLs: /kafka-acl/<ResourceType>/<name>
+PREFIXED_ACL_PATH = "/kafka-acl-extended/prefixed"  # prefixed ACLs: .../<ResourceType>/<prefix>
+ACL_CHANGES_PATH = "/kafka-acl-changes"  # a sequential node per change of a literal ACL node
+EXTENDED_ACL_CHANGES_PATH = "/kafka-acl-extended-changes"  # the same for prefixed ACL nodes
+ACL_CHANGE_PREFIX = "acl_changes_"
+
+
+def kafka_name(member) -> str:
+    """An enum member as Kafka spells it in ZooKeeper: ``DESCRIBE_CONFIGS`` as ``DescribeConfigs``."""
+    return "".join(word.capitalize() for word in member.name.split("_"))
+
+
+def acl_resource_path(acl) -> str:
+    """The node holding the ACLs of ``acl``'s resource pattern."""
+    root = PREFIXED_ACL_PATH if acl.pattern_type == PatternType.PREFIXED else ACL_PATH
+    return f"{root}/{kafka_name(acl.resource_type)}/{acl.name}"
+
+
+def acls_json(acls) -> bytes:
+    """A resource pattern's node: its ACLs as Kafka's access control entries."""
+    return _json({"version": 1, "acls": [
+        {"principal": acl.principal, "permissionType": kafka_name(acl.permission),
+         "operation": kafka_name(acl.operation), "host": acl.host} for acl in acls]})
+
+
+def parse_acls(resource_type: str, name: str, pattern_type, data: bytes) -> list:
+    """The ACLs of the node of ``resource_type`` (Kafka's spelling) and ``name``."""
+    try:
+        kind = _by_kafka_name(ResourceType, resource_type)
+        return [Acl.checked(kind, name, pattern_type, entry["principal"], entry["host"],
+                            _by_kafka_name(Operation, entry["operation"]),
+                            _by_kafka_name(Permission, entry["permissionType"]))
+                for entry in json.loads(data)["acls"]]
+    except (ValueError, KeyError, TypeError):  # AclError is a ValueError
+        raise ValueError(f"not Kafka's ACL JSON for {resource_type}/{name}: {data[:100]!r}") from None
+
+
+def acl_change_json(acl) -> bytes:
+    """What a change notification names: ``Topic:orders`` for a literal pattern, Kafka's JSON for another."""
+    if acl.pattern_type == PatternType.PREFIXED:
+        return _json({"version": 1, "resourceType": kafka_name(acl.resource_type), "name": acl.name,
+                      "patternType": acl.pattern_type.name})
+    return f"{kafka_name(acl.resource_type)}:{acl.name}".encode()
+
+
+def _by_kafka_name(kind, text: str):
+    for member in kind:
+        if kafka_name(member) == text:
+            return member
+    raise ValueError(f"{text!r} is not a {kind.__name__}")

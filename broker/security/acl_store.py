@@ -1,5 +1,5 @@
-"""The broker's ACLs, kept in the log directory as ``acls.json`` (Kafka keeps them in ZooKeeper's
-``/kafka-acl`` or its metadata log).
+"""A single broker's ACLs, kept in the log directory as ``acls.json`` (a broker in a cluster keeps
+them in ZooKeeper's ``/kafka-acl`` as Kafka does: ``broker.cluster.zookeeper_acls``).
 
 CreateAcls and DeleteAcls change them through ``add`` and ``remove``: the file is written
 atomically (aside, then renamed) before the change is visible, so an acknowledged change survives
@@ -29,6 +29,9 @@ class AclStore:
         self.path = os.path.join(log_dir, FILE_NAME)
         self._lock = threading.Lock()  # one change at a time (changes run on the I/O pool)
         self._acls: tuple[Acl, ...] = self._read()
+
+    def stop(self) -> None:
+        """Nothing to stop: the file is read once, at start (``ZooKeeperAcls`` follows ZooKeeper)."""
 
     def acls(self) -> tuple[Acl, ...]:
         """Every ACL, as of now (a tuple replaced whole by each change: safe to read from any thread)."""

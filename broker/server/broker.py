@@ -25,6 +25,7 @@ import sys
 from broker.cluster.local_metadata import LocalMetadata
 from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
 from broker.cluster.registry import ZooKeeperRegistry, registry_for
+from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
 from broker.log.checkpoints import remove_stale_temporaries
@@ -85,13 +86,14 @@ class Broker:
         except BaseException:
             registry.close()
             raise
+        acls = None
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(log_manager)
             producer_ids = ProducerIdAllocator(config.log_dir)
-            acls = AclStore(config.log_dir)  # before the listeners: no request is served without the ACLs
+            acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
@@ -105,6 +107,8 @@ class Broker:
         except BaseException:
             for server in self._servers:
                 server.close()
+            if acls is not None:
+                acls.stop()
             log_manager.shutdown()
             registry.close()
             raise
@@ -155,6 +159,7 @@ class Broker:
         await ctx.groups.stop()
         ctx.io.shutdown()
         self._metadata_source.stop()
+        ctx.acls.stop()
         try:
             ctx.replicas.shutdown()
         finally:
@@ -168,6 +173,15 @@ def _topic_store(registry, config: BrokerConfig, metadata: MetadataCache):
     return TopicRegistry(config.log_dir, config.log, config.broker_id)
 
 
+def _acl_store(registry, config: BrokerConfig):
+    """Where ACLs are kept: ZooKeeper in a cluster (Kafka's nodes), ``acls.json`` on a single broker (one interface)."""
+    if isinstance(registry, ZooKeeperRegistry):
+        acls = ZooKeeperAcls(registry.client, registry.connect)
+        registry.new_session_listeners.append(acls.changed)
+        return acls
+    return AclStore(config.log_dir)
+
+
 def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
                      replicas: ReplicaManager):
     """What publishes the cluster to ``metadata`` and ``replicas``: ZooKeeper's nodes in a cluster, the
@@ -175,7 +189,7 @@ def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint
     if isinstance(registry, ZooKeeperRegistry):
         source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
         topics.metadata = source
-        registry.on_new_session = source.changed
+        registry.new_session_listeners.append(source.changed)
         return source
     return LocalMetadata(topics, cluster_id, endpoint, metadata, replicas)
 
