@@ -6,13 +6,17 @@ for literal patterns, ``/kafka-acl-extended/prefixed/<ResourceType>/<prefix>`` f
 A change rewrites each node it touches with compare-and-set on the node's version (read again and
 retried when another broker changed it meanwhile; a node left without ACLs is deleted), then
 announces itself as Kafka does with a sequential node under ``/kafka-acl-changes`` (literal) or
-``/kafka-acl-extended-changes`` (prefixed). Every broker watches both: a new notification wakes a
-thread that reads all the ACL nodes again and replaces the tuple the authorizer indexes. The
-broker making a change reads them again before it answers, so its own change is seen at once.
+``/kafka-acl-extended-changes`` (prefixed), removing the notifications older than 15 minutes. A
+resource name holding ``/`` is refused (its node would be below another one).
+
+Every broker watches both: a new notification wakes a thread that reads all the ACL nodes again
+and replaces the tuple the authorizer indexes. The broker making a change reads them again before
+it answers, so its own change is seen at once.
 """
 
 import contextlib
 import threading
+import time
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, NotEmptyError
 
@@ -24,13 +28,15 @@ from .zookeeper_data import (ACL_CHANGE_PREFIX, ACL_CHANGES_PATH, ACL_PATH, EXTE
                              PREFIXED_ACL_PATH, acl_change_json, acl_resource_path, acls_json, kafka_name,
                              parse_acls)
 
+NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # as Kafka's
 _ROOTS = ((ACL_PATH, PatternType.LITERAL), (PREFIXED_ACL_PATH, PatternType.PREFIXED))
 
 
 class ZooKeeperAcls:
-    def __init__(self, client, connect):
+    def __init__(self, client, connect, notification_expiry_ms: int = NOTIFICATION_EXPIRY_MS):
         self._client = client
         self._connect = connect
+        self._notification_expiry_ms = notification_expiry_ms
         self._change_lock = threading.Lock()  # one change at a time on this broker (others: compare-and-set)
         self._read_lock = threading.Lock()  # reads publish in the order they were made
         self._acls: tuple[Acl, ...] = ()
@@ -57,6 +63,9 @@ class ZooKeeperAcls:
 
     def add(self, acls: list[Acl]) -> None:
         """Store the ACLs (one already stored is kept once)."""
+        nested = next((acl.name for acl in acls if "/" in acl.name), None)
+        if nested is not None:  # it would name a node below another resource's
+            raise AclStoreError(f"resource name {nested!r} holds '/', which cannot be part of a ZooKeeper node's name")
         with self._change_lock, _zookeeper("store ACLs"):
             for pattern, new in _by_pattern(acls).items():
                 self._update(pattern, lambda stored: stored + [acl for acl in dict.fromkeys(new) if acl not in stored])
@@ -130,8 +139,19 @@ class ZooKeeperAcls:
                 break
             except (BadVersionError, NodeExistsError, NoNodeError, NotEmptyError):  # changed meanwhile
                 continue
-        changes = EXTENDED_ACL_CHANGES_PATH if pattern.pattern_type == PatternType.PREFIXED else ACL_CHANGES_PATH
-        self._client.create(self._path(f"{changes}/{ACL_CHANGE_PREFIX}"), acl_change_json(pattern), sequence=True)
+        changes = self._path(EXTENDED_ACL_CHANGES_PATH if pattern.pattern_type == PatternType.PREFIXED
+                             else ACL_CHANGES_PATH)
+        self._client.create(f"{changes}/{ACL_CHANGE_PREFIX}", acl_change_json(pattern), sequence=True)
+        self._remove_expired_notifications(changes)
+
+    def _remove_expired_notifications(self, changes: str) -> None:
+        """Notifications older than the expiry go, as Kafka's do (every broker read them long ago)."""
+        expired_before = time.time() * 1000 - self._notification_expiry_ms
+        for child in self._client.get_children(changes):
+            stat = self._client.exists(f"{changes}/{child}")
+            if stat is not None and stat.ctime < expired_before:
+                with contextlib.suppress(NoNodeError):  # another broker removed it first
+                    self._client.delete(f"{changes}/{child}")
 
 
 def _by_pattern(acls) -> dict[Acl, list[Acl]]:
