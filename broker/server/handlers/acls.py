@@ -1,5 +1,6 @@
 """DescribeAcls, CreateAcls and DeleteAcls (v0-1): the broker's ACLs, as ``kafka-acls`` and admin
-clients manage them (``broker.security.acls``, kept by ``broker.security.acl_store``).
+clients manage them (``broker.security.acls``, kept by ``broker.security.acl_store``, or in a
+cluster by ``broker.cluster.zookeeper_acls``).
 
 As in Kafka: without an authorizer (``authorizer.class.name``) the three answer SECURITY_DISABLED;
 describing needs Describe on the cluster and changing needs Alter on it
