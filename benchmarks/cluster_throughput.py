@@ -1,5 +1,4 @@
-"""Produce and fetch throughput of a 3-broker cluster, side by side with one standalone broker, and
-the time the cluster takes to replace a dead controller.
+"""Produce and fetch throughput of a 3-broker cluster vs one broker, and the controller's fail-over time.
 
 Both run on this machine in one run: the cluster (``EmbeddedCluster``: ZooKeeper and 3 broker
 processes, replication factor 1) and a standalone broker (no ZooKeeper). The same confluent-kafka
@@ -12,8 +11,9 @@ of the cluster's spread more than its capacity.
 Then the controller broker is killed (SIGKILL): the fail-over time is from the kill until another
 broker holds ``/controller`` in ZooKeeper, until the surviving brokers' Metadata names it (what a
 client asks before sending CreateTopics to the controller), and until a new topic of 6 partitions
-is created through them (a fresh admin client, so none keeps the dead controller in its cache). The dead controller's ZooKeeper session must
-expire first (``zookeeper.session.timeout.ms``, 6000 in ``EmbeddedCluster``), so that bounds it.
+is created through them (a fresh admin client, so none keeps the dead controller in its cache).
+The dead controller's ZooKeeper session must expire first (``zookeeper.session.timeout.ms``, 6000
+in ``EmbeddedCluster``), so that bounds it.
 
     .venv/bin/python -m benchmarks.cluster_throughput [--mib 64]
 """
