@@ -15,7 +15,7 @@ is created through them (a fresh admin client, so none keeps the dead controller
 The dead controller's ZooKeeper session must expire first (``zookeeper.session.timeout.ms``, 6000
 in ``EmbeddedCluster``), so that bounds it.
 
-    .venv/bin/python -m benchmarks.cluster_throughput [--mib 64]
+    .venv/bin/python -m benchmarks.cluster_throughput [--mib 256]
 """
 
 import argparse
@@ -101,7 +101,7 @@ def fail_over(cluster: EmbeddedCluster) -> dict:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mib", type=int, default=64, help="MiB produced, then fetched, on each side")
+    parser.add_argument("--mib", type=int, default=256, help="MiB produced, then fetched, on each side")
     args = parser.parse_args(argv)
     total_bytes = args.mib * MIB
     with tempfile.TemporaryDirectory() as directory:
