@@ -66,7 +66,8 @@ def controller(zookeeper: KazooClient) -> int | None:
 
 
 def fail_over(cluster: EmbeddedCluster) -> dict:
-    """Kill the controller; seconds until another broker holds /controller, and until a topic is created."""
+    """Kill the controller; seconds until another broker holds /controller, until the surviving brokers'
+    Metadata names it, and until a topic is created through them."""
     zookeeper = KazooClient(hosts=cluster.zookeeper.connect)
     zookeeper.start(timeout=30)
     try:
@@ -77,12 +78,11 @@ def fail_over(cluster: EmbeddedCluster) -> dict:
         started = time.perf_counter()
         deadline = started + FAILOVER_TIMEOUT
         cluster.brokers[old].kill()
-        while controller(zookeeper) in (old, None):
+        while (new := controller(zookeeper)) in (old, None):
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"no new controller within {FAILOVER_TIMEOUT}s")
             time.sleep(0.01)
         elected = time.perf_counter() - started
-        new = controller(zookeeper)
     finally:
         zookeeper.stop()
         zookeeper.close()
