@@ -150,7 +150,7 @@ def test_one_member_consumes_and_commits_with_metadata(broker, members, client, 
     topic, group = topic_name(request), topic_name(request) + "-group"
     produce(broker, topic, 40)
     member = members(client, group, topic)
-    wait_until(lambda: len(member.records) == 40, f"40 records ({member.describe()})")
+    wait_until(lambda: len(member.records) == 40, "40 records", members=[member])
     assert sorted(member.records) == sorted((i % PARTITIONS, i // PARTITIONS) for i in range(40))
     assert committed_offsets(broker, group, topic) == {p: (10, METADATA) for p in ALL_PARTITIONS}
     wait_until(lambda: stable_ownership(broker, group, [member]), "one member owning every partition")
@@ -165,7 +165,7 @@ def test_three_members_join_and_leave_and_every_record_is_committed_once(broker,
     topic, group = topic_name(request), topic_name(request) + "-group"
     produce(broker, topic, 120)
     first = members(client, group, topic, "--pause-ms", "20")
-    wait_until(lambda: len(first.records) >= 10, f"the first member's records ({first.describe()})")
+    wait_until(lambda: len(first.records) >= 10, "the first member's records", members=[first])
     others = [members(client, group, topic, "--pause-ms", "20") for _ in range(2)]
     group_of_three = [first, *others]
     wait_until(lambda: stable_ownership(broker, group, group_of_three), "three members sharing the partitions")
