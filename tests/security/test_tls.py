@@ -40,20 +40,8 @@ def test_a_pkcs12_key_store_and_required_client_certificates(start_broker, certi
                            "ssl.keystore.password": KEYSTORE_PASSWORD, "ssl.client.auth": "required",
                            "ssl.truststore.location": certificates.ca_p12, "ssl.truststore.type": "PKCS12",
                            "ssl.truststore.password": KEYSTORE_PASSWORD})
-    context = ssl.create_default_context(cafile=certificates.ca_pem)
-    context.load_cert_chain(certificates.client_pem)
-    with socket.create_connection(("127.0.0.1", broker.ports[1]), timeout=10) as raw, \
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-        assert tls.version() in ("TLSv1.2", "TLSv1.3")
-        tls.sendall(_api_versions_request())
-        assert len(tls.recv(4)) == 4  # served
-    no_certificate = ssl.create_default_context(cafile=certificates.ca_pem)
-    with socket.create_connection(("127.0.0.1", broker.ports[1]), timeout=10) as raw:
-        with pytest.raises((ssl.SSLError, ConnectionError)):
-            with no_certificate.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-                tls.sendall(_api_versions_request())
-                if not tls.recv(4):  # TLS 1.3: the refusal arrives after the client's handshake is done
-                    raise ConnectionError("closed")
+    assert _served(broker.ports[1], _client_context(certificates, certificates.client_pem)) in ("TLSv1.2", "TLSv1.3")
+    _assert_refused(broker.ports[1], _client_context(certificates))
     _wait_for_log(broker, "on TLS listener SSL: TLS handshake failed")
 
 
@@ -119,6 +107,33 @@ def test_bad_tls_settings_are_one_line(tmp_path, certificates):
         assert "\n" not in str(failure.value)
 
 
+def _client_context(certificates, client_pem: str | None = None) -> ssl.SSLContext:
+    """A client trusting the tests' CA, presenting ``client_pem`` (key and chain) if given."""
+    context = ssl.create_default_context(cafile=certificates.ca_pem)
+    if client_pem is not None:
+        context.load_cert_chain(client_pem)
+    return context
+
+
+def _served(port: int, context: ssl.SSLContext) -> str:
+    """Connect with ``context``, check an ApiVersions request is answered; the TLS version."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(_api_versions_request())
+        assert len(tls.recv(4)) == 4  # served
+        return tls.version()
+
+
+def _assert_refused(port: int, context: ssl.SSLContext) -> None:
+    """The broker refuses the handshake of ``context`` (its client certificate)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(_api_versions_request())
+                if not tls.recv(4):  # TLS 1.3: the refusal arrives after the client's handshake is done
+                    raise ConnectionError("closed")
+
+
 def _api_versions_request() -> bytes:
     from broker.protocol import frames
     from broker.protocol.apis import ApiKey
@@ -156,18 +171,6 @@ def test_expired_certificates_are_refused_on_both_sides(start_broker, certificat
     expired_client = tmp_path / "expired-client.pem"
     expired_client.write_bytes(certificates.ca.issue_cert("alice.example", common_name="alice", **lapsed)
                                .private_key_and_cert_chain_pem.bytes())
-    context = ssl.create_default_context(cafile=certificates.ca_pem)
-    context.load_cert_chain(str(expired_client))
-    with socket.create_connection(("127.0.0.1", requiring.ports[1]), timeout=10) as raw:
-        with pytest.raises((ssl.SSLError, ConnectionError)):
-            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-                tls.sendall(_api_versions_request())
-                if not tls.recv(4):  # TLS 1.3: the refusal arrives after the client's handshake is done
-                    raise ConnectionError("closed")
+    _assert_refused(requiring.ports[1], _client_context(certificates, str(expired_client)))
     _wait_for_log(requiring, "on TLS listener SSL: TLS handshake failed")
-    current = ssl.create_default_context(cafile=certificates.ca_pem)
-    current.load_cert_chain(certificates.client_pem)
-    with socket.create_connection(("127.0.0.1", requiring.ports[1]), timeout=10) as raw, \
-            current.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-        tls.sendall(_api_versions_request())
-        assert len(tls.recv(4)) == 4  # a valid certificate is still served
+    _served(requiring.ports[1], _client_context(certificates, certificates.client_pem))  # a valid one still is
