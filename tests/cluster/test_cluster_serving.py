@@ -1,9 +1,12 @@
 """Serving in cluster mode, on 3 real brokers and a real ZooKeeper: each broker serves the
 partitions it leads and answers NOT_LEADER_OR_FOLLOWER for the others; confluent-kafka,
 kafka-python and aiokafka find every partition's leader through Metadata and produce to and read
-from all partitions; the project's own client does too, auto-created topics are placed over the
-brokers, and the Spark source reads a topic spread over the three brokers (the shared ``spark``
+from all partitions; the project's own client and the command line (``kafkalog produce``,
+``consume``, ``consume --group``, ``groups describe``) do too, auto-created topics are placed over
+the brokers, and the Spark source reads a topic spread over the three brokers (the shared ``spark``
 session)."""
+
+import json
 
 import pytest
 
@@ -11,6 +14,7 @@ from broker.client import KafkaClient
 from broker.client.connection import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from tests.cli.support import kafkalog
 from tests.interop.clients import ADAPTERS
 from tests.interop.common import assert_same_records, make_records, with_offsets
 from tests.spark.feed import Msg, assert_rows, load, produce, rows
@@ -82,3 +86,31 @@ def test_the_spark_source_reads_a_topic_spread_over_three_brokers_one_task_per_p
     with KafkaClient(cluster.bootstrap) as client:
         assert {client.leader_of(topic, p).port for p in range(PARTITIONS)} == \
             {broker.port for broker in cluster.brokers.values()}
+
+
+def test_the_command_line_produces_to_and_reads_from_every_partition_across_the_brokers(cluster):
+    """``kafkalog produce`` spreads keyed lines over partitions led by three brokers, ``kafkalog consume``
+    reads each back from its leader, and ``consume --group`` commits to the group's coordinator
+    (whichever broker leads its ``__consumer_offsets`` partition), which ``groups describe`` shows."""
+    topic = "cli-spread"
+    created_everywhere(cluster, 2, topic, PARTITIONS)
+    lines = [f"user-{i}:view-{i}" for i in range(60)]
+    produced = kafkalog("produce", topic, "--key-separator", ":", "--bootstrap-server", cluster.bootstrap,
+                        input="\n".join(lines) + "\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = kafkalog("consume", topic, "--format", "json", "--bootstrap-server", cluster.bootstrap)
+    assert consumed.returncode == 0, consumed.stderr
+    read = [json.loads(line) for line in consumed.stdout.splitlines()]
+    assert sorted(f"{r['key']}:{r['value']}" for r in read) == sorted(lines)
+    assert {r["partition"] for r in read} == set(range(PARTITIONS))  # murmur2 of 60 keys reaches every partition
+    with KafkaClient(cluster.bootstrap) as client:
+        assert {client.leader_of(topic, r["partition"]).node_id for r in read} == {1, 2, 3}
+    grouped = kafkalog("consume", topic, "--group", "cli-spread-group", "--max-records", "60",
+                       "--bootstrap-server", cluster.bootstrap)
+    assert grouped.returncode == 0 and len(grouped.stdout.splitlines()) == 60, grouped.stderr
+    described = kafkalog("groups", "describe", "cli-spread-group", "--format", "json",
+                         "--bootstrap-server", cluster.bootstrap)
+    assert described.returncode == 0, described.stderr
+    ends = {p: sum(r["partition"] == p for r in read) for p in range(PARTITIONS)}
+    committed = {row["partition"]: (row["currentOffset"], row["lag"]) for row in json.loads(described.stdout)["partitions"]}
+    assert committed == {p: (end, 0) for p, end in ends.items()}
