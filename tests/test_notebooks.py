@@ -38,6 +38,19 @@ def test_explore_notebook_runs_top_to_bottom(tmp_path):
     assert "micro-batch 3:" in text, "the stream reads the page views in micro-batches of 10,000"
 
 
+@pytest.mark.timeout(600)
+def test_cluster_notebook_runs_top_to_bottom(tmp_path):
+    notebook = nbformat.read(NOTEBOOKS / "cluster.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert [o for o in outputs if "image/png" in o.get("data", {})], "the notebook draws the records on each broker"
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "tasks: 6" in text and text.count("no leader") == 2, text
+    assert "exit code of the cluster's processes: 0" in text
+
+
 def declared(setup: configparser.ConfigParser, section: str, key: str) -> set:
     """Distribution names of a requirement list of setup.cfg, normalised."""
     names = (re.match(r"[A-Za-z0-9._-]+", line.strip()).group() for line in setup[section][key].splitlines()
