@@ -6,7 +6,7 @@ the next offsets of the source topics (``subscribe`` or ``subscribePattern``, fr
 new checkpoint) and writes every record to the same partition of the target topic (named with the
 optional ``--topic-prefix``) with its key, value, headers and timestamp. Before a micro-batch is
 written, every source topic it may hold has its target topic (``mirror_topics``: created with the
-source's partition count and settings when missing). Spark's checkpoint (``--checkpoint``) says
+source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint (``--checkpoint``) says
 where the mirror is; each micro-batch's end offsets are also committed to a consumer group of the
 SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
 
@@ -32,8 +32,9 @@ examples:
                   --topic-prefix dc1. --max-offsets-per-trigger 100000
   kafkalog mirror --from dc1:9092 --to dc2:9092 --topics page-views --checkpoint /data/m --available-now
 
-Missing target topics are created with the source's partition count and topic settings; records
-keep their partition, key, value, headers and timestamp. Each micro-batch prints one line with the
+Missing target topics are created with the source's partition count and topic settings, target
+topics with fewer partitions than their source are grown to its count (also when partitions are
+added to the source while the mirror runs); records keep their partition, key, value, headers and timestamp. Each micro-batch prints one line with the
 records copied and the lag of each partition (the most behind first). Killed, the same command
 resumes from the checkpoint: nothing is lost, and the records of the micro-batch that was being
 written when it was killed may be copied twice (at least once, as the kafkalog sink).
@@ -57,6 +58,7 @@ class MirrorSettings:
     source_config: dict = dataclasses.field(default_factory=dict, repr=False)  # Kafka client settings (secrets)
     target_config: dict = dataclasses.field(default_factory=dict, repr=False)
     progress: bool = True
+    dry_run: bool = False  # check both clusters and the target topics, change nothing, start no Spark
 
     def source(self) -> dict:
         """Options of the ``kafkalog`` stream reading the source topics."""
@@ -131,6 +133,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="Spark master when no Spark session exists (default local[*])")
     parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check both clusters (and the credentials of each) and the target topics, say which "
+                             "would be created or grown, then stop: nothing is changed or copied, Spark is not started")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--verbose", action="store_true",
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
@@ -151,7 +156,7 @@ def settings_from(args) -> MirrorSettings:
         available_now=args.available_now, trigger_seconds=args.trigger_interval,
         max_offsets_per_trigger=args.max_offsets_per_trigger, fail_on_data_loss=args.fail_on_data_loss == "true",
         source_config=_config(args.from_config, "--from-config"), target_config=_config(args.to_config, "--to-config"),
-        progress=not args.quiet)
+        progress=not args.quiet, dry_run=args.dry_run)
 
 
 def _config(path: str | None, option: str) -> dict:
@@ -168,10 +173,14 @@ def run_command(args) -> int:
     from .mirror_run import mirror
     try:
         settings = settings_from(args)
-        require_java()
+        if not settings.dry_run:
+            require_java()
         copied = mirror(lambda: spark_session(args.master, args.conf, args.verbose, "kafkalog-mirror"), settings,
                         say=lambda line: print(line, flush=True))
         batches = copied.get("batches", 0)
+        if settings.dry_run:
+            print("dry run: nothing was created, grown or copied", flush=True)
+            return EXIT_OK
         print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}"
               if copied else "stopped; the same command resumes from the checkpoint", flush=True)
         return EXIT_OK

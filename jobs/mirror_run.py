@@ -3,7 +3,7 @@ and print its progress.
 
 Before Spark starts, the source topics are listed (none: refused) and their target topics made
 ready (``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in
-one line. The query reads the source with the ``kafkalog`` stream and writes each micro-batch in
+one line; a dry run stops there, having changed nothing. The query reads the source with the ``kafkalog`` stream and writes each micro-batch in
 ``foreachBatch``: first the target topics of every source topic read now (a topic created on the
 source since, matching ``--topic-pattern``, gets its target topic before any of its records is
 written), then the rows with the ``kafkalog`` sink, each to its source partition and with its
@@ -40,15 +40,17 @@ def mirror(spark, settings, say=print) -> dict:
     """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
     fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
-    (called once both clusters answered)."""
+    (called once both clusters answered; never in a dry run, which stops after checking them)."""
     ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
     partitions = _prepare_targets(settings, ready, say)
     if not partitions:
         what = f"matches --topic-pattern {settings.topic_pattern!r}" if settings.topic_pattern is not None \
             else f"of {', '.join(settings.topics)} exists"
         raise MirrorError(f"no topic on the source cluster {settings.source_servers} {what}")
-    say(f"mirroring {counted(len(partitions), 'partition')} of {counted(len({t for t, _ in partitions}), 'topic')} "
-        f"from {settings.source_servers} to {settings.target_servers}")
+    say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
+        f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to {settings.target_servers}")
+    if settings.dry_run:
+        return {"batches": 0, "records": 0}
     spark = spark() if callable(spark) else spark
     frame = spark.readStream.format("kafkalog").options(**settings.source()).load()
     rows = frame.select("key", "value", "headers", "timestamp", "partition",
@@ -87,7 +89,7 @@ def _prepare_targets(settings, ready: dict, say) -> list:
 
             def read_back(name: str) -> bool:
                 return name in names or (pattern is not None and pattern.fullmatch(name) is not None)
-        TargetTopics(source, target, settings.topic_prefix, read_back, ready, say).prepare(partitions)
+        TargetTopics(source, target, settings.topic_prefix, read_back, ready, say, settings.dry_run).prepare(partitions)
     return partitions
 
 

@@ -9,9 +9,9 @@ is the source, ``target`` a second broker that creates no topic on first use.
 * A continuous mirror in its own process picks up a topic created on the source while it runs, is
   SIGKILLed (with its Spark JVM) at a random moment of the stream, and the same command resumes it:
   nothing is lost, and each partition's duplicates are at most one stretch of one micro-batch.
-* Refusals in one line, before Spark starts: a pattern that matches nothing, a target topic with
-  fewer partitions than its source, an unreachable target, the same cluster without a prefix; each
-  side's client settings (SASL) from --from-config / --to-config.
+* Refusals in one line, before Spark starts: a pattern that matches nothing, an unreachable target,
+  the same cluster without a prefix; a dry run that says what it would create or grow and changes
+  nothing; each side's client settings (SASL) from --from-config / --to-config.
 """
 
 import contextlib
@@ -101,13 +101,17 @@ def test_available_now_mirror_copies_every_record_once_and_carries_on(jobs_broke
     assert {tp: o.offset for tp, o in committed.items()} == \
         {("mir-a", 0): 15, ("mir-a", 1): 15, ("mir-a", 2): 15, ("mir-b", 0): 12}
 
-    # new records, and a topic created since: the next run carries on from its checkpoint
+    # new records, a partition added and a topic created since: the next run carries on from its
+    # checkpoint, growing the target topic as MirrorMaker 2 does
     create_topic(source, "mir-c", 2)
-    produce(source, "mir-a", messages(6, partitions=(0, 2), tag="a2"))
+    with client(source) as c:
+        c.create_partitions("mir-a", 4)
+    produce(source, "mir-a", messages(6, partitions=(0, 2, 3), tag="a2"))
     produce(source, "mir-c", messages(8, partitions=(0, 1), tag="c"))
     code, out, err = run_mirror(*args)
     assert code == 0, err[-3000:]
-    assert "created topic dc1.mir-c on the target: 2 partitions" in out and "dc1.mir-a on" not in out
+    assert "created topic dc1.mir-c on the target: 2 partitions" in out and "created topic dc1.mir-a" not in out
+    assert "grew topic dc1.mir-a on the target from 3 to 4 partitions, as source topic mir-a" in out
     assert out.splitlines()[-1].startswith("done: 14 records copied in "), out
     assert records(spark, target.bootstrap, ["dc1.mir-a", "dc1.mir-b", "dc1.mir-c"]) == \
         renamed(records(spark, source, ["mir-a", "mir-b", "mir-c"]), prefix)
@@ -123,9 +127,6 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
     cases = [
         (["--to", target.bootstrap, "--topic-pattern", "nothing-.*"],
          "no topic on the source cluster " + source + " matches --topic-pattern 'nothing-.*'"),
-        (["--to", target.bootstrap, "--topics", "refused-a"],
-         "target topic 'refused-a' has 1 partition but source topic 'refused-a' has 2, and the mirror keeps "
-         "partition numbers; grow it first (kafkalog topics alter refused-a --partitions 2"),
         (["--to", "127.0.0.1:1", "--to-config", str(fast), "--topics", "refused-a"],
          "the target cluster 127.0.0.1:1: "),
         (["--to", source, "--topics", "refused-a"],
@@ -139,10 +140,28 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
         assert not (tmp_path / "checkpoint").exists()
 
 
+def test_a_dry_run_says_what_it_would_create_or_grow_and_changes_nothing(jobs_broker, target, tmp_path):
+    source = jobs_broker.bootstrap
+    create_topic(source, "dry-a", 3, {"retention.ms": "7200000"})
+    create_topic(source, "dry-b", 2)
+    create_topic(target.bootstrap, "dry-b", 1)
+    code, out, err = run_mirror("--from", source, "--to", target.bootstrap, "--topic-pattern", "dry-.*",
+                                "--checkpoint", str(tmp_path / "checkpoint"), "--dry-run")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "would create topic dry-a on the target: 3 partitions, retention.ms=7200000",
+        "would grow topic dry-b on the target from 1 to 2 partitions, as source topic dry-b",
+        f"would mirror 5 partitions of 2 topics from {source} to {target.bootstrap}",
+        "dry run: nothing was created, grown or copied"]
+    with client(target.bootstrap) as c:
+        assert "dry-a" not in c.topics() and len(c.partitions_of("dry-b")) == 1
+    assert not (tmp_path / "checkpoint").exists()
+
+
 def test_each_side_connects_with_its_own_client_settings(jobs_broker, tmp_path):
     """A cluster behind SASL PLAIN as the target, then as the source: --to-config's and --from-config's
     credentials reach it (a wrong password is refused in one line, naming the side), the other side
-    needs none. Each run stops at a target topic with too few partitions, before Spark starts."""
+    needs none (shown by a dry run, which reaches both sides and starts no Spark)."""
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="{}";'
     secured = EmbeddedBroker(tmp_path / "secured", {
         "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
@@ -157,13 +176,16 @@ def test_each_side_connects_with_its_own_client_settings(jobs_broker, tmp_path):
         config = tmp_path / "client.properties"
         for side, topic, sides in [("target", "secured-a", ["--from", plain, "--to", sasl, "--to-config", str(config)]),
                                    ("source", "secured-b", ["--from", sasl, "--to", plain, "--from-config", str(config)])]:
-            for password, expected in [("wrong-secret", f"the {side} cluster {sasl}: {sasl} refused user 'mirror'"),
-                                       ("mirror-secret", f"target topic '{topic}' has ")]:
-                config.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                                  f"sasl.jaas.config={jaas.format(password)}\n")
-                code, out, err = run_mirror(*sides, "--topics", topic, "--checkpoint", str(tmp_path / "checkpoint"))
-                assert code == 1 and err.startswith("kafkalog mirror: ") and expected in err, (side, err)
-                assert err.count("\n") == 1 and password not in err, err
+            config.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                              f"sasl.jaas.config={jaas.format('wrong-secret')}\n")
+            code, out, err = run_mirror(*sides, "--topics", topic, "--checkpoint", str(tmp_path / "checkpoint"))
+            assert code == 1 and err.startswith(f"kafkalog mirror: the {side} cluster {sasl}: {sasl} refused user "
+                                                f"'mirror'"), (side, err)
+            assert err.count("\n") == 1 and "wrong-secret" not in err, err
+            config.write_text(config.read_text().replace("wrong-secret", "mirror-secret"))
+            code, out, err = run_mirror(*sides, "--topics", topic, "--checkpoint", str(tmp_path / "checkpoint"),
+                                        "--dry-run")
+            assert code == 0 and f"would grow topic {topic} on the target from " in out, (side, out, err)
     finally:
         secured.kill()
 
