@@ -9,7 +9,6 @@ import os
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
-from kazoo.client import KazooClient
 
 from broker.client import KafkaClient
 from broker.client.connection import BrokerConnection
@@ -19,12 +18,8 @@ from tests.waiting import wait_for
 
 
 @pytest.fixture(scope="module")
-def kazoo(cluster):
-    client = KazooClient(hosts=cluster.zookeeper.connect)
-    client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
+def kazoo(cluster_kazoo):
+    return cluster_kazoo
 
 
 def request(broker, api: ApiKey, body: dict) -> dict:
@@ -194,7 +189,8 @@ def confluent_error(future) -> int:
 def test_a_manual_replica_assignment_from_a_third_party_admin_client_is_followed(cluster, kazoo):
     admin = confluent_admin(cluster)
     wanted = [[3], [1], [3], [2]]
-    assert confluent_error(admin.create_topics([NewTopic("placed", len(wanted), replica_assignment=wanted)])["placed"]) == 0
+    created = admin.create_topics([NewTopic("placed", len(wanted), replica_assignment=wanted)])["placed"]
+    assert confluent_error(created) == 0
     assert [znode(kazoo, "/brokers/topics/placed")["partitions"][str(p)] for p in range(4)] == wanted
     for broker in cluster.brokers.values():
         wait_for(lambda: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2], timeout=30,
