@@ -11,8 +11,10 @@ Stray partitions (Kafka 3.7's stray replicas): once, at start, after the first c
 cluster and before any is applied, every local log the cluster no longer assigns to this broker (its
 topic is gone, has fewer partitions, places the partition on another broker, or is a newer topic of
 the same name: the directory's topic id differs) is set aside as ``<topic>-<p>.<id>-stray``, kept
-and never read again. A directory without a topic id (made before ids were written) is kept. Lookups run on I/O threads while an image is
-applied: what they read is replaced whole, never changed in place.
+and never read again. A directory without a topic id (made before ids were written) is kept.
+
+Lookups run on I/O threads while an image is applied: what they read is replaced whole, never
+changed in place.
 """
 
 import logging
@@ -87,10 +89,9 @@ class ReplicaManager:
         if topic_id is not None and read_topic_id(partition_log.directory) is None:
             write_topic_id(partition_log.directory, topic_id)
 
-    def set_aside_strays(self, image: ClusterImage) -> list[str]:
+    def set_aside_strays(self, image: ClusterImage) -> None:
         """Set aside the local logs ``image`` (complete, the first of this broker) does not assign
-        here; one line logged for each. The directories they were renamed to."""
-        aside = []
+        here; one line logged for each."""
         for partition_log in self.log_manager.all_logs():
             why = _stray(image, self.node_id, partition_log)
             if why is None:
@@ -101,8 +102,6 @@ class ReplicaManager:
                 log.error("cannot set aside stray partition %s: %s", partition_log.name, exc)
                 continue
             log.warning("set aside stray partition %s as %s: %s", partition_log.name, directory, why)
-            aside.append(directory)
-        return aside
 
     def led_partitions(self, topic: str) -> dict[int, Partition]:
         """The partitions of ``topic`` this broker leads, by index."""
