@@ -101,6 +101,8 @@ class Metadata(NamedTuple):
     topic_errors: dict  # topic -> error code, for topics the broker answered with an error
     controller_id: int = -1
     internal: frozenset = frozenset()  # topics the cluster marks internal (__consumer_offsets)
+    cluster_id: str | None = None  # None from brokers before Metadata v2
+    replicas: dict = {}  # (topic, partition) -> the ids of its replicas
 
 
 class NewTopic(NamedTuple):
@@ -215,7 +217,7 @@ class KafkaClient:
             finally:
                 connection.close()
             brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
-            leaders, topic_errors, internal = {}, {}, set()
+            leaders, replicas, topic_errors, internal = {}, {}, {}, set()
             for topic in response["topics"]:
                 if topic["is_internal"]:
                     internal.add(topic["name"])
@@ -225,7 +227,9 @@ class KafkaClient:
                     topic_errors[topic["name"]] = topic["error_code"]
                 for p in topic["partitions"]:
                     leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
-            self._metadata = Metadata(brokers, leaders, topic_errors, response["controller_id"], frozenset(internal))
+                    replicas[(topic["name"], p["partition_index"])] = tuple(p["replica_nodes"])
+            self._metadata = Metadata(brokers, leaders, topic_errors, response["controller_id"], frozenset(internal),
+                                      response.get("cluster_id"), replicas)
             for node_id in [n for n in self._connections if n not in brokers]:
                 self._drop(node_id)
             return self._metadata

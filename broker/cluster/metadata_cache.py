@@ -67,16 +67,21 @@ class PartitionState:
 
 @dataclasses.dataclass(frozen=True)
 class ClusterImage:
-    """One consistent picture of the cluster; ``topics`` maps a name to its partitions, by index."""
+    """One consistent picture of the cluster; ``topics`` maps a name to its partitions, by index;
+    ``topic_ids`` a name to the id that tells it from an earlier topic of the same name (in
+    ZooKeeper, the creation zxid of ``/brokers/topics/<topic>``; a single broker has none)."""
     cluster_id: str
     controller_id: int
     brokers: tuple[BrokerEndpoint, ...]
     topics: MappingProxyType  # str -> tuple[PartitionState, ...]
+    topic_ids: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))  # str -> int
 
     @classmethod
-    def of(cls, cluster_id: str, controller_id: int, brokers, topics: dict) -> "ClusterImage":
+    def of(cls, cluster_id: str, controller_id: int, brokers, topics: dict,
+           topic_ids: dict | None = None) -> "ClusterImage":
         return cls(cluster_id, controller_id, tuple(brokers),
-                   MappingProxyType({name: tuple(partitions) for name, partitions in topics.items()}))
+                   MappingProxyType({name: tuple(partitions) for name, partitions in topics.items()}),
+                   MappingProxyType(dict(topic_ids or {})))
 
 
 EMPTY = ClusterImage.of("", NO_LEADER, (), {})

@@ -1,6 +1,7 @@
 """Where partitions live: the replication factors a topic may ask for, and the replica lists of new
 partitions, spread round-robin over the brokers from a start index (Kafka's rack-unaware
-assignment; the controller picks a random start so topics do not pile up on the first broker).
+assignment; the controller picks a random start so topics do not pile up on the first broker), or
+as a client's manual assignment says, once checked.
 
 Partitions have one replica each, as in the 0.7 design the seeds describe: a replication factor
 above 1 is refused (replication is a later step), and so is one above the live brokers.
@@ -33,6 +34,15 @@ def check_assignment(broker_ids: list[int], live_broker_ids: list[int]) -> None:
     if unknown:
         raise PlacementError(f"replica list {broker_ids} names broker(s) {unknown} that are not live "
                              f"(live: {sorted(live_broker_ids)})")
+
+
+def follow_assignment(requested: list[list[int]], count: int, live_broker_ids: list[int]) -> list[list[int]]:
+    """The replica lists of a manual assignment of ``count`` new partitions, checked (PlacementError)."""
+    if len(requested) != count:
+        raise PlacementError(f"{len(requested)} replica list(s) given for {count} new partition(s)")
+    for broker_ids in requested:
+        check_assignment(list(broker_ids), live_broker_ids)
+    return [list(broker_ids) for broker_ids in requested]
 
 
 def assign_replicas(first_partition: int, count: int, broker_ids: list[int], start_index: int = 0) -> list[list[int]]:

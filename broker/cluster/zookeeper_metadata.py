@@ -9,8 +9,13 @@ first (the settings new logs take), then to the replica manager (the partitions 
 logs), then to the metadata cache (Metadata starts naming them). A topic that disappears while this
 broker watches had its deletion completed by the controller: its local logs are deleted then; so
 are those of a topic deleted and created again between two reads (its node's creation zxid, which
-serves as the topic's identity, changed), before the new topic is served. A partition without a
+serves as the topic's id, changed), before the new topic is served. A partition without a
 state node yet (the controller has not elected its leader) has leader -1.
+
+What happened while this broker was away (a deletion completed without it, a topic created again)
+is found once, at start: after the first complete read, before anything is served, the replica
+manager sets aside the local partitions the cluster no longer assigns to this broker
+(``ReplicaManager.set_aside_strays``).
 """
 
 import logging
@@ -44,8 +49,11 @@ class ZooKeeperMetadata:
         self._published = threading.Condition()
 
     def start(self) -> None:
-        """Publish the cluster as ZooKeeper has it now, then follow its changes."""
-        self.refresh()
+        """Set aside the stray partitions of this broker once the whole cluster is read, publish the
+        cluster as ZooKeeper has it now, then follow its changes."""
+        image, topic_ids, topic_configs, broker_configs = self._read()
+        self._replicas.set_aside_strays(image)
+        self._refresh_with(image, topic_ids, topic_configs, broker_configs)
         self._thread.start()
 
     def changed(self, event=None) -> None:
@@ -62,13 +70,16 @@ class ZooKeeperMetadata:
 
     def refresh(self) -> None:
         """Read the cluster and publish it."""
-        image, topic_ids, topic_configs, broker_configs = self._read()
+        self._refresh_with(*self._read())
+
+    def _refresh_with(self, image: ClusterImage, topic_ids: dict, topic_configs: dict, broker_configs: dict) -> None:
         before = self._cache.image
         self._topics.update_configs(topic_configs, broker_configs)
         recreated = {name for name, created in topic_ids.items() if self._topic_ids.get(name, created) != created}
         if recreated:  # deleted and created again since the last read: the old logs go before the new topic is served
             self._publish(ClusterImage.of(image.cluster_id, image.controller_id, image.brokers,
-                                          {n: s for n, s in image.topics.items() if n not in recreated}))
+                                          {n: s for n, s in image.topics.items() if n not in recreated},
+                                          {n: i for n, i in image.topic_ids.items() if n not in recreated}))
             for topic in recreated & before.topics.keys():
                 self._delete_local_logs(topic, len(before.topics[topic]))
         self._publish(image)
@@ -112,12 +123,13 @@ class ZooKeeperMetadata:
         topics = {name: [self._partition(replicas, states[path(partition_state_path(name, p))])
                          for p, replicas in enumerate(replica_lists)]
                   for name, replica_lists in assignments.items()}
+        topic_ids = {n: created[path(topic_path(n))] for n in assignments}
         image = ClusterImage.of(self._cluster_id, NO_LEADER if controller is None else parse_controller(controller),
-                                [b for b in brokers if b is not None], topics)
+                                [b for b in brokers if b is not None], topics, topic_ids)
         topic_configs = {n: _config(first[path(f"{TOPIC_CONFIGS_PATH}/{n}")]) for n in assignments}
         broker_configs = {DEFAULT_BROKER_RESOURCE: _config(first[default_configs]),
                           str(self._cache.node_id): _config(first[own_configs])}
-        return image, {n: created[path(topic_path(n))] for n in assignments}, topic_configs, broker_configs
+        return image, topic_ids, topic_configs, broker_configs
 
     def _get_all(self, paths: list[str], created: dict | None = None) -> dict:
         """The data of each node (None for a missing one, watched for its creation), read pipelined;

@@ -6,9 +6,10 @@ Any broker takes a topic change and writes it; the controller acts on it and eve
 CreateTopics and DeleteTopics wait for the metadata), up to ``wait_seconds``:
 
 - a creation writes ``/config/topics/<topic>`` and ``/brokers/topics/<topic>`` (the replica lists:
-  round-robin over the live brokers from a random start) in one transaction, and waits until every
-  partition has its leader;
-- more partitions (CreatePartitions) extend ``/brokers/topics/<topic>`` (compare-and-set);
+  the client's manual assignment when it gives one, else round-robin over the live brokers from a
+  random start) in one transaction, and waits until every partition has its leader;
+- more partitions (CreatePartitions) extend ``/brokers/topics/<topic>`` (compare-and-set), placed
+  the same way;
 - a deletion creates ``/admin/delete_topics/<topic>`` and waits until the topic is gone;
 - settings replace ``/config/topics/<topic>`` or ``/config/brokers/<default>`` / ``<id>``.
 
@@ -25,7 +26,7 @@ from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
 
 from .metadata_cache import NO_LEADER
-from .placement import PlacementError, assign_replicas
+from .placement import PlacementError, assign_replicas, follow_assignment
 from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
                           check_partition_increase, checked_config, checked_new_topic)
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
@@ -87,13 +88,14 @@ class ZooKeeperTopics:
     # -- changes -------------------------------------------------------------------------
 
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               validate_only: bool = False) -> None:
+               validate_only: bool = False, replicas: list[list[int]] | None = None) -> None:
+        """Create a topic; ``replicas``: a manual assignment, each partition's replica list."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
         with _zookeeper(f"create topic {name!r}"):
             check_new_name(name, self._client.get_children(self._path(TOPICS_PATH)))
             if self._client.exists(self._path(f"{DELETE_TOPICS_PATH}/{name}")):
                 raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} is marked for deletion")
-            replicas = self._place(0, partitions)
+            replicas = self._place(0, partitions, replicas)
             if validate_only:
                 return
             transaction = self._client.transaction()
@@ -120,7 +122,9 @@ class ZooKeeperTopics:
                              f"topic {name!r} is marked for deletion; the controller deletes it once every broker "
                              f"holding its partitions is live")
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+    def add_partitions(self, name: str, count: int, validate_only: bool = False,
+                       replicas: list[list[int]] | None = None) -> None:
+        """Grow a topic to ``count`` partitions; ``replicas``: a manual assignment of the new ones."""
         path = self._path(topic_path(name))
         with _zookeeper(f"add partitions to {name!r}"):
             while True:
@@ -128,13 +132,13 @@ class ZooKeeperTopics:
                     data, stat = self._client.get(path)
                 except NoNodeError:
                     raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist") from None
-                replicas = parse_topic_assignment(data)
-                check_partition_increase(name, len(replicas), count)
-                added = self._place(len(replicas), count - len(replicas))
+                current = parse_topic_assignment(data)
+                check_partition_increase(name, len(current), count)
+                added = self._place(len(current), count - len(current), replicas)
                 if validate_only:
                     return
                 try:
-                    self._client.set(path, topic_assignment_json(replicas + added), version=stat.version)
+                    self._client.set(path, topic_assignment_json(current + added), version=stat.version)
                     break
                 except BadVersionError:  # changed meanwhile: look again
                     continue
@@ -165,9 +169,16 @@ class ZooKeeperTopics:
     def _path(self, path: str) -> str:
         return self._connect.path(path)
 
-    def _place(self, first_partition: int, count: int) -> list[list[int]]:
-        """Replica lists of new partitions: round-robin over the live brokers from a random start."""
+    def _place(self, first_partition: int, count: int, requested: list[list[int]] | None) -> list[list[int]]:
+        """Replica lists of ``count`` new partitions: the ``requested`` ones (checked against the live
+        brokers again: the handler checked them against its cache), else round-robin over the live
+        brokers from a random start."""
         live = [int(i) for i in self._client.get_children(self._path(BROKER_IDS_PATH))]
+        if requested is not None:
+            try:
+                return follow_assignment(requested, count, live)
+            except PlacementError as exc:
+                raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, str(exc)) from None
         try:
             return assign_replicas(first_partition, count, live, random.randrange(len(live)) if live else 0)
         except PlacementError as exc:

@@ -9,6 +9,8 @@ It owns, as Kafka's ``LogManager`` does:
 * ``.kafka_cleanshutdown``: written after a clean shutdown flushed everything; when present at
   start the logs skip recovery; it is deleted once the logs are loaded,
 * the background tasks: checkpoints, retention, flushes, and delayed segment deletion,
+* stray partition directories (``<topic>-<partition>.<id>-stray``): set aside for a person to look
+  at (the cluster no longer assigns them to this broker), kept, never loaded again,
 * the log cleaner (``log_cleaner``), which compacts the logs whose ``cleanup.policy`` says so.
 
 At start the logs are loaded (and, after an unclean stop, recovered) by ``recovery_threads``
@@ -39,6 +41,7 @@ LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 META_PROPERTIES_FILE = "meta.properties"
 DELETE_DIR_SUFFIX = "-delete"
+STRAY_DIR_SUFFIX = "-stray"
 MAX_FILE_NAME = 255
 _SHUTDOWN_FLUSH_THREADS = 8  # fsyncs in parallel share the filesystem's journal commits
 
@@ -143,6 +146,8 @@ class LogManager:
             if name.endswith(DELETE_DIR_SUFFIX):
                 shutil.rmtree(path, ignore_errors=True)
                 continue
+            if name.endswith(STRAY_DIR_SUFFIX):
+                continue
             try:
                 topic, partition = parse_directory_name(name)
             except ValueError:
@@ -209,17 +214,38 @@ class LogManager:
         self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
 
+    def set_aside_stray(self, topic: str, partition: int) -> str | None:
+        """Take a partition's log out of this directory's logs and rename its directory
+        ``<topic>-<partition>.<id>-stray``, its files kept as they are (Kafka's stray replicas);
+        the new path, None when there is no such log."""
+        with self._lock:
+            removed = self._logs.pop((topic, partition), None)
+        if removed is None:
+            return None
+        self.cleaner.abort(removed)
+        try:
+            removed.close()
+        except (LogError, OSError) as exc:  # a full disk: the files are let go of as they are
+            log.warning("cannot close %s cleanly before setting it aside: %s", removed.name, exc)
+            removed.discard()
+        return self._rename_aside(removed.directory, STRAY_DIR_SUFFIX)
+
     def _set_aside(self, directory: str, delay_ms: int) -> None:
         """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
-        suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
-        doomed = os.path.join(self.log_dir, name + suffix)
-        os.rename(directory, doomed)
+        doomed = self._rename_aside(directory, DELETE_DIR_SUFFIX)
         self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+
+    def _rename_aside(self, directory: str, kind: str) -> str:
+        """Rename a partition directory ``<name>.<id><kind>``, out of the logs' way; the new path."""
+        suffix = f".{uuid.uuid4().hex}{kind}"
+        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        aside = os.path.join(self.log_dir, name + suffix)
+        os.rename(directory, aside)
         try:
             checkpoints.fsync_directory(self.log_dir)
         except OSError as exc:  # the rename stands; only a machine crash could undo it
             log.warning("cannot sync %s after setting %s aside: %s", self.log_dir, directory, exc)
+        return aside
 
     # -- background work -----------------------------------------------------------------
 

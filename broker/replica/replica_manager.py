@@ -3,9 +3,18 @@ each cluster image the metadata source publishes, and the lookup every partition
 starts with, which answers Kafka's error when this broker cannot serve the partition.
 
 A partition this broker leads gets its local log from the log manager (made if missing; if it
-cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR); a partition
-led elsewhere, or by no one, is not held here. Lookups run on I/O threads while an image is
-applied: what they read is replaced whole, never changed in place.
+cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
+its topic written in its directory (``topic_id_file``) when the image has one; a partition
+led elsewhere, or by no one, is not held here.
+
+Stray partitions (Kafka 3.7's stray replicas): once, at start, after the first complete image of a
+cluster and before any is applied, every local log the cluster no longer assigns to this broker (its
+topic is gone, has fewer partitions, places the partition on another broker, or is a newer topic of
+the same name: the directory's topic id differs) is set aside as ``<topic>-<p>.<id>-stray``, kept
+and never read again. A directory without a topic id (made before ids were written) is kept.
+
+Lookups run on I/O threads while an image is applied: what they read is replaced whole, never
+changed in place.
 """
 
 import logging
@@ -18,6 +27,7 @@ from broker.log.manager import LogManager
 from broker.protocol.errors import ErrorCode
 
 from .partition import Partition
+from .topic_id_file import read_topic_id, write_topic_id
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +73,35 @@ class ReplicaManager:
                         log.error("%s-%d is offline on this broker: %s", topic, index, exc)
                         continue
                     unchanged = key in before and before[key].state == state and before[key].log is partition_log
+                    if not unchanged:
+                        try:
+                            self._record_topic_id(partition_log, image.topic_ids.get(topic))
+                        except OSError as exc:
+                            offline[key] = f"cannot write its topic id: {exc.strerror or exc}"
+                            log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
+                            continue
                     led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
             self._applied = _Applied(image, led, offline)
         self.on_apply()
+
+    @staticmethod
+    def _record_topic_id(partition_log, topic_id: int | None) -> None:
+        if topic_id is not None and read_topic_id(partition_log.directory) is None:
+            write_topic_id(partition_log.directory, topic_id)
+
+    def set_aside_strays(self, image: ClusterImage) -> None:
+        """Set aside the local logs ``image`` (complete, the first of this broker) does not assign
+        here; one line logged for each."""
+        for partition_log in self.log_manager.all_logs():
+            why = _stray(image, self.node_id, partition_log)
+            if why is None:
+                continue
+            try:
+                directory = self.log_manager.set_aside_stray(partition_log.topic, partition_log.partition)
+            except OSError as exc:
+                log.error("cannot set aside stray partition %s: %s", partition_log.name, exc)
+                continue
+            log.warning("set aside stray partition %s as %s: %s", partition_log.name, directory, why)
 
     def led_partitions(self, topic: str) -> dict[int, Partition]:
         """The partitions of ``topic`` this broker leads, by index."""
@@ -98,6 +134,22 @@ class ReplicaManager:
     def shutdown(self) -> None:
         """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
         self.log_manager.shutdown()
+
+
+def _stray(image: ClusterImage, node_id: int, partition_log) -> str | None:
+    """Why the cluster no longer assigns a local log to this broker; None when it does."""
+    topic, index = partition_log.topic, partition_log.partition
+    states = image.topics.get(topic)
+    if states is None:
+        return f"topic {topic!r} no longer exists"
+    if index >= len(states):
+        return f"topic {topic!r} has {len(states)} partition(s) now"
+    if node_id not in states[index].replicas:
+        return f"the partition is assigned to broker(s) {list(states[index].replicas)}"
+    found = read_topic_id(partition_log.directory)
+    if found is not None and found != image.topic_ids.get(topic):
+        return f"it belongs to an earlier topic {topic!r} (topic id {found}, now {image.topic_ids.get(topic)})"
+    return None
 
 
 def _not_served(applied: _Applied, node_id: int, topic: str, index: int) -> PartitionError:

@@ -145,8 +145,9 @@ class TopicRegistry:
     # -- changes -------------------------------------------------------------------------
 
     def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               validate_only: bool = False) -> None:
-        """Create a topic, or raise TopicError with the Kafka error code to answer."""
+               validate_only: bool = False, replicas: list[list[int]] | None = None) -> None:
+        """Create a topic, or raise TopicError with the Kafka error code to answer. A manual
+        assignment (``replicas``, checked by the handler) can only name this broker: nothing to follow."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
         with self._lock:
             check_new_name(name, self._topics)
@@ -264,8 +265,10 @@ class TopicRegistry:
                 except OSError as exc:
                     log.warning("cannot remove %s: %s", entry.path, exc)
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
-        """Grow a topic to ``count`` partitions (CreatePartitions); a topic never shrinks."""
+    def add_partitions(self, name: str, count: int, validate_only: bool = False,
+                       replicas: list[list[int]] | None = None) -> None:
+        """Grow a topic to ``count`` partitions (CreatePartitions); a topic never shrinks. ``replicas``
+        as for ``create``."""
         with self._lock:
             topic = self._topics.get(name)
             if topic is None:

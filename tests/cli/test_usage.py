@@ -14,9 +14,9 @@ from .support import kafkalog, one_line_error
 
 COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
             ["produce"], ["consume"], ["load"], ["mirror"], ["dump-log"], ["broker"], ["acls", "list"],
-            ["acls", "add"], ["acls", "remove"]]
+            ["acls", "add"], ["acls", "remove"], ["cluster"], ["cluster", "describe"]]
 CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
-                   ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"]]
+                   ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"], ["cluster", "describe"]]
 UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command
 
 
@@ -58,6 +58,12 @@ def test_top_level_help_lists_every_command():
     (["topics", "describe", "t", "--format", "yaml"], "kafkalog topics describe: ", "invalid choice: 'yaml'"),
     (["consume", "t", "--unknown-option"], "kafkalog: ", "unrecognized arguments: --unknown-option"),
     (["consume", "t", "--timeout", "0"], "kafkalog consume: ", "'0' is not a positive number of seconds"),
+    (["cluster"], "kafkalog cluster: ", "the following arguments are required: --data-dir (or describe a running "
+                                        "cluster: kafkalog cluster describe --bootstrap-server HOST:PORT)"),
+    (["cluster", "--brokers", "2", "describe"], "kafkalog cluster: ",
+     "--brokers starts a cluster; describe takes --bootstrap-server (not both)"),
+    (["cluster", "describe", "--data-dir", "d"], "kafkalog: ", "unrecognized arguments: --data-dir d"),
+    (["cluster", "describ"], "kafkalog cluster: ", "argument [describe]: invalid choice: 'describ'"),
     (["consume", "t", "--bootstrap-server", "no-port"], "kafkalog consume: ",
      "--bootstrap-server: 'no-port' is not a list of host:port"),
     (["load", "--topics", "t"], "kafkalog load: ", "the following arguments are required: --output"),

@@ -46,3 +46,13 @@ def cluster(tmp_path_factory):
     with EmbeddedCluster(tmp_path_factory.mktemp("cluster"), brokers=3,
                          settings={"zookeeper.session.timeout.ms": "2000", "offsets.topic.num.partitions": "6"}) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def cluster_kazoo(cluster):
+    """A kazoo client of the module's cluster's ZooKeeper, to read what its brokers wrote."""
+    client = KazooClient(hosts=cluster.zookeeper.connect)
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()

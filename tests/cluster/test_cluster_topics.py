@@ -1,12 +1,14 @@
 """Topics in cluster mode, on 3 real brokers and a real ZooKeeper: created, grown, configured and
 deleted through any broker, written as Kafka writes them (read back with kazoo), spread over the
-brokers by the controller, and every broker's Metadata naming all brokers, leaders and the controller."""
+brokers by the controller (or as a client's manual assignment says), and every broker's Metadata naming
+all brokers, leaders and the controller."""
 
 import json
 import os
 
 import pytest
-from kazoo.client import KazooClient
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from broker.client import KafkaClient
 from broker.client.connection import BrokerConnection
@@ -16,12 +18,8 @@ from tests.waiting import wait_for
 
 
 @pytest.fixture(scope="module")
-def kazoo(cluster):
-    client = KazooClient(hosts=cluster.zookeeper.connect)
-    client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
+def kazoo(cluster_kazoo):
+    return cluster_kazoo
 
 
 def request(broker, api: ApiKey, body: dict) -> dict:
@@ -173,3 +171,47 @@ def test_a_topic_deleted_and_created_again_between_two_reads_starts_empty(cluste
              what="the controller to elect the new partition's leader")
     assert wait_for(lambda: [offset] if (offset := latest()) is not None else None, timeout=30,
                     what="the leader to serve the new partition") == [0]
+
+
+def confluent_admin(cluster) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.bootstrap})
+
+
+def confluent_error(future) -> int:
+    """The Kafka error code a confluent-kafka admin future failed with (0 when it succeeded)."""
+    try:
+        future.result(timeout=60)
+    except KafkaException as exc:
+        return exc.args[0].code()
+    return ErrorCode.NONE
+
+
+def test_a_manual_replica_assignment_from_a_third_party_admin_client_is_followed(cluster, kazoo):
+    admin = confluent_admin(cluster)
+    wanted = [[3], [1], [3], [2]]
+    created = admin.create_topics([NewTopic("placed", len(wanted), replica_assignment=wanted)])["placed"]
+    assert confluent_error(created) == 0
+    assert [znode(kazoo, "/brokers/topics/placed")["partitions"][str(p)] for p in range(4)] == wanted
+    for broker in cluster.brokers.values():
+        wait_for(lambda: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2], timeout=30,
+                 what=f"broker {broker.port} to see the named leaders")
+    grown = admin.create_partitions([NewPartitions("placed", 6, replica_assignment=[[1], [1]])])["placed"]
+    assert confluent_error(grown) == 0
+    assert leaders(metadata(cluster.brokers[2], ["placed"]), "placed") == [3, 1, 3, 2, 1, 1]
+    with KafkaClient(cluster.bootstrap) as client:  # each named broker serves its partition
+        for partition in range(6):
+            client.produce("placed", partition, [(b"k", b"v")])
+        assert {p: offsets[0] for (_, p), offsets in client.list_offsets(
+            {("placed", p): -1 for p in range(6)}).items()} == {p: 1 for p in range(6)}
+
+
+def test_a_manual_replica_assignment_naming_a_broker_that_is_not_live_is_refused(cluster, kazoo):
+    admin = confluent_admin(cluster)
+    refused = admin.create_topics([NewTopic("misplaced", 2, replica_assignment=[[1], [7]])])["misplaced"]
+    assert confluent_error(refused) == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert not kazoo.exists("/brokers/topics/misplaced")
+    assert confluent_error(admin.create_topics([NewTopic("regrown", 1, replica_assignment=[[2]])])["regrown"]) == 0
+    for assignment in ([[7]], [[1], [2]]):  # a broker that is not live; two lists for one new partition
+        refused = admin.create_partitions([NewPartitions("regrown", 2, replica_assignment=assignment)])["regrown"]
+        assert confluent_error(refused) == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert len(znode(kazoo, "/brokers/topics/regrown")["partitions"]) == 1

@@ -3,7 +3,8 @@ replica per partition, on live brokers), and round-robin placement of new partit
 
 import pytest
 
-from broker.cluster.placement import PlacementError, assign_replicas, check_assignment, check_replication_factor
+from broker.cluster.placement import (PlacementError, assign_replicas, check_assignment, check_replication_factor,
+                                     follow_assignment)
 
 
 def test_replication_factor_must_fit_the_live_brokers_and_be_one():
@@ -32,3 +33,11 @@ def test_partitions_are_spread_round_robin_from_the_start_index():
     assert assign_replicas(0, 2, [0]) == [[0], [0]]
     with pytest.raises(PlacementError, match="no broker"):
         assign_replicas(0, 1, [])
+
+
+def test_a_manual_assignment_is_followed_once_checked():
+    assert follow_assignment([[3], [1], [3]], 3, live_broker_ids=[1, 2, 3]) == [[3], [1], [3]]
+    with pytest.raises(PlacementError, match=r"2 replica list\(s\) given for 3 new partition\(s\)"):
+        follow_assignment([[3], [1]], 3, live_broker_ids=[1, 2, 3])
+    with pytest.raises(PlacementError, match=r"names broker\(s\) \[4\] that are not live"):
+        follow_assignment([[3], [4]], 2, live_broker_ids=[1, 2, 3])

@@ -1,7 +1,8 @@
 """Cluster mode's registry against a real ZooKeeper server and real broker processes: the cluster
 id and the broker's ephemeral registration with Kafka's JSON, read back with kazoo; a duplicate
-broker id and a log directory of another cluster refused at start in one line; registration again
-after the broker's session expired; ZooKeeper unreachable."""
+broker id and a log directory of another cluster refused at start in one line; a running broker
+whose session expired registering, standing for controller and leading its partitions again with
+their records; ZooKeeper unreachable."""
 
 import json
 import signal
@@ -9,10 +10,12 @@ import socket
 import subprocess
 import sys
 
+from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.security import make_acl
 
 from broker.client import KafkaClient
 from broker.embedded import EmbeddedBroker
+from tests.cli.support import consume_records, produce_records
 from tests.waiting import wait_for
 
 REGISTRATION_KEYS = {"listener_security_protocol_map", "endpoints", "rack", "jmx_port", "host", "timestamp", "port",
@@ -105,19 +108,54 @@ def test_a_log_directory_of_another_cluster_is_refused(tmp_path, zookeeper, kazo
     assert registration(kazoo, other, 0) is None
 
 
-def test_a_broker_registers_again_after_its_session_expired(tmp_path, zookeeper, kazoo):
+def partition_state(kazoo, zookeeper: str, topic: str, partition: int) -> dict:
+    return json.loads(kazoo.get(f"{chroot(zookeeper)}/brokers/topics/{topic}/partitions/{partition}/state")[0])
+
+
+def test_a_running_broker_whose_session_expired_registers_stands_and_leads_its_partitions_again(tmp_path, zookeeper,
+                                                                                                 kazoo):
+    """Broker 1 is frozen (SIGSTOP: no heartbeats) until ZooKeeper expires its session for real, then
+    thawed: it registers again with a new session; the controller (broker 2, or broker 1's successor)
+    took its partitions' leadership away meanwhile and gives it back at a higher leader epoch; broker
+    1 serves the same records; and it stands in elections again (it becomes controller when broker
+    2 dies)."""
     settings = {"zookeeper.connect": zookeeper, "zookeeper.session.timeout.ms": "2000"}
-    with EmbeddedBroker(tmp_path / "log", settings) as broker:
-        _, first_session = registration(kazoo, zookeeper, 0)
-        broker.process.send_signal(signal.SIGSTOP)  # no heartbeats: ZooKeeper expires the session
+    frozen = EmbeddedBroker(tmp_path / "log1", {**settings, "broker.id": "1"})
+    other = EmbeddedBroker(tmp_path / "log2", {**settings, "broker.id": "2"})
+    try:
+        frozen.start()
+        other.start()
+        admin = AdminClient({"bootstrap.servers": frozen.bootstrap})
+        admin.create_topics([NewTopic("kept", 2, replica_assignment=[[1], [1]])])["kept"].result(timeout=60)
+        records = [(p, f"k{i}".encode(), f"v{p}-{i}".encode(), 1_700_000_000_000 + i) for p in (0, 1) for i in range(3)]
+        produce_records(frozen.bootstrap, "kept", records)
+        _, first_session = registration(kazoo, zookeeper, 1)
+        frozen.process.send_signal(signal.SIGSTOP)
         try:
-            wait_for(lambda: registration(kazoo, zookeeper, 0) is None, timeout=60, what="the session to expire")
+            wait_for(lambda: registration(kazoo, zookeeper, 1) is None, timeout=60, what="the session to expire")
+            away = wait_for(lambda: (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)]) and
+                            all(state["leader"] == -1 for state in s) and s, timeout=60, interval=0.2,
+                            what="the controller to take the frozen broker's leadership away")
+            assert controller(kazoo, zookeeper)[0] == 2
         finally:
-            broker.process.send_signal(signal.SIGCONT)
-        again = wait_for(lambda: registration(kazoo, zookeeper, 0), timeout=60, what="the broker to register again")
-        assert again[1] != first_session and again[0]["port"] == broker.port
-        wait_for(lambda: "registered broker 0 again after a new ZooKeeper session" in broker.stderr_tail(100),
+            frozen.process.send_signal(signal.SIGCONT)
+        again = wait_for(lambda: registration(kazoo, zookeeper, 1), timeout=60, what="the broker to register again")
+        assert again[1] != first_session and again[0]["port"] == frozen.port
+        wait_for(lambda: "registered broker 1 again after a new ZooKeeper session" in frozen.stderr_tail(100),
                  timeout=30, what="the broker's log line")  # written just after the node
+        states = wait_for(lambda: (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)]) and
+                          all(state["leader"] == 1 for state in s) and s, timeout=60, interval=0.2,
+                          what="the broker to lead its partitions again")
+        assert all(back["leader_epoch"] > gone["leader_epoch"] > 0 for back, gone in zip(states, away))
+        found = consume_records(frozen.bootstrap, "kept", [0, 1], len(records))
+        assert [(r.partition, r.key, r.value, r.timestamp) for r in found] == records
+        epoch = controller(kazoo, zookeeper)[1]
+        other.kill()
+        wait_for(lambda: controller(kazoo, zookeeper) == (1, epoch + 1), timeout=60,
+                 what="the broker to stand for controller again, and win once broker 2 is gone")
+    finally:
+        frozen.kill()
+        other.kill()
 
 
 def test_a_chroot_the_broker_may_not_write_to_is_one_line(tmp_path, zookeeper, kazoo):

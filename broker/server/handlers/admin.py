@@ -3,7 +3,8 @@
 Replication factors and manual replica assignments are checked against the live brokers of the
 metadata cache and the placement rules (one replica per partition: a factor other than 1, or -1,
 "the default", from v4, is INVALID_REPLICATION_FACTOR; an assignment naming anything but one live
-broker is INVALID_REPLICA_ASSIGNMENT). Each topic succeeds or fails on its own, and a name given twice
+broker is INVALID_REPLICA_ASSIGNMENT); a valid assignment is handed to the topic store, which
+places the partitions as it says. Each topic succeeds or fails on its own, and a name given twice
 in one request is refused for both (INVALID_REQUEST, as Kafka's controller does); a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
 deleting files runs on the I/O pool; ``__consumer_offsets`` is created by the group coordinator alone,
@@ -42,6 +43,13 @@ def _partition_count(ctx, topic: dict) -> int:
     return len(assignments)
 
 
+def requested_replicas(assignments: list[dict] | None) -> list[list[int]] | None:
+    """The replica lists of a manual assignment, in partition order (None when the client gave none)."""
+    if not assignments:
+        return None
+    return [list(a["broker_ids"]) for a in assignments]
+
+
 def may_create(ctx, topic: str) -> bool:
     """Kafka's rule for creating a topic: Create on the cluster, or else on the topic."""
     return (ctx.allows(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
@@ -67,7 +75,8 @@ async def handle_create(ctx, header, request) -> dict:
                                                         f"creates it (offsets.topic.num.partitions)")
         configs = {c["name"]: c["value"] for c in topic["configs"]}
         await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
-                         request["validate_only"])
+                         request["validate_only"],
+                         requested_replicas(sorted(topic["assignments"], key=lambda a: a["partition_index"])))
 
     return {"throttle_time_ms": 0, "topics": await per_topic(request["topics"], create)}
 

@@ -1,7 +1,7 @@
 """CreatePartitions (v0-1): grow a topic to a higher partition count, as ``kafka-topics --alter
 --partitions N`` asks. Records already stored stay where they are; keyed records produced from
 now on may hash to a new partition (as in Kafka). A manual assignment must give each new
-partition one live broker; a topic named twice in one request is refused for both. It needs
+partition one live broker, and is followed; a topic named twice in one request is refused for both. It needs
 Alter on the topic (TOPIC_AUTHORIZATION_FAILED). The new
 partition logs are made on the I/O pool, off the event loop.
 """
@@ -10,7 +10,7 @@ from broker.protocol.errors import ErrorCode
 from broker.security.acls import Operation, ResourceType
 
 from ..topics import TopicError
-from .admin import check_assignments
+from .admin import check_assignments, requested_replicas
 from .topic_results import per_topic
 
 
@@ -31,6 +31,7 @@ async def handle(ctx, header, request) -> dict:
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to alter topic {topic['name']!r}")
         if ctx.metadata.contains_topic(topic["name"]):
             _check_assignments(ctx, topic)
-        await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"])
+        await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"],
+                         requested_replicas(topic["assignments"]))
 
     return {"throttle_time_ms": 0, "results": await per_topic(request["topics"], add_partitions)}
