@@ -13,7 +13,7 @@ returns loads every offset exactly once.
 import contextlib
 
 import pytest
-from pyspark.errors import AnalysisException, PythonException
+from pyspark.errors import AnalysisException, PythonException, StreamingQueryException
 
 import jobs.load
 from jobs import consistency
@@ -31,6 +31,7 @@ PARTITIONS = 6
 VICTIM = 2
 FAST_RETRIES = {"fetchOffset.numRetries": "2", "fetchOffset.retryIntervalMs": "100",
                 "kafka.request.timeout.ms": "5000"}
+STREAM_SECONDS = 90
 
 
 def partition_leaders(broker, topic: str) -> dict:
@@ -175,3 +176,34 @@ def test_a_broker_killed_between_planning_and_writing_fails_the_run_and_the_reru
     again = ok(load_run(cluster, bootstrap, topic, output))
     assert "run 1 was planned but not committed: executing its plan again" in again.stdout
     assert_exactly_once(output, produced)
+
+
+# -- a streaming query -------------------------------------------------------------------------------
+
+
+def available_now(spark, bootstrap: str, topic: str, out, checkpoint):
+    """An AvailableNow query of ``topic`` into a Parquet file sink, from the earliest offsets."""
+    frame = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
+             .option("subscribe", topic).option("startingOffsets", "earliest")
+             .options(**FAST_RETRIES).load())
+    return (frame.writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True).start())
+
+
+def test_a_stream_started_while_a_broker_is_down_fails_naming_it_and_restarted_reads_each_offset_once(
+        cluster, spark, tmp_path):
+    topic = "stream-through-a-kill"
+    first, led = spread_topic(cluster, topic)
+    bootstrap, out, checkpoint = cluster.bootstrap, tmp_path / "out", tmp_path / "checkpoint"
+    query = available_now(spark, bootstrap, topic, out, checkpoint)
+    assert query.awaitTermination(STREAM_SECONDS) and query.exception() is None
+    second = produce(bootstrap, topic, records(topic, 5, "second"))
+    with broker_dead(cluster, topic, led):
+        query = available_now(spark, bootstrap, topic, out, checkpoint)
+        with pytest.raises(StreamingQueryException) as raised:
+            query.awaitTermination(STREAM_SECONDS)
+        message = str(raised.value)
+        assert f"broker {VICTIM}" in message and all(f"{topic}-{p}" in message for p in led), message[:2000]
+    query = available_now(spark, bootstrap, topic, out, checkpoint)
+    assert query.awaitTermination(STREAM_SECONDS) and query.exception() is None
+    assert rows(spark.read.parquet(str(out))) == sorted(first + second)
