@@ -11,12 +11,13 @@ stored in the broker: the caller owns the offsets (the design's "stateless" cons
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
 and retry, a bounded number of times with a backoff; when no broker can be reached the error is a
 ``BrokerUnavailableError``. Partitions without a leader (their broker is down) are named together,
-with the brokers that hold them when the metadata lists them and they are not live. A fetch whose first batch is larger than the requested size (possible
-with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce without
-an idempotent producer's sequences is like Kafka's producer with ``enable.idempotence=false``: a
-retry after a lost answer may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
-record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
-splits a too-large one, until every refused record is alone, so the others are stored and each
+with the brokers that hold them when the metadata lists them and they are not live. A fetch
+whose first batch is larger than the requested size (possible with old brokers) is retried
+with a doubled size, up to ``max_fetch_bytes``. Produce without an idempotent producer's sequences
+is like Kafka's producer with ``enable.idempotence=false``: a retry after a lost answer may store a
+batch twice. A batch the broker refuses because of its records (too large, an invalid record) is
+a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer splits a
+too-large one, until every refused record is alone, so the others are stored and each
 refused one is named. With an idempotent producer's sequences (``init_producer_id``) a produce is
 idempotent instead: a retry carries the batch's sequence numbers, and the broker stores it once.
 DescribeLogDirs goes to each partition's leader.
