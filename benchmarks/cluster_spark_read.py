@@ -8,7 +8,7 @@ partition's leader) alternate, round after round. The figure is the cluster's ra
 the single broker's. Spark's two task slots, the brokers and ZooKeeper share this machine's cores,
 so the ratio shows what the spread costs here, not what 3 machines would give.
 
-    .venv/bin/python -m benchmarks.cluster_spark_read [--records 2000000] [--rounds 3]
+    .venv/bin/python -m benchmarks.cluster_spark_read [--records 5000000] [--rounds 5]
 """
 
 import argparse
@@ -45,8 +45,8 @@ def filled(bootstrap: str, records: int) -> set:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=2_000_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--records", type=int, default=5_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())

@@ -7,7 +7,11 @@ hangs and never reads the other partitions alone. A broker killed between planni
 fails the task, naming the partition and the address it was led from. Once the broker is back (at a
 new leader epoch), the same DataFrame reads every record exactly. The load job does the same: a
 run with a broker dead fails in one line and commits nothing, and the next run after the broker
-returns loads every offset exactly once.
+returns loads every offset exactly once; a run whose broker dies after its plan is written fails,
+and the next run executes that plan again, exactly once. An AvailableNow stream started while the
+broker is down fails naming it, and started again from its checkpoint writes each offset once.
+(The broker is not killed in the middle of a task's fetches: a UDF killing it at the task's first
+row came too late, the task had fetched its whole range by then.)
 """
 
 import contextlib
