@@ -8,7 +8,10 @@ exactly at the end offset, even in the middle of a batch.
 Data lost between planning and reading (retention deleted the range's start, the partition or
 topic was deleted, the log now ends before the range does) fails the task with a message naming
 the topic, partition and offsets when ``failOnDataLoss`` is true; otherwise it is logged and the
-task reads what is left.
+task reads what is left. A leader that died (or keeps refusing) fails the task once the client's
+retries (``fetchOffset.numRetries``, ``fetchOffset.retryIntervalMs``) run out, naming the range and
+the address it was led from when the read was planned; rows already handed to Spark belong to the
+failed task, which Spark discards.
 """
 
 import logging
@@ -49,11 +52,11 @@ def read_range(topic: str, partition: int, start: int, end: int, settings: TaskS
     """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``;
     with a task checkpoint location, write what was read there once the range is read completely."""
     if settings.task_checkpoint_location is None:
-        yield from _fetch_range(topic, partition, start, end, settings)
+        yield from _fetch_range(topic, partition, start, end, settings, node)
         return
     began = time.monotonic()
     tally = _Tally()
-    for batch in _fetch_range(topic, partition, start, end, settings):
+    for batch in _fetch_range(topic, partition, start, end, settings, node):
         tally.add(batch)
         yield batch
     write_task_checkpoint(settings.task_checkpoint_location, TaskCheckpoint(
@@ -78,7 +81,7 @@ class _Tally:
         self.last_timestamp = timestamps[-1].value // 1000
 
 
-def _fetch_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings):
+def _fetch_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str):
     client_settings = settings.client
     client = client_settings.client(settings.bootstrap_servers)
     name = f"{topic}-{partition}"
@@ -102,6 +105,9 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
             except UnknownTopicOrPartitionError:
                 _loss(settings, f"{name} no longer exists: offsets [{offset}, {end}) cannot be read")
                 return
+            except KafkaError as exc:  # the retries ran out: its leader died, or keeps refusing
+                raise type(exc)(f"task reading {name} [{start}, {end}) from {node or 'its leader'} (its leader when "
+                                f"the read was planned): {exc}", exc.code) from None
             decoded = decode(fetched.records, topic, partition, offset, end, settings.include_headers,
                              check_crcs=client_settings.check_crcs)
             if decoded.batch is not None and decoded.batch.num_rows:

@@ -10,12 +10,14 @@ stored in the broker: the caller owns the offsets (the design's "stateless" cons
 
 Transient failures (connection reset, leader not available, not leader) refresh the metadata
 and retry, a bounded number of times with a backoff; when no broker can be reached the error is a
-``BrokerUnavailableError``. A fetch whose first batch is larger than the requested size (possible
-with old brokers) is retried with a doubled size, up to ``max_fetch_bytes``. Produce without
-an idempotent producer's sequences is like Kafka's producer with ``enable.idempotence=false``: a
-retry after a lost answer may store a batch twice. A batch the broker refuses because of its records (too large, an invalid
-record) is a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer
-splits a too-large one, until every refused record is alone, so the others are stored and each
+``BrokerUnavailableError``. Partitions without a leader (their broker is down) are named together,
+with the brokers that hold them when the metadata lists them and they are not live. A fetch
+whose first batch is larger than the requested size (possible with old brokers) is retried
+with a doubled size, up to ``max_fetch_bytes``. Produce without an idempotent producer's sequences
+is like Kafka's producer with ``enable.idempotence=false``: a retry after a lost answer may store a
+batch twice. A batch the broker refuses because of its records (too large, an invalid record) is
+a ``RecordsRefusedError``; ``produce_each`` splits such a batch, as Kafka's producer splits a
+too-large one, until every refused record is alone, so the others are stored and each
 refused one is named. With an idempotent producer's sequences (``init_producer_id``) a produce is
 idempotent instead: a retry carries the batch's sequence numbers, and the broker stores it once.
 DescribeLogDirs goes to each partition's leader.
@@ -48,6 +50,7 @@ ACKS_ALL = -1
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # DescribeConfigs and AlterConfigs resource types
 SET_CONFIG, DELETE_CONFIG = 0, 1  # IncrementalAlterConfigs operations
 DEFAULT_CONFIG, UNKNOWN_CONFIG = 5, 0  # DescribeConfigs config sources
+SHOWN_PARTITIONS = 20  # partitions named in an error, at most
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
               ErrorCode.OFFSET_NOT_AVAILABLE}
@@ -252,15 +255,24 @@ class KafkaClient:
         return sorted({t for t, _ in metadata.leaders if include_internal or t not in metadata.internal})
 
     def _leader(self, topic: str, partition: int) -> int:
-        leader = self._metadata.leaders.get((topic, partition))
-        if leader is None:
-            self.metadata(sorted({t for t, _ in self._metadata.leaders} | {topic}))
+        return self._leaders([(topic, partition)])[(topic, partition)]
+
+    def _leaders(self, partitions) -> dict:
+        """``{(topic, partition): leader node id}``, the metadata fetched anew if it lacks one of them;
+        one retriable error naming every partition without a leader (and the brokers holding them)."""
+        if any(tp not in self._metadata.leaders for tp in partitions):
+            self.metadata(sorted({t for t, _ in self._metadata.leaders} | {t for t, _ in partitions}))
+        found = {}
+        for topic, partition in partitions:
             leader = self._metadata.leaders.get((topic, partition))
-        if leader is None:
-            raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        if leader < 0:
-            raise _Retriable(f"{topic}-{partition} has no leader", ErrorCode.LEADER_NOT_AVAILABLE)
-        return leader
+            if leader is None:
+                raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist",
+                                                   ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            found[(topic, partition)] = leader
+        leaderless = sorted(tp for tp, leader in found.items() if leader < 0)
+        if leaderless:
+            raise _Retriable(_no_leader(self._metadata, leaderless), ErrorCode.LEADER_NOT_AVAILABLE)
+        return found
 
     def leader_of(self, topic: str, partition: int) -> Broker:
         def lookup() -> Broker:
@@ -278,9 +290,10 @@ class KafkaClient:
         return self._retrying(lambda: self._list_offsets(wanted), "list offsets")
 
     def _list_offsets(self, wanted: dict) -> dict:
+        leaders = self._leaders(list(wanted))
         by_leader: dict[int, list] = {}
         for (topic, partition), timestamp in wanted.items():
-            by_leader.setdefault(self._leader(topic, partition), []).append((topic, partition, timestamp))
+            by_leader.setdefault(leaders[(topic, partition)], []).append((topic, partition, timestamp))
         results = {}
         for node_id, entries in by_leader.items():
             topics: dict[str, list] = {}
@@ -469,9 +482,10 @@ class KafkaClient:
         return self._retrying(lambda: self._delete_records(before), "delete records")
 
     def _delete_records(self, before: dict) -> dict:
+        leaders = self._leaders(list(before))
         by_leader: dict[int, dict] = {}
         for (topic, partition), offset in before.items():
-            by_leader.setdefault(self._leader(topic, partition), {}).setdefault(topic, []).append(
+            by_leader.setdefault(leaders[(topic, partition)], {}).setdefault(topic, []).append(
                 {"partition_index": partition, "offset": offset})
         low_watermarks = {}
         for node_id, topics in by_leader.items():
@@ -490,9 +504,10 @@ class KafkaClient:
         return self._retrying(lambda: self._partition_sizes(topic, partitions), f"describe log dirs of {topic}")
 
     def _partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
+        leaders = self._leaders([(topic, partition) for partition in partitions])
         by_leader: dict[int, list] = {}
         for partition in partitions:
-            by_leader.setdefault(self._leader(topic, partition), []).append(partition)
+            by_leader.setdefault(leaders[(topic, partition)], []).append(partition)
         sizes = {}
         for node_id, led in by_leader.items():
             response = self._request(node_id, ApiKey.DESCRIBE_LOG_DIRS,
@@ -555,6 +570,22 @@ def _split(start: int, end: int, named: list[int]) -> list[tuple[int, int]]:
         return [(a, b) for a, b in ((start, bad), (bad, bad + 1), (bad + 1, end)) if a < b]
     middle = (start + end) // 2
     return [(start, middle), (middle, end)]
+
+
+def _no_leader(metadata: Metadata, partitions: list) -> str:
+    """``t-1, t-4 have no leader (LEADER_NOT_AVAILABLE): broker 2, which holds them, is down (live
+    brokers: 1, 3)``; the brokers named when the metadata lists the partitions' replicas."""
+    names = ", ".join(f"{t}-{p}" for t, p in partitions[:SHOWN_PARTITIONS]) + \
+        (f" and {len(partitions) - SHOWN_PARTITIONS} more" if len(partitions) > SHOWN_PARTITIONS else "")
+    one = len(partitions) == 1
+    message = f"{names} {'has' if one else 'have'} no leader (LEADER_NOT_AVAILABLE)"
+    down = sorted({r for tp in partitions for r in (metadata.replicas or {}).get(tp, ()) if r not in metadata.brokers})
+    if not down:
+        return message
+    live = ", ".join(map(str, sorted(metadata.brokers))) or "none"
+    return (f"{message}: broker{'s' if len(down) > 1 else ''} {', '.join(map(str, down))}, which "
+            f"{'hold' if len(down) > 1 else 'holds'} {'it' if one else 'them'}, {'are' if len(down) > 1 else 'is'} "
+            f"down (live brokers: {live})")
 
 
 def _raise_for(code: int, topic: str, partition: int, message: str | None = None) -> None:
