@@ -11,6 +11,7 @@ shared local one), its executors on the workers running this Python.
   exactly once."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,9 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from tests.jobs.loads import SPARK_CONF, RUN_TIMEOUT, Result, assert_exactly_once, load_args, ok, output_rows, run_dir
+from tests.jobs.loads import RUN_TIMEOUT, Result, assert_exactly_once, load_args, ok, output_rows, run_dir
 from tests.processes import kill_tree
-from tests.spark.feed import Msg, Rec, messages, produce
+from tests.spark.feed import Rec, messages, produce
 from tests.waiting import wait_for
 
 from .spark_standalone import SparkStandalone
@@ -34,6 +35,7 @@ KAFKALOG = str(Path(sys.executable).with_name("kafkalog"))
 DRIVER_CONF = {
     "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.memory": "512m", "spark.executor.memory": "512m", "spark.cores.max": "2",
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     "spark.scheduler.minRegisteredResourcesRatio": "1.0", "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s"}
 
@@ -93,3 +95,89 @@ def test_the_source_reads_every_record_of_three_brokers_in_executors_of_both_wor
     assert all(len(found) == 1 for found in executors.values()), executors  # one task per partition
     ran_on = {workers.get(os.path.dirname(os.path.dirname(d)) + os.sep) for found in executors.values() for d in found}
     assert ran_on == {1, 2}, executors  # executors of both workers, and nothing outside them (local mode: the cwd)
+
+
+class Load:
+    """``kafkalog load ARGS --master <the standalone cluster>`` in the background, in a session of its
+    own (so that ``kill_tree`` takes its Spark driver with it), stdout and stderr in files."""
+
+    def __init__(self, spark_cluster, args: list[str], directory: Path):
+        self.stdout_path, self.stderr_path = directory / "load.out", directory / "load.err"
+        directory.mkdir(parents=True, exist_ok=True)
+        conf = [item for setting in conf_arguments() for item in ("--conf", setting)]
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.process = subprocess.Popen([KAFKALOG, "load", *args, "--master", spark_cluster.master_url, *conf],
+                                            env=driver_environment(spark_cluster), stdout=out, stderr=err,
+                                            start_new_session=True)
+
+    def wait(self) -> Result:
+        try:
+            code = self.process.wait(RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill_tree(self.process)
+            raise AssertionError(f"the load did not end within {RUN_TIMEOUT}s; stderr:\n"
+                                 f"{self.stderr_path.read_text()[-3000:]}")
+        return Result(code, self.stdout_path.read_text(), self.stderr_path.read_text())
+
+
+def kill_leader_of(cluster, topic: str, partition: int) -> tuple[int, list[str]]:
+    """SIGKILL the broker leading ``partition``; once the others know it is gone, return its id and
+    the partitions it led (``topic-N``)."""
+    leaders = [p["leader_id"] for p in partitions(next(iter(cluster.brokers.values())), topic)]
+    victim = leaders[partition]
+    survivor = next(b for broker_id, b in cluster.brokers.items() if broker_id != victim)
+    cluster.brokers[victim].kill()
+    wait_for(lambda: partitions(survivor, topic)[partition]["leader_id"] == -1, timeout=60,
+             what=f"partition {partition} to lose its leader, broker {victim}")
+    return victim, [f"{topic}-{p}" for p, leader in enumerate(leaders) if leader == victim]
+
+
+def names_one_of(line: str, names: list[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(name)}\b", line) for name in names)
+
+
+def restart(cluster, broker_id: int, topic: str) -> None:
+    cluster.brokers[broker_id].start()
+    for broker in cluster.brokers.values():
+        wait_for(lambda: -1 not in [p["leader_id"] for p in partitions(broker, topic)], timeout=60,
+                 what=f"every partition of {topic} led again after broker {broker_id} returned")
+
+
+def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_kills(cluster, spark_cluster,
+                                                                                       tmp_path):
+    topic = "standalone-load"
+    created_everywhere(cluster, 2, topic, PARTITIONS)
+    bootstrap, output = cluster.bootstrap, tmp_path / "output"
+    every = tuple(range(PARTITIONS))
+    produced = produce(bootstrap, topic, messages(60, partitions=every, tag="first"))
+    ok(Load(spark_cluster, load_args(bootstrap, topic, output), tmp_path / "run-1").wait())
+    assert_exactly_once(output, produced)
+
+    # a broker dead when the run plans: the run fails in one line, and writes nothing
+    produced += produce(bootstrap, topic, messages(60, partitions=every, tag="second"))
+    victim, unavailable = kill_leader_of(cluster, topic, 0)
+    failed = Load(spark_cluster, load_args(bootstrap, topic, output), tmp_path / "dead-at-planning").wait()
+    assert failed.code == 1, failed
+    assert names_one_of(failed.one_error(), unavailable), (failed.one_error(), unavailable)
+    assert not run_dir(output, 2).exists() and not (output / "_staging" / "run=2").exists()
+    restart(cluster, victim, topic)
+
+    # a broker killed while the executors read (many small tasks; the kill follows the first one's
+    # checkpoint, and the last partition's tasks come last): the run fails, nothing is published
+    produced += produce(bootstrap, topic, messages(600, partitions=every, tag="third"))
+    tasks = run_dir(output, 2) / "tasks"
+    running = Load(spark_cluster, load_args(bootstrap, topic, output, "--max-records-per-partition", "20"),
+                   tmp_path / "killed-during-the-run")
+    wait_for(lambda: (tasks.exists() and any(tasks.iterdir())) or running.process.poll() is not None,
+             timeout=RUN_TIMEOUT, interval=0.05, what="the first task's checkpoint")
+    victim, unavailable = kill_leader_of(cluster, topic, PARTITIONS - 1)
+    failed = running.wait()
+    assert failed.code == 1, failed
+    assert names_one_of(failed.one_error(), unavailable), (failed.one_error(), unavailable)
+    assert not (output / "run=2").exists() and not (run_dir(output, 2) / "commit.json").exists()
+    assert {r.run for r in output_rows(output)} == {1}
+    restart(cluster, victim, topic)
+
+    again = ok(Load(spark_cluster, load_args(bootstrap, topic, output), tmp_path / "run-2-again").wait())
+    assert "run 2 was planned but not committed: executing its plan again" in again.stdout
+    assert_exactly_once(output, produced)
