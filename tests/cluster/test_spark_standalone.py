@@ -5,6 +5,7 @@ shared local one), its executors on the workers running this Python.
 
 * the data source reads a topic spread over the three brokers: the rows are exactly the records
   produced, and the tasks ran in executors of both workers (their working directories say which);
+* ``spark-submit --master spark://... jobs/submit.py`` runs the load job on the cluster;
 * ``kafkalog load --master spark://...`` stays exactly once through broker kills: a run that finds a
   broker dead at planning fails in one line and changes nothing, a run whose broker dies while the
   executors read fails without publishing, and the runs after the broker returns load every offset
@@ -17,7 +18,10 @@ import sys
 from pathlib import Path
 
 import pyarrow.dataset as ds
+import pyspark
 import pytest
+
+from jobs import submit
 
 from tests.jobs.loads import RUN_TIMEOUT, Result, assert_exactly_once, load_args, ok, output_rows, run_dir
 from tests.processes import kill_tree
@@ -181,3 +185,20 @@ def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_
     again = ok(Load(spark_cluster, load_args(bootstrap, topic, output), tmp_path / "run-2-again").wait())
     assert "run 2 was planned but not committed: executing its plan again" in again.stdout
     assert_exactly_once(output, produced)
+
+
+def test_spark_submit_runs_the_load_job_on_the_standalone_cluster(cluster, spark_cluster, tmp_path):
+    topic = "standalone-submit"
+    created_everywhere(cluster, 3, topic, PARTITIONS)
+    produced = produce(cluster.bootstrap, topic, messages(30, partitions=tuple(range(PARTITIONS)), tag="submit"))
+    before = {app["id"] for app in spark_cluster.state()["completedapps"]}
+    spark_submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+    conf = [item for setting in conf_arguments() for item in ("--conf", setting)]
+    output = tmp_path / "output"
+    finished = subprocess.run([spark_submit, "--master", spark_cluster.master_url, *conf, submit.__file__,
+                               *load_args(cluster.bootstrap, topic, output)], env=driver_environment(spark_cluster),
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    ok(Result(finished.returncode, finished.stdout, finished.stderr))
+    assert_exactly_once(output, produced)
+    ran = [app for app in spark_cluster.state()["completedapps"] if app["id"] not in before]
+    assert [app["name"] for app in ran] == ["kafkalog-load"], ran  # on the cluster, not in a local[*] driver
