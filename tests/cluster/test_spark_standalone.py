@@ -166,11 +166,13 @@ def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_
     assert not run_dir(output, 2).exists() and not (output / "_staging" / "run=2").exists()
     restart(cluster, victim, topic)
 
-    # a broker killed while the executors read (many small tasks; the kill follows the first one's
-    # checkpoint, and the last partition's tasks come last): the run fails, nothing is published
+    # a broker killed while the executors read (36 small tasks; the kill follows the first one's
+    # checkpoint, and the last partition's tasks come last): the run fails once Spark's attempts of a
+    # task of the dead broker failed (each after the client's retries, here 200 ms apart), nothing is published
     produced += produce(bootstrap, topic, messages(600, partitions=every, tag="third"))
     tasks = run_dir(output, 2) / "tasks"
-    running = Load(spark_cluster, load_args(bootstrap, topic, output, "--max-records-per-partition", "20"),
+    running = Load(spark_cluster, load_args(bootstrap, topic, output, "--max-records-per-partition", "20",
+                                            "--option", "fetchOffset.retryIntervalMs=200"),
                    tmp_path / "killed-during-the-run")
     wait_for(lambda: (tasks.exists() and any(tasks.iterdir())) or running.process.poll() is not None,
              timeout=RUN_TIMEOUT, interval=0.05, what="the first task's checkpoint")
