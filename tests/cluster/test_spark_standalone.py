@@ -5,11 +5,11 @@ shared local one), its executors on the workers running this Python.
 
 * the data source reads a topic spread over the three brokers: the rows are exactly the records
   produced, and the tasks ran in executors of both workers (their working directories say which);
-* ``spark-submit --master spark://... jobs/submit.py`` runs the load job on the cluster;
 * ``kafkalog load --master spark://...`` stays exactly once through broker kills: a run that finds a
   broker dead at planning fails in one line and changes nothing, a run whose broker dies while the
   executors read fails without publishing, and the runs after the broker returns load every offset
-  exactly once."""
+  exactly once;
+* ``spark-submit --master spark://... jobs/submit.py`` runs the load job on the cluster."""
 
 import os
 import re
@@ -37,7 +37,7 @@ KAFKALOG = str(Path(sys.executable).with_name("kafkalog"))
 # a driver and its executors on 127.0.0.1, small heaps, one core on each worker, and no task before
 # both executors registered (so the tasks are spread over both workers)
 DRIVER_CONF = {
-    "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1", "spark.ui.enabled": "false",
     "spark.driver.memory": "512m", "spark.executor.memory": "512m", "spark.cores.max": "2",
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
@@ -49,7 +49,7 @@ from pyspark.sql import SparkSession, functions as F
 import spark_kafka_source
 
 master, bootstrap, topic, output, conf = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-builder = SparkSession.builder.master(master).appName("kafkalog-standalone-read").config("spark.ui.enabled", "false")
+builder = SparkSession.builder.master(master).appName("kafkalog-standalone-read")
 for setting in conf:
     builder = builder.config(*setting.split("=", 1))
 spark = builder.getOrCreate()
@@ -67,6 +67,16 @@ spark.stop()
 def spark_cluster(cluster, tmp_path_factory):
     with SparkStandalone(tmp_path_factory.mktemp("spark-standalone")) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def no_load_left_running():
+    """Whatever happens in a test, no load it started outlives it."""
+    yield
+    while Load.started:
+        load = Load.started.pop()
+        if load.process.poll() is None:
+            kill_tree(load.process)
 
 
 def driver_environment(spark_cluster) -> dict:
@@ -105,6 +115,8 @@ class Load:
     """``kafkalog load ARGS --master <the standalone cluster>`` in the background, in a session of its
     own (so that ``kill_tree`` takes its Spark driver with it), stdout and stderr in files."""
 
+    started: list = []  # every load started, for ``no_load_left_running``
+
     def __init__(self, spark_cluster, args: list[str], directory: Path):
         self.stdout_path, self.stderr_path = directory / "load.out", directory / "load.err"
         directory.mkdir(parents=True, exist_ok=True)
@@ -113,6 +125,7 @@ class Load:
             self.process = subprocess.Popen([KAFKALOG, "load", *args, "--master", spark_cluster.master_url, *conf],
                                             env=driver_environment(spark_cluster), stdout=out, stderr=err,
                                             start_new_session=True)
+        Load.started.append(self)
 
     def wait(self) -> Result:
         try:
