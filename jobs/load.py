@@ -20,6 +20,7 @@ from broker.arguments import (Parser, add_bootstrap_argument, add_command_config
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+SUBMITTED = "PYSPARK_GATEWAY_PORT"  # set by spark-submit for the Python it runs: PySpark's JVM is already there
 
 EPILOG = """\
 examples:
@@ -93,7 +94,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="another kafkalog source option, e.g. kafka.max.partition.fetch.bytes=1048576")
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
-                        help="Spark master when no Spark session exists (default local[*])")
+                        help="Spark master when no Spark session exists and not run by spark-submit (default local[*])")
     parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
@@ -188,8 +189,8 @@ def _load(args, settings) -> int:
 
 
 def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
-    """The active Spark session, or a new one (UTC session time zone) with the ``(key, value)``
-    settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
+    """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
+    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
     in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
     times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
     options given with ``--conf`` add to them instead of replacing them."""
@@ -199,8 +200,10 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     import spark_kafka_source
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
-    builder = SparkSession.builder.appName(app_name).master(master) \
+    builder = SparkSession.builder.appName(app_name) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    if SUBMITTED not in os.environ:  # under spark-submit its --master stands (``master`` would replace it)
+        builder = builder.master(master)
     for key, value in spark_settings(conf, verbose).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
