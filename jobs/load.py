@@ -228,11 +228,13 @@ def _error(exc: Exception) -> None:
 
 
 def reason(exc: Exception) -> str:
-    """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause."""
+    """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause, its
+    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     for line in reversed(lines):
-        if re.match(r"^[\w.]*Error: ", line):
-            return line[:1000]
+        cause = re.match(r"^(?:[A-Za-z_]\w*\.)*(\w*Error: .*)", line)
+        if cause:
+            return cause.group(1)[:1000]
     return (lines[0] if lines else type(exc).__name__)[:1000]
 
 

@@ -197,7 +197,7 @@ def run_command(args) -> int:
 def _error(exc: Exception) -> None:
     """The reason on one line (a MirrorError raised in a micro-batch reaches here inside Spark's error)."""
     from .mirror_topics import MirrorError
-    line = reason(exc).removeprefix(f"{MirrorError.__module__}.{MirrorError.__name__}: ")
+    line = reason(exc).removeprefix(f"{MirrorError.__name__}: ")
     print(f"kafkalog mirror: {line}", file=sys.stderr, flush=True)
 
 
