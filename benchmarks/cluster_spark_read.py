@@ -19,7 +19,6 @@ import tempfile
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from pyspark.sql import SparkSession  # noqa: E402
 
 from broker.client import KafkaClient  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
@@ -27,7 +26,7 @@ from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 
 from .broker_throughput import produce  # noqa: E402
 from .cluster_throughput import create_topic  # noqa: E402
-from .spark_read import timed  # noqa: E402
+from .spark_read import local_spark, timed  # noqa: E402
 
 BROKERS = 3
 PARTITIONS = 6
@@ -48,9 +47,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     times = {}
     with tempfile.TemporaryDirectory() as directory, \
             EmbeddedBroker(os.path.join(directory, "single")) as broker, \

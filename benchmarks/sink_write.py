@@ -22,12 +22,12 @@ from pathlib import Path
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from confluent_kafka import Producer  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 
 from broker.client import KafkaClient, NewTopic  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
 
 from .cli_produce import kafkalog_produce, send_all  # noqa: E402
+from .spark_read import local_spark  # noqa: E402
 
 PARTITIONS = 4
 VALUE_BYTES = 100
@@ -62,8 +62,7 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=300_000)
     args = parser.parse_args(argv)
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     with tempfile.TemporaryDirectory() as work, EmbeddedBroker(Path(work) / "log") as broker:
         lines = Path(work) / "rows.txt"
         lines.write_text("".join(f"user-{i % 50_000:011d}:" + f"{i:09d} ".ljust(VALUE_BYTES, "v") + "\n"

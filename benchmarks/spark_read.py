@@ -85,6 +85,14 @@ def produce(bootstrap: str, records: int) -> None:
         raise RuntimeError("records not delivered")
 
 
+def local_spark():
+    """The benchmarks' Spark: local[2] (the machine's 2 cores), no UI or progress bars, UTC, errors only."""
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def timed(action) -> float:
     started = time.perf_counter()
     action()
@@ -96,9 +104,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     spark.dataSource.register(PrebuiltArrowSource)
     times = {}
     with tempfile.TemporaryDirectory() as directory:

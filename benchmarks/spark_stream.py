@@ -21,9 +21,8 @@ import time
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from pyspark.sql import SparkSession  # noqa: E402
 
-from benchmarks.spark_read import PARTITIONS, VALUE_SIZE, produce, timed  # noqa: E402
+from benchmarks.spark_read import PARTITIONS, VALUE_SIZE, local_spark, produce, timed  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
 
 
@@ -49,9 +48,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark()
     variants = {"batch read, noop write": None, "AvailableNow, no limit": {},
                 "AvailableNow, 10 micro-batches": {"maxOffsetsPerTrigger": str(args.records // 10)}}
     times: dict = {}
