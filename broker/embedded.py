@@ -14,12 +14,20 @@ line (``ports``, in the order of ``listeners``; ``--port`` is the first one's), 
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 START_TIMEOUT = 60
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 free now, for a child process that cannot be told to take port 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class EmbeddedBroker:

@@ -8,7 +8,6 @@ PySpark's jars, on a free port (or the one given), in a directory of its own
 """
 
 import os
-import socket
 import subprocess
 import time
 
@@ -18,20 +17,16 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from spark_kafka_source.java import java_executable
 
+from .embedded import free_port
+
 START_TIMEOUT = 60
 TICK_MS = 500  # sessions may then be as short as 2 ticks (1 s) and as long as 20 (10 s)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ZooKeeperServer:
     def __init__(self, directory, port: int = 0):
         self.directory = str(directory)
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.process = None
 
     @property

@@ -15,7 +15,6 @@ workers' executors and their Python workers with it) and waits until every proce
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pyspark
 
+from broker.embedded import free_port
 from tests.processes import kill_tree
 from tests.waiting import wait_for
 
@@ -31,17 +31,11 @@ START_TIMEOUT = 120
 DAEMON_MEMORY = "256m"  # the master's and the workers' own heaps
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class SparkStandalone:
     def __init__(self, directory, workers: int = 2):
         self.directory = Path(directory)
         self.workers = workers
-        self.port, self.webui_port = _free_port(), _free_port()
+        self.port, self.webui_port = free_port(), free_port()
         self.processes: list[subprocess.Popen] = []
 
     @property

@@ -19,6 +19,8 @@ import time
 import pytest
 from pyspark.errors import AnalysisException, PythonException
 
+from broker.embedded import free_port
+
 from .feed import assert_rows, create_topic, load, messages, produce, rows
 
 pytestmark = pytest.mark.timeout(90)
@@ -93,12 +95,6 @@ def test_a_user_schema_is_refused_with_an_analysis_exception(spark, broker, topi
     with pytest.raises(AnalysisException, match="fixed schema"):
         (spark.read.format("kafkalog").schema("value string").option("kafka.bootstrap.servers", broker.bootstrap)
          .option("subscribe", TOPIC).load().collect())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_unreachable_broker_names_the_address_quickly(spark):
