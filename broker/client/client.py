@@ -579,7 +579,7 @@ def _no_leader(metadata: Metadata, partitions: list) -> str:
         (f" and {len(partitions) - SHOWN_PARTITIONS} more" if len(partitions) > SHOWN_PARTITIONS else "")
     one = len(partitions) == 1
     message = f"{names} {'has' if one else 'have'} no leader (LEADER_NOT_AVAILABLE)"
-    down = sorted({r for tp in partitions for r in (metadata.replicas or {}).get(tp, ()) if r not in metadata.brokers})
+    down = sorted({r for tp in partitions for r in metadata.replicas.get(tp, ()) if r not in metadata.brokers})
     if not down:
         return message
     live = ", ".join(map(str, sorted(metadata.brokers))) or "none"
