@@ -86,6 +86,16 @@ def run_confluent(args) -> None:
     consumer.close()
 
 
+# kafka-python 3.0.12 loses a rebalance when a poll's timeout expires while its JoinGroup is in flight:
+# the next poll finds the join task done and sends a new JoinGroup instead of taking its result
+# (``join_group_async`` reschedules a task that ``is_done``). The completed generation's assignment is
+# never applied, so the member either waits forever with no partitions or keeps positions of partitions
+# it owned generations ago and reads records another member has committed. A poll long enough for a
+# whole rebalance (the coordinator holds JoinGroup until every member rejoined) avoids the race;
+# records still return at once, and SIGTERM is noticed within one poll.
+KAFKA_PYTHON_POLL_MS = 5000
+
+
 def run_kafka_python(args) -> None:
     from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
     from kafka.errors import CommitFailedError, KafkaError
@@ -96,7 +106,7 @@ def run_kafka_python(args) -> None:
                              group_instance_id=args.instance_id)
     commits = Commits()
     while not stopping:
-        batches = consumer.poll(timeout_ms=50, max_records=1)
+        batches = consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS, max_records=1)
         commits.report(tp.partition for tp in consumer.assignment())
         for records in batches.values():
             for record in records:
