@@ -8,8 +8,10 @@ stored) passes a ``respond`` callable, called later; time comes from the ``clock
 (milliseconds), and the owner arms one timer for ``next_deadline()`` and calls ``tick()`` when it
 fires: session expiry, rebalance timeouts, the initial rebalance delay, offset expiry.
 It coordinates the groups of the ``__consumer_offsets`` partitions its broker leads, told by
-``begin_loading`` (COORDINATOR_LOAD_IN_PROGRESS until ``install`` hands in the replayed partition)
-and ``unload``; a group of any other partition is answered NOT_COORDINATOR.
+``begin_loading`` and ``unload``; a group of any other partition is answered NOT_COORDINATOR.
+Until ``install`` hands in the replayed partition its groups are loading, answered as Kafka does:
+COORDINATOR_LOAD_IN_PROGRESS, except Heartbeat (NONE: the member's state comes back with the load)
+and SyncGroup (REBALANCE_IN_PROGRESS: the rebalance in progress is lost, the member joins again).
 """
 
 import logging
@@ -291,6 +293,8 @@ class GroupCoordinator:
     def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
              assignments: list, respond) -> None:
         error = self._member_error(group_id, generation, member_id, instance_id)
+        if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # older clients do not expect it here
+            error = ErrorCode.REBALANCE_IN_PROGRESS
         if error:
             respond(SyncResult(error))
             return
@@ -332,6 +336,8 @@ class GroupCoordinator:
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> ErrorCode:
         error = self._member_error(group_id, generation, member_id, instance_id)
+        if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # answered blindly: the load brings the member back
+            return ErrorCode.NONE
         if error:
             return error
         group = self.groups[group_id]
