@@ -18,6 +18,7 @@ import logging
 import uuid
 from typing import NamedTuple
 
+from broker.log.config import LONG_MAX
 from broker.protocol.errors import ErrorCode
 
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
@@ -521,8 +522,8 @@ class GroupCoordinator:
             if c.metadata is not None and len(c.metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results[(c.topic, c.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
-                values[(c.topic, c.partition)] = OffsetValue(
-                    c.offset, c.metadata or "", now, c.leader_epoch, now + retention_ms if retention_ms >= 0 else -1)
+                expire = min(now + retention_ms, LONG_MAX) if retention_ms >= 0 else -1  # v2-4: any INT64 is sent
+                values[(c.topic, c.partition)] = OffsetValue(c.offset, c.metadata or "", now, c.leader_epoch, expire)
         if not values:
             respond(results)
             return
