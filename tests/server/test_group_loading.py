@@ -93,18 +93,22 @@ def hold_the_load(monkeypatch) -> tuple[threading.Event, threading.Event]:
     return entered, release
 
 
+def commit_then_hold_the_next_load(log_dir, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """A broker on ``log_dir`` stores ``COMMITTED`` for ``GROUP`` and stops; then ``hold_the_load``."""
+    with broker_in_this_process(log_dir / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
+            "error_code"] == ErrorCode.NONE
+        find_coordinator(client, GROUP)
+        assert commit(client, GROUP, COMMITTED) == [ErrorCode.NONE, ErrorCode.NONE]
+    return hold_the_load(monkeypatch)
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("committed", [confluent_committed, kafka_python_committed, aiokafka_committed],
                          ids=["confluent", "kafka-python", "aiokafka"])
 def test_a_client_retries_through_the_load_and_reads_the_offsets_committed_before_the_restart(tmp_path, monkeypatch,
                                                                                                load_answers, committed):
-    with broker_in_this_process(tmp_path / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
-            "error_code"] == ErrorCode.NONE
-        find_coordinator(client, GROUP)
-        assert commit(client, GROUP, COMMITTED) == [ErrorCode.NONE, ErrorCode.NONE]
-
-    entered, release = hold_the_load(monkeypatch)
+    entered, release = commit_then_hold_the_next_load(tmp_path, monkeypatch)
     result = {}
     with broker_in_this_process(tmp_path / "log", SETTINGS) as port:
         reader = threading.Thread(target=lambda: result.update(committed(f"127.0.0.1:{port}")))
@@ -148,13 +152,7 @@ WHILE_LOADING = [
 
 @pytest.mark.timeout(60)
 def test_every_group_api_answers_as_kafka_while_the_group_loads(tmp_path, monkeypatch):
-    with broker_in_this_process(tmp_path / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
-            "error_code"] == ErrorCode.NONE
-        find_coordinator(client, GROUP)
-        assert commit(client, GROUP, COMMITTED) == [ErrorCode.NONE, ErrorCode.NONE]
-
-    entered, release = hold_the_load(monkeypatch)
+    entered, release = commit_then_hold_the_next_load(tmp_path, monkeypatch)
     with broker_in_this_process(tmp_path / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
         try:
             assert entered.wait(TIMEOUT), "the restarted broker never began to load __consumer_offsets"
