@@ -36,6 +36,10 @@ SMALL = {"num_partitions", "replication_factor", "count", "timeout_ms", "max_wai
          "rebalance_timeout_ms", "max_bytes", "partition_max_bytes"}
 NAMES = ("name", "topic", "topic_names", "resource_name", "resource_name_filter")
 GROUP_FIELDS = ("group_id", "groups", "groups_names", "key")
+SETTINGS = ("retention.ms", "segment.bytes", "cleanup.policy", "max.message.bytes", "log.retention.ms",
+            "message.timestamp.type", "log.segment.bytes", "min.cleanable.dirty.ratio", "compression.type")
+VALUES = ("-1", "0", "1", "9223372036854775807", "99999999999999999999", "-99999999999999999999", "1e3", "0.5",
+          "NaN", "inf", "compact,delete", "delete", "", " ", "LogAppendTime", "zstd", "abc")
 # Answered, then the connection closes, as Kafka does: SASL on a plaintext listener.
 CLOSING = {ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
 
@@ -57,6 +61,10 @@ class Fuzz:
         return self.rng.choice((0, 1, -1, 2, low, high, high - 1, self.rng.randint(low, high), self.rng.randint(-9, 99)))
 
     def text(self, field: str) -> str:
+        if field in ("name", "configuration_keys") and self.rng.random() < 0.3:
+            return self.rng.choice(SETTINGS)
+        if field == "value" and self.rng.random() < 0.7:
+            return self.rng.choice(VALUES)
         if field in NAMES and self.rng.random() < 0.7:
             return self.rng.choice((TOPIC, TOPIC, TOPIC, "__consumer_offsets", "absent"))
         if field in GROUP_FIELDS and self.rng.random() < 0.5:
