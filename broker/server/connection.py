@@ -176,9 +176,9 @@ class Connection:
         except Exception:
             log.exception("%s v%d request from %s failed; answered UNKNOWN_SERVER_ERROR", api.key.name,
                           header.api_version, self.peer)
-            if api.key == ApiKey.PRODUCE and request["acks"] == 0:
-                return _CLOSE  # the client expects no answer: as in Kafka, the connection closes
             response = _unknown_server_error(api.key, request)
+        if api.key == ApiKey.PRODUCE and request["acks"] == 0 and response is not None:
+            return _CLOSE  # a failed acks=0 produce: the client expects no answer, as in Kafka the connection closes
         if response is None:
             return None
         try:
