@@ -8,20 +8,23 @@ stored) passes a ``respond`` callable, called later; time comes from the ``clock
 (milliseconds), and the owner arms one timer for ``next_deadline()`` and calls ``tick()`` when it
 fires: session expiry, rebalance timeouts, the initial rebalance delay, offset expiry.
 It coordinates the groups of the ``__consumer_offsets`` partitions its broker leads, told by
-``begin_loading`` (COORDINATOR_LOAD_IN_PROGRESS until ``install`` hands in the replayed partition)
-and ``unload``; a group of any other partition is answered NOT_COORDINATOR.
+``begin_loading`` and ``unload``; a group of any other partition is answered NOT_COORDINATOR.
+Until ``install`` hands in the replayed partition its groups are loading, answered as Kafka does:
+COORDINATOR_LOAD_IN_PROGRESS, except Heartbeat (NONE: the member's state comes back with the load)
+and SyncGroup (REBALANCE_IN_PROGRESS: the rebalance in progress is lost, the member joins again).
 """
 
 import logging
 import uuid
 from typing import NamedTuple
 
+from broker.log.config import LONG_MAX
 from broker.protocol.errors import ErrorCode
 
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
 from .consumer_protocol import ConsumerProtocolError, decode_subscription
 from .group import Group, GroupState, Member
-from .offset_manager import OffsetManager, warn_on_failure
+from .offset_manager import OffsetManager, StoreError, warn_on_failure
 from .offsets_records import OffsetValue
 from .timers import Deadlines
 
@@ -30,6 +33,27 @@ log = logging.getLogger(__name__)
 NO_GENERATION = -1
 NO_MEMBER = ""
 _ACTIVE = (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE, GroupState.STABLE)
+
+# Kafka's GroupMetadataManager: what a failed append to __consumer_offsets is answered with (the
+# client of a storage error or a lost leadership looks for the coordinator again); other codes as
+# they are. (Kafka's table also has the append errors this broker never gives: NOT_ENOUGH_REPLICAS...)
+_STORE_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+}
+_TOO_LARGE = (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE)
+_COMMIT_ERRORS = {**_STORE_ERRORS, **dict.fromkeys(_TOO_LARGE, ErrorCode.INVALID_COMMIT_OFFSET_SIZE)}
+_GROUP_ERRORS = {**_STORE_ERRORS, ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
+                 **dict.fromkeys(_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR)}
+
+
+def _answer_to(error: StoreError | None, table: dict) -> ErrorCode:
+    """The error code answering a write that ended with ``error`` (``_COMMIT_ERRORS`` for offsets,
+    ``_GROUP_ERRORS`` for a group's metadata)."""
+    if error is None:
+        return ErrorCode.NONE
+    return table.get(error.code, error.code)
 
 
 class JoinRequest(NamedTuple):
@@ -200,7 +224,7 @@ class GroupCoordinator:
 
             def stored(error) -> None:
                 respond(self._join_result(group, member) if error is None else
-                        JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=member_id))
+                        JoinResult(_answer_to(error, _GROUP_ERRORS), member_id=member_id))
             self.offsets.store_group(group, self.clock(), stored)
             return
         member.awaiting_join = respond
@@ -291,6 +315,8 @@ class GroupCoordinator:
     def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
              assignments: list, respond) -> None:
         error = self._member_error(group_id, generation, member_id, instance_id)
+        if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # older clients do not expect it here
+            error = ErrorCode.REBALANCE_IN_PROGRESS
         if error:
             respond(SyncResult(error))
             return
@@ -320,7 +346,7 @@ class GroupCoordinator:
                 log.warning("group %r: cannot store generation %d: %s", group.group_id, generation, error)
                 for member in group.members.values():
                     member.assignment = b""
-                    self._answer_sync(member, SyncResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+                    self._answer_sync(member, SyncResult(_answer_to(error, _GROUP_ERRORS)))
                 self._prepare_rebalance(group, "its metadata could not be stored")
                 return
             group.transition(GroupState.STABLE, self.clock())
@@ -332,6 +358,8 @@ class GroupCoordinator:
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> ErrorCode:
         error = self._member_error(group_id, generation, member_id, instance_id)
+        if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # answered blindly: the load brings the member back
+            return ErrorCode.NONE
         if error:
             return error
         group = self.groups[group_id]
@@ -515,14 +543,14 @@ class GroupCoordinator:
             if c.metadata is not None and len(c.metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results[(c.topic, c.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
-                values[(c.topic, c.partition)] = OffsetValue(
-                    c.offset, c.metadata or "", now, c.leader_epoch, now + retention_ms if retention_ms >= 0 else -1)
+                expire = min(now + retention_ms, LONG_MAX) if retention_ms >= 0 else -1  # v2-4: any INT64 is sent
+                values[(c.topic, c.partition)] = OffsetValue(c.offset, c.metadata or "", now, c.leader_epoch, expire)
         if not values:
             respond(results)
             return
 
         def stored(error) -> None:
-            code = ErrorCode.NONE if error is None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+            code = _answer_to(error, _COMMIT_ERRORS)
             if error is not None:
                 log.warning("group %r: cannot store its offsets: %s", group_id, error)
             respond({**results, **{partition: code for partition in values}})
@@ -553,7 +581,7 @@ class GroupCoordinator:
         deletable = [p for p in partitions if p not in results]
 
         def stored(error) -> None:
-            code = ErrorCode.NONE if error is None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+            code = _answer_to(error, _COMMIT_ERRORS)
             respond(ErrorCode.NONE, {**results, **{p: code for p in deletable}})
         self.offsets.delete_offsets(group, deletable, stored)
 
@@ -582,8 +610,7 @@ class GroupCoordinator:
         if error:
             respond(error)
             return
-        self.offsets.delete_group(group, self.clock(), lambda failure: respond(
-            ErrorCode.NONE if failure is None else ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        self.offsets.delete_group(group, self.clock(), lambda failure: respond(_answer_to(failure, _GROUP_ERRORS)))
 
     def describe(self, group_id: str) -> tuple[ErrorCode, Group | None]:
         error = self._group_error(group_id)

@@ -3,7 +3,8 @@
 Kafka's ``GroupMetadataManager``, without I/O. Every change is written as records of the group's
 partition (``group_partition``), in Kafka's formats (``offsets_records``), through a ``store``
 the server provides: ``store.append(partition, [(key, value or None)], done)``, which calls
-``done(None)`` once the records are appended under the log's flush policy, or ``done(error)``.
+``done(None)`` once the records are appended under the log's flush policy, or ``done(StoreError)``
+with the error code Kafka's log append gives (KAFKA_STORAGE_ERROR on a full disk, ...).
 The cache changes only after the append, so nothing is acknowledged that a restart would not
 find. After a start each partition is replayed (``replay``, pure, on any thread) and installed
 (``install``); until then its groups are loading (COORDINATOR_LOAD_IN_PROGRESS). Offsets of an
@@ -12,6 +13,8 @@ commit for a group that never had members, and at an explicit expire timestamp),
 """
 
 import logging
+
+from broker.protocol.errors import ErrorCode
 
 from .config import GroupConfig
 from .group import Group, GroupState
@@ -22,6 +25,14 @@ from .offsets_records import GroupKey, OffsetKey, OffsetsRecordError, OffsetValu
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class StoreError(Exception):
+    """A write to ``__consumer_offsets`` failed: the append's error code, and why."""
+
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
 
 
 def replay(records) -> tuple[dict, dict]:

@@ -1,7 +1,9 @@
 """A background thread that runs delayed and periodic log tasks (flushes, deletes, checkpoints).
 
 Tasks run one at a time, in deadline order. A task that raises is logged and, if periodic, keeps
-its schedule: a background failure never stops the others.
+its schedule: a background failure never stops the others. A periodic task that keeps failing (a
+retention check or a checkpoint on a full disk) is logged once when it starts failing and once
+when it works again; a storage error (``OSError``, ``LogError``) in one line, without a traceback.
 """
 
 import heapq
@@ -9,6 +11,8 @@ import itertools
 import logging
 import threading
 import time
+
+from .errors import LogError
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +23,7 @@ class Scheduler:
         self._sequence = itertools.count()
         self._condition = threading.Condition()
         self._stopped = False
+        self._failing = set()  # the periodic tasks whose last run failed
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -50,7 +55,26 @@ class Scheduler:
                 _, _, task, period_ms = heapq.heappop(self._tasks)
             try:
                 task()
-            except Exception:
-                log.exception("background task %r failed", task)
+            except Exception as exc:
+                self._failed(task, exc, period_ms)
+            else:
+                if task in self._failing:
+                    self._failing.discard(task)
+                    log.info("background task %s works again", _name(task))
             if period_ms is not None:
                 self.schedule(period_ms, task, period_ms)
+
+    def _failed(self, task, exc: Exception, period_ms: float | None) -> None:
+        if task in self._failing:
+            return  # said when it began to fail
+        if period_ms is not None:
+            self._failing.add(task)
+        again = f"; retried every {period_ms:g} ms, said again once it works" if period_ms is not None else ""
+        if isinstance(exc, (OSError, LogError)):
+            log.error("background task %s failed: %s%s", _name(task), exc, again)
+        else:
+            log.exception("background task %s failed%s", _name(task), again)
+
+
+def _name(task) -> str:
+    return getattr(task, "__qualname__", None) or repr(task)

@@ -2,7 +2,8 @@
 
 Start-up joins the cluster (with ``zookeeper.connect``: learns the cluster id from ZooKeeper, which
 the log directory must carry), loads the topics and logs (recovering after a crash), binds the
-listeners, registers the broker (in ZooKeeper, as live, with one endpoint per listener) and prints
+listeners, registers the broker (in ZooKeeper, as live, with one endpoint per listener), starts
+the group coordinator, then listens (a client connecting earlier is refused and retries) and prints
 exactly one line, ``kafkalog broker <id> listening on <host>:<port>`` (with several listeners, each
 address followed by its listener's name). SIGTERM (or SIGINT) stops
 accepting connections, closes those with no request being handled, lets the handlers in flight
@@ -119,6 +120,8 @@ class Broker:
                                  acls, Authorizer(config.authorizer, acls.acls))
         self.ctx.groups = GroupRuntime(self.ctx)
         self.ctx.groups.start()
+        for server in self._servers:  # only now: a client connecting earlier is refused and tries again
+            await server.start_serving()
         return bound
 
     async def _on_connection(self, listener: Listener, reader, writer) -> None:
@@ -212,7 +215,8 @@ class BindError(OSError):
 
 async def _bind(listener: Listener, on_connection) -> asyncio.Server:
     try:
-        return await asyncio.start_server(on_connection, listener.host or None, listener.port, reuse_address=True)
+        return await asyncio.start_server(on_connection, listener.host or None, listener.port, reuse_address=True,
+                                          start_serving=False)
     except OSError as exc:
         raise BindError(listener, exc) from None
 

@@ -14,7 +14,9 @@ A frame whose size is negative or above ``socket.request.max.bytes`` (before SAS
 ApiVersions/SaslHandshake/SaslAuthenticate before authentication (``authentication``), or a failed
 acks=0 produce; a failed authentication is answered, then closed.
 A handler failing with an ``OSError`` or a ``LogStorageError`` (a full disk) is answered
-KAFKA_STORAGE_ERROR in every error field of its API.
+KAFKA_STORAGE_ERROR in every error field of its API; failing with anything else (a bug), or with a
+response that cannot be encoded, UNKNOWN_SERVER_ERROR, as Kafka does: one traceback in the log,
+the connection kept.
 
 At shutdown (``stop``) a connection waiting for a request, for memory or for its client to read is
 closed at once; one inside a handler finishes it, writes its response as far as the socket takes
@@ -172,15 +174,23 @@ class Connection:
             log.error("%s v%d request from %s failed: %s", api.key.name, header.api_version, self.peer, exc)
             response = error_response(api.key, request, ErrorCode.KAFKA_STORAGE_ERROR, error_text(exc))
         except Exception:
-            log.exception("closing %s: %s v%d request failed", self.peer, api.key.name, header.api_version)
-            return _CLOSE
+            log.exception("%s v%d request from %s failed; answered UNKNOWN_SERVER_ERROR", api.key.name,
+                          header.api_version, self.peer)
+            response = _unknown_server_error(api.key, request)
+        if api.key == ApiKey.PRODUCE and request["acks"] == 0 and response is not None:
+            return _CLOSE  # a failed acks=0 produce: the client expects no answer, as in Kafka the connection closes
         if response is None:
             return None
         try:
             parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version, response)
         except ValueError:
-            log.exception("closing %s: cannot encode the %s v%d response", self.peer, api.key.name, header.api_version)
-            return _CLOSE
+            log.exception("cannot encode the %s v%d response to %s; answered UNKNOWN_SERVER_ERROR", api.key.name,
+                          header.api_version, self.peer)
+            try:
+                parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version,
+                                                  _unknown_server_error(api.key, request))
+            except ValueError:
+                return _CLOSE
         return parts
 
     async def _send(self, parts) -> None:
@@ -205,3 +215,8 @@ class Connection:
                 await self.writer.drain()
                 await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
             await self.writer.drain()
+
+
+def _unknown_server_error(api_key: ApiKey, request: dict) -> dict:
+    """Kafka's answer to a request whose handler failed unexpectedly: UNKNOWN_SERVER_ERROR in each error field."""
+    return error_response(api_key, request, ErrorCode.UNKNOWN_SERVER_ERROR, "unexpected server error")

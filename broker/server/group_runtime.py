@@ -26,10 +26,11 @@ import logging
 import time
 
 from broker.coordinator.group_coordinator import GroupCoordinator
-from broker.coordinator.offset_manager import OFFSETS_TOPIC, replay
-from broker.log.errors import LogError
+from broker.coordinator.offset_manager import OFFSETS_TOPIC, StoreError, replay
+from broker.log.errors import LogError, LogStorageError, RecordTooLargeError
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
+from broker.replica.replica_manager import PartitionError
 
 from .topics import TopicError
 
@@ -40,6 +41,21 @@ READ_CHUNK_BYTES = 1024 * 1024
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _store_error(exc: Exception) -> StoreError:
+    """A failed append to ``__consumer_offsets`` as the coordinator hears of it: the error code of Kafka's append."""
+    if isinstance(exc, PartitionError):
+        code = exc.code  # not (or no longer) its leader
+    elif isinstance(exc, TopicError):
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # the topic cannot be created
+    elif isinstance(exc, RecordTooLargeError):
+        code = ErrorCode.MESSAGE_TOO_LARGE
+    elif isinstance(exc, (OSError, LogStorageError)):
+        code = ErrorCode.KAFKA_STORAGE_ERROR
+    else:
+        code = ErrorCode.UNKNOWN_SERVER_ERROR
+    return StoreError(code, str(exc))
 
 
 def offsets_topic_configs(segment_bytes: int) -> dict[str, str]:
@@ -107,7 +123,7 @@ class GroupRuntime:
             await self.ensure_topic()
             await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
         except Exception as exc:  # a full disk, a storage error: the coordinator answers and keeps its cache
-            error = exc
+            error = _store_error(exc)
         else:
             error = None
         done(error)

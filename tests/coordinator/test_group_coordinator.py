@@ -4,7 +4,7 @@ moves, and a store that keeps the appended records (and can fail or hold them ba
 from broker.coordinator.config import MAX_MEMBER_METADATA_BYTES, GroupConfig
 from broker.coordinator.group import Group, GroupState
 from broker.coordinator.group_coordinator import GroupCoordinator, JoinRequest, OffsetCommit
-from broker.coordinator.offset_manager import replay
+from broker.coordinator.offset_manager import StoreError, replay
 from broker.coordinator.offsets_records import GroupKey, OffsetKey, decode_key, decode_value
 from broker.protocol.errors import ErrorCode
 
@@ -293,8 +293,10 @@ def test_a_commit_is_in_the_cache_only_after_its_append_and_never_when_it_fails(
     done(None)
     assert answer.one == {("t", 0): ErrorCode.NONE}
     assert coordinator.fetch_offsets("g", [("t", 0)])[1][("t", 0)].offset == 7
-    store.hold, store.fail = False, OSError("disk full")
-    assert commit(coordinator, offsets=((("t", 0), 8),)) == {("t", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    store.hold, store.fail = False, StoreError(ErrorCode.KAFKA_STORAGE_ERROR, "disk full")
+    assert commit(coordinator, offsets=((("t", 0), 8),)) == {("t", 0): ErrorCode.NOT_COORDINATOR}  # as Kafka
+    store.fail = StoreError(ErrorCode.MESSAGE_TOO_LARGE, "too many offsets")
+    assert commit(coordinator, offsets=((("t", 0), 8),)) == {("t", 0): ErrorCode.INVALID_COMMIT_OFFSET_SIZE}
     assert coordinator.fetch_offsets("g", [("t", 0)])[1][("t", 0)].offset == 7
 
 

@@ -3,7 +3,8 @@ members of confluent-kafka, kafka-python and aiokafka (each member its own proce
 ``group_member``), members joining, leaving and being killed (the session timeout expires them),
 each partition owned by exactly one member of a generation, every record committed exactly once
 across rebalances with synchronous commits, librdkafka's cooperative-sticky, static membership,
-a group of mixed clients, and commits with metadata as the project's group client reads them."""
+a group of mixed clients, commits with metadata as the project's group client reads them, and
+members of each client alive through a restart that replays a large ``__consumer_offsets``."""
 
 import os
 import signal
@@ -16,7 +17,12 @@ import pytest
 
 from broker.client import KafkaClient
 from broker.client.groups import GroupClient
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
 
+from ..conftest import FAST_GROUPS
+from ..server.test_group_coordinator import commit, find_coordinator
+from ..server.wire import connect_to, create_topics_body
 from .common import PARTITIONS, WAIT_SECONDS, topic_name
 
 CLIENTS = ["confluent", "kafka-python", "aiokafka"]
@@ -243,3 +249,43 @@ def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(
                members=[leader, restarted])
     assert rebalances(broker, group) == before
     assert leader.assignments == leader_assignments
+
+
+def fill_offsets_topic(broker, topic: str, commits: int) -> None:
+    """``commits`` offset commits in ``__consumer_offsets`` (of another group), for a restart to replay."""
+    per_request = 200
+    with connect_to(broker) as wire:
+        created = wire.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(topic, partitions=per_request))
+        assert created["topics"][0]["error_code"] == ErrorCode.NONE
+        find_coordinator(wire, "filler")
+        for i in range(commits // per_request):
+            assert set(commit(wire, "filler", {(topic, p): i for p in range(per_request)})) == {ErrorCode.NONE}
+
+
+@pytest.mark.timeout(300)
+def test_members_of_each_client_stay_alive_through_a_restart_with_a_large_offsets_topic(start_broker, request):
+    """While the restarted coordinator replays ``__consumer_offsets`` the members' heartbeats are
+    answered NONE and their commits COORDINATOR_LOAD_IN_PROGRESS, which each client retries."""
+    broker = start_broker({"num.partitions": str(PARTITIONS), "offsets.topic.num.partitions": "1", **FAST_GROUPS})
+    topic, group = topic_name(request), topic_name(request) + "-group"
+    fill_offsets_topic(broker, topic + "-filler", 100_000)
+    produce(broker, topic, 30)
+    started = [Member(c, broker.bootstrap, group, topic, "--strategy", "roundrobin", "--session-ms", "10000")
+               for c in CLIENTS]
+    try:
+        wait_until(lambda: stable_ownership(broker, group, started), "three clients sharing the partitions",
+                   members=started)
+        wait_until(lambda: committed_exactly_once(started, 30), "30 records committed", members=started)
+        assert broker.stop() == 0
+        broker.start()
+        produce(broker, topic, 30, start=30)
+        wait_until(lambda: committed_exactly_once(started, 60), "60 records committed after the restart",
+                   members=started)
+        with open(broker.stderr_path, encoding="utf-8", errors="replace") as log:
+            assert "loaded the groups of __consumer_offsets-0" in log.read()
+        for member in started:
+            member.stop()  # alive until now: it closes and says so
+    finally:
+        for member in started:
+            if member.process.poll() is None:
+                member.kill()

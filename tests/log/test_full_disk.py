@@ -1,5 +1,8 @@
-"""The log on a real full disk (a small tmpfs): an append is one unit, and nothing is stored twice."""
+"""The log on a real full disk (a small tmpfs): an append is one unit, and nothing is stored twice;
+a background task failing there says so once, not once per run."""
 
+import functools
+import logging
 import os
 
 import pytest
@@ -10,6 +13,7 @@ from broker.log.manager import CLEAN_SHUTDOWN_FILE, LogManager
 from broker.log.partition_log import PartitionLog
 from broker.records import batch
 
+from ..waiting import wait_for
 from .full_disk import fill, small_tmpfs
 from .util import make_records, read_all
 
@@ -119,3 +123,33 @@ def test_shutdown_on_a_full_disk_attempts_every_step_and_leaves_the_logs_recover
             assert [r.offset for r in read_all(log)] == list(range(10))
             assert log.append(idempotent_batch(8)).duplicate  # the producer state was rebuilt from the log
     assert CLEAN_SHUTDOWN_FILE in os.listdir(disk / "logs")
+
+
+def test_a_periodic_task_on_a_full_disk_says_once_that_it_fails_and_once_that_it_works_again(disk, caplog,
+                                                                                              monkeypatch):
+    """The checkpoints every 10 ms: failing again and again, one line (no traceback), not one per run."""
+    caplog.set_level(logging.INFO, logger="broker.log.scheduler")
+    runs, real_write = [], LogManager.write_checkpoints
+
+    @functools.wraps(real_write)
+    def write_checkpoints(manager) -> None:
+        runs.append(manager)
+        real_write(manager)
+
+    monkeypatch.setattr(LogManager, "write_checkpoints", write_checkpoints)
+    manager = LogManager(str(disk / "logs"), LogConfig(), checkpoint_interval_ms=10).open()
+    try:
+        manager.get_or_create_log("t", 0).append(idempotent_batch(0))
+        filler = fill(disk)
+        failing_from = len(runs)
+        wait_for(lambda: len(runs) >= failing_from + 5, 30, what="five checkpoints on the full disk")
+        os.unlink(filler)
+        wait_for(lambda: any("works again" in r.getMessage() for r in caplog.records), 30,
+                 what="the checkpoints working again")
+    finally:
+        manager.shutdown()
+    said = [r for r in caplog.records if r.name == "broker.log.scheduler"]
+    assert [(r.levelname, r.getMessage().split(":")[0]) for r in said] == [
+        ("ERROR", "background task LogManager.write_checkpoints failed"),
+        ("INFO", "background task LogManager.write_checkpoints works again")]
+    assert "No space left on device" in said[0].getMessage() and said[0].exc_info is None

@@ -566,7 +566,12 @@ def test_group_offsets_need_the_group_and_the_topic(secured):
         with pytest.raises(KafkaError) as failure:
             groups.committed(group, {readable: [0]})  # no Describe on the group: FindCoordinator is refused
         assert failure.value.code == GROUP_AUTHORIZATION_FAILED
-        grant(secured, acl(ResourceType.GROUP, group, Operation.READ), acl(ResourceType.TOPIC, readable, Operation.READ))
+        grant(secured, acl(ResourceType.GROUP, group, Operation.DESCRIBE), acl(ResourceType.TOPIC, readable,
+                                                                               Operation.READ))
+        with pytest.raises(KafkaError) as failure:
+            groups.commit(group, {(readable, 0): 2})  # it finds the coordinator, but may not Read the group
+        assert failure.value.code == GROUP_AUTHORIZATION_FAILED
+        grant(secured, acl(ResourceType.GROUP, group, Operation.READ))
         assert set(groups.committed(group)) == {(readable, 0)}  # all offsets: the hidden topic is left out
         with pytest.raises(KafkaError) as failure:
             groups.committed(group, {unreadable: [0]})

@@ -1,15 +1,25 @@
-"""``kafkalog broker``: configuration checks, the ready line, clean shutdown, the directory lock."""
+"""``kafkalog broker``: configuration checks, the ready line, clean shutdown, the directory lock, no
+connection accepted before the broker is ready."""
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from broker.cluster.local_metadata import LocalMetadata
 from broker.embedded import EmbeddedBroker
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
+from broker.server import broker as broker_module
+
+from .in_process import broker_in_this_process
+from .wire import connect
 
 
 def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
@@ -150,3 +160,42 @@ def test_sigterm_answers_the_requests_in_flight_before_exiting(tmp_path):
     assert broker.process.wait(30) == 0
     broker.process.stdout.close()
     assert (tmp_path / "log" / ".kafka_cleanshutdown").exists()
+
+
+def test_a_client_connecting_before_the_broker_is_ready_is_refused_then_served(tmp_path, monkeypatch):
+    """The listeners are bound early (their ports are registered), but accept only once the broker
+    is ready: the start-up is held at its last step (publishing the cluster) while a client connects."""
+    bound, entered, release, ready, done = [], threading.Event(), threading.Event(), threading.Event(), threading.Event()
+    real_bind, real_start = broker_module._bind, LocalMetadata.start
+
+    async def bind(listener, on_connection):
+        bound.append(await real_bind(listener, on_connection))
+        return bound[-1]
+
+    def held_start(metadata):
+        entered.set()
+        release.wait(30)
+        real_start(metadata)
+
+    monkeypatch.setattr(broker_module, "_bind", bind)
+    monkeypatch.setattr(LocalMetadata, "start", held_start)
+
+    def serve():
+        with broker_in_this_process(tmp_path / "log"):
+            ready.set()
+            done.wait(30)
+    server = threading.Thread(target=serve)
+    server.start()
+    try:
+        assert entered.wait(30), "the broker never reached its last start-up step"
+        port = bound[0].sockets[0].getsockname()[1]
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=10)
+        release.set()
+        assert ready.wait(30), "the broker did not finish starting"
+        with connect("127.0.0.1", port) as client:
+            assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
+    finally:
+        release.set()
+        done.set()
+        server.join(30)

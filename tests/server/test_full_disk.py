@@ -1,7 +1,7 @@
 """A full disk, for real: a 16 MiB tmpfs as the broker's log directory, filled to the last byte.
 
 Every metadata change on a full disk is all or nothing and answered with KAFKA_STORAGE_ERROR,
-never a closed connection; deleting a topic works on a full disk and frees it; after any failed
+never a closed connection (an offset commit NOT_COORDINATOR, as in Kafka); deleting a topic works on a full disk and frees it; after any failed
 write, Metadata, ListOffsets, Fetch and a restart agree that every acknowledged record is there
 once and nothing unacknowledged is. Mounting the tmpfs needs root (CI runs as root); without it
 these tests skip.
@@ -20,6 +20,7 @@ from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 
 from ..log.full_disk import fill, free_bytes, small_tmpfs
+from .test_group_coordinator import commit, fetched, find_coordinator
 from .wire import connect_to
 
 SETTINGS = {"num.partitions": "1", "auto.create.topics.enable": "false"}
@@ -97,6 +98,29 @@ def test_deleting_a_topic_on_a_full_disk_deletes_it_whole_and_frees_the_disk(sma
         assert client.topics() == ["keep"]
         assert numbers(read_values(client, "keep")) == list(range(20))
     assert not any(name.startswith("bulk-") for name in os.listdir(small_disk))
+
+
+def test_an_offset_commit_on_a_full_disk_is_answered_not_coordinator_as_in_kafka(small_disk, start_broker):
+    """Kafka answers a storage error on ``__consumer_offsets`` NOT_COORDINATOR: the client looks for
+    the coordinator again and retries; the last commit stored stays the group's."""
+    broker = start_broker(SETTINGS, log_dir=small_disk)
+    with client_of(broker) as client:
+        assert client.create_topics([NewTopic("read", 1)]) == {"read": None}
+    with connect_to(broker) as wire:
+        find_coordinator(wire, "readers")
+        assert commit(wire, "readers", {("read", 0): 1}) == [ErrorCode.NONE]
+        filler = fill(small_disk)
+        acknowledged = 1
+        for offset in range(2, 2 * PAGE):  # the page the log's last write began still takes a few
+            [error] = commit(wire, "readers", {("read", 0): offset})
+            if error != ErrorCode.NONE:
+                break
+            acknowledged = offset
+        assert error == ErrorCode.NOT_COORDINATOR
+        assert fetched(wire, "readers") == {("read", 0): (acknowledged, "m", 0)}
+        os.unlink(filler)
+        assert commit(wire, "readers", {("read", 0): offset}) == [ErrorCode.NONE]
+        assert fetched(wire, "readers") == {("read", 0): (offset, "m", 0)}
 
 
 def test_creating_a_topic_on_a_full_disk_changes_nothing(small_disk, start_broker):

@@ -161,6 +161,18 @@ def test_bad_group_requests_get_kafkas_errors(broker):
         assert "transaction" in transactions["error_message"]
 
 
+def test_a_commit_kept_for_the_longest_retention_is_stored_until_then(broker):
+    """OffsetCommit v2-4 carry a retention time: INT64's largest does not overflow the expiry."""
+    with connect_to(broker) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] in (
+            ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS)
+        find_coordinator(client, "kept")
+        body = {**commit_body("kept", {(TOPIC, 0): 5}), "retention_time_ms": 2**63 - 1}
+        answer = client.call(ApiKey.OFFSET_COMMIT, 2, body)
+        assert answer["topics"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+        assert fetched(client, "kept") == {(TOPIC, 0): (5, "m", -1)}
+
+
 def test_a_client_asking_for_thousands_of_members_is_bounded(start_broker):
     broker = start_broker({**FAST_GROUPS, "group.max.size": "50"})
     with connect_to(broker) as client:

@@ -43,8 +43,8 @@ async def handle_commit(ctx, header, request) -> dict:
     order = [(t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"]]
     if not ctx.allows(Operation.READ, ResourceType.GROUP, request["group_id"]):
         return {"throttle_time_ms": 0, "topics": _by_topic(
-            {}, order, lambda partition, _: {"partition_index": partition,
-                                             "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED})}
+            dict.fromkeys(order, ErrorCode.GROUP_AUTHORIZATION_FAILED), order,
+            lambda partition, error: {"partition_index": partition, "error_code": error})}
     refused = _topic_errors(ctx, order, Operation.READ)
     commits = [OffsetCommit(t["name"], p["partition_index"], p["committed_offset"], p["committed_leader_epoch"],
                             p["committed_metadata"])
