@@ -5,8 +5,9 @@ requests wait in the socket buffer, and responses leave in request order. No new
 while a response is unsent: responses are streamed part by part (record data of fetch responses
 straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
 copy for smaller ones; under TLS, where the kernel cannot encrypt, every slice is read and written
-in pieces of ``TLS_PIECE_BYTES``), so a client that does not read holds at most the write buffer's
-high-water mark and one part. Before reading a frame's body the connection reserves its size in
+in pieces of ``TLS_PIECE_BYTES``; encoded bytes in pieces of ``WRITE_PIECE_BYTES``), so a client
+that does not read holds its one response and at most the write buffer's high-water mark and one
+piece on top of it. Before reading a frame's body the connection reserves its size in
 the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
 A frame whose size is negative or above ``socket.request.max.bytes`` (before SASL authentication,
 ``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot be parsed, an API or version not advertised
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 # copying ~400 KiB; at 64-256 KiB a copy took half the time, from 512 KiB on sendfile was faster.
 SENDFILE_MIN_BYTES = 512 * 1024
 TLS_PIECE_BYTES = 256 * 1024
+# Bytes are written in pieces, each once the transport's buffer drained: the buffer holds at most
+# its high-water mark and one piece, not a copy of the unsent rest of a large response.
+WRITE_PIECE_BYTES = 256 * 1024
 TLS_HANDSHAKE_START = (b"\x16\x03",)  # a TLS handshake record (type 22, version 3.x): as a size, 369 MB
 _CLOSE = object()
 
@@ -194,7 +198,10 @@ class Connection:
         loop = asyncio.get_running_loop()
         for part in parts:
             if isinstance(part, bytes):
-                self.writer.write(part)
+                view = memoryview(part)
+                for start in range(0, len(view), WRITE_PIECE_BYTES):
+                    self.writer.write(view[start:start + WRITE_PIECE_BYTES])
+                    await self.writer.drain()
             elif self.tls:
                 for piece in part.pieces(TLS_PIECE_BYTES):
                     self.writer.write(piece.read())
