@@ -65,25 +65,11 @@ class Connection:
         self.abandoned = False  # closed with part of a response unsent
 
     async def serve(self) -> None:
-        memory = self.ctx.request_memory
         client_host.set(f"/{self.peer[0]}" if self.peer else "")
         try:
             while not self.ctx.stopping:
                 size = await self._read_size()
-                if size is None:
-                    break
-                reserved = await memory.reserve(size)
-                try:
-                    response = await self._read_and_handle(size)
-                finally:
-                    memory.release(reserved)
-                if response is _CLOSE:
-                    break
-                if response is not None:
-                    self.sending = True
-                    await self._send(response)
-                    self.sending = False
-                if self.ctx.session.close_after_response:
+                if size is None or not await self._serve_one(size) or self.ctx.session.close_after_response:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
@@ -95,6 +81,29 @@ class Connection:
                 log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:
             self._close()
+
+    async def _serve_one(self, size: int) -> bool:
+        """Read, handle and answer one request of ``size`` bytes; False if the connection must close.
+
+        The request memory holds the frame while it is read and handled, then the response's bytes
+        until the client has taken them; nothing of either is kept once this returns."""
+        memory = self.ctx.request_memory
+        reserved = await memory.reserve(size)
+        try:
+            response = await self._read_and_handle(size)
+        finally:
+            memory.release(reserved)
+        if response is _CLOSE:
+            return False
+        if response is not None:
+            held = memory.hold(sum(len(part) for part in response if isinstance(part, bytes)))
+            self.sending = True
+            try:
+                await self._send(response)
+            finally:
+                memory.release(held)
+            self.sending = False
+        return True
 
     def stop(self) -> None:
         """Shutdown: close now unless a handler runs (that request then finishes, see ``_send``)."""
@@ -201,14 +210,29 @@ class Connection:
                 view = memoryview(part)
                 for start in range(0, len(view), WRITE_PIECE_BYTES):
                     self.writer.write(view[start:start + WRITE_PIECE_BYTES])
-                    await self.writer.drain()
+                    await self._drained()
             elif self.tls:
                 for piece in part.pieces(TLS_PIECE_BYTES):
                     self.writer.write(piece.read())
-                    await self.writer.drain()
+                    await self._drained()
             elif part.size < SENDFILE_MIN_BYTES:
                 self.writer.write(part.read())
             else:
-                await self.writer.drain()
+                await self._drained()
                 await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
-            await self.writer.drain()
+            await self._drained()
+
+    async def _drained(self) -> None:
+        """Wait until the client takes enough of what is written; a client that takes nothing for
+        ``connections.max.idle.ms`` is closed, as Kafka expires a channel with no activity."""
+        transport = self.writer.transport
+        if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[1]:
+            await self.writer.drain()  # under the high-water mark: no wait (and no timer to set)
+            return
+        idle_ms = self.ctx.config.connections_max_idle_ms
+        try:
+            await asyncio.wait_for(self.writer.drain(), idle_ms / 1000)
+        except asyncio.TimeoutError:
+            log.info("closing %s: it took nothing more of its response for connections.max.idle.ms=%d",
+                     self.peer, idle_ms)
+            raise ConnectionAbortedError("the client does not read") from None

@@ -39,6 +39,14 @@ class RequestMemory:
         self.reserved += size
         return size
 
+    def hold(self, size: int) -> int:
+        """Count ``size`` bytes already in memory (a response being sent) without waiting; return
+        what to hand back to ``release``. Frames wait while responses fill the bound."""
+        if size <= SMALL_FRAME_BYTES:
+            return 0
+        self.reserved += size
+        return size
+
     def release(self, size: int) -> None:
         if size:
             self.reserved -= size
