@@ -7,7 +7,9 @@ without waiting: they exist already) until its client has taken them. While the 
 up to the bound, connections wanting more stop reading (their clients' bytes wait in the kernel's
 socket buffers) until memory comes back. A frame larger than what is free is admitted when
 nothing else is reserved, so any frame up to ``socket.request.max.bytes`` gets through, and
-memory stays under the bound plus one frame and one response. Frames and responses up to
+frames stay under the bound plus one frame; responses held pass it only by what the answers to
+the frames admitted outgrow them (and by answers to small requests), and no large frame is read
+until they are taken. Frames and responses up to
 ``SMALL_FRAME_BYTES`` need no reservation: a connection buffers that much anyway, and metadata,
 offsets and heartbeats must not queue behind large produce requests.
 """
