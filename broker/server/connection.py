@@ -25,6 +25,7 @@ it without waiting, and closes. ``abandoned`` tells whether a response was left 
 import asyncio
 import errno
 import logging
+import socket
 
 from broker.log.errors import LogStorageError
 from broker.protocol import frames
@@ -60,6 +61,9 @@ class Connection:
         self.writer = writer
         self.peer = session.client_address
         self.tls = writer.get_extra_info("ssl_object") is not None
+        if ctx.config.socket_send_buffer_bytes > 0:  # what the kernel holds of responses not yet read
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                       ctx.config.socket_send_buffer_bytes)
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent

@@ -265,6 +265,9 @@ def test_clients_that_never_read_large_answers_do_not_balloon_the_broker(big_gro
                 hoarder.close()
 
 
+SMALL_KERNEL_BUFFER = {"socket.send.buffer.bytes": str(64 * 1024)}  # else the kernel takes megabytes of an answer
+
+
 def slow_reader(broker) -> WireClient:
     """A client whose socket receive buffer is tiny: the kernel holds little of what it does not read."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -286,7 +289,8 @@ def many_unknown_partitions(count: int) -> tuple[int, int, dict]:
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("request_of", [many_unknown_topics, many_unknown_partitions], ids=["Metadata", "ListOffsets"])
 def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, request_of):
-    broker = start_broker({"queued.max.request.bytes": str(3 * MIB), "auto.create.topics.enable": "false"})
+    broker = start_broker({"queued.max.request.bytes": str(3 * MIB), "auto.create.topics.enable": "false",
+                           **SMALL_KERNEL_BUFFER})
     key, version, body = request_of(130_000)  # frames of 1.3-1.6 MB, answers of 2.2-2.9 MB: two frames fit
     frame = encode_request(key, version, body, correlation_id=1)
     with connect_to(broker, TIMEOUT) as client:
@@ -315,10 +319,12 @@ def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, reque
 
 @pytest.mark.timeout(120)
 def test_a_client_that_takes_nothing_of_its_answer_is_closed_after_connections_max_idle_ms(start_broker):
-    broker = start_broker({"connections.max.idle.ms": "2000", "auto.create.topics.enable": "false"})
-    key, version, body = many_unknown_topics(100_000)
-    with connect_to(broker, TIMEOUT) as hoarder, connect_to(broker, TIMEOUT) as client:
+    broker = start_broker({"connections.max.idle.ms": "2000", "auto.create.topics.enable": "false",
+                           **SMALL_KERNEL_BUFFER})
+    key, version, body = many_unknown_topics(130_000)
+    with slow_reader(broker) as hoarder:
         hoarder.send_request(key, version, body)
         wait_for(lambda: "took nothing more of its response" in open(broker.stderr_path, encoding="utf-8").read(),
                  timeout=TIMEOUT, what="the hoarder closed")
+    with connect_to(broker, TIMEOUT) as client:
         assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
