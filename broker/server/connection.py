@@ -230,8 +230,8 @@ class Connection:
         """Wait until the client takes enough of what is written; a client that takes nothing for
         ``connections.max.idle.ms`` is closed, as Kafka expires a channel with no activity."""
         transport = self.writer.transport
-        if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[1]:
-            await self.writer.drain()  # under the high-water mark: no wait (and no timer to set)
+        if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[0]:
+            await self.writer.drain()  # at most the low-water mark: writing is not paused, no wait (no timer)
             return
         idle_ms = self.ctx.config.connections_max_idle_ms
         try:
