@@ -8,7 +8,9 @@ copy for smaller ones; under TLS, where the kernel cannot encrypt, every slice i
 in pieces of ``TLS_PIECE_BYTES``; encoded bytes in pieces of ``WRITE_PIECE_BYTES``), so a client
 that does not read holds its one response and at most the write buffer's high-water mark and one
 piece on top of it. Before reading a frame's body the connection reserves its size in
-the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
+the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free; the
+response's bytes are held there until the client takes them, and a client that takes nothing for
+``connections.max.idle.ms`` is closed. ``socket.send.buffer.bytes`` bounds what the kernel takes.
 A frame whose size is negative or above ``socket.request.max.bytes`` (before SASL authentication,
 ``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot be parsed, an API or version not advertised
 (except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), a request other than
