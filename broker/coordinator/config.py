@@ -1,9 +1,12 @@
-"""The group coordinator's settings: Kafka's broker keys, names and defaults, and two bounds of our own.
+"""The group coordinator's settings: Kafka's broker keys, names and defaults, and bounds of our own.
 
 ``group.max.size`` is unbounded in Kafka (2^31-1); here it defaults to 1000 so that one client
 cannot make the broker hold any number of members. Each member's protocol metadata (all its
-protocols together) is bounded by ``MAX_MEMBER_METADATA_BYTES``; Kafka bounds it only by the
-request size, which lets a group of many members hold gigabytes.
+protocols together) is bounded by ``MAX_MEMBER_METADATA_BYTES``, and all of one group's members
+together by ``group.max.metadata.bytes`` (a setting of this project, 1 MiB: the group's record in
+``__consumer_offsets`` must fit ``message.max.bytes``, and the leader's JoinGroup and a
+DescribeGroups answer carry it whole); Kafka bounds them only by the request size, which lets a
+group of many members hold gigabytes.
 """
 
 from dataclasses import dataclass
@@ -18,6 +21,7 @@ class GroupConfig:
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 3_000
     max_size: int = 1_000
+    max_metadata_bytes: int = 1024 * 1024
     offsets_topic_partitions: int = 50
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000
@@ -31,6 +35,7 @@ KEYS = {
     "group.max.session.timeout.ms": ("max_session_timeout_ms", 1, 1),
     "group.initial.rebalance.delay.ms": ("initial_rebalance_delay_ms", 0, 1),
     "group.max.size": ("max_size", 1, 1),
+    "group.max.metadata.bytes": ("max_metadata_bytes", 1, 1),
     "offsets.topic.num.partitions": ("offsets_topic_partitions", 1, 1),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", 14, 1),
     "offsets.retention.minutes": ("offsets_retention_ms", 1, 60_000),

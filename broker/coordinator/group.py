@@ -32,6 +32,11 @@ _LEGAL_PREVIOUS = {  # Kafka's GroupMetadata.validPreviousStates
 }
 
 
+def protocols_bytes(protocols: dict[str, bytes]) -> int:
+    """The size of a member's protocols (names and metadata, all together): what the bounds count."""
+    return sum(len(name) + len(data) for name, data in protocols.items())
+
+
 @dataclass
 class Member:
     """A member: its protocols in preference order (name -> opaque metadata), its assignment, and
@@ -47,6 +52,10 @@ class Member:
     assignment: bytes = b""
     awaiting_join: object = None
     awaiting_sync: object = None
+
+    @property
+    def metadata_bytes(self) -> int:
+        return protocols_bytes(self.protocols)
 
     def metadata_for(self, protocol: str) -> bytes:
         return self.protocols[protocol]
@@ -84,6 +93,10 @@ class Group:
     def size(self) -> int:
         """Members and members-to-be: what ``group.max.size`` bounds."""
         return len(self.members) + len(self.pending_members)
+
+    def metadata_bytes_without(self, member_id: str | None) -> int:
+        """The protocol metadata of all members but ``member_id``: what ``group.max.metadata.bytes`` bounds."""
+        return sum(m.metadata_bytes for m in self.members.values() if m.member_id != member_id)
 
     def add(self, member: Member) -> None:
         if not self.members:

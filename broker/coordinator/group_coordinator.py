@@ -23,7 +23,7 @@ from broker.protocol.errors import ErrorCode
 
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
 from .consumer_protocol import ConsumerProtocolError, decode_subscription
-from .group import Group, GroupState, Member
+from .group import Group, GroupState, Member, protocols_bytes
 from .offset_manager import OffsetManager, StoreError, warn_on_failure
 from .offsets_records import OffsetValue
 from .timers import Deadlines
@@ -146,8 +146,7 @@ class GroupCoordinator:
                 self.config.max_session_timeout_ms:
             respond(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=request.member_id))
             return
-        if len(protocols) != len(request.protocols) or \
-                sum(len(name) + len(data) for name, data in request.protocols) > MAX_MEMBER_METADATA_BYTES:
+        if len(protocols) != len(request.protocols) or protocols_bytes(protocols) > MAX_MEMBER_METADATA_BYTES:
             respond(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=request.member_id))
             return
         group = self.groups.get(request.group_id)
@@ -159,11 +158,26 @@ class GroupCoordinator:
         if not group.supports(request.protocol_type, protocols):
             respond(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=request.member_id))
             return
+        if self._over_metadata_bound(group, request.member_id, request.group_instance_id, protocols):
+            respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=request.member_id))
+            return
         request = request._replace(protocols=protocols)
         if request.member_id == NO_MEMBER:
             self._join_new(group, request, respond)
         else:
             self._join_known(group, request, respond)
+
+    def _over_metadata_bound(self, group: Group, member_id: str, instance_id: str | None,
+                             protocols: dict[str, bytes]) -> bool:
+        """Whether the group's members would hold more than ``group.max.metadata.bytes`` of protocol
+        metadata once this member's (new, or replacing its own) is in."""
+        replaced = member_id if member_id in group.members else group.static_members.get(instance_id)
+        total = group.metadata_bytes_without(replaced) + protocols_bytes(protocols)
+        if total <= self.config.max_metadata_bytes:
+            return False
+        log.info("group %r: refusing a member: its members' protocol metadata would be %d bytes, over "
+                 "group.max.metadata.bytes=%d", group.group_id, total, self.config.max_metadata_bytes)
+        return True
 
     def _join_new(self, group: Group, request: JoinRequest, respond) -> None:
         instance_id = request.group_instance_id

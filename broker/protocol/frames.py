@@ -68,10 +68,7 @@ def encode_response(correlation_id: int, api_key: int, api_version: int, body: d
     writer.pack(SIZE, 0)  # patched below, once the size is known
     INT32.encode(writer, correlation_id, api_version)
     APIS[ApiKey(api_key)].response.encode(writer, body, api_version)
-    parts = writer.finish()
-    first = bytearray(parts[0])
-    SIZE.pack_into(first, 0, writer.size - SIZE.size)
-    parts[0] = bytes(first)
+    parts = writer.finish_framed(SIZE)
     return parts, writer.size
 
 

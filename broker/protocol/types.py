@@ -104,6 +104,18 @@ class Writer:
     def pack(self, fmt: struct.Struct, value) -> None:
         self._buf += fmt.pack(value)
 
+    def finish_framed(self, prefix: struct.Struct) -> list:
+        """``finish``, with the first bytes (a ``prefix`` written as a placeholder) set to the size of
+        what follows them; patched in place while still buffered, so a large message is not copied."""
+        following = self.size + len(self._buf) - prefix.size
+        if self.parts:
+            first = bytearray(self.parts[0])
+            prefix.pack_into(first, 0, following)
+            self.parts[0] = bytes(first)
+        else:
+            prefix.pack_into(self._buf, 0, following)
+        return self.finish()
+
     def add_slice(self, file_slice) -> None:
         """Add a part that is sent from a file (anything with ``size`` and ``read()``)."""
         self._flush()

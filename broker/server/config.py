@@ -42,6 +42,7 @@ class BrokerConfig:
     num_recovery_threads_per_data_dir: int = 1  # Kafka's default
     fetch_max_bytes: int = 55 * 1024 * 1024
     queued_max_request_bytes: int = 256 * 1024 * 1024  # Kafka's default is -1, unbounded
+    socket_send_buffer_bytes: int = -1  # the OS's (autotuned); Kafka's default is 100 KiB
     checkpoint_interval_ms: int = 60_000
     retention_check_interval_ms: int = 300_000
     cleaner_enable: bool = True
@@ -124,6 +125,7 @@ _BROKER_KEYS = {
     "num.recovery.threads.per.data.dir": ("num_recovery_threads_per_data_dir", integer_setting(1, 256)),
     "fetch.max.bytes": ("fetch_max_bytes", integer_setting(1024, 2**31 - 1)),
     "queued.max.request.bytes": ("queued_max_request_bytes", integer_setting(-1)),
+    "socket.send.buffer.bytes": ("socket_send_buffer_bytes", integer_setting(-1, 2**31 - 1)),
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),

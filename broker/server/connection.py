@@ -5,9 +5,12 @@ requests wait in the socket buffer, and responses leave in request order. No new
 while a response is unsent: responses are streamed part by part (record data of fetch responses
 straight from the segment files: ``sendfile`` for slices of ``SENDFILE_MIN_BYTES`` and more, one
 copy for smaller ones; under TLS, where the kernel cannot encrypt, every slice is read and written
-in pieces of ``TLS_PIECE_BYTES``), so a client that does not read holds at most the write buffer's
-high-water mark and one part. Before reading a frame's body the connection reserves its size in
-the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free.
+in pieces of ``TLS_PIECE_BYTES``; encoded bytes in pieces of ``WRITE_PIECE_BYTES``), so a client
+that does not read holds its one response and at most the write buffer's high-water mark and one
+piece on top of it. Before reading a frame's body the connection reserves its size in
+the broker-wide request memory (``queued.max.request.bytes``) and waits while none is free; the
+response's bytes are held there until the client takes them, and a client that takes nothing for
+``connections.max.idle.ms`` is closed. ``socket.send.buffer.bytes`` bounds what the kernel takes.
 A frame whose size is negative or above ``socket.request.max.bytes`` (before SASL authentication,
 ``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot be parsed, an API or version not advertised
 (except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), a request other than
@@ -26,6 +29,7 @@ it without waiting, and closes. ``abandoned`` tells whether a response was left 
 import asyncio
 import errno
 import logging
+import socket
 
 from broker.log.errors import LogStorageError
 from broker.protocol import frames
@@ -47,6 +51,9 @@ log = logging.getLogger(__name__)
 # copying ~400 KiB; at 64-256 KiB a copy took half the time, from 512 KiB on sendfile was faster.
 SENDFILE_MIN_BYTES = 512 * 1024
 TLS_PIECE_BYTES = 256 * 1024
+# Bytes are written in pieces, each once the transport's buffer drained: the buffer holds at most
+# its high-water mark and one piece, not a copy of the unsent rest of a large response.
+WRITE_PIECE_BYTES = 256 * 1024
 TLS_HANDSHAKE_START = (b"\x16\x03",)  # a TLS handshake record (type 22, version 3.x): as a size, 369 MB
 _CLOSE = object()
 
@@ -58,30 +65,19 @@ class Connection:
         self.writer = writer
         self.peer = session.client_address
         self.tls = writer.get_extra_info("ssl_object") is not None
+        if ctx.config.socket_send_buffer_bytes > 0:  # what the kernel holds of responses not yet read
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                       ctx.config.socket_send_buffer_bytes)
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent
 
     async def serve(self) -> None:
-        memory = self.ctx.request_memory
         client_host.set(f"/{self.peer[0]}" if self.peer else "")
         try:
             while not self.ctx.stopping:
                 size = await self._read_size()
-                if size is None:
-                    break
-                reserved = await memory.reserve(size)
-                try:
-                    response = await self._read_and_handle(size)
-                finally:
-                    memory.release(reserved)
-                if response is _CLOSE:
-                    break
-                if response is not None:
-                    self.sending = True
-                    await self._send(response)
-                    self.sending = False
-                if self.ctx.session.close_after_response:
+                if size is None or not await self._serve_one(size) or self.ctx.session.close_after_response:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             pass
@@ -93,6 +89,29 @@ class Connection:
                 log.warning("closing %s: cannot send the rest of a response (%s)", self.peer, exc)
         finally:
             self._close()
+
+    async def _serve_one(self, size: int) -> bool:
+        """Read, handle and answer one request of ``size`` bytes; False if the connection must close.
+
+        The request memory holds the frame while it is read and handled, then the response's bytes
+        until the client has taken them; nothing of either is kept once this returns."""
+        memory = self.ctx.request_memory
+        reserved = await memory.reserve(size)
+        try:
+            response = await self._read_and_handle(size)
+        finally:
+            memory.release(reserved)
+        if response is _CLOSE:
+            return False
+        if response is not None:
+            held = memory.hold(sum(len(part) for part in response if isinstance(part, bytes)))
+            self.sending = True
+            try:
+                await self._send(response)
+            finally:
+                memory.release(held)
+            self.sending = False
+        return True
 
     def stop(self) -> None:
         """Shutdown: close now unless a handler runs (that request then finishes, see ``_send``)."""
@@ -204,17 +223,35 @@ class Connection:
         loop = asyncio.get_running_loop()
         for part in parts:
             if isinstance(part, bytes):
-                self.writer.write(part)
+                view = memoryview(part)
+                for start in range(0, len(view), WRITE_PIECE_BYTES):
+                    self.writer.write(view[start:start + WRITE_PIECE_BYTES])
+                    await self._drained()
             elif self.tls:
                 for piece in part.pieces(TLS_PIECE_BYTES):
                     self.writer.write(piece.read())
-                    await self.writer.drain()
+                    await self._drained()
             elif part.size < SENDFILE_MIN_BYTES:
                 self.writer.write(part.read())
             else:
-                await self.writer.drain()
+                await self._drained()
                 await loop.sendfile(self.writer.transport, part.file, part.position, part.size)
-            await self.writer.drain()
+            await self._drained()
+
+    async def _drained(self) -> None:
+        """Wait until the client takes enough of what is written; a client that takes nothing for
+        ``connections.max.idle.ms`` is closed, as Kafka expires a channel with no activity."""
+        transport = self.writer.transport
+        if transport.get_write_buffer_size() <= transport.get_write_buffer_limits()[0]:
+            await self.writer.drain()  # at most the low-water mark: writing is not paused, no wait (no timer)
+            return
+        idle_ms = self.ctx.config.connections_max_idle_ms
+        try:
+            await asyncio.wait_for(self.writer.drain(), idle_ms / 1000)
+        except asyncio.TimeoutError:
+            log.info("closing %s: it took nothing more of its response for connections.max.idle.ms=%d",
+                     self.peer, idle_ms)
+            raise ConnectionAbortedError("the client does not read") from None
 
 
 def _unknown_server_error(api_key: ApiKey, request: dict) -> dict:

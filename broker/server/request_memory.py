@@ -1,13 +1,17 @@
-"""A bound on the memory of requests being read or handled, all connections together
-(Kafka's ``queued.max.request.bytes`` memory pool).
+"""A bound on the memory of requests being read or handled and of responses not yet taken, all
+connections together (Kafka's ``queued.max.request.bytes`` memory pool, which counts requests only).
 
 A connection reserves a frame's declared size before reading its body and gives it back once the
-request is handled (the frame is dropped then; the response may still be on its way). While the reservations add up to the bound, connections wanting more stop
-reading (their clients' bytes wait in the kernel's socket buffers) until memory comes back. A
-frame larger than what is free is admitted when nothing else is reserved, so any frame up to
-``socket.request.max.bytes`` gets through, and memory stays under the bound plus one frame.
-Frames up to ``SMALL_FRAME_BYTES`` need no reservation: a connection buffers that much anyway,
-and metadata, offsets and heartbeats must not queue behind large produce requests.
+request is handled (the frame is dropped then); its response's bytes are then held (``hold``,
+without waiting: they exist already) until its client has taken them. While the reservations add
+up to the bound, connections wanting more stop reading (their clients' bytes wait in the kernel's
+socket buffers) until memory comes back. A frame larger than what is free is admitted when
+nothing else is reserved, so any frame up to ``socket.request.max.bytes`` gets through, and
+frames stay under the bound plus one frame; responses held pass it only by what the answers to
+the frames admitted outgrow them (and by answers to small requests), and no large frame is read
+until they are taken. Frames and responses up to
+``SMALL_FRAME_BYTES`` need no reservation: a connection buffers that much anyway, and metadata,
+offsets and heartbeats must not queue behind large produce requests.
 """
 
 import asyncio
@@ -36,6 +40,14 @@ class RequestMemory:
                 await freed
             finally:
                 self._waiting.remove(freed)
+        self.reserved += size
+        return size
+
+    def hold(self, size: int) -> int:
+        """Count ``size`` bytes already in memory (a response being sent) without waiting; return
+        what to hand back to ``release``. Frames wait while responses fill the bound."""
+        if size <= SMALL_FRAME_BYTES:
+            return 0
         self.reserved += size
         return size
 

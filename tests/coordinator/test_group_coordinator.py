@@ -204,6 +204,24 @@ def test_bad_joins_are_refused_with_kafkas_codes():
     assert coordinator.groups["g"].size == 2
 
 
+def test_a_group_holds_at_most_group_max_metadata_bytes_of_member_metadata():
+    coordinator, clock, _ = make(GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000,
+                                             max_metadata_bytes=3 * 1000, offsets_topic_partitions=1))
+    for n in range(3):  # 3 x (5 + 995) bytes: exactly the bound
+        join(coordinator, v4=False, instance=f"i{n}", protocols=[("range", b"x" * 995)])
+    group = coordinator.groups["g"]
+    assert len(group.members) == 3
+    assert join(coordinator, v4=False, protocols=[("range", b"")]).one.error == ErrorCode.GROUP_MAX_SIZE_REACHED
+    first = group.static_members["i0"]
+    grown = join(coordinator, member_id=first, instance="i0", protocols=[("range", b"x" * 996)])
+    assert grown.one.error == ErrorCode.GROUP_MAX_SIZE_REACHED  # a member may not grow past it either
+    assert len(group.members) == 3 and group.members[first].metadata_bytes == 1000
+    join(coordinator, member_id=first, instance="i0", protocols=[("range", b"x")])  # smaller: accepted
+    assert group.members[first].metadata_bytes == 6
+    join(coordinator, v4=False, instance="i3", protocols=[("range", b"x" * 989)])  # and room for another
+    assert len(group.members) == 4
+
+
 def test_pending_members_that_never_come_back_expire():
     coordinator, clock, _ = make()
     for _ in range(5):

@@ -8,14 +8,24 @@
 * Clients that send most of a large frame and stop: the frames being read are bounded by
   ``queued.max.request.bytes`` (others wait unread in the kernel's socket buffers), while small
   requests from a healthy client are still answered and nothing stays reserved after they leave.
+* Clients that send once a small request with a large answer and never read (the leader's
+  JoinGroup of a group of 200 members with 60 KB of metadata each, DescribeGroups and
+  DescribeConfigs naming one group or topic 2,000 times): ``group.max.metadata.bytes`` bounds the
+  group, a repeated name is answered once, and each connection holds its answer once (before:
+  twice or more, 470 MiB for twenty JoinGroups).
+* Answers nobody reads (Metadata naming many topics, ListOffsets many partitions) count in
+  ``queued.max.request.bytes`` until their clients take them: other large frames wait meanwhile;
+  a client that takes nothing for ``connections.max.idle.ms`` is closed.
 
 Memory is the broker process's resident set (psutil), against a stated bound with a wide margin.
 """
 
+import socket
 import time
 
 import pytest
 
+from broker.embedded import EmbeddedBroker
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch
@@ -23,7 +33,8 @@ from broker.records.batch import Record
 
 from ..waiting import wait_for
 from .test_bad_input import rss
-from .wire import SIZE, connect_to, create_topics_body, fetch_body, produce_body
+from .test_group_coordinator import find_coordinator, join_body
+from .wire import SIZE, WireClient, connect_to, create_topics_body, encode_request, fetch_body, produce_body
 
 MIB = 1024 * 1024
 TIMEOUT = 30
@@ -175,3 +186,147 @@ def test_a_request_answered_is_not_kept_in_memory_while_its_connection_stays_ope
         finally:
             for connection in connections:
                 connection.close()
+
+
+# -- answers much larger than their requests, to clients that never read them ----------------------
+
+MEMBER_METADATA = 60_000  # under the 64 KiB per member; 17 fit group.max.metadata.bytes (1 MiB)
+MEMBERS = 200  # before the group bound: all joined, and the leader's JoinGroup answer was 11.5 MiB
+HOARDERS = 20
+# before: JoinGroup grew the broker by 364-470 MiB; the 2,000-fold DescribeGroups and DescribeConfigs
+# answers took it more than 30 s to build for twenty clients
+ANSWER_GROWTH_LIMIT = 64 * MIB
+
+
+@pytest.fixture(scope="module")
+def big_group(tmp_path_factory):
+    """A broker with a group of static members, each with 60 KB of protocol metadata, waiting for its
+    leader's SyncGroup (CompletingRebalance); yields (broker, leader's member id, leader's instance id)."""
+    broker = EmbeddedBroker(tmp_path_factory.mktemp("big-group") / "log",
+                            {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "1500"}).start()
+    try:
+        with connect_to(broker, TIMEOUT) as client:
+            find_coordinator(client, "big")
+            assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("configured", 1))["topics"][0]["error_code"] == 0
+        members = [connect_to(broker, TIMEOUT) for _ in range(MEMBERS)]
+        try:
+            for n, member in enumerate(members):
+                member.send_request(ApiKey.JOIN_GROUP, 5, big_join(f"i{n}"))
+            answers = [member.recv_response(ApiKey.JOIN_GROUP, 5) for member in members]
+        finally:
+            for member in members:
+                member.close()
+        joined = [n for n, a in enumerate(answers) if a["error_code"] == ErrorCode.NONE]
+        assert len(joined) * (len("range") + MEMBER_METADATA) <= 1024 * 1024 < (len(joined) + 1) * MEMBER_METADATA
+        assert {a["error_code"] for a in answers} == {ErrorCode.NONE, ErrorCode.GROUP_MAX_SIZE_REACHED}
+        leader = next(n for n in joined if answers[n]["members"])
+        yield broker, answers[leader]["member_id"], f"i{leader}"
+    finally:
+        broker.kill()
+
+
+def big_join(instance: str, member: str = "") -> dict:
+    return join_body("big", member=member, session_ms=120_000, instance=instance,
+                     protocols=(("range", b"m" * MEMBER_METADATA),))
+
+
+def large_answer_requests(leader: str, instance: str) -> dict:
+    """Small requests whose answers were large: (api key, version, body) by name."""
+    return {
+        "JoinGroup": (ApiKey.JOIN_GROUP, 5, big_join(instance, leader)),  # the leader again: every member's metadata
+        "DescribeGroups": (ApiKey.DESCRIBE_GROUPS, 4,
+                           {"groups": ["big"] * 2000, "include_authorized_operations": False}),
+        "DescribeConfigs": (ApiKey.DESCRIBE_CONFIGS, 3, {
+            "resources": [{"resource_type": 2, "resource_name": "configured", "configuration_keys": None}] * 2000,
+            "include_synonyms": True, "include_documentation": True}),
+    }
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("api", ["JoinGroup", "DescribeGroups", "DescribeConfigs"])
+def test_clients_that_never_read_large_answers_do_not_balloon_the_broker(big_group, api):
+    broker, leader, instance = big_group
+    key, version, body = large_answer_requests(leader, instance)[api]
+    with connect_to(broker, TIMEOUT) as client:
+        answer = client.call(key, version, body)  # what each hoarder is sent
+        if api == "JoinGroup":
+            assert answer["error_code"] == ErrorCode.NONE and len(answer["members"]) < MEMBERS
+        else:
+            assert len(answer["groups" if api == "DescribeGroups" else "results"]) == 1  # named 2,000 times
+        before = rss(broker)
+        hoarders = [connect_to(broker, TIMEOUT) for _ in range(HOARDERS)]
+        try:
+            for hoarder in hoarders:
+                hoarder.send_request(key, version, body)
+            wait_for(lambda: all(h.pending_bytes() for h in hoarders), timeout=TIMEOUT, what="every hoarder answered")
+            assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
+            growth = max(rss(broker) for _ in range(10)) - before
+            assert growth < ANSWER_GROWTH_LIMIT, f"the broker grew by {growth / MIB:.0f} MiB"
+        finally:
+            for hoarder in hoarders:
+                hoarder.close()
+
+
+SMALL_KERNEL_BUFFER = {"socket.send.buffer.bytes": str(64 * 1024)}  # else the kernel takes megabytes of an answer
+
+
+def slow_reader(broker) -> WireClient:
+    """A client whose socket receive buffer is tiny: the kernel holds little of what it does not read."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(TIMEOUT)
+    sock.connect(("127.0.0.1", broker.port))
+    return WireClient(sock, TIMEOUT)
+
+
+def many_unknown_topics(count: int) -> tuple[int, int, dict]:
+    return ApiKey.METADATA, 1, {"topics": [{"name": f"u{n:07d}"} for n in range(count)]}
+
+
+def many_unknown_partitions(count: int) -> tuple[int, int, dict]:
+    return ApiKey.LIST_OFFSETS, 1, {"replica_id": -1, "topics": [{"name": "one", "partitions": [
+        {"partition_index": p, "timestamp": -1} for p in range(count)]}]}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("request_of", [many_unknown_topics, many_unknown_partitions], ids=["Metadata", "ListOffsets"])
+def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, request_of):
+    broker = start_broker({"queued.max.request.bytes": str(3 * MIB), "auto.create.topics.enable": "false",
+                           **SMALL_KERNEL_BUFFER})
+    key, version, body = request_of(130_000)  # frames of 1.3-1.6 MB, answers of 2.2-2.9 MB: two frames fit
+    frame = encode_request(key, version, body, correlation_id=1)
+    with connect_to(broker, TIMEOUT) as client:
+        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("one", 1))["topics"][0]["error_code"] == 0
+        before = rss(broker)
+        hoarders = [slow_reader(broker) for _ in range(6)]
+        try:
+            for hoarder in hoarders:
+                hoarder.send_raw(frame)
+
+            def answered():
+                return [h for h in hoarders if h.pending_bytes()]
+            first = wait_for(answered, timeout=TIMEOUT, what="a hoarder answered")
+            assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE  # small requests go on
+            assert len(answered()) <= 2, "answers held unsent must count in queued.max.request.bytes"
+            growth = rss(broker) - before
+            assert growth < 64 * MIB, f"the broker grew by {growth / MIB:.0f} MiB"
+            for hoarder in first:  # their answers' memory comes back: the others are read and answered
+                hoarder.close()
+            rest = [h for h in hoarders if h not in first]
+            wait_for(lambda: any(h.pending_bytes() for h in rest), timeout=TIMEOUT, what="another hoarder answered")
+        finally:
+            for hoarder in hoarders:
+                hoarder.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_client_that_takes_nothing_of_its_answer_is_closed_after_connections_max_idle_ms(start_broker):
+    broker = start_broker({"connections.max.idle.ms": "2000", "auto.create.topics.enable": "false",
+                           **SMALL_KERNEL_BUFFER})
+    key, version, body = many_unknown_topics(130_000)
+    with slow_reader(broker) as hoarder:
+        hoarder.send_request(key, version, body)
+        wait_for(lambda: "took nothing more of its response" in open(broker.stderr_path, encoding="utf-8").read(),
+                 timeout=TIMEOUT, what="the hoarder closed")
+    with connect_to(broker, TIMEOUT) as client:
+        assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE

@@ -5,7 +5,8 @@ Each setting says where its value comes from, as Kafka does: the topic's own ove
 broker's or the cluster default's dynamic setting, the broker's configuration, or Kafka's default
 (v0 reports only ``is_default``). With ``include_synonyms`` (v1+) each setting lists those sources
 from the highest precedence down. With ``include_documentation`` (v3) a setting this broker
-accepts but does not act on says why.
+accepts but does not act on says why. A resource named more than once (with the same keys) is
+answered once: every mention would add all its settings to the answer.
 """
 
 from broker.protocol.errors import ErrorCode
@@ -38,7 +39,16 @@ def _describe(ctx, resource: dict, include_synonyms: bool, include_documentation
     return result
 
 
+def _distinct(resources: list[dict]) -> list[dict]:
+    """The resources, each (type, name, keys) once, in request order."""
+    distinct: dict[tuple, dict] = {}
+    for r in resources:
+        keys = r["configuration_keys"]
+        distinct.setdefault((r["resource_type"], r["resource_name"], keys if keys is None else tuple(keys)), r)
+    return list(distinct.values())
+
+
 async def handle(ctx, header, request) -> dict:
     return {"throttle_time_ms": 0,
             "results": [_describe(ctx, resource, request["include_synonyms"], request["include_documentation"])
-                        for resource in request["resources"]]}
+                        for resource in _distinct(request["resources"])]}

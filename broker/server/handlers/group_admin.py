@@ -6,7 +6,9 @@ broker on a single node), after creating the topic if it does not exist yet (as 
 use); the other group requests are answered NOT_COORDINATOR by any other broker. Transaction
 coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
 DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
-states: members without them), and an unknown group as Dead with no error, as Kafka does.
+states: members without them), and an unknown group as Dead with no error, as Kafka does. A group
+named more than once is answered once (Kafka answers every mention; each answer may carry up to
+``group.max.metadata.bytes``, so a short request could ask for gigabytes).
 Authorization is Kafka's: FindCoordinator and DescribeGroups need Describe on the group,
 DeleteGroups Delete on it (GROUP_AUTHORIZATION_FAILED); ListGroups lists every group to a principal
 that may Describe the cluster, and to others the groups they may Describe. DescribeGroups v3+
@@ -88,7 +90,7 @@ def _describe(ctx, coordinator, group_id: str) -> dict:
 
 async def handle_describe(ctx, header, request) -> dict:
     coordinator = ctx.groups.coordinator
-    groups = [_describe(ctx, coordinator, g) for g in request["groups"]]
+    groups = [_describe(ctx, coordinator, g) for g in dict.fromkeys(request["groups"])]
     if request["include_authorized_operations"]:
         for group in groups:
             group["authorized_operations"] = operations_bits(ctx.allowed_operations(ResourceType.GROUP,
