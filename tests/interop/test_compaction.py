@@ -66,6 +66,31 @@ def test_records_without_a_key_are_refused_with_invalid_record(broker, topic):
         client.close()
 
 
+@pytest.mark.parametrize("batch_size, failed_alongside, stored", [(1_000_000, 90, 0), (1, 0, 90)])
+def test_librdkafka_fails_only_the_keyless_records_the_broker_names(broker, topic, batch_size, failed_alongside,
+                                                                   stored):
+    """librdkafka's 0011_produce_batch: every tenth of 100 records has no key. In one batch the broker
+    names those ten (INVALID_RECORD) and the client fails the other 90 with them (_INVALID_DIFFERENT_RECORD);
+    one record per batch, the 90 with keys are stored."""
+    from confluent_kafka import KafkaError, Producer
+    create_compacted(broker.bootstrap, topic)
+    reports = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "batch.size": batch_size, "linger.ms": 100,
+                         "message.timeout.ms": 20_000, "retries": 0})
+    for i in range(100):
+        producer.produce(topic, f"value-{i}".encode(), None if i % 10 == 0 else f"key-{i}".encode(), partition=0,
+                         on_delivery=lambda err, msg: reports.append(err and err.code()))
+    assert producer.flush(30) == 0
+    assert reports.count(ErrorCode.INVALID_RECORD) == 10
+    assert reports.count(KafkaError._INVALID_DIFFERENT_RECORD) == failed_alongside
+    assert reports.count(None) == stored
+    client = KafkaClient(broker.bootstrap)
+    try:
+        assert len(read_partition(client, topic)) == stored
+    finally:
+        client.close()
+
+
 def test_a_broker_killed_while_cleaning_keeps_every_keys_latest_record(tmp_path):
     log_dir = tmp_path / "log"
     settings = {"num.partitions": "1", "log.cleaner.backoff.ms": "20", "log.flush.interval.messages": "1"}
