@@ -113,7 +113,8 @@ def kcat(bootstrap: str, topic: str, security: Security, wait: float = WAIT_SECO
     if security.mechanism:
         settings += ["-X", f"sasl.mechanisms={security.mechanism}", "-X", f"sasl.username={security.username}",
                      "-X", f"sasl.password={security.password}"]
-    for command, given in ([["-P", "-p", "0"], b"value-kcat\n"], [["-C", "-p", "0", "-o", "beginning", "-c", "1", "-e"], None]):
+    produce, consume = ["-P", "-p", "0"], ["-C", "-p", "0", "-o", "beginning", "-c", "1", "-e"]
+    for command, given in ((produce, b"value-kcat\n"), (consume, None)):
         done = subprocess.run([KCAT, *settings, "-t", topic, *command], input=given, capture_output=True,
                               timeout=wait * 3)
         if done.returncode != 0:
