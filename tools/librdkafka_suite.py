@@ -30,8 +30,10 @@ COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 # Kafka scripts (0052, 0077 and 0109 call kafka-topics.sh through KAFKA_PATH); 0081 (admin) passes
 # up to altering a broker's sasl.kerberos.* setting, which this broker does not have
 DEFAULT_TESTS = ("0001 0002 0003 0005 0007 0008 0011 0012 0013 0014 0015 0017 0019 0022 0026 0029 0030 "
-                 "0031 0034 0036 0041 0044 0048 0054 0061 0063 0070 0073 0074 0082 0085 0092 0099 "
-                 "0107 0110").split()
+                 "0031 0034 0036 0040 0041 0042 0044 0045 0046 0047 0048 0049 0050 0051 0053 0054 0055 "
+                 "0056 0057 0059 0060 0061 0062 0063 0065 0067 0068 0069 0070 0073 0074 0075 0076 0082 "
+                 "0083 0084 0085 0086 0088 0089 0090 0091 0092 0093 0094 0099 0100 0102 0106 0107 0110 "
+                 "0112 0113 0114 0116 0118 0120 0122 0125 0127 0130 0137").split()
 # the authorizer is on (0081 creates ACLs), with the tests' anonymous principal a super user
 BROKER_SETTINGS = {"num.partitions": "4", "log.cleaner.backoff.ms": "100", "group.initial.rebalance.delay.ms": "0",
                    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",

@@ -1,6 +1,7 @@
 """A produce-then-consume round trip through each third-party client, with its own spelling of
 the security settings: ``Security(protocol, ca, mechanism, username, password)``. A failure is the
-client's own exception (or a timeout error): tests check it names the problem."""
+client's own exception (or a timeout error): tests check it names the problem. ``kcat`` runs
+Debian's kcat the same way, when it is installed."""
 
 import asyncio
 import shutil
