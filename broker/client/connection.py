@@ -82,8 +82,9 @@ class BrokerConnection:
             raise AuthenticationError(f"TLS handshake with {self.address} failed: the broker's certificate is not "
                                       f"trusted ({exc.verify_message}; see ssl.truststore.location)") from None
         except (OSError, socket.timeout) as exc:
-            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener "
-                                        f"(security.protocol SSL or SASL_SSL)?") from None
+            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener? "
+                                        f"If not, the client needs security.protocol=PLAINTEXT (or SASL_PLAINTEXT)"
+                                        ) from None
 
     def _authenticate(self, security: ClientSecurity) -> None:
         """SASL: SaslHandshake v1 picks the mechanism, SaslAuthenticate carries its tokens."""

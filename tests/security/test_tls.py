@@ -14,6 +14,7 @@ import time
 import pytest
 
 from broker.client.connection import BrokerConnection, BrokerConnectionError
+from broker.client.security import from_settings
 from broker.protocol.apis import ApiKey
 from broker.security.tls import principal_of
 
@@ -82,8 +83,12 @@ def test_plaintext_to_a_tls_port_and_tls_to_a_plaintext_port(pem_broker, certifi
     _wait_for_log(pem_broker, "a TLS handshake on listener PLAINTEXT, which is PLAINTEXT")
 
 
-def test_a_plaintext_client_on_a_tls_port_is_told_the_listener_may_need_tls(pem_broker):
-    """Our broker closes (and logs); a Java broker answers with a TLS alert: both end in the hint."""
+def test_a_client_with_the_wrong_security_protocol_is_told_which_one_the_listener_may_need(pem_broker, certificates):
+    """On a TLS port our broker closes (and logs), a Java broker answers with a TLS alert: both end
+    in the hint; a TLS client on a plaintext port is told the reverse."""
+    with pytest.raises(BrokerConnectionError, match="If not, the client needs security.protocol=PLAINTEXT"):
+        BrokerConnection("127.0.0.1", pem_broker.ports[0], timeout=10,
+                         security=from_settings({"security.protocol": "SSL", "ssl.ca.location": certificates.ca_pem}))
     hint = "is it a TLS listener? Then the client needs security.protocol=SSL (or SASL_SSL)"
     with pytest.raises(BrokerConnectionError, match=re.escape(f"closed by the broker; {hint}")):
         BrokerConnection("127.0.0.1", pem_broker.ports[1], timeout=10)
