@@ -561,15 +561,19 @@ def _record(offset: int, fields: tuple, default_timestamp: int) -> Record:
 
 
 def _split(start: int, end: int, named: list[int]) -> list[tuple[int, int]]:
-    """The parts to retry of records ``[start, end)`` refused as a batch: the first record the
-    broker named (an index within the batch) alone, between the records before and after it; or
-    two halves when it named none."""
-    inside = sorted(start + i for i in named if 0 <= i < end - start)
-    if inside:
-        bad = inside[0]
-        return [(a, b) for a, b in ((start, bad), (bad, bad + 1), (bad + 1, end)) if a < b]
-    middle = (start + end) // 2
-    return [(start, middle), (middle, end)]
+    """The parts to retry of records ``[start, end)`` refused as a batch: each record the broker
+    named (an index within the batch) alone, and the runs of records between them (the broker
+    names every keyless record of a compacted topic, so a batch is refused once, not once per
+    bad record); or two halves when it named none."""
+    inside = sorted({start + i for i in named if 0 <= i < end - start})
+    if not inside:
+        middle = (start + end) // 2
+        return [(start, middle), (middle, end)]
+    parts, after = [], start
+    for bad in inside:
+        parts += [(after, bad), (bad, bad + 1)]
+        after = bad + 1
+    return [(a, b) for a, b in (*parts, (after, end)) if a < b]
 
 
 def _no_leader(metadata: Metadata, partitions: list) -> str:

@@ -5,7 +5,9 @@ On connect it does the TLS handshake (``security.protocol`` SSL and SASL_SSL), a
 replies with its supported range and we retry), authenticates with SASL (SaslHandshake v1, then
 the mechanism's tokens in SaslAuthenticate) and then uses, for each API, the highest version both
 sides implement. A refused certificate or password raises ``AuthenticationError`` (not retried). Every request has a deadline; a
-broken connection raises ``BrokerConnectionError`` and the connection must be reopened.
+broken connection raises ``BrokerConnectionError`` and the connection must be reopened. A plaintext
+connection closed during its first request, or answered with a TLS record, is most likely talking to
+a TLS listener: the error says so (as librdkafka's does).
 """
 
 import socket
@@ -23,6 +25,20 @@ from .security import PLAINTEXT, ClientSecurity
 
 _CORRELATION = struct.Struct(">i")
 API_VERSIONS_VERSION = 2
+_TLS_HINT = "; is it a TLS listener? Then the client needs security.protocol=SSL (or SASL_SSL)"
+
+
+class _ClosedByBroker(ConnectionError):
+    """The broker closed the connection before the whole response arrived."""
+
+
+class _TlsRecord(ConnectionError):
+    """A TLS record (an alert or a handshake) where a plaintext response's size should be."""
+
+
+def _looks_like_tls(prefix: bytes) -> bool:
+    """A TLS record header: content type alert (21) or handshake (22), protocol version 3.x."""
+    return prefix[0] in (21, 22) and prefix[1] == 3 and prefix[2] <= 4
 
 
 class BrokerConnectionError(ConnectionError):
@@ -48,6 +64,7 @@ class BrokerConnection:
         except OSError as exc:
             raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._plaintext_hello = not security.uses_tls  # until the first response: a close hints at TLS
         try:
             if security.uses_tls:
                 self._start_tls(security)
@@ -65,8 +82,9 @@ class BrokerConnection:
             raise AuthenticationError(f"TLS handshake with {self.address} failed: the broker's certificate is not "
                                       f"trusted ({exc.verify_message}; see ssl.truststore.location)") from None
         except (OSError, socket.timeout) as exc:
-            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener "
-                                        f"(security.protocol SSL or SASL_SSL)?") from None
+            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener? "
+                                        f"If not, the client needs security.protocol=PLAINTEXT (or SASL_PLAINTEXT)"
+                                        ) from None
 
     def _authenticate(self, security: ClientSecurity) -> None:
         """SASL: SaslHandshake v1 picks the mechanism, SaslAuthenticate carries its tokens."""
@@ -149,11 +167,16 @@ class BrokerConnection:
         deadline = time.monotonic() + self.timeout + extra_wait
         try:
             self._send_request(api_key, version, body, deadline)
-            size = frames.SIZE.unpack(self._receive(4, deadline))[0]
-            response = self._receive(size, deadline)
+            prefix = self._receive(4, deadline)
+            if self._plaintext_hello and _looks_like_tls(prefix):
+                raise _TlsRecord("the broker answered with a TLS record")
+            response = self._receive(frames.SIZE.unpack(prefix)[0], deadline)
         except (OSError, socket.timeout) as exc:
             self.close()
-            raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}") from None
+            hint = _TLS_HINT if self._plaintext_hello and isinstance(exc, (_ClosedByBroker, _TlsRecord,
+                                                                          ConnectionResetError)) else ""
+            raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}{hint}") from None
+        self._plaintext_hello = False
         (correlation_id,) = _CORRELATION.unpack_from(response)
         if correlation_id != self._correlation_id:
             self.close()
@@ -180,7 +203,7 @@ class BrokerConnection:
             self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
             n = self._sock.recv_into(view[got:])
             if n == 0:
-                raise OSError("connection closed by the broker")
+                raise _ClosedByBroker("connection closed by the broker")
             got += n
         return out
 

@@ -24,11 +24,14 @@ class RecordTooLargeError(LogError):
 
 class InvalidRecordError(LogError):
     """A batch with a valid CRC that the log refuses: empty, a control batch from a client, bad
-    offsets, malformed records (INVALID_RECORD). ``record_index`` is the first bad record, or -1."""
+    offsets, malformed records (INVALID_RECORD). ``record_indexes`` are the bad records (every one
+    where Kafka names every one: keys of a compacted topic, timestamps), ``record_reason`` a short
+    reason to give each of them (None: the message)."""
 
-    def __init__(self, message: str, record_index: int = -1):
+    def __init__(self, message: str, record_indexes: tuple[int, ...] = (), record_reason: str | None = None):
         super().__init__(message)
-        self.record_index = record_index
+        self.record_indexes = record_indexes
+        self.record_reason = record_reason
 
 
 class InvalidTimestampError(InvalidRecordError):

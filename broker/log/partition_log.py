@@ -205,7 +205,7 @@ class PartitionLog:
             try:
                 largest_timestamp = record_check.check(entry, header)
             except record_check.InvalidRecordsError as exc:
-                raise InvalidRecordError(f"{self.name}: {exc}", exc.index) from None
+                raise InvalidRecordError(f"{self.name}: {exc}", () if exc.index < 0 else (exc.index,)) from None
             if self.config.compacted:
                 self._check_keys(entry, header)
             if not self.config.uses_log_append_time:
@@ -217,27 +217,33 @@ class PartitionLog:
         return checked
 
     def _check_keys(self, entry, header) -> None:
-        """A compacted log keeps the latest record of each key: a record without one is refused (Kafka too)."""
-        for index, record in enumerate(retain.keys(entry, header)):
-            if record.key is None:
-                raise InvalidRecordError(f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
-                                         f"cannot accept a record without a key", index)
+        """A compacted log keeps the latest record of each key: records without one are refused, each
+        named, the others of the batch with them (Kafka too)."""
+        keyless = tuple(index for index, record in enumerate(retain.keys(entry, header)) if record.key is None)
+        if keyless:
+            raise InvalidRecordError(f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
+                                     f"cannot accept a record without a key ({_named(keyless)})", keyless,
+                                     "a record without a key on a compacted topic")
 
     def _check_timestamps(self, entry, header, largest_timestamp: int, now_ms: int) -> None:
-        """Refuse a batch with a record timestamped too far from ``now_ms`` (Kafka's LogValidator; a
-        record without a timestamp, -1, passes). The largest timestamp settles the common case; the
-        records are walked only when a lower bound is set or the upper one is crossed."""
+        """Refuse a batch with records timestamped too far from ``now_ms``, each named (Kafka's
+        LogValidator; a record without a timestamp, -1, passes). The largest timestamp settles the
+        common case; the records are walked only when a lower bound is set or the upper one is crossed."""
         before_ms, after_ms = self.config.timestamp_bounds_ms
         if largest_timestamp - now_ms <= after_ms and before_ms == LONG_MAX:
             return
-        for index, record in enumerate(retain.keys(entry, header)):
-            if record.timestamp == -1:
-                continue
-            side, bound = ("before", before_ms) if record.timestamp < now_ms else ("after", after_ms)
-            if abs(record.timestamp - now_ms) > bound:
-                raise InvalidTimestampError(
-                    f"{self.name}: record {index}'s timestamp {record.timestamp} lies more than "
-                    f"message.timestamp.{side}.max.ms ({bound}) {side} the broker's clock ({now_ms})", index)
+        out_of_range = [(index, record.timestamp) for index, record in enumerate(retain.keys(entry, header))
+                        if record.timestamp != -1 and
+                        (now_ms - record.timestamp > before_ms or record.timestamp - now_ms > after_ms)]
+        if out_of_range:
+            index, timestamp = out_of_range[0]
+            side, bound = ("before", before_ms) if timestamp < now_ms else ("after", after_ms)
+            indexes = tuple(index for index, _ in out_of_range)
+            raise InvalidTimestampError(
+                f"{self.name}: record {index}'s timestamp {timestamp} lies more than "
+                f"message.timestamp.{side}.max.ms ({bound}) {side} the broker's clock ({now_ms})"
+                + (f" ({_named(indexes)} out of range)" if len(indexes) > 1 else ""), indexes,
+                "a timestamp further from the broker's clock than message.timestamp.before/after.max.ms allow")
 
     def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
                     now_ms: int) -> LogSegment:
@@ -520,6 +526,14 @@ class PartitionLog:
     def __repr__(self) -> str:
         return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
                 f"segments={len(self._segments)})")
+
+
+def _named(indexes: tuple[int, ...]) -> str:
+    """``record 3``, ``records 0, 10, 20``, ``records 0, 10, 20 and 7 more``: a bounded message for any count."""
+    if len(indexes) == 1:
+        return f"record {indexes[0]}"
+    more = f" and {len(indexes) - 3} more" if len(indexes) > 3 else ""
+    return f"records {', '.join(map(str, indexes[:3]))}{more}"
 
 
 def _now_ms() -> int:

@@ -71,6 +71,16 @@ class ScramServer:
         self._username = username
         return credential
 
+    def _accept_repeated_client_nonce(self, client_final: str) -> None:
+        """Accept, as Kafka does, a client-final nonce that ends with the exchange's nonce: librdkafka
+        before 2.6.1 (Debian's kcat, for one) sends ``r=<client nonce><client nonce><server nonce>``
+        and signs that, so the proof still decides."""
+        from scramp.core import Nonce
+        sent = next((part[2:] for part in client_final.split(",") if part.startswith("r=")), "")
+        expected = str(self._server.nonce)
+        if len(sent) > len(expected) and sent.endswith(expected):
+            self._server.nonce = Nonce(sent)
+
     def respond(self, token: bytes) -> bytes:
         from scramp import ScramException
         try:
@@ -79,6 +89,7 @@ class ScramServer:
                 self._server.set_client_first(text)
                 reply = self._server.get_server_first()
             elif self._step == 1:
+                self._accept_repeated_client_nonce(text)
                 self._server.set_client_final(text)
                 reply = self._server.get_server_final()
                 self.complete, self.principal = True, f"User:{self._username}"

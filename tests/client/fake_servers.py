@@ -9,12 +9,16 @@
   Kafka's v0-encoded UNSUPPORTED_VERSION reply), close the connection on given APIs, and answer
   the first fetches or metadata requests with given error codes.
 * ``SilentListener``: accepts connections and reads everything sent, never answering (a hung broker).
+* ``TlsAlertListener``: answers every request with a TLS alert record, as a TLS listener whose TLS
+  stack sends one (Kafka's Java broker does) answers a plaintext client.
 
-Both run one thread, are context managers, and join their thread on exit.
+Each runs one thread, are context managers, and join their thread on exit.
 """
 
+import contextlib
 import selectors
 import socket
+import ssl
 import struct
 import threading
 
@@ -120,6 +124,26 @@ class SilentListener(_ThreadedServer):
     def _answer(self, frame: bytes) -> None:
         self.frames_received += 1
         return None
+
+
+class TlsAlertListener(_ThreadedServer):
+    """Answers every request with a fatal TLS alert record, made by a real TLS engine (Python's
+    OpenSSL, as a client refusing a malformed ServerHello): the bytes a plaintext client reads."""
+
+    def __init__(self):
+        super().__init__()
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        engine = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+        with contextlib.suppress(ssl.SSLWantReadError):
+            engine.do_handshake()
+        outgoing.read()  # the ClientHello
+        incoming.write(b"\x16\x03\x03\x00\x05\x63\x00\x00\x01\x00")  # a handshake record of an unknown type
+        with contextlib.suppress(ssl.SSLError):
+            engine.do_handshake()
+        self.alert = outgoing.read()
+
+    def _answer(self, frame: bytes) -> bytes:
+        return self.alert
 
 
 class FakeBroker(_ThreadedServer):

@@ -97,6 +97,27 @@ def test_produce_each_splits_a_refused_batch_until_each_refused_record_is_alone(
     assert stored == [value for i, (_, value) in enumerate(records) if i not in (3, 4, 9)]
 
 
+def test_produce_each_sends_the_runs_between_every_record_the_broker_names_once(broker, request, monkeypatch):
+    topic = topic_for(request)
+    keyless = {3, 10, 11, 25, 39}
+    records = [(None if i in keyless else b"k%d" % i, b"v%d" % i) for i in range(40)]
+    with KafkaClient(broker.bootstrap, timeout=10) as client:
+        assert client.create_topics([NewTopic(topic, 1, {"cleanup.policy": "compact"})]) == {topic: None}
+        batches, produce = [], client.produce
+
+        def counted(topic, partition, part, *args):  # the real produce, its batch sizes noted
+            batches.append(len(part))
+            return produce(topic, partition, part, *args)
+        monkeypatch.setattr(client, "produce", counted)
+        refused = client.produce_each(topic, 0, records)
+        assert sorted(refused) == sorted(keyless)
+        assert all(e.code == ErrorCode.INVALID_RECORD and "without a key" in str(e) for e in refused.values())
+        # the whole batch, each keyless record alone, the four runs between them: each once
+        assert batches == [40, 3, 1, 6, 1, 1, 13, 1, 13, 1]
+        stored = [r.value for r in read_partition(client, topic, 0)]
+    assert stored == [value for i, (_, value) in enumerate(records) if i not in keyless]
+
+
 def test_produce_each_names_every_record_not_sent_after_another_failure(broker, request):
     missing = topic_for(request)
     with KafkaClient(broker.bootstrap, timeout=10, retries=0) as client:

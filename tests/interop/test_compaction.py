@@ -3,6 +3,7 @@ the background, and the same client reads back each key's latest record at its o
 the gaps; records without a key are refused; a broker SIGKILLed while cleaning loses nothing."""
 
 import time
+from collections import Counter
 
 import pytest
 
@@ -62,6 +63,30 @@ def test_records_without_a_key_are_refused_with_invalid_record(broker, topic):
         assert client.produce(topic, 0, [(b"k", b"v")]) == 0
         client.alter_configs(topic, {"cleanup.policy": "compact,delete"})
         assert {c.name: c.value for c in client.describe_configs(topic)}["cleanup.policy"] == "compact,delete"
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("batch_size, failed_alongside, stored", [(1_000_000, 90, 0), (1, 0, 90)])
+def test_librdkafka_fails_only_the_keyless_records_the_broker_names(broker, topic, batch_size, failed_alongside,
+                                                                   stored):
+    """librdkafka's 0011_produce_batch: every tenth of 100 records has no key. In one batch the broker
+    names those ten (INVALID_RECORD) and the client fails the other 90 with them (_INVALID_DIFFERENT_RECORD);
+    one record per batch, the 90 with keys are stored."""
+    from confluent_kafka import KafkaError, Producer
+    create_compacted(broker.bootstrap, topic)
+    reports = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "batch.size": batch_size, "linger.ms": 10_000,
+                         "message.timeout.ms": 20_000})
+    for i in range(100):
+        producer.produce(topic, f"value-{i}".encode(), None if i % 10 == 0 else f"key-{i}".encode(), partition=0,
+                         on_delivery=lambda err, msg: reports.append(err and err.code()))
+    assert producer.flush(30) == 0
+    expected = {ErrorCode.INVALID_RECORD: 10, KafkaError._INVALID_DIFFERENT_RECORD: failed_alongside, None: stored}
+    assert Counter(reports) == {outcome: count for outcome, count in expected.items() if count}
+    client = KafkaClient(broker.bootstrap)
+    try:
+        assert len(read_partition(client, topic)) == stored
     finally:
         client.close()
 

@@ -48,7 +48,7 @@ def test_a_batch_with_a_bad_record_is_refused_with_its_index_and_nothing_changes
     before = snapshot(log)
     with pytest.raises(InvalidRecordError) as raised:
         log.append(INVALID[name][0])
-    assert raised.value.record_index == expected_index(name)
+    assert raised.value.record_indexes == ((expected_index(name),) if expected_index(name) >= 0 else ())
     # a good batch ahead of the bad one in the same append is not written either
     with pytest.raises(InvalidRecordError):
         log.append(make_batch(2, start=3) + INVALID[name][0])
@@ -61,7 +61,7 @@ def test_the_index_names_the_bad_record_of_a_log_append_time_topic_too(tmp_path)
     bad = _batch_with_body(records(4) + record(5), 5)
     with pytest.raises(InvalidRecordError) as raised:
         log.append(bad)
-    assert raised.value.record_index == 4
+    assert raised.value.record_indexes == (4,)
     assert log.log_end_offset == 0 and log.size_in_bytes == 0
 
 
@@ -141,7 +141,7 @@ def test_a_record_more_than_an_hour_ahead_is_refused_by_default_naming_it_and_no
     now = now_ms()
     with pytest.raises(InvalidTimestampError) as raised:
         log.append(stamped_batch([now, now + 2 * HOUR, now], codec))
-    assert raised.value.record_index == 1
+    assert raised.value.record_indexes == (1,)
     assert "message.timestamp.after.max.ms (3600000)" in str(raised.value)
     assert snapshot(log) == before
     assert log.append(stamped_batch([now + HOUR // 2, -1], codec)).first_offset == 2  # within bound, no stamp
@@ -152,8 +152,11 @@ def test_the_lower_bound_names_the_first_record_behind_it_wherever_it_is(tmp_pat
     now = now_ms()
     with pytest.raises(InvalidTimestampError) as raised:
         log.append(stamped_batch([now, now - 10, now - 2 * HOUR]))  # the smallest is last, not the base
-    assert raised.value.record_index == 2
+    assert raised.value.record_indexes == (2,)
     assert "message.timestamp.before.max.ms (3600000) before" in str(raised.value)
+    with pytest.raises(InvalidTimestampError) as raised:
+        log.append(stamped_batch([now - 2 * HOUR, now, now + 2 * HOUR]))  # each bad record is named
+    assert raised.value.record_indexes == (0, 2) and "(records 0, 2 out of range)" in str(raised.value)
     assert log.log_end_offset == 0
 
 

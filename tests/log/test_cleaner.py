@@ -155,7 +155,11 @@ def test_a_compacted_log_refuses_records_without_a_key(tmp_path):
     keyless = batch.build([Record(0, now_ms(), b"k", b"v"), Record(1, now_ms(), None, b"v")])
     with pytest.raises(InvalidRecordError, match="without a key") as refused:
         log.append(keyless)
-    assert refused.value.record_index == 1 and log.log_end_offset == 0
+    assert refused.value.record_indexes == (1,) and log.log_end_offset == 0
+    many = batch.build([Record(i, now_ms(), None if i % 2 else b"k", b"v") for i in range(10)])
+    with pytest.raises(InvalidRecordError, match=r"\(records 1, 3, 5 and 2 more\)") as refused:
+        log.append(many)  # every keyless record is named, as Kafka does, in a bounded message
+    assert refused.value.record_indexes == (1, 3, 5, 7, 9) and log.log_end_offset == 0
     delete_log = PartitionLog.open(str(tmp_path / "plain-0"), LogConfig())
     delete_log.append(keyless)  # a delete-only topic takes them
 

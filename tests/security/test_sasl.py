@@ -1,5 +1,5 @@
-"""SASL listeners: the three third-party clients with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over
-SASL_PLAINTEXT and SASL_SSL; users added and deleted with ``kafkalog users`` while the broker runs;
+"""SASL listeners: the three third-party clients and kcat (librdkafka 2.0, whose SCRAM repeats its
+client nonce) with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL; users added and deleted with ``kafkalog users`` while the broker runs;
 wrong passwords, unknown users and bad input before and during the exchange: each a clear error
 (Kafka's SASL_AUTHENTICATION_FAILED) and one broker log line, never a hang."""
 
@@ -17,7 +17,7 @@ from broker.protocol.types import Reader
 from broker.security.sasl import client_exchange
 
 from .test_tls import _wait_for_log
-from .third_party import CLIENTS, Security, unique_topic
+from .third_party import CLIENTS, KCAT, Security, kcat, unique_topic
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'user_plainuser="plain-secret-1" user_other="other-secret";')
@@ -77,6 +77,22 @@ def test_wrong_password_or_unknown_user_fails_clearly(sasl_broker, certificates,
         assert "Authentication failed" in str(failure.value)
     _wait_for_log(sasl_broker, f"with {mechanism} failed: Authentication failed: Invalid username or password")
     assert password not in sasl_broker.stderr_tail(400) or password == "wrong"
+
+
+@pytest.mark.skipif(KCAT is None, reason="kcat is not installed (.ci/run installs it: apt-get install kcat)")
+@pytest.mark.parametrize("listener, mechanism", [(SASL_PLAINTEXT, "PLAIN"), (SASL_PLAINTEXT, "SCRAM-SHA-256"),
+                                                 (SASL_PLAINTEXT, "SCRAM-SHA-512"), (SASL_SSL, "SCRAM-SHA-256")])
+def test_kcat_authenticates(sasl_broker, certificates, listener, mechanism):
+    """kcat links the system librdkafka (2.0 on Debian), whose SCRAM client-final repeats the client nonce."""
+    values = kcat(sasl_broker.bootstrap_of(listener), unique_topic("kcat"), security(listener, mechanism, certificates))
+    assert values == [b"value-kcat"]
+
+
+@pytest.mark.skipif(KCAT is None, reason="kcat is not installed (.ci/run installs it: apt-get install kcat)")
+def test_kcat_wrong_scram_password_is_refused(sasl_broker, certificates):
+    with pytest.raises(RuntimeError, match="Invalid username or password"):
+        kcat(sasl_broker.bootstrap_of(SASL_PLAINTEXT), unique_topic("kcat"),
+             security(SASL_PLAINTEXT, "SCRAM-SHA-512", certificates, "wrong"), wait=3)
 
 
 def test_users_added_and_deleted_while_running(sasl_broker, certificates):
@@ -170,6 +186,26 @@ def test_v0_handshake_then_bare_tokens(sasl_broker, wire, mechanism, username, p
         wire.sendall(struct.pack(">i", len(token)) + token)
         token = exchange.respond(read_frame(wire))  # PLAIN's answer is empty, SCRAM's two messages
     assert request(wire, ApiKey.METADATA, 1, {"topics": None})["brokers"]
+
+
+@pytest.mark.parametrize("password, nonce_prefix, accepted", [
+    (SCRAM_PASSWORD, "client", True),    # librdkafka before 2.6.1: r=<client nonce><client nonce><server nonce>
+    ("wrong", "client", False),          # the proof still decides
+    (SCRAM_PASSWORD, "replaced", False),  # a nonce that does not end with the exchange's
+])
+def test_scram_client_final_nonce_must_end_with_the_servers(sasl_broker, wire, password, nonce_prefix, accepted):
+    from scramp import ScramClient
+    from scramp.core import Nonce
+    request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-256"})
+    client = ScramClient(["SCRAM-SHA-256"], SCRAM_USER, password)
+    first = request(wire, ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": client.get_client_first().encode()})
+    client.set_server_first(bytes(first["auth_bytes"]).decode())
+    nonce = str(client.nonce)
+    client.nonce = Nonce(str(client.c_nonce) + nonce if nonce_prefix == "client" else "x" + nonce[1:])
+    final = request(wire, ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": client.get_client_final().encode()})
+    assert (final["error_code"] == ErrorCode.NONE) == accepted, final
+    if accepted:
+        client.set_server_final(bytes(final["auth_bytes"]).decode())  # the broker signed what the client sent
 
 
 def test_a_wrong_token_is_refused_with_kafkas_error_and_closed(sasl_broker, wire):

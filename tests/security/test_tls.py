@@ -4,13 +4,21 @@ port, TLS to a plaintext port, a handshake that stalls. Each is a clear client e
 log line, never a hang; other clients are unaffected."""
 
 import datetime
+import re
 import socket
 import ssl
+import subprocess
+import sys
 import time
 
 import pytest
 
+from broker.client.connection import BrokerConnection, BrokerConnectionError
+from broker.client.security import from_settings
+from broker.protocol.apis import ApiKey
 from broker.security.tls import principal_of
+
+from ..client.fake_servers import FakeBroker, TlsAlertListener
 
 from .conftest import KEYSTORE_PASSWORD
 from .third_party import CLIENTS, Security, unique_topic
@@ -73,6 +81,29 @@ def test_plaintext_to_a_tls_port_and_tls_to_a_plaintext_port(pem_broker, certifi
         with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
             context.wrap_socket(raw, server_hostname="127.0.0.1")
     _wait_for_log(pem_broker, "a TLS handshake on listener PLAINTEXT, which is PLAINTEXT")
+
+
+def test_a_client_with_the_wrong_security_protocol_is_told_which_one_the_listener_may_need(pem_broker, certificates):
+    """On a TLS port our broker closes (and logs), a Java broker answers with a TLS alert: both end
+    in the hint; a TLS client on a plaintext port is told the reverse."""
+    with pytest.raises(BrokerConnectionError, match="If not, the client needs security.protocol=PLAINTEXT"):
+        BrokerConnection("127.0.0.1", pem_broker.ports[0], timeout=10,
+                         security=from_settings({"security.protocol": "SSL", "ssl.ca.location": certificates.ca_pem}))
+    hint = "is it a TLS listener? Then the client needs security.protocol=SSL (or SASL_SSL)"
+    with pytest.raises(BrokerConnectionError, match=re.escape(f"closed by the broker; {hint}")):
+        BrokerConnection("127.0.0.1", pem_broker.ports[1], timeout=10)
+    with TlsAlertListener() as alerting:
+        with pytest.raises(BrokerConnectionError, match=re.escape(f"answered with a TLS record; {hint}")):
+            BrokerConnection("127.0.0.1", alerting.port, timeout=10)
+    done = subprocess.run([sys.executable, "-m", "broker.cli", "topics", "list", "--bootstrap-server",
+                           pem_broker.bootstrap_of(1)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and hint in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    _wait_for_log(pem_broker, "not a TLS client (WRONG_VERSION_NUMBER): is it using security.protocol PLAINTEXT")
+    with FakeBroker("t", [], close_on=[ApiKey.METADATA]) as closing:  # a later request's close is no TLS sign
+        connection = BrokerConnection("127.0.0.1", closing.port, timeout=10)
+        with pytest.raises(BrokerConnectionError) as failure:
+            connection.request(ApiKey.METADATA, {"topics": None})
+        assert "closed by the broker" in str(failure.value) and "TLS" not in str(failure.value)
 
 
 def test_a_stalled_handshake_times_out_and_others_are_served(pem_broker, certificates):

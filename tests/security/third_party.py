@@ -1,9 +1,12 @@
 """A produce-then-consume round trip through each third-party client, with its own spelling of
 the security settings: ``Security(protocol, ca, mechanism, username, password)``. A failure is the
-client's own exception (or a timeout error): tests check it names the problem."""
+client's own exception (or a timeout error): tests check it names the problem. ``kcat`` runs
+Debian's kcat the same way, when it is installed."""
 
 import asyncio
+import shutil
 import ssl
+import subprocess
 import time
 import uuid
 from typing import NamedTuple
@@ -98,6 +101,26 @@ async def _aiokafka(bootstrap: str, topic: str, security: Security) -> list[byte
         return [(await consumer.getone()).value]
     finally:
         await consumer.stop()
+
+
+KCAT = shutil.which("kcat")  # Debian's kcat links the system librdkafka (2.0 on bookworm); .ci/run installs it
+
+
+def kcat(bootstrap: str, topic: str, security: Security, wait: float = WAIT_SECONDS) -> list[bytes]:
+    """Produce one record with ``kcat -P`` then read it back with ``kcat -C``; a failure raises with kcat's stderr."""
+    settings = ["-b", bootstrap, "-X", f"security.protocol={security.protocol}", "-m", str(int(wait))]
+    if security.ca:
+        settings += ["-X", f"ssl.ca.location={security.ca}"]
+    if security.mechanism:
+        settings += ["-X", f"sasl.mechanisms={security.mechanism}", "-X", f"sasl.username={security.username}",
+                     "-X", f"sasl.password={security.password}"]
+    produce, consume = ["-P", "-p", "0"], ["-C", "-p", "0", "-o", "beginning", "-c", "1", "-e"]
+    for command, given in ((produce, b"value-kcat\n"), (consume, None)):
+        done = subprocess.run([KCAT, *settings, "-t", topic, *command], input=given, capture_output=True,
+                              timeout=wait * 3)
+        if done.returncode != 0:
+            raise RuntimeError(f"kcat {command[0]} failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout.splitlines()
 
 
 CLIENTS = {"confluent": confluent, "kafka-python": kafka_python, "aiokafka": aiokafka}

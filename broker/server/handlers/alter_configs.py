@@ -5,7 +5,8 @@ AlterConfigs replaces the whole set of a resource's dynamic settings with the on
 setting left out goes back to its default); IncrementalAlterConfigs sets, deletes, appends to or
 subtracts from single settings (append and subtract only for list settings), as Kafka does. The
 broker's settings other than its log settings are read-only while it runs (INVALID_REQUEST), a
-resource named twice in one request is refused, and every value is checked with Kafka's rules
+resource named twice in one request is refused, and so is a setting named twice for one resource,
+in both APIs, as Kafka since 3.2 (INVALID_REQUEST); every value is checked with Kafka's rules
 before anything changes. Saving and applying a change run on the I/O pool, off the event loop.
 """
 

@@ -111,9 +111,10 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
     except log_errors.LogError as exc:
         response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
                         error_message=error_text(exc), log_start_offset=log.log_start_offset)
-        if isinstance(exc, log_errors.InvalidRecordError) and exc.record_index >= 0:
-            response["record_errors"] = [{"batch_index": exc.record_index,
-                                          "batch_index_error_message": error_text(exc)}]
+        if isinstance(exc, log_errors.InvalidRecordError):  # Kafka names each bad record; the client fails those
+            response["record_errors"] = [{"batch_index": index,
+                                          "batch_index_error_message": exc.record_reason or error_text(exc)}
+                                         for index in exc.record_indexes]
         return response, False
     except OSError as exc:  # per partition: the other partitions' appends stand (a full disk, EMFILE)
         response.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc),
