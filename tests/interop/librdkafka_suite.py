@@ -7,8 +7,8 @@ selected test alone, in quick mode, with a time limit, printing one ``PASS``/``F
 test and the tail of a failing test's output. It is not part of ``make test``: it needs the
 network once and takes minutes.
 
-    .venv/bin/python tools/librdkafka_suite.py                 # the default selection
-    .venv/bin/python tools/librdkafka_suite.py 0011 0092       # some tests, by number
+    .venv/bin/python -m tests.interop.librdkafka_suite                 # the default selection
+    .venv/bin/python -m tests.interop.librdkafka_suite 0011 0092       # some tests, by number
 
 ``TEST_KAFKA_VERSION`` tells the tests which Kafka behaviour to expect (the default, 3.9.0: this
 broker refuses what Kafka 3.2+ refuses, e.g. a setting named twice in AlterConfigs).
