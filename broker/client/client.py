@@ -248,6 +248,13 @@ class KafkaClient:
                                                metadata.topic_errors[topic])
         return sorted(p for t, p in metadata.leaders if t == topic)
 
+    def available_partitions(self, topic: str) -> list[int]:
+        """The partitions of ``topic`` that have a leader, by the metadata last fetched (fetched anew
+        when it lacks the topic): where a producer sends the records without a key."""
+        if not any(t == topic for t, _ in self._metadata.leaders):
+            self.metadata(sorted({t for t, _ in self._metadata.leaders} | {topic}))
+        return sorted(p for (t, p), leader in self._metadata.leaders.items() if t == topic and leader >= 0)
+
     def topics(self, include_internal: bool = False) -> list[str]:
         """Every topic of the cluster; internal ones (``__consumer_offsets``) only when asked, as a
         Kafka consumer's pattern subscription leaves them out (``exclude.internal.topics``)."""
