@@ -424,7 +424,7 @@ class KafkaClient:
                                                         {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}),
                                   "init producer id")
         error = _error(response["error_code"], "an idempotent producer id", principal=self.security.principal,
-                       needs="IDEMPOTENT_WRITE")
+                       needs="IDEMPOTENT_WRITE on the cluster, or WRITE on a topic")
         if error is not None:
             raise error
         return ProducerSequences(response["producer_id"], response["producer_epoch"])

@@ -577,6 +577,8 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
             with pytest.raises(KafkaError) as failure:  # IdempotentWrite on the cluster, or Write on some topic
                 anonymous.init_producer_id()
             assert failure.value.code == CLUSTER_AUTHORIZATION_FAILED
+            assert str(failure.value) == ("access to the cluster denied for User:ANONYMOUS (needs IDEMPOTENT_WRITE on "
+                                          "the cluster, or WRITE on a topic; CLUSTER_AUTHORIZATION_FAILED)")
             AclClient(super_user).create([acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:ANONYMOUS")])
             assert anonymous.init_producer_id().producer_id >= 0
 
