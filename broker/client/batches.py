@@ -4,10 +4,11 @@ sink: its row), so that every record not stored can be named.
 
 A record goes to the partition given with it, else to the one its key hashes to (murmur2, as
 Kafka's Java producer, whether that partition has a leader or not), else (no key) to a sticky
-partition, as Kafka's built-in partitioner: one of the partitions that have a leader (all of them
-when none has), first chosen at random, moving on to the next one with a leader after
-``STICKY_BYTES`` went to it, so that one writer's records spread evenly and none waits for a
-broker that is down. A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone.
+partition, as Kafka's built-in partitioner: one of the partitions that have a leader by the
+client's metadata (all of them when it knows none), first chosen at random, moving on to the next
+one with a leader after ``STICKY_BYTES`` went to it, so that one writer's records spread evenly
+and none waits for a broker that is down.
+A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone.
 With an idempotent producer's sequences, every batch carries them (acks must then be all).
 
 The client splits a batch the broker refuses because of its records until each refused record is

@@ -263,10 +263,8 @@ class KafkaClient:
         return UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {code})", code)
 
     def available_partitions(self, topic: str) -> list[int]:
-        """The partitions of ``topic`` that have a leader, by the metadata last fetched (fetched anew
-        when it lacks the topic): where a producer sends the records without a key."""
-        if not any(t == topic for t, _ in self._metadata.leaders):
-            self.metadata(sorted({t for t, _ in self._metadata.leaders} | {topic}))
+        """The partitions of ``topic`` that have a leader, by the metadata last fetched (none when it
+        lacks the topic; nothing is sent): where a producer sends the records without a key."""
         return sorted(p for (t, p), leader in self._metadata.leaders.items() if t == topic and leader >= 0)
 
     def topics(self, include_internal: bool = False) -> list[str]:
