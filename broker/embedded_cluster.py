@@ -4,7 +4,7 @@ ports, for ``kafkalog cluster``, the notebooks and the tests.
     with EmbeddedCluster(data_dir, brokers=3) as cluster:
         ... cluster.bootstrap ...                  # "127.0.0.1:<port>,127.0.0.1:<port>,..."
         cluster.brokers[1].kill(); cluster.brokers[1].start()   # a broker dies and comes back
-        cluster.exited()         # {id: exit code} of the brokers that died on their own (reaped)
+        cluster.exited()         # {id: exit code} of the brokers no longer running (reaped)
         cluster.restart(1)       # once ZooKeeper has dropped its registration
 
 Layout of ``data_dir``: ``zookeeper/`` (its data and ``server.log``) and ``broker-<id>/`` (each

@@ -62,17 +62,24 @@ class ZooKeeperServer:
                 client.stop()
                 return self
             except KazooTimeoutError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
+                exited = self.process.poll()
+                if exited is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"ZooKeeper did not start within {START_TIMEOUT}s; "
-                                       f"see {self.directory}/server.log")
+                    why = f"did not start within {START_TIMEOUT}s" if exited is None else f"exited with code {exited}"
+                    raise RuntimeError(f"ZooKeeper on port {self.port} {why}; see {self.directory}/server.log")
             finally:
                 client.close()
 
     def wait_until_gone(self, path: str, timeout: float) -> bool:
-        """Whether the node ``path`` is gone (or was never there) within ``timeout`` seconds; watched."""
+        """Whether the node ``path`` is gone (or was never there) within ``timeout`` seconds; watched.
+        RuntimeError if the server does not answer."""
         client = KazooClient(hosts=self.connect, logger=QUIET)
-        client.start(timeout=10)
+        try:
+            client.start(timeout=10)
+        except KazooTimeoutError:
+            client.close()
+            raise RuntimeError(f"ZooKeeper at {self.connect} does not answer; see "
+                               f"{self.directory}/server.log") from None
         try:
             deadline = time.monotonic() + timeout
             while True:

@@ -46,7 +46,7 @@ def _cluster(parser, args) -> int:
         cluster.start()
     except (RuntimeError, OSError) as exc:
         lines = [line for line in str(exc).splitlines() if line.strip()]
-        print(f"kafkalog cluster: {lines[-1] if lines else exc!r}", file=sys.stderr)
+        print(f"kafkalog cluster: {lines[-1] if lines else repr(exc)}", file=sys.stderr)
         return 1
     print(f"zookeeper.connect={cluster.zookeeper.connect}")
     for broker_id, broker in cluster.brokers.items():
@@ -93,9 +93,9 @@ def _restart(cluster, broker_id: int) -> str:
     """Start a broker again; what happened, in a few words after "broker N"."""
     try:
         broker = cluster.restart(broker_id)
-    except RuntimeError as exc:
+    except (RuntimeError, OSError) as exc:
         lines = [line for line in str(exc).splitlines() if line.strip()]
-        return f"not restarted: {lines[-1] if lines else exc}"
+        return f"not restarted: {lines[-1] if lines else repr(exc)}"
     return f"restarted on {broker.bootstrap}"
 
 

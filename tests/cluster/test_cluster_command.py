@@ -8,6 +8,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 
@@ -108,6 +109,9 @@ def test_a_dead_broker_is_named_reaped_and_restarted_by_restart_broker(data_dir)
     try:
         bootstrap = lines[-1].split("=", 1)[1]
         address = lines[2].split()[2]  # "broker 2: 127.0.0.1:<port> (log dir ...)"
+        again = kafkalog("cluster", "--data-dir", data_dir)
+        assert (again.returncode, again.stderr) == (
+            1, f"kafkalog cluster: a kafkalog cluster already runs on {data_dir} (pid {process.pid})\n")
         running = kafkalog("cluster", "restart-broker", "2", "--data-dir", data_dir)
         assert running.returncode == 1 and running.stderr.startswith(
             "kafkalog cluster restart-broker: broker 2 not restarted: it is running (pid "), running.stderr
@@ -132,3 +136,14 @@ def test_a_dead_broker_is_named_reaped_and_restarted_by_restart_broker(data_dir)
     gone = kafkalog("cluster", "restart-broker", "2", "--data-dir", data_dir)
     assert gone.returncode == 1 and gone.stderr == (f"kafkalog cluster restart-broker: no kafkalog cluster runs on "
                                                     f"{data_dir} (start one: kafkalog cluster --data-dir {data_dir})\n")
+
+
+def test_a_cluster_that_cannot_start_says_why_in_one_line(data_dir):
+    with socket.socket() as taken:  # ZooKeeper's port is someone else's
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = kafkalog("cluster", "--data-dir", data_dir, "--zookeeper-port", port)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(f"kafkalog cluster: ZooKeeper on port {port} exited with code ")
+    assert done.stderr.endswith(f"; see {data_dir}/zookeeper/server.log\n") and done.stderr.count("\n") == 1
