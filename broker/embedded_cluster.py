@@ -4,6 +4,8 @@ ports, for ``kafkalog cluster``, the notebooks and the tests.
     with EmbeddedCluster(data_dir, brokers=3) as cluster:
         ... cluster.bootstrap ...                  # "127.0.0.1:<port>,127.0.0.1:<port>,..."
         cluster.brokers[1].kill(); cluster.brokers[1].start()   # a broker dies and comes back
+        cluster.exited()         # {id: exit code} of the brokers no longer running (reaped)
+        cluster.restart(1)       # once ZooKeeper has dropped its registration
 
 Layout of ``data_dir``: ``zookeeper/`` (its data and ``server.log``) and ``broker-<id>/`` (each
 broker's log directory; its stderr in ``broker-<id>.broker.log``). Brokers are numbered from 1, run
@@ -14,6 +16,7 @@ on the same directory they rejoin the same cluster.
 
 import os
 
+from .cluster.zookeeper_data import broker_path
 from .embedded import EmbeddedBroker
 from .embedded_zookeeper import ZooKeeperServer
 
@@ -54,6 +57,25 @@ class EmbeddedCluster:
             self.stop()
             raise
         return self
+
+    def exited(self) -> dict[int, int]:
+        """``{broker id: exit code}`` of the brokers started that are no longer running (each reaped)."""
+        return {broker_id: broker.process.returncode for broker_id, broker in self.brokers.items()
+                if broker.process is not None and not broker.running}
+
+    def restart(self, broker_id: int) -> EmbeddedBroker:
+        """Start broker ``broker_id`` again, on its port and log directory, once ZooKeeper has dropped
+        its registration (a broker that died keeps it until its session expires, and a broker refuses
+        an id registered already); RuntimeError if it is running or the registration stays."""
+        broker = self.brokers[broker_id]
+        if broker.running:
+            raise RuntimeError(f"it is running (pid {broker.pid()})")
+        broker.kill()  # nothing to kill: closes the pipe of the one that exited
+        session_seconds = int(broker.settings["zookeeper.session.timeout.ms"]) / 1000
+        if not self.zookeeper.wait_until_gone(broker_path(broker_id), 2 * session_seconds + 10):
+            raise RuntimeError(f"broker {broker_id} is still registered in ZooKeeper {self.zookeeper.connect} "
+                               f"({broker_path(broker_id)}): another process runs with its id")
+        return broker.start()
 
     def stop(self) -> int:
         """SIGTERM every broker (clean shutdowns), then ZooKeeper; the first non-zero exit code, else 0."""

@@ -5,10 +5,16 @@ PySpark's jars, on a free port (or the one given), in a directory of its own
     server = ZooKeeperServer(directory).start()    # waits until it answers
     ... server.connect ...                          # "127.0.0.1:<port>"
     server.stop()
+
+Its own kazoo clients log through a silent logger: kazoo's lines while it retries a server still
+starting ("Connection dropped", "Failed connecting to Zookeeper") are expected, not news; a server
+that does not start is one error.
 """
 
+import logging
 import os
 import subprocess
+import threading
 import time
 
 import pyspark
@@ -21,6 +27,8 @@ from .embedded import free_port
 
 START_TIMEOUT = 60
 TICK_MS = 500  # sessions may then be as short as 2 ticks (1 s) and as long as 20 (10 s)
+QUIET = logging.getLogger(f"{__name__}.kazoo")
+QUIET.setLevel(logging.CRITICAL + 1)
 
 
 class ZooKeeperServer:
@@ -48,18 +56,41 @@ class ZooKeeperServer:
                 stdout=output, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
         while True:
-            client = KazooClient(hosts=self.connect)
+            client = KazooClient(hosts=self.connect, logger=QUIET)
             try:
                 client.start(timeout=2)
                 client.stop()
                 return self
             except KazooTimeoutError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
+                exited = self.process.poll()
+                if exited is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"ZooKeeper did not start within {START_TIMEOUT}s; "
-                                       f"see {self.directory}/server.log")
+                    why = f"did not start within {START_TIMEOUT}s" if exited is None else f"exited with code {exited}"
+                    raise RuntimeError(f"ZooKeeper on port {self.port} {why}; see {self.directory}/server.log")
             finally:
                 client.close()
+
+    def wait_until_gone(self, path: str, timeout: float) -> bool:
+        """Whether the node ``path`` is gone (or was never there) within ``timeout`` seconds; watched.
+        RuntimeError if the server does not answer."""
+        client = KazooClient(hosts=self.connect, logger=QUIET)
+        try:
+            client.start(timeout=10)
+        except KazooTimeoutError:
+            client.close()
+            raise RuntimeError(f"ZooKeeper at {self.connect} does not answer; see "
+                               f"{self.directory}/server.log") from None
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                changed = threading.Event()
+                if client.exists(path, watch=lambda _: changed.set()) is None:
+                    return True
+                if not changed.wait(max(0.0, deadline - time.monotonic())):
+                    return False
+        finally:
+            client.stop()
+            client.close()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -4,7 +4,7 @@ write of its rows to Kafka (in a Spark task), as Spark's Kafka sink does.
 Columns: ``value`` (required), ``key``, string or binary (a string as its UTF-8 bytes; null keys
 allowed); ``topic`` string, required unless the ``topic`` option is set (the option wins);
 ``partition`` int (null or absent: the key's murmur2 hash, as Kafka's Java producer; no key: a
-sticky partition that moves on with each full batch); ``headers``
+sticky partition with a leader that moves on every 16 KiB); ``headers``
 ``array<struct<key:string,value:binary>>``; with the ``includeTimestamp`` option (an addition to
 Spark's sink), ``timestamp`` timestamp: each record's timestamp, in whole milliseconds (null, or
 without the option: the time the task sends it). Other columns are ignored.

@@ -6,6 +6,7 @@ counts to some topics and lists the partitions each broker leads."""
 
 import json
 
+from broker.client import UnknownTopicOrPartitionError
 from broker.cluster.metadata_cache import NO_LEADER
 
 from .common import OK, CommandError, add_command, run
@@ -17,6 +18,9 @@ def _description(client, args) -> dict:
     metadata = client.metadata(args.topics)
     unknown = [topic for topic in args.topics or () if topic in metadata.topic_errors]
     if unknown:
+        error = client.topic_error(unknown[0], metadata.topic_errors[unknown[0]])
+        if not isinstance(error, UnknownTopicOrPartitionError):
+            raise error  # access denied
         raise CommandError(f"topic {unknown[0]!r} does not exist on {args.bootstrap_server}")
     led = {node_id: [] for node_id in sorted(metadata.brokers)}
     offline = []

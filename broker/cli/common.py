@@ -9,7 +9,7 @@ import os
 import sys
 
 from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_argument, command_config, positive_float
-from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
+from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client.connection import AuthenticationError, UnsupportedVersionError
 from broker.client.security import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
@@ -100,6 +100,8 @@ def partitions_of(client, topic: str, bootstrap: str) -> list[int]:
         return client.partitions_of(topic)
     except UnknownTopicOrPartitionError:
         raise CommandError(f"topic {topic!r} does not exist on {bootstrap}") from None
+    except AuthorizationError as exc:  # denied, existing or not: Kafka does not tell
+        raise CommandError(str(exc)) from None
 
 
 def check_partition(topic: str, partition: int, partitions: list[int]) -> None:

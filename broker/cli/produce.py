@@ -3,7 +3,7 @@
 compression and acks asked for.
 
 Records go to ``--partition``, or by key as Kafka's producers place them (murmur2), or, without a
-key, to one partition at a time, moving on after each full batch. What has been read is sent as
+key, to one partition with a leader at a time, moving on every 16 KiB. What has been read is sent as
 soon as the input pauses, so lines typed or piped slowly are not held back.
 
 No line is lost without being named: a line that cannot be a record, or that the broker refuses

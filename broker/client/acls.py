@@ -38,7 +38,8 @@ class AclClient:
     def describe(self, acl_filter: AclFilter) -> list[Acl]:
         """The ACLs the filter matches."""
         response = self._client._admin_request(ApiKey.DESCRIBE_ACLS, _filter_fields(acl_filter))
-        error = _error(response["error_code"], "describe ACLs", response["error_message"])
+        error = _error(response["error_code"], "describe ACLs", response["error_message"],
+                       principal=self._client.security.principal, needs="DESCRIBE")
         if error is not None:
             raise error
         return [_acl({**resource, **entry}) for resource in response["resources"] for entry in resource["acls"]]
@@ -50,7 +51,8 @@ class AclClient:
              "principal": acl.principal, "host": acl.host, "operation": acl.operation,
              "permission_type": acl.permission} for acl in acls]})
         for acl, result in zip(acls, response["results"]):
-            error = _error(result["error_code"], f"ACL {describe_text(acl)}", result["error_message"])
+            error = _error(result["error_code"], f"ACL {describe_text(acl)}", result["error_message"],
+                           principal=self._client.security.principal, needs="ALTER")
             if error is not None:
                 raise error
 
@@ -60,7 +62,8 @@ class AclClient:
                                                 {"filters": [_filter_fields(f) for f in filters]})
         deleted = []
         for result in response["filter_results"]:
-            error = _error(result["error_code"], "delete ACLs", result["error_message"])
+            error = _error(result["error_code"], "delete ACLs", result["error_message"],
+                           principal=self._client.security.principal, needs="ALTER")
             if error is not None:
                 raise error
             for matching in result["matching_acls"]:

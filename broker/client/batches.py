@@ -3,7 +3,11 @@ record with a number saying where it came from (``kafkalog produce``: its input 
 sink: its row), so that every record not stored can be named.
 
 A record goes to the partition given with it, else to the one its key hashes to (murmur2, as
-Kafka's Java producer), else (no key) to a sticky partition, chosen at random, that moves on when its batch is sent.
+Kafka's Java producer, whether that partition has a leader or not), else (no key) to a sticky
+partition, as Kafka's built-in partitioner: one of the partitions that have a leader by the
+client's metadata (all of them when it knows none), first chosen at random, moving on to the next
+one with a leader after ``STICKY_BYTES`` went to it, so that one writer's records spread evenly
+and none waits for a broker that is down.
 A batch is sent when full and every one on ``flush``; a record larger than a batch goes alone.
 With an idempotent producer's sequences, every batch carries them (acks must then be all).
 
@@ -21,6 +25,7 @@ from .partitioner import partition_for_key
 
 BATCH_BYTES = 512 * 1024  # per batch, well under the default max.message.bytes (1 MiB) even uncompressed
 RECORD_OVERHEAD = 16  # the framing of one record in a batch, about
+STICKY_BYTES = 16 * 1024  # records without a key go to one partition for this many bytes (Kafka's batch.size)
 
 
 def record_size(record: tuple) -> int:
@@ -41,7 +46,9 @@ class Batcher:
         self.batch_bytes, self.sequences = batch_bytes, sequences
         self.pending: dict[int, list[tuple[int, tuple]]] = {p: [] for p in partitions}
         self.pending_bytes = dict.fromkeys(partitions, 0)
-        self.unkeyed_partition = random.choice(partitions)  # as Kafka's sticky partitioner: spreads many writers
+        self.sticky_bytes = min(STICKY_BYTES, batch_bytes)
+        self.unkeyed_partition: int | None = None  # the sticky partition, chosen with the first record without a key
+        self.unkeyed_bytes = 0  # added to it since it was chosen
         self.stored = 0  # records the broker acknowledged (sent, with acks=0)
         self.not_stored: list[int] = []  # record numbers, refused or not sent
         self.in_flight: list[int] = []  # record numbers of the batch being sent (unconfirmed if interrupted)
@@ -50,29 +57,32 @@ class Batcher:
     def add(self, number: int, record: tuple, partition: int | None = None) -> None:
         """Add ``record`` ``(key, value, timestamp, headers)``, to ``partition`` when given (one of ``partitions``)."""
         size = record_size(record) + RECORD_OVERHEAD
-        chosen = self._partition_for(record, partition)
+        chosen = self._partition_for(record, partition, size)
         if self.pending[chosen] and self.pending_bytes[chosen] + size > self.batch_bytes:
-            self._send_full(chosen)  # so a record larger than a batch goes alone, refused or not
-            chosen = self._partition_for(record, partition)
+            self._send(chosen)  # so a record larger than a batch goes alone, refused or not
         self.pending[chosen].append((number, record))
         self.pending_bytes[chosen] += size
         if self.pending_bytes[chosen] >= self.batch_bytes:
-            self._send_full(chosen)
+            self._send(chosen)
 
-    def _partition_for(self, record: tuple, partition: int | None) -> int:
+    def _partition_for(self, record: tuple, partition: int | None, size: int) -> int:
         if partition is not None:
             return partition
         if self.fixed_partition is not None:
             return self.fixed_partition
         if record[0] is not None:
             return partition_for_key(record[0], len(self.partitions))
+        if self.unkeyed_partition is None or self.unkeyed_bytes >= self.sticky_bytes:
+            self.unkeyed_partition, self.unkeyed_bytes = self._next_sticky(), 0
+        self.unkeyed_bytes += size
         return self.unkeyed_partition
 
-    def _send_full(self, partition: int) -> None:
-        """Send a full batch; records without a key move on to the next partition."""
-        self._send(partition)
-        if partition == self.unkeyed_partition:
-            self.unkeyed_partition = self.partitions[(self.partitions.index(partition) + 1) % len(self.partitions)]
+    def _next_sticky(self) -> int:
+        """A random partition with a leader at first, then the next one with a leader after the sticky one."""
+        available = [p for p in self.client.available_partitions(self.topic) if p in self.pending] or self.partitions
+        if self.unkeyed_partition is None:
+            return random.choice(available)
+        return next((p for p in available if p > self.unkeyed_partition), available[0])
 
     def refuse(self, number: int, reason: str) -> None:
         """Record ``number`` is not stored, for ``reason``."""

@@ -54,6 +54,8 @@ SHOWN_PARTITIONS = 20  # partitions named in an error, at most
 _RETRIABLE = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
               ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
               ErrorCode.OFFSET_NOT_AVAILABLE}
+_DENIED = {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
+           ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
 # Produce errors that refuse a batch because of its records: a smaller batch may be accepted.
 _RECORD_ERRORS = {ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_RECORD,
                   ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_TIMESTAMP}
@@ -69,6 +71,11 @@ class KafkaError(Exception):
 
 class UnknownTopicOrPartitionError(KafkaError):
     pass
+
+
+class AuthorizationError(KafkaError):
+    """The broker denied the client's principal an operation on a topic, a group or the cluster
+    (TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED); the message names the principal."""
 
 
 class RecordsRefusedError(KafkaError):
@@ -241,12 +248,24 @@ class KafkaClient:
 
     def partitions_of(self, topic: str, create: bool = False) -> list[int]:
         """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist (and,
-        with ``create``, the broker did not create it)."""
+        with ``create``, the broker did not create it), AuthorizationError if the principal may not
+        describe it."""
         metadata = self.metadata([topic], create)
         if topic in metadata.topic_errors:
-            raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {metadata.topic_errors[topic]})",
-                                               metadata.topic_errors[topic])
+            raise self.topic_error(topic, metadata.topic_errors[topic])
         return sorted(p for t, p in metadata.leaders if t == topic)
+
+    def topic_error(self, topic: str, code: int) -> KafkaError:
+        """The error for a topic Metadata answered ``code`` for: Kafka answers TOPIC_AUTHORIZATION_FAILED
+        for a topic the principal may not describe (whether it exists or not), else it does not exist."""
+        if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+            return _error(code, f"topic {topic!r}", principal=self.security.principal, needs="DESCRIBE")
+        return UnknownTopicOrPartitionError(f"topic {topic!r} does not exist (error {code})", code)
+
+    def available_partitions(self, topic: str) -> list[int]:
+        """The partitions of ``topic`` that have a leader, by the metadata last fetched (none when it
+        lacks the topic; nothing is sent): where a producer sends the records without a key."""
+        return sorted(p for (t, p), leader in self._metadata.leaders.items() if t == topic and leader >= 0)
 
     def topics(self, include_internal: bool = False) -> list[str]:
         """Every topic of the cluster; internal ones (``__consumer_offsets``) only when asked, as a
@@ -265,6 +284,8 @@ class KafkaClient:
         found = {}
         for topic, partition in partitions:
             leader = self._metadata.leaders.get((topic, partition))
+            if leader is None and topic in self._metadata.topic_errors:
+                raise self.topic_error(topic, self._metadata.topic_errors[topic])
             if leader is None:
                 raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist",
                                                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -305,7 +326,8 @@ class KafkaClient:
                 "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]})
             for topic in response["topics"]:
                 for p in topic["partitions"]:
-                    _raise_for(p["error_code"], topic["name"], p["partition_index"])
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"], principal=self.security.principal,
+                               needs="DESCRIBE")
                     results[(topic["name"], p["partition_index"])] = (p["offset"], p["timestamp"])
         return results
 
@@ -335,11 +357,11 @@ class KafkaClient:
                 "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
             "forgotten_topics_data": [], "rack_id": ""}, extra_wait=max(max_wait_ms, 0) / 1000)
         if response["error_code"]:
-            _raise_for(response["error_code"], topic, partition)
+            _raise_for(response["error_code"], topic, partition, principal=self.security.principal, needs="READ")
         data = response["responses"][0]["partitions"][0]
         if data["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
             raise OffsetOutOfRangeError(topic, partition, offset, data["log_start_offset"], data["high_watermark"])
-        _raise_for(data["error_code"], topic, partition)
+        _raise_for(data["error_code"], topic, partition, principal=self.security.principal, needs="READ")
         records = data["records"] if data["records"] is not None else memoryview(b"")
         return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"])
 
@@ -399,7 +421,8 @@ class KafkaClient:
         response = self._retrying(lambda: self._request(self._controller_or_any(), ApiKey.INIT_PRODUCER_ID,
                                                         {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}),
                                   "init producer id")
-        error = _error(response["error_code"], "an idempotent producer id")
+        error = _error(response["error_code"], "an idempotent producer id", principal=self.security.principal,
+                       needs="IDEMPOTENT_WRITE on the cluster, or WRITE on a topic")
         if error is not None:
             raise error
         return ProducerSequences(response["producer_id"], response["producer_epoch"])
@@ -416,7 +439,8 @@ class KafkaClient:
             error = _error(result["error_code"], f"{topic}-{partition}", result["error_message"])
             raise RecordsRefusedError(str(error), error.code,
                                       [e["batch_index"] for e in result.get("record_errors") or ()])
-        _raise_for(result["error_code"], topic, partition, result["error_message"])
+        _raise_for(result["error_code"], topic, partition, result["error_message"], principal=self.security.principal,
+                   needs="WRITE")
         return result["base_offset"]
 
     # -- topic admin ---------------------------------------------------------------------
@@ -429,14 +453,16 @@ class KafkaClient:
                            for t in topics],
                 "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only}
         response = self._admin_request(ApiKey.CREATE_TOPICS, body)
-        return {t["name"]: _error(t["error_code"], f"topic {t['name']!r}", t["error_message"])
+        return {t["name"]: _error(t["error_code"], f"topic {t['name']!r}", t["error_message"],
+                                  principal=self.security.principal, needs="CREATE")
                 for t in response["topics"]}
 
     def delete_topics(self, names: list[str]) -> dict:
         """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
         response = self._admin_request(ApiKey.DELETE_TOPICS, {"topic_names": list(names),
                                                               "timeout_ms": int(self.timeout * 1000)})
-        return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}") for r in response["responses"]}
+        return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}", principal=self.security.principal,
+                                  needs="DELETE") for r in response["responses"]}
 
     def create_partitions(self, topic: str, count: int, validate_only: bool = False) -> None:
         """Grow ``topic`` to ``count`` partitions (KafkaError if the broker refuses)."""
@@ -444,7 +470,8 @@ class KafkaClient:
             "topics": [{"name": topic, "count": count, "assignments": None}],
             "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only})
         [result] = response["results"]
-        error = _error(result["error_code"], f"topic {topic!r}", result["error_message"])
+        error = _error(result["error_code"], f"topic {topic!r}", result["error_message"],
+                       principal=self.security.principal, needs="ALTER")
         if error is not None:
             raise error
 
@@ -456,7 +483,8 @@ class KafkaClient:
             "resources": [{"resource_type": resource_type, "resource_name": topic, "configuration_keys": None}],
             "include_synonyms": False, "include_documentation": documentation})
         [result] = response["results"]
-        error = _error(result["error_code"], _resource_subject(resource_type, topic), result["error_message"])
+        error = _error(result["error_code"], _resource_subject(resource_type, topic), result["error_message"],
+                       principal=self.security.principal, needs="DESCRIBE_CONFIGS")
         if error is not None:
             raise error
         return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"],
@@ -472,7 +500,8 @@ class KafkaClient:
             "resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
             "validate_only": validate_only})
         [result] = response["responses"]
-        error = _error(result["error_code"], _resource_subject(resource_type, name), result["error_message"])
+        error = _error(result["error_code"], _resource_subject(resource_type, name), result["error_message"],
+                       principal=self.security.principal, needs="ALTER_CONFIGS")
         if error is not None:
             raise error
 
@@ -494,7 +523,8 @@ class KafkaClient:
                 "timeout_ms": int(self.timeout * 1000)})
             for topic in response["topics"]:
                 for p in topic["partitions"]:
-                    _raise_for(p["error_code"], topic["name"], p["partition_index"])
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"], principal=self.security.principal,
+                               needs="DELETE")
                     low_watermarks[(topic["name"], p["partition_index"])] = p["low_watermark"]
         return low_watermarks
 
@@ -592,16 +622,20 @@ def _no_leader(metadata: Metadata, partitions: list) -> str:
             f"down (live brokers: {live})")
 
 
-def _raise_for(code: int, topic: str, partition: int, message: str | None = None) -> None:
+def _raise_for(code: int, topic: str, partition: int, message: str | None = None, *, principal: str | None = None,
+               needs: str | None = None) -> None:
     if code in _RETRIABLE:
         raise _Retriable(f"{topic}-{partition}: error {code}", code)
-    error = _error(code, f"{topic}-{partition}", message)
+    subject = f"topic {topic!r}" if code == ErrorCode.TOPIC_AUTHORIZATION_FAILED else f"{topic}-{partition}"
+    error = _error(code, subject, message, principal=principal, needs=needs)
     if error is not None:
         raise error
 
 
-def _error(code: int, subject: str, message: str | None = None) -> KafkaError | None:
-    """The KafkaError for an error code the broker answered about ``subject``, None for no error."""
+def _error(code: int, subject: str, message: str | None = None, *, principal: str | None = None,
+           needs: str | None = None) -> KafkaError | None:
+    """The KafkaError for an error code the broker answered about ``subject``, None for no error;
+    an authorization failure names the ``principal`` denied and the operation it ``needs``."""
     if code == ErrorCode.NONE:
         return None
     if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
@@ -610,6 +644,10 @@ def _error(code: int, subject: str, message: str | None = None) -> KafkaError | 
         name = ErrorCode(code).name
     except ValueError:
         name = f"code {code}"
+    if code in _DENIED:
+        resource = "the cluster" if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else subject
+        return AuthorizationError(f"access to {resource} denied for {principal or 'this client'} "
+                                  f"({f'needs {needs}; ' if needs else ''}{name})", code)
     if not message:
         return KafkaError(f"{subject}: broker error {name}", code)
     return KafkaError(f"{message} ({name})" if subject in message else f"{subject}: {message} ({name})", code)

@@ -70,6 +70,7 @@ class GroupClient:
 
     def __init__(self, client: KafkaClient):
         self.client = client
+        self.principal = client.security.principal  # named when the broker denies it access
         self._coordinators: dict[str, int] = {}  # group -> its coordinator's node id, until it moves
 
     # -- the coordinator -------------------------------------------------------------------
@@ -78,7 +79,7 @@ class GroupClient:
         """The node id of the group's coordinator (FindCoordinator to the controller or any broker)."""
         node_id = self.client._controller_or_any()
         response = self._request(node_id, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
-        _raise_for_group(response["error_code"], group, response["error_message"])
+        _raise_for_group(response["error_code"], group, response["error_message"], principal=self.principal)
         coordinator = response["node_id"]
         if coordinator not in self.client._metadata.brokers:
             self.client._fetch_metadata([])
@@ -125,7 +126,7 @@ class GroupClient:
         groups = {}
         for node_id in sorted(self.client._metadata.brokers):
             response = self._request(node_id, ApiKey.LIST_GROUPS, {})
-            _raise_for_group(response["error_code"], f"the groups of broker {node_id}")
+            _raise_for_group(response["error_code"], f"the groups of broker {node_id}", principal=self.principal)
             groups.update((g["group_id"], g["protocol_type"]) for g in response["groups"])
         return dict(sorted(groups.items()))
 
@@ -135,7 +136,7 @@ class GroupClient:
                                         {"groups": [group], "include_authorized_operations": False},
                                         f"describe group {group!r}")
         [found] = response["groups"]
-        _raise_for_group(found["error_code"], group)
+        _raise_for_group(found["error_code"], group, principal=self.principal)
         members = [MemberDescription(m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
                                assigned_partitions(m["member_assignment"])
                                if found["protocol_type"] == CONSUMER_PROTOCOL else {})
@@ -151,7 +152,8 @@ class GroupClient:
             response = self._to_coordinator(group, ApiKey.DELETE_GROUPS, {"groups_names": [group]},
                                             f"delete group {group!r}")
             for result in response["results"]:
-                results[result["group_id"]] = _group_error(result["error_code"], result["group_id"])
+                results[result["group_id"]] = _group_error(result["error_code"], result["group_id"],
+                                                           principal=self.principal)
         return results
 
     # -- offsets ---------------------------------------------------------------------------
@@ -163,7 +165,7 @@ class GroupClient:
         wanted = None if topics is None else [{"name": t, "partition_indexes": list(ps)} for t, ps in topics.items()]
         response = self._to_coordinator(group, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": wanted},
                                         f"fetch the offsets of group {group!r}")
-        _raise_for_group(response["error_code"], group)
+        _raise_for_group(response["error_code"], group, principal=self.principal)
         if response["topics"] is None:  # a broker that cannot list them (librdkafka's mock): ask for every partition
             every = {}
             for topic, partition in self.client.metadata(None).leaders:
@@ -172,7 +174,8 @@ class GroupClient:
         offsets = {}
         for topic in response["topics"]:
             for p in topic["partitions"]:
-                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
+                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}",
+                                 principal=self.principal)
                 if p["committed_offset"] >= 0:
                     offsets[(topic["name"], p["partition_index"])] = CommittedOffset(
                         p["committed_offset"], p["committed_leader_epoch"], p["metadata"])
@@ -196,7 +199,8 @@ class GroupClient:
         response = self._to_coordinator(group, ApiKey.OFFSET_COMMIT, body, f"commit offsets of group {group!r}")
         for topic in response["topics"]:
             for p in topic["partitions"]:
-                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}")
+                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}",
+                                 principal=self.principal)
 
     def delete_offsets(self, group: str, partitions: list) -> dict:
         """Delete the group's committed offsets of ``[(topic, partition)]`` (OffsetDelete; refused
@@ -207,9 +211,10 @@ class GroupClient:
         response = self._to_coordinator(group, ApiKey.OFFSET_DELETE, {
             "group_id": group, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
             f"delete offsets of group {group!r}")
-        _raise_for_group(response["error_code"], group)
+        _raise_for_group(response["error_code"], group, principal=self.principal)
         return {(t["name"], p["partition_index"]): _group_error(p["error_code"],
-                                                                f"group {group!r} {t['name']}-{p['partition_index']}")
+                                                                f"group {group!r} {t['name']}-{p['partition_index']}",
+                                                                principal=self.principal)
                 for t in response["topics"] for p in t["partitions"]}
 
 
@@ -234,17 +239,18 @@ def assigned_partitions(assignment) -> dict:
     return {topic: sorted(partitions) for topic, partitions in decoded.partitions}
 
 
-def _raise_for_group(code: int, subject: str, message: str | None = None) -> None:
+def _raise_for_group(code: int, subject: str, message: str | None = None, *, principal: str | None = None) -> None:
     if code in _COORDINATOR_MOVED:
         raise _Retriable(f"{subject}: {ErrorCode(code).name}", code)
-    error = _group_error(code, subject, message)
+    error = _group_error(code, subject, message, principal=principal)
     if error is not None:
         raise error
 
 
-def _group_error(code: int, subject: str, message: str | None = None) -> KafkaError | None:
+def _group_error(code: int, subject: str, message: str | None = None, *,
+                 principal: str | None = None) -> KafkaError | None:
     subject = subject if subject.startswith(("group ", "the ")) else f"group {subject!r}"
-    return _error(code, subject, message)
+    return _error(code, subject, message, principal=principal)
 
 
 def _api_name(api: ApiKey) -> str:

@@ -81,7 +81,7 @@ class GroupMember:
         if code == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = NO_MEMBER
             return False
-        _raise_for_group(code, self.group)
+        _raise_for_group(code, self.group, principal=self.groups.principal)
         self.member_id, self.generation = response["member_id"], response["generation_id"]
         self.protocol, self.leader = response["protocol_name"], response["leader"] == response["member_id"]
         self._members = {m["member_id"]: bytes(m["metadata"]) for m in response["members"]}
@@ -98,7 +98,7 @@ class GroupMember:
         if response["error_code"] in _REJOIN:
             self._forget_if_unknown(response["error_code"])
             return None
-        _raise_for_group(response["error_code"], self.group)
+        _raise_for_group(response["error_code"], self.group, principal=self.groups.principal)
         if not response["assignment"]:
             return {}
         try:
@@ -149,7 +149,7 @@ class GroupMember:
         if response["error_code"] in _REJOIN:
             self._forget_if_unknown(response["error_code"])
             return False
-        _raise_for_group(response["error_code"], self.group)
+        _raise_for_group(response["error_code"], self.group, principal=self.groups.principal)
         return True
 
     def commit(self, offsets: dict, metadata: str = "") -> bool:
@@ -184,7 +184,7 @@ class GroupMember:
         self.member_id, self.generation = NO_MEMBER, NO_GENERATION
         for code in codes:
             if code != ErrorCode.UNKNOWN_MEMBER_ID:  # already dropped: left all the same
-                _raise_for_group(code, self.group)
+                _raise_for_group(code, self.group, principal=self.groups.principal)
 
     def _forget_if_unknown(self, code: int) -> None:
         if code == ErrorCode.UNKNOWN_MEMBER_ID:

@@ -60,6 +60,16 @@ class ClientSecurity:
     def uses_sasl(self) -> bool:
         return self.protocol.startswith("SASL_")
 
+    @property
+    def principal(self) -> str:
+        """Who the broker sees, as Kafka's default principal builder names it (a client certificate's
+        subject is not read here)."""
+        if self.uses_sasl and self.username:
+            return f"User:{self.username}"
+        if self.uses_tls and self.keystore:
+            return "the client certificate's principal"
+        return "User:ANONYMOUS"
+
     def tls_context(self, prefix: str = "") -> ssl.SSLContext:
         keystore = (self.keystore, self.keystore_type, self.keystore_password, self.key_password) \
             if self.keystore else None

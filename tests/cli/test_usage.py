@@ -14,7 +14,7 @@ from .support import kafkalog, one_line_error
 
 COMMANDS = [["topics"], ["topics", "create"], ["topics", "list"], ["topics", "describe"], ["topics", "delete"],
             ["produce"], ["consume"], ["load"], ["mirror"], ["dump-log"], ["broker"], ["acls", "list"],
-            ["acls", "add"], ["acls", "remove"], ["cluster"], ["cluster", "describe"]]
+            ["acls", "add"], ["acls", "remove"], ["cluster"], ["cluster", "describe"], ["cluster", "restart-broker"]]
 CLIENT_COMMANDS = [["topics", "create", "t"], ["topics", "list"], ["topics", "describe", "t"],
                    ["topics", "delete", "t"], ["produce", "t"], ["consume", "t"], ["cluster", "describe"]]
 UNREACHABLE_SECONDS = 15  # the client retries for about 3 s; this bounds the whole command
@@ -63,7 +63,7 @@ def test_top_level_help_lists_every_command():
     (["cluster", "--brokers", "2", "describe"], "kafkalog cluster: ",
      "--brokers starts a cluster; describe takes --bootstrap-server (not both)"),
     (["cluster", "describe", "--data-dir", "d"], "kafkalog: ", "unrecognized arguments: --data-dir d"),
-    (["cluster", "describ"], "kafkalog cluster: ", "argument [describe]: invalid choice: 'describ'"),
+    (["cluster", "describ"], "kafkalog cluster: ", "argument [describe | restart-broker]: invalid choice: 'describ'"),
     (["consume", "t", "--bootstrap-server", "no-port"], "kafkalog consume: ",
      "--bootstrap-server: 'no-port' is not a list of host:port"),
     (["load", "--topics", "t"], "kafkalog load: ", "the following arguments are required: --output"),

@@ -10,6 +10,8 @@ run with a broker dead fails in one line and commits nothing, and the next run a
 returns loads every offset exactly once; a run whose broker dies after its plan is written fails,
 and the next run executes that plan again, exactly once. An AvailableNow stream started while the
 broker is down fails naming it, and started again from its checkpoint writes each offset once.
+Records without a key, written by the sink or by ``kafkalog produce`` while the broker is down, go
+to the partitions that have a leader: every write succeeds, each record stored once.
 (The broker is not killed in the middle of a task's fetches: a UDF killing it at the task's first
 row came too late, the task had fetched its whole range by then.)
 """
@@ -23,6 +25,8 @@ import jobs.load
 from jobs import consistency
 from jobs.output import Output
 from spark_kafka_source.checkpoint import CheckpointStore
+from broker.client import LATEST, KafkaClient
+from tests.cli.support import kafkalog
 from tests.jobs.loads import Result, assert_exactly_once, load_args, ok, output_rows, run_load, tree
 from tests.spark.feed import Msg, assert_rows, load, produce, rows
 from tests.waiting import wait_for
@@ -180,6 +184,44 @@ def test_a_broker_killed_between_planning_and_writing_fails_the_run_and_the_reru
     again = ok(load_run(cluster, bootstrap, topic, output))
     assert "run 1 was planned but not committed: executing its plan again" in again.stdout
     assert_exactly_once(output, produced)
+
+
+# -- keyless writes ----------------------------------------------------------------------------------
+
+
+def stored_per_partition(bootstrap: str, topic: str, partitions: list[int]) -> dict:
+    """partition -> its latest offset, for ``partitions`` (which must have a leader)."""
+    with KafkaClient(bootstrap, timeout=10) as client:
+        ends = client.list_offsets({(topic, p): LATEST for p in partitions})
+    return {p: offset for (_, p), (offset, _) in ends.items()}
+
+
+def test_keyless_lines_produced_while_a_broker_is_down_go_to_the_partitions_with_a_leader(cluster):
+    topic = "cli-keyless-down"
+    _, led = spread_topic(cluster, topic, per_partition=0)
+    bootstrap = cluster.bootstrap  # the dead broker's address too
+    live = [p for p in range(PARTITIONS) if p not in led]
+    runs, lines = 8, 50
+    with broker_dead(cluster, topic, led):
+        for run in range(runs):  # each run starts on a random partition: once, one in three was leaderless
+            done = kafkalog("produce", topic, "--bootstrap-server", bootstrap,
+                            input="".join(f"run {run} line {i}\n" for i in range(lines)))
+            assert done.returncode == 0, done.stderr
+        assert sum(stored_per_partition(cluster.brokers[1].bootstrap, topic, live).values()) == runs * lines
+
+
+def test_keyless_rows_written_while_a_broker_is_down_go_to_the_partitions_with_a_leader(cluster, spark):
+    topic = "sink-keyless-down"
+    _, led = spread_topic(cluster, topic, per_partition=0)
+    bootstrap = cluster.bootstrap
+    count = 4_000
+    df = spark.range(count).selectExpr("CAST(id AS STRING) AS value").repartition(4)
+    with broker_dead(cluster, topic, led):
+        df.write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", bootstrap) \
+            .option("topic", topic).save()  # once, 4 tasks of 4 failed, two after storing records
+    stored = load(spark, bootstrap, subscribe=topic).select("partition", "value").collect()
+    assert sorted(int(bytes(r.value)) for r in stored) == list(range(count))  # each once
+    assert not {r.partition for r in stored} & set(led)
 
 
 # -- a streaming query -------------------------------------------------------------------------------

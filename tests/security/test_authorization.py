@@ -4,7 +4,8 @@ each with Kafka's error; prefixed ACLs, deny beating allow, super users,
 ``allow.everyone.if.no.acl.found`` both ways, ACLs surviving a restart, Metadata v8's authorized
 operations; the ACL APIs through confluent-kafka's and kafka-python's admin clients; over
 SASL_SSL with a SCRAM user; a client certificate's subject as a super user; idempotent producers'
-InitProducerId; and ``kafkalog acls`` end to end.
+InitProducerId; ``kafkalog acls`` end to end; and the project's commands saying that access was
+denied, naming the principal and the operation, never that a topic it may not describe is missing.
 
 Principals: PLAIN users ``admin`` (a super user), ``alice`` and ``bob`` on the SASL_PLAINTEXT
 listener, the SCRAM user ``carol`` on SASL_SSL, and ``User:ANONYMOUS`` on PLAINTEXT. Each test
@@ -526,6 +527,33 @@ def test_kafkalog_acls_add_list_remove(secured, tmp_path):
     assert "is not an operation" in one_line_error(bad, 2, "kafkalog acls add: argument --operation: ")
 
 
+def test_kafkalog_commands_say_access_was_denied_naming_the_principal(secured, tmp_path):
+    """A topic alice may not describe is denied to her, not missing (Kafka's Metadata answers
+    TOPIC_AUTHORIZATION_FAILED for it, existing or not); with Describe only, each command names the
+    operation it lacks; a group she may not describe is denied too."""
+    from ..cli.support import kafkalog, one_line_error
+    topic, group = unique("denied"), unique("denied-group")
+    topic_with_a_record(secured, topic)
+    as_alice = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
+                "--command-config", command_config(tmp_path, "alice")]
+    commands = {"produce": ["produce", topic], "consume": ["consume", topic],
+                "topics describe": ["topics", "describe", topic],
+                "delete-records": ["delete-records", topic, "--before", "0:1"],
+                "cluster describe": ["cluster", "describe", "--topic", topic]}
+    denied = f"access to topic {topic!r} denied for User:alice"
+    for name, args in commands.items():
+        one_line_error(kafkalog(*args, *as_alice, input="x\n"), 1,
+                       f"kafkalog {name}: {denied} (needs DESCRIBE; TOPIC_AUTHORIZATION_FAILED)")
+    grant(secured, acl(ResourceType.TOPIC, topic, Operation.DESCRIBE))
+    for name, needs in (("produce", "WRITE"), ("consume", "READ"), ("topics describe", "DESCRIBE_CONFIGS"),
+                        ("delete-records", "DELETE")):
+        one_line_error(kafkalog(*commands[name], *as_alice, input="x\n"), 1,
+                       f"kafkalog {name}: {denied} (needs {needs}; TOPIC_AUTHORIZATION_FAILED)")
+    assert kafkalog(*commands["cluster describe"], *as_alice).returncode == 0
+    one_line_error(kafkalog("consume", topic, "--group", group, *as_alice), 1,
+                   f"kafkalog consume: access to group {group!r} denied for User:alice (GROUP_AUTHORIZATION_FAILED)")
+
+
 def test_kafkalog_acls_against_a_broker_without_an_authorizer(broker):
     from ..cli.support import kafkalog, one_line_error
     done = kafkalog("acls", "list", "--bootstrap-server", broker.bootstrap)
@@ -549,6 +577,8 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
             with pytest.raises(KafkaError) as failure:  # IdempotentWrite on the cluster, or Write on some topic
                 anonymous.init_producer_id()
             assert failure.value.code == CLUSTER_AUTHORIZATION_FAILED
+            assert str(failure.value) == ("access to the cluster denied for User:ANONYMOUS (needs IDEMPOTENT_WRITE on "
+                                          "the cluster, or WRITE on a topic; CLUSTER_AUTHORIZATION_FAILED)")
             AclClient(super_user).create([acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:ANONYMOUS")])
             assert anonymous.init_producer_id().producer_id >= 0
 

@@ -1,8 +1,8 @@
 """``df.write.format("kafkalog")`` on a real local SparkSession against a real broker: rows written are
 read back exactly (by ``spark.read`` and by the three third-party consumers), keys land in the
 partition Kafka's Java partitioner picks (checked against librdkafka's and kafka-python's murmur2
-partitioners), the topic column and option, the partition column, null keys, headers, a DataFrame
-read with kafkalog written back, every codec; the errors a user meets, each one line naming the column, option or row; and a write to
+partitioners), rows without a key spread evenly, the topic column and option, the partition column,
+null keys, headers, a DataFrame read with kafkalog written back, every codec; the errors a user meets, each one line naming the column, option or row; and a write to
 librdkafka's mock cluster."""
 
 import pytest
@@ -14,7 +14,7 @@ from broker.records import record_set
 
 from ..interop.clients import ADAPTERS
 from ..interop.client_api import EARLIEST
-from .feed import Msg, base_time, create_topic, load, messages, produce, topic_name
+from .feed import Msg, base_time, create_topic, load, log_end, messages, produce, topic_name
 
 pytestmark = pytest.mark.timeout(420)  # the first test starts Spark: minutes on a loaded 2-core machine
 
@@ -115,6 +115,18 @@ def test_the_topic_column_the_partition_column_and_the_topic_option_that_wins(sp
     write(df, broker.bootstrap, topic=chosen)  # the option wins over the column
     assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, chosen)) == sorted(
         r[3].encode() for r in rows)
+
+
+def test_keyless_rows_spread_evenly_over_the_partitions(spark, broker, request):
+    """Each task's sticky partition moves on every 16 KiB, as Kafka's built-in partitioner: 20,000 rows
+    in 4 tasks of 5,000 once landed 5,000/5,000/10,000/0 (each task kept one partition)."""
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 4)
+    count = 20_000
+    df = spark.range(count).selectExpr("CAST(id AS STRING) AS value").repartition(4)
+    write(df, broker.bootstrap, topic=topic)
+    landed = [log_end(broker.bootstrap, topic, p) for p in range(4)]
+    assert sum(landed) == count and all(count / 4 * 0.75 <= n <= count / 4 * 1.25 for n in landed), landed
 
 
 def test_a_dataframe_read_with_kafkalog_is_written_back_to_the_same_partitions(spark, broker, request):
