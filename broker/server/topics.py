@@ -31,7 +31,7 @@ import shutil
 import threading
 
 from broker.cluster.topic_rules import (TopicError, broker_defaults, check_new_name, check_partition_increase,
-                                        checked_config, checked_new_topic)
+                                        checked_config, checked_new_topic, checked_topic_config)
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
@@ -290,7 +290,7 @@ class TopicRegistry:
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""
-        checked_config(configs, self.defaults)
+        checked_topic_config(name, configs, self.defaults)
         with self._lock:
             topic = self._topics.get(name)
             if topic is None:

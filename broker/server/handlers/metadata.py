@@ -20,6 +20,7 @@ the authorizer allows the principal (with no authorizer, every operation the res
 """
 
 from broker.cluster.metadata_cache import NO_LEADER
+from broker.cluster.topic_rules import INTERNAL_TOPICS
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
@@ -40,7 +41,7 @@ def _refused(name: str) -> dict:
 
 def _topic_metadata(name: str, partitions, operations: int) -> dict:
     return {
-        "error_code": ErrorCode.NONE, "name": name, "is_internal": name == OFFSETS_TOPIC,
+        "error_code": ErrorCode.NONE, "name": name, "is_internal": name in INTERNAL_TOPICS,
         "topic_authorized_operations": operations,
         "partitions": [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
                         "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,

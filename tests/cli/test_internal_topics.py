@@ -1,0 +1,100 @@
+"""``__consumer_offsets`` holds every group's live state, so no client may delete it, delete its
+records, change its partition count (which moves every group to another partition) or give it a
+``cleanup.policy`` other than ``compact`` (retention would delete commits): each is refused with one
+clear error line by the real ``kafkalog`` commands, and by a third-party admin client (confluent-kafka)
+on the wire; a restart of the real broker process then finds every group and commit as before."""
+
+import confluent_kafka
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from tests.conftest import FAST_GROUPS
+
+from .support import WAIT_SECONDS, kafkalog, one_line_error, topic_for
+
+OFFSETS = "__consumer_offsets"
+GROUPS = 12
+
+
+def commit_groups(bootstrap: str, topic: str) -> dict:
+    """Each group commits an offset of its own (confluent-kafka); ``{group: offset}``."""
+    committed = {}
+    for n in range(GROUPS):
+        consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"kept-{n}"})
+        try:
+            consumer.commit(offsets=[confluent_kafka.TopicPartition(topic, n % 2, 10 + n)], asynchronous=False)
+        finally:
+            consumer.close()
+        committed[f"kept-{n}"] = 10 + n
+    return committed
+
+
+def groups_and_offsets(bootstrap: str, topic: str) -> dict:
+    """``{group: committed offset}`` of the groups ``kafkalog groups list`` shows, read by confluent-kafka."""
+    listed = kafkalog("groups", "list", "--bootstrap-server", bootstrap)
+    assert listed.returncode == 0, listed.stderr
+    found = {}
+    for group in listed.stdout.split():
+        consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        try:
+            [position] = [tp for tp in consumer.committed([confluent_kafka.TopicPartition(topic, p) for p in (0, 1)],
+                                                          timeout=WAIT_SECONDS) if tp.offset >= 0]
+        finally:
+            consumer.close()
+        found[group] = position.offset
+    return found
+
+
+def admin_error(future) -> confluent_kafka.KafkaError:
+    with pytest.raises(confluent_kafka.KafkaException) as refused:
+        future.result(timeout=WAIT_SECONDS)
+    return refused.value.args[0]
+
+
+def refused_on_the_wire(bootstrap: str) -> None:
+    """A third-party admin client's AlterConfigs, DeleteTopics and CreateTopics of internal topics."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # AlterConfigs replaces every override: leaving cleanup.policy out would drop "compact"
+    [replaced] = admin.alter_configs([ConfigResource("topic", OFFSETS, set_config={"retention.ms": "1"})]).values()
+    assert admin_error(replaced).code() == confluent_kafka.KafkaError.INVALID_CONFIG
+    [deleted] = admin.delete_topics([OFFSETS], operation_timeout=10).values()
+    assert admin_error(deleted).code() == confluent_kafka.KafkaError.TOPIC_EXCEPTION
+    [created] = admin.create_topics([NewTopic("__transaction_state", 1)]).values()
+    assert admin_error(created).code() == confluent_kafka.KafkaError.INVALID_REQUEST
+
+
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated")  # its whole replacement is the point
+def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_groups(start_broker, request):
+    broker = start_broker({"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "3", **FAST_GROUPS})
+    bootstrap = broker.bootstrap
+    topic = topic_for(request)
+    assert kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", bootstrap).returncode == 0
+    committed = commit_groups(bootstrap, topic)
+    assert groups_and_offsets(bootstrap, topic) == committed
+
+    refusals = [
+        (("topics", "delete", OFFSETS), "kafkalog topics delete: topic '__consumer_offsets': it is an internal topic "
+                                        "and cannot be deleted (INVALID_TOPIC_EXCEPTION)"),
+        (("delete-records", OFFSETS, "--before", "0:end", "--before", "1:end", "--before", "2:end"),
+         "kafkalog delete-records: __consumer_offsets-0: it is an internal topic and its records cannot be deleted "
+         "(INVALID_TOPIC_EXCEPTION)"),
+        (("topics", "alter", OFFSETS, "--partitions", "51"),
+         "kafkalog topics alter: topic '__consumer_offsets' is an internal topic and its partition count cannot "
+         "be changed (INVALID_TOPIC_EXCEPTION)"),
+        (("configs", "alter", "--topic", OFFSETS, "--add-config", "cleanup.policy=[compact,delete]"),
+         "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
+         "compact (it would be 'compact,delete') (INVALID_CONFIG)"),
+        (("configs", "alter", "--topic", OFFSETS, "--delete-config", "cleanup.policy"),  # back to the broker's delete
+         "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
+         "compact (it would be 'delete') (INVALID_CONFIG)"),
+    ]
+    for args, message in refusals:
+        assert one_line_error(kafkalog(*args, "--bootstrap-server", bootstrap), 1, message.split(":")[0]) == message
+
+    refused_on_the_wire(bootstrap)
+    described = kafkalog("configs", "describe", "--topic", OFFSETS, "--bootstrap-server", bootstrap)
+    assert described.returncode == 0 and "cleanup.policy" in described.stdout and "compact" in described.stdout
+    assert "retention.ms" not in described.stdout
+    assert broker.stop() == 0
+    broker.start()
+    assert groups_and_offsets(bootstrap, topic) == committed
