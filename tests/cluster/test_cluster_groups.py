@@ -2,7 +2,9 @@
 partition of ``__consumer_offsets`` (every broker's FindCoordinator says the same), the other
 brokers answer NOT_COORDINATOR; a confluent-kafka consumer group reads a topic spread over the
 brokers and commits; when the coordinator's broker dies its groups have no coordinator until it
-returns, and then it loads the partition again with every commit."""
+returns, and then it loads the partition again with every commit. A topic deleted through one
+broker loses its offsets in the groups of every coordinator, and ``__consumer_offsets`` refuses to
+be deleted, emptied, repartitioned or made non-compacted through any broker."""
 
 import confluent_kafka
 
@@ -11,6 +13,7 @@ from broker.client.groups import GroupClient
 from broker.coordinator.group_partition import partition_for
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from tests.cli.support import kafkalog
 from tests.interop.clients import ADAPTERS
 from tests.interop.common import make_records
 from tests.waiting import wait_for
@@ -85,3 +88,30 @@ def test_a_consumer_group_reads_a_topic_spread_over_the_brokers_and_its_commits_
     with KafkaClient(cluster.bootstrap) as client:  # retries while the partition loads
         committed = GroupClient(client).committed(group, {topic: list(range(6))})
     assert {p: c.offset for (_, p), c in committed.items()} == dict.fromkeys(range(6), 10)
+
+
+def test_a_topic_deleted_through_one_broker_loses_its_offsets_in_every_coordinator_and_internal_topics_refuse(
+        cluster):
+    led_by = offsets_leaders(cluster)
+    groups = {}
+    for n in range(200):  # a group coordinated by each broker
+        groups.setdefault(led_by[partition_for(f"doomed-{n}", OFFSETS_PARTITIONS)], f"doomed-{n}")
+    assert create_topic(cluster.brokers[1], "doomed", 3) == ErrorCode.NONE
+    assert create_topic(cluster.brokers[1], "spared", 1) == ErrorCode.NONE
+    with KafkaClient(cluster.bootstrap) as client:
+        wait_for(lambda: len(client.metadata(["doomed", "spared"]).leaders) == 4, timeout=30, what="both topics")
+        for group in groups.values():
+            GroupClient(client).commit(group, {("doomed", 0): 5, ("doomed", 2): 7, ("spared", 0): 3})
+    one = cluster.brokers[1].bootstrap  # the deletion goes through broker 1; the groups are coordinated by all three
+    refused = [kafkalog("topics", "delete", "__consumer_offsets", "--bootstrap-server", one),
+               kafkalog("delete-records", "__consumer_offsets", "--before", "0:end", "--bootstrap-server", one),
+               kafkalog("topics", "alter", "__consumer_offsets", "--partitions", "7", "--bootstrap-server", one),
+               kafkalog("configs", "alter", "--topic", "__consumer_offsets", "--add-config", "cleanup.policy=delete",
+                        "--bootstrap-server", one)]
+    assert [done.returncode for done in refused] == [1] * 4
+    assert ["INVALID_TOPIC_EXCEPTION"] * 3 + ["INVALID_CONFIG"] == [done.stderr.split("(")[-1][:-2] for done in refused]
+    assert kafkalog("topics", "delete", "doomed", "--bootstrap-server", one).returncode == 0
+    with KafkaClient(cluster.bootstrap) as client:
+        for group in groups.values():
+            wait_for(lambda: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30, what=f"group {group!r} to lose the offsets of the deleted topic")
+        assert leaders(metadata(cluster.brokers[2], ["__consumer_offsets"]), "__consumer_offsets") == led_by
