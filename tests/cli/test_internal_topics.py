@@ -2,13 +2,16 @@
 records, change its partition count (which moves every group to another partition) or give it a
 ``cleanup.policy`` other than ``compact`` (retention would delete commits): each is refused with one
 clear error line by the real ``kafkalog`` commands, and by a third-party admin client (confluent-kafka)
-on the wire; a restart of the real broker process then finds every group and commit as before."""
+on the wire; no client creates an internal topic (nor auto-creates ``__transaction_state``); a restart of the real broker process then finds every group and commit as before."""
 
 import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
 from tests.conftest import FAST_GROUPS
+from tests.server.wire import connect_to
 
 from .support import WAIT_SECONDS, kafkalog, one_line_error, topic_for
 
@@ -63,6 +66,14 @@ def refused_on_the_wire(bootstrap: str) -> None:
     assert admin_error(created).code() == confluent_kafka.KafkaError.INVALID_REQUEST
 
 
+def not_auto_created(broker) -> None:
+    """Metadata that may create topics leaves the transaction log to its coordinator (there is none yet)."""
+    with connect_to(broker) as client:
+        answer = client.call(ApiKey.METADATA, 4, {"topics": [{"name": "__transaction_state"}],
+                                                  "allow_auto_topic_creation": True})
+    assert answer["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 @pytest.mark.filterwarnings("ignore:alter_configs has been deprecated")  # its whole replacement is the point
 def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_groups(start_broker, request):
     broker = start_broker({"log.flush.interval.messages": "1", "offsets.topic.num.partitions": "3", **FAST_GROUPS})
@@ -92,6 +103,7 @@ def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_grou
         assert one_line_error(kafkalog(*args, "--bootstrap-server", bootstrap), 1, message.split(":")[0]) == message
 
     refused_on_the_wire(bootstrap)
+    not_auto_created(broker)
     described = kafkalog("configs", "describe", "--topic", OFFSETS, "--bootstrap-server", bootstrap)
     assert described.returncode == 0 and "cleanup.policy" in described.stdout and "compact" in described.stdout
     assert "retention.ms" not in described.stdout

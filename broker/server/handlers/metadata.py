@@ -6,7 +6,7 @@ in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plai
 theirs; a broker without that listener is not named.
 
 ``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
-internal topics). Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
+internal topics); no other internal topic is auto-created. Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
 request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
 topics with an empty list; later versions with null (an empty list then means none). A topic
 named twice is answered once, as Kafka's set of names does (a small request naming a topic of
@@ -84,7 +84,7 @@ async def handle(ctx, header, request) -> dict:
                 topics.append({"error_code": exc.code, "name": name, "partitions": []})
                 continue
         partitions = ctx.metadata.partitions(name)
-        if partitions is None and auto_create:
+        if partitions is None and auto_create and name not in INTERNAL_TOPICS:  # made by their coordinators alone
             if not may_create(ctx, name):
                 topics.append(_refused(name))
                 continue
