@@ -3,7 +3,8 @@ partition of ``__consumer_offsets`` (every broker's FindCoordinator says the sam
 brokers answer NOT_COORDINATOR; a confluent-kafka consumer group reads a topic spread over the
 brokers and commits; when the coordinator's broker dies its groups have no coordinator until it
 returns, and then it loads the partition again with every commit. A topic deleted through one
-broker loses its offsets in the groups of every coordinator, and ``__consumer_offsets`` refuses to
+broker loses its offsets in the groups of every coordinator (one that was down then drops them when
+it loads its groups), and ``__consumer_offsets`` refuses to
 be deleted, emptied, repartitioned or made non-compacted through any broker."""
 
 import confluent_kafka
@@ -18,7 +19,7 @@ from tests.interop.clients import ADAPTERS
 from tests.interop.common import make_records
 from tests.waiting import wait_for
 
-from .test_cluster_topics import create_topic, leaders, metadata, request
+from .test_cluster_topics import create_topic, created_everywhere, leaders, metadata, request
 
 OFFSETS_PARTITIONS = 6  # offsets.topic.num.partitions of the cluster fixture
 
@@ -96,10 +97,9 @@ def test_a_topic_deleted_through_one_broker_loses_its_offsets_in_every_coordinat
     groups = {}
     for n in range(200):  # a group coordinated by each broker
         groups.setdefault(led_by[partition_for(f"doomed-{n}", OFFSETS_PARTITIONS)], f"doomed-{n}")
-    assert create_topic(cluster.brokers[1], "doomed", 3) == ErrorCode.NONE
-    assert create_topic(cluster.brokers[1], "spared", 1) == ErrorCode.NONE
+    created_everywhere(cluster, 1, "doomed", 3)
+    created_everywhere(cluster, 1, "spared", 1)
     with KafkaClient(cluster.bootstrap) as client:
-        wait_for(lambda: len(client.metadata(["doomed", "spared"]).leaders) == 4, timeout=30, what="both topics")
         for group in groups.values():
             GroupClient(client).commit(group, {("doomed", 0): 5, ("doomed", 2): 7, ("spared", 0): 3})
     one = cluster.brokers[1].bootstrap  # the deletion goes through broker 1; the groups are coordinated by all three
@@ -115,3 +115,28 @@ def test_a_topic_deleted_through_one_broker_loses_its_offsets_in_every_coordinat
         for group in groups.values():
             wait_for(lambda: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30, what=f"group {group!r} to lose the offsets of the deleted topic")
         assert leaders(metadata(cluster.brokers[2], ["__consumer_offsets"]), "__consumer_offsets") == led_by
+
+
+def test_offsets_of_a_topic_deleted_while_their_coordinator_was_down_are_gone_once_it_loads_them(cluster):
+    led_by = offsets_leaders(cluster)
+    coordinator = led_by[partition_for("away-group", OFFSETS_PARTITIONS)]
+    other_id = coordinator % 3 + 1
+    other = cluster.brokers[other_id]
+    created = request(other, ApiKey.CREATE_TOPICS, {  # on a broker that stays up: the deletion can complete
+        "topics": [{"name": "away", "num_partitions": -1, "replication_factor": -1, "configs": [],
+                    "assignments": [{"partition_index": 0, "broker_ids": [other_id]}]}],
+        "timeout_ms": 30000, "validate_only": False})
+    assert created["topics"][0]["error_code"] == ErrorCode.NONE
+    for broker in cluster.brokers.values():  # the coordinator too, or it refuses the commit
+        wait_for(lambda: leaders(metadata(broker, ["away"]), "away") == [other_id], timeout=30, what="topic away")
+    with KafkaClient(cluster.bootstrap) as client:
+        GroupClient(client).commit("away-group", {("away", 0): 9})
+    cluster.brokers[coordinator].kill()
+    wait_for(lambda: find_coordinator(other, "away-group")["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE,
+             timeout=60, what="the group to have no coordinator")
+    assert kafkalog("topics", "delete", "away", "--bootstrap-server", other.bootstrap).returncode == 0
+    wait_for(lambda: leaders(metadata(other, ["away"]), "away") == [], timeout=30, what="the deletion to complete")
+    cluster.brokers[coordinator].start()
+    with KafkaClient(cluster.bootstrap) as client:  # retries while the partition loads
+        wait_for(lambda: GroupClient(client).committed("away-group") == {}, timeout=60,
+                 what="the offsets of the deleted topic to go once the coordinator loaded them")
