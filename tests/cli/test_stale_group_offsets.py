@@ -124,6 +124,7 @@ def test_a_following_member_whose_position_was_deleted_meanwhile_goes_on_from_th
     assert run(broker, "topics", "create", topic, "--partitions", "1").returncode == 0
     produce_records(broker.bootstrap, topic, [(0, None, b"x" * 1000, 0)] * 4000)  # 4 fetches of 1 MiB
     member = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--group", "F", "--follow",
+                               "--session-timeout-ms", "120000",  # held longer than 10 s, it would be dropped
                                "--bootstrap-server", broker.bootstrap],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     notes, lines = queue.Queue(), queue.Queue()
