@@ -2,7 +2,11 @@
 records, change its partition count (which moves every group to another partition) or give it a
 ``cleanup.policy`` other than ``compact`` (retention would delete commits): each is refused with one
 clear error line by the real ``kafkalog`` commands, and by a third-party admin client (confluent-kafka)
-on the wire; no client creates an internal topic (nor auto-creates ``__transaction_state``); a restart of the real broker process then finds every group and commit as before."""
+on the wire; no client creates an internal topic (nor auto-creates ``__transaction_state``); a restart
+of the real broker process then finds every group and commit as before, also when the offsets topic
+was adopted from a log directory without its settings."""
+
+import json
 
 import confluent_kafka
 import pytest
@@ -12,6 +16,7 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.conftest import FAST_GROUPS
 from tests.server.wire import connect_to
+from tests.waiting import wait_for
 
 from .support import WAIT_SECONDS, kafkalog, one_line_error, topic_for
 
@@ -110,3 +115,30 @@ def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_grou
     assert broker.stop() == 0
     broker.start()
     assert groups_and_offsets(bootstrap, topic) == committed
+
+
+def test_an_offsets_topic_found_on_disk_without_its_settings_is_adopted_compacted(start_broker, tmp_path, request):
+    """A log directory without ``topics.json`` (a copied one): the broker's defaults, here a retention
+    of 1 ms, must not delete the commits of the ``__consumer_offsets`` it adopts."""
+    small = {"log.segment.bytes": "1024", "offsets.topic.segment.bytes": "1024", "offsets.topic.num.partitions": "1",
+             "log.flush.interval.messages": "1", **FAST_GROUPS}
+    broker = start_broker(small, log_dir=tmp_path / "copied")
+    topic = topic_for(request)
+    assert kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap).returncode == 0
+    committed = commit_groups(broker.bootstrap, topic)  # several segments of 1 KiB
+    assert broker.stop() == 0
+    (tmp_path / "copied" / "topics.json").unlink()
+    broker.settings.update({"log.retention.ms": "1", "log.retention.check.interval.ms": "100"})
+    broker.start()
+    witness = topic_for(request, "witness")
+    assert kafkalog("topics", "create", witness, "--bootstrap-server", broker.bootstrap).returncode == 0
+    assert kafkalog("produce", witness, "--bootstrap-server", broker.bootstrap,
+                    input="".join(f"{'x' * 100}-{i}\n" for i in range(50))).returncode == 0
+
+    def witness_start() -> int:
+        listed = kafkalog("topics", "describe", witness, "--format", "json", "--bootstrap-server", broker.bootstrap)
+        return json.loads(listed.stdout)["partitions"][0]["earliestOffset"]
+    wait_for(lambda: witness_start() > 0, timeout=WAIT_SECONDS, what="retention to delete old segments")
+    assert broker.stop() == 0  # the groups come back from what the log kept
+    broker.start()
+    assert groups_and_offsets(broker.bootstrap, topic) == committed
