@@ -16,6 +16,7 @@ deleting needs Delete on the topic (TOPIC_AUTHORIZATION_FAILED).
 
 from broker.cluster.placement import PlacementError, check_assignment, check_replication_factor
 from broker.cluster.topic_rules import INTERNAL_TOPICS, check_not_internal
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 
@@ -72,8 +73,9 @@ async def handle_create(ctx, header, request) -> dict:
         if not may_create(ctx, topic["name"]):
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to create topic {topic['name']!r}")
         if topic["name"] in INTERNAL_TOPICS:
-            raise TopicError(ErrorCode.INVALID_REQUEST, f"{topic['name']} is internal: its coordinator creates it "
-                                                        f"(offsets.topic.num.partitions for the group coordinator's)")
+            hint = " (its partition count is offsets.topic.num.partitions)" if topic["name"] == OFFSETS_TOPIC else ""
+            raise TopicError(ErrorCode.INVALID_REQUEST,
+                             f"topic {topic['name']!r} is an internal topic, made by its coordinator alone{hint}")
         configs = {c["name"]: c["value"] for c in topic["configs"]}
         await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
                          request["validate_only"],
