@@ -2,10 +2,12 @@
 with the real ``kafkalog`` commands and confluent-kafka: deleting a topic deletes every group's
 offsets of it (tombstones: a restart does not bring them back), so a topic created again under the
 same name is read from ``--auto-offset-reset``; a committed offset below the log start (after
-delete-records) or above its end makes ``kafkalog consume --group`` start where
-``--auto-offset-reset`` says, with a note, as Kafka's consumer resets, also mid-run under
-``--follow``; ``none`` fails in one line, and the failed member has left its group at once."""
+delete-records) or above its end (a negative lag in ``groups describe``, as Kafka's tool shows it)
+makes ``kafkalog consume --group`` start where ``--auto-offset-reset`` says, with a note, as Kafka's
+consumer resets, also mid-run under ``--follow``; ``none`` fails in one line, and the failed member
+has left its group at once."""
 
+import json
 import queue
 import re
 import signal
@@ -112,6 +114,8 @@ def test_a_committed_offset_outside_the_log_starts_at_the_reset_offset_and_none_
            f"offset 8 (--auto-offset-reset)" in below.stderr
 
     commit(broker, "G", topic, 50)
+    described = json.loads(run(broker, "groups", "describe", "G", "--format", "json").stdout)
+    assert [(p["currentOffset"], p["logEndOffset"], p["lag"]) for p in described["partitions"]] == [(50, 10, -40)]
     above = run(broker, "consume", topic, "--group", "G", "--auto-offset-reset", "latest")
     assert consumed_offsets(above) == []
     assert "offset 50 is outside the log, which holds offsets 8 to 10; starting at the latest offset 10" in above.stderr
