@@ -61,7 +61,7 @@ def _describe(client, args) -> int:
         end = ends[tp][0]
         owner = owners.get(tp)
         rows.append({"group": args.group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
-                     "logEndOffset": end, "lag": None if offset is None else end - offset,  # negative above the end, as Kafka's
+                     "logEndOffset": end, "lag": None if offset is None else end - offset,  # < 0 above the end
                      "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
                      "clientId": owner.client_id if owner else None})
     state = description.state if description else None

@@ -124,7 +124,8 @@ def test_an_offsets_topic_found_on_disk_without_its_settings_is_adopted_compacte
              "log.flush.interval.messages": "1", **FAST_GROUPS}
     broker = start_broker(small, log_dir=tmp_path / "copied")
     topic = topic_for(request)
-    assert kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap).returncode == 0
+    created = kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap)
+    assert created.returncode == 0
     committed = commit_groups(broker.bootstrap, topic)  # several segments of 1 KiB
     assert broker.stop() == 0
     (tmp_path / "copied" / "topics.json").unlink()

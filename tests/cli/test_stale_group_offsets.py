@@ -100,7 +100,8 @@ def test_a_committed_offset_outside_the_log_starts_at_the_reset_offset_and_none_
     commit(broker, "G", topic, 3)
     assert run(broker, "delete-records", topic, "--before", "0:8").returncode == 0
 
-    failed = run(broker, "consume", topic, "--group", "G", "--auto-offset-reset", "none", "--session-timeout-ms", "60000")
+    failed = run(broker, "consume", topic, "--group", "G", "--auto-offset-reset", "none",
+                 "--session-timeout-ms", "60000")
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     assert failed.stderr.splitlines()[-1] == (
         f"kafkalog consume: {topic}-0: offset 3 is outside the log, which holds offsets 8 to 10 and "

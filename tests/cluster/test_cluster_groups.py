@@ -113,7 +113,8 @@ def test_a_topic_deleted_through_one_broker_loses_its_offsets_in_every_coordinat
     assert kafkalog("topics", "delete", "doomed", "--bootstrap-server", one).returncode == 0
     with KafkaClient(cluster.bootstrap) as client:
         for group in groups.values():
-            wait_for(lambda: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30, what=f"group {group!r} to lose the offsets of the deleted topic")
+            wait_for(lambda: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30,
+                     what=f"group {group!r} to lose the offsets of the deleted topic")
         assert leaders(metadata(cluster.brokers[2], ["__consumer_offsets"]), "__consumer_offsets") == led_by
 
 

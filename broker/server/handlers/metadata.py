@@ -6,11 +6,12 @@ in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plai
 theirs; a broker without that listener is not named.
 
 ``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
-internal topics); no other internal topic is auto-created. Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
-request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
-topics with an empty list; later versions with null (an empty list then means none). A topic
-named twice is answered once, as Kafka's set of names does (a small request naming a topic of
-many partitions a thousand times would otherwise get a response a thousand times its size).
+internal topics); no other internal topic is auto-created. Unknown topics are created on the spot
+when ``auto.create.topics.enable`` (and, from v4, the request) allow it (on the I/O pool), so
+clients get the new topic's metadata at once. Version 0 asks for all topics with an empty list;
+later versions with null (an empty list then means none). A topic named twice is answered once,
+as Kafka's set of names does (a small request naming a topic of many partitions a thousand times
+would otherwise get a response a thousand times its size).
 
 Authorization is Kafka's: a topic the principal may not Describe is left out of an all-topics
 answer and is TOPIC_AUTHORIZATION_FAILED when named (its existence is not disclosed); creating an
