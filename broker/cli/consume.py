@@ -141,6 +141,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--session-timeout-ms", type=positive_int, default=10_000, metavar="MS",
                         help="with --group, how long the group waits for this member's heartbeat before giving its "
                              "partitions to the others (default 10000; Kafka accepts 6000 to 1800000 by default)")
-    parser.add_argument("--auto-offset-reset", choices=("earliest", "latest"), default="earliest",
-                        help="with --group, where a partition without a committed offset starts (default earliest)")
+    parser.add_argument("--auto-offset-reset", choices=("earliest", "latest", "none"), default="earliest",
+                        help="with --group, where a partition without a committed offset, or with one outside the "
+                             "log, starts (default earliest; none: fail)")
     parser.set_defaults(func=_run)

@@ -2,7 +2,10 @@
 topic's partitions with the group's other members (this tool's, or any Kafka client's).
 
 Each partition assigned to this member starts at the group's committed offset, or, where the group
-has none, at the earliest or latest offset (``--auto-offset-reset``). Records are printed as plain
+has none or it lies outside the log (below the log start after retention or delete-records, above
+the end), at the earliest or latest offset (``--auto-offset-reset``; ``none`` fails instead), as
+Kafka's consumer resets; so does a fetch answered OFFSET_OUT_OF_RANGE mid-run (``--follow``), with
+a note on stderr. Records are printed as plain
 ``consume`` prints them, and after each round of fetches, once the lines are flushed to stdout,
 the next offset of every partition that printed something is committed: **at least once** (a
 member stopped between printing and committing, by SIGKILL or a broken session, has its last
@@ -10,17 +13,18 @@ records printed again by the partition's next owner; nothing is skipped). When t
 rebalances, the member commits, joins again and goes on with its new partitions. Ctrl-C or
 SIGTERM commits and leaves the group at once, so the others take over without waiting for the
 session timeout. Without ``--follow`` the member stops, commits and leaves once its partitions
-are read up to the end offsets measured when they were assigned.
+are read up to the end offsets measured when they were assigned. A member whose command fails
+leaves the group at once too.
 """
 
 import signal
 import sys
 import time
 
-from broker.client import EARLIEST, LATEST
+from broker.client import EARLIEST, LATEST, KafkaError, OffsetOutOfRangeError
 from broker.client.membership import GroupMember
 
-from .common import OK, partitions_of
+from .common import OK, CommandError, partitions_of
 from .record_lines import fetch_records, record_line
 
 PROG = "kafkalog consume"
@@ -45,6 +49,9 @@ def consume_in_group(client, args) -> int:
         if not args.follow:
             _leave(member)
             raise
+    except Exception:
+        _leave_after_failure(member)
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous_sigterm)
     _leave(member)
@@ -67,8 +74,13 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
                 return True, remaining
             printed = {}
             for partition in active:
-                records, position = fetch_records(client, topic, partition, positions[partition],
-                                                  None if ends is None else ends[partition])
+                try:
+                    records, position = fetch_records(client, topic, partition, positions[partition],
+                                                      None if ends is None else ends[partition])
+                except OffsetOutOfRangeError as exc:  # cut below it, or the topic was created again
+                    positions[partition] = _reset(topic, partition, exc.offset, exc.log_start_offset,
+                                                  exc.high_watermark, args.auto_offset_reset)
+                    continue
                 shown = records if remaining is None else records[:remaining]
                 for entry, record in shown:
                     print(record_line(topic, partition, entry, record, args.format))
@@ -97,19 +109,47 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
 
 
 def _starting_positions(client, member: GroupMember, topic: str, partitions: list[int], reset: str) -> dict:
-    """The group's committed offset of each partition, else its earliest or latest offset."""
+    """The group's committed offset of each partition if the log holds it (from its start to its
+    end), else the offset ``reset`` gives."""
     if not partitions:
         return {}
-    committed = member.committed({topic: partitions})
-    missing = [p for p in partitions if (topic, p) not in committed]
-    found = client.list_offsets({(topic, p): EARLIEST if reset == "earliest" else LATEST
-                                 for p in missing}) if missing else {}
-    return {p: committed[(topic, p)] if (topic, p) in committed else found[(topic, p)][0] for p in partitions}
+    committed = member.committed({topic: partitions})  # before the ends: a commit never passes them
+    earliest = client.list_offsets({(topic, p): EARLIEST for p in partitions})
+    latest = client.list_offsets({(topic, p): LATEST for p in partitions})
+    positions = {}
+    for p in partitions:
+        offset, start, end = committed.get((topic, p)), earliest[(topic, p)][0], latest[(topic, p)][0]
+        in_log = offset is not None and start <= offset <= end
+        positions[p] = offset if in_log else _reset(topic, p, offset, start, end, reset)
+    return positions
+
+
+def _reset(topic: str, partition: int, offset: int | None, start: int, end: int, reset: str) -> int:
+    """Where a partition without a usable ``offset`` starts (the log holds ``start`` to ``end``):
+    --auto-offset-reset earliest or latest; CommandError for none."""
+    why = "the group has no committed offset" if offset is None else \
+        f"offset {offset} is outside the log, which holds offsets {start} to {end}"
+    if reset == "none":
+        raise CommandError(f"{topic}-{partition}: {why} and --auto-offset-reset is none "
+                           f"(give earliest or latest to start there)")
+    position = start if reset == "earliest" else end
+    if offset is not None:  # no committed offset is the usual start: no note for it
+        _say(f"{topic}-{partition}: {why}; starting at the {reset} offset {position} (--auto-offset-reset)")
+    return position
 
 
 def _leave(member: GroupMember) -> None:
     member.leave()
     _say(f"left group {member.group!r}")
+
+
+def _leave_after_failure(member: GroupMember) -> None:
+    """A failing member leaves at once, so the others take its partitions without waiting for its
+    session to time out; the failure is the error to report, not this."""
+    try:
+        member.leave()
+    except KafkaError as exc:
+        _say(f"could not leave group {member.group!r} ({exc}): it is dropped after its session timeout")
 
 
 def _interrupt(signum, frame):

@@ -1,8 +1,9 @@
 """``kafkalog groups list|describe|delete|delete-offsets|reset-offsets``: consumer groups, in the shape of Kafka's
 ``kafka-consumer-groups.sh``. ``describe`` shows each partition's committed offset, log end offset,
-lag, and the member that owns it; ``reset-offsets`` moves a group's committed offsets (to the
-earliest, the latest, a time, an offset, or by a shift), a dry run unless ``--execute``, and only
-while the group has no active members. Works against any Kafka cluster with a group coordinator.
+lag (negative for a committed offset above the end: a consumer resets it), and the member that
+owns it; ``reset-offsets`` moves a group's committed offsets (to the earliest, the latest, a time,
+an offset, or by a shift), a dry run unless ``--execute``, and only while the group has no active
+members. Works against any Kafka cluster with a group coordinator.
 """
 
 import argparse
@@ -60,7 +61,7 @@ def _describe(client, args) -> int:
         end = ends[tp][0]
         owner = owners.get(tp)
         rows.append({"group": args.group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
-                     "logEndOffset": end, "lag": None if offset is None else max(end - offset, 0),
+                     "logEndOffset": end, "lag": None if offset is None else end - offset,  # < 0 above the end
                      "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
                      "clientId": owner.client_id if owner else None})
     state = description.state if description else None

@@ -461,8 +461,10 @@ class KafkaClient:
         """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
         response = self._admin_request(ApiKey.DELETE_TOPICS, {"topic_names": list(names),
                                                               "timeout_ms": int(self.timeout * 1000)})
-        return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}", principal=self.security.principal,
-                                  needs="DELETE") for r in response["responses"]}
+        return {r["name"]: _error(r["error_code"], f"topic {r['name']!r}",
+                                  _internal_refusal(r["error_code"], "cannot be deleted"),
+                                  principal=self.security.principal, needs="DELETE")
+                for r in response["responses"]}
 
     def create_partitions(self, topic: str, count: int, validate_only: bool = False) -> None:
         """Grow ``topic`` to ``count`` partitions (KafkaError if the broker refuses)."""
@@ -523,8 +525,9 @@ class KafkaClient:
                 "timeout_ms": int(self.timeout * 1000)})
             for topic in response["topics"]:
                 for p in topic["partitions"]:
-                    _raise_for(p["error_code"], topic["name"], p["partition_index"], principal=self.security.principal,
-                               needs="DELETE")
+                    _raise_for(p["error_code"], topic["name"], p["partition_index"],
+                               _internal_refusal(p["error_code"], "its records cannot be deleted"),
+                               principal=self.security.principal, needs="DELETE")
                     low_watermarks[(topic["name"], p["partition_index"])] = p["low_watermark"]
         return low_watermarks
 
@@ -630,6 +633,12 @@ def _raise_for(code: int, topic: str, partition: int, message: str | None = None
     error = _error(code, subject, message, principal=principal, needs=needs)
     if error is not None:
         raise error
+
+
+def _internal_refusal(code: int, refused: str) -> str | None:
+    """The message of a refusal that DeleteTopics and DeleteRecords answer without one: Kafka's brokers
+    answer INVALID_TOPIC_EXCEPTION for a topic that is internal (``refused`` says what cannot be done)."""
+    return f"it is an internal topic and {refused}" if code == ErrorCode.INVALID_TOPIC_EXCEPTION else None
 
 
 def _error(code: int, subject: str, message: str | None = None, *, principal: str | None = None,

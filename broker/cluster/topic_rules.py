@@ -1,10 +1,13 @@
 """The rules every topic change follows, wherever the topics are kept (``topics.json`` on a single
 broker, ZooKeeper in a cluster): Kafka's topic names (1-249 characters from ``[a-zA-Z0-9._-]``, not
 ``.`` or ``..``, not colliding with an existing name that differs only by ``.`` versus ``_``),
-partition counts, and the error a refused change answers with."""
+partition counts, the internal topics no client may delete, empty or repartition and whose
+settings must keep them compacted (their latest records are the coordinators' live state), and the
+error a refused change answers with."""
 
 import re
 
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log.config import ConfigError, LogConfig
 from broker.protocol.errors import ErrorCode
 
@@ -12,6 +15,7 @@ DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default 
 MAX_NAME_LENGTH = 249
 MAX_PARTITIONS = 10_000  # Kafka's limit on the records of one metadata operation
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, "__transaction_state"})  # Kafka's: the group and transaction logs
 
 
 class TopicError(Exception):
@@ -64,6 +68,24 @@ def check_new_name(name: str, existing) -> None:
                          f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
 
 
+def check_not_internal(name: str, refused: str) -> None:
+    """TopicError(INVALID_TOPIC_EXCEPTION, as Kafka answers DeleteRecords) if ``name`` is internal;
+    ``refused`` says what cannot be done to it ("cannot be deleted")."""
+    if name in INTERNAL_TOPICS:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic {name!r} is an internal topic and {refused}")
+
+
+def checked_topic_config(name: str, configs: dict[str, str], defaults: LogConfig) -> LogConfig:
+    """The settings of topic ``name`` with the overrides ``configs``; TopicError(INVALID_CONFIG)
+    naming a bad setting, or a ``cleanup.policy`` other than ``compact`` for an internal topic
+    (retention would delete the live state its coordinator replays at start)."""
+    config = checked_config(configs, defaults)
+    if name in INTERNAL_TOPICS and config.cleanup_policy != "compact":
+        raise TopicError(ErrorCode.INVALID_CONFIG, f"cleanup.policy: topic {name!r} is an internal topic and "
+                                                   f"must stay compact (it would be {config.cleanup_policy!r})")
+    return config
+
+
 def checked_config(configs: dict[str, str], base: LogConfig, broker_level: bool = False) -> LogConfig:
     """``configs`` over ``base``; TopicError(INVALID_CONFIG) naming a bad setting."""
     try:
@@ -78,7 +100,7 @@ def checked_new_topic(name: str, partitions: int, configs: dict | None, defaults
     validate_name(name)
     check_new_partitions(partitions)
     configs = {k: v for k, v in (configs or {}).items() if v is not None}
-    checked_config(configs, defaults)
+    checked_topic_config(name, configs, defaults)
     return configs
 
 

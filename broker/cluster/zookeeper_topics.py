@@ -28,7 +28,7 @@ from broker.protocol.errors import ErrorCode
 from .metadata_cache import NO_LEADER
 from .placement import PlacementError, assign_replicas, follow_assignment
 from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
-                          check_partition_increase, checked_config, checked_new_topic)
+                          check_partition_increase, checked_config, checked_new_topic, checked_topic_config)
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
                              TOPIC_CONFIGS_PATH, TOPICS_PATH, config_json, parse_topic_assignment,
                              topic_assignment_json, topic_path)
@@ -145,7 +145,7 @@ class ZooKeeperTopics:
         self._wait_for_leaders(name, count, "given new partitions")
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
-        checked_config(configs, self.defaults)
+        checked_topic_config(name, configs, self.defaults)
         with _zookeeper(f"alter the settings of topic {name!r}"):
             if not self._client.exists(self._path(topic_path(name))):
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")

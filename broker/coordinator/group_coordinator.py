@@ -134,6 +134,11 @@ class GroupCoordinator:
                 self._answer_join(member, JoinResult(ErrorCode.NOT_COORDINATOR, member_id=member.member_id))
                 self._answer_sync(member, SyncResult(ErrorCode.NOT_COORDINATOR))
 
+    def remove_topics(self, topics) -> None:
+        """The ``topics`` were deleted: every group's offsets of them go, as Kafka's coordinator removes
+        the offsets of deleted partitions (so a topic created again is read from auto.offset.reset)."""
+        self.offsets.remove_topics(topics, self.clock())
+
     # -- JoinGroup ------------------------------------------------------------------------------
 
     def join(self, request: JoinRequest, respond) -> None:

@@ -181,15 +181,23 @@ class OffsetManager:
     def expire(self, now: int) -> None:
         """Tombstones for expired offsets; a group left with no offsets and no members is deleted."""
         for group in list(self.groups.values()):
-            expired = self.expired_offsets(group, now)
-            if not expired:
-                continue
-            warn = warn_on_failure(f"group {group.group_id!r}: cannot write the tombstones of its expired offsets")
-            if len(expired) == len(group.offsets):
-                log.info("group %r: its offsets expired; deleting the group", group.group_id)
-                self.delete_group(group, now, warn)
-            else:
-                self.delete_offsets(group, expired, warn)
+            self._remove(group, self.expired_offsets(group, now), now, "expired")
+
+    def remove_topics(self, topics, now: int) -> None:
+        """Tombstones for every group's offsets of the deleted ``topics``, as Kafka writes them when a
+        topic's partitions are deleted; an Empty group left with no offsets is deleted."""
+        for group in list(self.groups.values()):
+            self._remove(group, [p for p in group.offsets if p[0] in topics], now, "deleted topics'")
+
+    def _remove(self, group: Group, partitions: list[tuple[str, int]], now: int, which: str) -> None:
+        if not partitions:
+            return
+        warn = warn_on_failure(f"group {group.group_id!r}: cannot write the tombstones of its {which} offsets")
+        if len(partitions) == len(group.offsets) and group.is_(GroupState.EMPTY):
+            log.info("group %r: its %s offsets are removed; deleting the group", group.group_id, which)
+            self.delete_group(group, now, warn)
+        else:
+            self.delete_offsets(group, partitions, warn)
 
 
 def warn_on_failure(what: str):

@@ -103,6 +103,11 @@ class ReplicaManager:
                 continue
             log.warning("set aside stray partition %s as %s: %s", partition_log.name, directory, why)
 
+    @property
+    def image(self) -> ClusterImage:
+        """The cluster image applied last."""
+        return self._applied.image
+
     def led_partitions(self, topic: str) -> dict[int, Partition]:
         """The partitions of ``topic`` this broker leads, by index."""
         return {index: partition for (name, index), partition in self._applied.led.items() if name == topic}

@@ -17,7 +17,10 @@ The coordinator serves the groups of the partitions this broker leads (all of th
 broker; in a cluster, each group's coordinator is the leader of its partition): whenever the
 replica manager takes a new cluster image, a partition newly led here is read back and replayed on
 the I/O pool (its groups are answered COORDINATOR_LOAD_IN_PROGRESS until then), and one led
-elsewhere now is unloaded (its groups are answered NOT_COORDINATOR here).
+elsewhere now is unloaded (its groups are answered NOT_COORDINATOR here). A topic that leaves the
+image (deleted, or deleted and created again) takes the offsets the groups coordinated here
+committed for it (tombstones, so a restart does not bring them back), and so does a topic missing
+from the image when a partition's groups are loaded (deleted while another broker coordinated them).
 """
 
 import asyncio
@@ -141,9 +144,33 @@ class GroupRuntime:
     def start(self) -> None:
         """Coordinate the groups of the partitions led here now, and follow each change of leadership."""
         loop = asyncio.get_running_loop()
-        self.ctx.replicas.on_apply = lambda: loop.call_soon_threadsafe(self.follow_leadership)
+        seen = set(self.ctx.replicas.image.topics)
+
+        def applied() -> None:  # on the applying thread, after each image: a topic gone from one is not missed
+            nonlocal seen
+            topics = set(self.ctx.replicas.image.topics)
+            gone, seen = seen - topics, topics
+            loop.call_soon_threadsafe(self.follow_metadata, gone)
+        self.ctx.replicas.on_apply = applied
         self.follow_leadership()
         self.arm()  # offset expiry runs from the start
+
+    def follow_metadata(self, gone: set[str]) -> None:
+        """After a new cluster image: follow the leadership of ``__consumer_offsets``, and remove the
+        offsets of the topics ``gone`` from the image since the one before."""
+        self.follow_leadership()
+        self.remove_deleted_topics(gone)
+
+    def remove_deleted_topics(self, gone=frozenset()) -> None:
+        """Tombstones for the groups' offsets of the topics ``gone`` and of those the image lacks."""
+        if self.ctx.stopping:
+            return
+        existing = self.ctx.replicas.image.topics
+        committed = {topic for group in self.coordinator.groups.values() for topic, _ in group.offsets}
+        deleted = {topic for topic in committed if topic in gone or topic not in existing}
+        if deleted:
+            log.info("removing the committed offsets of deleted topics %s", ", ".join(sorted(deleted)))
+            self.call(self.coordinator.remove_topics, deleted)
 
     def follow_leadership(self) -> None:
         """Load the partitions of ``__consumer_offsets`` this broker has come to lead (at once when
@@ -175,6 +202,7 @@ class GroupRuntime:
         if partition in self.coordinator.offsets.loading:  # still led here
             self.call(self.coordinator.install, partition, replayed)
             log.info("loaded the groups of %s-%d", OFFSETS_TOPIC, partition)
+            self.remove_deleted_topics()
 
     def _read_partition(self, partition: int):
         partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)

@@ -8,7 +8,8 @@ and then applied to the running partition logs. A topic's settings are, lowest p
 first: Kafka's defaults, the broker's static configuration, the dynamic cluster default (resource
 name ``""``), the dynamic setting of this broker (its id), and the topic's own overrides.
 Partition directories found on disk without an entry (a copied Kafka log directory, say) are
-adopted as topics with the broker's defaults. After every change of the topics or their partitions
+adopted as topics with the broker's defaults (an internal topic's ``cleanup.policy`` stays
+``compact``). After every change of the topics or their partitions
 the registry calls ``on_change`` (the one-node cluster's metadata source publishes them then).
 Names, partition counts and settings follow the rules of ``broker.cluster.topic_rules``, as they
 do in a cluster (``broker.cluster.zookeeper_topics``, the same interface over ZooKeeper).
@@ -30,8 +31,9 @@ import re
 import shutil
 import threading
 
-from broker.cluster.topic_rules import (TopicError, broker_defaults, check_new_name, check_partition_increase,
-                                        checked_config, checked_new_topic)
+from broker.cluster.topic_rules import (INTERNAL_TOPICS, TopicError, broker_defaults, check_new_name,
+                                        check_partition_increase, checked_config, checked_new_topic,
+                                        checked_topic_config)
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
@@ -97,8 +99,9 @@ class TopicRegistry:
         for partition_log in log_manager.all_logs():
             if partition_log.topic not in topics:
                 adopted[partition_log.topic] = max(adopted.get(partition_log.topic, 0), partition_log.partition + 1)
-        for name, partitions in adopted.items():
-            topics[name] = {"partitions": partitions, "configs": {}}
+        for name, partitions in adopted.items():  # an internal topic stays compacted, as Kafka made it
+            configs = {"cleanup.policy": "compact"} if name in INTERNAL_TOPICS else {}
+            topics[name] = {"partitions": partitions, "configs": configs}
         if adopted or self._interrupted_deletions:
             try:
                 self._commit(topics, "cannot record the topics found at start")
@@ -108,6 +111,7 @@ class TopicRegistry:
         for name, topic in topics.items():
             for partition in range(topic["partitions"]):
                 log_manager.get_or_create_log(name, partition)
+        self._apply(sorted(adopted.keys() & INTERNAL_TOPICS))  # opened with the defaults before they were adopted
 
     def _commit(self, topics: dict[str, dict], failure: str, broker_configs: dict[str, dict] | None = None) -> None:
         """Write ``topics`` (and ``broker_configs``, if given) to ``topics.json``, then make them the
@@ -290,7 +294,7 @@ class TopicRegistry:
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
         """Replace a topic's overrides with ``configs`` (AlterConfigs), saved, then applied to its logs."""
-        checked_config(configs, self.defaults)
+        checked_topic_config(name, configs, self.defaults)
         with self._lock:
             topic = self._topics.get(name)
             if topic is None:

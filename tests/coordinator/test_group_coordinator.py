@@ -360,6 +360,22 @@ def test_offsets_of_an_empty_group_expire_after_the_retention_as_tombstones():
     assert tombstones == [OffsetKey("g", "t", 0), OffsetKey("g", "t", 1), GroupKey("g")]
 
 
+def test_a_deleted_topic_takes_every_groups_offsets_of_it_and_an_empty_group_left_without_any():
+    coordinator, clock, store = make()
+    [a] = first_generation(coordinator, clock)
+    sync_all(coordinator, [a], 1)
+    commit(coordinator, generation=1, member=a, offsets=((("gone", 0), 4), (("gone", 1), 5)))
+    commit(coordinator, "mixed", offsets=((("gone", 0), 1), (("kept", 0), 2)))
+    commit(coordinator, "only", offsets=((("gone", 2), 3),))
+    coordinator.remove_topics({"gone"})
+    assert coordinator.groups["g"].offsets == {} and coordinator.groups["g"].state == GroupState.STABLE
+    assert set(coordinator.groups["mixed"].offsets) == {("kept", 0)}
+    assert "only" not in coordinator.groups  # Empty and nothing left: deleted, as Kafka's cleanup does
+    tombstones = {k for k, v in store.decoded() if v is None}
+    assert tombstones == {OffsetKey("g", "gone", 0), OffsetKey("g", "gone", 1), OffsetKey("mixed", "gone", 0),
+                          OffsetKey("only", "gone", 2), GroupKey("only")}
+
+
 def test_delete_group_and_offset_delete():
     coordinator, clock, store = make()
     answer = Answer()

@@ -8,12 +8,14 @@ places the partitions as it says. Each topic succeeds or fails on its own, and a
 in one request is refused for both (INVALID_REQUEST, as Kafka's controller does); a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
 deleting files runs on the I/O pool; ``__consumer_offsets`` is created by the group coordinator alone,
-as in Kafka; a deletion waits for the appends in flight to its partitions
+as in Kafka, and no internal topic can be created or deleted by a client (INVALID_REQUEST,
+INVALID_TOPIC_EXCEPTION); a deletion waits for the appends in flight to its partitions
 (it is their partitions' next writer). Creating needs Create on the cluster or on the topic,
 deleting needs Delete on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from broker.cluster.placement import PlacementError, check_assignment, check_replication_factor
+from broker.cluster.topic_rules import INTERNAL_TOPICS, check_not_internal
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
@@ -70,9 +72,10 @@ async def handle_create(ctx, header, request) -> dict:
     async def create(topic: dict) -> None:
         if not may_create(ctx, topic["name"]):
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to create topic {topic['name']!r}")
-        if topic["name"] == OFFSETS_TOPIC:
-            raise TopicError(ErrorCode.INVALID_REQUEST, f"{OFFSETS_TOPIC} is internal: the group coordinator "
-                                                        f"creates it (offsets.topic.num.partitions)")
+        if topic["name"] in INTERNAL_TOPICS:
+            hint = " (its partition count is offsets.topic.num.partitions)" if topic["name"] == OFFSETS_TOPIC else ""
+            raise TopicError(ErrorCode.INVALID_REQUEST,
+                             f"topic {topic['name']!r} is an internal topic, made by its coordinator alone{hint}")
         configs = {c["name"]: c["value"] for c in topic["configs"]}
         await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
                          request["validate_only"],
@@ -86,6 +89,7 @@ async def handle_delete(ctx, header, request) -> dict:
         name = topic["name"]
         if not ctx.allows(Operation.DELETE, ResourceType.TOPIC, name):
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to delete topic {name!r}")
+        check_not_internal(name, "cannot be deleted")
         if not ctx.config.delete_topic_enable:
             raise TopicError(ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false")
         partitions = [(name, p) for p in range(ctx.metadata.partition_count(name) or 0)]

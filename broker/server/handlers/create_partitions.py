@@ -1,11 +1,13 @@
 """CreatePartitions (v0-1): grow a topic to a higher partition count, as ``kafka-topics --alter
 --partitions N`` asks. Records already stored stay where they are; keyed records produced from
 now on may hash to a new partition (as in Kafka). A manual assignment must give each new
-partition one live broker, and is followed; a topic named twice in one request is refused for both. It needs
+partition one live broker, and is followed; a topic named twice in one request is refused for both, and so
+is an internal topic (its partition count places the groups: INVALID_TOPIC_EXCEPTION). It needs
 Alter on the topic (TOPIC_AUTHORIZATION_FAILED). The new
 partition logs are made on the I/O pool, off the event loop.
 """
 
+from broker.cluster.topic_rules import check_not_internal
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import Operation, ResourceType
 
@@ -29,6 +31,7 @@ async def handle(ctx, header, request) -> dict:
     async def add_partitions(topic: dict) -> None:
         if not ctx.allows(Operation.ALTER, ResourceType.TOPIC, topic["name"]):
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to alter topic {topic['name']!r}")
+        check_not_internal(topic["name"], "its partition count cannot be changed")
         if ctx.metadata.contains_topic(topic["name"]):
             _check_assignments(ctx, topic)
         await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"],

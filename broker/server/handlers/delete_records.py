@@ -4,9 +4,11 @@ to ``log-start-offset-checkpoint`` before the answer, so a restart keeps them; r
 get OFFSET_OUT_OF_RANGE, exactly as after retention. The answer's ``low_watermark`` is the new
 log start offset; a partition named twice in one request is refused. Each deletion is a write of
 its partition on the I/O pool (in order with that partition's appends), off the event loop, and
-so is the checkpoint. Each topic needs Delete (TOPIC_AUTHORIZATION_FAILED).
+so is the checkpoint. Each topic needs Delete (TOPIC_AUTHORIZATION_FAILED); the records of an internal
+topic cannot be deleted (INVALID_TOPIC_EXCEPTION, as in Kafka: they are its coordinator's state).
 """
 
+from broker.cluster.topic_rules import INTERNAL_TOPICS
 from broker.log.errors import LogDeletedError, LogError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
@@ -44,6 +46,8 @@ async def handle(ctx, header, request) -> dict:
                 code, low_watermark = ErrorCode.INVALID_REQUEST, -1
             elif not ctx.allows(Operation.DELETE, ResourceType.TOPIC, topic["name"]):
                 code, low_watermark = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1
+            elif topic["name"] in INTERNAL_TOPICS:
+                code, low_watermark = ErrorCode.INVALID_TOPIC_EXCEPTION, -1
             else:
                 code, low_watermark = await ctx.io.write([(topic["name"], index)], _delete, ctx, topic["name"], index,
                                                          partition["offset"])

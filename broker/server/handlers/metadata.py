@@ -6,11 +6,12 @@ in Kafka: a client of the TLS listener is sent to the TLS ports, one of the plai
 theirs; a broker without that listener is not named.
 
 ``__consumer_offsets`` asked for is created by the group coordinator (as Kafka creates its
-internal topics). Unknown topics are created on the spot when ``auto.create.topics.enable`` (and, from v4, the
-request) allow it (on the I/O pool), so clients get the new topic's metadata at once. Version 0 asks for all
-topics with an empty list; later versions with null (an empty list then means none). A topic
-named twice is answered once, as Kafka's set of names does (a small request naming a topic of
-many partitions a thousand times would otherwise get a response a thousand times its size).
+internal topics); no other internal topic is auto-created. Unknown topics are created on the spot
+when ``auto.create.topics.enable`` (and, from v4, the request) allow it (on the I/O pool), so
+clients get the new topic's metadata at once. Version 0 asks for all topics with an empty list;
+later versions with null (an empty list then means none). A topic named twice is answered once,
+as Kafka's set of names does (a small request naming a topic of many partitions a thousand times
+would otherwise get a response a thousand times its size).
 
 Authorization is Kafka's: a topic the principal may not Describe is left out of an all-topics
 answer and is TOPIC_AUTHORIZATION_FAILED when named (its existence is not disclosed); creating an
@@ -20,6 +21,7 @@ the authorizer allows the principal (with no authorizer, every operation the res
 """
 
 from broker.cluster.metadata_cache import NO_LEADER
+from broker.cluster.topic_rules import INTERNAL_TOPICS
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS
 from broker.protocol.errors import ErrorCode
@@ -40,7 +42,7 @@ def _refused(name: str) -> dict:
 
 def _topic_metadata(name: str, partitions, operations: int) -> dict:
     return {
-        "error_code": ErrorCode.NONE, "name": name, "is_internal": name == OFFSETS_TOPIC,
+        "error_code": ErrorCode.NONE, "name": name, "is_internal": name in INTERNAL_TOPICS,
         "topic_authorized_operations": operations,
         "partitions": [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
                         "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
@@ -83,7 +85,7 @@ async def handle(ctx, header, request) -> dict:
                 topics.append({"error_code": exc.code, "name": name, "partitions": []})
                 continue
         partitions = ctx.metadata.partitions(name)
-        if partitions is None and auto_create:
+        if partitions is None and auto_create and name not in INTERNAL_TOPICS:  # made by their coordinators alone
             if not may_create(ctx, name):
                 topics.append(_refused(name))
                 continue
