@@ -42,17 +42,32 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     return parser
 
 
-def add_topic_argument(parser, many: bool = False) -> None:
+def add_format_argument(parser, json_help: str) -> None:
+    """``--format plain|json``: plain text (the default) or, as ``json_help`` says, JSON."""
+    parser.add_argument("--format", choices=("plain", "json"), default="plain",
+                        help=f"plain text (default) or {json_help}")
+
+
+def add_topic_argument(parser, many: bool = False):
     """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
     tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``)."""
-    topic = parser.add_mutually_exclusive_group(required=True)
+    return add_name_argument(parser, "topic", many)
+
+
+def add_name_argument(parser, name: str, many: bool = False):
+    """What a command acts on (``name``: topic, group) as arguments or as ``--<name> X`` (repeatable
+    with ``many``); ``args.<name>`` (``args.<name>s``). The group of the two, required: a caller may
+    add another choice to it (``--all-groups``)."""
+    choice = parser.add_mutually_exclusive_group(required=True)
+    upper = name.upper()
     if many:
-        topic.add_argument("topics", nargs="*", default=argparse.SUPPRESS, metavar="TOPIC", help="the topics")
-        topic.add_argument("--topic", dest="topics", action="append", metavar="TOPIC",
-                           help="a topic (repeatable; the same as TOPIC ...)")
+        choice.add_argument(f"{name}s", nargs="*", default=argparse.SUPPRESS, metavar=upper, help=f"the {name}s")
+        choice.add_argument(f"--{name}", dest=f"{name}s", action="append", metavar=upper,
+                            help=f"a {name} (repeatable; the same as {upper} ...)")
     else:
-        topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
-        topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
+        choice.add_argument(name, nargs="?", default=argparse.SUPPRESS, metavar=upper, help=f"the {name}")
+        choice.add_argument(f"--{name}", dest=name, metavar=upper, help=f"the {name} (the same as {upper})")
+    return choice
 
 
 def run(prog: str, args, action) -> int:

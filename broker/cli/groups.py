@@ -15,7 +15,8 @@ from broker.client.groups import GroupClient, GroupsUnsupportedError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, check_partition, partitions_of, run
+from .common import (FAILED, OK, CommandError, add_command, add_format_argument, add_name_argument, check_partition,
+                     partitions_of, run)
 from .topics import text_table
 
 PROG = "kafkalog groups"
@@ -24,9 +25,25 @@ _MEMBERS_ACTIVE = {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, Er
 
 
 def _list(client, args) -> int:
-    for group in GroupClient(client).list_groups():
-        print(group)
+    for group, protocol_type in GroupClient(client).list_groups().items():
+        print(json.dumps({"group": group, "protocolType": protocol_type}) if args.format == "json" else group)
     return OK
+
+
+def _explained(error: KafkaError, group: str, item: str | None = None) -> str:
+    """What a group error means and what to do, in words, with Kafka's code name at the end."""
+    try:
+        name = ErrorCode(error.code).name
+    except ValueError:
+        return str(error)
+    if error.code == ErrorCode.NON_EMPTY_GROUP:
+        return f"consumer group {group!r} has active members: stop its consumers, then try again ({name})"
+    if error.code == ErrorCode.GROUP_ID_NOT_FOUND:
+        return f"consumer group {group!r} does not exist (`kafkalog groups list` shows the groups) ({name})"
+    if error.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC:
+        return (f"consumer group {group!r} has active members subscribed to the topic of {item}: its offsets can "
+                f"be deleted only when no member reads the topic (stop its consumers first) ({name})")
+    return str(error)
 
 
 def _members_or_none(groups: GroupClient, group: str, consequence: str | None):
@@ -44,14 +61,29 @@ def _members_or_none(groups: GroupClient, group: str, consequence: str | None):
 
 def _describe(client, args) -> int:
     groups = GroupClient(client)
-    description = _members_or_none(groups, args.group, "members are not shown")
-    committed = groups.committed(args.group)
+    names = groups.list_groups() if args.all_groups else args.groups
+    failed = False
+    for number, group in enumerate(names):
+        print("" if number == 0 or args.format == "json" else "\n", end="")
+        try:
+            _describe_group(client, groups, group, args.format)
+        except CommandError as exc:
+            print(f"{PROG} describe: {exc}", file=sys.stderr)
+            failed = True
+    if args.all_groups and not names:
+        print(f"{PROG} describe: the cluster has no consumer groups", file=sys.stderr)
+    return FAILED if failed else OK
+
+
+def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
+    description = _members_or_none(groups, group, "members are not shown")
+    committed = groups.committed(group)
     owners = {}
     for member in description.members if description else ():
         for topic, partitions in member.assignment.items():
             owners.update({(topic, p): member for p in partitions})
     if description is not None and description.state == "Dead" and not committed:
-        raise CommandError(f"consumer group {args.group!r} does not exist")
+        raise CommandError(f"consumer group {group!r} does not exist")
     partitions = sorted(set(committed) | set(owners))
     ends = client.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
     rows = []
@@ -59,25 +91,24 @@ def _describe(client, args) -> int:
         offset = committed[tp].offset if tp in committed else None
         end = ends[tp][0]
         owner = owners.get(tp)
-        rows.append({"group": args.group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
+        rows.append({"group": group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
                      "logEndOffset": end, "lag": None if offset is None else max(end - offset, 0),
                      "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
                      "clientId": owner.client_id if owner else None})
     state = description.state if description else None
     if not rows:
-        print(f"{PROG} describe: consumer group {args.group!r} has no committed offsets and no assigned partitions",
+        print(f"{PROG} describe: consumer group {group!r} has no committed offsets and no assigned partitions",
               file=sys.stderr)
-    if args.format == "json":
-        print(json.dumps({"group": args.group, "state": state, "partitions": rows}))
-        return OK
+    if form == "json":
+        print(json.dumps({"group": group, "state": state, "partitions": rows}))
+        return
     if state is not None:
-        print(f"Consumer group {args.group!r} is {state}, with {len(description.members)} active members.")
+        print(f"Consumer group {group!r} is {state}, with {len(description.members)} active members.")
     header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
               "CLIENT-ID"]
     print(text_table([header] + [[_shown(row[k]) for k in ("group", "topic", "partition", "currentOffset",
                                                            "logEndOffset", "lag", "consumerId", "host", "clientId")]
                                  for row in rows]))
-    return OK
 
 
 def _shown(value) -> str:
@@ -85,24 +116,32 @@ def _shown(value) -> str:
 
 
 def _delete(client, args) -> int:
-    return _report("delete", GroupClient(client).delete_groups(args.groups),
-                   lambda group: f"deleted consumer group {group}")
+    groups = GroupClient(client)
+    names = groups.list_groups() if args.all_groups else args.groups
+    if not names:
+        raise CommandError("the cluster has no consumer groups")
+    return _report("delete", groups.delete_groups(names), lambda group: f"deleted consumer group {group}",
+                   lambda group, error: _explained(error, group))
 
 
 def _delete_offsets(client, args) -> int:
-    deleted = GroupClient(client).delete_offsets(args.group, _named_partitions(client, args))
+    try:
+        deleted = GroupClient(client).delete_offsets(args.group, _named_partitions(client, args))
+    except KafkaError as exc:
+        raise CommandError(_explained(exc, args.group)) from None
     return _report("delete-offsets", dict(sorted(deleted.items())),
-                   lambda tp: f"deleted the offset of consumer group {args.group} for {tp[0]}-{tp[1]}")
+                   lambda tp: f"deleted the offset of consumer group {args.group} for {tp[0]}-{tp[1]}",
+                   lambda tp, error: _explained(error, args.group, f"{tp[0]}-{tp[1]}"))
 
 
-def _report(verb: str, results: dict, done) -> int:
-    """One line per item (``done(item)`` on stdout, or its error on stderr); 1 if any failed."""
+def _report(verb: str, results: dict, done, failure) -> int:
+    """One line per item (``done(item)`` on stdout, or ``failure(item, error)`` on stderr); 1 if any failed."""
     failed = False
     for item, error in results.items():
         if error is None:
             print(done(item))
         else:
-            print(f"{PROG} {verb}: {error}", file=sys.stderr)
+            print(f"{PROG} {verb}: {failure(item, error)}", file=sys.stderr)
             failed = True
     return FAILED if failed else OK
 
@@ -179,12 +218,25 @@ def new_offsets(client, args, targets: list, committed: dict) -> dict:
         found = client.list_offsets({tp: args.to_datetime for tp in targets})
         return {tp: latest[tp] if found[tp][0] < 0 else found[tp][0] for tp in targets}
     if args.to_offset is not None:
-        return {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in targets}
+        return _within(dict.fromkeys(targets, args.to_offset), earliest, latest)
     missing = [f"{t}-{p}" for t, p in targets if (t, p) not in committed]
     if missing:
         raise CommandError(f"--shift-by needs a committed offset; consumer group {args.group!r} has none for "
                            + ", ".join(missing))
-    return {tp: min(max(committed[tp].offset + args.shift_by, earliest[tp]), latest[tp]) for tp in targets}
+    return _within({tp: committed[tp].offset + args.shift_by for tp in targets}, earliest, latest)
+
+
+def _within(wanted: dict, earliest: dict, latest: dict) -> dict:
+    """Each wanted offset moved into its partition's [earliest, latest], with a note on stderr for
+    each one moved (as kafka-consumer-groups.sh warns)."""
+    kept = {}
+    for (topic, partition), offset in wanted.items():
+        kept[(topic, partition)] = min(max(offset, earliest[(topic, partition)]), latest[(topic, partition)])
+        if kept[(topic, partition)] != offset:
+            bound = "lower than the earliest" if offset < earliest[(topic, partition)] else "higher than the latest"
+            print(f"{PROG} reset-offsets: note: offset {offset} is {bound} offset of {topic}-{partition}; "
+                  f"it is set to {kept[(topic, partition)]}", file=sys.stderr)
+    return kept
 
 
 def _integer(text: str) -> int:
@@ -205,21 +257,28 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("groups", help="list, describe, delete consumer groups; reset their offsets",
                                  description="Consumer groups, as kafka-consumer-groups.sh shows them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    _verb(verbs, "list", "list the consumer groups", "List every consumer group of the cluster.",
-          ["kafkalog groups list --bootstrap-server 127.0.0.1:9092"], _list)
+    listing = _verb(verbs, "list", "list the consumer groups", "List every consumer group of the cluster.",
+                    ["kafkalog groups list --bootstrap-server 127.0.0.1:9092", "kafkalog groups --list",
+                     "kafkalog groups list --format json"], _list)
+    add_format_argument(listing, 'one JSON object per group: {"group", "protocolType"}')
 
     describe = _verb(
         verbs, "describe", "show a group's offsets, lag and members",
         "Show each partition the group committed an offset for or is assigned: its committed offset,\n"
         "the log end offset, the lag (their difference) and the member that owns it ('-': none).", [
-            "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json"], _describe)
-    describe.add_argument("group", metavar="GROUP")
-    describe.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+            "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json",
+            "kafkalog groups --describe --group loaders", "kafkalog groups describe --all-groups"], _describe)
+    add_name_argument(describe, "group", many=True).add_argument(
+        "--all-groups", action="store_true", help="every consumer group of the cluster")
+    describe.add_argument("--format", choices=["plain", "text", "json"], default="plain",
+                          help="a table (default; text is the same) or one JSON object per group")
 
     delete = _verb(verbs, "delete", "delete consumer groups and their offsets",
-                   "Delete inactive consumer groups and their committed offsets (NON_EMPTY_GROUP while\n"
-                   "a group has members).", ["kafkalog groups delete loaders"], _delete)
-    delete.add_argument("groups", nargs="+", metavar="GROUP")
+                   "Delete inactive consumer groups and their committed offsets (a group with active\n"
+                   "members is refused: stop its consumers first).", ["kafkalog groups delete loaders",
+                                             "kafkalog groups --delete --group loaders"], _delete)
+    add_name_argument(delete, "group", many=True).add_argument(
+        "--all-groups", action="store_true", help="every consumer group of the cluster")
 
     delete_offsets = _verb(
         verbs, "delete-offsets", "delete a group's committed offsets of some partitions",
@@ -227,7 +286,7 @@ def add_parser(commands) -> None:
         "topics the group's active members are subscribed to.", [
             "kafkalog groups delete-offsets loaders --topic orders",
             "kafkalog groups delete-offsets loaders --topic orders:0,2"], _delete_offsets)
-    delete_offsets.add_argument("group", metavar="GROUP")
+    add_name_argument(delete_offsets, "group")
     delete_offsets.add_argument("--topic", type=topic_partitions, action="append", required=True,
                                 metavar="TOPIC[:P,...]", help="a topic, or some of its partitions (repeatable)")
 
@@ -241,7 +300,7 @@ def add_parser(commands) -> None:
             "kafkalog groups reset-offsets loaders --topic orders:0,2 --shift-by -100 --execute",
             "kafkalog groups reset-offsets loaders --all-topics --to-datetime 2024-05-01T12:00:00Z --execute"],
         _reset)
-    reset.add_argument("group", metavar="GROUP")
+    add_name_argument(reset, "group")
     scope = reset.add_mutually_exclusive_group(required=True)
     scope.add_argument("--topic", type=topic_partitions, action="append", metavar="TOPIC[:P,...]",
                        help="a topic, or some of its partitions (repeatable)")

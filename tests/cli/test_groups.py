@@ -92,20 +92,24 @@ def test_reset_offsets_dry_run_changes_nothing(mock, topic, request):
     assert committed(mock[0], group, topic) == {0: 3, 1: 3}
 
 
-@pytest.mark.parametrize("how, expected", [
-    (["--to-earliest"], {0: 0, 1: 0, 2: 0, 3: 0}),
-    (["--to-latest"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),
-    (["--to-offset", "2"], {p: 2 for p in range(PARTITIONS)}),
-    (["--to-offset", "99"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),  # kept within the log
-    (["--shift-by", "-2"], {0: 0, 1: 1, 2: 1, 3: 2}),  # from 1, 3, 3, 4; never below the earliest
+@pytest.mark.parametrize("how, expected, moved", [
+    (["--to-earliest"], {0: 0, 1: 0, 2: 0, 3: 0}, {}),
+    (["--to-latest"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}, {}),
+    (["--to-offset", "2"], {p: 2 for p in range(PARTITIONS)}, {}),
+    # kept within the log, and said so (as kafka-consumer-groups.sh warns)
+    (["--to-offset", "99"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)},
+     {p: "offset 99 is higher than the latest offset" for p in range(PARTITIONS)}),
+    (["--shift-by", "-2"], {0: 0, 1: 1, 2: 1, 3: 2}, {0: "offset -1 is lower than the earliest offset"}),
     # no record at or after the time: the latest offset (the mock answers every time lookup so)
-    (["--to-datetime", "2030-01-01T00:00:00Z"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),
+    (["--to-datetime", "2030-01-01T00:00:00Z"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}, {}),
 ])
-def test_reset_offsets_execute(mock, topic, request, how, expected):
+def test_reset_offsets_execute(mock, topic, request, how, expected, moved):
     group = topic_for(request, "group")
     commit_from_outside(mock[0], group, topic, {0: 1, 1: 3, 2: 3, 3: 4})
     done = groups(mock, "reset-offsets", group, "--topic", topic, *how, "--execute")
-    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"kafkalog groups reset-offsets: note: {what} of {topic}-{p}; it is set to "
+                                        f"{expected[p]}" for p, what in moved.items()]
     assert committed(mock[0], group, topic) == expected
 
 
