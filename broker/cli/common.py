@@ -110,11 +110,15 @@ def _silence_stdout() -> None:
         pass
 
 
-def partitions_of(client, topic: str, bootstrap: str) -> list[int]:
+def partitions_of(client, topic: str, bootstrap: str, create: bool = False) -> list[int]:
+    """The topic's partitions; with ``create``, a missing topic is created where the broker creates
+    topics on first use (``auto.create.topics.enable``), as Kafka's producers ask it to."""
     try:
-        return client.partitions_of(topic)
+        return client.partitions_of(topic, create)
     except UnknownTopicOrPartitionError:
-        raise CommandError(f"topic {topic!r} does not exist on {bootstrap}") from None
+        unless = " (and the broker does not create topics on first use: auto.create.topics.enable=false; " \
+                 "create it with `kafkalog topics create`)" if create else ""
+        raise CommandError(f"topic {topic!r} does not exist on {bootstrap}{unless}") from None
 
 
 def check_partition(topic: str, partition: int, partitions: list[int]) -> None:
