@@ -11,7 +11,7 @@ import sys
 
 from importlib import metadata
 
-from broker.arguments import Parser
+from broker.arguments import USAGE, Parser
 from jobs import load, mirror
 
 from . import (acls, broker_command, cluster_command, configs, consume, delete_records, dump_log, groups, produce,
@@ -45,16 +45,24 @@ def _version() -> str:
 
 def with_action_first(argv: list[str]) -> list[str]:
     """``topics --describe --topic T`` -> ``topics describe --topic T``: a Kafka tool's action option
-    (exactly one, and no action word already) moved to where the action word goes."""
+    (when no action word is given) moved to where the action word goes; ValueError for two of them."""
     options = KAFKA_ACTION_OPTIONS.get(argv[0]) if argv else None
     if not options or (len(argv) > 1 and argv[1] in options.values()):
         return argv
     given = [i for i, arg in enumerate(argv[1:], 1) if arg in options]
-    if len(given) != 1:
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(argv[i] for i in given)} are two actions: give one")
+    if not given:
         return argv
     return [argv[0], options[argv[given[0]]], *argv[1:given[0]], *argv[given[0] + 1:]]
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(with_action_first(list(sys.argv[1:] if argv is None else argv)))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = with_action_first(argv)
+    except ValueError as exc:
+        print(f"kafkalog {argv[0]}: {exc} (see 'kafkalog {argv[0]} --help')", file=sys.stderr)
+        return USAGE
+    args = build_parser().parse_args(argv)
     return args.func(args)
