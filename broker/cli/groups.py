@@ -30,7 +30,7 @@ def _list(client, args) -> int:
     return OK
 
 
-def _explained(error: KafkaError, group: str, item: str | None = None) -> str:
+def _explained(error: KafkaError, group: str, topic: str | None = None) -> str:
     """What a group error means and what to do, in words, with Kafka's code name at the end."""
     try:
         name = ErrorCode(error.code).name
@@ -41,8 +41,8 @@ def _explained(error: KafkaError, group: str, item: str | None = None) -> str:
     if error.code == ErrorCode.GROUP_ID_NOT_FOUND:
         return f"consumer group {group!r} does not exist (`kafkalog groups list` shows the groups) ({name})"
     if error.code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC:
-        return (f"consumer group {group!r} has active members subscribed to the topic of {item}: its offsets can "
-                f"be deleted only when no member reads the topic (stop its consumers first) ({name})")
+        return (f"consumer group {group!r} has active members subscribed to topic {topic}: its offsets of the topic "
+                f"can be deleted only when no member reads it (stop its consumers first) ({name})")
     return str(error)
 
 
@@ -131,19 +131,21 @@ def _delete_offsets(client, args) -> int:
         raise CommandError(_explained(exc, args.group)) from None
     return _report("delete-offsets", dict(sorted(deleted.items())),
                    lambda tp: f"deleted the offset of consumer group {args.group} for {tp[0]}-{tp[1]}",
-                   lambda tp, error: _explained(error, args.group, f"{tp[0]}-{tp[1]}"))
+                   lambda tp, error: _explained(error, args.group, tp[0]))
 
 
 def _report(verb: str, results: dict, done, failure) -> int:
-    """One line per item (``done(item)`` on stdout, or ``failure(item, error)`` on stderr); 1 if any failed."""
-    failed = False
+    """One line per item (``done(item)`` on stdout, or ``failure(item, error)`` on stderr, each
+    different failure once); 1 if any failed."""
+    failures = {}
     for item, error in results.items():
         if error is None:
             print(done(item))
         else:
-            print(f"{PROG} {verb}: {failure(item, error)}", file=sys.stderr)
-            failed = True
-    return FAILED if failed else OK
+            failures.setdefault(failure(item, error))
+    for message in failures:
+        print(f"{PROG} {verb}: {message}", file=sys.stderr)
+    return FAILED if failures else OK
 
 
 def topic_partitions(text: str) -> tuple[str, list[int] | None]:

@@ -6,6 +6,7 @@ has every verb's API: list, describe with lag, delete-offsets, reset-offsets and
 
 import argparse
 import json
+import subprocess
 import time
 
 import confluent_kafka
@@ -198,3 +199,53 @@ def test_new_offsets_by_time_from_our_brokers_time_index(broker, request):
     assert offsets(to_datetime=9_000_000) == {(topic, 0): 5, (topic, 1): 5}
     assert offsets(shift_by=3) == {(topic, 0): 5, (topic, 1): 4}
     assert offsets(to_offset=-7) == {(topic, 0): 0, (topic, 1): 0}
+
+
+def test_kafka_consumer_groups_spellings_and_errors_in_words(broker, request):
+    """kafka-consumer-groups.sh's --list, --describe --group G, --all-groups, --delete --group G; the
+    errors of a group with an active member (NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC) and of a
+    missing group (GROUP_ID_NOT_FOUND) said in words, with what to do."""
+    topic, group, other = topic_for(request), topic_for(request, "group"), topic_for(request, "other")
+    produce_records(broker.bootstrap, topic, [(0, None, b"v", 1_000_000)])
+    commit_from_outside(broker.bootstrap, other, topic, {0: 1})
+
+    def run(*args) -> subprocess.CompletedProcess:
+        return kafkalog("groups", *args, "--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}")
+
+    member = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "log_level": 3,
+                                       "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        member.subscribe([topic])
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.2)
+        assert member.assignment()
+        member.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, 1)], asynchronous=False)
+
+        listed = run("--list", "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        entries = [json.loads(line) for line in listed.stdout.splitlines()]
+        assert {"group": group, "protocolType": "consumer"} in entries
+        assert {"group": other, "protocolType": ""} in entries  # offsets committed without membership
+        described = run("--describe", "--group", group, "--format", "json")
+        assert described.returncode == 0, described.stderr
+        assert json.loads(described.stdout)["state"] == "Stable"
+        every = run("--describe", "--all-groups", "--format", "json")
+        assert every.returncode == 0, every.stderr
+        assert {group, other} <= {json.loads(line)["group"] for line in every.stdout.splitlines()}
+
+        assert one_line_error(run("--delete", "--group", group), 1, "kafkalog groups delete: ") == (
+            f"kafkalog groups delete: consumer group {group!r} has active members: stop its consumers, then try "
+            f"again (NON_EMPTY_GROUP)")
+        assert one_line_error(run("delete-offsets", "--group", group, "--topic", topic), 1, "kafkalog groups ") == (
+            f"kafkalog groups delete-offsets: consumer group {group!r} has active members subscribed to topic "
+            f"{topic}: its offsets of the topic can be deleted only when no member reads it (stop its consumers "
+            f"first) (GROUP_SUBSCRIBED_TO_TOPIC)")  # one line for the topic's four partitions
+    finally:
+        member.close()
+    missing = topic_for(request, "missing")
+    assert one_line_error(run("delete", missing), 1, "kafkalog groups delete: ") == (
+        f"kafkalog groups delete: consumer group {missing!r} does not exist (`kafkalog groups list` shows the "
+        f"groups) (GROUP_ID_NOT_FOUND)")
+    deleted = run("--delete", "--group", other)
+    assert (deleted.returncode, deleted.stdout) == (0, f"deleted consumer group {other}\n"), deleted.stderr
