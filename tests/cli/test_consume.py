@@ -309,26 +309,28 @@ def test_property_and_retry_for_usage_errors(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
 
 
-def _follow(broker, topic: str, *args) -> subprocess.Popen:
-    """``consume --follow`` of partition 0, killed after 3 * WAIT_SECONDS at most (its pipes then end)."""
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--partition", "0", "--follow",
-                                *args, "--bootstrap-server", broker.bootstrap],
+def _following_a_dead_broker(start_broker, request, *args) -> tuple:
+    """(broker, topic, process): ``consume --follow`` of a one-partition topic, caught up with its
+    one record, then its broker killed. The process is killed after 3 * WAIT_SECONDS at most (its
+    pipes then end), so no read of them waits for ever."""
+    broker = start_broker({"num.partitions": "1"})
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", *args,
+                                "--bootstrap-server", broker.bootstrap],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killer = threading.Timer(3 * WAIT_SECONDS, process.kill)
     killer.daemon = True  # the test's own finally kills the process sooner
     killer.start()
-    return process
+    assert process.stdout.readline().endswith("\tbefore\n")
+    broker.kill()
+    return broker, topic, process
 
 
 def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_returns(start_broker, request):
     """Found as: --follow exited after about 5 retries (3 s) of an outage; Kafka's consumer keeps retrying."""
-    broker = start_broker({"num.partitions": "1"})
-    topic = topic_for(request)
-    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
-    process = _follow(broker, topic, "--max-records", "2")
+    broker, topic, process = _following_a_dead_broker(start_broker, request, "--max-records", "2")
     try:
-        assert process.stdout.readline().endswith("\tbefore\n")
-        broker.kill()
         assert f"{topic}-0 cannot be read now (" in process.stderr.readline()
         with pytest.raises(subprocess.TimeoutExpired):  # an outage longer than the client's own retries
             process.wait(timeout=8)
@@ -342,13 +344,8 @@ def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_retu
 
 
 def test_follow_gives_up_after_retry_for(start_broker, request):
-    broker = start_broker({"num.partitions": "1"})
-    topic = topic_for(request)
-    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
-    process = _follow(broker, topic, "--retry-for", "1")
+    _, topic, process = _following_a_dead_broker(start_broker, request, "--retry-for", "1")
     try:
-        assert process.stdout.readline().endswith("\tbefore\n")
-        broker.kill()
         out, err = process.communicate(timeout=2 * WAIT_SECONDS)
     finally:
         process.kill()
