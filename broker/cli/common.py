@@ -48,17 +48,18 @@ def add_format_argument(parser, json_help: str) -> None:
                         help=f"plain text (default) or {json_help}")
 
 
-def add_topic_argument(parser, many: bool = False):
+def add_topic_argument(parser, many: bool = False, required: bool = True):
     """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
-    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``)."""
-    return add_name_argument(parser, "topic", many)
+    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``, None
+    when not ``required`` and not given)."""
+    return add_name_argument(parser, "topic", many, required)
 
 
-def add_name_argument(parser, name: str, many: bool = False):
+def add_name_argument(parser, name: str, many: bool = False, required: bool = True):
     """What a command acts on (``name``: topic, group) as arguments or as ``--<name> X`` (repeatable
-    with ``many``); ``args.<name>`` (``args.<name>s``). The group of the two, required: a caller may
-    add another choice to it (``--all-groups``)."""
-    choice = parser.add_mutually_exclusive_group(required=True)
+    with ``many``); ``args.<name>`` (``args.<name>s``). The group of the two: a caller may add
+    another choice to it (``--all-groups``)."""
+    choice = parser.add_mutually_exclusive_group(required=required)
     upper = name.upper()
     if many:
         choice.add_argument(f"{name}s", nargs="*", default=argparse.SUPPRESS, metavar=upper, help=f"the {name}s")

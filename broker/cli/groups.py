@@ -85,14 +85,14 @@ def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
     if description is not None and description.state == "Dead" and not committed:
         raise CommandError(f"consumer group {group!r} does not exist")
     partitions = sorted(set(committed) | set(owners))
-    ends = client.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
+    ends = _log_ends(client, partitions)
     rows = []
     for tp in partitions:
         offset = committed[tp].offset if tp in committed else None
-        end = ends[tp][0]
+        end = ends.get(tp)
         owner = owners.get(tp)
         rows.append({"group": group, "topic": tp[0], "partition": tp[1], "currentOffset": offset,
-                     "logEndOffset": end, "lag": None if offset is None else max(end - offset, 0),
+                     "logEndOffset": end, "lag": None if offset is None or end is None else max(end - offset, 0),
                      "consumerId": owner.member_id if owner else None, "host": owner.host if owner else None,
                      "clientId": owner.client_id if owner else None})
     state = description.state if description else None
@@ -109,6 +109,16 @@ def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
     print(text_table([header] + [[_shown(row[k]) for k in ("group", "topic", "partition", "currentOffset",
                                                            "logEndOffset", "lag", "consumerId", "host", "clientId")]
                                  for row in rows]))
+
+
+def _log_ends(client, partitions: list) -> dict:
+    """``{(topic, partition): log end offset}`` of the partitions that have a leader; one whose
+    broker is down (or whose topic is gone) is left out, shown as '-' as kafka-consumer-groups does."""
+    if not partitions:
+        return {}
+    leaders = client.metadata(sorted({topic for topic, _ in partitions})).leaders
+    led = [tp for tp in partitions if leaders.get(tp, -1) >= 0]
+    return {tp: offset for tp, (offset, _) in client.list_offsets({tp: LATEST for tp in led}).items()}
 
 
 def _shown(value) -> str:
@@ -267,7 +277,8 @@ def add_parser(commands) -> None:
     describe = _verb(
         verbs, "describe", "show a group's offsets, lag and members",
         "Show each partition the group committed an offset for or is assigned: its committed offset,\n"
-        "the log end offset, the lag (their difference) and the member that owns it ('-': none).", [
+        "the log end offset, the lag (their difference) and the member that owns it ('-': none; a\n"
+        "partition whose broker is down has no log end offset and no lag).", [
             "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json",
             "kafkalog groups --describe --group loaders", "kafkalog groups describe --all-groups"], _describe)
     add_name_argument(describe, "group", many=True).add_argument(

@@ -105,7 +105,7 @@ def _or(value, missing: str):
 
 def _describe(client, args) -> int:
     failed = printed = False
-    for topic in args.topics:
+    for topic in args.topics or client.topics(include_internal=True):  # none named: all, as kafka-topics
         try:
             description = _description(client, topic, args.bootstrap_server)
         except CommandError as exc:
@@ -160,7 +160,7 @@ def add_parser(commands) -> None:
 
     describe = add_command(
         actions, "describe", "show partitions, offsets, sizes and settings",
-        "For each topic: the cluster's controller, every partition with its leader (the broker it lives\n"
+        "For each topic (every topic when none is named): the cluster's controller, every partition with its leader (the broker it lives\n"
         "on), earliest and latest offsets (latest is the offset the next record gets) and size on disk\n"
         "in bytes (a partition whose broker is down: leader none, offsets '-'; JSON null), then every\n"
         "setting with its value and\n"
@@ -168,8 +168,9 @@ def add_parser(commands) -> None:
         "DEFAULT_CONFIG: Kafka's default).", [
             "kafkalog topics describe page-views",
             "kafkalog topics --describe --topic page-views",
+            "kafkalog topics describe --format json   # every topic",
             "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
-    add_topic_argument(describe, many=True)
+    add_topic_argument(describe, many=True, required=False)
     describe.add_argument("--format", choices=("plain", "json"), default="plain",
                           help="plain tables (default) or one JSON object per topic")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))

@@ -140,6 +140,8 @@ def test_kafka_topics_and_configs_spellings(broker, request):
     assert ok("topics", "--create", "--topic", topic, "--partitions", "2") == f"created topic {topic}\n"
     assert topic in ok("topics", "--list").split()
     assert "partitions: 2\n" in ok("topics", "--describe", "--topic", topic)
+    every = [json.loads(line) for line in ok("topics", "--describe", "--format", "json").splitlines()]
+    assert [d["topic"] for d in every] == listed(broker)  # no topic named: every topic, as kafka-topics
     assert ok("topics", "--topic", topic, "--alter", "--partitions", "3") == f"altered topic {topic}: 3 partitions\n"
     assert ok("configs", "--entity-type", "topics", "--entity-name", topic, "--alter", "--add-config",
               "retention.ms=1000") == f"changed topic {topic}: retention.ms=1000\n"

@@ -13,8 +13,13 @@ import pytest
 
 from broker.client import KafkaClient
 from broker.client.client import NewTopic
+from broker.client.groups import GroupClient
+from broker.coordinator.group_partition import partition_for
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from tests.cli.support import kafkalog, one_line_error, produce_records
 from tests.waiting import wait_for
+
+from .test_cluster_groups import OFFSETS_PARTITIONS
 
 
 @pytest.fixture(scope="module")
@@ -83,15 +88,29 @@ def test_the_partitions_of_a_killed_broker_are_listed_offline_until_it_returns(c
     assert [p["partition"] for p in found["brokers"][victim - 1]["partitions"]] == gone
 
 
+def _group_coordinated_elsewhere(cluster, broker_id: int, offsets: dict) -> str:
+    """A consumer group, with ``offsets`` committed, whose coordinator is not broker ``broker_id``."""
+    with KafkaClient(cluster.bootstrap) as client:
+        for attempt in range(30):
+            group = f"cli-dead-broker-{attempt}"
+            GroupClient(client).commit(group, offsets)  # the first commit creates __consumer_offsets
+            leaders = client.metadata([OFFSETS_TOPIC]).leaders
+            if leaders[(OFFSETS_TOPIC, partition_for(group, OFFSETS_PARTITIONS))] != broker_id:
+                return group
+    raise AssertionError(f"every group tried is coordinated by broker {broker_id}")
+
+
 def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed):
     """Found as: with one broker down, `topics describe` and `consume` (every partition) failed whole
     with "described-2, described-5 have no leader". As Kafka's tools: describe shows those partitions
     with leader none; consume reads the others and names the skipped ones in one line (exit 1);
-    `consume --follow` keeps reading the others and reads the dead broker's again once it is back."""
+    `consume --follow` keeps reading the others and reads the dead broker's again once it is back;
+    `groups describe` shows their log end offset and lag as unknown."""
     victim, topic = 2, "described"
     gone = [p for p, holder in enumerate(placed) if holder == victim]
     produce_records(cluster.bootstrap, topic, [(p, None, b"first %d" % p, 1000) for p in range(6)])
     through = cluster.brokers[1].bootstrap
+    group = _group_coordinated_elsewhere(cluster, victim, {(topic, p): 1 for p in range(6)})
     follow = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--bootstrap-server",
                                through], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killer = threading.Timer(240, follow.kill)  # bounds every read of its pipes below
@@ -123,6 +142,12 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
             assert one_line_error(done, 1, "kafkalog consume: ") == (
                 f"kafkalog consume: {names} have no leader (LEADER_NOT_AVAILABLE: broker {victim} is down): reading "
                 f"the other partitions; not read (exit status 1)")
+
+            done = kafkalog("groups", "describe", group, "--format", "json", "--bootstrap-server", through)
+            assert (done.returncode, done.stderr) == (0, "")
+            assert [(r["partition"], r["currentOffset"], r["logEndOffset"], r["lag"])
+                    for r in json.loads(done.stdout)["partitions"]] == [
+                (p, 1, None, None) if p in gone else (p, 1, 1, 0) for p in range(6)]
 
             alive = next(p for p in range(6) if p not in gone)
             produce_records(through, topic, [(alive, None, b"during", 2000)])
