@@ -16,6 +16,7 @@ again every few seconds until it can, or until ``--retry-for`` runs out; one lin
 when it stops being read and one when it is read again.
 """
 
+import argparse
 import sys
 import time
 
@@ -47,6 +48,8 @@ def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
 def _start_offsets(client, topic: str, partitions: list[int], latest: dict, args) -> dict:
     """Where each partition is read from: an explicit offset (capped at the end), the earliest, or
     the first offset at or after --from-time (the end when no record is that recent)."""
+    if args.offset == "latest":
+        return {p: latest[p] for p in partitions}
     if args.offset is not None:
         return {p: min(args.offset, latest[p]) for p in partitions}
     found = _offsets(client, topic, partitions, EARLIEST if args.from_time is None else args.from_time)
@@ -57,6 +60,8 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     """Why a read (not --follow) has nothing to print, for the note that says so."""
     what = f"partition {partitions[0]}" if len(partitions) == 1 else "every partition"
     ends = ", ".join(f"{p}: {latest[p]}" for p in partitions)
+    if args.offset == "latest":
+        return f"--offset latest starts at the end of {what} of {topic} (--follow prints the records that come)"
     if args.offset is not None:
         return f"--offset {args.offset} is at or past the end of {what} of {topic} (end offsets {ends})"
     if args.from_time is not None:
@@ -128,6 +133,7 @@ def _consume(client, args) -> int:
     positions = _start_offsets(client, topic, readable, latest, args)
     if not args.follow and all(positions[p] >= latest[p] for p in readable):
         print(f"{PROG}: no records to print: {_why_nothing(topic, readable, latest, args)}", file=sys.stderr)
+    first = args.offset if isinstance(args.offset, int) else 0  # --follow from past the end: wait for it
     skipped = not args.follow and len(readable) < len(partitions)
     if not args.follow:
         partitions = readable
@@ -149,7 +155,7 @@ def _consume(client, args) -> int:
                         start = _offsets(client, topic, [partition], LATEST)
                         positions[partition] = _start_offsets(client, topic, [partition], start, args)[partition]
                     records, position = fetch_records(client, topic, partition, positions[partition], end,
-                                                      first=args.offset or 0)  # --follow from past the end: wait
+                                                      first=first)
                 except KafkaError as exc:
                     if not args.follow or not _is_outage(exc):
                         raise
@@ -174,6 +180,15 @@ def _consume(client, args) -> int:
         if not args.follow:
             raise
     return FAILED if skipped else OK
+
+
+def _offset(text: str) -> int | str | None:
+    """``--offset``: a whole number, ``earliest`` (None: the default start) or ``latest``."""
+    if text in ("earliest", "latest"):
+        return None if text == "earliest" else text
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0, earliest or latest (for example 3)")
+    return int(text)
 
 
 def _plain_columns(properties: list[tuple[str, str]]) -> tuple[str, ...]:
@@ -243,9 +258,10 @@ def add_parser(commands) -> None:
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
                                                                      "(the default)")
-    start.add_argument("--offset", type=non_negative_int, metavar="N",
+    start.add_argument("--offset", type=_offset, metavar="N",
                        help="start at offset N in every partition read (nothing below N is printed, even when a "
-                            "partition is shorter and --follow waits for it)")
+                            "partition is shorter and --follow waits for it); as Kafka's console consumer, "
+                            "earliest (the default) or latest (the end: with --follow, only new records)")
     start.add_argument("--from-time", type=timestamp_ms, metavar="TIME",
                        help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
                             "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds")

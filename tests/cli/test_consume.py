@@ -287,7 +287,8 @@ def test_plain_keys_and_values_are_escaped_so_that_different_bytes_never_print_a
 
 
 def test_kafka_console_consumer_spellings(broker, topic):
-    """kafka-console-consumer.sh's --from-beginning, --max-messages and --property print.X=true|false."""
+    """kafka-console-consumer.sh's --from-beginning, --max-messages, --property print.X=true|false and
+    --offset earliest|latest."""
     done = consume(broker, "--topic", topic, "--partition", "1", "--from-beginning", "--max-messages", "2",
                    "--property", "print.key=true", "--property", "print.partition=false",
                    "--property", "print.timestamp=false")
@@ -295,6 +296,11 @@ def test_kafka_console_consumer_spellings(broker, topic):
     done = consume(broker, "--topic", topic, "--partition", "2", "--property", "print.offset=false",
                    "--property", "print.key=false", "--property", "print.timestamp=false", "--max-messages", "1")
     assert plain_lines(done) == [f"2\t{_text(v)}" for p, o, k, v, _ in STORED if p == 2][:1]
+    assert plain_lines(consume(broker, topic, "--offset", "earliest")) == plain_lines(consume(broker, topic))
+    done = consume(broker, topic, "--offset", "latest")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: --offset latest starts at the end of every "
+                           f"partition of {topic} (--follow prints the records that come)\n")
 
 
 @pytest.mark.parametrize("args, message", [
