@@ -163,11 +163,13 @@ def add_parser(commands) -> None:
                         help="the timestamp of every record (unless a JSON line has its own): ISO-8601 or "
                              "epoch milliseconds (default: when it is sent)")
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="send every record to partition N")
-    parser.add_argument("--compression", choices=[c.name.lower() for c in Codec], default="none",
-                        help="compression codec of the batches (default none)")
-    parser.add_argument("--acks", choices=("0", "1", "all", "-1"), default="1",
+    parser.add_argument("--compression", "--compression-codec", choices=[c.name.lower() for c in Codec],
+                        default="none", help="compression codec of the batches (default none; --compression-codec: "
+                                             "Kafka's console producer's name)")
+    parser.add_argument("--acks", "--request-required-acks", choices=("0", "1", "all", "-1"), default="1",
                         help="0: do not wait for the broker (refused records go unnoticed); 1: for the leader "
-                             "(default); all (-1): for every replica")
+                             "(default); all (-1): for every replica (--request-required-acks: Kafka's console "
+                             "producer's name)")
     parser.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                         help="a line that cannot be sent: stop reading there (default; what was read is still "
                              "sent) or skip it and go on; either way it is named and the exit status is 1")

@@ -255,15 +255,18 @@ def test_a_missing_topic_is_refused_where_the_broker_does_not_create_topics(star
 
 
 def test_kafka_console_producer_properties_split_keys(broker, request):
-    """kafka-console-producer.sh's --property parse.key=true, with key.separator (a tab by default)."""
+    """kafka-console-producer.sh's --property parse.key=true, with key.separator (a tab by default),
+    --compression-codec and --request-required-acks."""
     topic = new_topic(broker, request, "--partitions", "1")
     done = kafkalog("produce", "--topic", topic, "--property", "parse.key=true", "--property", "key.separator=:",
+                    "--compression-codec", "gzip", "--request-required-acks", "all",
                     "--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}", input="k1:v1\nk2:v:2\n")
     assert (done.returncode, done.stderr) == (0, "")
     done = produce(broker, topic, "--property", "parse.key=true", input="k3\tv3\n")
     assert (done.returncode, done.stderr) == (0, "")
     assert key_values(consume_records(broker.bootstrap, topic, [0], 3)) == [
         (0, b"k1", b"v1"), (0, b"k2", b"v:2"), (0, b"k3", b"v3")]
+    assert stored_codecs(broker.bootstrap, topic, 0) == ["gzip", "none"]
 
 
 def test_operation_errors_exit_1(broker, request):
@@ -277,8 +280,8 @@ def test_operation_errors_exit_1(broker, request):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--compression", "brotli"], "argument --compression: invalid choice: 'brotli'"),
-    (["--acks", "2"], "argument --acks: invalid choice: '2'"),
+    (["--compression", "brotli"], "argument --compression/--compression-codec: invalid choice: 'brotli'"),
+    (["--acks", "2"], "argument --acks/--request-required-acks: invalid choice: '2'"),
     (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
     (["--key-separator", ""], "--key-separator cannot be empty"),
     (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
