@@ -66,7 +66,7 @@ def _describe(client, args) -> int:
     for number, group in enumerate(names):
         print("" if number == 0 or args.format == "json" else "\n", end="")
         try:
-            _describe_group(client, groups, group, args.format)
+            _describe_group(client, groups, group, args.format, args.view)
         except CommandError as exc:
             print(f"{PROG} describe: {exc}", file=sys.stderr)
             failed = True
@@ -75,8 +75,8 @@ def _describe(client, args) -> int:
     return FAILED if failed else OK
 
 
-def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
-    description = _members_or_none(groups, group, "members are not shown")
+def _describe_group(client, groups: GroupClient, group: str, form: str, view: str) -> None:
+    description = _members_or_none(groups, group, "members are not shown" if view == "offsets" else None)
     committed = groups.committed(group)
     owners = {}
     for member in description.members if description else ():
@@ -84,6 +84,9 @@ def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
             owners.update({(topic, p): member for p in partitions})
     if description is not None and description.state == "Dead" and not committed:
         raise CommandError(f"consumer group {group!r} does not exist")
+    if view != "offsets":
+        _describe_members(group, description, form, view)
+        return
     partitions = sorted(set(committed) | set(owners))
     ends = _log_ends(client, partitions)
     rows = []
@@ -109,6 +112,29 @@ def _describe_group(client, groups: GroupClient, group: str, form: str) -> None:
     print(text_table([header] + [[_shown(row[k]) for k in ("group", "topic", "partition", "currentOffset",
                                                            "logEndOffset", "lag", "consumerId", "host", "clientId")]
                                  for row in rows]))
+
+
+def _describe_members(group: str, description, form: str, view: str) -> None:
+    """``--members`` (each member and how many partitions it has) or ``--state`` (the group's state,
+    assignor and member count), as kafka-consumer-groups shows them."""
+    if description is None:
+        raise CommandError(f"--{view} needs a broker that can describe groups (DescribeGroups)")
+    if view == "state":
+        header, keys = ["GROUP", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"], ["group", "assignmentStrategy",
+                                                                               "state", "members"]
+        rows = [{"group": group, "assignmentStrategy": description.protocol or None, "state": description.state,
+                 "members": len(description.members)}]
+        shown = rows[0]
+    else:
+        header, keys = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"], ["group", "consumerId", "host",
+                                                                                   "clientId", "partitions"]
+        rows = [{"group": group, "consumerId": m.member_id, "host": m.host, "clientId": m.client_id,
+                 "partitions": sum(len(p) for p in m.assignment.values())} for m in description.members]
+        shown = {"group": group, "state": description.state, "members": rows}
+    if form == "json":
+        print(json.dumps(shown))
+    else:
+        print(text_table([header] + [[_shown(row[k]) for k in keys] for row in rows]))
 
 
 def _log_ends(client, partitions: list) -> dict:
@@ -280,11 +306,19 @@ def add_parser(commands) -> None:
         "the log end offset, the lag (their difference) and the member that owns it ('-': none; a\n"
         "partition whose broker is down has no log end offset and no lag).", [
             "kafkalog groups describe loaders", "kafkalog groups describe loaders --format json",
-            "kafkalog groups --describe --group loaders", "kafkalog groups describe --all-groups"], _describe)
+            "kafkalog groups --describe --group loaders", "kafkalog groups describe --all-groups",
+            "kafkalog groups describe loaders --members", "kafkalog groups describe loaders --state"], _describe)
     add_name_argument(describe, "group", many=True).add_argument(
         "--all-groups", action="store_true", help="every consumer group of the cluster")
     describe.add_argument("--format", choices=["plain", "text", "json"], default="plain",
                           help="a table (default; text is the same) or one JSON object per group")
+    view = describe.add_mutually_exclusive_group()
+    view.add_argument("--offsets", dest="view", action="store_const", const="offsets", default="offsets",
+                      help="each partition's offsets, lag and owner (the default)")
+    view.add_argument("--members", dest="view", action="store_const", const="members",
+                      help="each member: id, host, client id, number of partitions assigned")
+    view.add_argument("--state", dest="view", action="store_const", const="state",
+                      help="the group's assignment strategy, state and number of members")
 
     delete = _verb(verbs, "delete", "delete consumer groups and their offsets",
                    "Delete inactive consumer groups and their committed offsets (a group with active\n"

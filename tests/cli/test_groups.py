@@ -152,6 +152,8 @@ def test_verbs_the_mock_lacks_fail_with_one_line(mock, topic):
         groups(mock, "delete", "g"), 1, "kafkalog groups delete: ")
     assert "does not support deleting a group's offsets (it offers no OffsetDelete API)" in one_line_error(
         groups(mock, "delete-offsets", "g", "--topic", f"{topic}:0"), 1, "kafkalog groups delete-offsets: ")
+    assert one_line_error(groups(mock, "describe", "g", "--members"), 1, "kafkalog groups describe: ") == (
+        "kafkalog groups describe: --members needs a broker that can describe groups (DescribeGroups)")
 
 
 def test_every_verb_against_our_broker(broker, request):
@@ -230,6 +232,14 @@ def test_kafka_consumer_groups_spellings_and_errors_in_words(broker, request):
         described = run("--describe", "--group", group, "--format", "json")
         assert described.returncode == 0, described.stderr
         assert json.loads(described.stdout)["state"] == "Stable"
+        state = run("--describe", "--group", group, "--state", "--format", "json")
+        assert json.loads(state.stdout) == {"group": group, "assignmentStrategy": "range", "state": "Stable",
+                                            "members": 1}, state.stderr
+        members = run("--describe", "--group", group, "--members")
+        assert members.returncode == 0, members.stderr
+        [header, row] = [line.split() for line in members.stdout.splitlines()]
+        assert header == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
+        assert (row[0], row[-1]) == (group, "4")  # every partition of the topic (the broker fixture's num.partitions)
         every = run("--describe", "--all-groups", "--format", "json")
         assert every.returncode == 0, every.stderr
         assert {group, other} <= {json.loads(line)["group"] for line in every.stdout.splitlines()}

@@ -61,8 +61,8 @@ def test_top_level_help_lists_every_command():
      "unrecognized arguments: --unknown-option (see 'kafkalog consume --help')"),
     (["topics", "--describe", "--topic", "t", "--unknown-option"], "kafkalog topics describe: ",
      "unrecognized arguments: --unknown-option (see 'kafkalog topics describe --help')"),
-    (["groups", "describe", "g", "--members"], "kafkalog groups describe: ",
-     "unrecognized arguments: --members (see 'kafkalog groups describe --help')"),
+    (["groups", "describe", "g", "--verbose"], "kafkalog groups describe: ",
+     "unrecognized arguments: --verbose (see 'kafkalog groups describe --help')"),
     (["consume", "t", "--timeout", "0"], "kafkalog consume: ", "'0' is not a positive number of seconds"),
     (["cluster"], "kafkalog cluster: ", "the following arguments are required: --data-dir (or describe a running "
                                         "cluster: kafkalog cluster describe --bootstrap-server HOST:PORT)"),
