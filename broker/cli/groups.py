@@ -61,7 +61,7 @@ def _members_or_none(groups: GroupClient, group: str, consequence: str | None):
 
 def _describe(client, args) -> int:
     groups = GroupClient(client)
-    names = groups.list_groups() if args.all_groups else args.groups
+    names = list(groups.list_groups()) if args.all_groups else args.groups
     failed = False
     for number, group in enumerate(names):
         print("" if number == 0 or args.format == "json" else "\n", end="")
@@ -153,7 +153,7 @@ def _shown(value) -> str:
 
 def _delete(client, args) -> int:
     groups = GroupClient(client)
-    names = groups.list_groups() if args.all_groups else args.groups
+    names = list(groups.list_groups()) if args.all_groups else args.groups
     if not names:
         raise CommandError("the cluster has no consumer groups")
     return _report("delete", groups.delete_groups(names), lambda group: f"deleted consumer group {group}",

@@ -259,3 +259,8 @@ def test_kafka_consumer_groups_spellings_and_errors_in_words(broker, request):
         f"groups) (GROUP_ID_NOT_FOUND)")
     deleted = run("--delete", "--group", other)
     assert (deleted.returncode, deleted.stdout) == (0, f"deleted consumer group {other}\n"), deleted.stderr
+    deleted = run("--delete", "--all-groups")  # the member has left: every group of the module's broker
+    assert deleted.returncode == 0 and f"deleted consumer group {group}\n" in deleted.stdout, deleted.stderr
+    assert run("--list").stdout == ""
+    assert one_line_error(run("--delete", "--all-groups"), 1, "kafkalog groups delete: ") == (
+        "kafkalog groups delete: the cluster has no consumer groups")
