@@ -13,6 +13,7 @@ from broker.client import KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client.connection import AuthenticationError, UnsupportedVersionError
 from broker.client.security import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
+from broker.protocol.errors import ErrorCode
 
 OK, FAILED = 0, 1
 INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -116,10 +117,23 @@ def partitions_of(client, topic: str, bootstrap: str, create: bool = False) -> l
     topics on first use (``auto.create.topics.enable``), as Kafka's producers ask it to."""
     try:
         return client.partitions_of(topic, create)
-    except UnknownTopicOrPartitionError:
+    except UnknownTopicOrPartitionError as exc:
+        if exc.code == ErrorCode.INVALID_TOPIC_EXCEPTION:
+            raise CommandError(f"{topic!r} is not a valid topic name: at most 249 ASCII letters, digits, '.', '_' "
+                               f"and '-' (INVALID_TOPIC_EXCEPTION)") from None
+        if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            raise CommandError(f"topic {topic!r}: {error_name(exc.code)} on {bootstrap}") from None
         unless = " (and the broker does not create topics on first use: auto.create.topics.enable=false; " \
                  "create it with `kafkalog topics create`)" if create else ""
         raise CommandError(f"topic {topic!r} does not exist on {bootstrap}{unless}") from None
+
+
+def error_name(code: int) -> str:
+    """Kafka's name of an error code (``NON_EMPTY_GROUP``), or ``error N`` for one it does not know."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
 
 
 def check_partition(topic: str, partition: int, partitions: list[int]) -> None:

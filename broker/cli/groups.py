@@ -16,7 +16,7 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
 from .common import (FAILED, OK, CommandError, add_command, add_format_argument, add_name_argument, check_partition,
-                     partitions_of, run)
+                     error_name, partitions_of, run)
 from .topics import text_table
 
 PROG = "kafkalog groups"
@@ -32,10 +32,7 @@ def _list(client, args) -> int:
 
 def _explained(error: KafkaError, group: str, topic: str | None = None) -> str:
     """What a group error means and what to do, in words, with Kafka's code name at the end."""
-    try:
-        name = ErrorCode(error.code).name
-    except ValueError:
-        return str(error)
+    name = error_name(error.code)
     if error.code == ErrorCode.NON_EMPTY_GROUP:
         return f"consumer group {group!r} has active members: stop its consumers, then try again ({name})"
     if error.code == ErrorCode.GROUP_ID_NOT_FOUND:

@@ -243,6 +243,9 @@ def test_a_missing_topic_is_created_where_the_broker_creates_topics_on_first_use
     done = produce(broker, missing, input="x\ny\n")
     assert (done.returncode, done.stderr) == (0, "")
     assert sorted(r.value for r in consume_records(broker.bootstrap, missing, range(PARTITIONS), 2)) == [b"x", b"y"]
+    one_line_error(produce(broker, "bad name!", input="x\n"), 1,  # what the broker cannot create is named so
+                   "kafkalog produce: 'bad name!' is not a valid topic name: at most 249 ASCII letters, digits, '.', "
+                   "'_' and '-' (INVALID_TOPIC_EXCEPTION)")
 
 
 def test_a_missing_topic_is_refused_where_the_broker_does_not_create_topics(start_broker, request):
