@@ -57,7 +57,7 @@ def _alter(client, args) -> int:
 
 def _list(client, args) -> int:
     internal = client.metadata(None).internal
-    for name in client.topics(include_internal=True):  # as kafka-topics --list
+    for name in client.topics(include_internal=not args.exclude_internal):  # as kafka-topics --list
         print(json.dumps({"topic": name, "internal": name in internal}) if args.format == "json" else name)
     return OK
 
@@ -105,13 +105,15 @@ def _or(value, missing: str):
 
 def _describe(client, args) -> int:
     failed = printed = False
-    for topic in args.topics or client.topics(include_internal=True):  # none named: all, as kafka-topics
+    for topic in args.topics or client.topics(include_internal=not args.exclude_internal):  # none named: all
         try:
             description = _description(client, topic, args.bootstrap_server)
         except CommandError as exc:
             print(f"{PROG} describe: {exc}", file=sys.stderr)
             failed = True
             continue
+        if args.unavailable_partitions:
+            description["partitions"] = [p for p in description["partitions"] if p["leader"] is None]
         if args.format == "json":
             print(json.dumps(description))
         else:
@@ -156,6 +158,7 @@ def add_parser(commands) -> None:
                           ["kafkalog topics list", "kafkalog topics list --bootstrap-server broker1:9092 | grep ^app-",
                            "kafkalog topics --list --format json | jq -r 'select(.internal | not).topic'"])
     add_format_argument(listing, 'one JSON object per topic: {"topic", "internal"}')
+    listing.add_argument("--exclude-internal", action="store_true", help="leave out internal topics (__consumer_offsets)")
     listing.set_defaults(func=lambda args: run(f"{PROG} list", args, _list))
 
     describe = add_command(
@@ -171,6 +174,10 @@ def add_parser(commands) -> None:
             "kafkalog topics describe --format json   # every topic",
             "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
     add_topic_argument(describe, many=True, required=False)
+    describe.add_argument("--exclude-internal", action="store_true",
+                          help="with no topic named, leave out internal topics (__consumer_offsets)")
+    describe.add_argument("--unavailable-partitions", action="store_true",
+                          help="show only the partitions without a leader (their broker is down)")
     describe.add_argument("--format", choices=("plain", "json"), default="plain",
                           help="plain tables (default) or one JSON object per topic")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))

@@ -163,3 +163,5 @@ def test_list_as_json(broker, request):
     assert {"topic": topic, "internal": False} in entries
     assert [entry["topic"] for entry in entries] == listed(broker)
     assert all(entry["internal"] == (entry["topic"] == "__consumer_offsets") for entry in entries)
+    done = kafkalog("topics", "--list", "--exclude-internal", "--bootstrap-server", broker.bootstrap)
+    assert done.stdout.splitlines() == [entry["topic"] for entry in entries if not entry["internal"]]

@@ -131,6 +131,9 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
                                     "sizeBytes": None}
             assert all(shown[p]["leader"] == placed[p] and shown[p]["latestOffset"] == 1
                        for p in range(6) if p not in gone)
+            done = kafkalog("topics", "--describe", "--topic", topic, "--unavailable-partitions", "--format", "json",
+                            "--bootstrap-server", through)
+            assert [p["partition"] for p in json.loads(done.stdout)["partitions"]] == gone, done.stderr
             plain = kafkalog("topics", "describe", topic, "--bootstrap-server", through).stdout.splitlines()
             assert [line.split()[:4] for line in plain if line.startswith(tuple(map(str, gone)))] == [
                 [str(p), "none", "-", "-"] for p in gone]
