@@ -70,33 +70,33 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
 
 
 class _Outages:
-    """With --follow, the partitions that cannot be read now: each is tried again after RETRY_SECONDS,
-    until it can be (one line on stderr when it fails first, one when it is read again), or until
-    it has failed for longer than ``retry_for`` seconds (None: for ever), which ends the command."""
+    """With --follow, what cannot be read now (a partition ``topic-N``, or the topic while the reading
+    starts): each is tried again after RETRY_SECONDS, until it can be (one line on stderr when it
+    fails first, one when it is read again), or until it has failed for longer than ``retry_for``
+    seconds (None: for ever), which ends the command."""
 
-    def __init__(self, topic: str, retry_for: float | None):
-        self.topic, self.retry_for = topic, retry_for
-        self.since: dict[int, float] = {}  # partition -> when it first failed
-        self.next_try: dict[int, float] = {}
+    def __init__(self, retry_for: float | None):
+        self.retry_for = retry_for
+        self.since: dict[str, float] = {}  # what -> when it first failed
+        self.next_try: dict[str, float] = {}
 
-    def ready(self, partition: int) -> bool:
-        return time.monotonic() >= self.next_try.get(partition, 0.0)
+    def ready(self, what: str) -> bool:
+        return time.monotonic() >= self.next_try.get(what, 0.0)
 
-    def failed(self, partition: int, error: KafkaError) -> None:
+    def failed(self, what: str, error: KafkaError) -> None:
         now = time.monotonic()
-        if partition not in self.since:
-            self.since[partition] = now
+        if what not in self.since:
+            self.since[what] = now
             until = "until it can be read" if self.retry_for is None else f"for up to {self.retry_for:g} s"
-            print(f"{PROG}: {self.topic}-{partition} cannot be read now ({error}); retrying {until}", file=sys.stderr)
-        elif self.retry_for is not None and now - self.since[partition] > self.retry_for:
-            raise CommandError(f"{self.topic}-{partition} could not be read for {self.retry_for:g} s "
-                               f"(--retry-for): {error}")
-        self.next_try[partition] = now + RETRY_SECONDS
+            print(f"{PROG}: {what} cannot be read now ({error}); retrying {until}", file=sys.stderr)
+        elif self.retry_for is not None and now - self.since[what] > self.retry_for:
+            raise CommandError(f"{what} could not be read for {self.retry_for:g} s (--retry-for): {error}")
+        self.next_try[what] = now + RETRY_SECONDS
 
-    def read(self, partition: int) -> None:
-        if self.since.pop(partition, None) is not None:
-            self.next_try.pop(partition, None)
-            print(f"{PROG}: {self.topic}-{partition} is read again", file=sys.stderr)
+    def read(self, what: str) -> None:
+        if self.since.pop(what, None) is not None:
+            self.next_try.pop(what, None)
+            print(f"{PROG}: {what} is read again", file=sys.stderr)
 
 
 def _is_outage(error: KafkaError) -> bool:
@@ -122,15 +122,32 @@ def _with_leaders(client, topic: str, partitions: list[int], follow: bool) -> li
     return [p for p in partitions if p not in leaderless]
 
 
+def _start(client, args) -> tuple[list[int], list[int], dict, dict]:
+    """The partitions to read, those of them that have a leader, their latest offsets and where
+    each is read from."""
+    partitions = partitions_of(client, args.topic, args.bootstrap_server)
+    if args.partition is not None:
+        check_partition(args.topic, args.partition, partitions)
+        partitions = [args.partition]
+    readable = partitions if args.partition is not None else _with_leaders(client, args.topic, partitions,
+                                                                           args.follow)
+    latest = _offsets(client, args.topic, readable, LATEST)
+    return partitions, readable, latest, _start_offsets(client, args.topic, readable, latest, args)
+
+
 def _consume(client, args) -> int:
     topic = args.topic
-    partitions = partitions_of(client, topic, args.bootstrap_server)
-    if args.partition is not None:
-        check_partition(topic, args.partition, partitions)
-        partitions = [args.partition]
-    readable = partitions if args.partition is not None else _with_leaders(client, topic, partitions, args.follow)
-    latest = _offsets(client, topic, readable, LATEST)
-    positions = _start_offsets(client, topic, readable, latest, args)
+    outages = _Outages(args.retry_for)
+    while True:
+        try:
+            partitions, readable, latest, positions = _start(client, args)
+            break
+        except KafkaError as exc:  # with --follow, an outage when it starts is waited out too
+            if not args.follow or not _is_outage(exc):
+                raise
+            outages.failed(topic, exc)
+            time.sleep(RETRY_SECONDS)
+    outages.read(topic)
     if not args.follow and all(positions[p] >= latest[p] for p in readable):
         print(f"{PROG}: no records to print: {_why_nothing(topic, readable, latest, args)}", file=sys.stderr)
     first = args.offset if isinstance(args.offset, int) else 0  # --follow from past the end: wait for it
@@ -138,7 +155,6 @@ def _consume(client, args) -> int:
     if not args.follow:
         partitions = readable
     ends = None if args.follow else latest
-    outages = _Outages(topic, args.retry_for)
     remaining = args.max_records
     try:
         while remaining is None or remaining > 0:
@@ -147,7 +163,7 @@ def _consume(client, args) -> int:
                 break
             printed = 0
             for partition in active:
-                if not outages.ready(partition):
+                if not outages.ready(f"{topic}-{partition}"):
                     continue
                 end = None if ends is None else ends[partition]
                 try:
@@ -159,9 +175,9 @@ def _consume(client, args) -> int:
                 except KafkaError as exc:
                     if not args.follow or not _is_outage(exc):
                         raise
-                    outages.failed(partition, exc)
+                    outages.failed(f"{topic}-{partition}", exc)
                     continue
-                outages.read(partition)
+                outages.read(f"{topic}-{partition}")
                 if end is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position

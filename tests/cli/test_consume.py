@@ -315,19 +315,24 @@ def test_property_and_retry_for_usage_errors(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
 
 
+def _kill_later(process: subprocess.Popen) -> None:
+    """Kill the process after 3 * WAIT_SECONDS at most (its pipes then end), so that no read of them
+    waits for ever; the test's own finally kills it sooner."""
+    killer = threading.Timer(3 * WAIT_SECONDS, process.kill)
+    killer.daemon = True
+    killer.start()
+
+
 def _following_a_dead_broker(start_broker, request, *args) -> tuple:
     """(broker, topic, process): ``consume --follow`` of a one-partition topic, caught up with its
-    one record, then its broker killed. The process is killed after 3 * WAIT_SECONDS at most (its
-    pipes then end), so no read of them waits for ever."""
+    one record, then its broker killed."""
     broker = start_broker({"num.partitions": "1"})
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
     process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", *args,
                                 "--bootstrap-server", broker.bootstrap],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killer = threading.Timer(3 * WAIT_SECONDS, process.kill)
-    killer.daemon = True  # the test's own finally kills the process sooner
-    killer.start()
+    _kill_later(process)
     assert process.stdout.readline().endswith("\tbefore\n")
     broker.kill()
     return broker, topic, process
@@ -359,3 +364,23 @@ def test_follow_gives_up_after_retry_for(start_broker, request):
     assert process.returncode == 1 and "Traceback" not in err
     assert first.startswith(f"kafkalog consume: {topic}-0 cannot be read now (") and "retrying for up to 1 s" in first
     assert last.startswith(f"kafkalog consume: {topic}-0 could not be read for 1 s (--retry-for): ")
+
+
+def test_follow_started_while_the_broker_is_down_waits_for_it(start_broker, request):
+    broker = start_broker({"num.partitions": "1"})
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"stored", BASE)])
+    broker.kill()
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--max-records", "1",
+                                "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _kill_later(process)
+    try:
+        first = process.stderr.readline()
+        assert first.startswith(f"kafkalog consume: {topic} cannot be read now (") and "could be reached" in first
+        broker.start()
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, f"kafkalog consume: {topic} is read again\n")
+    assert out.endswith("\tstored\n")
