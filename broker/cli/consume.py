@@ -11,9 +11,9 @@ each header in ``"headers": [{"key": ..., "value": ...}, ...]``.
 
 A partition whose broker is down (no leader) is left out of a read, said in one line on stderr, and
 the others are read (exit status 1, as not everything was printed). With ``--follow``, as Kafka's
-consumer does, a partition that cannot be read (its broker down, every broker unreachable) is tried
-again every few seconds until it can, or until ``--retry-for`` runs out; one line on stderr says
-when it stops being read and one when it is read again.
+consumer does, a partition that cannot be read (its broker down, every broker unreachable, also
+when it starts) is tried again every few seconds until it can, or until ``--retry-for`` runs out;
+one line on stderr says when it stops being read and one when it is read again.
 """
 
 import argparse
