@@ -21,6 +21,14 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """An unknown option is an error of the (sub)command that met it, so its message points to
+        that command's help (``kafkalog topics describe --help``), not to the top-level one."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
     """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and

@@ -79,7 +79,7 @@ def test_print_data_shows_keys_payloads_and_headers_as_kafka_dump_log_does(tmp_p
     assert cli.main(["dump-log", "--print-data", str(tmp_path / "data-0")]) == 0
     records = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert records[0].endswith("key: user-1 payload: tab\\there headers: []")
-    assert records[1].endswith("key: null payload: \\xff\x00 headers: [h=1, n=null]")
+    assert records[1].endswith("key: null payload: \\xff\\x00 headers: [h=1, n=null]")
     code, batches, _ = run_json(capsys, "--print-data", tmp_path / "data-0")
     assert code == 0
     assert [{k: r[k] for k in ("key", "payload", "headers")} for r in batches[0]["records"]] == [
@@ -143,10 +143,24 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert cli.main(["dump-log", str(tmp_path / "missing.log")]) == 2
     (tmp_path / "notes.txt").write_text("hi")
     assert cli.main(["dump-log", str(tmp_path / "notes.txt")]) == 2
+    assert cli.main(["dump-log"]) == 2
+    err = capsys.readouterr().err
+    assert "missing.log: no such file" in err and "give the segment files or partition directories" in err
     with pytest.raises(SystemExit) as raised:
-        cli.main(["dump-log"])
+        cli.main(["dump-log", "--files", "a.log,,b.log"])
     assert raised.value.code == 2
-    assert "missing.log: no such file" in capsys.readouterr().err
+    assert "'a.log,,b.log' is not a comma-separated list of paths" in capsys.readouterr().err
+
+
+def test_kafka_dump_log_spellings(partition_dir):
+    """kafka-dump-log.sh --files A,B --deep-iteration --print-data-log, through the real command."""
+    segments = sorted(str(path) for path in partition_dir.glob("*.log"))
+    kafka = subprocess.run([KAFKALOG, "dump-log", "--files", ",".join(segments), "--deep-iteration",
+                            "--print-data-log"], capture_output=True, text=True, timeout=60)
+    ours = subprocess.run([KAFKALOG, "dump-log", *segments, "--records", "--print-data"], capture_output=True,
+                          text=True, timeout=60)
+    assert (kafka.returncode, kafka.stderr) == (0, "")
+    assert kafka.stdout == ours.stdout and "key: key-0 payload: " in kafka.stdout
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

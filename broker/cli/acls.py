@@ -6,18 +6,20 @@ out matches any value); ``list`` shows the ACLs of the resources given, or all o
 """
 
 import argparse
+import json
 
 from broker.arguments import USAGE
 from broker.client.acls import AclClient, describe_text
 from broker.security.acls import (CLUSTER_NAME, WILDCARD, Acl, AclError, AclFilter, Operation, PatternType,
                                   Permission, ResourceType)
 
-from .common import OK, CommandError, add_command, run
+from .common import OK, CommandError, add_command, add_format_argument, run
 from .topics import text_table
 
 PROG = "kafkalog acls"
 _OPERATIONS = {op.name.replace("_", "").lower(): op for op in Operation if op > Operation.ANY}
 _PATTERNS = ("literal", "prefixed", "match", "any")
+_JSON_FIELDS = ("resourceType", "name", "patternType", "principal", "host", "operation", "permission")
 
 
 def _operation(text: str) -> Operation:
@@ -93,7 +95,10 @@ def _list(client, args) -> int:
     found = list(dict.fromkeys(acl for acl_filter in _filters(args, "any") for acl in acls.describe(acl_filter)))
     rows = [[acl.resource_type.name, acl.name, acl.pattern_type.name, acl.principal, acl.host, acl.operation.name,
              acl.permission.name] for acl in found]
-    if rows:
+    if args.format == "json":
+        for row in rows:
+            print(json.dumps(dict(zip(_JSON_FIELDS, row))))
+    elif rows:
         print(text_table([["resource", "name", "pattern", "principal", "host", "operation", "permission"]] + rows))
     return OK
 
@@ -121,11 +126,13 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("acls", help="list, add and remove ACLs (the broker's authorizer)",
                                  description="ACLs, as kafka-acls.sh manages them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    _verb(verbs, "list", "list ACLs", "List the ACLs of the resources given (or every ACL).",
-          ["kafkalog acls list --bootstrap-server 127.0.0.1:9092",
-           "kafkalog acls list --topic orders --resource-pattern-type match"], _list,
-          "which patterns to list: any (the default), match (every ACL that applies to the named resource), "
-          "literal or prefixed")
+    listing = _verb(verbs, "list", "list ACLs", "List the ACLs of the resources given (or every ACL).",
+                    ["kafkalog acls list --bootstrap-server 127.0.0.1:9092",
+                     "kafkalog acls list --topic orders --resource-pattern-type match",
+                     "kafkalog acls list --format json | jq 'select(.principal == \"User:etl\")'"], _list,
+                    "which patterns to list: any (the default), match (every ACL that applies to the named resource), "
+                    "literal or prefixed")
+    add_format_argument(listing, "one JSON object per ACL: {" + ", ".join(f'"{f}"' for f in _JSON_FIELDS) + "}")
     _verb(verbs, "add", "add ACLs", "Add one ACL per principal, operation and resource given.",
           ["kafkalog acls add --allow-principal User:etl --operation Read --operation Describe --topic orders",
            "kafkalog acls add --allow-principal User:etl --operation Read --group loaders- "

@@ -13,6 +13,7 @@ from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTo
 from broker.client.connection import AuthenticationError, UnsupportedVersionError
 from broker.client.security import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
+from broker.protocol.errors import ErrorCode
 
 OK, FAILED = 0, 1
 INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -42,17 +43,33 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     return parser
 
 
-def add_topic_argument(parser, many: bool = False) -> None:
+def add_format_argument(parser, json_help: str) -> None:
+    """``--format plain|json``: plain text (the default) or, as ``json_help`` says, JSON."""
+    parser.add_argument("--format", choices=("plain", "json"), default="plain",
+                        help=f"plain text (default) or {json_help}")
+
+
+def add_topic_argument(parser, many: bool = False, required: bool = True):
     """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
-    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``)."""
-    topic = parser.add_mutually_exclusive_group(required=True)
+    tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``, None
+    when not ``required`` and not given)."""
+    return add_name_argument(parser, "topic", many, required)
+
+
+def add_name_argument(parser, name: str, many: bool = False, required: bool = True):
+    """What a command acts on (``name``: topic, group) as arguments or as ``--<name> X`` (repeatable
+    with ``many``); ``args.<name>`` (``args.<name>s``). The group of the two: a caller may add
+    another choice to it (``--all-groups``)."""
+    choice = parser.add_mutually_exclusive_group(required=required)
+    upper = name.upper()
     if many:
-        topic.add_argument("topics", nargs="*", default=argparse.SUPPRESS, metavar="TOPIC", help="the topics")
-        topic.add_argument("--topic", dest="topics", action="append", metavar="TOPIC",
-                           help="a topic (repeatable; the same as TOPIC ...)")
+        choice.add_argument(f"{name}s", nargs="*", default=argparse.SUPPRESS, metavar=upper, help=f"the {name}s")
+        choice.add_argument(f"--{name}", dest=f"{name}s", action="append", metavar=upper,
+                            help=f"a {name} (repeatable; the same as {upper} ...)")
     else:
-        topic.add_argument("topic", nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help="the topic")
-        topic.add_argument("--topic", dest="topic", metavar="TOPIC", help="the topic (the same as TOPIC)")
+        choice.add_argument(name, nargs="?", default=argparse.SUPPRESS, metavar=upper, help=f"the {name}")
+        choice.add_argument(f"--{name}", dest=name, metavar=upper, help=f"the {name} (the same as {upper})")
+    return choice
 
 
 def run(prog: str, args, action) -> int:
@@ -95,13 +112,30 @@ def _silence_stdout() -> None:
         pass
 
 
-def partitions_of(client, topic: str, bootstrap: str) -> list[int]:
+def partitions_of(client, topic: str, bootstrap: str, create: bool = False) -> list[int]:
+    """The topic's partitions; with ``create``, a missing topic is created where the broker creates
+    topics on first use (``auto.create.topics.enable``), as Kafka's producers ask it to."""
     try:
-        return client.partitions_of(topic)
-    except UnknownTopicOrPartitionError:
-        raise CommandError(f"topic {topic!r} does not exist on {bootstrap}") from None
+        return client.partitions_of(topic, create)
+    except UnknownTopicOrPartitionError as exc:
+        if exc.code == ErrorCode.INVALID_TOPIC_EXCEPTION:
+            raise CommandError(f"{topic!r} is not a valid topic name: at most 249 ASCII letters, digits, '.', '_' "
+                               f"and '-' (INVALID_TOPIC_EXCEPTION)") from None
+        if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            raise CommandError(f"topic {topic!r}: {error_name(exc.code)} on {bootstrap}") from None
+        unless = " (and the broker does not create topics on first use: auto.create.topics.enable=false; " \
+                 "create it with `kafkalog topics create`)" if create else ""
+        raise CommandError(f"topic {topic!r} does not exist on {bootstrap}{unless}") from None
     except AuthorizationError as exc:  # denied, existing or not: Kafka does not tell
         raise CommandError(str(exc)) from None
+
+
+def error_name(code: int) -> str:
+    """Kafka's name of an error code (``NON_EMPTY_GROUP``), or ``error N`` for one it does not know."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
 
 
 def check_partition(topic: str, partition: int, partitions: list[int]) -> None:

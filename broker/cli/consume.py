@@ -4,24 +4,39 @@ with ``--follow``; one line per record, plain (tab-separated) or JSON. A read th
 print says why on stderr (and exits 0).
 
 Partitions are read in turns, one fetch each. Plain lines are ``partition, offset, timestamp
-(ISO-8601 UTC), key, value``, with keys and values as UTF-8 text (undecodable bytes as ``\\xNN``;
-tabs and line ends escaped; ``null`` for null). JSON objects carry the exact bytes: text when they
-are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``; the same for each
-header in ``"headers": [{"key": ..., "value": ...}, ...]``.
+(ISO-8601 UTC), key, value`` (Kafka's ``--property print.key=false`` ... leave columns out), with
+keys and values as escaped UTF-8 text (``record_text``). JSON objects carry the exact bytes: text
+when they are UTF-8, else base64 with ``"keyEncoding"``/``"valueEncoding": "base64"``; the same for
+each header in ``"headers": [{"key": ..., "value": ...}, ...]``.
+
+A partition whose broker is down (no leader) is left out of a read, said in one line on stderr, and
+the others are read (exit status 1, as not everything was printed). With ``--follow``, as Kafka's
+consumer does, a partition that cannot be read (its broker down, every broker unreachable, also
+when it starts) is tried again every few seconds until it can, or until ``--retry-for`` runs out;
+one line on stderr says when it stops being read and one when it is read again.
 """
 
+import argparse
 import sys
 import time
 
-from broker.arguments import USAGE, group_id, non_negative_int, positive_int, timestamp_ms
-from broker.client import EARLIEST, LATEST
+from broker.arguments import USAGE, group_id, key_value, non_negative_int, positive_float, positive_int, timestamp_ms
+from broker.client import EARLIEST, LATEST, KafkaError
+from broker.client.client import BrokerUnavailableError
+from broker.protocol.errors import ErrorCode
 
-from .common import OK, add_command, add_topic_argument, check_partition, partitions_of, run
+from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .consume_group import consume_in_group
-from .record_lines import fetch_records, record_line
+from .record_lines import PLAIN_COLUMNS, fetch_records, record_line
 
 PROG = "kafkalog consume"
 FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found nothing new
+RETRY_SECONDS = 2.0  # with --follow, the wait before a partition that could not be read is tried again
+# errors of a broker that is down or not leading any more: --follow waits for it to come back
+_OUTAGE_CODES = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
+                 ErrorCode.KAFKA_STORAGE_ERROR}
+# Kafka's console consumer's --property print.X=true|false: the plain line's columns
+_PRINT_PROPERTIES = {f"print.{column}": column for column in PLAIN_COLUMNS}
 
 
 def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
@@ -33,6 +48,8 @@ def _offsets(client, topic: str, partitions: list[int], timestamp: int) -> dict:
 def _start_offsets(client, topic: str, partitions: list[int], latest: dict, args) -> dict:
     """Where each partition is read from: an explicit offset (capped at the end), the earliest, or
     the first offset at or after --from-time (the end when no record is that recent)."""
+    if args.offset == "latest":
+        return {p: latest[p] for p in partitions}
     if args.offset is not None:
         return {p: min(args.offset, latest[p]) for p in partitions}
     found = _offsets(client, topic, partitions, EARLIEST if args.from_time is None else args.from_time)
@@ -43,6 +60,8 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     """Why a read (not --follow) has nothing to print, for the note that says so."""
     what = f"partition {partitions[0]}" if len(partitions) == 1 else "every partition"
     ends = ", ".join(f"{p}: {latest[p]}" for p in partitions)
+    if args.offset == "latest":
+        return f"--offset latest starts at the end of {what} of {topic} (--follow prints the records that come)"
     if args.offset is not None:
         return f"--offset {args.offset} is at or past the end of {what} of {topic} (end offsets {ends})"
     if args.from_time is not None:
@@ -50,16 +69,91 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     return f"{what} of {topic} is empty"
 
 
+class _Outages:
+    """With --follow, what cannot be read now (a partition ``topic-N``, or the topic while the reading
+    starts): each is tried again after RETRY_SECONDS, until it can be (one line on stderr when it
+    fails first, one when it is read again), or until it has failed for longer than ``retry_for``
+    seconds (None: for ever), which ends the command."""
+
+    def __init__(self, retry_for: float | None):
+        self.retry_for = retry_for
+        self.since: dict[str, float] = {}  # what -> when it first failed
+        self.next_try: dict[str, float] = {}
+
+    def ready(self, what: str) -> bool:
+        return time.monotonic() >= self.next_try.get(what, 0.0)
+
+    def failed(self, what: str, error: KafkaError) -> None:
+        now = time.monotonic()
+        if what not in self.since:
+            self.since[what] = now
+            until = "until it can be read" if self.retry_for is None else f"for up to {self.retry_for:g} s"
+            print(f"{PROG}: {what} cannot be read now ({error}); retrying {until}", file=sys.stderr)
+        elif self.retry_for is not None and now - self.since[what] > self.retry_for:
+            raise CommandError(f"{what} could not be read for {self.retry_for:g} s (--retry-for): {error}")
+        self.next_try[what] = now + RETRY_SECONDS
+
+    def read(self, what: str) -> None:
+        if self.since.pop(what, None) is not None:
+            self.next_try.pop(what, None)
+            print(f"{PROG}: {what} is read again", file=sys.stderr)
+
+
+def _is_outage(error: KafkaError) -> bool:
+    return isinstance(error, BrokerUnavailableError) or error.code in _OUTAGE_CODES
+
+
+def _with_leaders(client, topic: str, partitions: list[int], follow: bool) -> list[int]:
+    """The partitions that have a leader; the others named in one line on stderr (an error when
+    none has one and there is nothing to wait for)."""
+    metadata = client.metadata([topic])
+    leaderless = [p for p in partitions if metadata.leaders.get((topic, p), -1) < 0]
+    if not leaderless:
+        return partitions
+    down = sorted({r for p in leaderless for r in metadata.replicas.get((topic, p), ()) if r not in metadata.brokers})
+    names = ", ".join(f"{topic}-{p}" for p in leaderless)
+    why = (f"{'has' if len(leaderless) == 1 else 'have'} no leader (LEADER_NOT_AVAILABLE"
+           + (f": broker {', '.join(map(str, down))} is down)" if down else ")"))
+    if len(leaderless) == len(partitions) and not follow:
+        raise CommandError(f"{names} {why}: nothing can be read")
+    later = ("they are read once they have a leader again" if len(leaderless) > 1 else
+             "it is read once it has a leader again") if follow else "not read (exit status 1)"
+    print(f"{PROG}: {names} {why}: reading the other partitions; {later}", file=sys.stderr)
+    return [p for p in partitions if p not in leaderless]
+
+
+def _start(client, args) -> tuple[list[int], list[int], dict, dict]:
+    """The partitions to read, those of them that have a leader, their latest offsets and where
+    each is read from."""
+    partitions = partitions_of(client, args.topic, args.bootstrap_server)
+    if args.partition is not None:
+        check_partition(args.topic, args.partition, partitions)
+        partitions = [args.partition]
+    readable = partitions if args.partition is not None else _with_leaders(client, args.topic, partitions,
+                                                                           args.follow)
+    latest = _offsets(client, args.topic, readable, LATEST)
+    return partitions, readable, latest, _start_offsets(client, args.topic, readable, latest, args)
+
+
 def _consume(client, args) -> int:
     topic = args.topic
-    partitions = partitions_of(client, topic, args.bootstrap_server)
-    if args.partition is not None:
-        check_partition(topic, args.partition, partitions)
-        partitions = [args.partition]
-    latest = _offsets(client, topic, partitions, LATEST)
-    positions = _start_offsets(client, topic, partitions, latest, args)
-    if not args.follow and all(positions[p] >= latest[p] for p in partitions):
-        print(f"{PROG}: no records to print: {_why_nothing(topic, partitions, latest, args)}", file=sys.stderr)
+    outages = _Outages(args.retry_for)
+    while True:
+        try:
+            partitions, readable, latest, positions = _start(client, args)
+            break
+        except KafkaError as exc:  # with --follow, an outage when it starts is waited out too
+            if not args.follow or not _is_outage(exc):
+                raise
+            outages.failed(topic, exc)
+            time.sleep(RETRY_SECONDS)
+    outages.read(topic)
+    if not args.follow and all(positions[p] >= latest[p] for p in readable):
+        print(f"{PROG}: no records to print: {_why_nothing(topic, readable, latest, args)}", file=sys.stderr)
+    first = args.offset if isinstance(args.offset, int) else 0  # --follow from past the end: wait for it
+    skipped = not args.follow and len(readable) < len(partitions)
+    if not args.follow:
+        partitions = readable
     ends = None if args.follow else latest
     remaining = args.max_records
     try:
@@ -69,9 +163,21 @@ def _consume(client, args) -> int:
                 break
             printed = 0
             for partition in active:
+                if not outages.ready(f"{topic}-{partition}"):
+                    continue
                 end = None if ends is None else ends[partition]
-                records, position = fetch_records(client, topic, partition, positions[partition], end,
-                                             first=args.offset or 0)  # --follow from past the end: wait
+                try:
+                    if partition not in positions:  # --follow: a partition without a leader at the start
+                        start = _offsets(client, topic, [partition], LATEST)
+                        positions[partition] = _start_offsets(client, topic, [partition], start, args)[partition]
+                    records, position = fetch_records(client, topic, partition, positions[partition], end,
+                                                      first=first)
+                except KafkaError as exc:
+                    if not args.follow or not _is_outage(exc):
+                        raise
+                    outages.failed(f"{topic}-{partition}", exc)
+                    continue
+                outages.read(f"{topic}-{partition}")
                 if end is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position
@@ -89,13 +195,53 @@ def _consume(client, args) -> int:
     except KeyboardInterrupt:
         if not args.follow:
             raise
-    return OK
+    return FAILED if skipped else OK
+
+
+def _offset(text: str) -> int | str | None:
+    """``--offset``: a whole number, ``earliest`` (None: the default start) or ``latest``."""
+    if text in ("earliest", "latest"):
+        return None if text == "earliest" else text
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0, earliest or latest (for example 3)")
+    return int(text)
+
+
+def _plain_columns(properties: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The plain line's columns after Kafka's ``--property print.X=true|false`` options (every
+    column by default); ValueError naming a property or value it does not take."""
+    shown = dict.fromkeys(PLAIN_COLUMNS, True)
+    for key, value in properties:
+        if key not in _PRINT_PROPERTIES:
+            raise ValueError(f"--property {key}: not a property of this consumer (it takes "
+                             f"{', '.join(f'{name}=true|false' for name in _PRINT_PROPERTIES)})")
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"--property {key}={value}: the value is true or false")
+        shown[_PRINT_PROPERTIES[key]] = value.lower() == "true"
+    columns = tuple(column for column, show in shown.items() if show)
+    if not columns:
+        raise ValueError("--property: every column is left out (print.value=true shows the values)")
+    return columns
 
 
 def _run(args) -> int:
+    if args.property:
+        if args.format == "json":
+            print(f"{PROG}: --property print.* chooses the columns of plain lines; --format json prints every "
+                  f"field (see '{PROG} --help')", file=sys.stderr)
+            return USAGE
+        try:
+            args.format = _plain_columns(args.property)
+        except ValueError as exc:
+            print(f"{PROG}: {exc} (see '{PROG} --help')", file=sys.stderr)
+            return USAGE
+    if args.retry_for is not None and not args.follow:
+        print(f"{PROG}: --retry-for bounds the retries of --follow (see '{PROG} --help')", file=sys.stderr)
+        return USAGE
     if args.group is None:
         return run(PROG, args, _consume)
-    for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time)):
+    for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time),
+                          ("--retry-for", args.retry_for)):
         if value is not None:
             print(f"{PROG}: {option} cannot be used with --group (the group assigns the partitions and keeps their "
                   f"offsets) (see '{PROG} --help')", file=sys.stderr)
@@ -108,8 +254,12 @@ def add_parser(commands) -> None:
         commands, "consume", "print the records of a topic",
         "Print the records of TOPIC (every partition, or --partition), one line each, from the\n"
         "beginning (default), --offset N or --from-time, up to the end offsets measured when it\n"
-        "starts (a batch tool), or on and on with --follow (stop it with Ctrl-C, exit status 0).\n"
-        "plain lines: partition, offset, timestamp (UTC), key, value, tab-separated (null: null);\n"
+        "starts (a batch tool), or on and on with --follow (stop it with Ctrl-C, exit status 0;\n"
+        "a partition whose broker is down is retried until it returns, or for --retry-for).\n"
+        "A partition without a leader is left out (named on stderr, exit status 1).\n"
+        "plain lines: partition, offset, timestamp (UTC), key, value, tab-separated (null: null;\n"
+        "a backslash as \\\\, tab, line feed, CR as \\t \\n \\r, other control bytes and bytes that are\n"
+        "not UTF-8 as \\xNN, other characters that do not print as \\uNNNN);\n"
         "json: {topic, partition, offset, timestamp (epoch ms), timestampType, key, value, headers\n"
         "[{key, value}, ...]}, bytes that are not UTF-8 in base64 with keyEncoding/valueEncoding\n"
         "\"base64\" (`kafkalog produce --format json` takes these lines back).", [
@@ -117,14 +267,17 @@ def add_parser(commands) -> None:
             "kafkalog consume --topic page-views --partition 0 --offset 1000 --max-records 10",
             "kafkalog consume page-views --from-time 2024-05-01T12:00:00Z --format json | jq .value",
             "kafkalog consume page-views --from-time 1714564800000 --follow",
+            "kafkalog consume --topic page-views --from-beginning --max-messages 10 --property print.key=true "
+            "--property print.partition=false",
             "kafkalog consume page-views --group dashboards --follow"])
     add_topic_argument(parser)
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
                                                                      "(the default)")
-    start.add_argument("--offset", type=non_negative_int, metavar="N",
+    start.add_argument("--offset", type=_offset, metavar="N",
                        help="start at offset N in every partition read (nothing below N is printed, even when a "
-                            "partition is shorter and --follow waits for it)")
+                            "partition is shorter and --follow waits for it); as Kafka's console consumer, "
+                            "earliest (the default) or latest (the end: with --follow, only new records)")
     start.add_argument("--from-time", type=timestamp_ms, metavar="TIME",
                        help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
                             "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds")
@@ -134,6 +287,13 @@ def add_parser(commands) -> None:
     parser.add_argument("--format", choices=("plain", "json"), default="plain", help="output lines (default plain)")
     parser.add_argument("--follow", action="store_true", help="keep waiting for new records instead of stopping "
                                                               "at the end")
+    parser.add_argument("--retry-for", type=positive_float, metavar="SECONDS",
+                        help="with --follow, give up (exit status 1) on a partition that could not be read for "
+                             "SECONDS (its broker down or unreachable); by default it is retried until it can be")
+    parser.add_argument("--property", type=key_value, action="append", default=[], metavar="print.X=true|false",
+                        help="Kafka's console consumer's print.partition, print.offset, print.timestamp, print.key, "
+                             "print.value: show or leave out that column of plain lines (all shown by default; "
+                             "repeatable)")
     parser.add_argument("--group", type=group_id, metavar="GROUP",
                         help="consume as a member of consumer group GROUP: the group's members share the partitions, "
                              "each starts at the group's committed offset and commits after printing (at least "

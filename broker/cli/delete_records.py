@@ -6,6 +6,8 @@ once; readers that wanted those records see them as lost, exactly as after reten
 import argparse
 
 from broker.arguments import USAGE
+from broker.client import LATEST, KafkaError
+from broker.protocol.errors import ErrorCode
 
 from .common import OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 
@@ -30,10 +32,27 @@ def _delete(client, args) -> int:
         raise CommandError("a partition is named twice in --before", USAGE)
     for partition in wanted:
         check_partition(args.topic, partition, partitions)
-    low_watermarks = client.delete_records({(args.topic, p): offset for p, offset in wanted.items()})
+    try:
+        low_watermarks = client.delete_records({(args.topic, p): offset for p, offset in wanted.items()})
+    except KafkaError as exc:
+        if exc.code != ErrorCode.OFFSET_OUT_OF_RANGE:
+            raise
+        raise CommandError(_past_the_end(client, args.topic, wanted) or str(exc)) from None
     for (topic, partition), start in sorted(low_watermarks.items()):
         print(f"{topic}-{partition}: records before offset {start} deleted (log start offset {start})")
     return OK
+
+
+def _past_the_end(client, topic: str, wanted: dict) -> str | None:
+    """Which --before offsets are past their partition's end, with the end (Kafka answers only
+    OFFSET_OUT_OF_RANGE); None when none is now."""
+    latest = client.list_offsets({(topic, p): LATEST for p in wanted})
+    past = [f"{p}:{offset} (the latest offset of {topic}-{p} is {latest[(topic, p)][0]})"
+            for p, offset in sorted(wanted.items()) if offset > latest[(topic, p)][0]]
+    if not past:
+        return None
+    return (f"--before {', '.join(past)} is past the end: records can be deleted up to the latest offset "
+            f"(PARTITION:end deletes every record stored now) (OFFSET_OUT_OF_RANGE)")
 
 
 def add_parser(commands) -> None:

@@ -17,10 +17,15 @@ from .record_text import json_field, json_headers, text
 
 
 def _dump_log(args) -> int:
+    paths = args.paths + [path for files in args.files for path in files]
+    if not paths:
+        print("kafkalog dump-log: give the segment files or partition directories: PATH ... or --files "
+              "PATH[,PATH...] (see 'kafkalog dump-log --help')", file=sys.stderr)
+        return 2
     try:
         data = args.print_data or args.offsets_decoder
         show = _show_offsets if args.offsets_decoder else _show_data
-        for kind, item in dump.dump(args.paths, records=args.records or data, data=data):
+        for kind, item in dump.dump(paths, records=args.records or data, data=data):
             for record in item.get("records", ()) if data else ():
                 show(record, args.json)
             if args.json:
@@ -38,6 +43,14 @@ def _dump_log(args) -> int:
     except BrokenPipeError:
         return 0
     return 1 if summary["invalid"] else 0
+
+
+def _file_list(text: str) -> list[str]:
+    """kafka-dump-log's ``--files a.log,b.index``."""
+    paths = [path.strip() for path in text.split(",")]
+    if not all(paths):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of paths")
+    return paths
 
 
 def _show_data(record: dict, as_json: bool) -> None:
@@ -81,13 +94,17 @@ def add_parser(commands) -> None:
                "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
                "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
                "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
-               "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n\n"
+               "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
+               "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
                "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
                "2 usage error or a path that cannot be read")
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="segment file or partition directory")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="segment file or partition directory")
+    parser.add_argument("--files", type=_file_list, action="append", default=[], metavar="PATH[,PATH...]",
+                        help="kafka-dump-log's spelling: comma-separated paths (repeatable; with or instead of PATH)")
     parser.add_argument("--json", action="store_true", help="one JSON object per batch, then a summary")
-    parser.add_argument("--records", action="store_true", help="also print each record's offset and sizes")
-    parser.add_argument("--print-data", action="store_true",
+    parser.add_argument("--records", "--deep-iteration", action="store_true",
+                        help="also print each record's offset and sizes (--deep-iteration: kafka-dump-log's name)")
+    parser.add_argument("--print-data", "--print-data-log", action="store_true",
                         help="also print each record's key, payload and headers (implies --records; as "
                              "kafka-dump-log --print-data-log)")
     parser.add_argument("--offsets-decoder", action="store_true",

@@ -16,7 +16,7 @@ No line is lost without being named: a line that cannot be a record, or that the
 import os
 import sys
 
-from broker.arguments import USAGE, non_negative_int, timestamp_ms
+from broker.arguments import USAGE, key_value, non_negative_int, timestamp_ms
 from broker.client.batches import Batcher
 from broker.records.compression import Codec
 
@@ -30,7 +30,7 @@ ACKS = {"0": 0, "1": 1, "all": -1, "-1": -1}
 
 
 def _produce(client, args, source, total_bytes: int | None) -> int:
-    partitions = partitions_of(client, args.topic, args.bootstrap_server)
+    partitions = partitions_of(client, args.topic, args.bootstrap_server, create=True)
     if args.partition is not None:
         check_partition(args.topic, args.partition, partitions)
     show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
@@ -75,7 +75,32 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
     return OK
 
 
+def _kafka_properties(args) -> str | None:
+    """Kafka's console producer's ``--property parse.key=true`` (and ``key.separator=SEP``, a tab by
+    default) as ``--key-separator``; ValueError for a property or value it does not take."""
+    properties = dict(args.property)
+    unknown = sorted(set(properties) - {"parse.key", "key.separator"})
+    if unknown:
+        raise ValueError(f"--property {unknown[0]}: not a property of this producer (it takes parse.key=true|false "
+                         f"and key.separator=SEP)")
+    parse_key = properties.get("parse.key", "false").lower()
+    if parse_key not in ("true", "false"):
+        raise ValueError(f"--property parse.key={properties['parse.key']}: the value is true or false")
+    if parse_key == "false":
+        if "key.separator" in properties:
+            raise ValueError("--property key.separator needs --property parse.key=true (or give --key-separator)")
+        return args.key_separator
+    if args.key_separator is not None:
+        raise ValueError("--property parse.key=true and --key-separator both say how to split the key: give one")
+    return properties.get("key.separator", "\t")
+
+
 def _run(args) -> int:
+    try:
+        args.key_separator = _kafka_properties(args)
+    except ValueError as exc:
+        print(f"{PROG}: {exc} (see '{PROG} --help')", file=sys.stderr)
+        return USAGE
     if args.key_separator == "":
         print(f"{PROG}: --key-separator cannot be empty (for example --key-separator :)", file=sys.stderr)
         return USAGE
@@ -101,7 +126,8 @@ def _run(args) -> int:
 def add_parser(commands) -> None:
     parser = add_command(
         commands, "produce", "send lines of stdin or a file as records",
-        "Send each line of stdin (or of --file) as one record of TOPIC (which must exist), its value\n"
+        "Send each line of stdin (or of --file) as one record of TOPIC (created if missing where the\n"
+        "broker creates topics on first use, auto.create.topics.enable, as for Kafka's producers), its value\n"
         "the line without its line end. With --key-separator, the text before the first separator is\n"
         "the key; with --format json each line is an object with key, value, headers and timestamp\n"
         "(the lines `kafkalog consume --format json` prints; bytes as base64 with keyEncoding or\n"
@@ -115,6 +141,7 @@ def add_parser(commands) -> None:
             "kafkalog produce page-views < views.txt",
             "kafkalog produce --topic page-views --file views.txt --compression zstd --acks all",
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
+            "kafkalog produce --topic events --property parse.key=true --property key.separator=: < events.txt",
             "kafkalog produce events --header source=web --timestamp 2026-11-20T13:00:00Z < events.txt",
             "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' | kafkalog produce events --format json",
             "kafkalog consume events --format json | kafkalog produce events-copy --format json",
@@ -127,17 +154,22 @@ def add_parser(commands) -> None:
     parser.add_argument("--key-separator", metavar="SEP",
                         help="split each plain line at the first SEP into key and value (a line without it "
                              "cannot be sent)")
+    parser.add_argument("--property", type=key_value, action="append", default=[], metavar="KEY=VALUE",
+                        help="Kafka's console producer's parse.key=true (split each line at key.separator, a tab "
+                             "unless --property key.separator=SEP says) (repeatable)")
     parser.add_argument("--header", type=record_input.header, action="append", default=[], metavar="KEY=VALUE",
                         help="add this header to every record (repeatable; after a JSON line's own headers)")
     parser.add_argument("--timestamp", type=timestamp_ms, metavar="TIME",
                         help="the timestamp of every record (unless a JSON line has its own): ISO-8601 or "
                              "epoch milliseconds (default: when it is sent)")
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="send every record to partition N")
-    parser.add_argument("--compression", choices=[c.name.lower() for c in Codec], default="none",
-                        help="compression codec of the batches (default none)")
-    parser.add_argument("--acks", choices=("0", "1", "all", "-1"), default="1",
+    parser.add_argument("--compression", "--compression-codec", choices=[c.name.lower() for c in Codec],
+                        default="none", help="compression codec of the batches (default none; --compression-codec: "
+                                             "Kafka's console producer's name)")
+    parser.add_argument("--acks", "--request-required-acks", choices=("0", "1", "all", "-1"), default="1",
                         help="0: do not wait for the broker (refused records go unnoticed); 1: for the leader "
-                             "(default); all (-1): for every replica")
+                             "(default); all (-1): for every replica (--request-required-acks: Kafka's console "
+                             "producer's name)")
     parser.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                         help="a line that cannot be sent: stop reading there (default; what was read is still "
                              "sent) or skip it and go on; either way it is named and the exit status is 1")

@@ -13,6 +13,7 @@ from .common import CommandError
 from .record_text import json_field, json_headers, text
 
 FETCH_BYTES = 1024 * 1024
+PLAIN_COLUMNS = ("partition", "offset", "timestamp", "key", "value")
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
@@ -44,9 +45,14 @@ def iso(timestamp: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def record_line(topic: str, partition: int, entry, record, form: str) -> str:
+def record_line(topic: str, partition: int, entry, record, form: str | tuple[str, ...]) -> str:
+    """``form``: "json", "plain" (every column of PLAIN_COLUMNS) or the plain columns to show."""
     if form == "plain":
         return f"{partition}\t{record.offset}\t{iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"
+    if form != "json":
+        cells = {"partition": partition, "offset": record.offset, "timestamp": iso(record.timestamp),
+                 "key": text(record.key), "value": text(record.value)}
+        return "\t".join(str(cells[column]) for column in form)
     out = {"topic": topic, "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
            "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
     json_field(out, "key", record.key)

@@ -11,7 +11,7 @@ from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
-from .common import FAILED, OK, CommandError, add_command, add_topic_argument, partitions_of, run
+from .common import FAILED, OK, CommandError, add_command, add_format_argument, add_topic_argument, partitions_of, run
 
 PROG = "kafkalog topics"
 DEFAULT_FROM_BROKER = -1
@@ -56,21 +56,27 @@ def _alter(client, args) -> int:
 
 
 def _list(client, args) -> int:
-    for name in client.topics(include_internal=True):  # as kafka-topics --list
-        print(name)
+    internal = client.metadata(None).internal
+    for name in client.topics(include_internal=not args.exclude_internal):  # as kafka-topics --list
+        print(json.dumps({"topic": name, "internal": name in internal}) if args.format == "json" else name)
     return OK
 
 
 def _description(client, topic: str, bootstrap: str) -> dict:
+    """The topic's partitions (a partition without a leader, its broker down, with leader, offsets
+    and size None, as kafka-topics shows ``Leader: none``), settings and the controller."""
     partitions = partitions_of(client, topic, bootstrap)
-    earliest = client.list_offsets({(topic, p): EARLIEST for p in partitions})
-    latest = client.list_offsets({(topic, p): LATEST for p in partitions})
-    sizes = client.partition_sizes(topic, partitions)
+    metadata = client.metadata([topic])
+    led = [p for p in partitions if metadata.leaders[(topic, p)] >= 0]
+    earliest = client.list_offsets({(topic, p): EARLIEST for p in led})
+    latest = client.list_offsets({(topic, p): LATEST for p in led})
+    sizes = client.partition_sizes(topic, led)
     return {
         "topic": topic,
-        "controller": client.metadata([topic]).controller_id,
-        "partitions": [{"partition": p, "leader": client.leader_of(topic, p).node_id,
-                        "earliestOffset": earliest[(topic, p)][0], "latestOffset": latest[(topic, p)][0],
+        "controller": metadata.controller_id,
+        "partitions": [{"partition": p, "leader": metadata.leaders[(topic, p)] if p in led else None,
+                        "earliestOffset": earliest[(topic, p)][0] if p in led else None,
+                        "latestOffset": latest[(topic, p)][0] if p in led else None,
                         "sizeBytes": sizes.get(p)} for p in partitions],
         "configs": {c.name: {"value": c.value, "source": CONFIG_SOURCES.get(c.source, str(c.source)),
                              "readOnly": c.read_only, "sensitive": c.sensitive}
@@ -87,21 +93,27 @@ def _print_plain(description: dict) -> None:
     partitions = description["partitions"]
     print(f"topic: {description['topic']}\npartitions: {len(partitions)}\ncontroller: {description['controller']}")
     print(text_table([["partition", "leader", "earliest", "latest", "size"]] + [
-        [p["partition"], p["leader"], p["earliestOffset"], p["latestOffset"],
-         "?" if p["sizeBytes"] is None else p["sizeBytes"]] for p in partitions]))
+        [p["partition"], "none" if p["leader"] is None else p["leader"], _or(p["earliestOffset"], "-"),
+         _or(p["latestOffset"], "-"), _or(p["sizeBytes"], "?")] for p in partitions]))
     print(text_table([["config", "value", "source"]] + [
         [name, "" if c["value"] is None else c["value"], c["source"]] for name, c in description["configs"].items()]))
 
 
+def _or(value, missing: str):
+    return missing if value is None else value
+
+
 def _describe(client, args) -> int:
     failed = printed = False
-    for topic in args.topics:
+    for topic in args.topics or client.topics(include_internal=not args.exclude_internal):  # none named: all
         try:
             description = _description(client, topic, args.bootstrap_server)
         except CommandError as exc:
             print(f"{PROG} describe: {exc}", file=sys.stderr)
             failed = True
             continue
+        if args.unavailable_partitions:
+            description["partitions"] = [p for p in description["partitions"] if p["leader"] is None]
         if args.format == "json":
             print(json.dumps(description))
         else:
@@ -143,19 +155,29 @@ def add_parser(commands) -> None:
     create.set_defaults(func=lambda args: run(f"{PROG} create", args, _create))
 
     listing = add_command(actions, "list", "list the names of all topics", "Print every topic name, one per line.",
-                          ["kafkalog topics list", "kafkalog topics list --bootstrap-server broker1:9092 | grep ^app-"])
+                          ["kafkalog topics list", "kafkalog topics list --bootstrap-server broker1:9092 | grep ^app-",
+                           "kafkalog topics --list --format json | jq -r 'select(.internal | not).topic'"])
+    add_format_argument(listing, 'one JSON object per topic: {"topic", "internal"}')
+    listing.add_argument("--exclude-internal", action="store_true", help="leave out internal topics (__consumer_offsets)")
     listing.set_defaults(func=lambda args: run(f"{PROG} list", args, _list))
 
     describe = add_command(
         actions, "describe", "show partitions, offsets, sizes and settings",
-        "For each topic: the cluster's controller, every partition with its leader (the broker it lives\n"
+        "For each topic (every topic when none is named): the cluster's controller, every partition with its leader (the broker it lives\n"
         "on), earliest and latest offsets (latest is the offset the next record gets) and size on disk\n"
-        "in bytes, then every setting with its value and\n"
+        "in bytes (a partition whose broker is down: leader none, offsets '-'; JSON null), then every\n"
+        "setting with its value and\n"
         "source (DYNAMIC_TOPIC_CONFIG: set on the topic; STATIC_BROKER_CONFIG: the broker's setting;\n"
         "DEFAULT_CONFIG: Kafka's default).", [
             "kafkalog topics describe page-views",
+            "kafkalog topics --describe --topic page-views",
+            "kafkalog topics describe --format json   # every topic",
             "kafkalog topics describe page-views clicks --format json | jq '.partitions[].sizeBytes'"])
-    add_topic_argument(describe, many=True)
+    add_topic_argument(describe, many=True, required=False)
+    describe.add_argument("--exclude-internal", action="store_true",
+                          help="with no topic named, leave out internal topics (__consumer_offsets)")
+    describe.add_argument("--unavailable-partitions", action="store_true",
+                          help="show only the partitions without a leader (their broker is down)")
     describe.add_argument("--format", choices=("plain", "json"), default="plain",
                           help="plain tables (default) or one JSON object per topic")
     describe.set_defaults(func=lambda args: run(f"{PROG} describe", args, _describe))

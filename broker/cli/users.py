@@ -1,13 +1,14 @@
 """``kafkalog users add|delete|list``: the SCRAM credentials of a broker's log directory (Kafka:
 ``kafka-configs --alter --entity-type users --add-config 'SCRAM-SHA-512=[password=...]'``).
 
-Only the salted keys are stored (``scram-credentials.json`` in the log directory), never the
-password; a running broker sees a change at its next authentication. The password comes from
+Only the salted keys are stored (``scram-credentials.json`` in the log directory, readable by its
+owner only), never the password; a running broker sees a change at its next authentication. The password comes from
 ``--password`` or, better (it stays out of the shell's history and the process list),
 ``--password-file`` (``-`` reads standard input).
 """
 
 import argparse
+import os
 import sys
 
 from broker.arguments import USAGE, Parser
@@ -53,6 +54,7 @@ def _add(args) -> int:
 
 
 def _delete(args) -> int:
+    _existing(args.log_dir)
     store = ScramCredentials(args.log_dir)
     mechanism = None if args.mechanism == ALL_MECHANISMS else args.mechanism
     if not store.delete(args.user, mechanism):
@@ -63,9 +65,21 @@ def _delete(args) -> int:
 
 
 def _list(args) -> int:
-    for user, mechanisms in ScramCredentials(args.log_dir).users().items():
+    _existing(args.log_dir)
+    store = ScramCredentials(args.log_dir)
+    users = store.users()
+    for user, mechanisms in users.items():
         print(f"{user}\t{','.join(mechanisms)}")
+    if not users:
+        print(f"{PROG}: note: no SCRAM users in {store.path}", file=sys.stderr)
     return OK
+
+
+def _existing(log_dir: str) -> None:
+    """A log directory to read must exist (``add`` creates it, as before a broker's first start)."""
+    if not os.path.isdir(log_dir):
+        reason = "not a directory" if os.path.exists(log_dir) else "no such directory"
+        raise CredentialsError(f"--log-dir {log_dir}: {reason}")
 
 
 def _run(args) -> int:

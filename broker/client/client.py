@@ -26,6 +26,7 @@ DescribeLogDirs goes to each partition's leader.
 import collections
 import logging
 import random
+import re
 import time
 from typing import NamedTuple
 
@@ -683,9 +684,10 @@ def _holds_a_whole_entry(records) -> bool:
 
 
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
-    """``"h1:9092,h2:9093"`` -> ``[("h1", 9092), ("h2", 9093)]``; ValueError with an example if malformed."""
+    """``"h1:9092,h2:9093"`` -> ``[("h1", 9092), ("h2", 9093)]``; ValueError with an example if malformed.
+    A listener name before an address (``PLAINTEXT://h1:9092``) is ignored, as Kafka's clients ignore it."""
     out = []
-    for item in (s.strip() for s in servers.split(",")):
+    for item in (re.sub(r"^[A-Za-z0-9_]+://", "", s.strip()) for s in servers.split(",")):
         host, sep, port = item.rpartition(":")
         if (not item or not sep or not host or any(c.isspace() for c in host) or not port.isascii()
                 or not port.isdigit() or not 0 < int(port) < 65536):

@@ -37,11 +37,14 @@ def fsync_directory(path: str) -> None:
         os.close(fd)
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the directory."""
+def write_atomically(path: str, data: bytes, private: bool = False) -> None:
+    """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the directory. A
+    ``private`` file (secrets) is readable and writable by its owner only (0600)."""
     tmp = path + TEMP_SUFFIX
     try:
         with open(tmp, "wb") as f:
+            if private:
+                os.fchmod(f.fileno(), 0o600)  # before the first byte is written
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

@@ -100,7 +100,7 @@ class ScramCredentials:
 
     def _write(self) -> None:
         data = json.dumps({"version": _VERSION, "users": self._users}, indent=1, sort_keys=True)
-        write_atomically(self.path, data.encode())
+        write_atomically(self.path, data.encode(), private=True)  # salted keys: an offline guesser's start
 
 
 def _b64(data: bytes) -> str:

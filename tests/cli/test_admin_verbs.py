@@ -87,7 +87,10 @@ def test_delete_records_moves_the_earliest_offset(broker, request):
     with KafkaClient(broker.bootstrap) as client:
         earliest = client.list_offsets({(topic, 0): EARLIEST, (topic, 1): EARLIEST})
     assert {key: found[0] for key, found in earliest.items()} == {(topic, 0): 4, (topic, 1): 1}
-    for before, code, message in (("0:7", 1, "OFFSET_OUT_OF_RANGE"), ("9:1", 1, "has no partition 9"),
+    for before, code, message in (("0:7", 1, f"--before 0:7 (the latest offset of {topic}-0 is 6) is past the end: "
+                                             f"records can be deleted up to the latest offset (PARTITION:end deletes "
+                                             f"every record stored now) (OFFSET_OUT_OF_RANGE)"),
+                                  ("9:1", 1, "has no partition 9"),
                                   ("0:x", 2, "'0:x' is not PARTITION:OFFSET")):
         done = kafkalog("delete-records", topic, "--before", before, "--bootstrap-server", broker.bootstrap)
         assert message in one_line_error(done, code, "kafkalog delete-records: ")

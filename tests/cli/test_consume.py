@@ -1,7 +1,8 @@
 """``kafkalog consume`` as a real process, reading what confluent-kafka produced: every start option
 (beginning, offset, a time resolved through the broker's time index, compared with confluent-kafka's
-``offsets_for_times``), one partition, a record limit, plain and JSON lines byte for byte, ``--follow``
-(new records, Ctrl-C), a closed pipe, and the errors."""
+``offsets_for_times``), one partition, a record limit, plain and JSON lines byte for byte, escaped
+plain text, Kafka's console consumer's spellings, ``--follow`` (new records, Ctrl-C, a broker that
+dies and returns, ``--retry-for``), a closed pipe, and the errors."""
 
 import base64
 import datetime
@@ -9,6 +10,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -55,9 +57,11 @@ def _iso(timestamp: int) -> str:
 
 
 def _text(data) -> str:
+    """The escaped text of RECORDS' keys and values (none holds a backslash or a control byte but these)."""
     if data is None:
         return "null"
-    return data.decode("utf-8", "backslashreplace").replace("\t", "\\t").replace("\n", "\\n")
+    text = data.decode("utf-8", "backslashreplace")
+    return text.replace("\t", "\\t").replace("\n", "\\n").replace("\x00", "\\x00")
 
 
 def plain_line(record) -> str:
@@ -268,3 +272,115 @@ def test_json_lines_show_headers_in_order_with_exact_bytes(broker, request):
     assert [json.loads(line)["headers"] for line in done.stdout.splitlines()] == [
         [{"key": "trace", "value": "t-1"}, {"key": "bin", "value": "/wA=", "valueEncoding": "base64"},
          {"key": "trace", "value": None}], []]
+
+
+def test_plain_keys_and_values_are_escaped_so_that_different_bytes_never_print_alike(broker, request):
+    """Found as: a key holding a tab and one holding backslash-t printed alike, and NUL bytes raw."""
+    topic = topic_for(request)
+    shown = {b"a\tb": "a\\tb", b"a\\tb": "a\\\\tb", b"a\x00b": "a\\x00b", b"a\xffb": "a\\xffb",
+             b"a\\xffb": "a\\\\xffb", b"\x1b[31m": "\\x1b[31m", "no\u00a0break".encode(): "no\\u00a0break",
+             "line\u2028sep".encode(): "line\\u2028sep", "\u00e9t\u00e9 \u65e5".encode(): "\u00e9t\u00e9 \u65e5"}
+    produce_records(broker.bootstrap, topic, [(0, key, key, BASE) for key in shown])
+    lines = plain_lines(consume(broker, topic, "--partition", "0"))
+    assert [line.split("\t")[3:] for line in lines] == [[text, text] for text in shown.values()]
+    assert len(set(shown.values())) == len(shown)
+
+
+def test_kafka_console_consumer_spellings(broker, topic):
+    """kafka-console-consumer.sh's --from-beginning, --max-messages, --property print.X=true|false and
+    --offset earliest|latest."""
+    done = consume(broker, "--topic", topic, "--partition", "1", "--from-beginning", "--max-messages", "2",
+                   "--property", "print.key=true", "--property", "print.partition=false",
+                   "--property", "print.timestamp=false")
+    assert plain_lines(done) == [f"{o}\t{_text(k)}\t{_text(v)}" for p, o, k, v, _ in STORED if p == 1][:2]
+    done = consume(broker, "--topic", topic, "--partition", "2", "--property", "print.offset=false",
+                   "--property", "print.key=false", "--property", "print.timestamp=false", "--max-messages", "1")
+    assert plain_lines(done) == [f"2\t{_text(v)}" for p, o, k, v, _ in STORED if p == 2][:1]
+    assert plain_lines(consume(broker, topic, "--offset", "earliest")) == plain_lines(consume(broker, topic))
+    done = consume(broker, topic, "--offset", "latest")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (f"kafkalog consume: no records to print: --offset latest starts at the end of every "
+                           f"partition of {topic} (--follow prints the records that come)\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--property", "print.headers=true"], "--property print.headers: not a property of this consumer (it takes "
+                                           "print.partition=true|false, "),
+    (["--property", "print.key=yes"], "--property print.key=yes: the value is true or false"),
+    (["--property", "print.key"], "'print.key' is not KEY=VALUE"),
+    (["--property", "print.key=true", "--format", "json"], "--property print.* chooses the columns of plain lines"),
+    (["--retry-for", "5"], "--retry-for bounds the retries of --follow"),
+])
+def test_property_and_retry_for_usage_errors(broker, topic, args, message):
+    assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
+
+
+def _kill_later(process: subprocess.Popen) -> None:
+    """Kill the process after 3 * WAIT_SECONDS at most (its pipes then end), so that no read of them
+    waits for ever; the test's own finally kills it sooner."""
+    killer = threading.Timer(3 * WAIT_SECONDS, process.kill)
+    killer.daemon = True
+    killer.start()
+
+
+def _following_a_dead_broker(start_broker, request, *args) -> tuple:
+    """(broker, topic, process): ``consume --follow`` of a one-partition topic, caught up with its
+    one record, then its broker killed."""
+    broker = start_broker({"num.partitions": "1"})
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", *args,
+                                "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _kill_later(process)
+    assert process.stdout.readline().endswith("\tbefore\n")
+    broker.kill()
+    return broker, topic, process
+
+
+def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_returns(start_broker, request):
+    """Found as: --follow exited after about 5 retries (3 s) of an outage; Kafka's consumer keeps retrying."""
+    broker, topic, process = _following_a_dead_broker(start_broker, request, "--max-records", "2")
+    try:
+        assert f"{topic}-0 cannot be read now (" in process.stderr.readline()
+        with pytest.raises(subprocess.TimeoutExpired):  # an outage longer than the client's own retries
+            process.wait(timeout=8)
+        broker.start()  # the same port and log directory
+        produce_records(broker.bootstrap, topic, [(0, None, b"after", BASE)])
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert out.endswith("\tafter\n") and err == f"kafkalog consume: {topic}-0 is read again\n"
+
+
+def test_follow_gives_up_after_retry_for(start_broker, request):
+    _, topic, process = _following_a_dead_broker(start_broker, request, "--retry-for", "1")
+    try:
+        out, err = process.communicate(timeout=2 * WAIT_SECONDS)
+    finally:
+        process.kill()
+    first, last = err.splitlines()
+    assert process.returncode == 1 and "Traceback" not in err
+    assert first.startswith(f"kafkalog consume: {topic}-0 cannot be read now (") and "retrying for up to 1 s" in first
+    assert last.startswith(f"kafkalog consume: {topic}-0 could not be read for 1 s (--retry-for): ")
+
+
+def test_follow_started_while_the_broker_is_down_waits_for_it(start_broker, request):
+    broker = start_broker({"num.partitions": "1"})
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"stored", BASE)])
+    broker.kill()
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--max-records", "1",
+                                "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _kill_later(process)
+    try:
+        first = process.stderr.readline()
+        assert first.startswith(f"kafkalog consume: {topic} cannot be read now (") and "could be reached" in first
+        broker.start()
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert (process.returncode, err) == (0, f"kafkalog consume: {topic} is read again\n")
+    assert out.endswith("\tstored\n")

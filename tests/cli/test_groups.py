@@ -6,6 +6,7 @@ has every verb's API: list, describe with lag, delete-offsets, reset-offsets and
 
 import argparse
 import json
+import subprocess
 import time
 
 import confluent_kafka
@@ -92,20 +93,24 @@ def test_reset_offsets_dry_run_changes_nothing(mock, topic, request):
     assert committed(mock[0], group, topic) == {0: 3, 1: 3}
 
 
-@pytest.mark.parametrize("how, expected", [
-    (["--to-earliest"], {0: 0, 1: 0, 2: 0, 3: 0}),
-    (["--to-latest"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),
-    (["--to-offset", "2"], {p: 2 for p in range(PARTITIONS)}),
-    (["--to-offset", "99"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),  # kept within the log
-    (["--shift-by", "-2"], {0: 0, 1: 1, 2: 1, 3: 2}),  # from 1, 3, 3, 4; never below the earliest
+@pytest.mark.parametrize("how, expected, moved", [
+    (["--to-earliest"], {0: 0, 1: 0, 2: 0, 3: 0}, {}),
+    (["--to-latest"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}, {}),
+    (["--to-offset", "2"], {p: 2 for p in range(PARTITIONS)}, {}),
+    # kept within the log, and said so (as kafka-consumer-groups.sh warns)
+    (["--to-offset", "99"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)},
+     {p: "offset 99 is higher than the latest offset" for p in range(PARTITIONS)}),
+    (["--shift-by", "-2"], {0: 0, 1: 1, 2: 1, 3: 2}, {0: "offset -1 is lower than the earliest offset"}),
     # no record at or after the time: the latest offset (the mock answers every time lookup so)
-    (["--to-datetime", "2030-01-01T00:00:00Z"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}),
+    (["--to-datetime", "2030-01-01T00:00:00Z"], {p: RECORDS_PER_PARTITION for p in range(PARTITIONS)}, {}),
 ])
-def test_reset_offsets_execute(mock, topic, request, how, expected):
+def test_reset_offsets_execute(mock, topic, request, how, expected, moved):
     group = topic_for(request, "group")
     commit_from_outside(mock[0], group, topic, {0: 1, 1: 3, 2: 3, 3: 4})
     done = groups(mock, "reset-offsets", group, "--topic", topic, *how, "--execute")
-    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"kafkalog groups reset-offsets: note: {what} of {topic}-{p}; it is set to "
+                                        f"{expected[p]}" for p, what in moved.items()]
     assert committed(mock[0], group, topic) == expected
 
 
@@ -147,6 +152,8 @@ def test_verbs_the_mock_lacks_fail_with_one_line(mock, topic):
         groups(mock, "delete", "g"), 1, "kafkalog groups delete: ")
     assert "does not support deleting a group's offsets (it offers no OffsetDelete API)" in one_line_error(
         groups(mock, "delete-offsets", "g", "--topic", f"{topic}:0"), 1, "kafkalog groups delete-offsets: ")
+    assert one_line_error(groups(mock, "describe", "g", "--members"), 1, "kafkalog groups describe: ") == (
+        "kafkalog groups describe: --members needs a broker that can describe groups (DescribeGroups)")
 
 
 def test_every_verb_against_our_broker(broker, request):
@@ -194,3 +201,66 @@ def test_new_offsets_by_time_from_our_brokers_time_index(broker, request):
     assert offsets(to_datetime=9_000_000) == {(topic, 0): 5, (topic, 1): 5}
     assert offsets(shift_by=3) == {(topic, 0): 5, (topic, 1): 4}
     assert offsets(to_offset=-7) == {(topic, 0): 0, (topic, 1): 0}
+
+
+def test_kafka_consumer_groups_spellings_and_errors_in_words(broker, request):
+    """kafka-consumer-groups.sh's --list, --describe --group G, --all-groups, --delete --group G; the
+    errors of a group with an active member (NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC) and of a
+    missing group (GROUP_ID_NOT_FOUND) said in words, with what to do."""
+    topic, group, other = topic_for(request), topic_for(request, "group"), topic_for(request, "other")
+    produce_records(broker.bootstrap, topic, [(0, None, b"v", 1_000_000)])
+    commit_from_outside(broker.bootstrap, other, topic, {0: 1})
+
+    def run(*args) -> subprocess.CompletedProcess:
+        return kafkalog("groups", *args, "--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}")
+
+    member = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "log_level": 3,
+                                       "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        member.subscribe([topic])
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.2)
+        assert member.assignment()
+        member.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, 1)], asynchronous=False)
+
+        listed = run("--list", "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        entries = [json.loads(line) for line in listed.stdout.splitlines()]
+        assert {"group": group, "protocolType": "consumer"} in entries
+        assert {"group": other, "protocolType": ""} in entries  # offsets committed without membership
+        described = run("--describe", "--group", group, "--format", "json")
+        assert described.returncode == 0, described.stderr
+        assert json.loads(described.stdout)["state"] == "Stable"
+        state = run("--describe", "--group", group, "--state", "--format", "json")
+        assert json.loads(state.stdout) == {"group": group, "assignmentStrategy": "range", "state": "Stable",
+                                            "members": 1}, state.stderr
+        members = run("--describe", "--group", group, "--members")
+        assert members.returncode == 0, members.stderr
+        [header, row] = [line.split() for line in members.stdout.splitlines()]
+        assert header == ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
+        assert (row[0], row[-1]) == (group, "4")  # every partition of the topic (the broker fixture's num.partitions)
+        every = run("--describe", "--all-groups", "--format", "json")
+        assert every.returncode == 0, every.stderr
+        assert {group, other} <= {json.loads(line)["group"] for line in every.stdout.splitlines()}
+
+        assert one_line_error(run("--delete", "--group", group), 1, "kafkalog groups delete: ") == (
+            f"kafkalog groups delete: consumer group {group!r} has active members: stop its consumers, then try "
+            f"again (NON_EMPTY_GROUP)")
+        assert one_line_error(run("delete-offsets", "--group", group, "--topic", topic), 1, "kafkalog groups ") == (
+            f"kafkalog groups delete-offsets: consumer group {group!r} has active members subscribed to topic "
+            f"{topic}: its offsets of the topic can be deleted only when no member reads it (stop its consumers "
+            f"first) (GROUP_SUBSCRIBED_TO_TOPIC)")  # one line for the topic's four partitions
+    finally:
+        member.close()
+    missing = topic_for(request, "missing")
+    assert one_line_error(run("delete", missing), 1, "kafkalog groups delete: ") == (
+        f"kafkalog groups delete: consumer group {missing!r} does not exist (`kafkalog groups list` shows the "
+        f"groups) (GROUP_ID_NOT_FOUND)")
+    deleted = run("--delete", "--group", other)
+    assert (deleted.returncode, deleted.stdout) == (0, f"deleted consumer group {other}\n"), deleted.stderr
+    deleted = run("--delete", "--all-groups")  # the member has left: every group of the module's broker
+    assert deleted.returncode == 0 and f"deleted consumer group {group}\n" in deleted.stdout, deleted.stderr
+    assert run("--list").stdout == ""
+    assert one_line_error(run("--delete", "--all-groups"), 1, "kafkalog groups delete: ") == (
+        "kafkalog groups delete: the cluster has no consumer groups")

@@ -237,10 +237,42 @@ def test_lines_not_sent_when_the_broker_goes_away_are_named(start_broker, reques
     assert stderr.rstrip().endswith("5 lines stored; not stored: lines 6-8")
 
 
-def test_operation_errors_exit_1(broker, request):
+def test_a_missing_topic_is_created_where_the_broker_creates_topics_on_first_use(broker, request):
+    """Found as: produce refused a missing topic although the broker auto-creates (as the sink's writes do)."""
+    missing = topic_for(request, "missing")
+    done = produce(broker, missing, input="x\ny\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert sorted(r.value for r in consume_records(broker.bootstrap, missing, range(PARTITIONS), 2)) == [b"x", b"y"]
+    one_line_error(produce(broker, "bad name!", input="x\n"), 1,  # what the broker cannot create is named so
+                   "kafkalog produce: 'bad name!' is not a valid topic name: at most 249 ASCII letters, digits, '.', "
+                   "'_' and '-' (INVALID_TOPIC_EXCEPTION)")
+
+
+def test_a_missing_topic_is_refused_where_the_broker_does_not_create_topics(start_broker, request):
+    broker = start_broker({"auto.create.topics.enable": "false"})
     missing = topic_for(request, "missing")
     one_line_error(produce(broker, missing, input="x\n"), 1,
-                   f"kafkalog produce: topic {missing!r} does not exist on {broker.bootstrap}")
+                   f"kafkalog produce: topic {missing!r} does not exist on {broker.bootstrap} (and the broker does "
+                   f"not create topics on first use: auto.create.topics.enable=false; create it with `kafkalog "
+                   f"topics create`)")
+
+
+def test_kafka_console_producer_properties_split_keys(broker, request):
+    """kafka-console-producer.sh's --property parse.key=true, with key.separator (a tab by default),
+    --compression-codec and --request-required-acks."""
+    topic = new_topic(broker, request, "--partitions", "1")
+    done = kafkalog("produce", "--topic", topic, "--property", "parse.key=true", "--property", "key.separator=:",
+                    "--compression-codec", "gzip", "--request-required-acks", "all",
+                    "--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}", input="k1:v1\nk2:v:2\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    done = produce(broker, topic, "--property", "parse.key=true", input="k3\tv3\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert key_values(consume_records(broker.bootstrap, topic, [0], 3)) == [
+        (0, b"k1", b"v1"), (0, b"k2", b"v:2"), (0, b"k3", b"v3")]
+    assert stored_codecs(broker.bootstrap, topic, 0) == ["gzip", "none"]
+
+
+def test_operation_errors_exit_1(broker, request):
     topic = new_topic(broker, request, "--partitions", "2", "--config", "max.message.bytes=1000")
     one_line_error(produce(broker, topic, "--partition", "2", input="x\n"), 1,
                    f"kafkalog produce: topic {topic!r} has no partition 2 (its partitions are 0-1)")
@@ -251,13 +283,17 @@ def test_operation_errors_exit_1(broker, request):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--compression", "brotli"], "argument --compression: invalid choice: 'brotli'"),
-    (["--acks", "2"], "argument --acks: invalid choice: '2'"),
+    (["--compression", "brotli"], "argument --compression/--compression-codec: invalid choice: 'brotli'"),
+    (["--acks", "2"], "argument --acks/--request-required-acks: invalid choice: '2'"),
     (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
     (["--key-separator", ""], "--key-separator cannot be empty"),
     (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
     (["--header", "no-value"], "argument --header: 'no-value' is not KEY=VALUE"),
     (["--header", "=v"], "argument --header: '=v' is not KEY=VALUE"),
+    (["--property", "ignore.error=true"], "--property ignore.error: not a property of this producer"),
+    (["--property", "parse.key=1"], "--property parse.key=1: the value is true or false"),
+    (["--property", "key.separator=:"], "--property key.separator needs --property parse.key=true"),
+    (["--property", "parse.key=true", "--key-separator", ":"], "give one"),
     (["--timestamp", "yesterday"], "argument --timestamp: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
     (["--format", "json", "--key-separator", ":"], "--key-separator splits plain lines"),
     (["--on-error", "ignore"], "argument --on-error: invalid choice: 'ignore'"),

@@ -124,3 +124,44 @@ def test_if_not_exists_if_exists_and_validate_only_make_scripts_idempotent(broke
     assert "does not exist: nothing to do" in done.stdout
     one_line_error(kafkalog("topics", "delete", topic, "--bootstrap-server", broker.bootstrap), 1,
                    f"kafkalog topics delete: topic {topic!r} does not exist")
+
+
+def test_kafka_topics_and_configs_spellings(broker, request):
+    """kafka-topics.sh's and kafka-configs.sh's action options, anywhere on the line, and a bootstrap
+    address with its listener name, as Kafka's tools take them."""
+    topic = topic_for(request)
+    bootstrap = ["--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}"]
+
+    def ok(*args) -> str:
+        done = kafkalog(*args, *bootstrap)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        return done.stdout
+
+    assert ok("topics", "--create", "--topic", topic, "--partitions", "2") == f"created topic {topic}\n"
+    assert topic in ok("topics", "--list").split()
+    assert "partitions: 2\n" in ok("topics", "--describe", "--topic", topic)
+    every = [json.loads(line) for line in ok("topics", "--describe", "--format", "json").splitlines()]
+    assert [d["topic"] for d in every] == listed(broker)  # no topic named: every topic, as kafka-topics
+    assert ok("topics", "--topic", topic, "--alter", "--partitions", "3") == f"altered topic {topic}: 3 partitions\n"
+    assert ok("configs", "--entity-type", "topics", "--entity-name", topic, "--alter", "--add-config",
+              "retention.ms=1000") == f"changed topic {topic}: retention.ms=1000\n"
+    described = json.loads(ok("configs", "--describe", "--entity-type", "topics", "--entity-name", topic,
+                              "--format", "json"))
+    assert [(c["name"], c["value"]) for c in described["configs"]] == [("retention.ms", "1000")]
+    assert ok("topics", "--delete", "--topic", topic) == f"deleted topic {topic}\n"
+    two = kafkalog("topics", "--describe", "--delete", "--topic", topic, *bootstrap)  # which one: a usage error
+    one_line_error(two, 2, "kafkalog topics: --describe and --delete are two actions: give one "
+                           "(see 'kafkalog topics --help')")
+
+
+def test_list_as_json(broker, request):
+    topic = topic_for(request)
+    produce_records(broker.bootstrap, topic, [(0, None, b"v", 0)])
+    done = kafkalog("topics", "list", "--format", "json", "--bootstrap-server", broker.bootstrap)
+    assert done.returncode == 0, done.stderr
+    entries = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {"topic": topic, "internal": False} in entries
+    assert [entry["topic"] for entry in entries] == listed(broker)
+    assert all(entry["internal"] == (entry["topic"] == "__consumer_offsets") for entry in entries)
+    done = kafkalog("topics", "--list", "--exclude-internal", "--bootstrap-server", broker.bootstrap)
+    assert done.stdout.splitlines() == [entry["topic"] for entry in entries if not entry["internal"]]

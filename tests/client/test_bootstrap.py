@@ -22,6 +22,8 @@ EXAMPLE = "for example 127.0.0.1:9092"
     ("h1:9092, h2:9093,\th3:1", [("h1", 9092), ("h2", 9093), ("h3", 1)]),
     ("[::1]:9092", [("::1", 9092)]),
     ("localhost:65535", [("localhost", 65535)]),
+    # a listener name before the address, as Kafka's clients ignore it
+    ("PLAINTEXT://h1:9092,SASL_SSL://[::1]:9093", [("h1", 9092), ("::1", 9093)]),
 ])
 def test_parse_bootstrap_accepts(text, expected):
     assert parse_bootstrap(text) == expected
@@ -31,6 +33,7 @@ def test_parse_bootstrap_accepts(text, expected):
     "", " ", "host", "host:", ":9092", "host:port", "host:0", "host:65536", "host:-1", "host:9092:",
     "h1:9092,", "h1:9092,,h2:9092", ",h1:9092", "host:9O92",
     "host:\u00b2",  # a character str.isdigit() accepts but int() refuses
+    "PLAINTEXT://", "PLAINTEXT://host",
 ])
 def test_parse_bootstrap_rejects_with_an_example(text):
     with pytest.raises(ValueError, match=EXAMPLE) as info:

@@ -13,6 +13,7 @@ uses its own topic and group names, so the module's ACLs do not interfere.
 """
 
 import asyncio
+import json
 import time
 import uuid
 
@@ -510,6 +511,12 @@ def test_kafkalog_acls_add_list_remove(secured, tmp_path):
     rows = [line.split() for line in listed.stdout.splitlines()[1:]]
     assert sorted(rows) == sorted([["TOPIC", topic, "LITERAL", "User:alice", "*", "READ", "ALLOW"],
                                    ["TOPIC", topic, "LITERAL", "User:bob", "127.0.0.1", "READ", "DENY"]])
+    listed = kafkalog("acls", "list", *connect, "--topic", topic, "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.splitlines()) == sorted(json.dumps(
+        {"resourceType": "TOPIC", "name": topic, "patternType": "LITERAL", "principal": principal, "host": host,
+         "operation": "READ", "permission": permission}) for principal, host, permission in (
+        ("User:alice", "*", "ALLOW"), ("User:bob", "127.0.0.1", "DENY")))
     removed = kafkalog("acls", "remove", *connect, "--topic", topic, "--allow-principal", "User:alice")
     assert removed.returncode == 0 and removed.stdout.splitlines() == [
         f"removed ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)"], removed.stderr
