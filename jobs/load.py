@@ -3,7 +3,8 @@ Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoo
 filesystem, and offset-rewind reruns.
 
 Exit status: 0 the run committed (or the dry run, history or repair was done), 1 the run failed (its
-reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock.
+reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock, 130
+interrupted (Ctrl-C: one line saying what the next run does).
 """
 
 import argparse
@@ -18,7 +19,7 @@ from pathlib import Path
 from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
                              key_value, positive_int, timestamp_ms, topic_pattern)
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 SUBMITTED = "PYSPARK_GATEWAY_PORT"  # set by spark-submit for the Python it runs: PySpark's JVM is already there
 
@@ -41,7 +42,7 @@ Each committed run's end offsets are then committed to a consumer group (--group
 kafkalog-load:<output URI>), where `kafkalog groups describe` shows the load's lag.
 
 exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
-             3 another run holds the checkpoint's lock"""
+             3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
 def add_parser(commands) -> None:
@@ -115,6 +116,10 @@ def _offsets(text: str) -> dict:
     return offsets
 
 
+def checkpoint_of(args) -> str:
+    return args.checkpoint or args.output.rstrip("/") + "/_checkpoint"
+
+
 def settings_from(args):
     from .planner import Rewind
     from .runner import LoadSettings
@@ -127,7 +132,7 @@ def settings_from(args):
         rewind = Rewind("offsets", args.rewind_to_offsets)
     return LoadSettings(
         bootstrap_servers=args.bootstrap_servers, output=args.output,
-        checkpoint=args.checkpoint or args.output.rstrip("/") + "/_checkpoint",
+        checkpoint=checkpoint_of(args),
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
@@ -169,6 +174,9 @@ def run_command(args) -> int:
     except LockHeldError as exc:
         _error(exc)
         return EXIT_LOCKED
+    except KeyboardInterrupt:  # Ctrl-C: PySpark's handler cancelled the Spark jobs; the lock is released
+        print(f"kafkalog load: {interrupted(checkpoint_of(args))}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
     except Exception as exc:  # the reason on one line (a damaged checkpoint names its file); the next run resumes
         if args.verbose:
             traceback.print_exc()
@@ -200,6 +208,7 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     import spark_kafka_source
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+        logging.getLogger().addFilter(not_py4j)  # py4j logs a Ctrl-C during a call to the root logger
     builder = SparkSession.builder.appName(app_name) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
     if SUBMITTED not in os.environ:  # under spark-submit its --master stands (``master`` would replace it)
@@ -213,6 +222,11 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     return spark
 
 
+def not_py4j(record: logging.LogRecord) -> bool:
+    """A log filter dropping what py4j's own code logs (with tracebacks) through the root logger."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
 def spark_settings(conf: list[tuple[str, str]], verbose: bool) -> dict:
     """The ``--conf`` settings, with the job's quiet log settings first in the driver's Java options
     unless ``verbose``."""
@@ -221,6 +235,19 @@ def spark_settings(conf: list[tuple[str, str]], verbose: bool) -> dict:
         quiet = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
         settings[DRIVER_JAVA_OPTIONS] = f"{quiet} {settings.get(DRIVER_JAVA_OPTIONS, '')}".strip()
     return settings
+
+
+def interrupted(checkpoint: str) -> str:
+    """What an interrupted load left, from its checkpoint: a run planned and not committed, which the
+    next load executes again, or none."""
+    from spark_kafka_source.checkpoint import CheckpointStore
+    try:
+        runs = CheckpointStore(checkpoint).runs()
+    except Exception:  # an unreadable checkpoint: the next run says why
+        runs = []
+    if runs and runs[-1].pending:
+        return f"interrupted: run {runs[-1].number} was not committed; the next load executes its plan again"
+    return "interrupted: no run is pending; the next load goes on from the last committed run"
 
 
 def _error(exc: Exception) -> None:
