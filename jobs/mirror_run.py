@@ -17,8 +17,11 @@ holds the source's records in order except that a stretch of the killed micro-ba
 follow twice (those stored before the kill, then the whole micro-batch again).
 """
 
+import contextlib
 import json
 import re
+import signal
+import threading
 
 from pyspark.sql import functions as F
 
@@ -65,12 +68,26 @@ def mirror(spark, settings, say=print) -> dict:
         .foreachBatch(write_batch)
     writer = writer.trigger(availableNow=True) if settings.available_now else \
         writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
-    query = writer.start()
+    with interruptible() as interrupted:
+        query = writer.start()
+        return _follow(query, say if settings.progress else None, interrupted)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """An event set by Ctrl-C (SIGINT) while in the block, in place of PySpark's handler, which cancels
+    Spark's jobs and raises KeyboardInterrupt inside a call to the JVM (a stopped query then dumps
+    Py4J's and the JVM's stacks); the main loop stops the query itself. Elsewhere than in the main
+    thread (where no signal handler can be set) Ctrl-C is left as it is."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.set())
     try:
-        return _follow(query, say if settings.progress else None)
-    except KeyboardInterrupt:
-        query.stop()
-        return {}
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _prepare_targets(settings, ready: dict, say) -> list:
@@ -101,11 +118,15 @@ def _answered(side: str, servers: str, step):
         raise MirrorError(f"the {side} cluster {servers}: {exc}") from None
 
 
-def _follow(query, say) -> dict:
-    """Wait for the query to end, printing a line for each progress report; the query's failure is raised."""
+def _follow(query, say, interrupted: threading.Event) -> dict:
+    """Wait for the query to end, printing a line for each progress report; the query's failure is
+    raised. Once ``interrupted`` is set, the query is stopped and {} returned."""
     shown, batches, records = "", 0, 0
     while True:
         ended = query.awaitTermination(POLL_SECONDS)
+        if interrupted.is_set():
+            query.stop()
+            return {}
         for progress in query.recentProgress:
             if progress.timestamp <= shown:
                 continue

@@ -16,7 +16,9 @@ is the source, ``target`` a second broker that creates no topic on first use.
 
 import contextlib
 import io
+import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -205,6 +207,10 @@ class MirrorProcess:
     def kill(self) -> None:
         kill_tree(self.process)
 
+    def interrupt(self) -> None:
+        """Ctrl-C, as a terminal sends it: SIGINT to the mirror's whole process group."""
+        os.killpg(self.process.pid, signal.SIGINT)
+
 
 def duplicated_stretch(copied: list, original: list) -> int:
     """How many records ``copied`` holds twice, checking that it is ``original`` in order with at most
@@ -248,3 +254,28 @@ def test_a_killed_mirror_resumes_and_loses_nothing(jobs_broker, target, spark, t
     repeated = {tp: duplicated_stretch(copied[tp], original[tp]) for tp in original}
     assert sum(repeated.values()) <= BATCH, repeated  # at most the micro-batch being written when killed
     print(f"records copied twice after the kill: {repeated}")
+
+
+def test_ctrl_c_stops_the_mirror_with_one_line_and_the_same_command_resumes(jobs_broker, target, spark, tmp_path):
+    source = jobs_broker.bootstrap
+    create_topic(source, "ctrl-c", 2)
+    produce(source, "ctrl-c", messages(400, partitions=(0, 1), tag="c"))
+    args = ["--from", source, "--to", target.bootstrap, "--topics", "ctrl-c", "--checkpoint",
+            str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", str(BATCH)]
+    running = MirrorProcess(args + ["--trigger-interval", "0.1"], tmp_path)
+    try:
+        wait_for(lambda: running.batches() or running.process.poll() is not None, 180, what="a first micro-batch")
+        running.interrupt()
+        code = running.process.wait(60)
+    finally:
+        running.kill()
+    stderr = (tmp_path / "mirror.err").read_text()
+    assert code == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and len(stderr.splitlines()) <= 2, stderr[-3000:]
+    assert running.out.read_text().splitlines()[-1] == "stopped; the same command resumes from the checkpoint"
+
+    code, out, err = run_mirror(*args, "--available-now")
+    assert code == 0, err[-3000:]
+    original, copied = records(spark, source, ["ctrl-c"]), records(spark, target.bootstrap, ["ctrl-c"])
+    assert set(copied) == set(original)
+    assert sum(duplicated_stretch(copied[tp], original[tp]) for tp in original) <= BATCH
