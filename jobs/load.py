@@ -21,6 +21,7 @@ from broker.arguments import (Parser, add_bootstrap_argument, add_command_config
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+WORKER_PYTHON = "spark.pyspark.python"
 SUBMITTED = "PYSPARK_GATEWAY_PORT"  # set by spark-submit for the Python it runs: PySpark's JVM is already there
 
 EPILOG = """\
@@ -198,11 +199,14 @@ def _load(args, settings) -> int:
 
 def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
-    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
+    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``. Spark's
+    Python workers run ``spark.pyspark.python`` from ``conf``, else ``PYSPARK_PYTHON``, else this
+    Python (not ``python3`` from PATH, which may lack the package: a venv's Python run without
+    activating the venv); Spark's JVM reads ``PYSPARK_PYTHON`` when it starts (the conf alone does not
+    reach the worker that finds data sources), so both are set. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
     in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
     times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
     options given with ``--conf`` add to them instead of replacing them."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
@@ -211,9 +215,14 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
         logging.getLogger().addFilter(not_py4j)  # py4j logs a Ctrl-C during a call to the root logger
     builder = SparkSession.builder.appName(app_name) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
-    if SUBMITTED not in os.environ:  # under spark-submit its --master stands (``master`` would replace it)
+    settings = spark_settings(conf, verbose)
+    if SUBMITTED in os.environ:  # its --master stands, and its spark.pyspark.python came as PYSPARK_PYTHON
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    else:
         builder = builder.master(master)
-    for key, value in spark_settings(conf, verbose).items():
+        settings[WORKER_PYTHON] = os.environ["PYSPARK_PYTHON"] = \
+            settings.get(WORKER_PYTHON) or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if not verbose:
