@@ -80,9 +80,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     rewind.add_argument("--rewind-to-run", metavar="N", type=positive_int, help="load again from the start of run N")
     rewind.add_argument("--rewind-to-offsets", metavar="JSON", type=_offsets,
                         help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
-    parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
-    parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
-    parser.add_argument("--repair", action="store_true",
+    stop = parser.add_mutually_exclusive_group()  # each does one thing and stops
+    stop.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
+    stop.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
+    stop.add_argument("--repair", action="store_true",
                         help="make a damaged checkpoint agree with the output again, from what the output's rows "
                              "prove, and stop")
     group = parser.add_mutually_exclusive_group()
@@ -156,6 +157,10 @@ def run_command(args) -> int:
 
     try:
         settings = settings_from(args)
+        if settings.rewind is not None and (args.history or args.repair):
+            flag, does = ("--history", "shows the runs") if args.history else ("--repair", "repairs the checkpoint")
+            raise UsageError(f"{flag} cannot be combined with a rewind: it {does} and stops (--dry-run shows what "
+                             f"the rewind would do)")
         if args.history:
             print(history.format_text(settings.checkpoint, settings.output, settings.format))
             return EXIT_OK
