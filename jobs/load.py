@@ -270,13 +270,18 @@ def _error(exc: Exception) -> None:
 
 def reason(exc: Exception) -> str:
     """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause, its
-    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``)."""
+    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``).
+    Data loss advises the commands' ``--fail-on-data-loss false``, not the source option."""
+    from spark_kafka_source.planning import DATA_LOSS_ADVICE
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    found = lines[0] if lines else type(exc).__name__
     for line in reversed(lines):
         cause = re.match(r"^(?:[A-Za-z_]\w*\.)*(\w*Error: .*)", line)
         if cause:
-            return cause.group(1)[:1000]
-    return (lines[0] if lines else type(exc).__name__)[:1000]
+            found = cause.group(1)
+            break
+    return found.replace(DATA_LOSS_ADVICE, "Run it with --fail-on-data-loss false to go on with what is left "
+                                           "instead of failing.")[:1000]
 
 
 def parser() -> Parser:
