@@ -45,11 +45,10 @@ def mirror(spark, settings, say=print) -> dict:
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
     (called once both clusters answered; never in a dry run, which stops after checking them)."""
     ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
-    partitions = _prepare_targets(settings, ready, say)
+    partitions = _prepare_targets(settings, ready, say, check_topics=True)
     if not partitions:
-        what = f"matches --topic-pattern {settings.topic_pattern!r}" if settings.topic_pattern is not None \
-            else f"of {', '.join(settings.topics)} exists"
-        raise MirrorError(f"no topic on the source cluster {settings.source_servers} {what}")
+        raise MirrorError(f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
+                          f"{settings.topic_pattern!r}")
     say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
         f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to {settings.target_servers}")
     if settings.dry_run:
@@ -90,14 +89,19 @@ def interruptible():
         signal.signal(signal.SIGINT, previous)
 
 
-def _prepare_targets(settings, ready: dict, say) -> list:
+def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> list:
     """The source partitions read now, each with its target topic ready; a cluster that cannot be
-    reached fails with a line naming it."""
+    reached fails with a line naming it, and so (``check_topics``, before anything is created) does
+    a topic of ``--topics`` missing on the source."""
     parsed = source_options.parse(settings.source(), source_options.STREAM)
     sink = parse_sink(settings.sink())
     with client_for(parsed) as source, sink.client.client(sink.bootstrap_servers) as target:
         partitions = _answered("source", settings.source_servers,
                                lambda: topic_partitions(source, parsed, missing_topics_fail=False))
+        missing = [t for t in settings.topics or [] if t not in {topic for topic, _ in partitions}]
+        if check_topics and missing:
+            raise MirrorError(f"no topic {', '.join(missing)} on the source cluster {settings.source_servers}: "
+                              f"--topics names existing topics (--topic-pattern also mirrors topics created later)")
         _answered("target", settings.target_servers, target.topics)
         read_back = None
         if same_cluster(settings.source_servers, settings.target_servers):

@@ -129,6 +129,8 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
     cases = [
         (["--to", target.bootstrap, "--topic-pattern", "nothing-.*"],
          "no topic on the source cluster " + source + " matches --topic-pattern 'nothing-.*'"),
+        (["--to", target.bootstrap, "--topics", "refused-a,refused-nosuch,refused-none"],
+         f"no topic refused-nosuch, refused-none on the source cluster {source}: --topics names existing topics"),
         (["--to", "127.0.0.1:1", "--to-config", str(fast), "--topics", "refused-a"],
          "the target cluster 127.0.0.1:1: "),
         (["--to", source, "--topics", "refused-a"],
