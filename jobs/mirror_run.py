@@ -123,22 +123,25 @@ def _answered(side: str, servers: str, step):
 
 
 def _follow(query, say, interrupted: threading.Event) -> dict:
-    """Wait for the query to end, printing a line for each progress report; the query's failure is
-    raised. Once ``interrupted`` is set, the query is stopped and {} returned."""
-    shown, batches, records = "", 0, 0
+    """Wait for the query to end, printing a line for each progress report (an idle query's, which
+    Spark repeats every 10 s for the same batch, once); the query's failure is raised. Once
+    ``interrupted`` is set, the progress until then is printed, the query stopped and {} returned."""
+    shown, shown_batch, batches, records = "", None, 0, 0
     while True:
         ended = query.awaitTermination(POLL_SECONDS)
-        if interrupted.is_set():
-            query.stop()
-            return {}
+        stop = interrupted.is_set()
         for progress in query.recentProgress:
             if progress.timestamp <= shown:
                 continue
             shown = progress.timestamp
             if progress.numInputRows:
                 batches, records = batches + 1, records + progress.numInputRows
-            if say is not None:
+            if say is not None and (progress.numInputRows or progress.batchId != shown_batch):
                 say(progress_line(progress))
+            shown_batch = progress.batchId
+        if stop:
+            query.stop()
+            return {}
         if ended:
             return {"batches": batches, "records": records}
 

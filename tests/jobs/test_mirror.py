@@ -21,6 +21,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import pytest
 from broker.client.groups import GroupClient
 from broker.embedded import EmbeddedBroker
 from jobs.mirror import main as mirror_main
+from jobs.mirror_run import _follow
 from tests.processes import kill_tree
 from tests.spark.feed import client, create_topic, load, messages, produce, rows
 from tests.waiting import wait_for
@@ -281,3 +283,41 @@ def test_ctrl_c_stops_the_mirror_with_one_line_and_the_same_command_resumes(jobs
     original, copied = records(spark, source, ["ctrl-c"]), records(spark, target.bootstrap, ["ctrl-c"])
     assert set(copied) == set(original)
     assert sum(duplicated_stretch(copied[tp], original[tp]) for tp in original) <= BATCH
+
+
+def test_an_idle_query_is_reported_once_not_at_every_idle_progress(jobs_broker, spark, tmp_path):
+    """Spark reports an idle query's progress again and again (every 10 s by default, 100 ms here)
+    for the same batch: the mirror printed "batch 1: 0 records ..." each time."""
+    source = jobs_broker.bootstrap
+    create_topic(source, "idle", 1)
+    produce(source, "idle", messages(3, tag="i"))
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "100ms")
+    try:
+        query = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", source)
+                 .option("subscribe", "idle").option("startingOffsets", "earliest").load()
+                 .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .trigger(processingTime="100 milliseconds").start())
+    finally:
+        spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+    interrupted = threading.Event()
+
+    def interrupt_once_idle_three_times() -> None:
+        try:
+            wait_for(lambda: sum(not p.numInputRows for p in query.recentProgress) >= 3 or not query.isActive, 180,
+                     interval=0.2, what="three idle progress reports")
+        finally:
+            interrupted.set()
+
+    watcher = threading.Thread(target=interrupt_once_idle_three_times)
+    watcher.start()
+    lines: list[str] = []
+    try:
+        assert _follow(query, lines.append, interrupted) == {}
+    finally:
+        interrupted.set()
+        watcher.join()
+        query.stop()
+    assert sum(not p.numInputRows for p in query.recentProgress) >= 3
+    assert lines[0].startswith("batch 0: 3 records in "), lines
+    idle = [line.split(":")[0] for line in lines if ": 0 records in " in line]
+    assert idle and len(idle) == len(set(idle)), lines
