@@ -69,8 +69,8 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
         elif entry is not None and entry.run is not None and entry.run.committed and entry.run.superseded is None \
                 and run_dir(number) not in places:
             found.append(Problem(number, f"run {number} is committed but its output {output.uri}/{run_dir(number)} "
-                                         f"is missing", f"restore it, or load its offsets again: {command} --topics ... "
-                                         f"--rewind-to-run {number}", True))
+                                         f"is missing", f"restore it, or load its offsets again: {command} "
+                                         f"--topics ... --rewind-to-run {number}", True))
     return found
 
 

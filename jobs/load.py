@@ -180,7 +180,7 @@ def run_command(args) -> int:
     except LockHeldError as exc:
         _error(exc)
         return EXIT_LOCKED
-    except KeyboardInterrupt:  # Ctrl-C: PySpark's handler cancelled the Spark jobs; the lock is released
+    except KeyboardInterrupt:  # Ctrl-C; the lock is released, and Spark's JVM (deaf to SIGINT) ends with this process
         print(f"kafkalog load: {interrupted(checkpoint_of(args))}", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the reason on one line (a damaged checkpoint names its file); the next run resumes
@@ -204,14 +204,17 @@ def _load(args, settings) -> int:
 
 def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
-    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``. Spark's
-    Python workers run ``spark.pyspark.python`` from ``conf``, else ``PYSPARK_PYTHON``, else this
-    Python (not ``python3`` from PATH, which may lack the package: a venv's Python run without
-    activating the venv); Spark's JVM reads ``PYSPARK_PYTHON`` when it starts (the conf alone does not
-    reach the worker that finds data sources), so both are set. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
-    in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
-    times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
-    options given with ``--conf`` add to them instead of replacing them."""
+    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``.
+
+    Spark's Python workers run ``spark.pyspark.python`` from ``conf``, else ``PYSPARK_PYTHON``, else
+    this Python (not ``python3`` from PATH, which may lack the package: a venv's Python run without
+    activating the venv); Spark's JVM reads ``PYSPARK_PYTHON`` when it starts (the conf alone does
+    not reach the worker that finds data sources), so both are set.
+
+    Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why in one line of its
+    own, and Spark's ERROR lines (a failed task logs its whole stack, several times) would bury it.
+    The log settings go first in ``spark.driver.extraJavaOptions``, so options given with ``--conf``
+    add to them instead of replacing them."""
     from pyspark.sql import SparkSession
 
     import spark_kafka_source

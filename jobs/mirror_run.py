@@ -98,8 +98,7 @@ def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> 
     with client_for(parsed) as source, sink.client.client(sink.bootstrap_servers) as target:
         partitions = _answered("source", settings.source_servers,
                                lambda: topic_partitions(source, parsed, missing_topics_fail=False))
-        missing = [t for t in settings.topics or [] if t not in {topic for topic, _ in partitions}]
-        if check_topics and missing:
+        if check_topics and (missing := [t for t in settings.topics or [] if t not in {p[0] for p in partitions}]):
             raise MirrorError(f"no topic {', '.join(missing)} on the source cluster {settings.source_servers}: "
                               f"--topics names existing topics (--topic-pattern also mirrors topics created later)")
         _answered("target", settings.target_servers, target.topics)

@@ -164,7 +164,8 @@ def test_usage_errors_exit_2(history, tmp_path):
         (["--output", str(output), "--topic-pattern", "(", "--dry-run"],
          "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern"),
         (["--output", str(output), "--history", "--repair"], "argument --repair: not allowed with argument --history"),
-        (["--output", str(output), "--dry-run", "--history"], "argument --history: not allowed with argument --dry-run"),
+        (["--output", str(output), "--dry-run", "--history"],
+         "argument --history: not allowed with argument --dry-run"),
         (["--output", str(output), "--rewind-to-run", "1", "--repair"],
          "--repair cannot be combined with a rewind: it repairs the checkpoint and stops (--dry-run shows what the "
          "rewind would do)"),
