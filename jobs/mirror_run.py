@@ -19,8 +19,10 @@ follow twice (those stored before the kill, then the whole micro-batch again).
 
 import contextlib
 import json
+import os
 import re
 import signal
+import sys
 import threading
 
 from pyspark.sql import functions as F
@@ -69,7 +71,7 @@ def mirror(spark, settings, say=print) -> dict:
         writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
     with interruptible() as interrupted:
         query = writer.start()
-        return _follow(query, say if settings.progress else None, interrupted)
+        return _follow(query, say if settings.progress else None, interrupted, quiet_stop=True)
 
 
 @contextlib.contextmanager
@@ -87,6 +89,19 @@ def interruptible():
         yield interrupted
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def quiet() -> None:
+    """Turn off this process's stderr and the JVM's: stopping a query in the middle of a micro-batch,
+    Spark's check of whether the failure was the stop can overflow the stack on a long Python error
+    (the JVM prints its stack, thousands of lines), and PySpark's accumulator thread prints a
+    traceback when the JVM goes first. For a stop the user asked for (Ctrl-C), no use to anyone."""
+    from pyspark import SparkContext
+    jvm = SparkContext._jvm
+    if jvm is not None:
+        jvm.java.lang.System.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+    sys.stderr.flush()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
 
 
 def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> list:
@@ -121,10 +136,11 @@ def _answered(side: str, servers: str, step):
         raise MirrorError(f"the {side} cluster {servers}: {exc}") from None
 
 
-def _follow(query, say, interrupted: threading.Event) -> dict:
+def _follow(query, say, interrupted: threading.Event, quiet_stop: bool = False) -> dict:
     """Wait for the query to end, printing a line for each progress report (an idle query's, which
     Spark repeats every 10 s for the same batch, once); the query's failure is raised. Once
-    ``interrupted`` is set, the progress until then is printed, the query stopped and {} returned."""
+    ``interrupted`` is set, the progress until then is printed, the query stopped (``quiet_stop``:
+    with this process's stderr and the JVM's off, see ``quiet``) and {} returned."""
     shown, shown_batch, batches, records = "", None, 0, 0
     while True:
         ended = query.awaitTermination(POLL_SECONDS)
@@ -139,6 +155,8 @@ def _follow(query, say, interrupted: threading.Event) -> dict:
                 say(progress_line(progress))
             shown_batch = progress.batchId
         if stop:
+            if quiet_stop:
+                quiet()
             query.stop()
             return {}
         if ended:
