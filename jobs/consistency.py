@@ -44,7 +44,8 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
     entries = {e.number: e for e in store.survey()}
     traces = output.traces()
     removed_below = store.removed_below()
-    repair = f"repair: kafkalog load --output {output.uri} --repair (rebuilds runs from the output's rows)"
+    command = load_command(store, output)
+    repair = f"repair: {command} --repair (rebuilds runs from the output's rows)"
     found = []
     for number in sorted(set(entries) | set(traces)):
         entry, places = entries.get(number), traces.get(number, [])
@@ -68,9 +69,15 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
         elif entry is not None and entry.run is not None and entry.run.committed and entry.run.superseded is None \
                 and run_dir(number) not in places:
             found.append(Problem(number, f"run {number} is committed but its output {output.uri}/{run_dir(number)} "
-                                         f"is missing", f"restore it, or load its offsets again: kafkalog load "
-                                         f"--output {output.uri} --topics ... --rewind-to-run {number}", True))
+                                         f"is missing", f"restore it, or load its offsets again: {command} "
+                                         f"--topics ... --rewind-to-run {number}", True))
     return found
+
+
+def load_command(store: CheckpointStore, output: Output) -> str:
+    """``kafkalog load`` naming this output and checkpoint (``--checkpoint`` unless it is the default)."""
+    checkpoint = "" if store.uri == f"{output.uri}/_checkpoint" else f" --checkpoint {store.uri}"
+    return f"kafkalog load --output {output.uri}{checkpoint}"
 
 
 def _unreadable_task(store: CheckpointStore, number: int) -> str | None:

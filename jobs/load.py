@@ -3,7 +3,8 @@ Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoo
 filesystem, and offset-rewind reruns.
 
 Exit status: 0 the run committed (or the dry run, history or repair was done), 1 the run failed (its
-reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock.
+reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock, 130
+interrupted (Ctrl-C: one line saying what the next run does).
 """
 
 import argparse
@@ -18,8 +19,9 @@ from pathlib import Path
 from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
                              key_value, positive_int, timestamp_ms, topic_pattern)
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+WORKER_PYTHON = "spark.pyspark.python"
 SUBMITTED = "PYSPARK_GATEWAY_PORT"  # set by spark-submit for the Python it runs: PySpark's JVM is already there
 
 EPILOG = """\
@@ -41,7 +43,7 @@ Each committed run's end offsets are then committed to a consumer group (--group
 kafkalog-load:<output URI>), where `kafkalog groups describe` shows the load's lag.
 
 exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
-             3 another run holds the checkpoint's lock"""
+             3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
 def add_parser(commands) -> None:
@@ -78,9 +80,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     rewind.add_argument("--rewind-to-run", metavar="N", type=positive_int, help="load again from the start of run N")
     rewind.add_argument("--rewind-to-offsets", metavar="JSON", type=_offsets,
                         help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
-    parser.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
-    parser.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
-    parser.add_argument("--repair", action="store_true",
+    stop = parser.add_mutually_exclusive_group()  # each does one thing and stops
+    stop.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
+    stop.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
+    stop.add_argument("--repair", action="store_true",
                         help="make a damaged checkpoint agree with the output again, from what the output's rows "
                              "prove, and stop")
     group = parser.add_mutually_exclusive_group()
@@ -115,6 +118,10 @@ def _offsets(text: str) -> dict:
     return offsets
 
 
+def checkpoint_of(args) -> str:
+    return args.checkpoint or args.output.rstrip("/") + "/_checkpoint"
+
+
 def settings_from(args):
     from .planner import Rewind
     from .runner import LoadSettings
@@ -127,7 +134,7 @@ def settings_from(args):
         rewind = Rewind("offsets", args.rewind_to_offsets)
     return LoadSettings(
         bootstrap_servers=args.bootstrap_servers, output=args.output,
-        checkpoint=args.checkpoint or args.output.rstrip("/") + "/_checkpoint",
+        checkpoint=checkpoint_of(args),
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
         topic_pattern=args.topic_pattern, format=args.format,
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
@@ -150,6 +157,10 @@ def run_command(args) -> int:
 
     try:
         settings = settings_from(args)
+        if settings.rewind is not None and (args.history or args.repair):
+            flag, does = ("--history", "shows the runs") if args.history else ("--repair", "repairs the checkpoint")
+            raise UsageError(f"{flag} cannot be combined with a rewind: it {does} and stops (--dry-run shows what "
+                             f"the rewind would do)")
         if args.history:
             print(history.format_text(settings.checkpoint, settings.output, settings.format))
             return EXIT_OK
@@ -169,6 +180,9 @@ def run_command(args) -> int:
     except LockHeldError as exc:
         _error(exc)
         return EXIT_LOCKED
+    except KeyboardInterrupt:  # Ctrl-C; the lock is released, and Spark's JVM (deaf to SIGINT) ends with this process
+        print(f"kafkalog load: {interrupted(checkpoint_of(args))}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
     except Exception as exc:  # the reason on one line (a damaged checkpoint names its file); the next run resumes
         if args.verbose:
             traceback.print_exc()
@@ -190,27 +204,44 @@ def _load(args, settings) -> int:
 
 def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
-    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``. Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why
-    in one line of its own, and Spark's ERROR lines (a failed task logs its whole stack, several
-    times) would bury it. The log settings go first in ``spark.driver.extraJavaOptions``, so
-    options given with ``--conf`` add to them instead of replacing them."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``.
+
+    Spark's Python workers run ``spark.pyspark.python`` from ``conf``, else ``PYSPARK_PYTHON``, else
+    this Python (not ``python3`` from PATH, which may lack the package: a venv's Python run without
+    activating the venv); Spark's JVM reads ``PYSPARK_PYTHON`` when it starts (the conf alone does
+    not reach the worker that finds data sources), so both are set.
+
+    Unless ``verbose``, Spark's and Py4J's logs are off: a failed run says why in one line of its
+    own, and Spark's ERROR lines (a failed task logs its whole stack, several times) would bury it.
+    The log settings go first in ``spark.driver.extraJavaOptions``, so options given with ``--conf``
+    add to them instead of replacing them."""
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+        logging.getLogger().addFilter(not_py4j)  # py4j logs a Ctrl-C during a call to the root logger
     builder = SparkSession.builder.appName(app_name) \
         .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
-    if SUBMITTED not in os.environ:  # under spark-submit its --master stands (``master`` would replace it)
+    settings = spark_settings(conf, verbose)
+    if SUBMITTED in os.environ:  # its --master stands, and its spark.pyspark.python came as PYSPARK_PYTHON
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    else:
         builder = builder.master(master)
-    for key, value in spark_settings(conf, verbose).items():
+        settings[WORKER_PYTHON] = os.environ["PYSPARK_PYTHON"] = \
+            settings.get(WORKER_PYTHON) or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if not verbose:
         spark.sparkContext.setLogLevel("OFF")
     spark_kafka_source.register(spark)
     return spark
+
+
+def not_py4j(record: logging.LogRecord) -> bool:
+    """A log filter dropping what py4j's own code logs (with tracebacks) through the root logger."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 def spark_settings(conf: list[tuple[str, str]], verbose: bool) -> dict:
@@ -223,19 +254,37 @@ def spark_settings(conf: list[tuple[str, str]], verbose: bool) -> dict:
     return settings
 
 
+def interrupted(checkpoint: str) -> str:
+    """What an interrupted load left, from its checkpoint: a run planned and not committed, which the
+    next load executes again, or none."""
+    from spark_kafka_source.checkpoint import CheckpointStore
+    try:
+        runs = CheckpointStore(checkpoint).runs()
+    except Exception:  # an unreadable checkpoint: the next run says why
+        runs = []
+    if runs and runs[-1].pending:
+        return f"interrupted: run {runs[-1].number} was not committed; the next load executes its plan again"
+    return "interrupted: no run is pending; the next load goes on from the last committed run"
+
+
 def _error(exc: Exception) -> None:
     print(f"kafkalog load: {reason(exc)}", file=sys.stderr, flush=True)
 
 
 def reason(exc: Exception) -> str:
     """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause, its
-    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``)."""
+    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``).
+    Data loss advises the commands' ``--fail-on-data-loss false``, not the source option."""
+    from spark_kafka_source.planning import DATA_LOSS_ADVICE
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    found = lines[0] if lines else type(exc).__name__
     for line in reversed(lines):
         cause = re.match(r"^(?:[A-Za-z_]\w*\.)*(\w*Error: .*)", line)
         if cause:
-            return cause.group(1)[:1000]
-    return (lines[0] if lines else type(exc).__name__)[:1000]
+            found = cause.group(1)
+            break
+    return found.replace(DATA_LOSS_ADVICE, "Run it with --fail-on-data-loss false to go on with what is left "
+                                           "instead of failing.")[:1000]
 
 
 def parser() -> Parser:

@@ -11,7 +11,8 @@ where the mirror is; each micro-batch's end offsets are also committed to a cons
 SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
 
 Exit status: 0 the query ended (``--available-now``: everything present at its start is copied),
-1 it failed (its reason on one line; running it again resumes from the checkpoint), 2 usage error.
+1 it failed (its reason on one line; running it again resumes from the checkpoint), 2 usage error,
+130 stopped with Ctrl-C (one line; the same command resumes).
 """
 
 import argparse
@@ -22,7 +23,7 @@ import traceback
 
 from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
 
-from .load import EXIT_FAILED, EXIT_OK, EXIT_USAGE, reason, spark_session
+from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, reason, spark_session
 from .report import counted
 
 EPILOG = """\
@@ -39,7 +40,10 @@ records copied and the lag of each partition (the most behind first). Killed, th
 resumes from the checkpoint: nothing is lost, and the records of the micro-batch that was being
 written when it was killed may be copied twice (at least once, as the kafkalog sink).
 
-exit status: 0 done (or stopped with Ctrl-C), 1 failed (reason on stderr), 2 usage error"""
+exit status: 0 done, 1 failed (reason on stderr), 2 usage error, 130 stopped with Ctrl-C"""
+
+
+STOPPED = "stopped; the same command resumes from the checkpoint"
 
 
 @dataclasses.dataclass
@@ -181,9 +185,15 @@ def run_command(args) -> int:
         if settings.dry_run:
             print("dry run: nothing was created, grown or copied", flush=True)
             return EXIT_OK
-        print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}"
-              if copied else "stopped; the same command resumes from the checkpoint", flush=True)
+        if not copied:
+            print(STOPPED, flush=True)
+            return EXIT_INTERRUPTED
+        print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}",
+              flush=True)
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C before the query started (while Spark starts)
+        print(STOPPED, flush=True)
+        return EXIT_INTERRUPTED
     except (UsageError, OptionError, ConfigError) as exc:  # ConfigError: an unreadable --from/--to-config
         _error(exc)
         return EXIT_USAGE

@@ -17,8 +17,13 @@ holds the source's records in order except that a stretch of the killed micro-ba
 follow twice (those stored before the kill, then the whole micro-batch again).
 """
 
+import contextlib
 import json
+import os
 import re
+import signal
+import sys
+import threading
 
 from pyspark.sql import functions as F
 
@@ -42,11 +47,10 @@ def mirror(spark, settings, say=print) -> dict:
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
     (called once both clusters answered; never in a dry run, which stops after checking them)."""
     ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
-    partitions = _prepare_targets(settings, ready, say)
+    partitions = _prepare_targets(settings, ready, say, check_topics=True)
     if not partitions:
-        what = f"matches --topic-pattern {settings.topic_pattern!r}" if settings.topic_pattern is not None \
-            else f"of {', '.join(settings.topics)} exists"
-        raise MirrorError(f"no topic on the source cluster {settings.source_servers} {what}")
+        raise MirrorError(f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
+                          f"{settings.topic_pattern!r}")
     say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
         f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to {settings.target_servers}")
     if settings.dry_run:
@@ -65,22 +69,53 @@ def mirror(spark, settings, say=print) -> dict:
         .foreachBatch(write_batch)
     writer = writer.trigger(availableNow=True) if settings.available_now else \
         writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
-    query = writer.start()
+    with interruptible() as interrupted:
+        query = writer.start()
+        return _follow(query, say if settings.progress else None, interrupted, quiet_stop=True)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """An event set by Ctrl-C (SIGINT) while in the block, in place of PySpark's handler, which cancels
+    Spark's jobs and raises KeyboardInterrupt inside a call to the JVM (a stopped query then dumps
+    Py4J's and the JVM's stacks); the main loop stops the query itself. Elsewhere than in the main
+    thread (where no signal handler can be set) Ctrl-C is left as it is."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.set())
     try:
-        return _follow(query, say if settings.progress else None)
-    except KeyboardInterrupt:
-        query.stop()
-        return {}
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
-def _prepare_targets(settings, ready: dict, say) -> list:
+def quiet() -> None:
+    """Turn off this process's stderr and the JVM's: stopping a query in the middle of a micro-batch,
+    Spark's check of whether the failure was the stop can overflow the stack on a long Python error
+    (the JVM prints its stack, thousands of lines), and PySpark's accumulator thread prints a
+    traceback when the JVM goes first. For a stop the user asked for (Ctrl-C), no use to anyone."""
+    from pyspark import SparkContext
+    jvm = SparkContext._jvm
+    if jvm is not None:
+        jvm.java.lang.System.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+    sys.stderr.flush()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+
+
+def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> list:
     """The source partitions read now, each with its target topic ready; a cluster that cannot be
-    reached fails with a line naming it."""
+    reached fails with a line naming it, and so (``check_topics``, before anything is created) does
+    a topic of ``--topics`` missing on the source."""
     parsed = source_options.parse(settings.source(), source_options.STREAM)
     sink = parse_sink(settings.sink())
     with client_for(parsed) as source, sink.client.client(sink.bootstrap_servers) as target:
         partitions = _answered("source", settings.source_servers,
                                lambda: topic_partitions(source, parsed, missing_topics_fail=False))
+        if check_topics and (missing := [t for t in settings.topics or [] if t not in {p[0] for p in partitions}]):
+            raise MirrorError(f"no topic {', '.join(missing)} on the source cluster {settings.source_servers}: "
+                              f"--topics names existing topics (--topic-pattern also mirrors topics created later)")
         _answered("target", settings.target_servers, target.topics)
         read_back = None
         if same_cluster(settings.source_servers, settings.target_servers):
@@ -101,19 +136,29 @@ def _answered(side: str, servers: str, step):
         raise MirrorError(f"the {side} cluster {servers}: {exc}") from None
 
 
-def _follow(query, say) -> dict:
-    """Wait for the query to end, printing a line for each progress report; the query's failure is raised."""
-    shown, batches, records = "", 0, 0
+def _follow(query, say, interrupted: threading.Event, quiet_stop: bool = False) -> dict:
+    """Wait for the query to end, printing a line for each progress report (an idle query's, which
+    Spark repeats every 10 s for the same batch, once); the query's failure is raised. Once
+    ``interrupted`` is set, the progress until then is printed, the query stopped (``quiet_stop``:
+    with this process's stderr and the JVM's off, see ``quiet``) and {} returned."""
+    shown, shown_batch, batches, records = "", None, 0, 0
     while True:
         ended = query.awaitTermination(POLL_SECONDS)
+        stop = interrupted.is_set()
         for progress in query.recentProgress:
             if progress.timestamp <= shown:
                 continue
             shown = progress.timestamp
             if progress.numInputRows:
                 batches, records = batches + 1, records + progress.numInputRows
-            if say is not None:
+            if say is not None and (progress.numInputRows or progress.batchId != shown_batch):
                 say(progress_line(progress))
+            shown_batch = progress.batchId
+        if stop:
+            if quiet_stop:
+                quiet()
+            query.stop()
+            return {}
         if ended:
             return {"batches": batches, "records": records}
 

@@ -72,7 +72,10 @@ class KafkaLogDataSource(DataSource):
         return KafkaLogReader(self._parsed(source_options.BATCH))
 
     def streamReader(self, schema: StructType) -> KafkaLogStreamReader:
-        return KafkaLogStreamReader(self._parsed(source_options.STREAM))
+        try:
+            return KafkaLogStreamReader(self._parsed(source_options.STREAM))
+        except source_options.OptionError as error:
+            return RefusedStreamReader(error)
 
     def writer(self, schema: StructType, overwrite: bool) -> "KafkaLogWriter":
         with explained():
@@ -84,6 +87,21 @@ class KafkaLogDataSource(DataSource):
         """Every output mode writes the micro-batch's rows (complete mode: all of them), as Spark's sink."""
         with explained():
             return KafkaLogStreamWriter(checked_sink_options(self.options, schema))
+
+
+class RefusedStreamReader(KafkaLogStreamReader):
+    """A stream whose options are refused: it raises the refusal at Spark's first call. PySpark's
+    streaming runner cannot report an error raised by ``streamReader()`` itself (its clean-up then
+    stops a reader it never got, and that ``UnboundLocalError`` is all the user would see)."""
+
+    def __init__(self, error: source_options.OptionError):
+        self.error = error
+
+    def _refuse(self, *args) -> None:
+        with explained():
+            raise self.error
+
+    initialOffset = latestOffset = prepareForTriggerAvailableNow = getDefaultReadLimit = partitions = commit = _refuse
 
 
 def checked_sink_options(options, schema: StructType) -> SinkOptions:

@@ -50,11 +50,13 @@ def client_for(options: SourceOptions) -> KafkaClient:
     return options.client.client(options.bootstrap_servers)
 
 
+DATA_LOSS_ADVICE = "Set failOnDataLoss=false to read what is left instead of failing."
+
+
 def report_data_loss(options: SourceOptions, message: str) -> None:
     if options.fail_on_data_loss:
         raise DataLossError(f"{message}. Some data may have been lost: records were deleted by retention, or the "
-                            f"topic was deleted or re-created. Set failOnDataLoss=false to read what is left "
-                            f"instead of failing.")
+                            f"topic was deleted or re-created. {DATA_LOSS_ADVICE}")
     log.warning("%s; failOnDataLoss=false, so the read skips it", message)
 
 
@@ -86,9 +88,20 @@ def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics
         for partition in partitions:
             if partition in existing:
                 found.append((topic, partition))
-            else:
+            elif not existing:  # the topic is gone (deleted, or never created)
                 report_data_loss(options, f"assigned partition {topic}-{partition} does not exist")
+            elif missing_topics_fail:  # a partition a read names never existed (a stream's could, before a re-creation)
+                raise option_error("assign", f"partition {topic}-{partition} does not exist: topic {topic!r} has "
+                                             f"{counted_partitions(existing)}")
+            else:
+                report_data_loss(options, f"assigned partition {topic}-{partition} does not exist (topic {topic!r} "
+                                          f"has {counted_partitions(existing)})")
     return found
+
+
+def counted_partitions(existing: set) -> str:
+    """``4 partitions (0 to 3)``."""
+    return f"{len(existing)} partition{'' if len(existing) == 1 else 's'} (0 to {max(existing)})"
 
 
 def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange]:

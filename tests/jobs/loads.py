@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,10 @@ class LoadProcess:
     def kill(self) -> None:
         """SIGKILL the load with its Spark JVM and workers (``kill_tree``)."""
         kill_tree(self.process)
+
+    def interrupt(self) -> None:
+        """Ctrl-C, as a terminal sends it: SIGINT to the load's whole process group."""
+        os.killpg(self.process.pid, signal.SIGINT)
 
 
 def kill_leftovers() -> None:

@@ -93,6 +93,19 @@ def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuild
     assert [r.run for r in rows if r.offset == 6] == [3]  # the new record, in partition 1
 
 
+def test_the_commands_suggested_name_a_checkpoint_of_its_own(loaded, tmp_path):
+    output = loaded.copy(tmp_path / "output")
+    checkpoint = tmp_path / "elsewhere"
+    shutil.move(output / "_checkpoint", checkpoint)
+    (checkpoint / "runs" / run_dir(output, 2).name / "plan.json").unlink()
+    args = load_args(loaded.bootstrap, loaded.topic, output, "--checkpoint", str(checkpoint))
+    command = f"kafkalog load --output {output.as_uri()} --checkpoint {checkpoint.as_uri()}"
+    refused(run_load(args, tmp_path), f"repair: {command} --repair ")
+    ok(run_load(["--output", str(output), "--checkpoint", str(checkpoint), "--repair"], tmp_path))
+    shutil.rmtree(output / "run=1")
+    refused(run_load(args, tmp_path), f"load its offsets again: {command} --topics ... --rewind-to-run 1")
+
+
 def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(loaded, tmp_path):
     bootstrap, topic, recs = loaded.bootstrap, loaded.topic, loaded.recs
     output = loaded.copy(tmp_path / "output")
@@ -100,7 +113,7 @@ def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(loade
     args = load_args(bootstrap, topic, output)
 
     refused(run_load(args, tmp_path), "run 1 is committed", f"{output.as_uri()}/run=1 is missing",
-            "--rewind-to-run 1")
+            f"kafkalog load --output {output.as_uri()} --topics ... --rewind-to-run 1")
     still = run_load(["--output", str(output), "--repair"], tmp_path)
     assert still.code == 1 and "cannot be rebuilt" in still.one_error(), still
 

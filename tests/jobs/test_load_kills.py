@@ -124,6 +124,29 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
     assert {r.run for r in rows if r.offset < 10} == {1} and {r.run for r in rows if r.offset >= 10} == {2}
 
 
+def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_executes_the_plan_once(jobs_broker,
+                                                                                                    tmp_path):
+    bootstrap, topic = jobs_broker.bootstrap, "interrupted"
+    create_topic(bootstrap, topic, 2)
+    recs = produce(bootstrap, topic, messages(1200, partitions=(0, 1), tag="i", headers=False, value_size=100))
+    output = tmp_path / "output"
+    args = load_args(bootstrap, topic, output, "--max-records-per-partition", "20")
+    writing = LoadProcess(args, tmp_path)
+    wait_for(lambda: (output / "_staging" / "run=1").exists() or writing.process.poll() is not None, 150,
+             interval=0.01, what="run 1 starting its write")
+    writing.interrupt()
+    interrupted = writing.wait()
+    assert interrupted.code == 130, interrupted
+    assert interrupted.errors() == ["kafkalog load: interrupted: run 1 was not committed; the next load executes "
+                                    "its plan again"], interrupted.stderr
+    assert "Traceback" not in interrupted.stderr and len(interrupted.stderr.splitlines()) <= 3, interrupted.stderr
+    assert not (output / "run=1").exists() and not (output / "_checkpoint" / "lock.json").exists()
+
+    again = ok(run_load(args, tmp_path, process=True))
+    assert "run 1 was planned but not committed: executing its plan again" in again.stdout
+    assert_exactly_once(output, recs)
+
+
 def test_a_broker_killed_mid_load_fails_the_run_with_one_line_and_no_spark_logs(start_broker, spark, tmp_path):
     """Spark logs a failed task's stack at ERROR, several times (~500 lines before the job's own
     error): the load keeps Spark's and Py4J's logs off unless --verbose, also when --conf passes

@@ -6,20 +6,24 @@ The runs themselves are the session fixture ``history`` (three runs, each after 
 with known timestamps); the tests here check what they left, or carry on from a copy of it.
 """
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
 
 from broker.client import LATEST
-from jobs.load import parser as load_parser, settings_from
+from jobs.load import parser as load_parser, settings_from, spark_session
 from jobs.output import output_schema, read_output
 from jobs.runner import load
-from tests.spark.feed import client
+from tests.spark.feed import client, create_topic, messages, produce
 
-from .loads import (assert_exactly_once, assert_report, load_args, output_rows, printed_report, report_json, run_dir,
-                    run_load, tree, utc_date_hour)
+from .loads import (RUN_TIMEOUT, SPARK_CONF, assert_exactly_once, assert_report, load_args, output_rows, printed_report,
+                    report_json, run_dir, run_load, tree, utc_date_hour)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -159,6 +163,12 @@ def test_usage_errors_exit_2(history, tmp_path):
          "argument --no-group-commit: not allowed with argument --group-id"),
         (["--output", str(output), "--topic-pattern", "(", "--dry-run"],
          "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern"),
+        (["--output", str(output), "--history", "--repair"], "argument --repair: not allowed with argument --history"),
+        (["--output", str(output), "--dry-run", "--history"],
+         "argument --history: not allowed with argument --dry-run"),
+        (["--output", str(output), "--rewind-to-run", "1", "--repair"],
+         "--repair cannot be combined with a rewind: it repairs the checkpoint and stops (--dry-run shows what the "
+         "rewind would do)"),
         (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "7", "--dry-run"],
          "--rewind-to-run 7: no such committed run in the history (committed runs not superseded: 1, 2, 3)"),
     ]
@@ -206,3 +216,31 @@ def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empt
                                                                               copied))), say=lambda line: None)
     assert report["run"] == 4 and report["total"]["records"] == 0 and report["total"]["offsets"] == 0
     assert_exactly_once(copied, history.recs)
+
+
+def test_a_venvs_python_run_without_activating_it_gives_spark_workers_that_python(jobs_broker, tmp_path):
+    """Spark's workers would run ``python3`` from PATH: here one without the package (the data
+    source could not even be found). ``kafkalog load`` gives them the Python it runs in."""
+    elsewhere = tmp_path / "bin"
+    elsewhere.mkdir()
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if system_python is None or subprocess.run([system_python, "-c", "import pyspark"],
+                                               capture_output=True).returncode == 0:
+        pytest.skip("no python3 without pyspark to put first on PATH")
+    (elsewhere / "python3").symlink_to(system_python)
+    create_topic(jobs_broker.bootstrap, "worker-python", 1)
+    recs = produce(jobs_broker.bootstrap, "worker-python", messages(5, tag="w"))
+    output = tmp_path / "output"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = f"{elsewhere}{os.pathsep}{env.get('PATH', '')}"
+    command = [str(Path(sys.executable).with_name("kafkalog")), "load",
+               *load_args(jobs_broker.bootstrap, "worker-python", output), *SPARK_CONF]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_exactly_once(output, recs)
+
+
+def test_the_workers_python_of_a_conf_setting_wins(spark, monkeypatch):
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # restored afterwards: the test session's workers use it
+    spark_session("local[1]", [("spark.pyspark.python", "/opt/kafkalog/venv/bin/python")])
+    assert os.environ["PYSPARK_PYTHON"] == "/opt/kafkalog/venv/bin/python"  # what Spark's JVM reads when it starts

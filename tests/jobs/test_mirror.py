@@ -16,9 +16,12 @@ is the source, ``target`` a second broker that creates no topic on first use.
 
 import contextlib
 import io
+import os
 import random
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +30,7 @@ import pytest
 from broker.client.groups import GroupClient
 from broker.embedded import EmbeddedBroker
 from jobs.mirror import main as mirror_main
+from jobs.mirror_run import _follow
 from tests.processes import kill_tree
 from tests.spark.feed import client, create_topic, load, messages, produce, rows
 from tests.waiting import wait_for
@@ -127,6 +131,8 @@ def test_refusals_are_one_line_before_spark_starts(jobs_broker, target, tmp_path
     cases = [
         (["--to", target.bootstrap, "--topic-pattern", "nothing-.*"],
          "no topic on the source cluster " + source + " matches --topic-pattern 'nothing-.*'"),
+        (["--to", target.bootstrap, "--topics", "refused-a,refused-nosuch,refused-none"],
+         f"no topic refused-nosuch, refused-none on the source cluster {source}: --topics names existing topics"),
         (["--to", "127.0.0.1:1", "--to-config", str(fast), "--topics", "refused-a"],
          "the target cluster 127.0.0.1:1: "),
         (["--to", source, "--topics", "refused-a"],
@@ -205,6 +211,10 @@ class MirrorProcess:
     def kill(self) -> None:
         kill_tree(self.process)
 
+    def interrupt(self) -> None:
+        """Ctrl-C, as a terminal sends it: SIGINT to the mirror's whole process group."""
+        os.killpg(self.process.pid, signal.SIGINT)
+
 
 def duplicated_stretch(copied: list, original: list) -> int:
     """How many records ``copied`` holds twice, checking that it is ``original`` in order with at most
@@ -248,3 +258,66 @@ def test_a_killed_mirror_resumes_and_loses_nothing(jobs_broker, target, spark, t
     repeated = {tp: duplicated_stretch(copied[tp], original[tp]) for tp in original}
     assert sum(repeated.values()) <= BATCH, repeated  # at most the micro-batch being written when killed
     print(f"records copied twice after the kill: {repeated}")
+
+
+def test_ctrl_c_stops_the_mirror_with_one_line_and_the_same_command_resumes(jobs_broker, target, spark, tmp_path):
+    source = jobs_broker.bootstrap
+    create_topic(source, "ctrl-c", 2)
+    produce(source, "ctrl-c", messages(400, partitions=(0, 1), tag="c"))
+    args = ["--from", source, "--to", target.bootstrap, "--topics", "ctrl-c", "--checkpoint",
+            str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", str(BATCH)]
+    running = MirrorProcess(args + ["--trigger-interval", "0.1"], tmp_path)
+    try:
+        wait_for(lambda: running.batches() or running.process.poll() is not None, 180, what="a first micro-batch")
+        running.interrupt()
+        code = running.process.wait(60)
+    finally:
+        running.kill()
+    stderr = (tmp_path / "mirror.err").read_text()
+    assert code == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and len(stderr.splitlines()) <= 2, stderr[-3000:]
+    assert running.out.read_text().splitlines()[-1] == "stopped; the same command resumes from the checkpoint"
+
+    code, out, err = run_mirror(*args, "--available-now")
+    assert code == 0, err[-3000:]
+    original, copied = records(spark, source, ["ctrl-c"]), records(spark, target.bootstrap, ["ctrl-c"])
+    assert set(copied) == set(original)
+    assert sum(duplicated_stretch(copied[tp], original[tp]) for tp in original) <= BATCH
+
+
+def test_an_idle_query_is_reported_once_not_at_every_idle_progress(jobs_broker, spark, tmp_path):
+    """Spark reports an idle query's progress again and again (every 10 s by default, 100 ms here)
+    for the same batch: the mirror printed "batch 1: 0 records ..." each time."""
+    source = jobs_broker.bootstrap
+    create_topic(source, "idle", 1)
+    produce(source, "idle", messages(3, tag="i"))
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "100ms")
+    try:
+        query = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", source)
+                 .option("subscribe", "idle").option("startingOffsets", "earliest").load()
+                 .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .trigger(processingTime="100 milliseconds").start())
+    finally:
+        spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+    interrupted = threading.Event()
+
+    def interrupt_once_idle_three_times() -> None:
+        try:
+            wait_for(lambda: sum(not p.numInputRows for p in query.recentProgress) >= 3 or not query.isActive, 180,
+                     interval=0.2, what="three idle progress reports")
+        finally:
+            interrupted.set()
+
+    watcher = threading.Thread(target=interrupt_once_idle_three_times)
+    watcher.start()
+    lines: list[str] = []
+    try:
+        assert _follow(query, lines.append, interrupted) == {}
+    finally:
+        interrupted.set()
+        watcher.join()
+        query.stop()
+    assert sum(not p.numInputRows for p in query.recentProgress) >= 3
+    assert lines[0].startswith("batch 0: 3 records in "), lines
+    idle = [line.split(":")[0] for line in lines if ": 0 records in " in line]
+    assert idle and len(idle) == len(set(idle)), lines

@@ -46,10 +46,11 @@ def test_a_stream_reader_checks_the_options_for_a_stream():
     assert reader.options.starting.kind == "latest" and reader.options.limits.max_offsets == 10
     ending = as_spark_passes({**OPTIONS, "endingOffsets": "latest"})
     ending.schema()  # a batch read may end: schema() cannot know yet
+    refused = ending.streamReader(None)  # PySpark cannot report an error of streamReader() itself ...
     with pytest.raises(OptionError, match="option endingOffsets: is not valid in a streaming query"):
-        ending.streamReader(None)
+        refused.getDefaultReadLimit()  # ... so the reader's first call raises it
     with pytest.raises(OptionError, match="fixed schema"):
-        as_spark_passes(OPTIONS).streamReader(None)
+        as_spark_passes(OPTIONS).streamReader(None).initialOffset()
 
 
 def test_explained_errors_hide_the_traceback_only_inside_a_spark_worker(monkeypatch):

@@ -7,7 +7,7 @@ and what ``failOnDataLoss=false`` logs.
   Where the example is built for the read (the JSON naming exactly the partitions read), using it
   plans the read.
 * ``failOnDataLoss=false``: what is skipped (a start below the log start after retention, a start
-  past a partition's end, an assigned partition that does not exist) is logged by the planner as a
+  past a partition's end, an assigned partition of a topic that does not exist) is logged by the planner as a
   warning naming topic, partition and offsets, and planning goes on with what is left. In a Spark
   read the planner runs in the Python worker Spark starts on the driver, so that is where these
   lines are written (its stderr, in the driver's log); here the planner is called in the test's
@@ -128,12 +128,20 @@ def test_a_start_past_the_end_is_logged_and_the_partition_skipped(broker, topic,
     assert "failOnDataLoss=false, so the read skips it" in warning, warning
 
 
-def test_an_assigned_partition_that_does_not_exist_is_logged(broker, topic, caplog):
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_an_assigned_partition_past_the_topics_count_is_an_option_error_not_loss(broker, topic, fail_on_data_loss):
+    with pytest.raises(OptionError) as refused:
+        plan(broker.bootstrap, assign=json.dumps({topic: [2, 9]}), failOnDataLoss=fail_on_data_loss)
+    assert str(refused.value).startswith(f"option assign: partition {topic}-9 does not exist: topic '{topic}' has 3 "
+                                         f"partitions (0 to 2); for example "), refused.value
+
+
+def test_an_assigned_partition_of_a_missing_topic_is_logged(broker, topic, caplog):
     with caplog.at_level(logging.WARNING, logger="spark_kafka_source.planning"):
-        ranges = plan(broker.bootstrap, assign=json.dumps({topic: [2, 9]}), failOnDataLoss="false")
+        ranges = plan(broker.bootstrap, assign=json.dumps({topic: [2], "planning-gone": [0]}), failOnDataLoss="false")
     assert ranges == [OffsetRange(topic, 2, 0, 3)]
     (warning,) = loss_warnings(caplog)
-    assert f"assigned partition {topic}-9 does not exist" in warning, warning
+    assert "assigned partition planning-gone-0 does not exist" in warning, warning
 
 
 def test_a_start_below_the_log_start_is_logged_with_the_offsets_gone(start_broker, caplog):

@@ -6,7 +6,8 @@ one batch and the log start moves in steps of 5.
 
 * At planning: ``startingOffsets`` JSON below the log start fails the query, naming topic,
   partition and offsets (``failOnDataLoss=true``), or reads from the log start (``false``);
-  ``earliest`` is never loss; an assigned partition that does not exist is loss too.
+  ``earliest`` is never loss; an assigned partition of a missing topic is loss too (one past the
+  topic's partition count is an option error).
 * Between planning and reading: retention deletes part (or all) of a planned range, or the topic
   is deleted; collecting the planned DataFrame then fails the task naming the range (``true``),
   or reads only what survives (``false``).
@@ -125,10 +126,17 @@ def test_range_ending_below_the_log_start(spark, loss_broker, trimmed):
 
 
 def test_assigned_partition_that_does_not_exist(spark, loss_broker, trimmed):
+    """Not data loss (partitions are never removed from a topic): the topic's count is the answer."""
     topic, recs, _ = trimmed
-    message = error_of(lambda: load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]})).collect())
-    assert f"{topic}-7" in message and "does not exist" in message, message[:800]
-    df = load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}), failOnDataLoss="false")
+    for fail_on_data_loss in ("true", "false"):
+        message = error_of(lambda: load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}),
+                                        failOnDataLoss=fail_on_data_loss).collect())
+        assert f"option assign: partition {topic}-7 does not exist: topic '{topic}' has 2 partitions (0 to 1)" \
+            in message and "lost" not in message, message[:800]
+    gone = "loss-never-created"  # a whole topic missing is data loss (it may have been deleted)
+    message = error_of(lambda: load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1], gone: [0]})).collect())
+    assert f"assigned partition {gone}-0 does not exist" in message and "failOnDataLoss" in message, message[:800]
+    df = load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1], gone: [0]}), failOnDataLoss="false")
     assert_rows(rows(df), without_headers(in_range(recs, topic, 1, 0, 3)))
 
 

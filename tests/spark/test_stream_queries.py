@@ -124,6 +124,36 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
     assert rows(spark.read.parquet(out)) == sorted(produced)  # every offset once, the new partition from 0
 
 
+REFUSED_STREAMS = [
+    pytest.param({"endingOffsets": "latest"}, "option endingOffsets: is not valid in a streaming query", id="ending"),
+    pytest.param({"endingTimestamp": "1700000000000"}, "option endingTimestamp: is not valid in a streaming query",
+                 id="endingTimestamp"),
+    pytest.param({"endingOffsetsByTimestamp": '{"t":{"0":1700000000000}}'},
+                 "option endingOffsetsByTimestamp: is not valid in a streaming query", id="endingByTimestamp"),
+    pytest.param({"taskCheckpointLocation": "/tmp/tasks"}, "option taskCheckpointLocation: is not valid in a "
+                 "streaming query", id="taskCheckpoint"),
+    pytest.param({"schema": "value binary"}, "has a fixed schema and cannot be set with a custom one", id="schema"),
+]
+
+
+@pytest.mark.parametrize("options, expected", REFUSED_STREAMS)
+def test_an_option_refused_for_streams_fails_the_query_with_its_own_message(spark, broker, tmp_path, options,
+                                                                             expected):
+    reader = spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap) \
+        .option("subscribe", "stream-refused")
+    for key, value in options.items():
+        reader = reader.schema(value) if key == "schema" else reader.option(key, value)
+    query = started(lambda: reader.load().writeStream.format("noop")
+                    .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        with pytest.raises(StreamingQueryException) as failed:
+            query.awaitTermination(WAIT_SECONDS)
+    finally:
+        query.stop()
+    error = str(failed.value)
+    assert expected in error and "UnboundLocalError" not in error, error[:1500]
+
+
 @pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
 def test_a_topic_deleted_under_a_running_query(spark, broker, tmp_path, fail_on_data_loss):
     topic = f"stream-deleted-{fail_on_data_loss}"
