@@ -22,19 +22,14 @@ import time
 
 from broker.arguments import USAGE, group_id, key_value, non_negative_int, positive_float, positive_int, timestamp_ms
 from broker.client import EARLIEST, LATEST, KafkaError
-from broker.client.client import BrokerUnavailableError
-from broker.protocol.errors import ErrorCode
 
 from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .consume_group import consume_in_group
+from .outages import RETRY_SECONDS, Outages, is_outage
 from .record_lines import PLAIN_COLUMNS, fetch_records, record_line
 
 PROG = "kafkalog consume"
 FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found nothing new
-RETRY_SECONDS = 2.0  # with --follow, the wait before a partition that could not be read is tried again
-# errors of a broker that is down or not leading any more: --follow waits for it to come back
-_OUTAGE_CODES = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
-                 ErrorCode.KAFKA_STORAGE_ERROR}
 # Kafka's console consumer's --property print.X=true|false: the plain line's columns
 _PRINT_PROPERTIES = {f"print.{column}": column for column in PLAIN_COLUMNS}
 
@@ -67,40 +62,6 @@ def _why_nothing(topic: str, partitions: list[int], latest: dict, args) -> str:
     if args.from_time is not None:
         return f"no record of {what} of {topic} is stamped at or after --from-time"
     return f"{what} of {topic} is empty"
-
-
-class _Outages:
-    """With --follow, what cannot be read now (a partition ``topic-N``, or the topic while the reading
-    starts): each is tried again after RETRY_SECONDS, until it can be (one line on stderr when it
-    fails first, one when it is read again), or until it has failed for longer than ``retry_for``
-    seconds (None: for ever), which ends the command."""
-
-    def __init__(self, retry_for: float | None):
-        self.retry_for = retry_for
-        self.since: dict[str, float] = {}  # what -> when it first failed
-        self.next_try: dict[str, float] = {}
-
-    def ready(self, what: str) -> bool:
-        return time.monotonic() >= self.next_try.get(what, 0.0)
-
-    def failed(self, what: str, error: KafkaError) -> None:
-        now = time.monotonic()
-        if what not in self.since:
-            self.since[what] = now
-            until = "until it can be read" if self.retry_for is None else f"for up to {self.retry_for:g} s"
-            print(f"{PROG}: {what} cannot be read now ({error}); retrying {until}", file=sys.stderr)
-        elif self.retry_for is not None and now - self.since[what] > self.retry_for:
-            raise CommandError(f"{what} could not be read for {self.retry_for:g} s (--retry-for): {error}")
-        self.next_try[what] = now + RETRY_SECONDS
-
-    def read(self, what: str) -> None:
-        if self.since.pop(what, None) is not None:
-            self.next_try.pop(what, None)
-            print(f"{PROG}: {what} is read again", file=sys.stderr)
-
-
-def _is_outage(error: KafkaError) -> bool:
-    return isinstance(error, BrokerUnavailableError) or error.code in _OUTAGE_CODES
 
 
 def _with_leaders(client, topic: str, partitions: list[int], follow: bool) -> list[int]:
@@ -137,13 +98,13 @@ def _start(client, args) -> tuple[list[int], list[int], dict, dict]:
 
 def _consume(client, args) -> int:
     topic = args.topic
-    outages = _Outages(args.retry_for)
+    outages = Outages(PROG, args.retry_for)
     while True:
         try:
             partitions, readable, latest, positions = _start(client, args)
             break
         except KafkaError as exc:  # with --follow, an outage when it starts is waited out too
-            if not args.follow or not _is_outage(exc):
+            if not args.follow or not is_outage(exc):
                 raise
             outages.failed(topic, exc)
             time.sleep(RETRY_SECONDS)
@@ -173,7 +134,7 @@ def _consume(client, args) -> int:
                     records, position = fetch_records(client, topic, partition, positions[partition], end,
                                                       first=first)
                 except KafkaError as exc:
-                    if not args.follow or not _is_outage(exc):
+                    if not args.follow or not is_outage(exc):
                         raise
                     outages.failed(f"{topic}-{partition}", exc)
                     continue
@@ -240,8 +201,7 @@ def _run(args) -> int:
         return USAGE
     if args.group is None:
         return run(PROG, args, _consume)
-    for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time),
-                          ("--retry-for", args.retry_for)):
+    for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time)):
         if value is not None:
             print(f"{PROG}: {option} cannot be used with --group (the group assigns the partitions and keeps their "
                   f"offsets) (see '{PROG} --help')", file=sys.stderr)

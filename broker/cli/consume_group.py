@@ -14,7 +14,10 @@ rebalances, the member commits, joins again and goes on with its new partitions.
 SIGTERM commits and leaves the group at once, so the others take over without waiting for the
 session timeout. Without ``--follow`` the member stops, commits and leaves once its partitions
 are read up to the end offsets measured when they were assigned. A member whose command fails
-leaves the group at once too.
+leaves the group at once too. With ``--follow``, as Kafka's consumer does, an outage is waited out
+(``outages``): a partition whose leader is down is tried again every few seconds while the others
+are read, and a coordinator that cannot be reached is joined again once it can be (for ever, or
+for ``--retry-for`` seconds).
 """
 
 import signal
@@ -25,6 +28,7 @@ from broker.client import EARLIEST, LATEST, KafkaError, OffsetOutOfRangeError
 from broker.client.membership import GroupMember
 
 from .common import OK, CommandError, partitions_of
+from .outages import RETRY_SECONDS, Outages, is_outage
 from .record_lines import fetch_records, record_line
 
 PROG = "kafkalog consume"
@@ -33,16 +37,18 @@ COMMIT_METADATA = "kafkalog consume"
 
 
 def consume_in_group(client, args) -> int:
-    partitions_of(client, args.topic, args.bootstrap_server)  # an unknown topic fails in one line
+    outages = Outages(PROG, args.retry_for) if args.follow else None
+    group = f"group {args.group!r}"
+    _wait_out(outages, args.topic, lambda: partitions_of(client, args.topic, args.bootstrap_server))  # unknown: fails
     member = GroupMember(client, args.group, [args.topic], session_timeout_ms=args.session_timeout_ms)
     remaining = args.max_records
     previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
     try:
         while remaining is None or remaining > 0:
-            assigned = member.join().get(args.topic, [])
+            assigned = _wait_out(outages, group, member.join).get(args.topic, [])
             _say(f"group {args.group!r} generation {member.generation}: assigned "
                  f"{'partitions ' + ', '.join(map(str, assigned)) if assigned else 'no partition'} of {args.topic}")
-            done, remaining = _consume_assigned(client, member, assigned, remaining, args)
+            done, remaining = _consume_assigned(client, member, assigned, remaining, args, outages)
             if done:
                 break
     except KeyboardInterrupt:
@@ -58,14 +64,33 @@ def consume_in_group(client, args) -> int:
     return OK
 
 
-def _consume_assigned(client, member: GroupMember, partitions: list[int], remaining: int | None, args):
+def _wait_out(outages: Outages | None, what: str, call):
+    """``call()``; with --follow (``outages``), an outage of the broker it needs is waited out."""
+    while True:
+        try:
+            result = call()
+        except KafkaError as exc:
+            if outages is None or not is_outage(exc):
+                raise
+            outages.failed(what, exc)
+            time.sleep(RETRY_SECONDS)
+            continue
+        if outages is not None:
+            outages.read(what)
+        return result
+
+
+def _consume_assigned(client, member: GroupMember, partitions: list[int], remaining: int | None, args,
+                      outages: Outages | None):
     """Print the records of this generation's ``partitions``, committing after each round;
-    ``(done, remaining)``: done when this member is finished (not when it must join again)."""
+    ``(done, remaining)``: done when this member is finished (not when it must join again, also
+    after its coordinator became unreachable under --follow: the join waits it out)."""
     topic = args.topic
-    positions = _starting_positions(client, member, topic, partitions, args.auto_offset_reset)
-    ends = None if args.follow else {p: o for (_, p), (o, _) in
-                                     client.list_offsets({(topic, p): LATEST for p in partitions}).items()}
+    positions: dict[int, int] = {}
     try:
+        positions = _starting_positions(client, member, topic, partitions, args.auto_offset_reset)
+        ends = None if args.follow else {p: o for (_, p), (o, _) in
+                                         client.list_offsets({(topic, p): LATEST for p in partitions}).items()}
         while remaining is None or remaining > 0:
             if not member.alive():
                 return False, remaining
@@ -74,6 +99,9 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
                 return True, remaining
             printed = {}
             for partition in active:
+                label = f"{topic}-{partition}"
+                if outages is not None and not outages.ready(label):
+                    continue
                 try:
                     records, position = fetch_records(client, topic, partition, positions[partition],
                                                       None if ends is None else ends[partition])
@@ -81,6 +109,13 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
                     positions[partition] = _reset(topic, partition, exc.offset, exc.log_start_offset,
                                                   exc.high_watermark, args.auto_offset_reset)
                     continue
+                except KafkaError as exc:  # its leader is down: the other partitions go on
+                    if outages is None or not is_outage(exc):
+                        raise
+                    outages.failed(label, exc)
+                    continue
+                if outages is not None:
+                    outages.read(label)
                 shown = records if remaining is None else records[:remaining]
                 for entry, record in shown:
                     print(record_line(topic, partition, entry, record, args.format))
@@ -102,6 +137,11 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
             if args.follow and not advanced:
                 time.sleep(FOLLOW_POLL_SECONDS)
         return True, remaining
+    except KafkaError as exc:  # a heartbeat or commit that found no coordinator
+        if outages is None or not is_outage(exc):
+            raise
+        outages.failed(f"group {member.group!r}", exc)
+        return False, remaining
     except KeyboardInterrupt:
         sys.stdout.flush()  # printed lines of finished fetches are committed; the rest come again
         member.commit({(topic, p): o for p, o in positions.items()}, COMMIT_METADATA)

@@ -7,6 +7,7 @@ write records with third-party clients (confluent-kafka) to check what the comma
 * ``produce_records`` / ``consume_records``: confluent-kafka producer and ``assign()`` consumer,
   both bounded; records as ``Rec`` tuples (partition, offset, key, value, timestamp).
 * ``stored_codecs``: the codec of every batch a partition holds, as the broker serves them.
+* ``committed``: a group's committed offset of each partition, read as any Kafka client does.
 """
 
 import re
@@ -19,6 +20,7 @@ from typing import NamedTuple
 import confluent_kafka
 
 from broker.client import LATEST, KafkaClient
+from broker.client.groups import GroupClient
 from broker.records import record_set
 
 COMMAND_TIMEOUT = 60
@@ -105,3 +107,10 @@ def stored_codecs(bootstrap: str, topic: str, partition: int) -> list[str]:
                 codecs.append(header.compression.name.lower())
                 offset = header.last_offset + 1
     return codecs
+
+
+def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict:
+    """``{partition: offset}`` the group committed, of the topic's first ``partitions`` partitions."""
+    with KafkaClient(bootstrap, timeout=10) as client:
+        found = GroupClient(client).committed(group, {topic: list(range(partitions))})
+    return {p: c.offset for (_, p), c in found.items()}

@@ -19,9 +19,10 @@ import pytest
 
 from broker.client import KafkaClient
 from broker.client.client import NewTopic
+from tests.waiting import wait_for
 
 from ..log.util import garble_first_record
-from .support import WAIT_SECONDS, kafkalog, one_line_error, produce_records, topic_for
+from .support import WAIT_SECONDS, committed, kafkalog, one_line_error, produce_records, topic_for
 
 BASE = 1_700_000_000_000
 COUNT = 30
@@ -352,6 +353,36 @@ def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_retu
         process.kill()
     assert process.returncode == 0, err
     assert out.endswith("\tafter\n") and err == f"kafkalog consume: {topic}-0 is read again\n"
+
+
+def test_follow_in_a_group_waits_out_its_coordinator_and_goes_on_when_it_returns(start_broker, request):
+    """Found as: ``consume --group --follow`` left after about 5 retries of an outage."""
+    broker = start_broker({"num.partitions": "1"})
+    topic = topic_for(request)
+    group = topic + "-group"
+    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
+    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--group", group,
+                                "--max-records", "2", "--bootstrap-server", broker.bootstrap],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _kill_later(process)
+    try:
+        assert process.stdout.readline().endswith("\tbefore\n")
+        wait_for(lambda: committed(broker.bootstrap, group, topic, 1) == {0: 1}, WAIT_SECONDS,
+                 what="the member's commit of its first record")  # else it is printed again: at least once
+        broker.kill()
+        assert process.stderr.readline().startswith(f"kafkalog consume: group {group!r} generation 1: assigned")
+        assert " cannot be read now (" in process.stderr.readline()
+        with pytest.raises(subprocess.TimeoutExpired):  # an outage longer than the client's own retries
+            process.wait(timeout=8)
+        broker.start()  # the same port and log directory
+        produce_records(broker.bootstrap, topic, [(0, None, b"after", BASE)])
+        out, err = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert out.endswith("\tafter\n") and "Traceback" not in err, err
+    assert err.splitlines()[-1] == f"kafkalog consume: left group {group!r}"
+    assert committed(broker.bootstrap, group, topic, 1) == {0: 2}
 
 
 def test_follow_gives_up_after_retry_for(start_broker, request):

@@ -20,7 +20,7 @@ from broker.client import KafkaClient
 from broker.client.groups import GroupClient
 from tests.waiting import wait_for
 
-from .support import WAIT_SECONDS, kafkalog, one_line_error, produce_records, topic_for
+from .support import WAIT_SECONDS, committed, kafkalog, one_line_error, produce_records, topic_for
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -98,10 +98,6 @@ def values(*of) -> list[str]:
     return sorted(v for member in of for _, _, v in member.records)
 
 
-def committed(bootstrap: str, group: str, topic: str) -> dict:
-    with KafkaClient(bootstrap, timeout=10) as client:
-        found = GroupClient(client).committed(group, {topic: list(range(PARTITIONS))})
-    return {p: c.offset for (_, p), c in found.items()}
 
 
 def committed_by_describe(bootstrap: str, group: str) -> dict:
@@ -152,7 +148,7 @@ def test_a_killed_member_is_dropped_after_its_session_and_its_committed_records_
              what="the split between two members")
     during = produce(bootstrap, topic, "split")
     wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during), WAIT_SECONDS, what="the new records")
-    wait_for(lambda: committed(bootstrap, group, topic) == {p: 3 for p in range(PARTITIONS)}, WAIT_SECONDS,
+    wait_for(lambda: committed(bootstrap, group, topic, PARTITIONS) == {p: 3 for p in range(PARTITIONS)}, WAIT_SECONDS,
              what="the commits of what was printed")  # (a kill between printing and committing prints again)
     second.process.kill()  # no leave: the coordinator waits for the session timeout
     second.process.wait(WAIT_SECONDS)

@@ -16,7 +16,7 @@ from broker.cli.groups import new_offsets
 from broker.client import KafkaClient
 from broker.client.groups import CommittedOffset, GroupClient
 
-from .support import kafkalog, one_line_error, produce_records, topic_for
+from .support import committed, kafkalog, one_line_error, produce_records, topic_for
 
 WAIT_SECONDS = 20
 PARTITIONS = 4  # the mock cluster's default for an auto-created topic
@@ -33,10 +33,6 @@ def topic(mock, request):
     return name
 
 
-def committed(bootstrap: str, group: str, topic: str) -> dict:
-    with KafkaClient(bootstrap, timeout=10) as client:
-        found = GroupClient(client).committed(group, {topic: range(PARTITIONS)})
-    return {p: c.offset for (_, p), c in found.items()}
 
 
 def commit_from_outside(bootstrap: str, group: str, topic: str, offsets: dict) -> None:
@@ -78,7 +74,7 @@ def test_describe_shows_offsets_and_lag_of_a_subscribed_group(mock, topic, reque
 
         done = groups(mock, "reset-offsets", group, "--topic", topic, "--to-earliest", "--execute")
         assert "has active members" in one_line_error(done, 1, "kafkalog groups reset-offsets: consumer group")
-        assert committed(mock[0], group, topic) == {p: p + 1 for p in range(PARTITIONS - 1)}
+        assert committed(mock[0], group, topic, PARTITIONS) == {p: p + 1 for p in range(PARTITIONS - 1)}
     finally:
         member.close()
 
@@ -90,7 +86,7 @@ def test_reset_offsets_dry_run_changes_nothing(mock, topic, request):
     assert done.returncode == 0 and "dry run, nothing committed" in done.stderr, done.stderr
     assert [line.split() for line in done.stdout.splitlines()] == [
         ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], [group, topic, "0", "0"], [group, topic, "1", "0"]]
-    assert committed(mock[0], group, topic) == {0: 3, 1: 3}
+    assert committed(mock[0], group, topic, PARTITIONS) == {0: 3, 1: 3}
 
 
 @pytest.mark.parametrize("how, expected, moved", [
@@ -111,7 +107,7 @@ def test_reset_offsets_execute(mock, topic, request, how, expected, moved):
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [f"kafkalog groups reset-offsets: note: {what} of {topic}-{p}; it is set to "
                                         f"{expected[p]}" for p, what in moved.items()]
-    assert committed(mock[0], group, topic) == expected
+    assert committed(mock[0], group, topic, PARTITIONS) == expected
 
 
 def test_reset_offsets_of_some_partitions_and_all_topics(mock, topic, request):
@@ -119,10 +115,10 @@ def test_reset_offsets_of_some_partitions_and_all_topics(mock, topic, request):
     commit_from_outside(mock[0], group, topic, {0: 1, 1: 1})
     done = groups(mock, "reset-offsets", group, "--topic", f"{topic}:1", "--to-latest", "--execute")
     assert done.returncode == 0, done.stderr
-    assert committed(mock[0], group, topic) == {0: 1, 1: RECORDS_PER_PARTITION}
+    assert committed(mock[0], group, topic, PARTITIONS) == {0: 1, 1: RECORDS_PER_PARTITION}
     done = groups(mock, "reset-offsets", group, "--all-topics", "--to-offset", "0", "--execute")
     assert done.returncode == 0, done.stderr
-    assert committed(mock[0], group, topic) == {0: 0, 1: 0}  # only the partitions it had committed
+    assert committed(mock[0], group, topic, PARTITIONS) == {0: 0, 1: 0}  # only the partitions it had committed
 
 
 def test_reset_offsets_bad_input(mock, topic, request):
