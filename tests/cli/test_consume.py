@@ -324,9 +324,9 @@ def _kill_later(process: subprocess.Popen) -> None:
     killer.start()
 
 
-def _following_a_dead_broker(start_broker, request, *args) -> tuple:
+def _following_a_dead_broker(start_broker, request, *args, before_the_kill=None) -> tuple:
     """(broker, topic, process): ``consume --follow`` of a one-partition topic, caught up with its
-    one record, then its broker killed."""
+    one record (and ``before_the_kill(broker, topic)`` done), then its broker killed."""
     broker = start_broker({"num.partitions": "1"})
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
@@ -335,8 +335,21 @@ def _following_a_dead_broker(start_broker, request, *args) -> tuple:
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _kill_later(process)
     assert process.stdout.readline().endswith("\tbefore\n")
+    if before_the_kill is not None:
+        before_the_kill(broker, topic)
     broker.kill()
     return broker, topic, process
+
+
+def _outlasted_then_restarted(broker, topic: str, process: subprocess.Popen) -> tuple[str, str]:
+    """The process waits through an outage longer than the client's own retries; then the broker
+    starts again (the same port and log directory) and gets a record "after": the process's
+    (stdout, stderr) once it ends."""
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(timeout=8)
+    broker.start()
+    produce_records(broker.bootstrap, topic, [(0, None, b"after", BASE)])
+    return process.communicate(timeout=WAIT_SECONDS)
 
 
 def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_returns(start_broker, request):
@@ -344,11 +357,7 @@ def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_retu
     broker, topic, process = _following_a_dead_broker(start_broker, request, "--max-records", "2")
     try:
         assert f"{topic}-0 cannot be read now (" in process.stderr.readline()
-        with pytest.raises(subprocess.TimeoutExpired):  # an outage longer than the client's own retries
-            process.wait(timeout=8)
-        broker.start()  # the same port and log directory
-        produce_records(broker.bootstrap, topic, [(0, None, b"after", BASE)])
-        out, err = process.communicate(timeout=WAIT_SECONDS)
+        out, err = _outlasted_then_restarted(broker, topic, process)
     finally:
         process.kill()
     assert process.returncode == 0, err
@@ -357,26 +366,18 @@ def test_follow_keeps_retrying_while_the_broker_is_down_and_goes_on_when_it_retu
 
 def test_follow_in_a_group_waits_out_its_coordinator_and_goes_on_when_it_returns(start_broker, request):
     """Found as: ``consume --group --follow`` left after about 5 retries of an outage."""
-    broker = start_broker({"num.partitions": "1"})
-    topic = topic_for(request)
-    group = topic + "-group"
-    produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--group", group,
-                                "--max-records", "2", "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _kill_later(process)
-    try:
-        assert process.stdout.readline().endswith("\tbefore\n")
+    group = topic_for(request, "group")
+
+    def first_record_committed(broker, topic):  # else it is printed again after the outage: at least once
         wait_for(lambda: committed(broker.bootstrap, group, topic, 1) == {0: 1}, WAIT_SECONDS,
-                 what="the member's commit of its first record")  # else it is printed again: at least once
-        broker.kill()
+                 what="the member's commit of its first record")
+
+    broker, topic, process = _following_a_dead_broker(start_broker, request, "--group", group, "--max-records", "2",
+                                                      before_the_kill=first_record_committed)
+    try:
         assert process.stderr.readline().startswith(f"kafkalog consume: group {group!r} generation 1: assigned")
         assert " cannot be read now (" in process.stderr.readline()
-        with pytest.raises(subprocess.TimeoutExpired):  # an outage longer than the client's own retries
-            process.wait(timeout=8)
-        broker.start()  # the same port and log directory
-        produce_records(broker.bootstrap, topic, [(0, None, b"after", BASE)])
-        out, err = process.communicate(timeout=WAIT_SECONDS)
+        out, err = _outlasted_then_restarted(broker, topic, process)
     finally:
         process.kill()
     assert process.returncode == 0, err
