@@ -13,7 +13,7 @@ from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTo
 from broker.client.connection import AuthenticationError, UnsupportedVersionError
 from broker.client.security import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
-from broker.protocol.errors import ErrorCode
+from broker.protocol.errors import ErrorCode, error_name
 
 OK, FAILED = 0, 1
 INTERRUPTED = 130  # Ctrl-C, as shells report it
@@ -128,14 +128,6 @@ def partitions_of(client, topic: str, bootstrap: str, create: bool = False) -> l
         raise CommandError(f"topic {topic!r} does not exist on {bootstrap}{unless}") from None
     except AuthorizationError as exc:  # denied, existing or not: Kafka does not tell
         raise CommandError(str(exc)) from None
-
-
-def error_name(code: int) -> str:
-    """Kafka's name of an error code (``NON_EMPTY_GROUP``), or ``error N`` for one it does not know."""
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f"error {code}"
 
 
 def check_partition(topic: str, partition: int, partitions: list[int]) -> None:

@@ -25,7 +25,7 @@ from broker.client import EARLIEST, LATEST, KafkaError
 
 from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .consume_group import consume_in_group
-from .outages import RETRY_SECONDS, Outages, is_outage
+from .outages import Outages, is_outage, wait_out
 from .record_lines import PLAIN_COLUMNS, fetch_records, record_line
 
 PROG = "kafkalog consume"
@@ -99,16 +99,9 @@ def _start(client, args) -> tuple[list[int], list[int], dict, dict]:
 def _consume(client, args) -> int:
     topic = args.topic
     outages = Outages(PROG, args.retry_for)
-    while True:
-        try:
-            partitions, readable, latest, positions = _start(client, args)
-            break
-        except KafkaError as exc:  # with --follow, an outage when it starts is waited out too
-            if not args.follow or not is_outage(exc):
-                raise
-            outages.failed(topic, exc)
-            time.sleep(RETRY_SECONDS)
-    outages.read(topic)
+    # with --follow, an outage when it starts is waited out too
+    partitions, readable, latest, positions = wait_out(outages if args.follow else None, topic,
+                                                       lambda: _start(client, args))
     if not args.follow and all(positions[p] >= latest[p] for p in readable):
         print(f"{PROG}: no records to print: {_why_nothing(topic, readable, latest, args)}", file=sys.stderr)
     first = args.offset if isinstance(args.offset, int) else 0  # --follow from past the end: wait for it

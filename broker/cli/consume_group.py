@@ -28,7 +28,7 @@ from broker.client import EARLIEST, LATEST, KafkaError, OffsetOutOfRangeError
 from broker.client.membership import GroupMember
 
 from .common import OK, CommandError, partitions_of
-from .outages import RETRY_SECONDS, Outages, is_outage
+from .outages import Outages, is_outage, wait_out
 from .record_lines import fetch_records, record_line
 
 PROG = "kafkalog consume"
@@ -39,13 +39,13 @@ COMMIT_METADATA = "kafkalog consume"
 def consume_in_group(client, args) -> int:
     outages = Outages(PROG, args.retry_for) if args.follow else None
     group = f"group {args.group!r}"
-    _wait_out(outages, args.topic, lambda: partitions_of(client, args.topic, args.bootstrap_server))  # unknown: fails
+    wait_out(outages, args.topic, lambda: partitions_of(client, args.topic, args.bootstrap_server))  # unknown: fails
     member = GroupMember(client, args.group, [args.topic], session_timeout_ms=args.session_timeout_ms)
     remaining = args.max_records
     previous_sigterm = signal.signal(signal.SIGTERM, _interrupt)
     try:
         while remaining is None or remaining > 0:
-            assigned = _wait_out(outages, group, member.join).get(args.topic, [])
+            assigned = wait_out(outages, group, member.join).get(args.topic, [])
             _say(f"group {args.group!r} generation {member.generation}: assigned "
                  f"{'partitions ' + ', '.join(map(str, assigned)) if assigned else 'no partition'} of {args.topic}")
             done, remaining = _consume_assigned(client, member, assigned, remaining, args, outages)
@@ -62,22 +62,6 @@ def consume_in_group(client, args) -> int:
         signal.signal(signal.SIGTERM, previous_sigterm)
     _leave(member)
     return OK
-
-
-def _wait_out(outages: Outages | None, what: str, call):
-    """``call()``; with --follow (``outages``), an outage of the broker it needs is waited out."""
-    while True:
-        try:
-            result = call()
-        except KafkaError as exc:
-            if outages is None or not is_outage(exc):
-                raise
-            outages.failed(what, exc)
-            time.sleep(RETRY_SECONDS)
-            continue
-        if outages is not None:
-            outages.read(what)
-        return result
 
 
 def _consume_assigned(client, member: GroupMember, partitions: list[int], remaining: int | None, args,

@@ -14,10 +14,10 @@ from broker.arguments import timestamp_ms
 from broker.client import EARLIEST, LATEST, KafkaError
 from broker.client.groups import GroupClient, GroupsUnsupportedError
 from broker.protocol.apis import ApiKey
-from broker.protocol.errors import ErrorCode
+from broker.protocol.errors import ErrorCode, error_name
 
 from .common import (FAILED, OK, CommandError, add_command, add_format_argument, add_name_argument, check_partition,
-                     error_name, partitions_of, run)
+                     partitions_of, run)
 from .topics import text_table
 
 PROG = "kafkalog groups"

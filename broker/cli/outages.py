@@ -51,3 +51,19 @@ class Outages:
         if self.since.pop(what, None) is not None:
             self.next_try.pop(what, None)
             print(f"{self.prog}: {what} is read again", file=sys.stderr)
+
+
+def wait_out(outages: Outages | None, what: str, call):
+    """``call()``; with ``outages`` (--follow), an outage of the broker it needs is waited out."""
+    while True:
+        try:
+            result = call()
+        except KafkaError as exc:
+            if outages is None or not is_outage(exc):
+                raise
+            outages.failed(what, exc)
+            time.sleep(RETRY_SECONDS)
+            continue
+        if outages is not None:
+            outages.read(what)
+        return result

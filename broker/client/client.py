@@ -31,7 +31,7 @@ import time
 from typing import NamedTuple
 
 from broker.protocol.apis import ApiKey
-from broker.protocol.errors import ErrorCode
+from broker.protocol.errors import ErrorCode, error_name
 from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
@@ -650,10 +650,7 @@ def _error(code: int, subject: str, message: str | None = None, *, principal: st
         return None
     if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
         return UnknownTopicOrPartitionError(f"{subject} does not exist", code)
-    try:
-        name = ErrorCode(code).name
-    except ValueError:
-        name = f"code {code}"
+    name = error_name(code)
     if code in _DENIED:
         resource = "the cluster" if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else subject
         return AuthorizationError(f"access to {resource} denied for {principal or 'this client'} "

@@ -60,3 +60,11 @@ class ErrorCode(enum.IntEnum):
     FENCED_INSTANCE_ID = 82
     GROUP_SUBSCRIBED_TO_TOPIC = 86
     INVALID_RECORD = 87
+
+
+def error_name(code: int) -> str:
+    """Kafka's name of an error code (``NON_EMPTY_GROUP``), or ``code N`` for one it does not know."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"code {code}"
