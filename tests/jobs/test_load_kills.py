@@ -124,6 +124,14 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
     assert {r.run for r in rows if r.offset < 10} == {1} and {r.run for r in rows if r.offset >= 10} == {2}
 
 
+def _writing_run_1(args: list[str], output, tmp_path) -> LoadProcess:
+    """A load started with ``args``, once run 1 starts writing into ``output`` (or the load ended)."""
+    loading = LoadProcess(args, tmp_path)
+    wait_for(lambda: (output / "_staging" / "run=1").exists() or loading.process.poll() is not None, 150,
+             interval=0.01, what="run 1 starting its write")
+    return loading
+
+
 def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_executes_the_plan_once(jobs_broker,
                                                                                                     tmp_path):
     bootstrap, topic = jobs_broker.bootstrap, "interrupted"
@@ -131,9 +139,7 @@ def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_exe
     recs = produce(bootstrap, topic, messages(1200, partitions=(0, 1), tag="i", headers=False, value_size=100))
     output = tmp_path / "output"
     args = load_args(bootstrap, topic, output, "--max-records-per-partition", "20")
-    writing = LoadProcess(args, tmp_path)
-    wait_for(lambda: (output / "_staging" / "run=1").exists() or writing.process.poll() is not None, 150,
-             interval=0.01, what="run 1 starting its write")
+    writing = _writing_run_1(args, output, tmp_path)
     writing.interrupt()
     interrupted = writing.wait()
     assert interrupted.code == 130, interrupted
@@ -157,9 +163,7 @@ def test_a_broker_killed_mid_load_fails_the_run_with_one_line_and_no_spark_logs(
     produce(broker.bootstrap, topic, messages(1200, partitions=(0, 1), tag="k", headers=False, value_size=100))
     output = tmp_path / "output"
     args = load_args(broker.bootstrap, topic, output, "--max-records-per-partition", "20", "--master", "local[1]")
-    loading = LoadProcess(args, tmp_path)
-    wait_for(lambda: (output / "_staging" / "run=1").exists() or loading.process.poll() is not None, 150,
-             interval=0.01, what="run 1 starting its write")
+    loading = _writing_run_1(args, output, tmp_path)
     broker.kill()
     result = loading.wait()
     assert result.code == 1, result

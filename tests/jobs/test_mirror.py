@@ -208,6 +208,10 @@ class MirrorProcess:
     def batches(self) -> list[str]:
         return [line for line in self.out.read_text().splitlines() if line.startswith("batch ")]
 
+    def wait_for_a_batch(self) -> None:
+        """Until the mirror reported its first micro-batch (or ended)."""
+        wait_for(lambda: self.batches() or self.process.poll() is not None, 180, what="a first micro-batch")
+
     def kill(self) -> None:
         kill_tree(self.process)
 
@@ -237,7 +241,7 @@ def test_a_killed_mirror_resumes_and_loses_nothing(jobs_broker, target, spark, t
             str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", str(BATCH)]
     running = MirrorProcess(args + ["--trigger-interval", "0.1"], tmp_path)
     try:
-        wait_for(lambda: running.batches() or running.process.poll() is not None, 180, what="a first micro-batch")
+        running.wait_for_a_batch()
         assert running.process.poll() is None, (tmp_path / "mirror.err").read_text()[-3000:]
         create_topic(source, "kill-new", 1)  # created while the mirror runs: it must pick it up
         produce(source, "kill-new", messages(5, tag="n"))
@@ -268,7 +272,7 @@ def test_ctrl_c_stops_the_mirror_with_one_line_and_the_same_command_resumes(jobs
             str(tmp_path / "checkpoint"), "--max-offsets-per-trigger", str(BATCH)]
     running = MirrorProcess(args + ["--trigger-interval", "0.1"], tmp_path)
     try:
-        wait_for(lambda: running.batches() or running.process.poll() is not None, 180, what="a first micro-batch")
+        running.wait_for_a_batch()
         running.interrupt()
         code = running.process.wait(60)
     finally:
