@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.exceptions import NoNodeError
 from kazoo.security import make_acl
 
 from broker.client import KafkaClient
@@ -29,9 +30,10 @@ def chroot(zookeeper: str) -> str:
 def registration(kazoo, zookeeper: str, broker_id: int):
     """(JSON, session id of the owner) of ``/brokers/ids/<id>``, or None when it is not registered."""
     path = f"{chroot(zookeeper)}/brokers/ids/{broker_id}"
-    if not kazoo.exists(path):
+    try:
+        data, stat = kazoo.get(path)
+    except NoNodeError:  # one read: the ephemeral node can expire between an exists() and a get()
         return None
-    data, stat = kazoo.get(path)
     return json.loads(data), stat.ephemeralOwner
 
 
@@ -182,9 +184,11 @@ def test_an_unreachable_zookeeper_is_one_line(tmp_path):
 def controller(kazoo, zookeeper: str):
     """(broker id in /controller, /controller_epoch), or None while there is no controller."""
     path = f"{chroot(zookeeper)}/controller"
-    if not kazoo.exists(path):
+    try:
+        data, _ = kazoo.get(path)
+    except NoNodeError:  # ephemeral: it can go between an exists() and a get()
         return None
-    return json.loads(kazoo.get(path)[0])["brokerid"], int(kazoo.get(f"{chroot(zookeeper)}/controller_epoch")[0])
+    return json.loads(data)["brokerid"], int(kazoo.get(f"{chroot(zookeeper)}/controller_epoch")[0])
 
 
 def test_one_broker_is_elected_controller_and_another_takes_over_when_it_dies(tmp_path, zookeeper, kazoo):
