@@ -10,7 +10,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
 C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
 
-.PHONY: demo test bench notebook notebook-plot clean
+.PHONY: demo test lint bench notebook notebook-plot clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.10 is required, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
@@ -36,6 +36,11 @@ demo: $(VENV)/.runtime-installed
 test: $(VENV)/.test-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# ruff (rules and formatting) and mypy, configured in pyproject.toml
+lint: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(VENV)/.test-installed
 	$(PY) -m spark_kafka_source.java
