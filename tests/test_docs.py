@@ -28,8 +28,22 @@ def _relative_links(markdown: str) -> list[str]:
     return [target for target in targets if not re.match(r"[a-z][a-z0-9+.-]*:", target) and not target.startswith("#")]
 
 
+def _anchors(page: pathlib.Path) -> set[str]:
+    """The ids MkDocs gives the headings of a page (lower case, punctuation dropped, spaces to dashes)."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    headings = re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+    return {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower()) for heading in headings}
+
+
 def test_every_relative_link_in_the_readme_leads_to_a_file():
     links = _relative_links(README.read_text(encoding="utf-8"))
     assert links, "the README links into the manual"
     missing = [link for link in links if not (ROOT / link.split("#", 1)[0]).exists()]
+    assert missing == []
+
+
+def test_every_anchor_the_readme_links_to_is_a_heading_of_its_page():
+    links = [link.split("#", 1) for link in _relative_links(README.read_text(encoding="utf-8")) if "#" in link]
+    assert links, "the README links to sections of the manual"
+    missing = [f"{path}#{anchor}" for path, anchor in links if anchor not in _anchors(ROOT / path)]
     assert missing == []
