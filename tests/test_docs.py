@@ -16,7 +16,7 @@ def test_the_manual_builds_with_no_warning(tmp_path):
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "index.html").is_file()
-    assert (tmp_path / "site" / "architecture" / "index.html").is_file()
+    assert (tmp_path / "site" / "architecture.html").is_file()
 
 
 def test_the_readme_is_at_most_300_lines():
