@@ -10,7 +10,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
 C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
 
-.PHONY: demo test lint bench notebook notebook-plot clean
+.PHONY: demo test lint bench docs notebook notebook-plot clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.10 is required, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
@@ -46,6 +46,10 @@ bench: $(VENV)/.test-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m benchmarks.run_all
 
+# the manual (docs/, mkdocs.yml) as a site in site/; any warning (a broken link or anchor) fails it
+docs: $(VENV)/.test-installed
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
 # the notebook in JupyterLab, with what it needs (the notebook extra)
 notebook: $(VENV)/.notebook-installed
 	$(PY) -m spark_kafka_source.java
@@ -57,4 +61,4 @@ notebook-plot: $(VENV)/.test-installed
 	$(PY) notebooks/render_plot.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build spark_kafka_source/*.so broker/records/*.so
+	rm -rf $(VENV) .pytest_cache .hypothesis build site spark_kafka_source/*.so broker/records/*.so

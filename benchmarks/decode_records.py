@@ -25,7 +25,7 @@ from broker.records.compression import Codec
 from spark_kafka_source import arrow_records
 
 BASE_TIMESTAMP = 1_700_000_000_000
-SPARK_ARROW_COUNT_ROWS_S = 4.88e6  # pyspark-python-datasource.md §7: pre-built Arrow, count(), 5 M rows
+SPARK_ARROW_COUNT_ROWS_S = 4.88e6  # Spark's count() over pre-built Arrow batches, 5 M rows: docs/benchmarks.md
 
 
 def make_values(count: int, size: int, seed: int) -> list[bytes]:
@@ -126,7 +126,7 @@ def main(argv=None) -> list[dict]:
                   f"{row['c']:>10,.0f} {row['slice']:>12,.0f} {row['c'] / row['python']:>8.1f}x "
                   f"{row['c'] / row['slice']:>8.4f} {row['c'] / SPARK_ARROW_COUNT_ROWS_S:>7.2f}x")
     print("C/Spark: the C path against 4.88 M rows/s, Spark's count() over a source yielding "
-          "pre-built Arrow batches (pyspark-python-datasource.md §7, 2 cores)")
+          "pre-built Arrow batches (docs/benchmarks.md, 2 cores)")
     return results
 
 

@@ -1,4 +1,4 @@
-"""Run every benchmark with its default (README) settings: ``make bench``."""
+"""Run every benchmark with its default settings (those docs/benchmarks.md reports): ``make bench``."""
 
 from benchmarks import (broker_concurrency, broker_throughput, cli_produce, cluster_spark_read, cluster_throughput,
                         consume_group, decode_records, decompression_stall, group_coordinator, load_check, load_job,

@@ -17,7 +17,9 @@
  * kept. A kept record's timestamp must fit timestamp[us] (|ms| <= 9223372036854775).
  *
  * Errors from malformed input raise DecodeError (a ValueError); the Python wrapper maps it to
- * CorruptRecordError. CRCs are checked in Python with crcmod before a payload gets here.
+ * CorruptRecordError. CRCs are checked before a payload gets here, by the Python walk over the
+ * batches (broker.records.crc: CRC-32C from the _crc32c extension, crcmod when it is not built;
+ * skipped with check_crcs=False).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

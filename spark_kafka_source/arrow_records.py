@@ -48,7 +48,7 @@ Semantics (both paths):
   UTF-8 string key (invalid UTF-8 replaced by U+FFFD, as ``broker.records`` does) and a binary
   value (null when null). **A record without headers gets a null list**, not an empty one: that is
   what Spark's own Kafka source gives (``KafkaRecordToRowConverter`` returns ``null`` when
-  ``cr.headers`` is empty; reference anchors-spark-kafka-loaders.md §A.3). Legacy messages have
+  ``cr.headers`` is empty; see docs/spark/batch.md for the schema). Legacy messages have
   no headers, so they always get null.
 * Malformed input (bad sizes, CRCs, codecs, varints, truncated records, out-of-range timestamps)
   raises ``broker.records.errors.CorruptRecordError`` naming the entry's position in ``data`` and

@@ -315,7 +315,7 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
             meant = _CANONICAL[close[0]]
             raise option_error(spelt_like(name, meant),
                                f"unknown option of the kafkalog source (did you mean {meant}?)", example_option=meant)
-        raise option_error(name, "unknown option of the kafkalog source; see the README for the options of the "
+        raise option_error(name, "unknown option of the kafkalog source; see docs/spark/batch.md for the options of the "
                                  "kafkalog source")
     for name in _STREAMING_ONLY:
         if name.lower() in opts and query == BATCH:

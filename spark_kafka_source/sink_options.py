@@ -123,7 +123,7 @@ def _check_names(opts: dict, kafka: dict) -> None:
     for key in kafka:
         refused = next((advice for prefix, advice in _REFUSED_KAFKA.items() if key.startswith(prefix)), None)
         if refused is None and key.startswith(("ssl.", "sasl.")) and key not in client_security.KEYS:
-            refused = "not supported by kafkalog's client (see the README's Security section for the settings it takes)"
+            refused = "not supported by kafkalog's client (see docs/operating/security.md for the settings it takes)"
         if refused is not None:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {refused}",
                                example=SINK_EXAMPLES.get(f"kafka.{key}", SINK_EXAMPLES["kafka.bootstrap.servers"]))

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, read from the source: which packages may import which. A module that
+"""The layering of docs/architecture.md#layering, read from the source: which packages may import which. A module that
 imports across a forbidden line fails here with its name and the import."""
 
 import ast

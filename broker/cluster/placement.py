@@ -3,7 +3,7 @@ partitions, spread round-robin over the brokers from a start index (Kafka's rack
 assignment; the controller picks a random start so topics do not pile up on the first broker), or
 as a client's manual assignment says, once checked.
 
-Partitions have one replica each, as in the 0.7 design the seeds describe: a replication factor
+Partitions have one replica each, as in Kafka 0.7's design (before replication): a replication factor
 above 1 is refused (replication is a later step), and so is one above the live brokers.
 """
 

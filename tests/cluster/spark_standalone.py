@@ -8,7 +8,7 @@ workers, each a separate JVM started with ``<pyspark>/bin/spark-class`` on 127.0
 Each worker offers one core and 1 GB, works in ``worker-<n>/`` under ``directory`` (an
 executor's working directory is ``worker-<n>/<app id>/<executor id>``) and runs the executors'
 Python workers with this process's Python (``PYSPARK_PYTHON``), which has the project installed:
-the machines of a real cluster need it installed too (README, "Running on a Spark cluster").
+the machines of a real cluster need it installed too (docs/loads.md, "Running on a Spark cluster").
 Logs: ``master.log``, ``worker-<n>.log``. ``stop()`` SIGKILLs each daemon's process tree (the
 workers' executors and their Python workers with it) and waits until every process is gone.
 """

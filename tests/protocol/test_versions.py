@@ -624,10 +624,10 @@ def test_advertised_version_ranges():
                       "DESCRIBE_ACLS": (0, 1), "CREATE_ACLS": (0, 1), "DELETE_ACLS": (0, 1)}
 
 
-def test_the_readme_protocol_table_lists_exactly_the_advertised_versions():
-    """The README's table of APIs and versions and ApiVersions grow together: one row per API."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n### Protocol\n", 1)[1].split("\n#", 1)[0]
+def test_the_manuals_protocol_table_lists_exactly_the_advertised_versions():
+    """The manual's table of APIs and versions and ApiVersions grow together: one row per API."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "operating" / "protocol.md").read_text(encoding="utf-8")
+    section = page.split("# Protocol\n", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| [A-Za-z]+ \((\d+)\) \| (\d+)(?:-(\d+))? \|", section, re.MULTILINE)
     documented = [(int(key), (int(low), int(high or low))) for key, low, high in rows]
     assert sorted(documented) == sorted((int(api.key), (api.min_version, api.max_version)) for api in APIS.values())

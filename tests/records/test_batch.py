@@ -13,7 +13,7 @@ from broker.records.crc import crc32c
 from broker.records.errors import CorruptRecordError, UnsupportedCodecError
 from broker.records.varint import encode_varint
 
-# Section 3.1 of the reference: key "k", value "v", timestamp 1700000000000, 70 bytes.
+# A one-record batch laid out by hand: key "k", value "v", timestamp 1700000000000, 70 bytes.
 REFERENCE_BATCH = bytes.fromhex(
     "00 00 00 00 00 00 00 00  00 00 00 3a  ff ff ff ff  02  e9 9b 8d d8  00 00  00 00 00 00"
     "00 00 01 8b cf e5 68 00  00 00 01 8b cf e5 68 00  ff ff ff ff ff ff ff ff  ff ff  ff ff ff ff"

@@ -1,5 +1,5 @@
-"""The broker over raw sockets, one test group per client-breaking pitfall of the reference notes
-(``kafka-protocol-and-log.md`` §6), each asserting Kafka's exact wire behaviour:
+"""The broker over raw sockets, one test group per wire pitfall that breaks real Kafka
+clients, each asserting Kafka's exact wire behaviour:
 
 1. ApiVersions: v3+ (flexible) gets Kafka's v0-encoded UNSUPPORTED_VERSION reply, byte for byte;
    v0-2 list exactly the advertised table.
@@ -115,7 +115,7 @@ def topic_names(client) -> set:
 
 ADVERTISED = {0: (0, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 2), 19: (0, 4), 20: (0, 3), 21: (0, 1),
               22: (0, 1), 32: (0, 3), 33: (0, 1), 35: (0, 1), 37: (0, 1), 44: (0, 0), 17: (0, 1), 36: (0, 1),
-              # the group coordinator's, exactly the non-flexible ranges of the reference
+              # the group coordinator's, exactly Kafka's non-flexible ranges of these APIs
               8: (0, 7), 9: (0, 5), 10: (0, 2), 11: (0, 5), 12: (0, 3), 13: (0, 3), 14: (0, 3), 15: (0, 4),
               16: (0, 2), 42: (0, 1), 47: (0, 0),
               # the ACL APIs (v1 adds prefixed patterns)

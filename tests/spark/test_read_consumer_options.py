@@ -8,8 +8,8 @@ is: ``kafkaConsumer.pollTimeoutMs``, ``groupIdPrefix`` and ``kafka.group.id``, t
   Kafka-protocol server in a thread, tests/client/fake_servers.py) serves the partition with its
   first fetch answers emptied. (A broker that does not answer at all is a different wait, the
   request timeout ``kafka.request.timeout.ms``; see test_read_errors.py.)
-* ``groupIdPrefix`` and ``kafka.group.id`` are accepted and change nothing (README: the source
-  uses no consumer group): a broker whose advertised address is a recording proxy shows every
+* ``groupIdPrefix`` and ``kafka.group.id`` are accepted and change nothing (docs/spark/batch.md: the
+  source uses no consumer group): a broker whose advertised address is a recording proxy shows every
   request of the read, planning's and the tasks', with no group API, the default client id, and
   neither value anywhere on the wire.
 """
