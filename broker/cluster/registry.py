@@ -9,14 +9,16 @@ session ends (a clean stop, a crash, or no heartbeat within ``zookeeper.session.
 id already registered is refused; after its session expired (ZooKeeper unreachable for longer
 than the timeout, then back), the broker registers again. A registered broker stands in every
 controller election (``controller_election``). Without ``zookeeper.connect`` the broker is a
-``Standalone`` one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
-first start), and there is nobody to register with.
+``StandaloneRegistry``, a one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
+first start), and there is nobody to register with. Both are a ``Registry``: the broker starts
+either the same way.
 """
 
 import contextlib
 import json
 import logging
 import time
+from typing import Protocol
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
@@ -37,7 +39,29 @@ class RegistryError(Exception):
     """The broker cannot join its cluster; the message says why and what to change."""
 
 
-class Standalone:
+class Registry(Protocol):
+    """A broker's membership of its cluster, in the order the broker uses it: ``start``, then
+    ``cluster_id`` (before the log directory is opened), ``register`` once its listeners are bound,
+    ``close`` when it stops. Failures are ``RegistryError``."""
+
+    def start(self) -> None:
+        """Reach the cluster."""
+        ...
+
+    def cluster_id(self) -> str | None:
+        """The cluster's id, which the log directory must carry; None when the directory decides."""
+        ...
+
+    def register(self, endpoint: BrokerEndpoint) -> None:
+        """Make this broker live to the others, as ``endpoint``."""
+        ...
+
+    def close(self) -> None:
+        """Leave the cluster: the broker is no longer live."""
+        ...
+
+
+class StandaloneRegistry:
     """A broker without ``zookeeper.connect``: a cluster of itself."""
 
     def start(self) -> None:
@@ -179,9 +203,9 @@ class ZooKeeperRegistry:
         self._client.close()
 
 
-def registry_for(config) -> Standalone | ZooKeeperRegistry:
+def registry_for(config) -> Registry:
     """The registry a broker's configuration asks for."""
     if not config.zookeeper_connect:
-        return Standalone()
+        return StandaloneRegistry()
     return ZooKeeperRegistry(config.zookeeper_connect, config.zookeeper_session_timeout_ms,
                              config.zookeeper_connection_timeout_ms)

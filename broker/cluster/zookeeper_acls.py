@@ -1,5 +1,6 @@
-"""The ACLs of a cluster, kept in ZooKeeper as Kafka keeps them: the same interface as the single
-broker's ``AclStore`` (the handlers and the authorizer cannot tell them apart).
+"""The ACLs of a cluster, kept in ZooKeeper as Kafka keeps them: an ``AclStore``
+(``broker.security.acl_store``) as the single broker's ``LocalAcls`` is (the handlers and the
+authorizer cannot tell them apart).
 
 Each resource pattern is one node holding its ACLs as Kafka's JSON: ``/kafka-acl/<ResourceType>/<name>``
 for literal patterns, ``/kafka-acl-extended/prefixed/<ResourceType>/<prefix>`` for prefixed ones.
