@@ -147,7 +147,8 @@ def server_context(settings) -> ssl.SSLContext:
         try:
             context.set_ciphers(":".join(c.strip() for c in ciphers.split(",")))
         except ssl.SSLError:
-            raise ConfigError(f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is available") from None
+            raise ConfigError(f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is "
+                              "available") from None
     location = settings.get("ssl.keystore.location")
     if not location:
         raise ConfigError(f"ssl.keystore.location: listener {settings.listener_name} uses TLS and needs a key store "
