@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from kazoo.client import KazooClient, KazooState
@@ -82,11 +83,12 @@ class ZooKeeperRegistry:
         self.connect = ZooKeeperConnect(connect)
         self._connection_timeout_s = connection_timeout_ms / 1000
         self._client = KazooClient(hosts=self.connect.hosts, timeout=session_timeout_ms / 1000)
-        self._endpoint = None  # set once registered: what to register again after a lost session
+        self._endpoint: BrokerEndpoint | None = None  # set once registered: what to register again after a lost session
         self._session_lost = False
-        self._controller = None
+        self._controller: Controller | None = None
         self._closing = False
-        self.new_session_listeners = []  # the watches of a lost session are gone: the watchers read again
+        # the watches of a lost session are gone: the watchers read again
+        self.new_session_listeners: list[Callable[[], None]] = []
 
     @property
     def client(self) -> KazooClient:
@@ -178,12 +180,11 @@ class ZooKeeperRegistry:
         elif state == KazooState.CONNECTED and self._session_lost:
             self._session_lost = False
             if self._endpoint is not None:
-                self._client.handler.spawn(self._register_again)
+                self._client.handler.spawn(self._register_again, self._endpoint)
 
-    def _register_again(self) -> None:
+    def _register_again(self, endpoint: BrokerEndpoint) -> None:
         for listener in self.new_session_listeners:
             listener()
-        endpoint = self._endpoint
         try:
             self._create_registration(endpoint)
             log.info("registered broker %d again after a new ZooKeeper session", endpoint.node_id)

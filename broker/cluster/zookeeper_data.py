@@ -115,7 +115,10 @@ def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: 
                   "isr": list(isr)})
 
 
-def parse_partition_state(data: bytes) -> tuple[int, int, tuple[int, ...], int]:
+PartitionStateNode = tuple[int, int, tuple[int, ...], int]  # (leader, leader epoch, isr, controller epoch)
+
+
+def parse_partition_state(data: bytes) -> PartitionStateNode:
     """(leader, leader epoch, isr, controller epoch) of a partition state node."""
     try:
         state = json.loads(data)
