@@ -18,7 +18,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from kazoo.client import KazooClient, KazooState
@@ -106,7 +106,7 @@ class ZooKeeperRegistry:
         self._client.add_listener(self._on_state_change)
 
     @contextlib.contextmanager
-    def _failures_as(self, what: str):
+    def _failures_as(self, what: str) -> Iterator[None]:
         """ZooKeeper's failures (connection lost, no permission on the chroot, ...) as RegistryError."""
         try:
             yield
@@ -170,7 +170,7 @@ class ZooKeeperRegistry:
         except (KazooException, ValueError, KeyError, TypeError):
             return "a broker whose registration cannot be read"
 
-    def _on_state_change(self, state) -> None:
+    def _on_state_change(self, state: str) -> None:
         """kazoo's session listener (on its thread: must not block). A LOST session took the
         ephemeral registration with it; once connected with a new session, register again."""
         if state == KazooState.LOST and not self._closing:
