@@ -22,13 +22,14 @@ A new controller reads everything again and goes on from there: the state is all
 
 import logging
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 
 from .metadata_cache import NO_LEADER
 from .rerun_thread import RerunThread
 from .zookeeper_data import (BROKER_IDS_PATH, CONTROLLER_EPOCH_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH,
-                             TOPICS_PATH, PartitionStateNode, parse_partition_state, parse_topic_assignment,
-                             partition_state_json, partition_state_path, topic_path)
+                             TOPICS_PATH, PartitionStateNode, ZooKeeperConnect, parse_partition_state,
+                             parse_topic_assignment, partition_state_json, partition_state_path, topic_path)
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class Raced(Exception):
 
 
 class Controller:
-    def __init__(self, client, connect, broker_id: int):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, broker_id: int):
         self._client = client
         self._connect = connect
         self.broker_id = broker_id

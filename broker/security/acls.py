@@ -15,7 +15,7 @@ import dataclasses
 import enum
 import ipaddress
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from broker.log.config import ConfigError
@@ -256,7 +256,7 @@ class Authorizer:
     seen at once; the index is rebuilt when it returns another tuple). With the authorizer off
     everything is allowed, as in Kafka without one."""
 
-    def __init__(self, settings: AuthorizerSettings, acls):
+    def __init__(self, settings: AuthorizerSettings, acls: Callable[[], tuple[Acl, ...]]):
         self.settings = settings
         self._acls = acls
         self._index = _Index(())

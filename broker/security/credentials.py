@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from typing import TypedDict
 
 from broker.log.checkpoints import write_atomically
@@ -75,7 +76,7 @@ class ScramCredentials:
         return removed
 
     @contextlib.contextmanager
-    def _locked(self):
+    def _locked(self) -> Iterator[None]:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(self.path + ".lock", "a") as lock:
