@@ -22,13 +22,14 @@ A new controller reads everything again and goes on from there: the state is all
 
 import logging
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 
 from .metadata_cache import NO_LEADER
 from .rerun_thread import RerunThread
 from .zookeeper_data import (BROKER_IDS_PATH, CONTROLLER_EPOCH_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH,
-                             TOPICS_PATH, parse_partition_state, parse_topic_assignment, partition_state_json,
-                             partition_state_path, topic_path)
+                             TOPICS_PATH, PartitionStateNode, ZooKeeperConnect, parse_partition_state,
+                             parse_topic_assignment, partition_state_json, partition_state_path, topic_path)
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +43,15 @@ class Raced(Exception):
 
 
 class Controller:
-    def __init__(self, client, connect, broker_id: int):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, broker_id: int):
         self._client = client
         self._connect = connect
         self.broker_id = broker_id
-        self._office = None  # (controller epoch, version of /controller_epoch) while this broker is controller
+        # (controller epoch, version of /controller_epoch) while this broker is controller
+        self._office: tuple[int, int] | None = None
         self._thread = RerunThread("controller", self._act, (KazooException, Raced))
         self._started = False
-        self._waiting_deletions = set()  # logged once each
+        self._waiting_deletions: set[str] = set()  # logged once each
 
     def elected(self, epoch: int, epoch_version: int) -> None:
         """This broker won the election at ``epoch`` (``/controller_epoch`` now at ``epoch_version``)."""
@@ -101,10 +103,10 @@ class Controller:
         for name in marked - set(names):  # the topic is gone already: only the mark is left
             self._commit([("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}"))], epoch_version)
 
-    def _states(self, name: str, partitions: int) -> list:
+    def _states(self, name: str, partitions: int) -> list[PartitionStateNode | None]:
         """Each partition's (leader, leader epoch, isr, controller epoch), None where it has no state node."""
         pending = [self._client.get_async(self._path(partition_state_path(name, p))) for p in range(partitions)]
-        states = []
+        states: list[PartitionStateNode | None] = []
         for result in pending:
             try:
                 states.append(parse_partition_state(result.get()[0]))
@@ -118,7 +120,7 @@ class Controller:
         partitions_path = self._path(f"{topic_path(name)}/partitions")
         if any(state is None for state in states) and not self._client.exists(partitions_path):
             operations.append(("create", partitions_path, b""))
-        for partition, (replica_list, state) in enumerate(zip(replicas, states)):
+        for partition, (replica_list, state) in enumerate(zip(replicas, states, strict=True)):
             replica = replica_list[0]
             leader = replica if replica in live else NO_LEADER
             path = self._path(partition_state_path(name, partition))

@@ -12,8 +12,12 @@ name another broker stops acting as controller.
 import logging
 import time
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
+from kazoo.protocol.states import ZnodeStat
 from kazoo.recipe.watchers import DataWatch
+
+from .controller import Controller
 
 from .zookeeper_data import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, ZooKeeperConnect, controller_json, parse_controller
 
@@ -21,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 class ControllerElection:
-    def __init__(self, client, connect: ZooKeeperConnect, broker_id: int, controller):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, broker_id: int, controller: Controller):
         self._client = client
         self._connect = connect
         self.broker_id = broker_id
@@ -31,7 +35,7 @@ class ControllerElection:
         """Watch ``/controller`` (and so take part in every election from now on)."""
         DataWatch(self._client, self._connect.path(CONTROLLER_PATH), self._on_controller)
 
-    def _on_controller(self, data, stat) -> None:
+    def _on_controller(self, data: bytes | None, stat: ZnodeStat | None) -> None:
         """kazoo's watch callback: the node was created, changed or deleted (or read again after a
         reconnection). With no controller, stand (on a worker, never in the callback)."""
         if data is None:

@@ -8,6 +8,7 @@ new one, never a mixture, without a lock: an image is never changed once publish
 """
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 NO_LEADER = -1  # Kafka's leader id of a partition whose leader is not available
@@ -45,7 +46,7 @@ class BrokerEndpoint:
             object.__setattr__(self, "endpoints", (Endpoint("PLAINTEXT", "PLAINTEXT", self.host, self.port),))
 
     @classmethod
-    def of(cls, node_id: int, endpoints, rack: str | None = None) -> "BrokerEndpoint":
+    def of(cls, node_id: int, endpoints: Iterable[Endpoint], rack: str | None = None) -> "BrokerEndpoint":
         endpoints = tuple(endpoints)
         plaintext = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), None)
         return cls(node_id, plaintext.host if plaintext else None, plaintext.port if plaintext else -1, rack,
@@ -77,8 +78,9 @@ class ClusterImage:
     topic_ids: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))  # str -> int
 
     @classmethod
-    def of(cls, cluster_id: str, controller_id: int, brokers, topics: dict,
-           topic_ids: dict | None = None) -> "ClusterImage":
+    def of(cls, cluster_id: str, controller_id: int, brokers: Iterable[BrokerEndpoint],
+           topics: Mapping[str, Iterable[PartitionState]],
+           topic_ids: Mapping[str, int] | None = None) -> "ClusterImage":
         return cls(cluster_id, controller_id, tuple(brokers),
                    MappingProxyType({name: tuple(partitions) for name, partitions in topics.items()}),
                    MappingProxyType(dict(topic_ids or {})))

@@ -9,14 +9,17 @@ session ends (a clean stop, a crash, or no heartbeat within ``zookeeper.session.
 id already registered is refused; after its session expired (ZooKeeper unreachable for longer
 than the timeout, then back), the broker registers again. A registered broker stands in every
 controller election (``controller_election``). Without ``zookeeper.connect`` the broker is a
-``Standalone`` one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
-first start), and there is nobody to register with.
+``StandaloneRegistry``, a one-node cluster: the cluster id is the one ``meta.properties`` has (made at the
+first start), and there is nobody to register with. Both are a ``Registry``: the broker starts
+either the same way.
 """
 
 import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
@@ -37,7 +40,29 @@ class RegistryError(Exception):
     """The broker cannot join its cluster; the message says why and what to change."""
 
 
-class Standalone:
+class Registry(Protocol):
+    """A broker's membership of its cluster, in the order the broker uses it: ``start``, then
+    ``cluster_id`` (before the log directory is opened), ``register`` once its listeners are bound,
+    ``close`` when it stops. Failures are ``RegistryError``."""
+
+    def start(self) -> None:
+        """Reach the cluster."""
+        ...
+
+    def cluster_id(self) -> str | None:
+        """The cluster's id, which the log directory must carry; None when the directory decides."""
+        ...
+
+    def register(self, endpoint: BrokerEndpoint) -> None:
+        """Make this broker live to the others, as ``endpoint``."""
+        ...
+
+    def close(self) -> None:
+        """Leave the cluster: the broker is no longer live."""
+        ...
+
+
+class StandaloneRegistry:
     """A broker without ``zookeeper.connect``: a cluster of itself."""
 
     def start(self) -> None:
@@ -58,11 +83,12 @@ class ZooKeeperRegistry:
         self.connect = ZooKeeperConnect(connect)
         self._connection_timeout_s = connection_timeout_ms / 1000
         self._client = KazooClient(hosts=self.connect.hosts, timeout=session_timeout_ms / 1000)
-        self._endpoint = None  # set once registered: what to register again after a lost session
+        self._endpoint: BrokerEndpoint | None = None  # set once registered: what to register again after a lost session
         self._session_lost = False
-        self._controller = None
+        self._controller: Controller | None = None
         self._closing = False
-        self.new_session_listeners = []  # the watches of a lost session are gone: the watchers read again
+        # the watches of a lost session are gone: the watchers read again
+        self.new_session_listeners: list[Callable[[], None]] = []
 
     @property
     def client(self) -> KazooClient:
@@ -80,7 +106,7 @@ class ZooKeeperRegistry:
         self._client.add_listener(self._on_state_change)
 
     @contextlib.contextmanager
-    def _failures_as(self, what: str):
+    def _failures_as(self, what: str) -> Iterator[None]:
         """ZooKeeper's failures (connection lost, no permission on the chroot, ...) as RegistryError."""
         try:
             yield
@@ -144,7 +170,7 @@ class ZooKeeperRegistry:
         except (KazooException, ValueError, KeyError, TypeError):
             return "a broker whose registration cannot be read"
 
-    def _on_state_change(self, state) -> None:
+    def _on_state_change(self, state: str) -> None:
         """kazoo's session listener (on its thread: must not block). A LOST session took the
         ephemeral registration with it; once connected with a new session, register again."""
         if state == KazooState.LOST and not self._closing:
@@ -154,12 +180,11 @@ class ZooKeeperRegistry:
         elif state == KazooState.CONNECTED and self._session_lost:
             self._session_lost = False
             if self._endpoint is not None:
-                self._client.handler.spawn(self._register_again)
+                self._client.handler.spawn(self._register_again, self._endpoint)
 
-    def _register_again(self) -> None:
+    def _register_again(self, endpoint: BrokerEndpoint) -> None:
         for listener in self.new_session_listeners:
             listener()
-        endpoint = self._endpoint
         try:
             self._create_registration(endpoint)
             log.info("registered broker %d again after a new ZooKeeper session", endpoint.node_id)
@@ -179,9 +204,9 @@ class ZooKeeperRegistry:
         self._client.close()
 
 
-def registry_for(config) -> Standalone | ZooKeeperRegistry:
+def registry_for(config) -> Registry:
     """The registry a broker's configuration asks for."""
     if not config.zookeeper_connect:
-        return Standalone()
+        return StandaloneRegistry()
     return ZooKeeperRegistry(config.zookeeper_connect, config.zookeeper_session_timeout_ms,
                              config.zookeeper_connection_timeout_ms)

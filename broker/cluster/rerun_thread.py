@@ -5,6 +5,7 @@ node changed under a transaction) is logged and tried again after ``RETRY_SECOND
 
 import logging
 import threading
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -12,7 +13,7 @@ RETRY_SECONDS = 1.0
 
 
 class RerunThread:
-    def __init__(self, name: str, work, retried: tuple):
+    def __init__(self, name: str, work: Callable[[], None], retried: tuple[type[Exception], ...]):
         self._work = work
         self._retried = retried
         self._woken = threading.Event()
@@ -22,7 +23,7 @@ class RerunThread:
     def start(self) -> None:
         self._thread.start()
 
-    def wake(self, event=None) -> None:
+    def wake(self, event: object = None) -> None:
         """Run the work again (also a kazoo watch callback: ``event`` is the watched event)."""
         self._woken.set()
 

@@ -6,6 +6,7 @@ settings must keep them compacted (their latest records are the coordinators' li
 error a refused change answers with."""
 
 import re
+from collections.abc import Collection
 
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log.config import ConfigError, LogConfig
@@ -58,7 +59,7 @@ def check_partition_increase(name: str, current: int, count: int) -> None:
                                                       f"operation may create ({MAX_PARTITIONS})")
 
 
-def check_new_name(name: str, existing) -> None:
+def check_new_name(name: str, existing: Collection[str]) -> None:
     """TopicError if ``name`` exists already or collides with an existing name ('.' and '_' collide)."""
     if name in existing:
         raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")

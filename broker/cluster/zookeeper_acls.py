@@ -1,5 +1,6 @@
-"""The ACLs of a cluster, kept in ZooKeeper as Kafka keeps them: the same interface as the single
-broker's ``AclStore`` (the handlers and the authorizer cannot tell them apart).
+"""The ACLs of a cluster, kept in ZooKeeper as Kafka keeps them: an ``AclStore``
+(``broker.security.acl_store``) as the single broker's ``LocalAcls`` is (the handlers and the
+authorizer cannot tell them apart).
 
 Each resource pattern is one node holding its ACLs as Kafka's JSON: ``/kafka-acl/<ResourceType>/<name>``
 for literal patterns, ``/kafka-acl-extended/prefixed/<ResourceType>/<prefix>`` for prefixed ones.
@@ -15,25 +16,30 @@ it answers, so its own change is seen at once.
 """
 
 import contextlib
+import functools
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, NotEmptyError
+from kazoo.protocol.states import WatchedEvent
 
 from broker.security.acl_store import AclStoreError
-from broker.security.acls import Acl, AclFilter, PatternType
+from broker.security.acls import Acl, AclFilter, PatternType, ResourceType
 
 from .rerun_thread import RerunThread
 from .zookeeper_data import (ACL_CHANGE_PREFIX, ACL_CHANGES_PATH, ACL_PATH, EXTENDED_ACL_CHANGES_PATH,
-                             PREFIXED_ACL_PATH, acl_change_json, acl_resource_path, acls_json, kafka_name,
-                             parse_acls)
+                             PREFIXED_ACL_PATH, ZooKeeperConnect, acl_change_json, acl_resource_path, acls_json,
+                             kafka_name, parse_acls)
 
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # as Kafka's
 _ROOTS = ((ACL_PATH, PatternType.LITERAL), (PREFIXED_ACL_PATH, PatternType.PREFIXED))
 
 
 class ZooKeeperAcls:
-    def __init__(self, client, connect, notification_expiry_ms: int = NOTIFICATION_EXPIRY_MS):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect,
+                 notification_expiry_ms: int = NOTIFICATION_EXPIRY_MS):
         self._client = client
         self._connect = connect
         self._notification_expiry_ms = notification_expiry_ms
@@ -54,7 +60,7 @@ class ZooKeeperAcls:
     def matching(self, acl_filter: AclFilter) -> list[Acl]:
         return [acl for acl in self._acls if acl_filter.matches(acl)]
 
-    def changed(self, event=None) -> None:
+    def changed(self, event: WatchedEvent | None = None) -> None:
         """A notification came (or the session is new and its watches are gone): read the ACLs again."""
         self._thread.wake()
 
@@ -68,7 +74,7 @@ class ZooKeeperAcls:
             raise AclStoreError(f"resource name {nested!r} holds '/', which cannot be part of a ZooKeeper node's name")
         with self._change_lock, _zookeeper("store ACLs"):
             for pattern, new in _by_pattern(acls).items():
-                self._update(pattern, lambda stored: stored + [acl for acl in dict.fromkeys(new) if acl not in stored])
+                self._update(pattern, functools.partial(_adding, new))
             self.refresh()
 
     def remove(self, filters: list[AclFilter]) -> list[list[Acl]]:
@@ -92,7 +98,7 @@ class ZooKeeperAcls:
                      for name in self._children(f"{root}/{kind}")]
             reads = [self._client.get_async(self._path(path)) for *_, path in nodes]
             acls = []
-            for (kind, name, pattern_type, path), read in zip(nodes, reads):
+            for (kind, name, pattern_type, path), read in zip(nodes, reads, strict=True):
                 try:
                     data, _ = read.get()
                 except NoNodeError:  # removed since it was listed
@@ -114,7 +120,7 @@ class ZooKeeperAcls:
         except NoNodeError:
             return []
 
-    def _update(self, pattern: Acl, change) -> None:
+    def _update(self, pattern: Acl, change: Callable[[list[Acl]], list[Acl]]) -> None:
         """Rewrite the node of ``pattern``'s resource with ``change(its ACLs)``, compare-and-set, and
         announce it; another broker's change in between makes it read the node again."""
         path = self._path(acl_resource_path(pattern))
@@ -154,20 +160,25 @@ class ZooKeeperAcls:
                     self._client.delete(f"{changes}/{child}")
 
 
-def _by_pattern(acls) -> dict[Acl, list[Acl]]:
+def _adding(new: list[Acl], stored: list[Acl]) -> list[Acl]:
+    """``stored`` and after it each ACL of ``new`` it does not hold yet, once."""
+    return stored + [acl for acl in dict.fromkeys(new) if acl not in stored]
+
+
+def _by_pattern(acls: Iterable[Acl]) -> dict[Acl, list[Acl]]:
     """The ACLs by resource pattern (each pattern as its first ACL)."""
-    patterns: dict[tuple, list[Acl]] = {}
+    patterns: dict[tuple[ResourceType, str, PatternType], list[Acl]] = {}
     for acl in acls:
         patterns.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(acl)
     return {group[0]: group for group in patterns.values()}
 
 
-def _node_key(pattern: Acl) -> tuple:
+def _node_key(pattern: Acl) -> tuple[str, str, PatternType]:
     return kafka_name(pattern.resource_type), pattern.name, pattern.pattern_type
 
 
 @contextlib.contextmanager
-def _zookeeper(what: str):
+def _zookeeper(what: str) -> Iterator[None]:
     """ZooKeeper failing under a read or change (connection lost, no permission) as an AclStoreError."""
     try:
         yield

@@ -1,8 +1,11 @@
 """Kafka's ZooKeeper layout (``ZkData.scala``): the paths and the exact JSON a broker writes and
 reads, and the ``zookeeper.connect`` string (``HOST:PORT[,HOST:PORT...][/chroot]``). Pure: no I/O."""
 
+import enum
 import json
 import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from broker.security.acls import Acl, Operation, PatternType, Permission, ResourceType
 
@@ -51,7 +54,7 @@ def parse_cluster_id(data: bytes) -> str:
 
 
 def broker_registration_json(host: str | None, port: int, timestamp_ms: int, rack: str | None = None,
-                             endpoints=None) -> bytes:
+                             endpoints: list[tuple[str, str, str]] | None = None) -> bytes:
     """What Kafka 2.x writes to ``/brokers/ids/<id>``: ``endpoints`` (``NAME://host:port`` per listener)
     with ``listener_security_protocol_map``, and the legacy ``host``/``port`` of the PLAINTEXT listener
     (null and -1 without one). ``endpoints`` are ``(listener, security protocol, url)``; without
@@ -90,7 +93,7 @@ def partition_state_path(topic: str, partition: int) -> str:
     return f"{TOPICS_PATH}/{topic}/partitions/{partition}/state"
 
 
-def _json(value) -> bytes:
+def _json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
@@ -109,13 +112,16 @@ def parse_topic_assignment(data: bytes) -> list[tuple[int, ...]]:
         raise ValueError(f"not Kafka's topic assignment JSON: {data[:100]!r}") from None
 
 
-def partition_state_json(leader: int, leader_epoch: int, isr, controller_epoch: int) -> bytes:
+def partition_state_json(leader: int, leader_epoch: int, isr: Iterable[int], controller_epoch: int) -> bytes:
     """``/brokers/topics/<topic>/partitions/<n>/state``, Kafka's ``LeaderAndIsr`` with its controller epoch."""
     return _json({"controller_epoch": controller_epoch, "leader": leader, "version": 1, "leader_epoch": leader_epoch,
                   "isr": list(isr)})
 
 
-def parse_partition_state(data: bytes) -> tuple[int, int, tuple[int, ...], int]:
+PartitionStateNode = tuple[int, int, tuple[int, ...], int]  # (leader, leader epoch, isr, controller epoch)
+
+
+def parse_partition_state(data: bytes) -> PartitionStateNode:
     """(leader, leader epoch, isr, controller epoch) of a partition state node."""
     try:
         state = json.loads(data)
@@ -166,25 +172,25 @@ EXTENDED_ACL_CHANGES_PATH = "/kafka-acl-extended-changes"  # the same for prefix
 ACL_CHANGE_PREFIX = "acl_changes_"
 
 
-def kafka_name(member) -> str:
+def kafka_name(member: enum.Enum) -> str:
     """An enum member as Kafka spells it in ZooKeeper: ``DESCRIBE_CONFIGS`` as ``DescribeConfigs``."""
     return "".join(word.capitalize() for word in member.name.split("_"))
 
 
-def acl_resource_path(acl) -> str:
+def acl_resource_path(acl: Acl) -> str:
     """The node holding the ACLs of ``acl``'s resource pattern."""
     root = PREFIXED_ACL_PATH if acl.pattern_type == PatternType.PREFIXED else ACL_PATH
     return f"{root}/{kafka_name(acl.resource_type)}/{acl.name}"
 
 
-def acls_json(acls) -> bytes:
+def acls_json(acls: Iterable[Acl]) -> bytes:
     """A resource pattern's node: its ACLs as Kafka's access control entries."""
     return _json({"version": 1, "acls": [
         {"principal": acl.principal, "permissionType": kafka_name(acl.permission),
          "operation": kafka_name(acl.operation), "host": acl.host} for acl in acls]})
 
 
-def parse_acls(resource_type: str, name: str, pattern_type, data: bytes) -> list:
+def parse_acls(resource_type: str, name: str, pattern_type: PatternType, data: bytes) -> list[Acl]:
     """The ACLs of the node of ``resource_type`` (Kafka's spelling) and ``name``."""
     try:
         kind = _by_kafka_name(ResourceType, resource_type)
@@ -196,7 +202,7 @@ def parse_acls(resource_type: str, name: str, pattern_type, data: bytes) -> list
         raise ValueError(f"not Kafka's ACL JSON for {resource_type}/{name}: {data[:100]!r}") from None
 
 
-def acl_change_json(acl) -> bytes:
+def acl_change_json(acl: Acl) -> bytes:
     """What a change notification names: ``Topic:orders`` for a literal pattern, Kafka's JSON for another."""
     if acl.pattern_type == PatternType.PREFIXED:
         return _json({"version": 1, "resourceType": kafka_name(acl.resource_type), "name": acl.name,
@@ -204,7 +210,10 @@ def acl_change_json(acl) -> bytes:
     return f"{kafka_name(acl.resource_type)}:{acl.name}".encode()
 
 
-def _by_kafka_name(kind, text: str):
+_Member = TypeVar("_Member", bound=enum.Enum)
+
+
+def _by_kafka_name(kind: type[_Member], text: str) -> _Member:
     for member in kind:
         if kafka_name(member) == text:
             return member

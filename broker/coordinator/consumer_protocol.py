@@ -10,6 +10,7 @@ read as version 3 and the fields it appends are skipped; a negative version is r
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from broker.protocol.types import (
     INT32, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
@@ -81,19 +82,19 @@ def decode_assignment(data: bytes) -> Assignment:
     return Assignment(_grouped(fields["partitions"]), _bytes(fields["user_data"]))
 
 
-def _encodable(partitions: TopicPartitions) -> list[dict]:
+def _encodable(partitions: TopicPartitions) -> list[dict[str, Any]]:
     return [{"topic": topic, "partitions": numbers} for topic, numbers in partitions]
 
 
-def _grouped(items: list[dict]) -> TopicPartitions:
+def _grouped(items: list[dict[str, Any]]) -> TopicPartitions:
     return tuple((item["topic"], tuple(item["partitions"])) for item in items)
 
 
-def _bytes(data) -> bytes | None:
+def _bytes(data: bytes | bytearray | memoryview | None) -> bytes | None:
     return None if data is None else bytes(data)
 
 
-def _encode(schema: Struct, fields: dict, version: int, what: str) -> bytes:
+def _encode(schema: Struct, fields: dict[str, Any], version: int, what: str) -> bytes:
     if not 0 <= version <= HIGHEST_VERSION:
         raise ConsumerProtocolError(f"{what} version {version} is unknown (known: 0-{HIGHEST_VERSION})")
     writer = Writer()
@@ -105,7 +106,7 @@ def _encode(schema: Struct, fields: dict, version: int, what: str) -> bytes:
     return b"".join(writer.finish())
 
 
-def _decode(schema: Struct, data: bytes, what: str) -> dict:
+def _decode(schema: Struct, data: bytes, what: str) -> dict[str, Any]:
     if len(data) < _VERSION.size:
         raise ConsumerProtocolError(f"{what} of {len(data)} bytes has no version")
     version = _VERSION.unpack_from(data)[0]

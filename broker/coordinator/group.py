@@ -9,9 +9,14 @@ the protocol (who may join, when a rebalance completes) are the coordinator's
 """
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .offsets_records import GroupMember, GroupValue, OffsetValue
+
+if TYPE_CHECKING:  # the coordinator's answers (it imports this module)
+    from .group_coordinator import JoinResult, SyncResult
 
 
 class GroupState(enum.Enum):
@@ -50,8 +55,8 @@ class Member:
     protocol_type: str
     protocols: dict[str, bytes]
     assignment: bytes = b""
-    awaiting_join: object = None
-    awaiting_sync: object = None
+    awaiting_join: "Callable[[JoinResult], None] | None" = None
+    awaiting_sync: "Callable[[SyncResult], None] | None" = None
 
     @property
     def metadata_bytes(self) -> int:
@@ -149,7 +154,7 @@ class Group:
         for member in self.members.values():
             choice = next(p for p in member.protocols if p in candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        return max(votes, key=votes.get)
+        return max(votes, key=votes.__getitem__)
 
     def all_members_joined(self) -> bool:
         return not self.pending_members and all(m.awaiting_join is not None for m in self.members.values())
@@ -161,7 +166,8 @@ class Group:
             leader=self.leader, current_state_timestamp=now,
             members=tuple(GroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                                       m.rebalance_timeout_ms, m.session_timeout_ms,
-                                      m.protocols.get(self.protocol, b""), m.assignment)
+                                      m.protocols.get(self.protocol, b"") if self.protocol is not None else b"",
+                                      m.assignment)
                           for m in self.members.values()))
 
     @classmethod
@@ -172,7 +178,8 @@ class Group:
                     if value.current_state_timestamp != -1 else now)
         for m in value.members:
             group.add(Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
-                             m.rebalance_timeout, value.protocol_type, {value.protocol: m.subscription}, m.assignment))
+                             m.rebalance_timeout, value.protocol_type,
+                             {value.protocol: m.subscription} if value.protocol is not None else {}, m.assignment))
         group.leader = value.leader if value.leader in group.members else group.leader
         group.state = GroupState.STABLE if group.members else GroupState.EMPTY
         return group

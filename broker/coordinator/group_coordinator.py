@@ -16,6 +16,7 @@ and SyncGroup (REBALANCE_IN_PROGRESS: the rebalance in progress is lost, the mem
 
 import logging
 import uuid
+from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 from broker.log.config import LONG_MAX
@@ -24,7 +25,8 @@ from broker.protocol.errors import ErrorCode
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
 from .consumer_protocol import ConsumerProtocolError, decode_subscription
 from .group import Group, GroupState, Member, protocols_bytes
-from .offset_manager import OffsetManager, StoreError, warn_on_failure
+from .offset_manager import (Offsets, OffsetsStore, OffsetManager, Replayed, StoreError, TopicPartition,
+                             warn_on_failure)
 from .offsets_records import OffsetValue
 from .timers import Deadlines
 
@@ -48,7 +50,7 @@ _GROUP_ERRORS = {**_STORE_ERRORS, ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALAN
                  **dict.fromkeys(_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR)}
 
 
-def _answer_to(error: StoreError | None, table: dict) -> ErrorCode:
+def _answer_to(error: StoreError | None, table: dict[ErrorCode, ErrorCode]) -> ErrorCode:
     """The error code answering a write that ended with ``error`` (``_COMMIT_ERRORS`` for offsets,
     ``_GROUP_ERRORS`` for a group's metadata)."""
     if error is None:
@@ -65,7 +67,7 @@ class JoinRequest(NamedTuple):
     session_timeout_ms: int
     rebalance_timeout_ms: int
     protocol_type: str
-    protocols: list  # (name, metadata) in preference order
+    protocols: list[tuple[str, bytes]]  # (name, metadata) in preference order
     member_id_required: bool  # JoinGroup v4+: a new member first gets its id with MEMBER_ID_REQUIRED
 
 
@@ -75,7 +77,8 @@ class JoinResult(NamedTuple):
     protocol: str = ""
     leader: str = ""
     member_id: str = ""
-    members: tuple = ()  # (member id, group instance id, metadata): the leader's only
+    members: tuple[tuple[str, str | None, bytes], ...] = ()  # (member id, group instance id, metadata): the
+    # leader's only
 
 
 class SyncResult(NamedTuple):
@@ -91,12 +94,19 @@ class OffsetCommit(NamedTuple):
     metadata: str | None
 
 
+JoinRespond = Callable[[JoinResult], None]
+SyncRespond = Callable[[SyncResult], None]
+CommitRespond = Callable[[dict[TopicPartition, ErrorCode]], None]  # an error per partition
+DeleteOffsetsRespond = Callable[[ErrorCode, dict[TopicPartition, ErrorCode]], None]  # the group's, per partition
+DeleteGroupRespond = Callable[[ErrorCode], None]
+
+
 class GroupCoordinator:
-    def __init__(self, config: GroupConfig, store, clock):
+    def __init__(self, config: GroupConfig, store: OffsetsStore, clock: Callable[[], int]):
         self.config = config
         self.clock = clock
         self.offsets = OffsetManager(config, store)
-        self.deadlines = Deadlines()
+        self.deadlines: Deadlines[tuple[str, ...]] = Deadlines()  # ("session", group id, member id), ...
         self.deadlines.set(("expire-offsets",), clock() + config.offsets_retention_check_interval_ms)
 
     @property
@@ -116,7 +126,7 @@ class GroupCoordinator:
 
     # -- loading ------------------------------------------------------------------------------
 
-    def install(self, partition: int, replayed) -> None:
+    def install(self, partition: int, replayed: Replayed) -> None:
         """A replayed partition of ``__consumer_offsets`` is ready: its groups' members must now heartbeat."""
         for group in self.offsets.install(partition, replayed, self.clock()):
             for member in group.members.values():
@@ -134,14 +144,14 @@ class GroupCoordinator:
                 self._answer_join(member, JoinResult(ErrorCode.NOT_COORDINATOR, member_id=member.member_id))
                 self._answer_sync(member, SyncResult(ErrorCode.NOT_COORDINATOR))
 
-    def remove_topics(self, topics) -> None:
+    def remove_topics(self, topics: Collection[str]) -> None:
         """The ``topics`` were deleted: every group's offsets of them go, as Kafka's coordinator removes
         the offsets of deleted partitions (so a topic created again is read from auto.offset.reset)."""
         self.offsets.remove_topics(topics, self.clock())
 
     # -- JoinGroup ------------------------------------------------------------------------------
 
-    def join(self, request: JoinRequest, respond) -> None:
+    def join(self, request: JoinRequest, respond: JoinRespond) -> None:
         error = self._group_error(request.group_id)
         if error:
             respond(JoinResult(error, member_id=request.member_id))
@@ -166,17 +176,17 @@ class GroupCoordinator:
         if self._over_metadata_bound(group, request.member_id, request.group_instance_id, protocols):
             respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=request.member_id))
             return
-        request = request._replace(protocols=protocols)
         if request.member_id == NO_MEMBER:
-            self._join_new(group, request, respond)
+            self._join_new(group, request, protocols, respond)
         else:
-            self._join_known(group, request, respond)
+            self._join_known(group, request, protocols, respond)
 
     def _over_metadata_bound(self, group: Group, member_id: str, instance_id: str | None,
                              protocols: dict[str, bytes]) -> bool:
         """Whether the group's members would hold more than ``group.max.metadata.bytes`` of protocol
         metadata once this member's (new, or replacing its own) is in."""
-        replaced = member_id if member_id in group.members else group.static_members.get(instance_id)
+        replaced = member_id if member_id in group.members else \
+            group.static_members.get(instance_id) if instance_id is not None else None
         total = group.metadata_bytes_without(replaced) + protocols_bytes(protocols)
         if total <= self.config.max_metadata_bytes:
             return False
@@ -184,11 +194,12 @@ class GroupCoordinator:
                  "group.max.metadata.bytes=%d", group.group_id, total, self.config.max_metadata_bytes)
         return True
 
-    def _join_new(self, group: Group, request: JoinRequest, respond) -> None:
+    def _join_new(self, group: Group, request: JoinRequest, protocols: dict[str, bytes],
+                  respond: JoinRespond) -> None:
         instance_id = request.group_instance_id
         member_id = f"{request.client_id or 'member'}-{uuid.uuid4()}"
         if instance_id is not None and instance_id in group.static_members:
-            self._replace_static_member(group, request, member_id, respond)
+            self._replace_static_member(group, request, instance_id, protocols, member_id, respond)
             return
         if group.size >= self.config.max_size:
             respond(JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
@@ -198,14 +209,15 @@ class GroupCoordinator:
             self.deadlines.set(("pending", group.group_id, member_id), self.clock() + request.session_timeout_ms)
             respond(JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id))
             return
-        self._add_and_rebalance(group, request, member_id, respond)
+        self._add_and_rebalance(group, request, protocols, member_id, respond)
 
-    def _join_known(self, group: Group, request: JoinRequest, respond) -> None:
+    def _join_known(self, group: Group, request: JoinRequest, protocols: dict[str, bytes],
+                    respond: JoinRespond) -> None:
         member_id = request.member_id
         if member_id in group.pending_members:
             group.pending_members.discard(member_id)
             self.deadlines.cancel(("pending", group.group_id, member_id))
-            self._add_and_rebalance(group, request, member_id, respond)
+            self._add_and_rebalance(group, request, protocols, member_id, respond)
             return
         if group.is_fenced(member_id, request.group_instance_id):
             respond(JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=member_id))
@@ -214,12 +226,12 @@ class GroupCoordinator:
         if member is None:
             respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
             return
-        unchanged = member.same_protocols(request.protocols)
+        unchanged = member.same_protocols(protocols)
         if group.is_(GroupState.COMPLETING_REBALANCE) and unchanged or \
                 group.is_(GroupState.STABLE) and unchanged and member_id != group.leader:
             respond(self._join_result(group, member))  # a rejoin that changes nothing: this generation
             return
-        self._update_member(member, request)
+        self._update_member(member, request, protocols)
         self._answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member_id))  # superseded
         member.awaiting_join = respond
         if group.is_(GroupState.PREPARING_REBALANCE):
@@ -227,21 +239,22 @@ class GroupCoordinator:
         else:
             self._prepare_rebalance(group, f"member {member_id} rejoined")
 
-    def _replace_static_member(self, group: Group, request: JoinRequest, member_id: str, respond) -> None:
+    def _replace_static_member(self, group: Group, request: JoinRequest, instance_id: str,
+                               protocols: dict[str, bytes], member_id: str, respond: JoinRespond) -> None:
         """A static member restarted: it takes its old place; in a Stable group whose protocol
         stays the one chosen (its metadata may differ: what it owned is gone) it gets the current
         generation back without a rebalance, as in Kafka."""
-        old_id = group.static_members[request.group_instance_id]
+        old_id = group.static_members[instance_id]
         old = group.members[old_id]
         self._answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
         self._answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
         self.deadlines.cancel(("session", group.group_id, old_id))
-        member = group.replace_static_member(request.group_instance_id, member_id)
-        self._update_member(member, request)
+        member = group.replace_static_member(instance_id, member_id)
+        self._update_member(member, request, protocols)
         self._schedule_session(group, member)
         if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol:
 
-            def stored(error) -> None:
+            def stored(error: StoreError | None) -> None:
                 respond(self._join_result(group, member) if error is None else
                         JoinResult(_answer_to(error, _GROUP_ERRORS), member_id=member_id))
             self.offsets.store_group(group, self.clock(), stored)
@@ -250,18 +263,19 @@ class GroupCoordinator:
         if group.is_(GroupState.PREPARING_REBALANCE):
             self._maybe_complete_join(group)
         else:
-            self._prepare_rebalance(group, f"static member {request.group_instance_id} rejoined")
+            self._prepare_rebalance(group, f"static member {instance_id} rejoined")
 
-    def _update_member(self, member: Member, request: JoinRequest) -> None:
-        member.protocols = request.protocols
+    def _update_member(self, member: Member, request: JoinRequest, protocols: dict[str, bytes]) -> None:
+        member.protocols = protocols
         member.session_timeout_ms = request.session_timeout_ms
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         member.client_id, member.client_host = request.client_id, request.client_host
 
-    def _add_and_rebalance(self, group: Group, request: JoinRequest, member_id: str, respond) -> None:
+    def _add_and_rebalance(self, group: Group, request: JoinRequest, protocols: dict[str, bytes], member_id: str,
+                           respond: JoinRespond) -> None:
         member = Member(member_id, request.group_instance_id, request.client_id, request.client_host,
                         request.session_timeout_ms, request.rebalance_timeout_ms, request.protocol_type,
-                        request.protocols, awaiting_join=respond)
+                        protocols, awaiting_join=respond)
         group.add(member)
         group.new_member_joined = True
         self._schedule_session(group, member)
@@ -322,8 +336,8 @@ class GroupCoordinator:
             self._schedule_session(group, member)
 
     def _join_result(self, group: Group, member: Member) -> JoinResult:
-        members = ()
-        if member.member_id == group.leader:
+        members: tuple[tuple[str, str | None, bytes], ...] = ()
+        if member.member_id == group.leader and group.protocol is not None:
             members = tuple((m.member_id, m.group_instance_id, m.metadata_for(group.protocol))
                             for m in group.members.values())
         return JoinResult(ErrorCode.NONE, group.generation, group.protocol or "", group.leader or "",
@@ -332,7 +346,7 @@ class GroupCoordinator:
     # -- SyncGroup ------------------------------------------------------------------------------
 
     def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
-             assignments: list, respond) -> None:
+             assignments: list[tuple[str, bytes]], respond: SyncRespond) -> None:
         error = self._member_error(group_id, generation, member_id, instance_id)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # older clients do not expect it here
             error = ErrorCode.REBALANCE_IN_PROGRESS
@@ -353,12 +367,12 @@ class GroupCoordinator:
             if member_id == group.leader:
                 self._store_assignment(group, dict(assignments))
 
-    def _store_assignment(self, group: Group, assignments: dict) -> None:
+    def _store_assignment(self, group: Group, assignments: dict[str, bytes]) -> None:
         generation = group.generation
         for member in group.members.values():
             member.assignment = assignments.get(member.member_id, b"")
 
-        def stored(error) -> None:
+        def stored(error: StoreError | None) -> None:
             if not group.is_(GroupState.COMPLETING_REBALANCE) or group.generation != generation:
                 return  # a rebalance began meanwhile and answered the waiting members
             if error is not None:
@@ -387,7 +401,7 @@ class GroupCoordinator:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
-    def leave(self, group_id: str, members: list) -> tuple[ErrorCode, list]:
+    def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """``members``: ``(member id, group instance id)`` pairs (a v3 batch, or one); the group's
         error (loading, an invalid id) and one error per member."""
         error = self._group_error(group_id)
@@ -396,7 +410,7 @@ class GroupCoordinator:
             return error, [error] * len(members)
         if group is None or group.is_(GroupState.DEAD):
             return ErrorCode.UNKNOWN_MEMBER_ID, [ErrorCode.UNKNOWN_MEMBER_ID] * len(members)
-        errors = []
+        errors: list[ErrorCode] = []
         for member_id, instance_id in members:
             if instance_id is not None and member_id == NO_MEMBER:
                 member_id = group.static_members.get(instance_id, NO_MEMBER)
@@ -521,7 +535,7 @@ class GroupCoordinator:
     # -- offsets ------------------------------------------------------------------------------
 
     def commit_offsets(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
-                       retention_ms: int, commits: list[OffsetCommit], respond) -> None:
+                       retention_ms: int, commits: list[OffsetCommit], respond: CommitRespond) -> None:
         """``respond({(topic, partition): error})``, after the append. Commits from outside the
         group protocol (generation -1, no member: ``assign()`` users) are accepted while the group
         has no members."""
@@ -556,8 +570,8 @@ class GroupCoordinator:
             answer(error)
             return
         now = self.clock()
-        results = {}
-        values = {}
+        results: dict[TopicPartition, ErrorCode] = {}
+        values: Offsets = {}
         for c in commits:
             if c.metadata is not None and len(c.metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results[(c.topic, c.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -568,14 +582,15 @@ class GroupCoordinator:
             respond(results)
             return
 
-        def stored(error) -> None:
+        def stored(error: StoreError | None) -> None:
             code = _answer_to(error, _COMMIT_ERRORS)
             if error is not None:
                 log.warning("group %r: cannot store its offsets: %s", group_id, error)
             respond({**results, **{partition: code for partition in values}})
         self.offsets.store_offsets(group, values, stored)
 
-    def fetch_offsets(self, group_id: str, partitions: list | None) -> tuple[ErrorCode, dict]:
+    def fetch_offsets(self, group_id: str, partitions: list[TopicPartition] | None
+                      ) -> tuple[ErrorCode, dict[TopicPartition, OffsetValue | None]]:
         """``(error, {(topic, partition): OffsetValue or None})``; all the group's offsets for None."""
         error = self._group_error(group_id)
         if error:
@@ -583,23 +598,22 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         offsets = group.offsets if group is not None and not group.is_(GroupState.DEAD) else {}
         if partitions is None:
-            return ErrorCode.NONE, dict(offsets)
+            every: dict[TopicPartition, OffsetValue | None] = dict(offsets)
+            return ErrorCode.NONE, every
         return ErrorCode.NONE, {p: offsets.get(p) for p in partitions}
 
-    def delete_offsets(self, group_id: str, partitions: list, respond) -> None:
+    def delete_offsets(self, group_id: str, partitions: list[TopicPartition], respond: DeleteOffsetsRespond) -> None:
         """OffsetDelete: ``respond(group error, {partition: error})``; refused for the topics a member subscribes to."""
         error = self._group_error(group_id)
         group = self.groups.get(group_id)
-        if not error and (group is None or group.is_(GroupState.DEAD)):
-            error = ErrorCode.GROUP_ID_NOT_FOUND
-        if error:
-            respond(error, {})
+        if error or group is None or group.is_(GroupState.DEAD):
+            respond(error or ErrorCode.GROUP_ID_NOT_FOUND, {})
             return
         subscribed = self._subscribed_topics(group)
         results = {p: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for p in partitions if p[0] in subscribed}
         deletable = [p for p in partitions if p not in results]
 
-        def stored(error) -> None:
+        def stored(error: StoreError | None) -> None:
             code = _answer_to(error, _COMMIT_ERRORS)
             respond(ErrorCode.NONE, {**results, **{p: code for p in deletable}})
         self.offsets.delete_offsets(group, deletable, stored)
@@ -607,7 +621,7 @@ class GroupCoordinator:
     def _subscribed_topics(self, group: Group) -> set[str]:
         if not group.is_(*_ACTIVE) or group.protocol_type != "consumer":
             return set()
-        topics = set()
+        topics: set[str] = set()
         for member in group.members.values():
             for data in member.protocols.values():
                 try:
@@ -618,16 +632,15 @@ class GroupCoordinator:
 
     # -- admin ---------------------------------------------------------------------------------
 
-    def delete_group(self, group_id: str, respond) -> None:
+    def delete_group(self, group_id: str, respond: DeleteGroupRespond) -> None:
         """DeleteGroups for one group: ``respond(error)`` once its tombstones are written."""
         error = self._group_error(group_id)
         group = self.groups.get(group_id)
-        if not error and (group is None or group.is_(GroupState.DEAD)):
-            error = ErrorCode.GROUP_ID_NOT_FOUND
-        elif not error and not group.is_(GroupState.EMPTY):
-            error = ErrorCode.NON_EMPTY_GROUP
-        if error:
-            respond(error)
+        if error or group is None or group.is_(GroupState.DEAD):
+            respond(error or ErrorCode.GROUP_ID_NOT_FOUND)
+            return
+        if not group.is_(GroupState.EMPTY):
+            respond(ErrorCode.NON_EMPTY_GROUP)
             return
         self.offsets.delete_group(group, self.clock(), lambda failure: respond(_answer_to(failure, _GROUP_ERRORS)))
 

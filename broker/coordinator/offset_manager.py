@@ -13,14 +13,16 @@ commit for a group that never had members, and at an explicit expire timestamp),
 """
 
 import logging
+from collections.abc import Callable, Collection, Iterable
+from typing import Protocol
 
 from broker.protocol.errors import ErrorCode
 
 from .config import GroupConfig
 from .group import Group, GroupState
 from .group_partition import partition_for
-from .offsets_records import GroupKey, OffsetKey, OffsetsRecordError, OffsetValue, decode_key, decode_value, \
-    encode_key, encode_value
+from .offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecordError, OffsetValue, decode_key, \
+    decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -35,31 +37,45 @@ class StoreError(Exception):
         self.code = code
 
 
-def replay(records) -> tuple[dict, dict]:
+Record = tuple[bytes, "bytes | None"]  # (key, value) of a __consumer_offsets record; None: a tombstone
+Done = Callable[["StoreError | None"], None]  # told how a write ended: None once appended
+TopicPartition = tuple[str, int]
+Offsets = dict[TopicPartition, OffsetValue]
+Replayed = tuple[dict[str, Offsets], dict[str, "GroupValue | None"]]  # offsets and metadata by group
+
+
+class OffsetsStore(Protocol):
+    """Where the coordinator's records go: the partitions of ``__consumer_offsets`` (the server's log)."""
+
+    def append(self, partition: int, records: list[Record], done: Done) -> None:
+        """Append ``records`` to ``partition``, then call ``done`` (once, maybe on another thread)."""
+        ...
+
+
+def replay(records: Iterable[tuple[bytes | None, bytes | None]]) -> Replayed:
     """``(offsets by group, group metadata by group)`` after the ``(key, value)`` records of a
     partition, in log order (a tombstone removes its key; None marks a removed group's metadata)."""
-    offsets: dict[str, dict] = {}
-    groups: dict[str, object] = {}
+    offsets: dict[str, Offsets] = {}
+    groups: dict[str, GroupValue | None] = {}
     for key_bytes, value_bytes in records:
         try:
             key = decode_key(key_bytes)
-            value = decode_value(key, value_bytes)
+            if isinstance(key, OffsetKey):
+                value = decode_value(key, value_bytes)
+                group_offsets = offsets.setdefault(key.group, {})
+                if value is None:
+                    group_offsets.pop((key.topic, key.partition), None)
+                else:
+                    group_offsets[(key.topic, key.partition)] = value
+            else:
+                groups[key.group] = decode_value(key, value_bytes)
         except OffsetsRecordError as exc:
             log.warning("skipping a %s record: %s", OFFSETS_TOPIC, exc)
-            continue
-        if isinstance(key, OffsetKey):
-            group_offsets = offsets.setdefault(key.group, {})
-            if value is None:
-                group_offsets.pop((key.topic, key.partition), None)
-            else:
-                group_offsets[(key.topic, key.partition)] = value
-        else:
-            groups[key.group] = value
     return offsets, groups
 
 
 class OffsetManager:
-    def __init__(self, config: GroupConfig, store):
+    def __init__(self, config: GroupConfig, store: OffsetsStore):
         self.config = config
         self.store = store
         self.groups: dict[str, Group] = {}
@@ -89,7 +105,7 @@ class OffsetManager:
             del self.groups[group.group_id]
         return gone
 
-    def install(self, partition: int, replayed: tuple[dict, dict], now: int) -> list[Group]:
+    def install(self, partition: int, replayed: Replayed, now: int) -> list[Group]:
         """Make the replayed partition's groups the cache's; returns them (the coordinator watches their members)."""
         offsets, values = replayed
         installed = []
@@ -108,49 +124,50 @@ class OffsetManager:
 
     # -- writes ----------------------------------------------------------------------------
 
-    def _append(self, group_id: str, records: list, done) -> None:
+    def _append(self, group_id: str, records: list[Record], done: Done) -> None:
         self.store.append(self.partition_of(group_id), records, done)
 
-    def store_group(self, group: Group, now: int, done) -> None:
+    def store_group(self, group: Group, now: int, done: Done) -> None:
         """Write the group's metadata (its generation, members and assignments); ``done(error)``."""
         self._append(group.group_id, [(encode_key(GroupKey(group.group_id)), encode_value(group.value(now)))], done)
 
-    def store_offsets(self, group: Group, offsets: dict[tuple[str, int], OffsetValue], done) -> None:
+    def store_offsets(self, group: Group, offsets: Offsets, done: Done) -> None:
         """Commit ``offsets``; they enter the cache once appended. ``done(error)``."""
         records = [(encode_key(OffsetKey(group.group_id, topic, partition)), encode_value(value))
                    for (topic, partition), value in offsets.items()]
 
-        def appended(error) -> None:
+        def appended(error: StoreError | None) -> None:
             if error is None and self.groups.get(group.group_id) is group:
                 group.offsets.update(offsets)
             done(error)
         self._append(group.group_id, records, appended)
 
-    def delete_offsets(self, group: Group, partitions, done) -> None:
+    def delete_offsets(self, group: Group, partitions: Iterable[TopicPartition], done: Done) -> None:
         """Tombstones for the group's offsets of ``partitions`` (those it has); ``done(error)``."""
         present = [p for p in partitions if p in group.offsets]
         if not present:
             done(None)
             return
-        records = [(encode_key(OffsetKey(group.group_id, topic, partition)), None) for topic, partition in present]
+        records: list[Record] = [(encode_key(OffsetKey(group.group_id, topic, partition)), None)
+                                 for topic, partition in present]
 
-        def appended(error) -> None:
+        def appended(error: StoreError | None) -> None:
             if error is None:
                 for p in present:
                     group.offsets.pop(p, None)
             done(error)
         self._append(group.group_id, records, appended)
 
-    def delete_group(self, group: Group, now: int, done) -> None:
+    def delete_group(self, group: Group, now: int, done: Done) -> None:
         """The group is Dead at once; tombstones for its offsets and metadata, then it leaves the
         cache (back to Empty if they cannot be written). ``done(error)``."""
-        records = [(encode_key(OffsetKey(group.group_id, topic, partition)), None)
-                   for topic, partition in group.offsets]
+        records: list[Record] = [(encode_key(OffsetKey(group.group_id, topic, partition)), None)
+                                 for topic, partition in group.offsets]
         records.append((encode_key(GroupKey(group.group_id)), None))
         previous = group.state
         group.transition(GroupState.DEAD, now)
 
-        def appended(error) -> None:
+        def appended(error: StoreError | None) -> None:
             if error is None:
                 if self.groups.get(group.group_id) is group:
                     del self.groups[group.group_id]
@@ -183,7 +200,7 @@ class OffsetManager:
         for group in list(self.groups.values()):
             self._remove(group, self.expired_offsets(group, now), now, "expired")
 
-    def remove_topics(self, topics, now: int) -> None:
+    def remove_topics(self, topics: Collection[str], now: int) -> None:
         """Tombstones for every group's offsets of the deleted ``topics``, as Kafka writes them when a
         topic's partitions are deleted; an Empty group left with no offsets is deleted."""
         for group in list(self.groups.values()):
@@ -200,9 +217,9 @@ class OffsetManager:
             self.delete_offsets(group, partitions, warn)
 
 
-def warn_on_failure(what: str):
+def warn_on_failure(what: str) -> Done:
     """A ``done`` callback for writes nobody waits for: a failure is one log line (the next check retries)."""
-    def done(error) -> None:
+    def done(error: StoreError | None) -> None:
         if error is not None:
             log.warning("%s: %s", what, error)
     return done

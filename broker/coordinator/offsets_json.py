@@ -8,15 +8,19 @@ decode) are shown as base64, as Kafka's JSON converters show bytes.
 """
 
 import base64
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
+from typing import Any
 
 from .consumer_protocol import ConsumerProtocolError, decode_assignment, decode_subscription
 from .offsets_records import GroupValue, decode_key, decode_value, fields_in_version, version_of
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
+JsonObject = dict[str, Any]
 
-def record_json(key: bytes | None, value: bytes | None) -> tuple[dict, dict | None]:
+
+def record_json(key: bytes | None, value: bytes | None) -> tuple[JsonObject, JsonObject | None]:
     """The key's and the value's JSON objects; OffsetsRecordError when either does not decode."""
     decoded_key = decode_key(key)
     key_json = {"type": str(version_of(key)), "data": _camel(asdict(decoded_key))}
@@ -33,22 +37,22 @@ def record_json(key: bytes | None, value: bytes | None) -> tuple[dict, dict | No
     return key_json, {"version": str(version), "data": _camel(fields)}
 
 
-def _subscription_json(data: bytes) -> dict:
+def _subscription_json(data: bytes) -> JsonObject:
     fields = asdict(decode_subscription(data))
     fields["owned_partitions"] = _topic_partitions(fields["owned_partitions"])
     return fields
 
 
-def _assignment_json(data: bytes) -> dict:
+def _assignment_json(data: bytes) -> JsonObject:
     assignment = decode_assignment(data)
     return {"assigned_partitions": _topic_partitions(assignment.partitions), "user_data": assignment.user_data}
 
 
-def _topic_partitions(grouped) -> list[dict]:
+def _topic_partitions(grouped: Iterable[tuple[str, Iterable[int]]]) -> list[JsonObject]:
     return [{"topic": topic, "partitions": list(numbers)} for topic, numbers in grouped]
 
 
-def _opaque(data: bytes, to_json) -> object:
+def _opaque(data: bytes, to_json: Callable[[bytes], JsonObject] | None) -> object:
     if to_json is not None:
         try:
             return to_json(data)
@@ -57,7 +61,7 @@ def _opaque(data: bytes, to_json) -> object:
     return base64.b64encode(data).decode("ascii")
 
 
-def _camel(value):
+def _camel(value: Any) -> Any:
     """snake_case keys to Kafka's camelCase, through nested dicts and lists; bytes as base64."""
     if isinstance(value, dict):
         return {_camel_name(k): _camel(v) for k, v in value.items()}

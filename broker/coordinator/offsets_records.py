@@ -18,6 +18,7 @@ version that cannot carry a value (a leader epoch at v1, say) instead of droppin
 
 import struct
 from dataclasses import asdict, dataclass, field
+from typing import Any, overload
 
 from broker.protocol.types import (
     BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
@@ -35,9 +36,11 @@ GROUP_VALUE_VERSION_WRITTEN = 3
 
 _VERSION = struct.Struct(">h")
 
+Fields = dict[str, Any]  # a struct's fields by name, as the protocol types decode and encode them
+
 _OFFSET_KEY = Struct(("group", STRING), ("topic", STRING), ("partition", INT32))
 _GROUP_KEY = Struct(("group", STRING))
-def _offset_value(struct: type, string) -> Struct:
+def _offset_value(struct: type[Struct], string: object) -> Struct:
     return struct(
         ("offset", INT64),
         Field("leader_epoch", INT32, since=3, default=-1),
@@ -47,7 +50,8 @@ def _offset_value(struct: type, string) -> Struct:
     )
 
 
-def _group_value(struct: type, array: type, string, nullable_string, opaque) -> Struct:
+def _group_value(struct: type[Struct], array: type[Array], string: object, nullable_string: object,
+                 opaque: object) -> Struct:
     member = struct(
         ("member_id", string),
         Field("group_instance_id", nullable_string, since=3),
@@ -137,12 +141,18 @@ class GroupValue:
     members: tuple[GroupMember, ...] = field(default_factory=tuple)
 
 
-def version_of(data: bytes, what: str = "record") -> int:
+def version_of(data: bytes | None, what: str = "record") -> int:
     """The int16 version every key and value starts with."""
+    return _versioned(data, what)[1]
+
+
+def _versioned(data: bytes | None, what: str) -> tuple[bytes, int]:
+    """``data`` and its version; OffsetsRecordError when it has none (None, or fewer than 2 bytes)."""
     if data is None or len(data) < 2:
         size = 0 if data is None else len(data)
         raise OffsetsRecordError(f"__consumer_offsets {what} of {size} bytes has no version")
-    return _VERSION.unpack_from(data)[0]
+    version: int = _VERSION.unpack_from(data)[0]
+    return data, version
 
 
 def encode_key(key: OffsetKey | GroupKey, version: int | None = None) -> bytes:
@@ -157,9 +167,9 @@ def encode_key(key: OffsetKey | GroupKey, version: int | None = None) -> bytes:
     return _encode(_GROUP_KEY, asdict(key), GROUP_KEY_VERSION, "group metadata key")
 
 
-def decode_key(data: bytes) -> OffsetKey | GroupKey:
+def decode_key(data: bytes | None) -> OffsetKey | GroupKey:
     """The key of a ``__consumer_offsets`` record; OffsetsRecordError for unknown versions or bad bytes."""
-    version = version_of(data, "key")
+    data, version = _versioned(data, "key")
     if version in OFFSET_KEY_VERSIONS:
         return OffsetKey(**_decode(_OFFSET_KEY, data, version, "offset commit key"))
     if version == GROUP_KEY_VERSION:
@@ -189,6 +199,14 @@ def encode_value(value: OffsetValue | GroupValue | None, version: int | None = N
     return _encode_checked(_group_value_schema(version), fields, version, GROUP_VALUE_VERSIONS, "group metadata value")
 
 
+@overload
+def decode_value(key: OffsetKey, data: bytes | None) -> OffsetValue | None: ...
+@overload
+def decode_value(key: GroupKey, data: bytes | None) -> GroupValue | None: ...
+@overload
+def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue | GroupValue | None: ...
+
+
 def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue | GroupValue | None:
     """The value of the record with ``key``: None for a tombstone."""
     if data is None:
@@ -202,13 +220,13 @@ def decode_value(key: OffsetKey | GroupKey, data: bytes | None) -> OffsetValue |
     return GroupValue(**fields)
 
 
-def fields_in_version(value: OffsetValue | GroupValue, version: int) -> dict:
+def fields_in_version(value: OffsetValue | GroupValue, version: int) -> Fields:
     """The fields of ``value`` that its ``version`` carries (members as dicts too), as the record holds them."""
     schema = _offset_value_schema(version) if isinstance(value, OffsetValue) else _group_value_schema(version)
     return _present(schema, asdict(value), version)
 
 
-def _present(schema: Struct, fields: dict, version: int) -> dict:
+def _present(schema: Struct, fields: Fields, version: int) -> Fields:
     out = {}
     for schema_field in schema.fields:
         if schema_field.present_in(version):
@@ -219,7 +237,7 @@ def _present(schema: Struct, fields: dict, version: int) -> dict:
     return out
 
 
-def _member(fields: dict, version: int) -> GroupMember:
+def _member(fields: Fields, version: int) -> GroupMember:
     fields["subscription"], fields["assignment"] = bytes(fields["subscription"]), bytes(fields["assignment"])
     if version == 0:
         fields["rebalance_timeout"] = fields["session_timeout"]
@@ -236,7 +254,7 @@ def _checked_version(version: int, versions: range, what: str) -> int:
     return version
 
 
-def _decode(schema: Struct, data: bytes, version: int, what: str) -> dict:
+def _decode(schema: Struct, data: bytes, version: int, what: str) -> Fields:
     reader = Reader(data, _VERSION.size)
     try:
         fields = schema.decode(reader, version)
@@ -247,7 +265,7 @@ def _decode(schema: Struct, data: bytes, version: int, what: str) -> dict:
     return fields
 
 
-def _encode_checked(schema: Struct, fields: dict, version: int, versions: range, what: str) -> bytes:
+def _encode_checked(schema: Struct, fields: Fields, version: int, versions: range, what: str) -> bytes:
     _checked_version(version, versions, what)
     lost = _fields_lost(schema, fields, version)
     if lost:
@@ -255,7 +273,7 @@ def _encode_checked(schema: Struct, fields: dict, version: int, versions: range,
     return _encode(schema, fields, version, what)
 
 
-def _fields_lost(schema: Struct, fields: dict, version: int) -> str | None:
+def _fields_lost(schema: Struct, fields: Fields, version: int) -> str | None:
     """The first field holding a non-default value that ``version`` has no room for."""
     for schema_field in schema.fields:
         default = schema._default(schema_field)
@@ -271,7 +289,7 @@ def _fields_lost(schema: Struct, fields: dict, version: int) -> str | None:
     return None
 
 
-def _encode(schema: Struct, fields: dict, version: int, what: str) -> bytes:
+def _encode(schema: Struct, fields: Fields, version: int, what: str) -> bytes:
     writer = Writer()
     writer.pack(_VERSION, version)
     try:

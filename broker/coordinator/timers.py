@@ -7,30 +7,34 @@ deadline; a cancelled or moved deadline is skipped lazily, so each change costs 
 
 import heapq
 import itertools
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
 
 
-class Deadlines:
-    def __init__(self):
-        self._heap: list[tuple[int, int, object]] = []
-        self._current: dict[object, tuple[int, int]] = {}  # key -> (deadline, sequence) still valid
+class Deadlines(Generic[Key]):
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Key]] = []
+        self._current: dict[Key, tuple[int, int]] = {}  # key -> (deadline, sequence) still valid
         self._sequence = itertools.count()
 
-    def set(self, key, deadline: int) -> None:
+    def set(self, key: Key, deadline: int) -> None:
         entry = (deadline, next(self._sequence))
         self._current[key] = entry
         heapq.heappush(self._heap, (*entry, key))
 
-    def cancel(self, key) -> None:
+    def cancel(self, key: Key) -> None:
         self._current.pop(key, None)
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._current
 
     def next_deadline(self) -> int | None:
         self._drop_stale()
         return self._heap[0][0] if self._heap else None
 
-    def pop_due(self, now: int):
+    def pop_due(self, now: int) -> Key | None:
         """The key with the earliest deadline if that is ``now`` or earlier (removed), else None.
 
         One at a time: acting on one deadline may move or cancel the others."""

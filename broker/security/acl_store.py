@@ -1,7 +1,9 @@
-"""A single broker's ACLs, kept in the log directory as ``acls.json`` (a broker in a cluster keeps
-them in ZooKeeper's ``/kafka-acl`` as Kafka does: ``broker.cluster.zookeeper_acls``).
+"""Where a broker's ACLs are kept: the ``AclStore`` contract, and ``LocalAcls``, a single broker's
+ACLs kept in the log directory as ``acls.json`` (a broker in a cluster keeps them in ZooKeeper's
+``/kafka-acl`` as Kafka does: ``broker.cluster.zookeeper_acls.ZooKeeperAcls``, the other
+``AclStore``).
 
-CreateAcls and DeleteAcls change them through ``add`` and ``remove``: the file is written
+CreateAcls and DeleteAcls change them through ``add`` and ``remove``: ``LocalAcls`` writes the file
 atomically (aside, then renamed) before the change is visible, so an acknowledged change survives
 a crash, and the authorizer sees it at the next decision. Only the broker writes the file; an
 unreadable file stops the broker at start with one line naming it (starting without the ACLs
@@ -11,6 +13,7 @@ would open every resource they close).
 import json
 import os
 import threading
+from typing import Protocol
 
 from broker.log.checkpoints import write_atomically
 
@@ -24,7 +27,35 @@ class AclStoreError(Exception):
     """The ACL file cannot be read or written; the message names it."""
 
 
-class AclStore:
+class AclStore(Protocol):
+    """The ACLs of a broker, wherever they are kept: the handlers and the authorizer cannot tell the
+    implementations apart. Reads come from any thread; changes run one at a time on the I/O pool and
+    raise ``AclStoreError`` when the ACLs cannot be written (then nothing changed)."""
+
+    def acls(self) -> tuple[Acl, ...]:
+        """Every ACL, as of now (a tuple replaced whole by each change: safe to read from any thread)."""
+        ...
+
+    def matching(self, acl_filter: AclFilter) -> list[Acl]:
+        """The ACLs ``acl_filter`` matches."""
+        ...
+
+    def add(self, acls: list[Acl]) -> None:
+        """Store the ACLs (one already stored is kept once); seen by ``acls()`` once this returns."""
+        ...
+
+    def remove(self, filters: list[AclFilter]) -> list[list[Acl]]:
+        """Remove the ACLs each filter matches; per filter, the ACLs it removed."""
+        ...
+
+    def stop(self) -> None:
+        """Stop following changes made elsewhere (the broker stops)."""
+        ...
+
+
+class LocalAcls:
+    """A single broker's ACLs in ``acls.json`` of its log directory."""
+
     def __init__(self, log_dir: str):
         self.path = os.path.join(log_dir, FILE_NAME)
         self._lock = threading.Lock()  # one change at a time (changes run on the I/O pool)

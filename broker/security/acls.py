@@ -15,7 +15,8 @@ import dataclasses
 import enum
 import ipaddress
 import logging
-from typing import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from broker.log.config import ConfigError
 
@@ -74,18 +75,18 @@ class Permission(enum.IntEnum):
     ALLOW = 3
 
 
-O = Operation
+Op = Operation
 SUPPORTED_OPERATIONS = {  # what each resource type knows, as Kafka's ResourceType/AclEntry say
-    ResourceType.TOPIC: frozenset({O.READ, O.WRITE, O.CREATE, O.DELETE, O.ALTER, O.DESCRIBE, O.DESCRIBE_CONFIGS,
-                                   O.ALTER_CONFIGS}),
-    ResourceType.GROUP: frozenset({O.READ, O.DESCRIBE, O.DELETE}),
-    ResourceType.CLUSTER: frozenset({O.CREATE, O.ALTER, O.DESCRIBE, O.CLUSTER_ACTION, O.DESCRIBE_CONFIGS,
-                                     O.ALTER_CONFIGS, O.IDEMPOTENT_WRITE}),
-    ResourceType.TRANSACTIONAL_ID: frozenset({O.DESCRIBE, O.WRITE}),
+    ResourceType.TOPIC: frozenset({Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS,
+                                   Op.ALTER_CONFIGS}),
+    ResourceType.GROUP: frozenset({Op.READ, Op.DESCRIBE, Op.DELETE}),
+    ResourceType.CLUSTER: frozenset({Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS,
+                                     Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE}),
+    ResourceType.TRANSACTIONAL_ID: frozenset({Op.DESCRIBE, Op.WRITE}),
 }
 _IMPLIED_BY = {  # an ALLOW of any of these operations also allows the key
-    O.DESCRIBE: frozenset({O.DESCRIBE, O.READ, O.WRITE, O.DELETE, O.ALTER}),
-    O.DESCRIBE_CONFIGS: frozenset({O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS}),
+    Op.DESCRIBE: frozenset({Op.DESCRIBE, Op.READ, Op.WRITE, Op.DELETE, Op.ALTER}),
+    Op.DESCRIBE_CONFIGS: frozenset({Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}),
 }
 
 
@@ -138,7 +139,7 @@ class Acl:
         if resource_type == ResourceType.CLUSTER and (name != CLUSTER_NAME or pattern_type != PatternType.LITERAL):
             raise AclError(f"the cluster resource is the literal name {CLUSTER_NAME!r}, not {name!r}")
         operation = _member(Operation, operation, "operation")
-        if operation != O.ALL and operation not in SUPPORTED_OPERATIONS[resource_type]:
+        if operation != Op.ALL and operation not in SUPPORTED_OPERATIONS[resource_type]:
             known = ", ".join(sorted(op.name for op in SUPPORTED_OPERATIONS[resource_type]))
             raise AclError(f"operation {operation.name} does not apply to a {resource_type.name} (use ALL or {known})")
         permission = _member(Permission, permission, "permission type")
@@ -185,7 +186,7 @@ class AclFilter:
         return (self.resource_type in (ResourceType.ANY, acl.resource_type)
                 and self._matches_name(acl)
                 and self.principal in (None, acl.principal) and self.host in (None, acl.host)
-                and self.operation in (O.ANY, acl.operation) and self.permission in (Permission.ANY, acl.permission))
+                and self.operation in (Op.ANY, acl.operation) and self.permission in (Permission.ANY, acl.permission))
 
     def _matches_name(self, acl: Acl) -> bool:
         if self.pattern_type not in (PatternType.ANY, PatternType.MATCH, acl.pattern_type):
@@ -197,7 +198,10 @@ class AclFilter:
         return acl.covers(acl.resource_type, self.name)  # MATCH
 
 
-def _member(kind, value: int, what: str):
+_Enum = TypeVar("_Enum", bound=enum.IntEnum)
+
+
+def _member(kind: type[_Enum], value: int, what: str) -> _Enum:
     try:
         return kind(value)
     except ValueError:
@@ -252,7 +256,7 @@ class Authorizer:
     seen at once; the index is rebuilt when it returns another tuple). With the authorizer off
     everything is allowed, as in Kafka without one."""
 
-    def __init__(self, settings: AuthorizerSettings, acls):
+    def __init__(self, settings: AuthorizerSettings, acls: Callable[[], tuple[Acl, ...]]):
         self.settings = settings
         self._acls = acls
         self._index = _Index(())
@@ -289,7 +293,7 @@ class Authorizer:
         acls = [acl for acl in self._acls() if acl.resource_type == resource_type]
         if not acls:
             return self.settings.allow_everyone_if_no_acl_found
-        mine = [acl for acl in acls if acl.applies_to(principal, host) and acl.operation in (operation, O.ALL)]
+        mine = [acl for acl in acls if acl.applies_to(principal, host) and acl.operation in (operation, Op.ALL)]
         denied = [acl for acl in mine if acl.permission == Permission.DENY]
         return any(acl.permission == Permission.ALLOW and not any(_denies_all(deny, acl) for deny in denied)
                    for acl in mine)
@@ -302,9 +306,9 @@ class Authorizer:
         if not acls:
             return self.settings.allow_everyone_if_no_acl_found
         mine = [acl for acl in acls if acl.applies_to(principal, host)]
-        if any(acl.permission == Permission.DENY and acl.operation in (operation, O.ALL) for acl in mine):
+        if any(acl.permission == Permission.DENY and acl.operation in (operation, Op.ALL) for acl in mine):
             return False
-        allowing = _IMPLIED_BY.get(operation, frozenset({operation})) | {O.ALL}
+        allowing = _IMPLIED_BY.get(operation, frozenset({operation})) | {Op.ALL}
         return any(acl.permission == Permission.ALLOW and acl.operation in allowing for acl in mine)
 
 

@@ -11,13 +11,23 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Iterator
+from typing import TypedDict
 
 from broker.log.checkpoints import write_atomically
 
-from .sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS, scram_credential
+from .sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS, ScramCredential, scram_credential
 
 FILE_NAME = "scram-credentials.json"
 _VERSION = 1
+
+
+class _StoredCredential(TypedDict):
+    """One user's credential for one mechanism as the file keeps it (bytes in base64)."""
+    salt: str
+    stored_key: str
+    server_key: str
+    iterations: int
 
 
 class CredentialsError(Exception):
@@ -27,10 +37,10 @@ class CredentialsError(Exception):
 class ScramCredentials:
     def __init__(self, log_dir: str):
         self.path = os.path.join(log_dir, FILE_NAME)
-        self._seen = None  # (size, mtime_ns) of the file last read
-        self._users = {}
+        self._seen: tuple[int, int, int] | None = None  # (size, mtime_ns, inode) of the file last read
+        self._users: dict[str, dict[str, _StoredCredential]] = {}  # user -> mechanism -> credential
 
-    def lookup(self, username: str, mechanism: str) -> tuple | None:
+    def lookup(self, username: str, mechanism: str) -> ScramCredential | None:
         """(salt, stored_key, server_key, iterations) of the user for the mechanism, or None."""
         self._refresh()
         entry = self._users.get(username, {}).get(mechanism)
@@ -48,8 +58,8 @@ class ScramCredentials:
         if mechanism not in SCRAM_MECHANISMS:
             raise CredentialsError(f"mechanism {mechanism!r} is not one of {', '.join(SCRAM_MECHANISMS)}")
         salt, stored_key, server_key, iterations = scram_credential(mechanism, password, iterations)
-        entry = {"salt": _b64(salt), "stored_key": _b64(stored_key), "server_key": _b64(server_key),
-                 "iterations": iterations}
+        entry: _StoredCredential = {"salt": _b64(salt), "stored_key": _b64(stored_key),
+                                    "server_key": _b64(server_key), "iterations": iterations}
         with self._locked():
             self._users.setdefault(username, {})[mechanism] = entry
             self._write()
@@ -66,7 +76,7 @@ class ScramCredentials:
         return removed
 
     @contextlib.contextmanager
-    def _locked(self):
+    def _locked(self) -> Iterator[None]:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(self.path + ".lock", "a") as lock:

@@ -9,6 +9,7 @@ token and answers each challenge.
 """
 
 import hmac
+from collections.abc import Callable
 
 # scramp is imported where it is used: every kafkalog command imports this module, few use SCRAM
 
@@ -16,6 +17,10 @@ PLAIN = "PLAIN"
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 MECHANISMS = (PLAIN, *SCRAM_MECHANISMS)
 SCRAM_ITERATIONS = 4096  # Kafka's default for kafka-configs --add-config SCRAM-SHA-256=[password=...]
+
+ScramCredential = tuple[bytes, bytes, bytes, int]  # (salt, stored_key, server_key, iterations)
+PasswordOf = Callable[[str], "str | None"]  # username -> password, or None for an unknown user
+CredentialOf = Callable[[str, str], "ScramCredential | None"]  # (username, mechanism) -> credential or None
 
 
 class AuthenticationFailed(Exception):
@@ -31,10 +36,10 @@ class PlainServer:
 
     mechanism = PLAIN
 
-    def __init__(self, password_of):
-        self._password_of = password_of  # username -> password, or None for an unknown user
+    def __init__(self, password_of: PasswordOf):
+        self._password_of = password_of
         self.complete = False
-        self.principal = None
+        self.principal: str | None = None
 
     def respond(self, token: bytes) -> bytes:
         if self.complete:
@@ -54,17 +59,17 @@ class PlainServer:
 class ScramServer:
     """One SCRAM exchange: client-first -> server-first, client-final -> server-final."""
 
-    def __init__(self, mechanism: str, credential_of):
+    def __init__(self, mechanism: str, credential_of: CredentialOf):
         self.mechanism = mechanism
-        self._credential_of = credential_of  # (username, mechanism) -> (salt, stored_key, server_key, iterations)
+        self._credential_of = credential_of
         from scramp import ScramMechanism
-        self._username = None
+        self._username: str | None = None
         self._server = ScramMechanism(mechanism).make_server(self._auth_info)
         self._step = 0
         self.complete = False
-        self.principal = None
+        self.principal: str | None = None
 
-    def _auth_info(self, username: str):
+    def _auth_info(self, username: str) -> ScramCredential:
         credential = self._credential_of(username, self.mechanism)
         if credential is None:
             raise _failure(self.mechanism)
@@ -101,7 +106,8 @@ class ScramServer:
         return reply.encode()
 
 
-def server_exchange(mechanism: str, plain_password_of, scram_credential_of):
+def server_exchange(mechanism: str, plain_password_of: PasswordOf,
+                    scram_credential_of: CredentialOf) -> PlainServer | ScramServer:
     if mechanism == PLAIN:
         return PlainServer(plain_password_of)
     return ScramServer(mechanism, scram_credential_of)
@@ -140,7 +146,7 @@ class ScramClientExchange:
             raise AuthenticationFailed(f"the broker's SCRAM answer does not check out ({exc})") from None
 
 
-def client_exchange(mechanism: str, username: str, password: str):
+def client_exchange(mechanism: str, username: str, password: str) -> PlainClient | ScramClientExchange:
     if mechanism == PLAIN:
         return PlainClient(username, password)
     if mechanism in SCRAM_MECHANISMS:
@@ -148,7 +154,7 @@ def client_exchange(mechanism: str, username: str, password: str):
     raise ValueError(f"SASL mechanism {mechanism!r} is not one of {', '.join(MECHANISMS)}")
 
 
-def scram_credential(mechanism: str, password: str, iterations: int = SCRAM_ITERATIONS) -> tuple:
+def scram_credential(mechanism: str, password: str, iterations: int = SCRAM_ITERATIONS) -> ScramCredential:
     """(salt, stored_key, server_key, iterations) for a password: what the broker stores, never the password."""
     from scramp import ScramMechanism
     return ScramMechanism(mechanism).make_auth_info(password, iteration_count=iterations)

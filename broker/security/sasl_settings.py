@@ -13,6 +13,7 @@ from typing import NamedTuple
 from broker.log.config import ConfigError
 
 from . import jaas
+from .settings import ListenerSettings
 from .sasl import MECHANISMS, PLAIN
 
 DEFAULT_MECHANISMS = "SCRAM-SHA-256,SCRAM-SHA-512"
@@ -27,7 +28,7 @@ class ListenerSasl(NamedTuple):
     failed_authentication_delay_ms: int
 
 
-def listener_sasl(settings) -> ListenerSasl:
+def listener_sasl(settings: ListenerSettings) -> ListenerSasl:
     """The SASL settings of one listener (``settings``: a ``ListenerSettings``), checked."""
     key = settings.key_of("sasl.enabled.mechanisms") or "sasl.enabled.mechanisms"
     text = settings.get("sasl.enabled.mechanisms", DEFAULT_MECHANISMS)
@@ -40,15 +41,16 @@ def listener_sasl(settings) -> ListenerSasl:
     if PLAIN in mechanisms:
         jaas_key = settings.key_of("sasl.jaas.config", mechanism=PLAIN)
         if jaas_key is None:
-            raise ConfigError(f"listener.name.{settings.listener_name.lower()}.plain.sasl.jaas.config: PLAIN is enabled "
-                              f"on listener {settings.listener_name} but no PlainLoginModule entry lists its users "
-                              f"(user_<name>=\"<password>\")")
+            raise ConfigError(f"listener.name.{settings.listener_name.lower()}.plain.sasl.jaas.config: PLAIN is "
+                              f"enabled on listener {settings.listener_name} but no PlainLoginModule entry lists its "
+                              f"users (user_<name>=\"<password>\")")
         try:
-            config = jaas.parse(jaas_key, settings.get("sasl.jaas.config", mechanism=PLAIN))
+            config = jaas.parse(jaas_key, settings.get("sasl.jaas.config", "", mechanism=PLAIN))
         except jaas.JaasError as exc:
             raise ConfigError(str(exc)) from None
         if config.family != PLAIN or not config.users():
-            raise ConfigError(f"{jaas_key}: PLAIN needs a PlainLoginModule entry with user_<name>=\"<password>\" options")
+            raise ConfigError(f"{jaas_key}: PLAIN needs a PlainLoginModule entry with user_<name>=\"<password>\" "
+                              "options")
         plain_users = config.users()
     return ListenerSasl(mechanisms, plain_users,
                         settings.integer("sasl.server.max.receive.size", DEFAULT_MAX_RECEIVE_SIZE, minimum=64),

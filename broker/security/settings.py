@@ -6,7 +6,8 @@ per mechanism: ``listener.name.<name>.<mechanism>.sasl.jaas.config``.
 """
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
+from typing import overload
 
 from broker.log.config import ConfigError
 
@@ -50,6 +51,11 @@ class ListenerSettings:
             if candidate in self._properties:
                 return candidate
         return None
+
+    @overload
+    def get(self, key: str, default: str, mechanism: str | None = None) -> str: ...
+    @overload
+    def get(self, key: str, default: None = None, mechanism: str | None = None) -> str | None: ...
 
     def get(self, key: str, default: str | None = None, mechanism: str | None = None) -> str | None:
         found = self.key_of(key, mechanism)

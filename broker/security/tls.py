@@ -15,9 +15,15 @@ import secrets
 import ssl
 import struct
 import tempfile
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from broker.log.config import ConfigError
+
+from .settings import ListenerSettings
+
+if TYPE_CHECKING:  # cryptography is imported where it is used: few runs need it
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 STORE_TYPES = ("PEM", "PKCS12")
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
@@ -25,7 +31,7 @@ PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_
 DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
 
 
-def _store_type(key: str, text: str | None, allowed=STORE_TYPES) -> str:
+def _store_type(key: str, text: str | None, allowed: tuple[str, ...] = STORE_TYPES) -> str:
     value = (text or "PEM").strip().upper()
     if value == "JKS" and value not in allowed:
         raise ConfigError(f"{key}: JKS key stores are not supported; convert the store to PKCS12 with "
@@ -43,7 +49,8 @@ def _read(key: str, path: str) -> bytes:
         raise ConfigError(f"{key}: {path}: {exc.strerror or exc}") from None
 
 
-def _pkcs12(key: str, path: str, password: str | None):
+def _pkcs12(key: str, path: str, password: str | None
+            ) -> "tuple[PrivateKeyTypes | None, x509.Certificate | None, list[x509.Certificate]]":
     from cryptography.hazmat.primitives.serialization import pkcs12  # imported here: few runs need it
     try:
         return pkcs12.load_key_and_certificates(_read(key, path), password.encode() if password else None)
@@ -131,13 +138,13 @@ class ListenerTls(NamedTuple):
     handshake_timeout_ms: int
 
 
-def listener_tls(settings) -> ListenerTls:
+def listener_tls(settings: ListenerSettings) -> ListenerTls:
     """The TLS of one listener (``settings``: a ``ListenerSettings``): context and handshake timeout."""
     return ListenerTls(server_context(settings),
                        settings.integer("ssl.handshake.timeout.ms", DEFAULT_HANDSHAKE_TIMEOUT_MS, minimum=1))
 
 
-def server_context(settings) -> ssl.SSLContext:
+def server_context(settings: ListenerSettings) -> ssl.SSLContext:
     """The TLS context of one listener (``settings``: a ``ListenerSettings``)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _protocols(context, settings.key_of("ssl.enabled.protocols") or "ssl.enabled.protocols",
@@ -147,20 +154,22 @@ def server_context(settings) -> ssl.SSLContext:
         try:
             context.set_ciphers(":".join(c.strip() for c in ciphers.split(",")))
         except ssl.SSLError:
-            raise ConfigError(f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is available") from None
+            raise ConfigError(f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is "
+                              "available") from None
     location = settings.get("ssl.keystore.location")
     if not location:
         raise ConfigError(f"ssl.keystore.location: listener {settings.listener_name} uses TLS and needs a key store "
                           f"(for example --set ssl.keystore.location=/etc/kafkalog/broker.pem)")
-    load_keystore(context, settings.key_of("ssl.keystore.location"), location, settings.get("ssl.keystore.type"),
-                  settings.get("ssl.keystore.password"), settings.get("ssl.key.password"))
+    load_keystore(context, settings.key_of("ssl.keystore.location") or "ssl.keystore.location", location,
+                  settings.get("ssl.keystore.type"), settings.get("ssl.keystore.password"),
+                  settings.get("ssl.key.password"))
     client_auth = (settings.get("ssl.client.auth") or "none").lower()
     if client_auth not in CLIENT_AUTH:
         raise ConfigError(f"{settings.key_of('ssl.client.auth')}: {client_auth!r} is not one of "
                           f"{', '.join(CLIENT_AUTH)}")
     truststore = settings.get("ssl.truststore.location")
     if truststore:
-        load_truststore(context, settings.key_of("ssl.truststore.location"), truststore,
+        load_truststore(context, settings.key_of("ssl.truststore.location") or "ssl.truststore.location", truststore,
                         settings.get("ssl.truststore.type"), settings.get("ssl.truststore.password"))
     elif client_auth != "none":
         raise ConfigError(f"ssl.truststore.location: ssl.client.auth={client_auth} on listener "

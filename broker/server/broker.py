@@ -25,7 +25,7 @@ import sys
 
 from broker.cluster.local_metadata import LocalMetadata
 from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
-from broker.cluster.registry import ZooKeeperRegistry, registry_for
+from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
@@ -34,7 +34,7 @@ from broker.log.errors import LogError
 from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager
 from broker.replica.replica_manager import ReplicaManager
-from broker.security.acl_store import AclStore
+from broker.security.acl_store import AclStore, LocalAcls
 from broker.security.acls import Authorizer
 from broker.security.credentials import ScramCredentials
 
@@ -176,13 +176,13 @@ def _topic_store(registry, config: BrokerConfig, metadata: MetadataCache):
     return TopicRegistry(config.log_dir, config.log, config.broker_id)
 
 
-def _acl_store(registry, config: BrokerConfig):
+def _acl_store(registry: Registry, config: BrokerConfig) -> AclStore:
     """Where ACLs are kept: ZooKeeper in a cluster (Kafka's nodes), ``acls.json`` on a single broker (one interface)."""
     if isinstance(registry, ZooKeeperRegistry):
         acls = ZooKeeperAcls(registry.client, registry.connect)
         registry.new_session_listeners.append(acls.changed)
         return acls
-    return AclStore(config.log_dir)
+    return LocalAcls(config.log_dir)
 
 
 def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,

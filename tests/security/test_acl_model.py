@@ -1,14 +1,12 @@
 """The authorizer's rules, decided on ACL values alone (``broker.security.acls``): literal, wildcard
 and prefixed patterns, deny beats allow, implied Describe/DescribeConfigs, super users,
 ``allow.everyone.if.no.acl.found`` both ways, hosts, ``User:*``; filters as DescribeAcls and
-DeleteAcls use them; invalid ACLs refused with a reason; the store's file across reopenings."""
-
-import json
+DeleteAcls use them; invalid ACLs refused with a reason. The stores that keep ACLs are tested in
+``tests/cluster/test_acl_stores.py``."""
 
 import pytest
 
 from broker.log.config import ConfigError
-from broker.security.acl_store import AclStore, AclStoreError
 from broker.security.acls import (CLUSTER_NAME, Acl, AclError, AclFilter, Authorizer, AuthorizerSettings, Operation,
                                   PatternType, Permission, ResourceType)
 
@@ -141,15 +139,3 @@ def test_settings_by_kafka_names():
     with pytest.raises(ConfigError, match="allow.everyone.if.no.acl.found"):
         AuthorizerSettings.from_properties({"allow.everyone.if.no.acl.found": "yes"})
 
-
-def test_the_store_keeps_acls_across_reopenings(tmp_path):
-    store = AclStore(str(tmp_path))
-    kept, gone = acl(T, "orders", Operation.READ), acl(G, "g", Operation.READ, DENY, pattern=PRE)
-    store.add([kept, gone, kept])
-    assert store.acls() == (kept, gone)
-    removed = store.remove([AclFilter.checked(G, None, PatternType.ANY, None, None, Operation.ANY, Permission.ANY)])
-    assert removed == [[gone]]
-    assert AclStore(str(tmp_path)).acls() == (kept,)
-    (tmp_path / "acls.json").write_text(json.dumps({"version": 1, "acls": [{"resource_type": "TOPIC"}]}))
-    with pytest.raises(AclStoreError, match="acls.json: unreadable ACLs"):
-        AclStore(str(tmp_path))
