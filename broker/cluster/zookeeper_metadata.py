@@ -94,10 +94,9 @@ class ZooKeeperMetadata:
             self._published.notify_all()
 
     def _delete_local_logs(self, topic: str, partitions: int) -> None:
-        log_manager = self._replicas.log_manager
         for partition in range(partitions):
             try:
-                if log_manager.delete_log(topic, partition):
+                if self._replicas.delete_partition(topic, partition):
                     log.info("deleted %s-%d: the topic was deleted", topic, partition)
             except OSError as exc:
                 log.error("cannot delete %s-%d of deleted topic %r: %s", topic, partition, topic, exc)

@@ -24,6 +24,7 @@ from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, N
 
 from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
+from broker.replica.replica_manager import ReplicaManager
 
 from .metadata_cache import NO_LEADER
 from .placement import PlacementError, assign_replicas, follow_assignment
@@ -46,12 +47,13 @@ class ZooKeeperTopics:
         self._cache = cache
         self._wait_seconds = wait_seconds
         self.metadata = None  # the ZooKeeperMetadata that publishes what this writes; set before any change
-        self._log_manager = None
+        self._replicas: ReplicaManager  # set by attach, before any setting is read
         self._topic_configs: dict[str, dict[str, str]] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
 
-    def attach(self, log_manager) -> None:
-        self._log_manager = log_manager
+    def attach(self, replicas: ReplicaManager) -> None:
+        """Apply the settings read from now on to the local logs of ``replicas``."""
+        self._replicas = replicas
 
     # -- settings, as every broker reads them back ------------------------------------------------
 
@@ -74,11 +76,7 @@ class ZooKeeperTopics:
         changed = [name for name, configs in topic_configs.items()
                    if broker_changed or self._topic_configs.get(name) != configs]
         self._topic_configs, self._broker_configs = topic_configs, broker_configs
-        for name in changed:
-            config = self.config_for(name)
-            for partition_log in self._log_manager.all_logs():
-                if partition_log.topic == name:
-                    partition_log.update_config(config)
+        self._replicas.reconfigure({name: self.config_for(name) for name in changed})
 
     # -- queries -------------------------------------------------------------------------
 

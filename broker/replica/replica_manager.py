@@ -2,6 +2,11 @@
 each cluster image the metadata source publishes, and the lookup every partition-level request
 starts with, which answers Kafka's error when this broker cannot serve the partition.
 
+It alone makes, opens, deletes and sets aside partition logs (in the log manager it holds), as the
+metadata back ends ask it: ``apply`` an image, ``make_partitions`` and ``delete_partition`` for
+the topic changes of a single broker, ``set_aside_strays`` at a cluster broker's start,
+``reconfigure`` for changed settings.
+
 A partition this broker leads gets its local log from the log manager (made if missing; if it
 cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
 its topic written in its directory (``topic_id_file``) when the image has one; a partition
@@ -18,14 +23,19 @@ changed in place.
 """
 
 import logging
+import shutil
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.log.partition_log import PartitionLog
 from broker.protocol.errors import ErrorCode
 
+from .deleted_partitions import directories_set_aside, free_files
 from .partition import Partition
 from .topic_id_file import read_topic_id, write_topic_id
 
@@ -44,8 +54,8 @@ class PartitionError(Exception):
 
 class _Applied(NamedTuple):
     image: ClusterImage
-    led: dict  # (topic, index) -> Partition
-    offline: dict  # (topic, index) -> why its log cannot be opened here
+    led: dict[tuple[str, int], Partition]
+    offline: dict[tuple[str, int], str]  # why its log cannot be opened here
 
 
 class ReplicaManager:
@@ -54,13 +64,15 @@ class ReplicaManager:
         self.node_id = node_id
         self._applied = _Applied(EMPTY, {}, {})
         self._apply_lock = threading.Lock()
-        self.on_apply = lambda: None  # called after each image (on the applying thread): leadership may have moved
+        # called after each image (on the applying thread): leadership may have moved
+        self.on_apply: Callable[[], None] = lambda: None
 
     def apply(self, image: ClusterImage) -> None:
         """Lead the partitions ``image`` gives this broker (their logs made if missing); drop the others."""
         with self._apply_lock:
             before = self._applied.led
-            led, offline = {}, {}
+            led: dict[tuple[str, int], Partition] = {}
+            offline: dict[tuple[str, int], str] = {}
             for topic, states in image.topics.items():
                 for index, state in enumerate(states):
                     key = (topic, index)
@@ -85,7 +97,7 @@ class ReplicaManager:
         self.on_apply()
 
     @staticmethod
-    def _record_topic_id(partition_log, topic_id: int | None) -> None:
+    def _record_topic_id(partition_log: PartitionLog, topic_id: int | None) -> None:
         if topic_id is not None and read_topic_id(partition_log.directory) is None:
             write_topic_id(partition_log.directory, topic_id)
 
@@ -102,6 +114,35 @@ class ReplicaManager:
                 log.error("cannot set aside stray partition %s: %s", partition_log.name, exc)
                 continue
             log.warning("set aside stray partition %s as %s: %s", partition_log.name, directory, why)
+
+    def make_partitions(self, topic: str, indexes: Iterable[int]) -> None:
+        """Make (or open) the local logs of ``topic``'s partitions ``indexes``; OSError or LogError
+        when one cannot be made (those made before it stay)."""
+        for index in indexes:
+            self.log_manager.get_or_create_log(topic, index)
+
+    def delete_partition(self, topic: str, index: int) -> bool:
+        """Delete a partition's local log: renamed aside ``<topic>-<p>.<id>-delete`` at once (OSError
+        if it cannot be), its files removed in the background; False when there is no such log."""
+        return self.log_manager.delete_log(topic, index)
+
+    def remove_deleted(self, topic: str, indexes: Iterable[int]) -> None:
+        """Remove now, whole, the directories of ``topic``'s partitions renamed aside for deletion."""
+        for directory in directories_set_aside(self.log_dir, topic, indexes):
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def free_deleted(self, topic: str, indexes: Iterable[int]) -> None:
+        """Remove now the files of ``topic``'s partitions renamed aside for deletion, keeping their
+        empty directories (the record that the deletion was committed)."""
+        for directory in directories_set_aside(self.log_dir, topic, indexes):
+            free_files(directory)
+
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        """Hand the local logs of each topic of ``configs`` its new settings."""
+        for partition_log in self.log_manager.all_logs():
+            config = configs.get(partition_log.topic)
+            if config is not None:
+                partition_log.update_config(config)
 
     @property
     def image(self) -> ClusterImage:
@@ -125,7 +166,7 @@ class ReplicaManager:
                                  f"the request knows {current_leader_epoch}")
         return partition
 
-    def local_logs(self) -> list:
+    def local_logs(self) -> list[PartitionLog]:
         """Every partition log in this broker's log directory (DescribeLogDirs)."""
         return self.log_manager.all_logs()
 
@@ -141,7 +182,7 @@ class ReplicaManager:
         self.log_manager.shutdown()
 
 
-def _stray(image: ClusterImage, node_id: int, partition_log) -> str | None:
+def _stray(image: ClusterImage, node_id: int, partition_log: PartitionLog) -> str | None:
     """Why the cluster no longer assigns a local log to this broker; None when it does."""
     topic, index = partition_log.topic, partition_log.partition
     states = image.topics.get(topic)

@@ -92,14 +92,14 @@ class Broker:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
-            topics.attach(log_manager)
+            replicas = ReplicaManager(log_manager, config.broker_id)
+            topics.attach(replicas)
             producer_ids = ProducerIdAllocator(config.log_dir)
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
                      for listener, server in zip(config.listeners, self._servers)]
-            replicas = ReplicaManager(log_manager, config.broker_id)
             endpoint = broker_endpoint(config, bound)
             self._metadata_source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint, metadata,
                                                      replicas)
