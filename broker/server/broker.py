@@ -25,7 +25,8 @@ import sys
 
 from broker.cluster.local_metadata import LocalMetadata
 from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
-from broker.cluster.registry import ZooKeeperRegistry, registry_for
+from broker.cluster.metadata_source import MetadataSource
+from broker.cluster.registry import Standalone, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
@@ -62,7 +63,7 @@ class Broker:
         self.ctx = None
         self._servers: list[asyncio.Server] = []
         self._registry = None
-        self._metadata_source = None
+        self.metadata_source: MetadataSource | None = None  # what publishes the cluster, once started
         self._connections: dict[asyncio.Task, Connection] = {}
 
     async def start(self) -> list[tuple[Listener, int]]:
@@ -101,10 +102,10 @@ class Broker:
             bound = [(listener, server.sockets[0].getsockname()[1])
                      for listener, server in zip(config.listeners, self._servers)]
             endpoint = broker_endpoint(config, bound)
-            self._metadata_source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint, metadata,
-                                                     replicas)
+            self.metadata_source = source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint,
+                                                             metadata, replicas)
             await asyncio.to_thread(registry.register, endpoint)
-            await asyncio.to_thread(self._metadata_source.start)  # this broker among the live ones
+            await asyncio.to_thread(source.start)  # this broker among the live ones
         except BaseException:
             for server in self._servers:
                 server.close()
@@ -161,7 +162,7 @@ class Broker:
             await server.wait_closed()
         await ctx.groups.stop()
         ctx.io.shutdown()
-        self._metadata_source.stop()
+        self.metadata_source.stop()
         ctx.acls.stop()
         try:
             ctx.replicas.shutdown()
@@ -169,7 +170,8 @@ class Broker:
             self._registry.close()  # the registration goes with the session
 
 
-def _topic_store(registry, config: BrokerConfig, metadata: MetadataCache):
+def _topic_store(registry: Standalone | ZooKeeperRegistry, config: BrokerConfig,
+                 metadata: MetadataCache) -> TopicRegistry | ZooKeeperTopics:
     """Where topics are kept: ZooKeeper in a cluster, ``topics.json`` on a single broker (one interface)."""
     if isinstance(registry, ZooKeeperRegistry):
         return ZooKeeperTopics(registry.client, registry.connect, config.log, config.broker_id, metadata)
@@ -185,11 +187,13 @@ def _acl_store(registry, config: BrokerConfig):
     return AclStore(config.log_dir)
 
 
-def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
-                     replicas: ReplicaManager):
+def _metadata_source(registry: Standalone | ZooKeeperRegistry, topics: TopicRegistry | ZooKeeperTopics,
+                     cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
+                     replicas: ReplicaManager) -> MetadataSource:
     """What publishes the cluster to ``metadata`` and ``replicas``: ZooKeeper's nodes in a cluster, the
     topic store's changes on a single broker."""
-    if isinstance(registry, ZooKeeperRegistry):
+    if isinstance(topics, ZooKeeperTopics):
+        assert isinstance(registry, ZooKeeperRegistry)  # a topic store in ZooKeeper comes with its registry
         source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
         topics.metadata = source
         registry.new_session_listeners.append(source.changed)

@@ -8,6 +8,7 @@ import contextvars
 import dataclasses
 
 from broker.cluster.metadata_cache import MetadataCache
+from broker.cluster.topic_store import TopicStore
 from broker.replica.replica_manager import ReplicaManager
 from broker.security.acl_store import AclStore
 from broker.security.acls import Authorizer
@@ -17,7 +18,6 @@ from .config import BrokerConfig
 from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
-from .topics import TopicRegistry
 from .waiters import DataWaiters
 
 
@@ -26,7 +26,7 @@ class BrokerContext:
     config: BrokerConfig
     metadata: MetadataCache
     replicas: ReplicaManager
-    topics: TopicRegistry
+    topics: TopicStore  # topics.json on a single broker, ZooKeeper in a cluster
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
     io: IoPool  # every handler's log and file work runs here, off the event loop
