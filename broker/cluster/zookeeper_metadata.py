@@ -44,7 +44,8 @@ class ZooKeeperMetadata:
         self._cache = cache
         self._replicas = replicas
         self._topics = topics
-        self._topic_ids = {}  # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
+        # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
+        self._topic_ids: dict[str, int] = {}
         self._thread = RerunThread("zookeeper-metadata", self.refresh, (KazooException,))
         self._published = threading.Condition()
 

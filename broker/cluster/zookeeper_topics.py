@@ -27,6 +27,7 @@ from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import ReplicaManager
 
 from .metadata_cache import NO_LEADER
+from .metadata_source import MetadataSource
 from .placement import PlacementError, assign_replicas, follow_assignment
 from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
                           check_partition_increase, checked_config, checked_new_topic, checked_topic_config)
@@ -46,7 +47,8 @@ class ZooKeeperTopics:
         self.broker_id = broker_id
         self._cache = cache
         self._wait_seconds = wait_seconds
-        self.metadata = None  # the ZooKeeperMetadata that publishes what this writes; set before any change
+        # the ZooKeeperMetadata that publishes what this writes; set before any change
+        self.metadata: MetadataSource
         self._replicas: ReplicaManager  # set by attach, before any setting is read
         self._topic_configs: dict[str, dict[str, str]] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
@@ -136,7 +138,8 @@ class ZooKeeperTopics:
                 if validate_only:
                     return
                 try:
-                    self._client.set(path, topic_assignment_json(current + added), version=stat.version)
+                    assignment = topic_assignment_json([list(r) for r in current] + added)
+                    self._client.set(path, assignment, version=stat.version)
                     break
                 except BadVersionError:  # changed meanwhile: look again
                     continue

@@ -60,9 +60,9 @@ SHUTDOWN_GRACE_SECONDS = 30  # for handlers in flight (disk work); nothing waits
 class Broker:
     def __init__(self, config: BrokerConfig):
         self.config = config
-        self.ctx = None
+        self.ctx: BrokerContext | None = None  # set by a successful start
         self._servers: list[asyncio.Server] = []
-        self._registry = None
+        self._registry: Standalone | ZooKeeperRegistry | None = None
         self.metadata_source: MetadataSource | None = None  # what publishes the cluster, once started
         self._connections: dict[asyncio.Task, Connection] = {}
 
@@ -100,8 +100,9 @@ class Broker:
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
-                     for listener, server in zip(config.listeners, self._servers)]
+                     for listener, server in zip(config.listeners, self._servers, strict=True)]
             endpoint = broker_endpoint(config, bound)
+            assert log_manager.cluster_id is not None  # an open log directory belongs to a cluster
             self.metadata_source = source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint,
                                                              metadata, replicas)
             await asyncio.to_thread(registry.register, endpoint)
@@ -115,23 +116,25 @@ class Broker:
             registry.close()
             raise
         self._registry = registry
-        self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
-                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
-                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir),
-                                 acls, Authorizer(config.authorizer, acls.acls))
-        self.ctx.groups = GroupRuntime(self.ctx)
-        self.ctx.groups.start()
+        self.ctx = ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
+                                       IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
+                                       {listener.name: port for listener, port in bound},
+                                       ScramCredentials(config.log_dir), acls, Authorizer(config.authorizer, acls.acls))
+        ctx.groups = GroupRuntime(ctx)
+        ctx.groups.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
 
-    async def _on_connection(self, listener: Listener, reader, writer) -> None:
+    async def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> None:
         session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
         tls = self.config.tls.get(listener.name)
         if tls and not await start_tls(writer, tls, session):
             return
         connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
+        assert task is not None  # a connection is served by a task of its own
         self._connections[task] = connection
         try:
             await connection.serve()
@@ -140,7 +143,9 @@ class Broker:
 
     async def stop(self) -> None:
         """Stop accepting, finish the handlers in flight, then flush and close the logs cleanly."""
-        ctx = self.ctx
+        ctx, source, registry = self.ctx, self.metadata_source, self._registry
+        if ctx is None or source is None or registry is None:
+            raise RuntimeError("the broker was not started")
         ctx.stopping = True
         for server in self._servers:
             server.close()
@@ -162,12 +167,12 @@ class Broker:
             await server.wait_closed()
         await ctx.groups.stop()
         ctx.io.shutdown()
-        self.metadata_source.stop()
+        source.stop()
         ctx.acls.stop()
         try:
             ctx.replicas.shutdown()
         finally:
-            self._registry.close()  # the registration goes with the session
+            registry.close()  # the registration goes with the session
 
 
 def _topic_store(registry: Standalone | ZooKeeperRegistry, config: BrokerConfig,
@@ -230,7 +235,7 @@ def ready_line(broker_id: int, bound: list[tuple[Listener, int]]) -> str:
     followed by its listener's name: ``127.0.0.1:9092 (PLAINTEXT), 0.0.0.0:9093 (SECURE)``."""
     addresses = [f"{listener.host or '0.0.0.0'}:{port}" for listener, port in bound]
     if len(bound) > 1:
-        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound)]
+        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound, strict=True)]
     return f"kafkalog broker {broker_id} listening on {', '.join(addresses)}"
 
 

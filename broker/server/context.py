@@ -1,11 +1,12 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
-broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
+broker knows it), the replica manager (the partitions it leads, with their logs), the topic store
 (topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
-credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their disk work. Which listener a request came in on
-is the connection's ``session``."""
+credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their
+disk work. Which listener a request came in on is the connection's ``session``."""
 
 import contextvars
 import dataclasses
+from typing import TYPE_CHECKING
 
 from broker.cluster.metadata_cache import MetadataCache
 from broker.cluster.topic_store import TopicStore
@@ -19,6 +20,9 @@ from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
 from .waiters import DataWaiters
+
+if TYPE_CHECKING:  # the runtime is made from a context: imported for the annotation only
+    from .group_runtime import GroupRuntime
 
 
 @dataclasses.dataclass
@@ -36,7 +40,7 @@ class BrokerContext:
     acls: AclStore
     authorizer: Authorizer
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
-    groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
+    groups: "GroupRuntime" = dataclasses.field(init=False)  # the group coordinator's, set once the context exists
 
     @property
     def node_id(self) -> int:

@@ -19,7 +19,8 @@ Every change is all or nothing, also on a full disk. A creation is committed by 
 entry withdrawn. A deletion first stops publishing the topic (so no request reaches a log being
 closed, as Kafka stops a replica before deleting its log), and is committed by renaming the topic's
 partition directories aside (Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free
-space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are removed first to make room.
+space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are
+removed first to make room.
 A start that finds a listed topic with a partition directory renamed aside and none in its place
 finishes that deletion (a crash or a full disk interrupted it).
 """
@@ -55,7 +56,8 @@ class TopicRegistry:
         self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
-        self._deleting = None  # the topic whose logs are being deleted: listed until committed, not published
+        # the topic whose logs are being deleted: listed until committed, not published
+        self._deleting: str | None = None
         self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
         self._replicas: ReplicaManager  # set by attach, before any change
         try:
