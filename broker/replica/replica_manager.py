@@ -60,7 +60,7 @@ class _Applied(NamedTuple):
 
 class ReplicaManager:
     def __init__(self, log_manager: LogManager, node_id: int):
-        self.log_manager = log_manager
+        self._log_manager = log_manager
         self.node_id = node_id
         self._applied = _Applied(EMPTY, {}, {})
         self._apply_lock = threading.Lock()
@@ -79,7 +79,7 @@ class ReplicaManager:
                     if state.leader != self.node_id:
                         continue
                     try:
-                        partition_log = self.log_manager.get_or_create_log(topic, index)
+                        partition_log = self._log_manager.get_or_create_log(topic, index)
                     except (OSError, LogError) as exc:
                         offline[key] = str(exc)
                         log.error("%s-%d is offline on this broker: %s", topic, index, exc)
@@ -104,12 +104,12 @@ class ReplicaManager:
     def set_aside_strays(self, image: ClusterImage) -> None:
         """Set aside the local logs ``image`` (complete, the first of this broker) does not assign
         here; one line logged for each."""
-        for partition_log in self.log_manager.all_logs():
+        for partition_log in self._log_manager.all_logs():
             why = _stray(image, self.node_id, partition_log)
             if why is None:
                 continue
             try:
-                directory = self.log_manager.set_aside_stray(partition_log.topic, partition_log.partition)
+                directory = self._log_manager.set_aside_stray(partition_log.topic, partition_log.partition)
             except OSError as exc:
                 log.error("cannot set aside stray partition %s: %s", partition_log.name, exc)
                 continue
@@ -119,12 +119,12 @@ class ReplicaManager:
         """Make (or open) the local logs of ``topic``'s partitions ``indexes``; OSError or LogError
         when one cannot be made (those made before it stay)."""
         for index in indexes:
-            self.log_manager.get_or_create_log(topic, index)
+            self._log_manager.get_or_create_log(topic, index)
 
     def delete_partition(self, topic: str, index: int) -> bool:
         """Delete a partition's local log: renamed aside ``<topic>-<p>.<id>-delete`` at once (OSError
         if it cannot be), its files removed in the background; False when there is no such log."""
-        return self.log_manager.delete_log(topic, index)
+        return self._log_manager.delete_log(topic, index)
 
     def remove_deleted(self, topic: str, indexes: Iterable[int]) -> None:
         """Remove now, whole, the directories of ``topic``'s partitions renamed aside for deletion."""
@@ -139,7 +139,7 @@ class ReplicaManager:
 
     def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
         """Hand the local logs of each topic of ``configs`` its new settings."""
-        for partition_log in self.log_manager.all_logs():
+        for partition_log in self._log_manager.all_logs():
             config = configs.get(partition_log.topic)
             if config is not None:
                 partition_log.update_config(config)
@@ -166,20 +166,24 @@ class ReplicaManager:
                                  f"the request knows {current_leader_epoch}")
         return partition
 
+    def local_log(self, topic: str, index: int) -> PartitionLog | None:
+        """The local log of a partition, led here or not; None when there is none."""
+        return self._log_manager.get_log(topic, index)
+
     def local_logs(self) -> list[PartitionLog]:
         """Every partition log in this broker's log directory (DescribeLogDirs)."""
-        return self.log_manager.all_logs()
+        return self._log_manager.all_logs()
 
     @property
     def log_dir(self) -> str:
-        return self.log_manager.log_dir
+        return self._log_manager.log_dir
 
     def write_checkpoints(self) -> None:
-        self.log_manager.write_checkpoints()
+        self._log_manager.write_checkpoints()
 
     def shutdown(self) -> None:
         """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
-        self.log_manager.shutdown()
+        self._log_manager.shutdown()
 
 
 def _stray(image: ClusterImage, node_id: int, partition_log: PartitionLog) -> str | None:

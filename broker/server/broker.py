@@ -88,12 +88,12 @@ class Broker:
         except BaseException:
             registry.close()
             raise
+        replicas = ReplicaManager(log_manager, config.broker_id)  # from now on the owner of the partition logs
         acls = None
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
-            replicas = ReplicaManager(log_manager, config.broker_id)
             topics.attach(replicas)
             producer_ids = ProducerIdAllocator(config.log_dir)
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
@@ -112,7 +112,7 @@ class Broker:
                 server.close()
             if acls is not None:
                 acls.stop()
-            log_manager.shutdown()
+            replicas.shutdown()
             registry.close()
             raise
         self._registry = registry

@@ -204,7 +204,7 @@ class GroupRuntime:
             self.remove_deleted_topics()
 
     def _read_partition(self, partition: int):
-        partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)
+        partition_log = self.ctx.replicas.local_log(OFFSETS_TOPIC, partition)
         return replay(self._records(partition_log) if partition_log is not None else ())
 
     @staticmethod

@@ -42,7 +42,7 @@ def test_a_deleted_topic_is_unpublished_before_its_logs_are_closed(cluster):
 
     def watching_publish():
         publish()
-        seen.append((cache.contains_topic("doomed"), replicas.log_manager.get_log("doomed", 0) is not None))
+        seen.append((cache.contains_topic("doomed"), replicas.local_log("doomed", 0) is not None))
 
     topics.on_change = watching_publish
     topics.delete("doomed")

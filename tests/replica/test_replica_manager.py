@@ -93,8 +93,9 @@ def test_a_log_opened_anew_under_the_same_state_replaces_the_closed_one(replicas
     """A deletion that failed reopens the log: the next image must serve the new log object."""
     replicas.apply(image({"t": [state(HERE)]}))
     closed = replicas.leader_partition("t", 0).log
-    replicas.log_manager.delete_log("t", 0)
-    reopened = replicas.log_manager.get_or_create_log("t", 0)
+    replicas.delete_partition("t", 0)
+    replicas.make_partitions("t", [0])
+    reopened = replicas.local_log("t", 0)
     replicas.apply(image({"t": [state(HERE)]}))
     assert replicas.leader_partition("t", 0).log is reopened is not closed
 
