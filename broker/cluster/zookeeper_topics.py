@@ -19,28 +19,30 @@ running logs of this broker, as a change in ``topics.json`` is.
 
 import contextlib
 import random
+from collections.abc import Callable, Iterator
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 
 from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import ReplicaManager
 
-from .metadata_cache import NO_LEADER
+from .metadata_cache import NO_LEADER, MetadataCache
 from .metadata_source import MetadataSource
 from .placement import PlacementError, assign_replicas, follow_assignment
 from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
                           check_partition_increase, checked_config, checked_new_topic, checked_topic_config)
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
-                             TOPIC_CONFIGS_PATH, TOPICS_PATH, config_json, parse_topic_assignment,
+                             TOPIC_CONFIGS_PATH, TOPICS_PATH, ZooKeeperConnect, config_json, parse_topic_assignment,
                              topic_assignment_json, topic_path)
 
 WAIT_SECONDS = 30.0
 
 
 class ZooKeeperTopics:
-    def __init__(self, client, connect, static_defaults: LogConfig, broker_id: int, cache,
-                 wait_seconds: float = WAIT_SECONDS):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, static_defaults: LogConfig, broker_id: int,
+                 cache: MetadataCache, wait_seconds: float = WAIT_SECONDS):
         self._client = client
         self._connect = connect
         self.static_defaults = static_defaults
@@ -72,7 +74,8 @@ class ZooKeeperTopics:
     def broker_overrides(self, resource_name: str) -> dict[str, str]:
         return dict(self._broker_configs.get(resource_name, {}))
 
-    def update_configs(self, topic_configs: dict, broker_configs: dict) -> None:
+    def update_configs(self, topic_configs: dict[str, dict[str, str]],
+                       broker_configs: dict[str, dict[str, str]]) -> None:
         """The settings read from ZooKeeper; those that changed go to this broker's running logs."""
         broker_changed = broker_configs != self._broker_configs
         changed = [name for name, configs in topic_configs.items()
@@ -199,7 +202,7 @@ class ZooKeeperTopics:
             raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"topic {name!r} was {done}, but its partitions have no "
                                                           f"leader yet (is a controller running?)")
 
-    def _wait_for_configs(self, applied, what: str) -> None:
+    def _wait_for_configs(self, applied: Callable[[], bool], what: str) -> None:
         if not self.metadata.wait_until(applied, self._wait_seconds):
             raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"the settings of {what} were written to ZooKeeper but "
                                                           f"have not reached this broker yet")
@@ -207,7 +210,7 @@ class ZooKeeperTopics:
 
 
 @contextlib.contextmanager
-def _zookeeper(what: str):
+def _zookeeper(what: str) -> Iterator[None]:
     """ZooKeeper failing under a change (connection lost, no permission) as a TopicError."""
     try:
         yield

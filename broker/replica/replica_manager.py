@@ -4,8 +4,8 @@ starts with, which answers Kafka's error when this broker cannot serve the parti
 
 It alone makes, opens, deletes and sets aside partition logs (in the log manager it holds), as the
 metadata back ends ask it: ``apply`` an image, ``make_partitions`` and ``delete_partition`` for
-the topic changes of a single broker, ``set_aside_strays`` at a cluster broker's start,
-``reconfigure`` for changed settings.
+the topic changes of a single broker, ``delete_topic_logs`` for a topic the cluster deleted,
+``set_aside_strays`` at a cluster broker's start, ``reconfigure`` for changed settings.
 
 A partition this broker leads gets its local log from the log manager (made if missing; if it
 cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
@@ -125,6 +125,16 @@ class ReplicaManager:
         """Delete a partition's local log: renamed aside ``<topic>-<p>.<id>-delete`` at once (OSError
         if it cannot be), its files removed in the background; False when there is no such log."""
         return self._log_manager.delete_log(topic, index)
+
+    def delete_topic_logs(self, topic: str, partitions: int) -> None:
+        """The cluster deleted ``topic``: delete the local logs of its ``partitions``; one that cannot be
+        is logged (the next start sets it aside as a stray)."""
+        for partition in range(partitions):
+            try:
+                if self.delete_partition(topic, partition):
+                    log.info("deleted %s-%d: the topic was deleted", topic, partition)
+            except OSError as exc:
+                log.error("cannot delete %s-%d of deleted topic %r: %s", topic, partition, topic, exc)
 
     def remove_deleted(self, topic: str, indexes: Iterable[int]) -> None:
         """Remove now, whole, the directories of ``topic``'s partitions renamed aside for deletion."""
