@@ -3,7 +3,10 @@ on a single broker (``TopicRegistry`` published by ``LocalMetadata``) and ZooKee
 (``ZooKeeperTopics`` published by ``ZooKeeperMetadata``, on a real ZooKeeper server), each in a real
 broker running in this process. Every test runs against both, through the ``TopicStore`` and
 ``MetadataSource`` protocols: a change answers the same Kafka error, is published to the metadata
-cache and reaches the partition logs of the replica manager the same way."""
+cache, reaches the partition logs of the replica manager and outlives a restart the same way."""
+
+import contextlib
+from collections.abc import Iterator
 
 import pytest
 
@@ -28,12 +31,23 @@ class Node:
 
 
 @pytest.fixture(params=["topics.json", "zookeeper"])
-def node(request, tmp_path):
-    settings = {"broker.id": str(NODE)}
+def settings(request) -> dict[str, str]:
+    """The broker settings of each back end (ZooKeeper: a chroot of its own on the real server)."""
     if request.param == "zookeeper":
-        settings["zookeeper.connect"] = request.getfixturevalue("zookeeper")
-    with running_in_this_process(tmp_path / "log", settings) as (broker, _):
+        return {"broker.id": str(NODE), "zookeeper.connect": request.getfixturevalue("zookeeper")}
+    return {"broker.id": str(NODE)}
+
+
+@contextlib.contextmanager
+def running(log_dir, settings: dict[str, str]) -> Iterator[Node]:
+    with running_in_this_process(log_dir, settings) as (broker, _):
         yield Node(broker.ctx.topics, broker.metadata_source, broker.ctx.metadata, broker.ctx.replicas)
+
+
+@pytest.fixture
+def node(settings, tmp_path):
+    with running(tmp_path / "log", settings) as started:
+        yield started
 
 
 def error_of(change, *args, **kwargs) -> ErrorCode:
@@ -105,3 +119,13 @@ def test_the_metadata_source_publishes_each_change_and_again_on_refresh(node):
     node.source.refresh()
     assert node.cache.partition_count("views") == 2 and node.replicas.image.topics.keys() >= {"views"}
     assert not node.source.wait_until(lambda: node.cache.contains_topic("never-created"), 0.1)
+
+
+def test_topics_and_settings_are_kept_across_a_restart(settings, tmp_path):
+    with running(tmp_path / "log", settings) as node:
+        node.topics.create("views", 2, {"retention.ms": "60000"})
+        node.topics.alter_broker_configs("", {"log.retention.bytes": "4096"})
+    with running(tmp_path / "log", settings) as node:
+        assert node.topics.partitions("views") == 2 and node.topics.overrides("views") == {"retention.ms": "60000"}
+        assert node.topics.broker_overrides("") == {"log.retention.bytes": "4096"}
+        assert node.replicas.leader_partition("views", 1).log.config.retention_bytes == 4096
