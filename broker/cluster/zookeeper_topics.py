@@ -1,5 +1,5 @@
-"""The topics of a cluster, kept in ZooKeeper: the same interface as the single broker's
-``TopicRegistry`` (the handlers cannot tell them apart), writing the nodes Kafka's admin path writes.
+"""The topics of a cluster, kept in ZooKeeper: a ``TopicStore`` as the single broker's
+``TopicRegistry`` is (the handlers cannot tell them apart), writing the nodes Kafka's admin path writes.
 
 Any broker takes a topic change and writes it; the controller acts on it and every broker's
 ``ZooKeeperMetadata`` publishes the result, which the change waits for on this broker (as Kafka's

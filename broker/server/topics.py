@@ -12,7 +12,7 @@ adopted as topics with the broker's defaults (an internal topic's ``cleanup.poli
 ``compact``). After every change of the topics or their partitions
 the registry calls ``on_change`` (the one-node cluster's metadata source publishes them then).
 Names, partition counts and settings follow the rules of ``broker.cluster.topic_rules``, as they
-do in a cluster (``broker.cluster.zookeeper_topics``, the same interface over ZooKeeper).
+do in a cluster (``broker.cluster.zookeeper_topics``: both are a ``broker.cluster.topic_store.TopicStore``).
 
 Every change is all or nothing, also on a full disk. A creation is committed by writing
 ``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
