@@ -20,23 +20,30 @@ manager sets aside the local partitions the cluster no longer assigns to this br
 
 import logging
 import threading
+from collections.abc import Callable
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.protocol.states import WatchedEvent
 
-from .metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, Endpoint, PartitionState
+from broker.replica.replica_manager import ReplicaManager
+
+from .metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, Endpoint, MetadataCache, PartitionState
 from .rerun_thread import RerunThread
 from .topic_rules import DEFAULT_BROKER_RESOURCE
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, CONTROLLER_PATH, DEFAULT_BROKER_CONFIG,
-                             TOPIC_CONFIGS_PATH, TOPICS_PATH, broker_path, parse_broker_registration, parse_config,
-                             parse_controller, parse_partition_state, parse_topic_assignment, partition_state_path,
-                             topic_path)
+                             TOPIC_CONFIGS_PATH, TOPICS_PATH, ZooKeeperConnect, broker_path, parse_broker_registration,
+                             parse_config, parse_controller, parse_partition_state, parse_topic_assignment,
+                             partition_state_path, topic_path)
+from .zookeeper_topics import ZooKeeperTopics
 
 log = logging.getLogger(__name__)
 
 
 
 class ZooKeeperMetadata:
-    def __init__(self, client, connect, cluster_id: str, cache, replicas, topics):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, cluster_id: str, cache: MetadataCache,
+                 replicas: ReplicaManager, topics: ZooKeeperTopics):
         """``topics`` is the ZooKeeperTopics store (settings), ``replicas`` the ReplicaManager."""
         self._client = client
         self._connect = connect
@@ -44,7 +51,8 @@ class ZooKeeperMetadata:
         self._cache = cache
         self._replicas = replicas
         self._topics = topics
-        self._topic_ids = {}  # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
+        # name -> creation zxid of /brokers/topics/<name>: a topic created again has another
+        self._topic_ids: dict[str, int] = {}
         self._thread = RerunThread("zookeeper-metadata", self.refresh, (KazooException,))
         self._published = threading.Condition()
 
@@ -56,11 +64,11 @@ class ZooKeeperMetadata:
         self._refresh_with(image, topic_ids, topic_configs, broker_configs)
         self._thread.start()
 
-    def changed(self, event=None) -> None:
+    def changed(self, event: WatchedEvent | None = None) -> None:
         """A watch fired (or the session is new and its watches are gone): read everything again."""
         self._thread.wake()
 
-    def wait_until(self, condition, timeout: float) -> bool:
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``condition()`` holds after a publication (False after ``timeout`` seconds)."""
         with self._published:
             return self._published.wait_for(condition, timeout)
@@ -72,7 +80,8 @@ class ZooKeeperMetadata:
         """Read the cluster and publish it."""
         self._refresh_with(*self._read())
 
-    def _refresh_with(self, image: ClusterImage, topic_ids: dict, topic_configs: dict, broker_configs: dict) -> None:
+    def _refresh_with(self, image: ClusterImage, topic_ids: dict[str, int], topic_configs: dict[str, dict[str, str]],
+                      broker_configs: dict[str, dict[str, str]]) -> None:
         before = self._cache.image
         self._topics.update_configs(topic_configs, broker_configs)
         recreated = {name for name, created in topic_ids.items() if self._topic_ids.get(name, created) != created}
@@ -81,11 +90,11 @@ class ZooKeeperMetadata:
                                           {n: s for n, s in image.topics.items() if n not in recreated},
                                           {n: i for n, i in image.topic_ids.items() if n not in recreated}))
             for topic in recreated & before.topics.keys():
-                self._delete_local_logs(topic, len(before.topics[topic]))
+                self._replicas.delete_topic_logs(topic, len(before.topics[topic]))
         self._publish(image)
         self._topic_ids = topic_ids
         for topic in before.topics.keys() - image.topics.keys():
-            self._delete_local_logs(topic, len(before.topics[topic]))
+            self._replicas.delete_topic_logs(topic, len(before.topics[topic]))
 
     def _publish(self, image: ClusterImage) -> None:
         self._replicas.apply(image)
@@ -93,31 +102,23 @@ class ZooKeeperMetadata:
             self._cache.update(image)
             self._published.notify_all()
 
-    def _delete_local_logs(self, topic: str, partitions: int) -> None:
-        log_manager = self._replicas.log_manager
-        for partition in range(partitions):
-            try:
-                if log_manager.delete_log(topic, partition):
-                    log.info("deleted %s-%d: the topic was deleted", topic, partition)
-            except OSError as exc:
-                log.error("cannot delete %s-%d of deleted topic %r: %s", topic, partition, topic, exc)
-
     # -- reading ----------------------------------------------------------------------------
 
-    def _read(self):
+    def _read(self) -> tuple[ClusterImage, dict[str, int], dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+        """The cluster as ZooKeeper has it: the image, the topic ids, the topics' and the broker's settings."""
         path = self._connect.path
         ids = self._client.get_children(path(BROKER_IDS_PATH), watch=self.changed)
         names = self._client.get_children(path(TOPICS_PATH), watch=self.changed)
         default_configs = path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}")
         own_configs = path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")
-        created = {}
+        created: dict[str, int] = {}
         first = self._get_all([path(CONTROLLER_PATH), default_configs, own_configs]
                               + [path(broker_path(int(i))) for i in ids] + [path(topic_path(n)) for n in names]
                               + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names], created)
         controller = first[path(CONTROLLER_PATH)]
         brokers = [self._broker(int(i), first[path(broker_path(int(i)))]) for i in sorted(ids, key=int)]
-        assignments = {n: parse_topic_assignment(first[path(topic_path(n))]) for n in names
-                       if first[path(topic_path(n))] is not None}
+        found = {n: first[path(topic_path(n))] for n in names}
+        assignments = {n: parse_topic_assignment(data) for n, data in found.items() if data is not None}
         states = self._get_all([path(partition_state_path(n, p)) for n, replicas in assignments.items()
                                 for p in range(len(replicas))])
         topics = {name: [self._partition(replicas, states[path(partition_state_path(name, p))])
@@ -131,7 +132,7 @@ class ZooKeeperMetadata:
                           str(self._cache.node_id): _config(first[own_configs])}
         return image, topic_ids, topic_configs, broker_configs
 
-    def _get_all(self, paths: list[str], created: dict | None = None) -> dict:
+    def _get_all(self, paths: list[str], created: dict[str, int] | None = None) -> dict[str, bytes | None]:
         """The data of each node (None for a missing one, watched for its creation), read pipelined;
         the creation zxid of each node found into ``created``."""
         pending = {p: self._client.get_async(p, watch=self.changed) for p in paths}

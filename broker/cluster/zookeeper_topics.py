@@ -1,5 +1,5 @@
-"""The topics of a cluster, kept in ZooKeeper: the same interface as the single broker's
-``TopicRegistry`` (the handlers cannot tell them apart), writing the nodes Kafka's admin path writes.
+"""The topics of a cluster, kept in ZooKeeper: a ``TopicStore`` as the single broker's
+``TopicRegistry`` is (the handlers cannot tell them apart), writing the nodes Kafka's admin path writes.
 
 Any broker takes a topic change and writes it; the controller acts on it and every broker's
 ``ZooKeeperMetadata`` publishes the result, which the change waits for on this broker (as Kafka's
@@ -19,39 +19,45 @@ running logs of this broker, as a change in ``topics.json`` is.
 
 import contextlib
 import random
+from collections.abc import Callable, Iterator
 
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 
 from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
+from broker.replica.replica_manager import ReplicaManager
 
-from .metadata_cache import NO_LEADER
+from .metadata_cache import NO_LEADER, MetadataCache
+from .metadata_source import MetadataSource
 from .placement import PlacementError, assign_replicas, follow_assignment
 from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
                           check_partition_increase, checked_config, checked_new_topic, checked_topic_config)
 from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
-                             TOPIC_CONFIGS_PATH, TOPICS_PATH, config_json, parse_topic_assignment,
+                             TOPIC_CONFIGS_PATH, TOPICS_PATH, ZooKeeperConnect, config_json, parse_topic_assignment,
                              topic_assignment_json, topic_path)
 
 WAIT_SECONDS = 30.0
 
 
 class ZooKeeperTopics:
-    def __init__(self, client, connect, static_defaults: LogConfig, broker_id: int, cache,
-                 wait_seconds: float = WAIT_SECONDS):
+    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, static_defaults: LogConfig, broker_id: int,
+                 cache: MetadataCache, wait_seconds: float = WAIT_SECONDS):
         self._client = client
         self._connect = connect
         self.static_defaults = static_defaults
         self.broker_id = broker_id
         self._cache = cache
         self._wait_seconds = wait_seconds
-        self.metadata = None  # the ZooKeeperMetadata that publishes what this writes; set before any change
-        self._log_manager = None
+        # the ZooKeeperMetadata that publishes what this writes; set before any change
+        self.metadata: MetadataSource
+        self._replicas: ReplicaManager  # set by attach, before any setting is read
         self._topic_configs: dict[str, dict[str, str]] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
 
-    def attach(self, log_manager) -> None:
-        self._log_manager = log_manager
+    def attach(self, replicas: ReplicaManager) -> None:
+        """Apply the settings read from now on to the local logs of ``replicas``."""
+        self._replicas = replicas
 
     # -- settings, as every broker reads them back ------------------------------------------------
 
@@ -68,17 +74,14 @@ class ZooKeeperTopics:
     def broker_overrides(self, resource_name: str) -> dict[str, str]:
         return dict(self._broker_configs.get(resource_name, {}))
 
-    def update_configs(self, topic_configs: dict, broker_configs: dict) -> None:
+    def update_configs(self, topic_configs: dict[str, dict[str, str]],
+                       broker_configs: dict[str, dict[str, str]]) -> None:
         """The settings read from ZooKeeper; those that changed go to this broker's running logs."""
         broker_changed = broker_configs != self._broker_configs
         changed = [name for name, configs in topic_configs.items()
                    if broker_changed or self._topic_configs.get(name) != configs]
         self._topic_configs, self._broker_configs = topic_configs, broker_configs
-        for name in changed:
-            config = self.config_for(name)
-            for partition_log in self._log_manager.all_logs():
-                if partition_log.topic == name:
-                    partition_log.update_config(config)
+        self._replicas.reconfigure({name: self.config_for(name) for name in changed})
 
     # -- queries -------------------------------------------------------------------------
 
@@ -138,7 +141,8 @@ class ZooKeeperTopics:
                 if validate_only:
                     return
                 try:
-                    self._client.set(path, topic_assignment_json(current + added), version=stat.version)
+                    assignment = topic_assignment_json([list(r) for r in current] + added)
+                    self._client.set(path, assignment, version=stat.version)
                     break
                 except BadVersionError:  # changed meanwhile: look again
                     continue
@@ -198,7 +202,7 @@ class ZooKeeperTopics:
             raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"topic {name!r} was {done}, but its partitions have no "
                                                           f"leader yet (is a controller running?)")
 
-    def _wait_for_configs(self, applied, what: str) -> None:
+    def _wait_for_configs(self, applied: Callable[[], bool], what: str) -> None:
         if not self.metadata.wait_until(applied, self._wait_seconds):
             raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"the settings of {what} were written to ZooKeeper but "
                                                           f"have not reached this broker yet")
@@ -206,7 +210,7 @@ class ZooKeeperTopics:
 
 
 @contextlib.contextmanager
-def _zookeeper(what: str):
+def _zookeeper(what: str) -> Iterator[None]:
     """ZooKeeper failing under a change (connection lost, no permission) as a TopicError."""
     try:
         yield

@@ -2,6 +2,11 @@
 each cluster image the metadata source publishes, and the lookup every partition-level request
 starts with, which answers Kafka's error when this broker cannot serve the partition.
 
+It alone makes, opens, deletes and sets aside partition logs (in the log manager it holds), as the
+metadata back ends ask it: ``apply`` an image, ``make_partitions`` and ``delete_partition`` for
+the topic changes of a single broker, ``delete_topic_logs`` for a topic the cluster deleted,
+``set_aside_strays`` at a cluster broker's start, ``reconfigure`` for changed settings.
+
 A partition this broker leads gets its local log from the log manager (made if missing; if it
 cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
 its topic written in its directory (``topic_id_file``) when the image has one; a partition
@@ -18,14 +23,19 @@ changed in place.
 """
 
 import logging
+import shutil
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
+from broker.log.partition_log import PartitionLog
 from broker.protocol.errors import ErrorCode
 
+from .deleted_partitions import directories_set_aside, free_files
 from .partition import Partition
 from .topic_id_file import read_topic_id, write_topic_id
 
@@ -44,30 +54,32 @@ class PartitionError(Exception):
 
 class _Applied(NamedTuple):
     image: ClusterImage
-    led: dict  # (topic, index) -> Partition
-    offline: dict  # (topic, index) -> why its log cannot be opened here
+    led: dict[tuple[str, int], Partition]
+    offline: dict[tuple[str, int], str]  # why its log cannot be opened here
 
 
 class ReplicaManager:
     def __init__(self, log_manager: LogManager, node_id: int):
-        self.log_manager = log_manager
+        self._log_manager = log_manager
         self.node_id = node_id
         self._applied = _Applied(EMPTY, {}, {})
         self._apply_lock = threading.Lock()
-        self.on_apply = lambda: None  # called after each image (on the applying thread): leadership may have moved
+        # called after each image (on the applying thread): leadership may have moved
+        self.on_apply: Callable[[], None] = lambda: None
 
     def apply(self, image: ClusterImage) -> None:
         """Lead the partitions ``image`` gives this broker (their logs made if missing); drop the others."""
         with self._apply_lock:
             before = self._applied.led
-            led, offline = {}, {}
+            led: dict[tuple[str, int], Partition] = {}
+            offline: dict[tuple[str, int], str] = {}
             for topic, states in image.topics.items():
                 for index, state in enumerate(states):
                     key = (topic, index)
                     if state.leader != self.node_id:
                         continue
                     try:
-                        partition_log = self.log_manager.get_or_create_log(topic, index)
+                        partition_log = self._log_manager.get_or_create_log(topic, index)
                     except (OSError, LogError) as exc:
                         offline[key] = str(exc)
                         log.error("%s-%d is offline on this broker: %s", topic, index, exc)
@@ -85,23 +97,62 @@ class ReplicaManager:
         self.on_apply()
 
     @staticmethod
-    def _record_topic_id(partition_log, topic_id: int | None) -> None:
+    def _record_topic_id(partition_log: PartitionLog, topic_id: int | None) -> None:
         if topic_id is not None and read_topic_id(partition_log.directory) is None:
             write_topic_id(partition_log.directory, topic_id)
 
     def set_aside_strays(self, image: ClusterImage) -> None:
         """Set aside the local logs ``image`` (complete, the first of this broker) does not assign
         here; one line logged for each."""
-        for partition_log in self.log_manager.all_logs():
+        for partition_log in self._log_manager.all_logs():
             why = _stray(image, self.node_id, partition_log)
             if why is None:
                 continue
             try:
-                directory = self.log_manager.set_aside_stray(partition_log.topic, partition_log.partition)
+                directory = self._log_manager.set_aside_stray(partition_log.topic, partition_log.partition)
             except OSError as exc:
                 log.error("cannot set aside stray partition %s: %s", partition_log.name, exc)
                 continue
             log.warning("set aside stray partition %s as %s: %s", partition_log.name, directory, why)
+
+    def make_partitions(self, topic: str, indexes: Iterable[int]) -> None:
+        """Make (or open) the local logs of ``topic``'s partitions ``indexes``; OSError or LogError
+        when one cannot be made (those made before it stay)."""
+        for index in indexes:
+            self._log_manager.get_or_create_log(topic, index)
+
+    def delete_partition(self, topic: str, index: int) -> bool:
+        """Delete a partition's local log: renamed aside ``<topic>-<p>.<id>-delete`` at once (OSError
+        if it cannot be), its files removed in the background; False when there is no such log."""
+        return self._log_manager.delete_log(topic, index)
+
+    def delete_topic_logs(self, topic: str, partitions: int) -> None:
+        """The cluster deleted ``topic``: delete the local logs of its ``partitions``; one that cannot be
+        is logged (the next start sets it aside as a stray)."""
+        for partition in range(partitions):
+            try:
+                if self.delete_partition(topic, partition):
+                    log.info("deleted %s-%d: the topic was deleted", topic, partition)
+            except OSError as exc:
+                log.error("cannot delete %s-%d of deleted topic %r: %s", topic, partition, topic, exc)
+
+    def remove_deleted(self, topic: str, indexes: Iterable[int]) -> None:
+        """Remove now, whole, the directories of ``topic``'s partitions renamed aside for deletion."""
+        for directory in directories_set_aside(self.log_dir, topic, indexes):
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def free_deleted(self, topic: str, indexes: Iterable[int]) -> None:
+        """Remove now the files of ``topic``'s partitions renamed aside for deletion, keeping their
+        empty directories (the record that the deletion was committed)."""
+        for directory in directories_set_aside(self.log_dir, topic, indexes):
+            free_files(directory)
+
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        """Hand the local logs of each topic of ``configs`` its new settings."""
+        for partition_log in self._log_manager.all_logs():
+            config = configs.get(partition_log.topic)
+            if config is not None:
+                partition_log.update_config(config)
 
     @property
     def image(self) -> ClusterImage:
@@ -125,23 +176,27 @@ class ReplicaManager:
                                  f"the request knows {current_leader_epoch}")
         return partition
 
-    def local_logs(self) -> list:
+    def local_log(self, topic: str, index: int) -> PartitionLog | None:
+        """The local log of a partition, led here or not; None when there is none."""
+        return self._log_manager.get_log(topic, index)
+
+    def local_logs(self) -> list[PartitionLog]:
         """Every partition log in this broker's log directory (DescribeLogDirs)."""
-        return self.log_manager.all_logs()
+        return self._log_manager.all_logs()
 
     @property
     def log_dir(self) -> str:
-        return self.log_manager.log_dir
+        return self._log_manager.log_dir
 
     def write_checkpoints(self) -> None:
-        self.log_manager.write_checkpoints()
+        self._log_manager.write_checkpoints()
 
     def shutdown(self) -> None:
         """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
-        self.log_manager.shutdown()
+        self._log_manager.shutdown()
 
 
-def _stray(image: ClusterImage, node_id: int, partition_log) -> str | None:
+def _stray(image: ClusterImage, node_id: int, partition_log: PartitionLog) -> str | None:
     """Why the cluster no longer assigns a local log to this broker; None when it does."""
     topic, index = partition_log.topic, partition_log.partition
     states = image.topics.get(topic)

@@ -25,6 +25,7 @@ import sys
 
 from broker.cluster.local_metadata import LocalMetadata
 from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCache
+from broker.cluster.metadata_source import MetadataSource
 from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
@@ -59,10 +60,10 @@ SHUTDOWN_GRACE_SECONDS = 30  # for handlers in flight (disk work); nothing waits
 class Broker:
     def __init__(self, config: BrokerConfig):
         self.config = config
-        self.ctx = None
+        self.ctx: BrokerContext | None = None  # set by a successful start
         self._servers: list[asyncio.Server] = []
-        self._registry = None
-        self._metadata_source = None
+        self._registry: Registry | None = None
+        self.metadata_source: MetadataSource | None = None  # what publishes the cluster, once started
         self._connections: dict[asyncio.Task, Connection] = {}
 
     async def start(self) -> list[tuple[Listener, int]]:
@@ -87,50 +88,53 @@ class Broker:
         except BaseException:
             registry.close()
             raise
+        replicas = ReplicaManager(log_manager, config.broker_id)  # from now on the owner of the partition logs
         acls = None
         try:
             stale = remove_stale_temporaries(config.log_dir)  # only now: the directory's lock is ours
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
-            topics.attach(log_manager)
+            topics.attach(replicas)
             producer_ids = ProducerIdAllocator(config.log_dir)
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
             bound = [(listener, server.sockets[0].getsockname()[1])
-                     for listener, server in zip(config.listeners, self._servers)]
-            replicas = ReplicaManager(log_manager, config.broker_id)
+                     for listener, server in zip(config.listeners, self._servers, strict=True)]
             endpoint = broker_endpoint(config, bound)
-            self._metadata_source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint, metadata,
-                                                     replicas)
+            assert log_manager.cluster_id is not None  # an open log directory belongs to a cluster
+            self.metadata_source = source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint,
+                                                             metadata, replicas)
             await asyncio.to_thread(registry.register, endpoint)
-            await asyncio.to_thread(self._metadata_source.start)  # this broker among the live ones
+            await asyncio.to_thread(source.start)  # this broker among the live ones
         except BaseException:
             for server in self._servers:
                 server.close()
             if acls is not None:
                 acls.stop()
-            log_manager.shutdown()
+            replicas.shutdown()
             registry.close()
             raise
         self._registry = registry
-        self.ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
-                                 IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
-                                 {listener.name: port for listener, port in bound}, ScramCredentials(config.log_dir),
-                                 acls, Authorizer(config.authorizer, acls.acls))
-        self.ctx.groups = GroupRuntime(self.ctx)
-        self.ctx.groups.start()
+        self.ctx = ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
+                                       IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
+                                       {listener.name: port for listener, port in bound},
+                                       ScramCredentials(config.log_dir), acls, Authorizer(config.authorizer, acls.acls))
+        ctx.groups = GroupRuntime(ctx)
+        ctx.groups.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
 
-    async def _on_connection(self, listener: Listener, reader, writer) -> None:
+    async def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> None:
         session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
         tls = self.config.tls.get(listener.name)
         if tls and not await start_tls(writer, tls, session):
             return
         connection = Connection(self.ctx, reader, writer, session)
         task = asyncio.current_task()
+        assert task is not None  # a connection is served by a task of its own
         self._connections[task] = connection
         try:
             await connection.serve()
@@ -139,7 +143,9 @@ class Broker:
 
     async def stop(self) -> None:
         """Stop accepting, finish the handlers in flight, then flush and close the logs cleanly."""
-        ctx = self.ctx
+        ctx, source, registry = self.ctx, self.metadata_source, self._registry
+        if ctx is None or source is None or registry is None:
+            raise RuntimeError("the broker was not started")
         ctx.stopping = True
         for server in self._servers:
             server.close()
@@ -161,15 +167,16 @@ class Broker:
             await server.wait_closed()
         await ctx.groups.stop()
         ctx.io.shutdown()
-        self._metadata_source.stop()
+        source.stop()
         ctx.acls.stop()
         try:
             ctx.replicas.shutdown()
         finally:
-            self._registry.close()  # the registration goes with the session
+            registry.close()  # the registration goes with the session
 
 
-def _topic_store(registry, config: BrokerConfig, metadata: MetadataCache):
+def _topic_store(registry: Registry, config: BrokerConfig,
+                 metadata: MetadataCache) -> TopicRegistry | ZooKeeperTopics:
     """Where topics are kept: ZooKeeper in a cluster, ``topics.json`` on a single broker (one interface)."""
     if isinstance(registry, ZooKeeperRegistry):
         return ZooKeeperTopics(registry.client, registry.connect, config.log, config.broker_id, metadata)
@@ -185,11 +192,13 @@ def _acl_store(registry: Registry, config: BrokerConfig) -> AclStore:
     return LocalAcls(config.log_dir)
 
 
-def _metadata_source(registry, topics, cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
-                     replicas: ReplicaManager):
+def _metadata_source(registry: Registry, topics: TopicRegistry | ZooKeeperTopics,
+                     cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
+                     replicas: ReplicaManager) -> MetadataSource:
     """What publishes the cluster to ``metadata`` and ``replicas``: ZooKeeper's nodes in a cluster, the
     topic store's changes on a single broker."""
-    if isinstance(registry, ZooKeeperRegistry):
+    if isinstance(topics, ZooKeeperTopics):
+        assert isinstance(registry, ZooKeeperRegistry)  # a topic store in ZooKeeper comes with its registry
         source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
         topics.metadata = source
         registry.new_session_listeners.append(source.changed)
@@ -226,7 +235,7 @@ def ready_line(broker_id: int, bound: list[tuple[Listener, int]]) -> str:
     followed by its listener's name: ``127.0.0.1:9092 (PLAINTEXT), 0.0.0.0:9093 (SECURE)``."""
     addresses = [f"{listener.host or '0.0.0.0'}:{port}" for listener, port in bound]
     if len(bound) > 1:
-        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound)]
+        addresses = [f"{address} ({listener.name})" for address, (listener, _) in zip(addresses, bound, strict=True)]
     return f"kafkalog broker {broker_id} listening on {', '.join(addresses)}"
 
 

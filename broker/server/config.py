@@ -9,7 +9,8 @@ ignored). The listener keys are checked together (``broker.server.listeners``).
 
 import dataclasses
 import difflib
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
@@ -55,7 +56,8 @@ class BrokerConfig:
     log: LogConfig = LogConfig()
     security: Mapping[str, str] = dataclasses.field(default_factory=dict)  # ssl.*, sasl.*, listener.name.*
     tls: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.tls.ListenerTls
-    sasl: Mapping = dataclasses.field(default_factory=dict)  # listener name -> broker.security.sasl_settings.ListenerSasl
+    # listener name -> broker.security.sasl_settings.ListenerSasl
+    sasl: Mapping = dataclasses.field(default_factory=dict)
     group: GroupConfig = GroupConfig()
     authorizer: AuthorizerSettings = AuthorizerSettings()  # authorizer.class.name, super.users, ...
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
@@ -109,8 +111,9 @@ def _zookeeper_connect(key: str, text: str) -> str:
 
 
 # broker key -> (BrokerConfig field, parser); log settings are handled through LogConfig
+_BROKER_ID = integer_setting(0, 2**31 - 1)
 _BROKER_KEYS = {
-    "broker.id": ("broker_id", integer_setting(0, 2**31 - 1)),
+    "broker.id": ("broker_id", _BROKER_ID),
     "log.dir": ("log_dir", _single_log_dir),
     "log.dirs": ("log_dir", _single_log_dir),
     "listeners": (None, None),  # these three are parsed together, by broker.server.listeners
@@ -140,7 +143,7 @@ _BROKER_KEYS = {
 }
 # command-line flag -> (its spelling in messages, parser); the flags are checked like the keys
 _FLAGS = {
-    "broker_id": ("--broker-id", _BROKER_KEYS["broker.id"][1]),
+    "broker_id": ("--broker-id", _BROKER_ID),
 }
 # Kafka's coarser spellings of two log settings; the finer one wins when both are given
 _COARSE_TIME_KEYS = {
@@ -179,7 +182,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         close = difflib.get_close_matches(unknown[0], KNOWN_KEYS, n=1, cutoff=0.75)
         hint = f"did you mean {close[0]}?" if close else "see `kafkalog broker --help` for the supported keys"
         raise ConfigError(f"{unknown[0]}: unknown or unsupported broker setting ({hint})")
-    fields = {}
+    fields: dict[str, Any] = {}  # BrokerConfig's fields, each of its own type
     log_properties = {k: v for k, v in properties.items() if k in BROKER_SETTINGS}
     for coarse, (fine, factor) in _COARSE_TIME_KEYS.items():
         if coarse in properties and fine not in properties:
@@ -199,19 +202,23 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         properties.get("advertised.listeners"), host, None if port is None else port_setting("--port", str(port)))
     for name, value in flags.items():
         if value is not None:
-            flag, parse = _FLAGS.get(name, (None, None))
-            fields[name] = parse(flag, str(value)) if parse else value
+            if name in _FLAGS:
+                flag, parse = _FLAGS[name]
+                fields[name] = parse(flag, str(value))
+            else:
+                fields[name] = value
     if not fields.get("log_dir"):
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["group"] = _group_config(properties)
     fields["authorizer"] = AuthorizerSettings.from_properties(properties)
     fields["log_settings_given"] = frozenset(log_properties)
-    fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
+    security = fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}
+    bound: tuple[Listener, ...] = fields["listeners"]
     fields["tls"] = {
-        listener.name: listener_tls(security_settings.ListenerSettings(fields["security"], listener.name))
-        for listener in fields["listeners"] if listener.security_protocol in ("SSL", "SASL_SSL")}
+        listener.name: listener_tls(security_settings.ListenerSettings(security, listener.name))
+        for listener in bound if listener.security_protocol in ("SSL", "SASL_SSL")}
     fields["sasl"] = {
-        listener.name: listener_sasl(security_settings.ListenerSettings(fields["security"], listener.name))
-        for listener in fields["listeners"] if listener.security_protocol.startswith("SASL_")}
+        listener.name: listener_sasl(security_settings.ListenerSettings(security, listener.name))
+        for listener in bound if listener.security_protocol.startswith("SASL_")}
     return BrokerConfig(**fields)

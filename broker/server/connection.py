@@ -12,7 +12,8 @@ the broker-wide request memory (``queued.max.request.bytes``) and waits while no
 response's bytes are held there until the client takes them, and a client that takes nothing for
 ``connections.max.idle.ms`` is closed. ``socket.send.buffer.bytes`` bounds what the kernel takes.
 A frame whose size is negative or above ``socket.request.max.bytes`` (before SASL authentication,
-``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot be parsed, an API or version not advertised
+``sasl.server.max.receive.size``) closes the connection before any of it is read; so does any request that cannot
+be parsed, an API or version not advertised
 (except ApiVersions, answered with Kafka's v0 UNSUPPORTED_VERSION reply), a request other than
 ApiVersions/SaslHandshake/SaslAuthenticate before authentication (``authentication``), or a failed
 acks=0 produce; a failed authentication is answered, then closed.
@@ -135,7 +136,8 @@ class Connection:
         limit = authentication.frame_limit(self.ctx)
         if prefix.startswith(TLS_HANDSHAKE_START) and not self.tls:
             log.warning("closing %s: a TLS handshake on listener %s, which is %s: is the client using "
-                        "security.protocol SSL?", self.peer, self.ctx.session.listener, self.ctx.session.security_protocol)
+                        "security.protocol SSL?", self.peer, self.ctx.session.listener,
+                        self.ctx.session.security_protocol)
             return None
         if size < 0 or size > limit:
             setting = "socket.request.max.bytes" if self.ctx.session.authenticated else "sasl.server.max.receive.size"

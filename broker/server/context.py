@@ -1,13 +1,15 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
-broker knows it), the replica manager (the partitions it leads, with their logs), the topic registry
+broker knows it), the replica manager (the partitions it leads, with their logs), the topic store
 (topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
-credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their disk work. Which listener a request came in on
-is the connection's ``session``."""
+credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their
+disk work. Which listener a request came in on is the connection's ``session``."""
 
 import contextvars
 import dataclasses
+from typing import TYPE_CHECKING
 
 from broker.cluster.metadata_cache import MetadataCache
+from broker.cluster.topic_store import TopicStore
 from broker.replica.replica_manager import ReplicaManager
 from broker.security.acl_store import AclStore
 from broker.security.acls import Authorizer
@@ -17,8 +19,10 @@ from .config import BrokerConfig
 from .io_pool import IoPool
 from .producer_ids import ProducerIdAllocator
 from .request_memory import RequestMemory
-from .topics import TopicRegistry
 from .waiters import DataWaiters
+
+if TYPE_CHECKING:  # the runtime is made from a context: imported for the annotation only
+    from .group_runtime import GroupRuntime
 
 
 @dataclasses.dataclass
@@ -26,7 +30,7 @@ class BrokerContext:
     config: BrokerConfig
     metadata: MetadataCache
     replicas: ReplicaManager
-    topics: TopicRegistry
+    topics: TopicStore  # topics.json on a single broker, ZooKeeper in a cluster
     producer_ids: ProducerIdAllocator
     waiters: DataWaiters
     io: IoPool  # every handler's log and file work runs here, off the event loop
@@ -36,7 +40,7 @@ class BrokerContext:
     acls: AclStore
     authorizer: Authorizer
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
-    groups: object = None  # the group coordinator's GroupRuntime, set once the context exists
+    groups: "GroupRuntime" = dataclasses.field(init=False)  # the group coordinator's, set once the context exists
 
     @property
     def node_id(self) -> int:

@@ -122,13 +122,12 @@ class GroupRuntime:
         task.add_done_callback(self._tasks.discard)
 
     async def _append(self, partition: int, records: list, done) -> None:
+        error: StoreError | None = None
         try:
             await self.ensure_topic()
             await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
         except Exception as exc:  # a full disk, a storage error: the coordinator answers and keeps its cache
             error = _store_error(exc)
-        else:
-            error = None
         done(error)
         self.arm()
 
@@ -205,7 +204,7 @@ class GroupRuntime:
             self.remove_deleted_topics()
 
     def _read_partition(self, partition: int):
-        partition_log = self.ctx.replicas.log_manager.get_log(OFFSETS_TOPIC, partition)
+        partition_log = self.ctx.replicas.local_log(OFFSETS_TOPIC, partition)
         return replay(self._records(partition_log) if partition_log is not None else ())
 
     @staticmethod

@@ -45,7 +45,7 @@ DEFAULT_LISTENERS = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
 
 def _endpoints(key: str, text: str) -> list[tuple[str, str, int]]:
     """``NAME://host:port,...`` as (name, host, port), names unique."""
-    endpoints = []
+    endpoints: list[tuple[str, str, int]] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, separator, address = item.partition("://")
         host, colon, port = address.rpartition(":")
@@ -96,7 +96,7 @@ def parse(listeners: str | None, protocols: str | None, advertised: str | None,
                                        port=first.port if port is None else port)
     ports = [listener.port for listener in bound if listener.port]
     if len(set(ports)) != len(ports):
-        raise ConfigError(f"listeners: two listeners on one port ({', '.join(l.url for l in bound)})")
+        raise ConfigError(f"listeners: two listeners on one port ({', '.join(listener.url for listener in bound)})")
     names = [listener.name for listener in bound]
     advertised_listeners = {}
     for name, advertised_host, advertised_port in (_endpoints("advertised.listeners", advertised)

@@ -12,14 +12,15 @@ adopted as topics with the broker's defaults (an internal topic's ``cleanup.poli
 ``compact``). After every change of the topics or their partitions
 the registry calls ``on_change`` (the one-node cluster's metadata source publishes them then).
 Names, partition counts and settings follow the rules of ``broker.cluster.topic_rules``, as they
-do in a cluster (``broker.cluster.zookeeper_topics``, the same interface over ZooKeeper).
+do in a cluster (``broker.cluster.zookeeper_topics``: both are a ``broker.cluster.topic_store.TopicStore``).
 
 Every change is all or nothing, also on a full disk. A creation is committed by writing
 ``topics.json``, then its partition logs are made; if they cannot be, they are removed and the
 entry withdrawn. A deletion first stops publishing the topic (so no request reaches a log being
 closed, as Kafka stops a replica before deleting its log), and is committed by renaming the topic's
 partition directories aside (Kafka's ``<topic>-<partition>.<id>-delete``, which needs no free
-space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are removed first to make room.
+space), then ``topics.json`` is rewritten; if the disk is too full for that, the renamed files are
+removed first to make room.
 A start that finds a listed topic with a partition directory renamed aside and none in its place
 finishes that deletion (a crash or a full disk interrupted it).
 """
@@ -27,8 +28,6 @@ finishes that deletion (a crash or a full disk interrupted it).
 import json
 import logging
 import os
-import re
-import shutil
 import threading
 
 from broker.cluster.topic_rules import (INTERNAL_TOPICS, TopicError, broker_defaults, check_new_name,
@@ -37,18 +36,17 @@ from broker.cluster.topic_rules import (INTERNAL_TOPICS, TopicError, broker_defa
 from broker.log.checkpoints import write_atomically
 from broker.log.config import ConfigError, LogConfig
 from broker.log.errors import LogError
-from broker.log.manager import DELETE_DIR_SUFFIX, MAX_FILE_NAME
 from broker.protocol.errors import ErrorCode
+from broker.replica.deleted_partitions import interrupted_deletions
+from broker.replica.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
 TOPICS_FILE = "topics.json"
-_DELETED_DIRECTORY = re.compile(r"(?P<name>.+)\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX))
-_DELETED_NAME_LENGTH = MAX_FILE_NAME - len(".") - 32 - len(DELETE_DIR_SUFFIX)  # the log manager cuts longer names
 
 
 class TopicRegistry:
-    """Topic metadata; partition logs live in the LogManager attached with ``attach``."""
+    """Topic metadata; partition logs are made and deleted by the ReplicaManager given to ``attach``."""
 
     def __init__(self, log_dir: str, static_defaults: LogConfig, broker_id: int = 0):
         self.log_dir = log_dir
@@ -58,9 +56,10 @@ class TopicRegistry:
         self.broker_id = broker_id
         self._lock = threading.Lock()
         self._topics: dict[str, dict] = {}
-        self._deleting = None  # the topic whose logs are being deleted: listed until committed, not published
+        # the topic whose logs are being deleted: listed until committed, not published
+        self._deleting: str | None = None
         self._broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or broker id -> log keys
-        self._log_manager = None
+        self._replicas: ReplicaManager  # set by attach, before any change
         try:
             with open(self.path, encoding="utf-8") as f:
                 stored = json.load(f)
@@ -74,7 +73,8 @@ class TopicRegistry:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(f"{self.path} is not a valid topics file ({exc}); restore it or move it aside") from None
         # seen before the log manager opens the directory and removes the renamed-aside partitions
-        self._interrupted_deletions = self._find_interrupted_deletions()
+        self._interrupted_deletions = interrupted_deletions(
+            log_dir, {name: topic["partitions"] for name, topic in self._topics.items()})
 
     @property
     def defaults(self) -> LogConfig:
@@ -86,17 +86,17 @@ class TopicRegistry:
         overrides = self._topics.get(topic, {}).get("configs", {})
         return LogConfig.from_properties(overrides, base=self.defaults)
 
-    def attach(self, log_manager) -> None:
-        """Finish interrupted deletions, create missing partition logs of known topics, and adopt
-        partition directories found on disk."""
-        self._log_manager = log_manager
+    def attach(self, replicas: ReplicaManager) -> None:
+        """Finish interrupted deletions, make the missing partition logs of known topics, and adopt
+        partition directories found on disk, through ``replicas``, which makes every later change."""
+        self._replicas = replicas
         topics = dict(self._topics)
         for name in self._interrupted_deletions:
             for partition in range(topics.pop(name)["partitions"]):
-                log_manager.delete_log(name, partition)
+                replicas.delete_partition(name, partition)
             log.info("finished deleting topic %r (a crash or a full disk interrupted its deletion)", name)
-        adopted = {}
-        for partition_log in log_manager.all_logs():
+        adopted: dict[str, int] = {}
+        for partition_log in replicas.local_logs():
             if partition_log.topic not in topics:
                 adopted[partition_log.topic] = max(adopted.get(partition_log.topic, 0), partition_log.partition + 1)
         for name, partitions in adopted.items():  # an internal topic stays compacted, as Kafka made it
@@ -109,8 +109,7 @@ class TopicRegistry:
                 log.warning("%s; they are recorded with the next change of topics", exc)
                 self._topics = topics
         for name, topic in topics.items():
-            for partition in range(topic["partitions"]):
-                log_manager.get_or_create_log(name, partition)
+            replicas.make_partitions(name, range(topic["partitions"]))
         self._apply(sorted(adopted.keys() & INTERNAL_TOPICS))  # opened with the defaults before they were adopted
 
     def _commit(self, topics: dict[str, dict], failure: str, broker_configs: dict[str, dict] | None = None) -> None:
@@ -161,8 +160,7 @@ class TopicRegistry:
             self._commit({**before, name: {"partitions": partitions, "configs": configs}},
                          f"cannot create topic {name!r}")
             try:
-                for partition in range(partitions):
-                    self._log_manager.get_or_create_log(name, partition)
+                self._replicas.make_partitions(name, range(partitions))
             except (OSError, LogError) as exc:
                 self._withdraw(name, range(partitions), before)
                 raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
@@ -173,11 +171,11 @@ class TopicRegistry:
         """Undo a creation (of a topic or of new partitions) whose partition logs could not all be made."""
         for partition in partitions:
             try:
-                self._log_manager.delete_log(name, partition)
+                self._replicas.delete_partition(name, partition)
             except OSError as exc:
                 log.error("cannot remove partition %s-%d of a failed creation: %s", name, partition, exc)
-        for directory in self._directories_set_aside(name, partitions):  # whole: no record of a deletion
-            shutil.rmtree(directory, ignore_errors=True)                # may remain for a start to "finish"
+        # removed whole: no record of a deletion may remain for a start to "finish"
+        self._replicas.remove_deleted(name, partitions)
         try:
             self._commit(before, f"cannot withdraw topic {name!r}")
         except TopicError as exc:
@@ -202,7 +200,7 @@ class TopicRegistry:
             try:
                 self._commit(remaining, f"cannot delete topic {name!r}")
             except TopicError:
-                self._free_deleted_files(name, range(topic["partitions"]))  # the disk is full: make room
+                self._replicas.free_deleted(name, range(topic["partitions"]))  # the disk is full: make room
                 try:
                     self._commit(remaining, f"cannot delete topic {name!r}")
                 except TopicError as exc:
@@ -218,56 +216,15 @@ class TopicRegistry:
         failures = []
         for partition in range(partitions):
             try:
-                self._log_manager.delete_log(name, partition)
+                self._replicas.delete_partition(name, partition)
             except OSError as exc:
                 failures.append(f"{name}-{partition}: {exc}")
                 if partition == 0:
-                    self._log_manager.get_or_create_log(name, partition)
+                    self._replicas.make_partitions(name, [partition])
                     raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
                                      f"cannot delete topic {name!r}: {exc}") from None
         if failures:
             log.error("deleting topic %r: %s; the next start finishes the deletion", name, "; ".join(failures))
-
-    def _set_aside(self) -> dict[str, list[str]]:
-        """The directories renamed aside for deletion and not yet removed, by the (possibly cut)
-        ``<topic>-<partition>`` name they carry."""
-        found: dict[str, list[str]] = {}
-        for entry in os.listdir(self.log_dir) if os.path.isdir(self.log_dir) else ():
-            if match := _DELETED_DIRECTORY.fullmatch(entry):
-                found.setdefault(match["name"], []).append(os.path.join(self.log_dir, entry))
-        return found
-
-    def _find_interrupted_deletions(self) -> list[str]:
-        """Listed topics with a partition renamed aside and none in its place."""
-        set_aside = self._set_aside()
-        if not set_aside:
-            return []
-        present = set(os.listdir(self.log_dir))
-        return [name for name, topic in self._topics.items()
-                if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present
-                       for p in range(topic["partitions"]))]
-
-    def _directories_set_aside(self, name: str, partitions: range) -> list[str]:
-        set_aside = self._set_aside()
-        return [directory for partition in partitions
-                for directory in set_aside.get(f"{name}-{partition}"[:_DELETED_NAME_LENGTH], [])]
-
-    def _free_deleted_files(self, name: str, partitions: range) -> None:
-        """Remove the files of the topic's renamed-aside partitions now, keeping the empty
-        directories as the record that the deletion was committed until ``topics.json`` says so."""
-        for directory in self._directories_set_aside(name, partitions):
-            try:
-                entries = list(os.scandir(directory))
-            except FileNotFoundError:  # the delayed removal was quicker
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_dir():
-                        shutil.rmtree(entry.path)
-                    else:
-                        os.unlink(entry.path)
-                except OSError as exc:
-                    log.warning("cannot remove %s: %s", entry.path, exc)
 
     def add_partitions(self, name: str, count: int, validate_only: bool = False,
                        replicas: list[list[int]] | None = None) -> None:
@@ -284,8 +241,7 @@ class TopicRegistry:
             before = self._topics
             self._commit({**before, name: {**topic, "partitions": count}}, f"cannot add partitions to {name!r}")
             try:
-                for partition in range(current, count):
-                    self._log_manager.get_or_create_log(name, partition)
+                self._replicas.make_partitions(name, range(current, count))
             except (OSError, LogError) as exc:
                 self._withdraw(name, range(current, count), before)
                 raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
@@ -321,9 +277,4 @@ class TopicRegistry:
 
     def _apply(self, names: list[str]) -> None:
         """Hand the running logs of ``names`` their current settings."""
-        for name in names:
-            config = self.config_for(name)
-            for partition in range(self.partitions(name) or 0):
-                partition_log = self._log_manager.get_log(name, partition)
-                if partition_log is not None:
-                    partition_log.update_config(config)
+        self._replicas.reconfigure({name: self.config_for(name) for name in names})

@@ -18,8 +18,8 @@ NODE = 7
 def cluster(tmp_path):
     topics = TopicRegistry(str(tmp_path), LogConfig(), NODE)
     with LogManager(str(tmp_path), broker_id=NODE, topic_config=topics.config_for) as log_manager:
-        topics.attach(log_manager)
         cache, replicas = MetadataCache(NODE), ReplicaManager(log_manager, NODE)
+        topics.attach(replicas)
         LocalMetadata(topics, log_manager.cluster_id, BrokerEndpoint(NODE, "h", 9), cache, replicas).start()
         yield topics, cache, replicas
 
@@ -42,7 +42,7 @@ def test_a_deleted_topic_is_unpublished_before_its_logs_are_closed(cluster):
 
     def watching_publish():
         publish()
-        seen.append((cache.contains_topic("doomed"), replicas.log_manager.get_log("doomed", 0) is not None))
+        seen.append((cache.contains_topic("doomed"), replicas.local_log("doomed", 0) is not None))
 
     topics.on_change = watching_publish
     topics.delete("doomed")

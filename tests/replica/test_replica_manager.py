@@ -1,11 +1,13 @@
 """The replica manager between handlers and logs, on a real log directory: which partitions this
 broker serves from a cluster image, Kafka's error for each one it cannot serve, leader epochs
 stamped on appended batches and checked against requests, the high watermark as the bound of
-DeleteRecords, and a partition whose log cannot be made (offline, not a crash)."""
+DeleteRecords, a partition whose log cannot be made (offline, not a crash), and the partition logs it
+alone makes, deletes (renamed aside, freed or removed early) and hands new settings."""
 
 import pytest
 
 from broker.cluster.metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, PartitionState
+from broker.log.config import LogConfig
 from broker.log.errors import OffsetOutOfRangeError
 from broker.log.manager import LogManager
 from broker.protocol.errors import ErrorCode
@@ -91,7 +93,30 @@ def test_a_log_opened_anew_under_the_same_state_replaces_the_closed_one(replicas
     """A deletion that failed reopens the log: the next image must serve the new log object."""
     replicas.apply(image({"t": [state(HERE)]}))
     closed = replicas.leader_partition("t", 0).log
-    replicas.log_manager.delete_log("t", 0)
-    reopened = replicas.log_manager.get_or_create_log("t", 0)
+    replicas.delete_partition("t", 0)
+    replicas.make_partitions("t", [0])
+    reopened = replicas.local_log("t", 0)
     replicas.apply(image({"t": [state(HERE)]}))
     assert replicas.leader_partition("t", 0).log is reopened is not closed
+
+
+def test_partitions_are_made_then_deleted_aside_and_their_files_freed_then_removed(replicas, tmp_path):
+    replicas.make_partitions("t", range(2))
+    assert sorted(lg.name for lg in replicas.local_logs()) == ["t-0", "t-1"]
+    assert replicas.delete_partition("t", 0) and replicas.delete_partition("t", 1)
+    assert not replicas.delete_partition("t", 0)  # no such log any more
+    assert replicas.local_logs() == []
+    aside = sorted(path for path in tmp_path.iterdir() if path.name.endswith("-delete"))
+    assert [path.name.split(".")[0] for path in aside] == ["t-0", "t-1"]  # removed later, in the background
+    replicas.free_deleted("t", [0])
+    assert aside[0].is_dir() and list(aside[0].iterdir()) == [] and list(aside[1].iterdir()) != []
+    replicas.remove_deleted("t", [0, 1])
+    assert not aside[0].exists() and not aside[1].exists()
+
+
+def test_new_settings_reach_the_logs_of_the_topics_named_only(replicas):
+    replicas.make_partitions("a", range(2))
+    replicas.make_partitions("b", [0])
+    replicas.reconfigure({"a": LogConfig.from_properties({"retention.ms": "1000"})})
+    assert {lg.name: lg.config.retention_ms for lg in replicas.local_logs()} == {
+        "a-0": 1000, "a-1": 1000, "b-0": LogConfig().retention_ms}

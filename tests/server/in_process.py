@@ -7,6 +7,7 @@ fsync held until the test lets it go); everything else starts a broker process.
 import asyncio
 import contextlib
 import threading
+from collections.abc import Iterator
 
 from broker.server import config as broker_config
 from broker.server.broker import Broker
@@ -15,8 +16,15 @@ TIMEOUT = 30
 
 
 @contextlib.contextmanager
-def broker_in_this_process(log_dir, settings: dict | None = None):
+def broker_in_this_process(log_dir, settings: dict | None = None) -> Iterator[int]:
     """Yields the port of a Broker on ``log_dir``, stopped cleanly at the end."""
+    with running_in_this_process(log_dir, settings) as (_, port):
+        yield port
+
+
+@contextlib.contextmanager
+def running_in_this_process(log_dir, settings: dict | None = None) -> Iterator[tuple[Broker, int]]:
+    """Yields a started Broker on ``log_dir`` and its port, stopped cleanly at the end."""
     config = broker_config.build(settings or {}, log_dir=str(log_dir), port=0)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="broker-loop", daemon=True)
@@ -29,7 +37,7 @@ def broker_in_this_process(log_dir, settings: dict | None = None):
     try:
         [(_, port)] = run(broker.start())
         try:
-            yield port
+            yield broker, port
         finally:
             run(broker.stop())
     finally:

@@ -10,6 +10,8 @@ valid ones of a request are stored in one atomic write on the I/O pool, seen by 
 soon as they are answered.
 """
 
+from typing import Any
+
 from broker.protocol.errors import ErrorCode
 from broker.security.acl_store import AclStoreError
 from broker.security.acls import CLUSTER_NAME, Acl, AclError, AclFilter, Operation, ResourceType
@@ -40,7 +42,8 @@ def _entry(acl: Acl) -> dict:
 
 
 async def handle_describe(ctx, header, request) -> dict:
-    response = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "resources": []}
+    response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
+                                "resources": []}
     refusal = _refusal(ctx, Operation.DESCRIBE)
     if refusal:
         return response | refusal
@@ -60,7 +63,8 @@ async def handle_create(ctx, header, request) -> dict:
     refusal = _refusal(ctx, Operation.ALTER)
     if refusal:
         return {"throttle_time_ms": 0, "results": [refusal for _ in request["creations"]]}
-    results, valid = [], []
+    results: list[dict[str, Any]] = []
+    valid: list[Acl] = []
     for creation in request["creations"]:
         try:
             valid.append(Acl.checked(creation["resource_type"], creation["resource_name"],
@@ -84,7 +88,7 @@ async def handle_delete(ctx, header, request) -> dict:
         return {"throttle_time_ms": 0, "filter_results": [refusal | {"matching_acls": []} for _ in request["filters"]]}
     results, filters = [], []
     for fields in request["filters"]:
-        result = {"error_code": ErrorCode.NONE, "error_message": None, "matching_acls": []}
+        result: dict[str, Any] = {"error_code": ErrorCode.NONE, "error_message": None, "matching_acls": []}
         try:
             filters.append((result, _filter(fields)))
         except AclError as exc:
@@ -97,7 +101,7 @@ async def handle_delete(ctx, header, request) -> dict:
             for result, _ in filters:
                 result.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc))
         else:
-            for (result, _), acls in zip(filters, removed):
+            for (result, _), acls in zip(filters, removed, strict=True):
                 result["matching_acls"] = [
                     {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": acl.resource_type,
                      "resource_name": acl.name, "pattern_type": acl.pattern_type} | _entry(acl) for acl in acls]

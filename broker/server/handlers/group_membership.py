@@ -76,4 +76,4 @@ async def handle_leave(ctx, header, request) -> dict:
         error = error or errors[0]
     return {"throttle_time_ms": 0, "error_code": error,
             "members": [{"member_id": member_id, "group_instance_id": instance_id, "error_code": member_error}
-                        for (member_id, instance_id), member_error in zip(members, errors)]}
+                        for (member_id, instance_id), member_error in zip(members, errors, strict=True)]}

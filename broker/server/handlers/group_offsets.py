@@ -76,7 +76,7 @@ async def handle_fetch(ctx, header, request) -> dict:
     per_partition_error = ErrorCode.NONE
     if error and wanted is None:  # all offsets asked (v2+): the group's error alone, as Kafka answers it
         return {"throttle_time_ms": 0, "error_code": error, "topics": []}
-    if error:  # each partition asked carries the group's error too: aiokafka reads only these
+    if error and wanted is not None:  # each partition asked carries the group's error too: aiokafka reads only these
         per_partition_error, offsets = error, {p: None for p in wanted}
         if header.api_version < FIRST_TOP_LEVEL_ERROR_VERSION:
             error = ErrorCode.NONE

@@ -17,5 +17,5 @@ async def handle(ctx, header, request) -> dict:
             or ctx.allows_any(Operation.WRITE, ResourceType.TOPIC)):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "producer_id": -1,
                 "producer_epoch": -1}
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "producer_id": await ctx.io.run(ctx.producer_ids.next_id),
-            "producer_epoch": 0}
+    producer_id = await ctx.io.run(ctx.producer_ids.next_id)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "producer_id": producer_id, "producer_epoch": 0}

@@ -15,7 +15,7 @@ def distinct(topics: list[dict], topic_key: str, partition_key: str) -> list[tup
     for topic in topics:
         for partition in topic["partitions"]:
             wanted[(topic[topic_key], partition[partition_key])] = partition  # a dict keeps the first place
-    grouped = []
+    grouped: list[tuple[str, list[dict]]] = []
     for (name, _), partition in wanted.items():
         if not grouped or grouped[-1][0] != name:
             grouped.append((name, []))

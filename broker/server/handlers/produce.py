@@ -146,13 +146,15 @@ async def handle(ctx, header, request) -> dict | None:
     results = await asyncio.gather(*(_produce(ctx, name, partition, acks, header.api_version)
                                      for name, partitions in topics for partition in partitions),
                                    return_exceptions=True)  # every append has ended before anything is raised
-    failure = next((r for r in results if isinstance(r, BaseException)), None)
-    if failure is not None:
-        raise failure
-    in_order = iter(results)
+    produced: list[dict] = []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+        produced.append(result)
+    in_order = iter(produced)
     responses = [{"name": name, "partitions": [next(in_order) for _ in partitions]} for name, partitions in topics]
     if acks == 0:
-        failed = [p for t in responses for p in t["partitions"] if p["error_code"] != ErrorCode.NONE]
+        failed = [p for p in produced if p["error_code"] != ErrorCode.NONE]
         if failed:
             raise CloseConnection(f"acks=0 produce failed: {failed[0].get('error_message')}")
         return None
