@@ -17,7 +17,8 @@
  * kept. A kept record's timestamp must fit timestamp[us] (|ms| <= 9223372036854775).
  *
  * Errors from malformed input raise DecodeError (a ValueError); the Python wrapper maps it to
- * CorruptRecordError. CRCs are checked in Python with crcmod before a payload gets here.
+ * CorruptRecordError. CRCs are checked in Python before a payload gets here (broker.records.crc:
+ * the _crc32c extension, or crcmod when it was not built).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
