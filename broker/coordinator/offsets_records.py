@@ -19,12 +19,11 @@ version that cannot carry a value (a leader epoch at v1, say) instead of droppin
 import struct
 from dataclasses import asdict, dataclass, field
 
+from broker.protocol.flexible import (
+    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
+)
 from broker.protocol.types import (
     BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
-)
-
-from .flexible import (
-    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
 )
 
 OFFSET_KEY_VERSIONS = (0, 1)

@@ -3,9 +3,9 @@
 A message is a ``Struct`` of ``Field``s, each valid for a range of API versions (``since`` ..
 ``until``). ``Struct.decode(reader, version)`` returns a dict holding every field of the schema
 (fields absent from that version get their default); ``Struct.encode(writer, value, version)``
-writes the fields of that version from a dict. Only non-flexible encodings are implemented (the
-broker advertises no flexible version); the two compact primitives needed to read a flexible
-request header live on ``Reader``.
+writes the fields of that version from a dict. These are the non-flexible encodings (the broker
+advertises no flexible version); the two compact primitives needed to read a flexible request
+header live on ``Reader``, and the flexible (compact) types built on them in ``flexible``.
 
 ``RECORDS`` encodes either bytes or any object with ``size`` and ``read()`` (a file slice): the
 ``Writer`` keeps such objects as separate parts, so the network layer can send them with sendfile.

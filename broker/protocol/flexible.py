@@ -1,13 +1,14 @@
-"""The flexible (KIP-482) encodings, for the ``__consumer_offsets`` values that have them.
+"""The flexible (KIP-482) encodings: compact strings, bytes and arrays, unsigned varints, tagged fields.
 
-Offset commit and group metadata values v4 are flexible (KIP-915: Kafka 3.5+ reads them, so a
-later Kafka may write them): strings, bytes and arrays carry an unsigned varint of length + 1
-(0 for null), and every struct ends with tagged fields, which are skipped when read and written
-as none. The types follow the interface of ``broker.protocol.types`` (``decode(reader, version)``,
-``encode(writer, value, version)``) so that the same ``Field`` lists describe both encodings.
+Flexible versions use them (today the ``__consumer_offsets`` values v4, KIP-915: Kafka 3.5+ reads
+them, so a later Kafka may write them; no request version the broker advertises is flexible).
+Strings, bytes and arrays carry an unsigned varint of length + 1 (0 for null), and every struct
+ends with tagged fields, which are skipped when read and written as none. The types follow the
+interface of ``broker.protocol.types`` (``decode(reader, version)``, ``encode(writer, value,
+version)``) so that the same ``Field`` lists describe both encodings.
 """
 
-from broker.protocol.types import Array, ProtocolError, Reader, Struct, Writer
+from .types import Array, ProtocolError, Reader, Struct, Writer
 
 
 def write_uvarint(writer: Writer, value: int) -> None:
