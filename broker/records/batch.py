@@ -18,10 +18,11 @@ import enum
 import struct
 from typing import NamedTuple, Sequence
 
+from . import record_walk
 from .compression import Codec, codec_of, compress, decompress
 from .crc import crc32c
 from .errors import CorruptRecordError
-from .varint import decode_varint, encode_varint
+from .varint import Bytes, encode_varint
 
 MAGIC = 2
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -184,55 +185,14 @@ def decode(batch, verify_crc: bool = True) -> DecodedBatch:
                         header.is_control, header.is_transactional, header.producer_id, records)
 
 
-def decode_records(buf, count: int, base_offset: int, base_timestamp: int,
-                   fixed_timestamp: int | None = None) -> list:
+def decode_records(buf: Bytes, count: int, base_offset: int, base_timestamp: int,
+                   fixed_timestamp: int | None = None) -> list[Record]:
     """The ``count`` records of a batch's (decompressed) records section; every byte must belong to one."""
-    if count < 0:
-        raise CorruptRecordError(f"negative record count {count}")
-    buf = bytes(buf)
-    end = len(buf)
-    pos = 0
-    records = []
-    for _ in range(count):
-        length, pos = decode_varint(buf, pos)
-        record_end = pos + length
-        if length < 0 or record_end > end:
-            raise CorruptRecordError(f"record of {length} bytes overruns its batch")
-        pos += 1  # attributes: unused
-        timestamp_delta, pos = decode_varint(buf, pos)
-        offset_delta, pos = decode_varint(buf, pos)
-        key_length, pos = decode_varint(buf, pos)
-        key, pos = _read_optional_bytes(buf, pos, key_length, record_end)
-        value_length, pos = decode_varint(buf, pos)
-        value, pos = _read_optional_bytes(buf, pos, value_length, record_end)
-        header_count, pos = decode_varint(buf, pos)
-        if header_count < 0:
-            raise CorruptRecordError(f"negative header count {header_count}")
-        headers = []
-        for _ in range(header_count):
-            header_key_length, pos = decode_varint(buf, pos)
-            if header_key_length < 0:
-                raise CorruptRecordError("record header key is null")
-            header_key, pos = _read_optional_bytes(buf, pos, header_key_length, record_end)
-            header_value_length, pos = decode_varint(buf, pos)
-            header_value, pos = _read_optional_bytes(buf, pos, header_value_length, record_end)
-            headers.append((header_key.decode("utf-8", "replace"), header_value))
-        if pos != record_end:
-            raise CorruptRecordError(f"record declares {length} bytes but its fields take {pos - record_end + length}")
-        timestamp = fixed_timestamp if fixed_timestamp is not None else base_timestamp + timestamp_delta
-        records.append(Record(base_offset + offset_delta, timestamp, key, value, tuple(headers)))
-    if pos != end:
-        raise CorruptRecordError(f"{end - pos} bytes left over after the last record of the batch")
-    return records
-
-
-def _read_optional_bytes(buf, pos: int, length: int, limit: int):
-    if length < 0:
-        return None, pos
-    end = pos + length
-    if end > limit:
-        raise CorruptRecordError(f"field of {length} bytes overruns its record")
-    return buf[pos:end], end
+    if fixed_timestamp is not None:
+        return [Record(base_offset + r.offset_delta, fixed_timestamp, r.key, r.value, r.headers)
+                for r in record_walk.walk(buf, count)]
+    return [Record(base_offset + r.offset_delta, base_timestamp + r.timestamp_delta, r.key, r.value, r.headers)
+            for r in record_walk.walk(buf, count)]
 
 
 def build(records: Sequence[Record], *, base_offset: int = 0, compression: int = Codec.NONE,

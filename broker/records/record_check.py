@@ -5,14 +5,16 @@ A CRC proves the bytes arrived as the client sent them, not that the client wrot
 each well-formed, with offset deltas 0, 1, ..., n - 1 and nothing left over. It returns the largest
 record timestamp, which a CreateTime batch's header must carry.
 
-The walk is the C extension ``_recordwalk`` when it was built; otherwise the batch is decoded with
-``batch``'s Python decoder, which accepts the same bytes (the tests compare the two) but names the
-bad record only for offset and timestamp faults (index -1 for the rest).
+The walk is the C extension ``_recordwalk`` when it was built, otherwise its twin ``record_walk``:
+both name the first bad record and say what is wrong with it in the same words (the tests
+compare the two).
 """
 
 from . import batch as batch_format
+from . import record_walk
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, decompress
 from .errors import CorruptRecordError
+from .varint import Bytes
 
 try:
     from ._recordwalk import walk as _walk
@@ -49,15 +51,17 @@ def check(batch, header: batch_format.BatchHeader, max_decompressed: int = DEFAU
     return found
 
 
-def _walk_in_python(payload, count: int, base_timestamp: int):
-    """``_recordwalk.walk`` by decoding: the largest timestamp, or ``(index, reason)``."""
+def _walk_in_python(payload: Bytes, count: int, base_timestamp: int) -> int | tuple[int, str]:
+    """``_recordwalk.walk`` with ``record_walk``: the largest timestamp, or ``(index, reason)``."""
+    largest = -(1 << 63)
     try:
-        records = batch_format.decode_records(payload, count, 0, base_timestamp)
-    except CorruptRecordError as exc:
-        return -1, str(exc)
-    for index, record in enumerate(records):
-        if record.offset != index:
-            return index, "its offset delta is not its position in the batch"
-        if record.timestamp not in _INT64:
-            return index, "its timestamp is outside the 64-bit range"
-    return max((r.timestamp for r in records), default=-(1 << 63))
+        for index, record in enumerate(record_walk.walk(payload, count)):
+            if record.offset_delta != index:
+                return index, "its offset delta is not its position in the batch"
+            timestamp = base_timestamp + record.timestamp_delta
+            if timestamp not in _INT64:
+                return index, "its timestamp is outside the 64-bit range"
+            largest = max(largest, timestamp)
+    except record_walk.RecordWalkError as exc:
+        return exc.index, exc.reason
+    return largest

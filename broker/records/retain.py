@@ -8,22 +8,25 @@ ended, with gaps inside), base timestamp, attributes (codec, timestamp type, tra
 bit), producer id, epoch and base sequence, as Kafka's ``MemoryRecords.filterTo`` does. The
 records count, batch length, ``maxTimestamp`` (CreateTime: the largest kept) and CRC are new.
 
-The records are walked by the C extension ``_recordwalk.spans`` when it was built, otherwise in
-Python (the tests compare the two).
+The records are walked by the C extension ``_recordwalk.spans`` when it was built, otherwise by
+its twin ``record_walk`` (the tests compare the two).
 """
 
 import struct
 from typing import NamedTuple
 
-from . import batch
+from . import batch, record_walk
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
 from .errors import CorruptRecordError
-from .varint import decode_varint
 
 try:
     from ._recordwalk import spans as _native_spans
 except ImportError:  # the optional extension did not compile
     _native_spans = None
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT32_MAX = (1 << 31) - 1
 
 
 class RecordKey(NamedTuple):
@@ -111,39 +114,19 @@ def _native_walk(section: bytes, header: batch.BatchHeader) -> list:
     return found
 
 
-def _python_spans(section: bytes, header: batch.BatchHeader) -> list:
-    """``_spans`` in Python."""
+def _python_spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
+    """``_spans`` with ``record_walk``."""
     spans = []
-    pos = 0
-    end = len(section)
     log_append_time = header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME
-    for _ in range(header.records_count):
-        start = pos
-        length, pos = _varint(section, pos)
-        record_end = pos + length
-        if length < 0 or record_end > end:
-            raise CorruptRecordError(f"batch at offset {header.base_offset}: a record of {length} bytes overruns it")
-        pos += 1  # attributes
-        timestamp_delta, pos = _varint(section, pos)
-        offset_delta, pos = _varint(section, pos)
-        key_length, pos = _varint(section, pos)
-        key = section[pos:pos + key_length] if key_length >= 0 else None
-        pos += max(key_length, 0)
-        value_length, _ = _varint(section, pos)
-        if pos > record_end:
-            raise CorruptRecordError(f"batch at offset {header.base_offset}: a key overruns its record")
-        timestamp = header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
-        spans.append(_Span(start, record_end, RecordKey(header.base_offset + offset_delta, key, value_length < 0,
-                                                        timestamp)))
-        pos = record_end
-    if pos != end:
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {end - pos} bytes after its last record")
+    try:
+        for index, record in enumerate(record_walk.walk(section, header.records_count)):
+            if not _INT64_MIN <= record.timestamp_delta <= _INT64_MAX:
+                raise record_walk.RecordWalkError.at(index, "its timestamp delta is invalid")
+            if not 0 <= record.offset_delta <= _INT32_MAX:
+                raise record_walk.RecordWalkError.at(index, "its offset delta is invalid")
+            timestamp = header.max_timestamp if log_append_time else header.base_timestamp + record.timestamp_delta
+            spans.append(_Span(record.start, record.end, RecordKey(
+                header.base_offset + record.offset_delta, record.key, record.value is None, timestamp)))
+    except record_walk.RecordWalkError as exc:
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {exc}") from None
     return spans
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """``decode_varint`` with the one-byte case (most lengths and deltas) done inline."""
-    byte = buf[pos] if pos < len(buf) else 0x80
-    if byte < 0x80:
-        return (byte >> 1) ^ -(byte & 1), pos + 1
-    return decode_varint(buf, pos)
