@@ -8,14 +8,13 @@ interface of ``broker.protocol.types`` (``decode(reader, version)``, ``encode(wr
 version)``) so that the same ``Field`` lists describe both encodings.
 """
 
+from broker.records.varint import encode_unsigned
+
 from .types import Array, ProtocolError, Reader, Struct, Writer
 
 
 def write_uvarint(writer: Writer, value: int) -> None:
-    while value > 0x7F:
-        writer.write(bytes([value & 0x7F | 0x80]))
-        value >>= 7
-    writer.write(bytes([value]))
+    writer.write(encode_unsigned(value))
 
 
 def _length(reader: Reader, what: str, nullable: bool) -> int | None:

@@ -14,7 +14,10 @@ header live on ``Reader``, and the flexible (compact) types built on them in ``f
 import struct
 from typing import NamedTuple
 
+from broker.records.varint import read_unsigned
+
 MAX_VERSION = 2**15 - 1
+_MAX_UVARINT_BYTES = 5
 
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
@@ -73,14 +76,15 @@ class Reader:
             raise ProtocolError(f"string at {self.pos - size} is not UTF-8") from None
 
     def uvarint(self) -> int:
-        result = shift = 0
-        for _ in range(5):
-            byte = self._unpack(_INT8) & 0xFF
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
-        raise ProtocolError("unsigned varint longer than 5 bytes")
+        """An unsigned varint of at most five bytes (a flexible version's lengths and tags)."""
+        end = len(self.buf)
+        found = read_unsigned(self.buf, self.pos, end, _MAX_UVARINT_BYTES)
+        if found is None:
+            if end - self.pos < _MAX_UVARINT_BYTES:
+                raise ProtocolError(f"truncated: unsigned varint at {self.pos}, {self.remaining} bytes left")
+            raise ProtocolError(f"unsigned varint longer than {_MAX_UVARINT_BYTES} bytes at {self.pos}")
+        value, self.pos = found
+        return value
 
     def skip_tagged_fields(self) -> None:
         for _ in range(self.uvarint()):
