@@ -8,9 +8,11 @@ interface of ``broker.protocol.types`` (``decode(reader, version)``, ``encode(wr
 version)``) so that the same ``Field`` lists describe both encodings.
 """
 
-from broker.records.varint import encode_unsigned
+from typing import Any
 
-from .types import Array, ProtocolError, Reader, Struct, Writer
+from broker.records.varint import Bytes, encode_unsigned
+
+from .types import Array, Message, ProtocolError, Reader, Struct, Writer
 
 
 def write_uvarint(writer: Writer, value: int) -> None:
@@ -29,13 +31,13 @@ def _length(reader: Reader, what: str, nullable: bool) -> int | None:
 class CompactString:
     def __init__(self, nullable: bool):
         self.nullable = nullable
-        self.default = None if nullable else ""
+        self.default: str | None = None if nullable else ""
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> str | None:
         size = _length(reader, "compact string", self.nullable)
         return None if size is None else reader.text(size)
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: str | None, version: int) -> None:
         data = None if value is None else value.encode("utf-8")
         _write_compact(writer, data, self.nullable, "compact string")
 
@@ -43,17 +45,17 @@ class CompactString:
 class CompactBytes:
     def __init__(self, nullable: bool):
         self.nullable = nullable
-        self.default = None if nullable else b""
+        self.default: bytes | None = None if nullable else b""
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> memoryview | None:
         size = _length(reader, "compact bytes", self.nullable)
         return None if size is None else reader.take(size)
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: Bytes | None, version: int) -> None:
         _write_compact(writer, value, self.nullable, "compact bytes")
 
 
-def _write_compact(writer: Writer, data, nullable: bool, what: str) -> None:
+def _write_compact(writer: Writer, data: Bytes | None, nullable: bool, what: str) -> None:
     if data is None:
         if not nullable:
             raise ValueError(f"null for a non-nullable {what}")
@@ -64,13 +66,16 @@ def _write_compact(writer: Writer, data, nullable: bool, what: str) -> None:
 
 
 class CompactArray(Array):
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> list[Any]:
         count = _length(reader, "compact array", False)
+        assert count is not None  # not nullable
         if count > reader.remaining:  # every element takes at least one byte
             raise ProtocolError(f"array of {count} elements at {reader.pos} ({reader.remaining} bytes left)")
         return [self.item.decode(reader, version) for _ in range(count)]
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: list[Any] | None, version: int) -> None:
+        if value is None:
+            raise TypeError("null for a compact array")
         write_uvarint(writer, len(value) + 1)
         for element in value:
             self.item.encode(writer, element, version)
@@ -79,12 +84,12 @@ class CompactArray(Array):
 class FlexibleStruct(Struct):
     """A struct followed by its tagged fields (skipped on reading, none written)."""
 
-    def decode(self, reader: Reader, version: int) -> dict:
+    def decode(self, reader: Reader, version: int) -> Message:
         fields = super().decode(reader, version)
         reader.skip_tagged_fields()
         return fields
 
-    def encode(self, writer: Writer, value: dict, version: int) -> None:
+    def encode(self, writer: Writer, value: Message, version: int) -> None:
         super().encode(writer, value, version)
         write_uvarint(writer, 0)
 

@@ -12,9 +12,9 @@ header live on ``Reader``, and the flexible (compact) types built on them in ``f
 """
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol, cast
 
-from broker.records.varint import read_unsigned
+from broker.records.varint import Bytes, read_unsigned
 
 MAX_VERSION = 2**15 - 1
 _MAX_UVARINT_BYTES = 5
@@ -25,8 +25,35 @@ _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 
 
+# a decoded struct: each field's name and value (values are as dynamic as the schemas that hold them)
+Message = dict[str, Any]
+
+
 class ProtocolError(ValueError):
     """The bytes do not follow the schema (truncated, negative lengths, bad strings)."""
+
+
+class FileSlice(Protocol):
+    """A part of a message sent from a file (``broker.log.file_records.FileSlice``)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def read(self) -> bytes: ...
+
+
+Part = bytes | FileSlice
+
+
+class FieldType(Protocol):
+    """What a ``Field`` holds: a type, a ``Struct`` or an ``Array``, with the value it defaults to."""
+
+    @property
+    def default(self) -> Any: ...
+
+    def decode(self, reader: "Reader", version: int) -> Any: ...
+
+    def encode(self, writer: "Writer", value: Any, version: int) -> None: ...
 
 
 class Reader:
@@ -34,7 +61,7 @@ class Reader:
 
     __slots__ = ("buf", "pos")
 
-    def __init__(self, buf, pos: int = 0):
+    def __init__(self, buf: Bytes, pos: int = 0):
         self.buf = memoryview(buf)
         self.pos = pos
 
@@ -42,7 +69,7 @@ class Reader:
     def remaining(self) -> int:
         return len(self.buf) - self.pos
 
-    def _unpack(self, fmt: struct.Struct):
+    def _unpack(self, fmt: struct.Struct) -> Any:
         end = self.pos + fmt.size
         if end > len(self.buf):
             raise ProtocolError(f"truncated: {fmt.size} bytes needed at {self.pos}, {self.remaining} left")
@@ -51,16 +78,16 @@ class Reader:
         return value
 
     def int8(self) -> int:
-        return self._unpack(_INT8)
+        return int(self._unpack(_INT8))
 
     def int16(self) -> int:
-        return self._unpack(_INT16)
+        return int(self._unpack(_INT16))
 
     def int32(self) -> int:
-        return self._unpack(_INT32)
+        return int(self._unpack(_INT32))
 
     def int64(self) -> int:
-        return self._unpack(_INT64)
+        return int(self._unpack(_INT64))
 
     def take(self, size: int) -> memoryview:
         if size < 0 or self.pos + size > len(self.buf):
@@ -97,22 +124,23 @@ class Writer:
 
     __slots__ = ("parts", "_buf", "size")
 
-    def __init__(self):
-        self.parts = []
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
         self._buf = bytearray()
         self.size = 0
 
-    def write(self, data) -> None:
+    def write(self, data: Bytes) -> None:
         self._buf += data
 
-    def pack(self, fmt: struct.Struct, value) -> None:
+    def pack(self, fmt: struct.Struct, value: Any) -> None:
         self._buf += fmt.pack(value)
 
-    def finish_framed(self, prefix: struct.Struct) -> list:
+    def finish_framed(self, prefix: struct.Struct) -> list[Part]:
         """``finish``, with the first bytes (a ``prefix`` written as a placeholder) set to the size of
         what follows them; patched in place while still buffered, so a large message is not copied."""
         following = self.size + len(self._buf) - prefix.size
         if self.parts:
+            assert isinstance(self.parts[0], bytes)  # the prefix was written before any file slice
             first = bytearray(self.parts[0])
             prefix.pack_into(first, 0, following)
             self.parts[0] = bytes(first)
@@ -120,7 +148,7 @@ class Writer:
             prefix.pack_into(self._buf, 0, following)
         return self.finish()
 
-    def add_slice(self, file_slice) -> None:
+    def add_slice(self, file_slice: FileSlice) -> None:
         """Add a part that is sent from a file (anything with ``size`` and ``read()``)."""
         self._flush()
         self.parts.append(file_slice)
@@ -132,19 +160,19 @@ class Writer:
             self.size += len(self._buf)
             self._buf = bytearray()
 
-    def finish(self) -> list:
+    def finish(self) -> list[Part]:
         self._flush()
         return self.parts
 
 
 class _Fixed:
-    def __init__(self, name: str, fmt: struct.Struct, default=0):
+    def __init__(self, name: str, fmt: struct.Struct, default: int | bool = 0):
         self.name, self.fmt, self.default = name, fmt, default
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> Any:
         return reader._unpack(self.fmt)
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: Any, version: int) -> None:
         if value is None:
             raise ValueError(f"null for a non-nullable {self.name}")
         try:
@@ -157,7 +185,7 @@ class _Boolean(_Fixed):
     def decode(self, reader: Reader, version: int) -> bool:
         return reader.int8() != 0
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: Any, version: int) -> None:
         if value is None:
             raise ValueError("null for a non-nullable BOOLEAN")
         writer.pack(_INT8, 1 if value else 0)
@@ -166,9 +194,9 @@ class _Boolean(_Fixed):
 class _String:
     def __init__(self, nullable: bool):
         self.nullable = nullable
-        self.default = None if nullable else ""
+        self.default: str | None = None if nullable else ""
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> str | None:
         size = reader.int16()
         if size == -1 and self.nullable:
             return None
@@ -176,7 +204,7 @@ class _String:
             raise ProtocolError(f"string length {size} at {reader.pos - 2}")
         return reader.text(size)
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: str | None, version: int) -> None:
         if value is None:
             if not self.nullable:
                 raise ValueError("null for a non-nullable string")
@@ -194,9 +222,9 @@ class _Bytes:
 
     def __init__(self, nullable: bool):
         self.nullable = nullable
-        self.default = None if nullable else b""
+        self.default: bytes | None = None if nullable else b""
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> memoryview | None:
         size = reader.int32()
         if size == -1 and self.nullable:
             return None
@@ -204,14 +232,15 @@ class _Bytes:
             raise ProtocolError(f"bytes length {size} at {reader.pos - 4}")
         return reader.take(size)
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: Bytes | FileSlice | None, version: int) -> None:
         if value is None:
             if not self.nullable:
                 raise ValueError("null for non-nullable bytes")
             writer.pack(_INT32, -1)
         elif hasattr(value, "read") and hasattr(value, "size"):
-            writer.pack(_INT32, value.size)
-            writer.add_slice(value)
+            file_slice = cast(FileSlice, value)
+            writer.pack(_INT32, file_slice.size)
+            writer.add_slice(file_slice)
         else:
             writer.pack(_INT32, len(value))
             writer.write(value)
@@ -232,14 +261,18 @@ RECORDS = NULLABLE_BYTES
 class Array:
     """ARRAY of a type or struct; null (-1) allowed from version ``nullable_since`` on."""
 
-    def __init__(self, item, nullable_since: int | None = None):
+    def __init__(self, item: FieldType, nullable_since: int | None = None):
         self.item = item
         self.nullable_since = nullable_since
+
+    @property
+    def default(self) -> list[Any]:
+        return []
 
     def _nullable(self, version: int) -> bool:
         return self.nullable_since is not None and version >= self.nullable_since
 
-    def decode(self, reader: Reader, version: int):
+    def decode(self, reader: Reader, version: int) -> list[Any] | None:
         count = reader.int32()
         if count == -1 and self._nullable(version):
             return None
@@ -247,7 +280,7 @@ class Array:
             raise ProtocolError(f"array of {count} elements at {reader.pos - 4} ({reader.remaining} bytes left)")
         return [self.item.decode(reader, version) for _ in range(count)]
 
-    def encode(self, writer: Writer, value, version: int) -> None:
+    def encode(self, writer: Writer, value: list[Any] | None, version: int) -> None:
         if value is None:
             if not self._nullable(version):
                 raise ValueError("null for a non-nullable array")
@@ -260,10 +293,10 @@ class Array:
 
 class Field(NamedTuple):
     name: str
-    type: object
+    type: FieldType
     since: int = 0
     until: int = MAX_VERSION
-    default: object = None
+    default: Any = None
 
     def present_in(self, version: int) -> bool:
         return self.since <= version <= self.until
@@ -272,16 +305,16 @@ class Field(NamedTuple):
 class Struct:
     """An ordered list of fields. Decodes to a dict; encodes from a dict (missing keys: defaults)."""
 
-    def __init__(self, *fields):
+    def __init__(self, *fields: Field | tuple[Any, ...]):
         self.fields = tuple(f if isinstance(f, Field) else Field(*f) for f in fields)
         self.default = None
 
-    def _default(self, field: Field):
+    def _default(self, field: Field) -> Any:
         if field.default is not None:
             return field.default
         return [] if isinstance(field.type, Array) else field.type.default
 
-    def decode(self, reader: Reader, version: int) -> dict:
+    def decode(self, reader: Reader, version: int) -> Message:
         out = {}
         for field in self.fields:
             if field.present_in(version):
@@ -290,7 +323,7 @@ class Struct:
                 out[field.name] = self._default(field)
         return out
 
-    def encode(self, writer: Writer, value: dict, version: int) -> None:
+    def encode(self, writer: Writer, value: Message, version: int) -> None:
         for field in self.fields:
             if field.present_in(version):
                 field.type.encode(writer, value.get(field.name, self._default(field)), version)
