@@ -277,4 +277,4 @@ def _encode(schema: Struct, fields: dict, version: int, what: str) -> bytes:
         schema.encode(writer, fields, version)
     except ValueError as exc:
         raise OffsetsRecordError(f"{what} v{version}: {exc}") from None
-    return b"".join(writer.finish())
+    return writer.finish_bytes()

@@ -10,9 +10,10 @@ version)``) so that the same ``Field`` lists describe both encodings.
 
 from typing import Any
 
-from broker.records.varint import Bytes, encode_unsigned
+from broker.records.buffers import Bytes
+from broker.records.varint import encode_unsigned
 
-from .types import Array, Message, ProtocolError, Reader, Struct, Writer
+from .types import Array, ItemType, Message, ProtocolError, Reader, Struct, Writer
 
 
 def write_uvarint(writer: Writer, value: int) -> None:
@@ -65,7 +66,7 @@ def _write_compact(writer: Writer, data: Bytes | None, nullable: bool, what: str
     writer.write(data)
 
 
-class CompactArray(Array):
+class CompactArray(Array[ItemType]):
     def decode(self, reader: Reader, version: int) -> list[Any]:
         count = _length(reader, "compact array", False)
         assert count is not None  # not nullable

@@ -58,7 +58,7 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
     writer.write(_MIN_HEADER.pack(api_key, api_version, correlation_id))
     NULLABLE_STRING.encode(writer, client_id, api_version)
     APIS[ApiKey(api_key)].request.encode(writer, body, api_version)
-    payload = b"".join(cast(list[bytes], writer.finish()))  # a request holds no file slices
+    payload = writer.finish_bytes()
     return SIZE.pack(len(payload)) + payload
 
 

@@ -12,9 +12,10 @@ header live on ``Reader``, and the flexible (compact) types built on them in ``f
 """
 
 import struct
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
-from broker.records.varint import Bytes, read_unsigned
+from broker.records.buffers import Bytes
+from broker.records.varint import read_unsigned
 
 MAX_VERSION = 2**15 - 1
 _MAX_UVARINT_BYTES = 5
@@ -164,6 +165,14 @@ class Writer:
         self._flush()
         return self.parts
 
+    def finish_bytes(self) -> bytes:
+        """``finish`` as one bytes object, for a message that holds no file slice."""
+        parts = self.finish()
+        data = [part for part in parts if isinstance(part, bytes)]
+        if len(data) != len(parts):
+            raise TypeError("a message holding file slices is not one bytes object")
+        return b"".join(data)
+
 
 class _Fixed:
     def __init__(self, name: str, fmt: struct.Struct, default: int | bool = 0):
@@ -258,10 +267,13 @@ NULLABLE_BYTES = _Bytes(nullable=True)
 RECORDS = NULLABLE_BYTES
 
 
-class Array:
+ItemType = TypeVar("ItemType", bound=FieldType)
+
+
+class Array(Generic[ItemType]):
     """ARRAY of a type or struct; null (-1) allowed from version ``nullable_since`` on."""
 
-    def __init__(self, item: FieldType, nullable_since: int | None = None):
+    def __init__(self, item: ItemType, nullable_since: int | None = None):
         self.item = item
         self.nullable_since = nullable_since
 

@@ -19,10 +19,11 @@ import struct
 from typing import NamedTuple, Sequence
 
 from . import record_walk
+from .buffers import Bytes
 from .compression import Codec, codec_of, compress, decompress
 from .crc import crc32c
 from .errors import CorruptRecordError
-from .varint import Bytes, encode_varint
+from .varint import encode_varint
 
 MAGIC = 2
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -122,7 +123,7 @@ class Record(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: tuple = ()
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
 class DecodedBatch(NamedTuple):
@@ -135,10 +136,10 @@ class DecodedBatch(NamedTuple):
     is_control: bool
     is_transactional: bool
     producer_id: int
-    records: list
+    records: list[Record]
 
 
-def parse_header(buf, pos: int = 0) -> BatchHeader:
+def parse_header(buf: Bytes, pos: int = 0) -> BatchHeader:
     """Decode the v2 header at ``buf[pos:]``. Checks the magic and minimum length, not the CRC."""
     if len(buf) - pos < HEADER_SIZE:
         raise CorruptRecordError(f"record batch header needs {HEADER_SIZE} bytes, {len(buf) - pos} present")
@@ -150,12 +151,12 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return header
 
 
-def compute_crc(batch) -> int:
+def compute_crc(batch: Bytes) -> int:
     """The CRC-32C a batch should carry: over bytes 21..end."""
     return crc32c(memoryview(batch)[CRC_START:])
 
 
-def validate(batch) -> BatchHeader:
+def validate(batch: Bytes) -> BatchHeader:
     """Check that ``batch`` is exactly one complete v2 batch with a correct CRC and a known codec."""
     header = parse_header(batch)
     if header.size != len(batch):
@@ -163,16 +164,16 @@ def validate(batch) -> BatchHeader:
     actual = compute_crc(batch)
     if actual != header.crc:
         raise CorruptRecordError(f"record batch CRC mismatch: stored {header.crc:#010x}, computed {actual:#010x}")
-    header.compression  # raises UnsupportedCodecError for codec ids 5-7
+    _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
     return header
 
 
-def decode(batch, verify_crc: bool = True) -> DecodedBatch:
+def decode(batch: Bytes, verify_crc: bool = True) -> DecodedBatch:
     """Decode every record of one complete v2 batch (decompressing if needed)."""
     header = validate(batch) if verify_crc else parse_header(batch)
     if header.size > len(batch):
         raise CorruptRecordError(f"record batch declares {header.size} bytes but {len(batch)} are present")
-    payload = memoryview(batch)[HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         payload = decompress(header.compression, payload)
     if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
@@ -241,7 +242,7 @@ def _encode_record(record: Record, base_offset: int, base_timestamp: int) -> byt
     return encode_varint(len(body)) + body
 
 
-def _append_optional_bytes(parts: list, data) -> None:
+def _append_optional_bytes(parts: list[bytes], data: Bytes | None) -> None:
     if data is None:
         parts.append(encode_varint(-1))
     else:
@@ -254,7 +255,7 @@ def control_record(control_type: ControlType, coordinator_epoch: int = 0) -> tup
     return struct.pack(">hh", 0, control_type), struct.pack(">hi", 0, coordinator_epoch)
 
 
-def with_offset_and_epoch(batch, base_offset: int, partition_leader_epoch: int) -> list:
+def with_offset_and_epoch(batch: Bytes, base_offset: int, partition_leader_epoch: int) -> list[Bytes]:
     """The batch with baseOffset and partitionLeaderEpoch replaced, as buffers for ``os.writev``.
 
     Neither field is covered by the CRC, and every other byte is passed through untouched (no copy).
@@ -264,12 +265,12 @@ def with_offset_and_epoch(batch, base_offset: int, partition_leader_epoch: int) 
             struct.pack(">i", partition_leader_epoch), view[MAGIC_OFFSET:]]
 
 
-def with_log_append_time(batch, timestamp: int) -> bytearray:
+def with_log_append_time(batch: Bytes, timestamp: int) -> bytearray:
     """A copy of the batch switched to LogAppendTime at ``timestamp``, with its CRC recomputed."""
     return with_max_timestamp(batch, timestamp, log_append_time=True)
 
 
-def with_max_timestamp(batch, timestamp: int, log_append_time: bool = False) -> bytearray:
+def with_max_timestamp(batch: Bytes, timestamp: int, log_append_time: bool = False) -> bytearray:
     """A copy of the batch with ``maxTimestamp`` set (and LogAppendTime if asked), CRC recomputed."""
     out = bytearray(batch)
     if log_append_time:

@@ -10,18 +10,21 @@ both name the first bad record and say what is wrong with it in the same words (
 compare the two).
 """
 
+from collections.abc import Callable
+
 from . import batch as batch_format
 from . import record_walk
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, decompress
 from .errors import CorruptRecordError
-from .varint import Bytes
 
+_walk: Callable[[Bytes, int, int], int | tuple[int, str]] | None
 try:
     from ._recordwalk import walk as _walk
 except ImportError:  # the optional extension did not compile
     _walk = None
 
-RECORD_WALK_IMPLEMENTATION = "c" if _walk else "python"
+RECORD_WALK_IMPLEMENTATION = "c" if _walk is not None else "python"
 _INT64 = range(-(1 << 63), 1 << 63)
 
 
@@ -34,10 +37,10 @@ class InvalidRecordsError(CorruptRecordError):
         self.index = index
 
 
-def check(batch, header: batch_format.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
+def check(batch: Bytes, header: batch_format.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
     """Walk every record of ``batch`` (one CRC-checked v2 batch, ``header`` parsed from it);
     return the largest record timestamp, or raise InvalidRecordsError."""
-    payload = memoryview(batch)[batch_format.HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[batch_format.HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         try:
             payload = decompress(header.compression, payload, max_decompressed)
@@ -46,8 +49,7 @@ def check(batch, header: batch_format.BatchHeader, max_decompressed: int = DEFAU
     found = (_walk or _walk_in_python)(payload, header.records_count, header.base_timestamp)
     if isinstance(found, tuple):
         index, reason = found
-        where = f"record {index}" if index >= 0 else "the batch"
-        raise InvalidRecordsError(f"{where} is invalid: {reason}", index)
+        raise InvalidRecordsError(str(record_walk.RecordWalkError.at(index, reason)), index)
     return found
 
 

@@ -17,8 +17,9 @@ decoding), ``record_check`` and ``retain`` when the C extension ``_recordwalk`` 
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from .buffers import Bytes
 from .errors import CorruptRecordError
-from .varint import Bytes, read_varint
+from .varint import read_varint
 
 # what is wrong with a record (recordwalk.h's rw_reason says the same)
 LENGTH_CUT = "its length is cut short"

@@ -13,12 +13,17 @@ its twin ``record_walk`` (the tests compare the two).
 """
 
 import struct
+from collections.abc import Callable
 from typing import NamedTuple
 
 from . import batch, record_walk
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
 from .errors import CorruptRecordError
 
+# per record: start, end, offset delta, timestamp delta, key, value is null
+_NativeSpan = tuple[int, int, int, int, bytes | None, bool]
+_native_spans: Callable[[Bytes, int], list[_NativeSpan] | tuple[int, str]] | None
 try:
     from ._recordwalk import spans as _native_spans
 except ImportError:  # the optional extension did not compile
@@ -44,23 +49,24 @@ class _Span(NamedTuple):
     record: RecordKey
 
 
-def keys(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list:
+def keys(entry: Bytes, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[RecordKey]:
     """The ``RecordKey`` of every record of one v2 batch (``header`` parsed from ``entry``)."""
     return [span.record for span in _spans(_records_section(entry, header, max_decompressed), header)]
 
 
-def keyed_offsets(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list:
+def keyed_offsets(entry: Bytes, header: batch.BatchHeader,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[tuple[bytes, int]]:
     """``(key, offset)`` of every record of one v2 batch that has a key (the cleaner's key map)."""
     section = _records_section(entry, header, max_decompressed)
     if _native_spans is None or header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
-        return [(span.record.key, span.record.offset) for span in _spans(section, header)
-                if span.record.key is not None]
+        return [(key, span.record.offset) for span in _spans(section, header) if (key := span.record.key) is not None]
     base_offset = header.base_offset
     return [(key, base_offset + offset_delta) for _, _, offset_delta, _, key, _ in _native_walk(section, header)
             if key is not None]
 
 
-def retain(entry, header: batch.BatchHeader, keep, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
+def retain(entry: Bytes, header: batch.BatchHeader, keep: Callable[[RecordKey], bool],
+           max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes | None:
     """``entry`` with only the records for which ``keep(RecordKey)`` is true: the same bytes when it
     keeps all of them, None when it keeps none, otherwise a rebuilt batch (see the module doc)."""
     section = _records_section(entry, header, max_decompressed)
@@ -84,14 +90,14 @@ def retain(entry, header: batch.BatchHeader, keep, max_decompressed: int = DEFAU
     return bytes(rebuilt)
 
 
-def _records_section(entry, header: batch.BatchHeader, max_decompressed: int) -> bytes:
-    section = memoryview(entry)[batch.HEADER_SIZE:header.size]
+def _records_section(entry: Bytes, header: batch.BatchHeader, max_decompressed: int) -> bytes:
+    section: Bytes = memoryview(entry)[batch.HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         section = decompress(header.compression, section, max_decompressed)
     return bytes(section)
 
 
-def _spans(section: bytes, header: batch.BatchHeader) -> list:
+def _spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
     """Each record's byte range in the records section and its ``RecordKey``."""
     if _native_spans is None:
         return _python_spans(section, header)
@@ -104,13 +110,13 @@ def _spans(section: bytes, header: batch.BatchHeader) -> list:
             for start, end, offset_delta, timestamp_delta, key, tombstone in found]
 
 
-def _native_walk(section: bytes, header: batch.BatchHeader) -> list:
+def _native_walk(section: bytes, header: batch.BatchHeader) -> list[_NativeSpan]:
     """``_recordwalk.spans`` of the section, or CorruptRecordError naming the bad record."""
+    assert _native_spans is not None
     found = _native_spans(section, header.records_count)
     if isinstance(found, tuple):
         index, reason = found
-        where = f"record {index}" if index >= 0 else "the batch"
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {where} is invalid: {reason}")
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {record_walk.RecordWalkError.at(index, reason)}")
     return found
 
 

@@ -5,6 +5,7 @@ protocol's flexible versions use unsigned varints (at most five bytes for 32 bit
 same base-128 groups with ``read_unsigned``.
 """
 
+from .buffers import Bytes
 from .errors import CorruptRecordError
 
 _MAX_VARLONG_BYTES = 10
@@ -36,9 +37,6 @@ def encode_unsigned(value: int) -> bytes:
 # are nearly always among them, and building each one costs more than the rest of its record
 _SMALL_COUNT = 8192
 _SMALL = tuple(_encode(value) for value in range(_SMALL_COUNT))
-
-
-Bytes = bytes | bytearray | memoryview
 
 
 def read_unsigned(buf: Bytes, pos: int, end: int, max_bytes: int) -> tuple[int, int] | None:
