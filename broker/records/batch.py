@@ -16,7 +16,8 @@ integer a zig-zag varint and ``-1`` lengths meaning null.
 
 import enum
 import struct
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from . import record_walk
 from .buffers import Bytes

@@ -115,8 +115,8 @@ def _native_walk(section: bytes, header: batch.BatchHeader) -> list[_NativeSpan]
     assert _native_spans is not None
     found = _native_spans(section, header.records_count)
     if isinstance(found, tuple):
-        index, reason = found
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {record_walk.RecordWalkError.at(index, reason)}")
+        fault = record_walk.RecordWalkError.at(*found)
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {fault}")
     return found
 
 
