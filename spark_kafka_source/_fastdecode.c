@@ -3,8 +3,8 @@
  *
  * ``Columns`` accumulates Arrow column buffers (offsets, timestamps, timestamp types, key and value
  * offsets/data/validity, and the headers list when asked) across every batch of one decode() call.
- * Python hands it the (decompressed) records payload of each v2 batch with ``add_v2`` and each
- * legacy record with ``append``; ``finish`` gives the buffers back for pa.Array.from_buffers.
+ * Python hands it each v2 batch (whose header C reads) with its decompressed records payload with
+ * ``add_v2``, and each legacy record with ``append``; ``finish`` gives the buffers back for pa.Array.from_buffers.
  *
  * The records are read by the shared record walker (broker/records/recordwalk.h), which accepts
  * and rejects exactly what its pure-Python twin (broker.records.record_walk, behind the fallback
@@ -395,13 +395,19 @@ append_record(ColumnsObject *self, int64_t offset, int64_t ts_ms, int32_t ts_typ
         return -1;                                 \
     } while (0)
 
-/* Parse `count` records from a v2 records payload; keep those with offset in [start, end). */
+/* Kafka's timestamp type ids (the timestampType column). */
+#define CREATE_TIME 0
+#define LOG_APPEND_TIME 1
+
+/* Parse the records of a v2 batch (its header h, its records payload buf); keep those with offset in
+ * [start, end). */
 static int
-parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize_t count,
-              int64_t base_offset, int64_t base_ts, int log_append, int64_t max_ts,
-              int32_t ts_type, int64_t start, int64_t end, Py_ssize_t *kept)
+parse_records(ColumnsObject *self, const rw_batch_header *h, const uint8_t *buf, Py_ssize_t size,
+              int64_t start, int64_t end, Py_ssize_t *kept)
 {
     const uint8_t *p = buf, *e = buf + size;
+    Py_ssize_t count = h->records_count;
+    int32_t ts_type = h->log_append_time ? LOG_APPEND_TIME : CREATE_TIME;
     if (count < 0)
         FAIL("the batch is invalid: " RW_COUNT_NEGATIVE);
     /* Reserve for the whole batch up front (fewer reallocs): a record takes at least 7 bytes,
@@ -420,9 +426,9 @@ parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize
         rw_fault fault = rw_next_record(&p, e, &r);
         if (fault)
             FAIL("record %zd is invalid: %s", i, rw_reason(fault));
-        i128 offset = (i128)base_offset + r.offset_delta;
+        i128 offset = (i128)h->base_offset + r.offset_delta;
         if (offset >= start && offset < end) {
-            i128 ts = log_append ? (i128)max_ts : (i128)base_ts + r.timestamp_delta;
+            i128 ts = h->log_append_time ? (i128)h->max_timestamp : (i128)h->base_timestamp + r.timestamp_delta;
             if (check_timestamp(ts, (int64_t)offset) < 0)
                 return -1;
             if (append_record(self, (int64_t)offset, (int64_t)ts, ts_type, r.key, r.key_length,
@@ -439,26 +445,30 @@ parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize
 }
 
 PyDoc_STRVAR(Columns_add_v2_doc,
-"add_v2(payload, count, base_offset, base_timestamp, log_append_time, max_timestamp,\n"
-"       timestamp_type, start, end) -> int\n\n"
-"Parse `count` records from the decompressed records payload of one v2 batch and append those\n"
-"with offset in [start, end). LogAppendTime batches report max_timestamp for every record.\n"
-"Returns how many were appended; raises DecodeError on malformed records.");
+"add_v2(batch, payload, start, end) -> int\n\n"
+"Parse the records of one v2 batch (its header is read from `batch`; `payload` is its decompressed\n"
+"records section) and append those with offset in [start, end). LogAppendTime batches report\n"
+"maxTimestamp for every record. Returns how many were appended; raises DecodeError on malformed\n"
+"records.");
 
 static PyObject *
 Columns_add_v2(ColumnsObject *self, PyObject *args)
 {
-    Py_buffer pb;
-    Py_ssize_t count, kept = 0;
-    long long base_offset, base_ts, max_ts, start, end;
-    int log_append, ts_type;
+    Py_buffer bb, pb;
+    Py_ssize_t kept = 0;
+    long long start, end;
+    rw_batch_header header;
     if (check_usable(self) < 0)
         return NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLpLiLL:add_v2", &pb, &count, &base_offset, &base_ts,
-                          &log_append, &max_ts, &ts_type, &start, &end))
+    if (!PyArg_ParseTuple(args, "y*y*LL:add_v2", &bb, &pb, &start, &end))
         return NULL;
-    int rc = parse_records(self, (const uint8_t *)pb.buf, pb.len, count, base_offset, base_ts,
-                           log_append, max_ts, ts_type, start, end, &kept);
+    int rc = rw_read_batch_header((const uint8_t *)bb.buf, (size_t)bb.len, &header);
+    PyBuffer_Release(&bb);
+    if (rc < 0) {
+        PyErr_SetString(DecodeError, "the batch is invalid: its header is cut short");
+    } else {
+        rc = parse_records(self, &header, (const uint8_t *)pb.buf, pb.len, start, end, &kept);
+    }
     PyBuffer_Release(&pb);
     if (rc < 0)
         return NULL;

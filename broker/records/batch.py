@@ -11,7 +11,7 @@ Layout (byte offsets within the batch)::
     23 lastOffsetDelta INT32
 
 A record is ``length, attributes, timestampDelta, offsetDelta, key, value, headers`` with every
-integer a zig-zag varint and ``-1`` lengths meaning null.
+integer a zig-zag varint and ``-1`` lengths meaning null; ``record_walk`` reads them.
 """
 
 import enum
@@ -64,7 +64,10 @@ class ControlType(enum.IntEnum):
 
 
 class BatchHeader(NamedTuple):
-    """The 61 fixed header bytes of a v2 batch, decoded. ``size`` is the whole batch in bytes."""
+    """The 61 fixed header bytes of a v2 batch, decoded. ``size`` is the whole batch in bytes.
+
+    The properties name the attribute bits; its C twin, ``rw_batch_header`` in ``recordwalk.h``,
+    names the same ones (a new bit is named in both)."""
 
     base_offset: int
     batch_length: int

@@ -1,6 +1,8 @@
-/* The one walker of v2 records in C, included by every extension that reads them
- * (broker.records._recordwalk and spark_kafka_source._fastdecode); broker/records/record_walk.py is
- * its pure-Python twin and the tests check the two agree.
+/* The one walker of v2 batches in C, included by every extension that reads them
+ * (broker.records._recordwalk and spark_kafka_source._fastdecode); broker/records/record_walk.py
+ * (records) and batch.py (the header) are its pure-Python twin, and the tests check they agree.
+ *
+ * rw_read_batch_header decodes a batch's fixed header and names its attribute bits.
  *
  * A record is `length, attributes, timestampDelta, offsetDelta, key, value, headers` with every
  * integer a zig-zag varint. The walker accepts what the Python twin accepts:
@@ -16,6 +18,7 @@
 #ifndef BROKER_RECORDS_RECORDWALK_H
 #define BROKER_RECORDS_RECORDWALK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if !defined(__SIZEOF_INT128__)
@@ -61,6 +64,62 @@ __extension__ typedef unsigned __int128 rw_u128;
 #define RW_BATCH_TRANSACTIONAL 0x10
 #define RW_BATCH_CONTROL 0x20
 #define RW_BATCH_DELETE_HORIZON 0x40
+
+#define RW_BATCH_HEADER_SIZE 61
+
+/* The fixed header of a v2 batch, decoded, with its attribute bits named (the twin is
+ * broker.records.batch.BatchHeader, whose properties name the same bits). */
+typedef struct {
+    int64_t base_offset;
+    int32_t batch_length;
+    int32_t partition_leader_epoch;
+    int8_t magic;
+    uint32_t crc;
+    int16_t attributes;
+    int32_t last_offset_delta;
+    int64_t base_timestamp, max_timestamp, producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence, records_count;
+    int compression, log_append_time, is_transactional, is_control, has_delete_horizon;
+} rw_batch_header;
+
+/* The n-byte big-endian unsigned integer at p. */
+static inline uint64_t
+rw_big_endian(const uint8_t *p, int n)
+{
+    uint64_t value = 0;
+    for (int i = 0; i < n; i++)
+        value = value << 8 | p[i];
+    return value;
+}
+
+/* Decode the header at p (size bytes there); -1 when fewer than RW_BATCH_HEADER_SIZE. The magic and
+ * CRC are decoded, not checked. */
+static inline int
+rw_read_batch_header(const uint8_t *p, size_t size, rw_batch_header *h)
+{
+    if (size < RW_BATCH_HEADER_SIZE)
+        return -1;
+    h->base_offset = (int64_t)rw_big_endian(p, 8);
+    h->batch_length = (int32_t)rw_big_endian(p + 8, 4);
+    h->partition_leader_epoch = (int32_t)rw_big_endian(p + 12, 4);
+    h->magic = (int8_t)p[16];
+    h->crc = (uint32_t)rw_big_endian(p + 17, 4);
+    h->attributes = (int16_t)rw_big_endian(p + 21, 2);
+    h->last_offset_delta = (int32_t)rw_big_endian(p + 23, 4);
+    h->base_timestamp = (int64_t)rw_big_endian(p + 27, 8);
+    h->max_timestamp = (int64_t)rw_big_endian(p + 35, 8);
+    h->producer_id = (int64_t)rw_big_endian(p + 43, 8);
+    h->producer_epoch = (int16_t)rw_big_endian(p + 51, 2);
+    h->base_sequence = (int32_t)rw_big_endian(p + 53, 4);
+    h->records_count = (int32_t)rw_big_endian(p + 57, 4);
+    h->compression = h->attributes & RW_BATCH_COMPRESSION_MASK;
+    h->log_append_time = (h->attributes & RW_BATCH_LOG_APPEND_TIME) != 0;
+    h->is_transactional = (h->attributes & RW_BATCH_TRANSACTIONAL) != 0;
+    h->is_control = (h->attributes & RW_BATCH_CONTROL) != 0;
+    h->has_delete_horizon = (h->attributes & RW_BATCH_DELETE_HORIZON) != 0;
+    return 0;
+}
 
 #define RW_MAX_VARINT_BYTES 10
 
