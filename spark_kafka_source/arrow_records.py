@@ -165,11 +165,11 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
             if check_crcs:
                 header = record_set.validate_entry(entry)  # size, CRC-32C, codec
             else:
-                header.compression  # raises UnsupportedCodecError for codec ids 5-7
+                _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
             last = header.last_offset
             if last >= start:
-                if header.magic == v2.MAGIC:
+                if isinstance(header, v2.BatchHeader):  # magic 2
                     if not header.is_control and header.base_offset < end:
                         columns.add_v2(entry, header, start, end)
                 else:
