@@ -3,16 +3,12 @@
  *
  * ``Columns`` accumulates Arrow column buffers (offsets, timestamps, timestamp types, key and value
  * offsets/data/validity, and the headers list when asked) across every batch of one decode() call.
- * Python hands it the (decompressed) records payload of each v2 batch with ``add_v2`` and each
- * legacy record with ``append``; ``finish`` gives the buffers back for pa.Array.from_buffers.
+ * Python hands it each v2 batch (whose header C reads) with its decompressed records payload with
+ * ``add_v2``, and each legacy record with ``append``; ``finish`` gives the buffers back for pa.Array.from_buffers.
  *
- * The parser accepts and rejects exactly what broker.records.batch._decode_records does (the
- * pure-Python decoder the fallback path uses), so both paths agree on every input:
- *   - varints are zig-zag, at most 10 bytes, decoded to their exact (up to 70-bit) value;
- *   - any negative key / value / header-value length means null; a negative header-key length,
- *     header count, record length or record count is an error;
- *   - every field must lie inside its record, every record inside the payload, and the payload
- *     must end exactly after the last record.
+ * The records are read by the shared record walker (broker/records/recordwalk.h), which accepts
+ * and rejects exactly what its pure-Python twin (broker.records.record_walk, behind the fallback
+ * path's decoder) does, so both paths agree on every input.
  * Every record of a batch is parsed (validated); only those whose offset is in [start, end) are
  * kept. A kept record's timestamp must fit timestamp[us] (|ms| <= 9223372036854775).
  *
@@ -29,12 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if !defined(__SIZEOF_INT128__)
-#error "_fastdecode needs a compiler with 128-bit integers (GCC or Clang on a 64-bit target)"
-#endif
+#include "recordwalk.h"
 
-__extension__ typedef __int128 i128;
-__extension__ typedef unsigned __int128 u128;
+typedef rw_i128 i128;
 
 /* Kafka epoch milliseconds that still fit int64 microseconds. */
 #define TS_MS_MAX INT64_C(9223372036854775)
@@ -259,66 +252,6 @@ bincol_append_utf8(BinCol *c, size_t index, const uint8_t *p, int64_t len)
 }
 
 /* ------------------------------------------------------------------------------------------- */
-/* Varints                                                                                      */
-
-/* Decode the zig-zag varint at p (at most 10 bytes, all before e). Returns the position after it,
- * or NULL if it is truncated or longer than 10 bytes. The raw value may reach 70 bits, as in the
- * Python decoder: *lo gets its low 64 bits and *hi the bits above (0 when it fits 64 bits). */
-static const uint8_t *
-varint_raw_slow(const uint8_t *p, const uint8_t *e, uint64_t *lo, unsigned *hi)
-{
-    uint64_t raw = 0;
-    for (int i = 0; i < 10; i++) {
-        if (p + i >= e)
-            return NULL;
-        uint8_t b = p[i];
-        if (i < 9) {
-            raw |= (uint64_t)(b & 0x7F) << (7 * i);
-            *hi = 0;
-        } else {
-            raw |= (uint64_t)(b & 0x01) << 63;
-            *hi = (b & 0x7E) >> 1;
-        }
-        if (!(b & 0x80)) {
-            *lo = raw;
-            return p + i + 1;
-        }
-    }
-    return NULL;
-}
-
-/* Deltas: the exact value (up to 70 bits), as Python's arbitrary-precision ints see it. */
-static inline const uint8_t *
-read_varint_exact(const uint8_t *p, const uint8_t *e, i128 *out)
-{
-    if (p < e && !(*p & 0x80)) {
-        uint8_t b = *p;
-        *out = (i128)((int64_t)(b >> 1) ^ -(int64_t)(b & 1));
-        return p + 1;
-    }
-    uint64_t lo;
-    unsigned hi;
-    p = varint_raw_slow(p, e, &lo, &hi);
-    if (!p)
-        return NULL;
-    u128 raw = ((u128)hi << 64) | lo;
-    u128 mag = raw >> 1;
-    *out = (raw & 1) ? -(i128)mag - 1 : (i128)mag;
-    return p;
-}
-
-/* Lengths and counts: values beyond int64 saturate (only their sign and "too big" matter). */
-static inline const uint8_t *
-read_varint_sat(const uint8_t *p, const uint8_t *e, int64_t *out)
-{
-    i128 value;
-    p = read_varint_exact(p, e, &value);
-    if (p)
-        *out = value > INT64_MAX ? INT64_MAX : value < INT64_MIN ? INT64_MIN : (int64_t)value;
-    return p;
-}
-
-/* ------------------------------------------------------------------------------------------- */
 /* Columns                                                                                      */
 
 typedef struct {
@@ -427,14 +360,14 @@ append_record(ColumnsObject *self, int64_t offset, int64_t ts_ms, int32_t ts_typ
             for (int64_t h = 0; h < hcount; h++) {
                 /* already validated by parse_records; re-checked so a bug cannot overrun */
                 int64_t hk = 0, hv = -1;
-                if (!(hp = read_varint_sat(hp, he, &hk)) || hk < 0 || hk > he - hp) {
+                if (!(hp = rw_read_length(hp, he, &hk)) || hk < 0 || hk > he - hp) {
                     PyErr_SetString(DecodeError, "internal error: header re-read failed");
                     return -1;
                 }
                 if (bincol_append_utf8(&self->hkey, self->nh, hp, hk) < 0)
                     return -1;
                 hp += hk;
-                if (!(hp = read_varint_sat(hp, he, &hv)) || hv > he - hp) {
+                if (!(hp = rw_read_length(hp, he, &hv)) || hv > he - hp) {
                     PyErr_SetString(DecodeError, "internal error: header re-read failed");
                     return -1;
                 }
@@ -463,15 +396,21 @@ append_record(ColumnsObject *self, int64_t offset, int64_t ts_ms, int32_t ts_typ
         return -1;                                 \
     } while (0)
 
-/* Parse `count` records from a v2 records payload; keep those with offset in [start, end). */
+/* Kafka's timestamp type ids (the timestampType column). */
+#define CREATE_TIME 0
+#define LOG_APPEND_TIME 1
+
+/* Parse the records of a v2 batch (its header h, its records payload buf); keep those with offset in
+ * [start, end). */
 static int
-parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize_t count,
-              int64_t base_offset, int64_t base_ts, int log_append, int64_t max_ts,
-              int32_t ts_type, int64_t start, int64_t end, Py_ssize_t *kept)
+parse_records(ColumnsObject *self, const rw_batch_header *h, const uint8_t *buf, Py_ssize_t size,
+              int64_t start, int64_t end, Py_ssize_t *kept)
 {
     const uint8_t *p = buf, *e = buf + size;
+    Py_ssize_t count = h->records_count;
+    int32_t ts_type = h->log_append_time ? LOG_APPEND_TIME : CREATE_TIME;
     if (count < 0)
-        FAIL("negative record count %zd", count);
+        FAIL("the batch is invalid: " RW_COUNT_NEGATIVE);
     /* Reserve for the whole batch up front (fewer reallocs): a record takes at least 7 bytes,
      * and its value at most what is left of the payload. Bounded by the payload's real size. */
     size_t most = (size_t)size / 7 + 1;
@@ -484,73 +423,17 @@ parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize
         vec_reserve(&self->value.data, (size_t)size) < 0)
         return -1;
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t at = p - buf;
-        int64_t len, klen, vlen, hcount;
-        i128 ts_delta, off_delta;
-        p = read_varint_sat(p, e, &len);
-        if (!p)
-            FAIL("record %zd at byte %zd: truncated or over-long length varint", i, at);
-        if (len < 0 || len > e - p)
-            FAIL("record %zd at byte %zd: record of %lld bytes overruns its batch", i, at,
-                 (long long)len);
-        const uint8_t *re = p + len;
-        if (p >= re)
-            FAIL("record %zd at byte %zd: empty record", i, at);
-        p++; /* attributes: unused */
-        if (!(p = read_varint_exact(p, re, &ts_delta)) ||
-            !(p = read_varint_exact(p, re, &off_delta)) ||
-            !(p = read_varint_sat(p, re, &klen)))
-            FAIL("record %zd at byte %zd: truncated or over-long varint", i, at);
-        const uint8_t *key = p;
-        if (klen >= 0) {
-            if (klen > re - p)
-                FAIL("record %zd at byte %zd: key of %lld bytes overruns its record", i, at,
-                     (long long)klen);
-            p += klen;
-        }
-        if (!(p = read_varint_sat(p, re, &vlen)))
-            FAIL("record %zd at byte %zd: truncated or over-long varint", i, at);
-        const uint8_t *value = p;
-        if (vlen >= 0) {
-            if (vlen > re - p)
-                FAIL("record %zd at byte %zd: value of %lld bytes overruns its record", i, at,
-                     (long long)vlen);
-            p += vlen;
-        }
-        if (!(p = read_varint_sat(p, re, &hcount)))
-            FAIL("record %zd at byte %zd: truncated or over-long varint", i, at);
-        if (hcount < 0)
-            FAIL("record %zd at byte %zd: negative header count %lld", i, at, (long long)hcount);
-        const uint8_t *hp = p;
-        for (int64_t h = 0; h < hcount; h++) {
-            int64_t hk, hv;
-            if (!(p = read_varint_sat(p, re, &hk)))
-                FAIL("record %zd at byte %zd: truncated or over-long header varint", i, at);
-            if (hk < 0)
-                FAIL("record %zd at byte %zd: record header key is null", i, at);
-            if (hk > re - p)
-                FAIL("record %zd at byte %zd: header key of %lld bytes overruns its record", i,
-                     at, (long long)hk);
-            p += hk;
-            if (!(p = read_varint_sat(p, re, &hv)))
-                FAIL("record %zd at byte %zd: truncated or over-long header varint", i, at);
-            if (hv >= 0) {
-                if (hv > re - p)
-                    FAIL("record %zd at byte %zd: header value of %lld bytes overruns its record",
-                         i, at, (long long)hv);
-                p += hv;
-            }
-        }
-        if (p != re)
-            FAIL("record %zd at byte %zd: record declares %lld bytes but its fields take %zd", i,
-                 at, (long long)len, (Py_ssize_t)(p - (re - len)));
-        i128 offset = (i128)base_offset + off_delta;
+        rw_record r;
+        rw_fault fault = rw_next_record(&p, e, &r);
+        if (fault)
+            FAIL("record %zd is invalid: %s", i, rw_reason(fault));
+        i128 offset = (i128)h->base_offset + r.offset_delta;
         if (offset >= start && offset < end) {
-            i128 ts = log_append ? (i128)max_ts : (i128)base_ts + ts_delta;
+            i128 ts = h->log_append_time ? (i128)h->max_timestamp : (i128)h->base_timestamp + r.timestamp_delta;
             if (check_timestamp(ts, (int64_t)offset) < 0)
                 return -1;
-            if (append_record(self, (int64_t)offset, (int64_t)ts, ts_type, key, klen, value, vlen,
-                              hp, re, hcount) < 0) {
+            if (append_record(self, (int64_t)offset, (int64_t)ts, ts_type, r.key, r.key_length,
+                              r.value, r.value_length, r.headers, r.end, r.header_count) < 0) {
                 self->state = 2;
                 return -1;
             }
@@ -558,31 +441,35 @@ parse_records(ColumnsObject *self, const uint8_t *buf, Py_ssize_t size, Py_ssize
         }
     }
     if (p != e)
-        FAIL("%zd bytes left over after the last record of the batch", (Py_ssize_t)(e - p));
+        FAIL("the batch is invalid: " RW_LEFT_OVER);
     return 0;
 }
 
 PyDoc_STRVAR(Columns_add_v2_doc,
-"add_v2(payload, count, base_offset, base_timestamp, log_append_time, max_timestamp,\n"
-"       timestamp_type, start, end) -> int\n\n"
-"Parse `count` records from the decompressed records payload of one v2 batch and append those\n"
-"with offset in [start, end). LogAppendTime batches report max_timestamp for every record.\n"
-"Returns how many were appended; raises DecodeError on malformed records.");
+"add_v2(batch, payload, start, end) -> int\n\n"
+"Parse the records of one v2 batch (its header is read from `batch`; `payload` is its decompressed\n"
+"records section) and append those with offset in [start, end). LogAppendTime batches report\n"
+"maxTimestamp for every record. Returns how many were appended; raises DecodeError on malformed\n"
+"records.");
 
 static PyObject *
 Columns_add_v2(ColumnsObject *self, PyObject *args)
 {
-    Py_buffer pb;
-    Py_ssize_t count, kept = 0;
-    long long base_offset, base_ts, max_ts, start, end;
-    int log_append, ts_type;
+    Py_buffer bb, pb;
+    Py_ssize_t kept = 0;
+    long long start, end;
+    rw_batch_header header;
     if (check_usable(self) < 0)
         return NULL;
-    if (!PyArg_ParseTuple(args, "y*nLLpLiLL:add_v2", &pb, &count, &base_offset, &base_ts,
-                          &log_append, &max_ts, &ts_type, &start, &end))
+    if (!PyArg_ParseTuple(args, "y*y*LL:add_v2", &bb, &pb, &start, &end))
         return NULL;
-    int rc = parse_records(self, (const uint8_t *)pb.buf, pb.len, count, base_offset, base_ts,
-                           log_append, max_ts, ts_type, start, end, &kept);
+    int rc = rw_read_batch_header((const uint8_t *)bb.buf, (size_t)bb.len, &header);
+    PyBuffer_Release(&bb);
+    if (rc < 0) {
+        PyErr_SetString(DecodeError, "the batch is invalid: its header is cut short");
+    } else {
+        rc = parse_records(self, &header, (const uint8_t *)pb.buf, pb.len, start, end, &kept);
+    }
     PyBuffer_Release(&pb);
     if (rc < 0)
         return NULL;

@@ -69,7 +69,6 @@ import pyarrow as pa
 
 from broker.records import batch as v2
 from broker.records import legacy, record_set
-from broker.records.batch import TimestampType
 from broker.records.compression import Codec, decompress
 from broker.records.errors import CorruptRecordError
 
@@ -105,7 +104,6 @@ TS_MS_MIN = -TS_MS_MAX
 _MAX_COLUMN_BYTES = INT32_MAX
 # what malformed input raises inside the walk (the C parser's DecodeError is mapped)
 _DECODE_ERRORS = (CorruptRecordError,) + ((_fastdecode.DecodeError,) if _fastdecode else ())
-_LOG_APPEND_TIME = TimestampType.LOG_APPEND_TIME
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
@@ -167,11 +165,11 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
             if check_crcs:
                 header = record_set.validate_entry(entry)  # size, CRC-32C, codec
             else:
-                header.compression  # raises UnsupportedCodecError for codec ids 5-7
+                _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
             last = header.last_offset
             if last >= start:
-                if header.magic == v2.MAGIC:
+                if isinstance(header, v2.BatchHeader):  # magic 2
                     if not header.is_control and header.base_offset < end:
                         columns.add_v2(entry, header, start, end)
                 else:
@@ -290,11 +288,7 @@ class _NativeColumns:
         codec = header.compression
         if codec != Codec.NONE:
             payload = decompress(codec, payload)
-        log_append = header.attributes & 0x08 != 0  # header.timestamp_type == LOG_APPEND_TIME
-        self.columns.add_v2(payload, header.records_count, header.base_offset,
-                            header.base_timestamp, log_append, header.max_timestamp,
-                            _LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
-                            start, end)
+        self.columns.add_v2(entry, payload, start, end)
 
     def add_legacy(self, entry, header, start: int, end: int) -> None:
         decoded = legacy.decode(entry, verify_crc=False)

@@ -103,7 +103,7 @@ def _encode(schema: Struct, fields: dict[str, Any], version: int, what: str) -> 
         schema.encode(writer, fields, version)
     except ValueError as exc:
         raise ConsumerProtocolError(f"{what} v{version}: {exc}") from None
-    return b"".join(writer.finish())
+    return writer.finish_bytes()
 
 
 def _decode(schema: Struct, data: bytes, what: str) -> dict[str, Any]:

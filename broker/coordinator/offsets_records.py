@@ -20,12 +20,11 @@ import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any, overload
 
+from broker.protocol.flexible import (
+    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
+)
 from broker.protocol.types import (
     BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
-)
-
-from .flexible import (
-    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
 )
 
 OFFSET_KEY_VERSIONS = (0, 1)
@@ -296,4 +295,4 @@ def _encode(schema: Struct, fields: Fields, version: int, what: str) -> bytes:
         schema.encode(writer, fields, version)
     except ValueError as exc:
         raise OffsetsRecordError(f"{what} v{version}: {exc}") from None
-    return b"".join(writer.finish())
+    return writer.finish_bytes()

@@ -183,7 +183,7 @@ class PartitionLog:
         view = memoryview(records)
         checked = []
         for position, header in entries:
-            if header.magic != batch.MAGIC:
+            if not isinstance(header, batch.BatchHeader):  # magic 0 or 1
                 raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
             if header.size > self.config.max_message_bytes:
                 raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "

@@ -7,11 +7,11 @@ is advertised, and ApiVersions responses always use v0.
 """
 
 import struct
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from .apis import APIS, ApiKey
 from .errors import ErrorCode
-from .types import INT32, NULLABLE_STRING, ProtocolError, Reader, Writer
+from .types import INT32, NULLABLE_STRING, Message, Part, ProtocolError, Reader, Writer
 
 SIZE = struct.Struct(">i")
 _MIN_HEADER = struct.Struct(">hhi")
@@ -25,7 +25,7 @@ class RequestHeader(NamedTuple):
     client_id: str | None
 
 
-def parse_request(frame) -> tuple[RequestHeader, Reader]:
+def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Reader]:
     """The header of a request frame (without its size prefix), and a reader positioned at the body."""
     if len(frame) < _MIN_HEADER.size:
         raise ProtocolError(f"request of {len(frame)} bytes is shorter than a request header")
@@ -43,7 +43,7 @@ def parse_request(frame) -> tuple[RequestHeader, Reader]:
     return RequestHeader(api_key, api_version, correlation_id, client_id), reader
 
 
-def decode_request_body(header: RequestHeader, reader: Reader) -> dict:
+def decode_request_body(header: RequestHeader, reader: Reader) -> Message:
     """Decode the body of a request for an advertised API and version; the whole body must be used."""
     api = APIS[ApiKey(header.api_key)]
     body = api.request.decode(reader, header.api_version)
@@ -52,17 +52,17 @@ def decode_request_body(header: RequestHeader, reader: Reader) -> dict:
     return body
 
 
-def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
+def encode_request(api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Message) -> bytes:
     """A whole request frame (size prefix included): header v1, then the body in the API's schema."""
     writer = Writer()
     writer.write(_MIN_HEADER.pack(api_key, api_version, correlation_id))
     NULLABLE_STRING.encode(writer, client_id, api_version)
     APIS[ApiKey(api_key)].request.encode(writer, body, api_version)
-    payload = b"".join(writer.finish())
+    payload = writer.finish_bytes()
     return SIZE.pack(len(payload)) + payload
 
 
-def encode_response(correlation_id: int, api_key: int, api_version: int, body: dict) -> tuple[list, int]:
+def encode_response(correlation_id: int, api_key: int, api_version: int, body: Message) -> tuple[list[Part], int]:
     """The response frame as parts (bytes and file slices) and its total size in bytes."""
     writer = Writer()
     writer.pack(SIZE, 0)  # patched below, once the size is known
@@ -82,4 +82,4 @@ def unsupported_api_versions_reply(correlation_id: int) -> bytes:
         "error_code": ErrorCode.UNSUPPORTED_VERSION,
         "api_keys": [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}],
     })
-    return parts[0]
+    return cast(bytes, parts[0])  # one buffered part: no file slice

@@ -11,17 +11,20 @@ Layout (byte offsets within the batch)::
     23 lastOffsetDelta INT32
 
 A record is ``length, attributes, timestampDelta, offsetDelta, key, value, headers`` with every
-integer a zig-zag varint and ``-1`` lengths meaning null.
+integer a zig-zag varint and ``-1`` lengths meaning null; ``record_walk`` reads them.
 """
 
 import enum
 import struct
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
+from . import record_walk
+from .buffers import Bytes
 from .compression import Codec, codec_of, compress, decompress
 from .crc import crc32c
 from .errors import CorruptRecordError
-from .varint import decode_varint, encode_varint
+from .varint import encode_varint
 
 MAGIC = 2
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -61,7 +64,10 @@ class ControlType(enum.IntEnum):
 
 
 class BatchHeader(NamedTuple):
-    """The 61 fixed header bytes of a v2 batch, decoded. ``size`` is the whole batch in bytes."""
+    """The 61 fixed header bytes of a v2 batch, decoded. ``size`` is the whole batch in bytes.
+
+    The properties name the attribute bits; its C twin, ``rw_batch_header`` in ``recordwalk.h``,
+    names the same ones (a new bit is named in both)."""
 
     base_offset: int
     batch_length: int
@@ -121,7 +127,7 @@ class Record(NamedTuple):
     timestamp: int
     key: bytes | None
     value: bytes | None
-    headers: tuple = ()
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
 class DecodedBatch(NamedTuple):
@@ -134,10 +140,10 @@ class DecodedBatch(NamedTuple):
     is_control: bool
     is_transactional: bool
     producer_id: int
-    records: list
+    records: list[Record]
 
 
-def parse_header(buf, pos: int = 0) -> BatchHeader:
+def parse_header(buf: Bytes, pos: int = 0) -> BatchHeader:
     """Decode the v2 header at ``buf[pos:]``. Checks the magic and minimum length, not the CRC."""
     if len(buf) - pos < HEADER_SIZE:
         raise CorruptRecordError(f"record batch header needs {HEADER_SIZE} bytes, {len(buf) - pos} present")
@@ -149,12 +155,12 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return header
 
 
-def compute_crc(batch) -> int:
+def compute_crc(batch: Bytes) -> int:
     """The CRC-32C a batch should carry: over bytes 21..end."""
     return crc32c(memoryview(batch)[CRC_START:])
 
 
-def validate(batch) -> BatchHeader:
+def validate(batch: Bytes) -> BatchHeader:
     """Check that ``batch`` is exactly one complete v2 batch with a correct CRC and a known codec."""
     header = parse_header(batch)
     if header.size != len(batch):
@@ -162,16 +168,16 @@ def validate(batch) -> BatchHeader:
     actual = compute_crc(batch)
     if actual != header.crc:
         raise CorruptRecordError(f"record batch CRC mismatch: stored {header.crc:#010x}, computed {actual:#010x}")
-    header.compression  # raises UnsupportedCodecError for codec ids 5-7
+    _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
     return header
 
 
-def decode(batch, verify_crc: bool = True) -> DecodedBatch:
+def decode(batch: Bytes, verify_crc: bool = True) -> DecodedBatch:
     """Decode every record of one complete v2 batch (decompressing if needed)."""
     header = validate(batch) if verify_crc else parse_header(batch)
     if header.size > len(batch):
         raise CorruptRecordError(f"record batch declares {header.size} bytes but {len(batch)} are present")
-    payload = memoryview(batch)[HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         payload = decompress(header.compression, payload)
     if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
@@ -184,55 +190,14 @@ def decode(batch, verify_crc: bool = True) -> DecodedBatch:
                         header.is_control, header.is_transactional, header.producer_id, records)
 
 
-def decode_records(buf, count: int, base_offset: int, base_timestamp: int,
-                   fixed_timestamp: int | None = None) -> list:
+def decode_records(buf: Bytes, count: int, base_offset: int, base_timestamp: int,
+                   fixed_timestamp: int | None = None) -> list[Record]:
     """The ``count`` records of a batch's (decompressed) records section; every byte must belong to one."""
-    if count < 0:
-        raise CorruptRecordError(f"negative record count {count}")
-    buf = bytes(buf)
-    end = len(buf)
-    pos = 0
-    records = []
-    for _ in range(count):
-        length, pos = decode_varint(buf, pos)
-        record_end = pos + length
-        if length < 0 or record_end > end:
-            raise CorruptRecordError(f"record of {length} bytes overruns its batch")
-        pos += 1  # attributes: unused
-        timestamp_delta, pos = decode_varint(buf, pos)
-        offset_delta, pos = decode_varint(buf, pos)
-        key_length, pos = decode_varint(buf, pos)
-        key, pos = _read_optional_bytes(buf, pos, key_length, record_end)
-        value_length, pos = decode_varint(buf, pos)
-        value, pos = _read_optional_bytes(buf, pos, value_length, record_end)
-        header_count, pos = decode_varint(buf, pos)
-        if header_count < 0:
-            raise CorruptRecordError(f"negative header count {header_count}")
-        headers = []
-        for _ in range(header_count):
-            header_key_length, pos = decode_varint(buf, pos)
-            if header_key_length < 0:
-                raise CorruptRecordError("record header key is null")
-            header_key, pos = _read_optional_bytes(buf, pos, header_key_length, record_end)
-            header_value_length, pos = decode_varint(buf, pos)
-            header_value, pos = _read_optional_bytes(buf, pos, header_value_length, record_end)
-            headers.append((header_key.decode("utf-8", "replace"), header_value))
-        if pos != record_end:
-            raise CorruptRecordError(f"record declares {length} bytes but its fields take {pos - record_end + length}")
-        timestamp = fixed_timestamp if fixed_timestamp is not None else base_timestamp + timestamp_delta
-        records.append(Record(base_offset + offset_delta, timestamp, key, value, tuple(headers)))
-    if pos != end:
-        raise CorruptRecordError(f"{end - pos} bytes left over after the last record of the batch")
-    return records
-
-
-def _read_optional_bytes(buf, pos: int, length: int, limit: int):
-    if length < 0:
-        return None, pos
-    end = pos + length
-    if end > limit:
-        raise CorruptRecordError(f"field of {length} bytes overruns its record")
-    return buf[pos:end], end
+    if fixed_timestamp is not None:
+        return [Record(base_offset + r.offset_delta, fixed_timestamp, r.key, r.value, r.headers)
+                for r in record_walk.walk(buf, count)]
+    return [Record(base_offset + r.offset_delta, base_timestamp + r.timestamp_delta, r.key, r.value, r.headers)
+            for r in record_walk.walk(buf, count)]
 
 
 def build(records: Sequence[Record], *, base_offset: int = 0, compression: int = Codec.NONE,
@@ -281,7 +246,7 @@ def _encode_record(record: Record, base_offset: int, base_timestamp: int) -> byt
     return encode_varint(len(body)) + body
 
 
-def _append_optional_bytes(parts: list, data) -> None:
+def _append_optional_bytes(parts: list[bytes], data: Bytes | None) -> None:
     if data is None:
         parts.append(encode_varint(-1))
     else:
@@ -294,7 +259,7 @@ def control_record(control_type: ControlType, coordinator_epoch: int = 0) -> tup
     return struct.pack(">hh", 0, control_type), struct.pack(">hi", 0, coordinator_epoch)
 
 
-def with_offset_and_epoch(batch, base_offset: int, partition_leader_epoch: int) -> list:
+def with_offset_and_epoch(batch: Bytes, base_offset: int, partition_leader_epoch: int) -> list[Bytes]:
     """The batch with baseOffset and partitionLeaderEpoch replaced, as buffers for ``os.writev``.
 
     Neither field is covered by the CRC, and every other byte is passed through untouched (no copy).
@@ -304,12 +269,12 @@ def with_offset_and_epoch(batch, base_offset: int, partition_leader_epoch: int) 
             struct.pack(">i", partition_leader_epoch), view[MAGIC_OFFSET:]]
 
 
-def with_log_append_time(batch, timestamp: int) -> bytearray:
+def with_log_append_time(batch: Bytes, timestamp: int) -> bytearray:
     """A copy of the batch switched to LogAppendTime at ``timestamp``, with its CRC recomputed."""
     return with_max_timestamp(batch, timestamp, log_append_time=True)
 
 
-def with_max_timestamp(batch, timestamp: int, log_append_time: bool = False) -> bytearray:
+def with_max_timestamp(batch: Bytes, timestamp: int, log_append_time: bool = False) -> bytearray:
     """A copy of the batch with ``maxTimestamp`` set (and LogAppendTime if asked), CRC recomputed."""
     out = bytearray(batch)
     if log_append_time:

@@ -22,10 +22,12 @@ import enum
 import gzip
 import mmap
 import struct
+from types import ModuleType
 
 import cramjam
 import snappy
 
+from .buffers import Bytes
 from .errors import CorruptRecordError, DecompressedTooLargeError, UnsupportedCodecError
 
 
@@ -65,10 +67,10 @@ _XERIAL_VERSION = 1
 _XERIAL_COMPATIBLE_VERSION = 1
 _XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default block size
 _BLOCK_LENGTH = struct.Struct(">i")
-_BOUNDED_CODECS = {Codec.GZIP: cramjam.gzip, Codec.LZ4: cramjam.lz4, Codec.ZSTD: cramjam.zstd}
+_BOUNDED_CODECS: dict[int, ModuleType] = {Codec.GZIP: cramjam.gzip, Codec.LZ4: cramjam.lz4, Codec.ZSTD: cramjam.zstd}
 
 
-def compress(codec: int, data) -> bytes:
+def compress(codec: int, data: Bytes) -> bytes:
     """Compress ``data`` the way Kafka's Java producer does for ``codec``."""
     if codec == Codec.NONE:
         return bytes(data)
@@ -85,7 +87,7 @@ def compress(codec: int, data) -> bytes:
     raise UnsupportedCodecError(f"unknown compression codec id {codec}")
 
 
-def decompress(codec: int, data, max_size: int = DEFAULT_MAX_DECOMPRESSED):
+def decompress(codec: int, data: Bytes, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> Bytes:
     """Decompress ``data`` written by any Kafka client with ``codec`` (a bytes-like result).
 
     Raises CorruptRecordError on bad input, and DecompressedTooLargeError rather than produce
@@ -108,14 +110,14 @@ def decompress(codec: int, data, max_size: int = DEFAULT_MAX_DECOMPRESSED):
     raise UnsupportedCodecError(f"unknown compression codec id {codec}")
 
 
-def _output_buffer(size: int):
+def _output_buffer(size: int) -> bytearray | mmap.mmap:
     """A writable buffer of ``size`` bytes, allocated without holding the GIL for long."""
     if size <= _LARGEST_ZEROED_BUFFER:
         return bytearray(size)
     return mmap.mmap(-1, size)
 
 
-def _bounded_decompress(module, data: bytes, max_size: int) -> memoryview:
+def _bounded_decompress(module: ModuleType, data: bytes, max_size: int) -> memoryview:
     """cramjam's ``decompress_into`` a buffer of four times the input, or of ``max_size`` when that
     was too small; a view of the bytes written (shrinking the buffer instead would copy them)."""
     for size in sorted({min(max(4 * len(data), 64 * 1024), max_size), max_size}):
@@ -130,7 +132,7 @@ def _bounded_decompress(module, data: bytes, max_size: int) -> memoryview:
     raise DecompressedTooLargeError(f"data decompresses to more than {max_size} bytes")
 
 
-def _raw_snappy_length(block, max_size: int) -> int:
+def _raw_snappy_length(block: bytes, max_size: int) -> int:
     """The decompressed size a raw snappy block declares, at most ``max_size``."""
     declared = cramjam.snappy.decompress_raw_len(block)
     if declared > max_size:
@@ -144,7 +146,7 @@ def _raw_snappy_decompress(block: bytes, max_size: int) -> memoryview:
     return out
 
 
-def _xerial_snappy_compress(data) -> bytes:
+def _xerial_snappy_compress(data: Bytes) -> bytes:
     view = memoryview(data)
     out = [_XERIAL_HEADER.pack(XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_COMPATIBLE_VERSION)]
     for start in range(0, len(view), _XERIAL_BLOCK_SIZE):
@@ -154,7 +156,7 @@ def _xerial_snappy_compress(data) -> bytes:
     return b"".join(out)
 
 
-def _xerial_snappy_decompress(data, max_size: int) -> memoryview:
+def _xerial_snappy_decompress(data: Bytes, max_size: int) -> memoryview:
     """The blocks' declared sizes first (bounded), then each block into its place in one buffer."""
     view = memoryview(data)
     if len(view) < _XERIAL_HEADER.size:

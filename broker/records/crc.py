@@ -7,6 +7,11 @@ fallback when the extension was not built. ``CRC32C_IMPLEMENTATION`` says which 
 
 import zlib
 
+from collections.abc import Callable
+
+from .buffers import Bytes
+
+crc32c: Callable[[Bytes], int]
 try:
     from ._crc32c import IMPLEMENTATION as CRC32C_IMPLEMENTATION
     from ._crc32c import crc32c
@@ -16,7 +21,9 @@ except ImportError:  # the optional extension did not compile
     crc32c = crcmod.predefined.mkPredefinedCrcFun("crc-32c")
     CRC32C_IMPLEMENTATION = "crcmod"
 
+__all__ = ["CRC32C_IMPLEMENTATION", "crc32", "crc32c"]
 
-def crc32(data) -> int:
+
+def crc32(data: Bytes) -> int:
     """CRC-32 (IEEE 802.3) of a bytes-like object, as an unsigned 32-bit int."""
     return zlib.crc32(data) & 0xFFFFFFFF

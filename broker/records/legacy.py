@@ -14,6 +14,7 @@ import struct
 from typing import NamedTuple
 
 from .batch import NO_TIMESTAMP, DecodedBatch, Record, TimestampType
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, codec_of, decompress
 from .crc import crc32
 from .errors import CorruptRecordError, UnsupportedCodecError
@@ -62,7 +63,7 @@ class LegacyHeader(NamedTuple):
         return TimestampType.CREATE_TIME
 
 
-def parse_header(buf, pos: int = 0) -> LegacyHeader:
+def parse_header(buf: Bytes, pos: int = 0) -> LegacyHeader:
     """Decode the fixed fields of the legacy entry at ``buf[pos:]`` (no CRC check)."""
     if len(buf) - pos < _ENTRY_PREFIX.size:
         raise CorruptRecordError(f"legacy message header needs {_ENTRY_PREFIX.size} bytes, {len(buf) - pos} present")
@@ -79,7 +80,7 @@ def parse_header(buf, pos: int = 0) -> LegacyHeader:
     return LegacyHeader(offset, size, crc, magic, attributes, timestamp)
 
 
-def validate(entry) -> LegacyHeader:
+def validate(entry: Bytes) -> LegacyHeader:
     """Check that ``entry`` is exactly one complete legacy entry with a correct CRC-32."""
     header = parse_header(entry)
     if header.size != len(entry):
@@ -90,7 +91,7 @@ def validate(entry) -> LegacyHeader:
     return header
 
 
-def decode(entry, verify_crc: bool = True, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> DecodedBatch:
+def decode(entry: Bytes, verify_crc: bool = True, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> DecodedBatch:
     """Decode one legacy entry (a plain message, or a wrapper of a compressed inner set)."""
     header = validate(entry) if verify_crc else parse_header(entry)
     if header.size > len(entry):
@@ -111,7 +112,7 @@ def decode(entry, verify_crc: bool = True, max_decompressed: int = DEFAULT_MAX_D
                         False, False, -1, records)
 
 
-def _key_and_value(entry, header: LegacyHeader):
+def _key_and_value(entry: Bytes, header: LegacyHeader) -> tuple[bytes | None, bytes | None]:
     pos = _ENTRY_PREFIX.size + (8 if header.magic == 1 else 0)
     end = header.size
     key, pos = _read_bytes(entry, pos, end)
@@ -121,7 +122,7 @@ def _key_and_value(entry, header: LegacyHeader):
     return key, value
 
 
-def _read_bytes(buf, pos: int, end: int):
+def _read_bytes(buf: Bytes, pos: int, end: int) -> tuple[bytes | None, int]:
     if pos + 4 > end:
         raise CorruptRecordError("truncated legacy message field length")
     (length,) = _LENGTH.unpack_from(buf, pos)
@@ -133,7 +134,7 @@ def _read_bytes(buf, pos: int, end: int):
     return bytes(buf[pos:pos + length]), pos + length
 
 
-def _decode_inner(inner: bytes, wrapper: LegacyHeader, verify_crc: bool) -> list:
+def _decode_inner(inner: Bytes, wrapper: LegacyHeader, verify_crc: bool) -> list[Record]:
     messages = []
     pos = 0
     while pos < len(inner):

@@ -12,17 +12,18 @@ be decompressed raises ``CorruptRecordError``.
 import struct
 
 from . import batch
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
 
 _CODEC_BITS = 0x07
 
 
-def with_codec(data, codec: Codec, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
+def with_codec(data: Bytes, codec: Codec, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Bytes:
     """``data`` (one complete v2 batch) compressed with ``codec``; unchanged if it already is."""
     header = batch.validate(data)
     if header.compression == codec:
         return data
-    section = memoryview(data)[batch.HEADER_SIZE:header.size]
+    section: Bytes = memoryview(data)[batch.HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         section = decompress(header.compression, section, max_decompressed)
     body = compress(codec, section)

@@ -5,21 +5,26 @@ A CRC proves the bytes arrived as the client sent them, not that the client wrot
 each well-formed, with offset deltas 0, 1, ..., n - 1 and nothing left over. It returns the largest
 record timestamp, which a CreateTime batch's header must carry.
 
-The walk is the C extension ``_recordwalk`` when it was built; otherwise the batch is decoded with
-``batch``'s Python decoder, which accepts the same bytes (the tests compare the two) but names the
-bad record only for offset and timestamp faults (index -1 for the rest).
+The walk is the C extension ``_recordwalk`` when it was built, otherwise its twin ``record_walk``:
+both name the first bad record and say what is wrong with it in the same words (the tests
+compare the two).
 """
 
+from collections.abc import Callable
+
 from . import batch as batch_format
+from . import record_walk
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, decompress
 from .errors import CorruptRecordError
 
+_walk: Callable[[Bytes, int, int], int | tuple[int, str]] | None
 try:
     from ._recordwalk import walk as _walk
 except ImportError:  # the optional extension did not compile
     _walk = None
 
-RECORD_WALK_IMPLEMENTATION = "c" if _walk else "python"
+RECORD_WALK_IMPLEMENTATION = "c" if _walk is not None else "python"
 _INT64 = range(-(1 << 63), 1 << 63)
 
 
@@ -32,10 +37,10 @@ class InvalidRecordsError(CorruptRecordError):
         self.index = index
 
 
-def check(batch, header: batch_format.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
+def check(batch: Bytes, header: batch_format.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
     """Walk every record of ``batch`` (one CRC-checked v2 batch, ``header`` parsed from it);
     return the largest record timestamp, or raise InvalidRecordsError."""
-    payload = memoryview(batch)[batch_format.HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[batch_format.HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         try:
             payload = decompress(header.compression, payload, max_decompressed)
@@ -44,20 +49,21 @@ def check(batch, header: batch_format.BatchHeader, max_decompressed: int = DEFAU
     found = (_walk or _walk_in_python)(payload, header.records_count, header.base_timestamp)
     if isinstance(found, tuple):
         index, reason = found
-        where = f"record {index}" if index >= 0 else "the batch"
-        raise InvalidRecordsError(f"{where} is invalid: {reason}", index)
+        raise InvalidRecordsError(str(record_walk.RecordWalkError.at(index, reason)), index)
     return found
 
 
-def _walk_in_python(payload, count: int, base_timestamp: int):
-    """``_recordwalk.walk`` by decoding: the largest timestamp, or ``(index, reason)``."""
+def _walk_in_python(payload: Bytes, count: int, base_timestamp: int) -> int | tuple[int, str]:
+    """``_recordwalk.walk`` with ``record_walk``: the largest timestamp, or ``(index, reason)``."""
+    largest = -(1 << 63)
     try:
-        records = batch_format.decode_records(payload, count, 0, base_timestamp)
-    except CorruptRecordError as exc:
-        return -1, str(exc)
-    for index, record in enumerate(records):
-        if record.offset != index:
-            return index, "its offset delta is not its position in the batch"
-        if record.timestamp not in _INT64:
-            return index, "its timestamp is outside the 64-bit range"
-    return max((r.timestamp for r in records), default=-(1 << 63))
+        for index, record in enumerate(record_walk.walk(payload, count)):
+            if record.offset_delta != index:
+                return index, "its offset delta is not its position in the batch"
+            timestamp = base_timestamp + record.timestamp_delta
+            if timestamp not in _INT64:
+                return index, "its timestamp is outside the 64-bit range"
+            largest = max(largest, timestamp)
+    except record_walk.RecordWalkError as exc:
+        return exc.index, exc.reason
+    return largest

@@ -5,7 +5,10 @@ both formats, so each entry is parsed by the decoder of its own magic. A fetch r
 with a partial entry; iteration stops before it.
 """
 
+from collections.abc import Iterator
+
 from . import batch, legacy
+from .buffers import Bytes
 from .batch import Record, TimestampType
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec
 from .errors import CorruptRecordError
@@ -13,8 +16,10 @@ from .errors import CorruptRecordError
 MAGIC_OFFSET = 16
 MIN_ENTRY_PREFIX = MAGIC_OFFSET + 1
 
+EntryHeader = batch.BatchHeader | legacy.LegacyHeader
 
-def parse_entry_header(buf, pos: int = 0):
+
+def parse_entry_header(buf: Bytes, pos: int = 0) -> EntryHeader:
     """The header of the entry at ``buf[pos:]``: a ``BatchHeader`` (magic 2) or ``LegacyHeader``."""
     if len(buf) - pos < MIN_ENTRY_PREFIX:
         raise CorruptRecordError(f"entry header needs at least {MIN_ENTRY_PREFIX} bytes, {len(buf) - pos} present")
@@ -23,21 +28,21 @@ def parse_entry_header(buf, pos: int = 0):
     return legacy.parse_header(buf, pos)
 
 
-def validate_entry(entry):
+def validate_entry(entry: Bytes) -> EntryHeader:
     """Check one complete entry of any magic (size and CRC); return its header."""
     if len(entry) > MAGIC_OFFSET and entry[MAGIC_OFFSET] == batch.MAGIC:
         return batch.validate(entry)
     return legacy.validate(entry)
 
 
-def decode_entry(entry, verify_crc: bool = True) -> batch.DecodedBatch:
+def decode_entry(entry: Bytes, verify_crc: bool = True) -> batch.DecodedBatch:
     """Decode the records of one complete entry of any magic."""
     if len(entry) > MAGIC_OFFSET and entry[MAGIC_OFFSET] == batch.MAGIC:
         return batch.decode(entry, verify_crc)
     return legacy.decode(entry, verify_crc)
 
 
-def iter_entries(buf, allow_partial_tail: bool = True):
+def iter_entries(buf: Bytes, allow_partial_tail: bool = True) -> Iterator[tuple[int, EntryHeader]]:
     """Yield ``(position, header)`` for each complete entry in ``buf``.
 
     A trailing partial entry (normal at the end of a fetch response) ends the iteration when
@@ -60,7 +65,7 @@ def iter_entries(buf, allow_partial_tail: bool = True):
         pos += header.size
 
 
-def _header_cut_short(buf, pos: int) -> bool:
+def _header_cut_short(buf: Bytes, pos: int) -> bool:
     """True if the header at ``pos`` is incomplete (rather than malformed)."""
     remaining = len(buf) - pos
     if remaining < MIN_ENTRY_PREFIX:
@@ -71,14 +76,14 @@ def _header_cut_short(buf, pos: int) -> bool:
     return remaining < legacy.HEADER_SIZE.get(magic, 0)
 
 
-def iter_batches(buf, verify_crc: bool = True):
+def iter_batches(buf: Bytes, verify_crc: bool = True) -> Iterator[batch.DecodedBatch]:
     """Decode every complete entry in ``buf`` (control batches included) as ``DecodedBatch``es."""
     view = memoryview(buf)
     for pos, header in iter_entries(view):
         yield decode_entry(view[pos:pos + header.size], verify_crc)
 
 
-def iter_user_records(buf, verify_crc: bool = True):
+def iter_user_records(buf: Bytes, verify_crc: bool = True) -> Iterator[tuple[TimestampType, Record]]:
     """Yield ``(timestamp_type, Record)`` for every data record, skipping control batches."""
     for decoded in iter_batches(buf, verify_crc):
         if not decoded.is_control:
@@ -86,7 +91,7 @@ def iter_user_records(buf, verify_crc: bool = True):
                 yield decoded.timestamp_type, record
 
 
-def upconvert(buf, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+def upconvert(buf: Bytes, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
     """Turn a produced record set into v2 batches for storage.
 
     v2 batches pass through unchanged; a legacy message set becomes one v2 batch with offsets

@@ -8,22 +8,30 @@ ended, with gaps inside), base timestamp, attributes (codec, timestamp type, tra
 bit), producer id, epoch and base sequence, as Kafka's ``MemoryRecords.filterTo`` does. The
 records count, batch length, ``maxTimestamp`` (CreateTime: the largest kept) and CRC are new.
 
-The records are walked by the C extension ``_recordwalk.spans`` when it was built, otherwise in
-Python (the tests compare the two).
+The records are walked by the C extension ``_recordwalk.spans`` when it was built, otherwise by
+its twin ``record_walk`` (the tests compare the two).
 """
 
 import struct
+from collections.abc import Callable
 from typing import NamedTuple
 
-from . import batch
+from . import batch, record_walk
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, compress, decompress
 from .errors import CorruptRecordError
-from .varint import decode_varint
 
+# per record: start, end, offset delta, timestamp delta, key, value is null
+_NativeSpan = tuple[int, int, int, int, bytes | None, bool]
+_native_spans: Callable[[Bytes, int], list[_NativeSpan] | tuple[int, str]] | None
 try:
     from ._recordwalk import spans as _native_spans
 except ImportError:  # the optional extension did not compile
     _native_spans = None
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT32_MAX = (1 << 31) - 1
 
 
 class RecordKey(NamedTuple):
@@ -41,23 +49,24 @@ class _Span(NamedTuple):
     record: RecordKey
 
 
-def keys(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list:
+def keys(entry: Bytes, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[RecordKey]:
     """The ``RecordKey`` of every record of one v2 batch (``header`` parsed from ``entry``)."""
     return [span.record for span in _spans(_records_section(entry, header, max_decompressed), header)]
 
 
-def keyed_offsets(entry, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list:
+def keyed_offsets(entry: Bytes, header: batch.BatchHeader,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[tuple[bytes, int]]:
     """``(key, offset)`` of every record of one v2 batch that has a key (the cleaner's key map)."""
     section = _records_section(entry, header, max_decompressed)
     if _native_spans is None or header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
-        return [(span.record.key, span.record.offset) for span in _spans(section, header)
-                if span.record.key is not None]
+        return [(key, span.record.offset) for span in _spans(section, header) if (key := span.record.key) is not None]
     base_offset = header.base_offset
     return [(key, base_offset + offset_delta) for _, _, offset_delta, _, key, _ in _native_walk(section, header)
             if key is not None]
 
 
-def retain(entry, header: batch.BatchHeader, keep, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
+def retain(entry: Bytes, header: batch.BatchHeader, keep: Callable[[RecordKey], bool],
+           max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes | None:
     """``entry`` with only the records for which ``keep(RecordKey)`` is true: the same bytes when it
     keeps all of them, None when it keeps none, otherwise a rebuilt batch (see the module doc)."""
     section = _records_section(entry, header, max_decompressed)
@@ -81,14 +90,14 @@ def retain(entry, header: batch.BatchHeader, keep, max_decompressed: int = DEFAU
     return bytes(rebuilt)
 
 
-def _records_section(entry, header: batch.BatchHeader, max_decompressed: int) -> bytes:
-    section = memoryview(entry)[batch.HEADER_SIZE:header.size]
+def _records_section(entry: Bytes, header: batch.BatchHeader, max_decompressed: int) -> bytes:
+    section: Bytes = memoryview(entry)[batch.HEADER_SIZE:header.size]
     if header.compression != Codec.NONE:
         section = decompress(header.compression, section, max_decompressed)
     return bytes(section)
 
 
-def _spans(section: bytes, header: batch.BatchHeader) -> list:
+def _spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
     """Each record's byte range in the records section and its ``RecordKey``."""
     if _native_spans is None:
         return _python_spans(section, header)
@@ -101,49 +110,29 @@ def _spans(section: bytes, header: batch.BatchHeader) -> list:
             for start, end, offset_delta, timestamp_delta, key, tombstone in found]
 
 
-def _native_walk(section: bytes, header: batch.BatchHeader) -> list:
+def _native_walk(section: bytes, header: batch.BatchHeader) -> list[_NativeSpan]:
     """``_recordwalk.spans`` of the section, or CorruptRecordError naming the bad record."""
+    assert _native_spans is not None
     found = _native_spans(section, header.records_count)
     if isinstance(found, tuple):
-        index, reason = found
-        where = f"record {index}" if index >= 0 else "the batch"
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {where} is invalid: {reason}")
+        fault = record_walk.RecordWalkError.at(*found)
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {fault}")
     return found
 
 
-def _python_spans(section: bytes, header: batch.BatchHeader) -> list:
-    """``_spans`` in Python."""
+def _python_spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
+    """``_spans`` with ``record_walk``."""
     spans = []
-    pos = 0
-    end = len(section)
     log_append_time = header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME
-    for _ in range(header.records_count):
-        start = pos
-        length, pos = _varint(section, pos)
-        record_end = pos + length
-        if length < 0 or record_end > end:
-            raise CorruptRecordError(f"batch at offset {header.base_offset}: a record of {length} bytes overruns it")
-        pos += 1  # attributes
-        timestamp_delta, pos = _varint(section, pos)
-        offset_delta, pos = _varint(section, pos)
-        key_length, pos = _varint(section, pos)
-        key = section[pos:pos + key_length] if key_length >= 0 else None
-        pos += max(key_length, 0)
-        value_length, _ = _varint(section, pos)
-        if pos > record_end:
-            raise CorruptRecordError(f"batch at offset {header.base_offset}: a key overruns its record")
-        timestamp = header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
-        spans.append(_Span(start, record_end, RecordKey(header.base_offset + offset_delta, key, value_length < 0,
-                                                        timestamp)))
-        pos = record_end
-    if pos != end:
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {end - pos} bytes after its last record")
+    try:
+        for index, record in enumerate(record_walk.walk(section, header.records_count)):
+            if not _INT64_MIN <= record.timestamp_delta <= _INT64_MAX:
+                raise record_walk.RecordWalkError.at(index, "its timestamp delta is invalid")
+            if not 0 <= record.offset_delta <= _INT32_MAX:
+                raise record_walk.RecordWalkError.at(index, "its offset delta is invalid")
+            timestamp = header.max_timestamp if log_append_time else header.base_timestamp + record.timestamp_delta
+            spans.append(_Span(record.start, record.end, RecordKey(
+                header.base_offset + record.offset_delta, record.key, record.value is None, timestamp)))
+    except record_walk.RecordWalkError as exc:
+        raise CorruptRecordError(f"batch at offset {header.base_offset}: {exc}") from None
     return spans
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """``decode_varint`` with the one-byte case (most lengths and deltas) done inline."""
-    byte = buf[pos] if pos < len(buf) else 0x80
-    if byte < 0x80:
-        return (byte >> 1) ^ -(byte & 1), pos + 1
-    return decode_varint(buf, pos)

@@ -94,7 +94,7 @@ def rows(result_batch):
         return None
     # (timestamp[us] to_pylist makes datetimes, which stop at year 9999; Kafka's do not)
     return {name: (column.cast(pa.int64()) if name == "timestamp" else column).to_pylist()
-            for name, column in zip(result_batch.schema.names, result_batch.columns)}
+            for name, column in zip(result_batch.schema.names, result_batch.columns, strict=True)}
 
 
 def expected(data, start, end, include_headers=True):
@@ -576,6 +576,14 @@ def test_crc_valid_batches_with_malformed_records(payload, count, codec):
     data = raw_batch(payload, count, codec=codec)
     assert assert_paths_agree(data, 0, 10)[0] == "error"
     assert assert_paths_agree(data, 0, 10, include_headers=False)[0] == "error"
+    if HAVE_NATIVE:  # both walk with the one record walker: the same words name the same record
+        messages = []
+        for native in (False, True):
+            with pytest.raises(CorruptRecordError) as raised:
+                decode(data, TOPIC, PARTITION, 0, 10, True, native=native)
+            messages.append(str(raised.value))
+        assert messages[0] == messages[1]
+        assert " is invalid: " in messages[0]
 
 
 @pytest.mark.parametrize("payload, offsets, keys", [
