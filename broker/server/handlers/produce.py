@@ -23,6 +23,7 @@ from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log import errors as log_errors
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set, recompress
+from broker.records.batch import BatchHeader
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 from broker.replica.replica_manager import PartitionError
@@ -68,6 +69,7 @@ def _checked_records(records, version: int, max_message_bytes: int):
         raise _Refused(ErrorCode.INVALID_RECORD, f"a produce request must carry exactly one batch per partition, "
                                                  f"got {len(entries)}")
     header = entries[0][1]
+    assert isinstance(header, BatchHeader)  # legacy batches were up-converted above
     if header.is_transactional:
         raise _Refused(ErrorCode.INVALID_RECORD, "transactions are not supported by this broker")
     if version < FIRST_ZSTD_VERSION and (header.attributes & 0x07) == Codec.ZSTD:
