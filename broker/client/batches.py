@@ -19,7 +19,7 @@ sent: ``failure`` holds it, and the records of that batch and of every pending o
 
 import random
 
-from .client import RecordsRefusedError
+from .errors import RecordsRefusedError
 from .idempotence import ProducerSequences
 from .partitioner import partition_for_key
 

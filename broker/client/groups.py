@@ -21,8 +21,10 @@ from broker.coordinator.consumer_protocol import ConsumerProtocolError, decode_a
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
-from .client import KafkaClient, KafkaError, _error, _Retriable
+from .client import KafkaClient
 from .connection import BrokerConnectionError
+from .errors import KafkaError, error_for
+from .retry import RetriableError
 
 GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a consumer group (1 is a transactional id)
 NO_GENERATION, NO_MEMBER = -1, ""  # an offset commit from outside the group (an admin tool)
@@ -77,14 +79,14 @@ class GroupClient:
 
     def _find_coordinator(self, group: str) -> int:
         """The node id of the group's coordinator (FindCoordinator to the controller or any broker)."""
-        node_id = self.client._controller_or_any()
+        node_id = self.client.controller_or_any()
         response = self._request(node_id, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
         _raise_for_group(response["error_code"], group, response["error_message"], principal=self.principal)
         coordinator = response["node_id"]
-        if coordinator not in self.client._metadata.brokers:
-            self.client._fetch_metadata([])
-        if coordinator not in self.client._metadata.brokers:
-            raise _Retriable(f"coordinator {coordinator} of {group!r} is not in the metadata",
+        if coordinator not in self.client.cluster.current.brokers:
+            self.client.refresh_metadata([])
+        if coordinator not in self.client.cluster.current.brokers:
+            raise RetriableError(f"coordinator {coordinator} of {group!r} is not in the metadata",
                              ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return coordinator
 
@@ -102,29 +104,29 @@ class GroupClient:
             moved = [code for code in _error_codes(response) if code in _COORDINATOR_MOVED]
             if moved:
                 del self._coordinators[group]
-                raise _Retriable(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
+                raise RetriableError(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
-        return self.client._retrying(send, what)
+        return self.client.retrying(send, what)
 
     def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0,
                  max_version: int | None = None) -> dict:
         """``extra_wait``: seconds the coordinator may hold the answer on purpose (a JoinGroup waits
         for the other members up to the rebalance timeout)."""
-        connection = self.client._connection(node_id)
+        connection = self.client.connection(node_id)
         if api_key not in connection.versions:
             raise GroupsUnsupportedError(connection.address, api_key)
-        return self.client._request(node_id, api_key, body, extra_wait, max_version)
+        return self.client.request(node_id, api_key, body, extra_wait, max_version)
 
     # -- groups ----------------------------------------------------------------------------
 
     def list_groups(self) -> dict[str, str]:
         """``{group id: protocol type}`` of every group of every broker (each lists those it coordinates)."""
-        return self.client._retrying(self._list_groups, "list groups")
+        return self.client.retrying(self._list_groups, "list groups")
 
     def _list_groups(self) -> dict[str, str]:
-        self.client._controller_or_any()
+        self.client.controller_or_any()
         groups = {}
-        for node_id in sorted(self.client._metadata.brokers):
+        for node_id in sorted(self.client.cluster.current.brokers):
             response = self._request(node_id, ApiKey.LIST_GROUPS, {})
             _raise_for_group(response["error_code"], f"the groups of broker {node_id}", principal=self.principal)
             groups.update((g["group_id"], g["protocol_type"]) for g in response["groups"])
@@ -241,7 +243,7 @@ def assigned_partitions(assignment) -> dict:
 
 def _raise_for_group(code: int, subject: str, message: str | None = None, *, principal: str | None = None) -> None:
     if code in _COORDINATOR_MOVED:
-        raise _Retriable(f"{subject}: {ErrorCode(code).name}", code)
+        raise RetriableError(f"{subject}: {ErrorCode(code).name}", code)
     error = _group_error(code, subject, message, principal=principal)
     if error is not None:
         raise error
@@ -250,7 +252,7 @@ def _raise_for_group(code: int, subject: str, message: str | None = None, *, pri
 def _group_error(code: int, subject: str, message: str | None = None, *,
                  principal: str | None = None) -> KafkaError | None:
     subject = subject if subject.startswith(("group ", "the ")) else f"group {subject!r}"
-    return _error(code, subject, message, principal=principal)
+    return error_for(code, subject, message, principal=principal)
 
 
 def _api_name(api: ApiKey) -> str:

@@ -24,7 +24,8 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
 from .assignors import ASSIGNORS
-from .client import KafkaClient, KafkaError
+from .client import KafkaClient
+from .errors import KafkaError
 from .groups import CONSUMER_PROTOCOL, NO_GENERATION, NO_MEMBER, GroupClient, _raise_for_group
 
 log = logging.getLogger(__name__)
