@@ -27,11 +27,11 @@ from .producer import ACKS_ALL
 from .security import KEYS as SECURITY_KEYS
 from .security import PLAINTEXT, ClientSecurity, SecuritySettingError, from_settings, hidden_secrets
 
-__all__ = ["ACKS_ALL", "BATCH_BYTES", "BROKER_RESOURCE", "DEFAULT_CONFIG", "EARLIEST", "LATEST", "READ_COMMITTED",
-           "PLAINTEXT", "READ_UNCOMMITTED", "SECURITY_KEYS",
-           "TOPIC_RESOURCE", "AclClient", "AuthenticationError", "AuthorizationError", "Batcher",
-           "Broker", "BrokerConnection", "BrokerConnectionError", "BrokerUnavailableError", "ClientSecurity",
-           "CommittedOffset", "ConfigEntry", "FetchResult", "GroupClient", "GroupMember", "GroupsUnsupportedError",
-           "KafkaClient", "KafkaError", "ListedOffset", "Metadata", "NewTopic", "OffsetOutOfRangeError",
-           "ProducerSequences", "RecordsRefusedError", "UnknownTopicOrPartitionError", "UnsupportedVersionError",
+__all__ = ["ACKS_ALL", "BATCH_BYTES", "BROKER_RESOURCE", "DEFAULT_CONFIG", "EARLIEST", "LATEST", "PLAINTEXT",
+           "READ_COMMITTED", "READ_UNCOMMITTED", "SECURITY_KEYS", "TOPIC_RESOURCE", "AclClient",
+           "AuthenticationError", "AuthorizationError", "Batcher", "Broker", "BrokerConnection",
+           "BrokerConnectionError", "BrokerUnavailableError", "ClientSecurity", "CommittedOffset", "ConfigEntry",
+           "FetchResult", "GroupClient", "GroupMember", "GroupsUnsupportedError", "KafkaClient", "KafkaError",
+           "ListedOffset", "Metadata", "NewTopic", "OffsetOutOfRangeError", "ProducerSequences",
+           "RecordsRefusedError", "SecuritySettingError", "UnknownTopicOrPartitionError", "UnsupportedVersionError",
            "describe_text", "from_settings", "hidden_secrets", "parse_bootstrap", "partition_for_key"]

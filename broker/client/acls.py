@@ -10,6 +10,7 @@ from broker.protocol.apis import ApiKey
 from broker.security.acls import Acl, AclFilter, Operation, PatternType, Permission, ResourceType
 
 from .client import KafkaClient
+from .connection import Body
 from .errors import error_for
 
 
@@ -19,14 +20,14 @@ def describe_text(acl: Acl) -> str:
             f"{acl.resource_type.name} {acl.name} ({acl.pattern_type.name})")
 
 
-def _filter_fields(acl_filter: AclFilter) -> dict:
+def _filter_fields(acl_filter: AclFilter) -> Body:
     return {"resource_type_filter": acl_filter.resource_type, "resource_name_filter": acl_filter.name,
             "pattern_type_filter": acl_filter.pattern_type, "principal_filter": acl_filter.principal,
             "host_filter": acl_filter.host, "operation": acl_filter.operation,
             "permission_type": acl_filter.permission}
 
 
-def _acl(fields: dict, pattern_key: str = "pattern_type") -> Acl:
+def _acl(fields: Body, pattern_key: str = "pattern_type") -> Acl:
     return Acl(ResourceType(fields["resource_type"]), fields["resource_name"], PatternType(fields[pattern_key]),
                fields["principal"], fields["host"], Operation(fields["operation"]),
                Permission(fields["permission_type"]))
@@ -51,7 +52,7 @@ class AclClient:
             {"resource_type": acl.resource_type, "resource_name": acl.name, "resource_pattern_type": acl.pattern_type,
              "principal": acl.principal, "host": acl.host, "operation": acl.operation,
              "permission_type": acl.permission} for acl in acls]})
-        for acl, result in zip(acls, response["results"]):
+        for acl, result in zip(acls, response["results"], strict=False):
             error = error_for(result["error_code"], f"ACL {describe_text(acl)}", result["error_message"],
                            principal=self._client.security.principal, needs="ALTER")
             if error is not None:

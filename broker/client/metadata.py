@@ -35,6 +35,7 @@ NO_METADATA = Metadata({}, {}, {})
 
 def request_body(version: int, topics: list[str] | None, create: bool) -> dict[str, Any]:
     """A Metadata request for ``topics`` (all when None: v0 says so with an empty list)."""
+    wanted: list[dict[str, str]] | None
     if topics is None:
         wanted = [] if version == 0 else None
     else:

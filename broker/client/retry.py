@@ -56,7 +56,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0 for the first): exponential, with 20% jitter."""
-        return self.retry_backoff_ms * (2 ** attempt) * (0.8 + 0.4 * random.random()) / 1000
+        return self.retry_backoff_ms * 2.0 ** attempt * (0.8 + 0.4 * random.random()) / 1000
 
     def run(self, action: Callable[[], T], what: str,
             on_retry: Callable[[BrokerConnectionError | RetriableError], None]) -> T:
