@@ -591,7 +591,7 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
 
 
 def test_group_offsets_need_the_group_and_the_topic(secured):
-    from broker.client.groups import GroupClient
+    from broker.client import GroupClient
     readable, unreadable, group, other_group = unique("offsets"), unique("hidden"), unique("group"), unique("other")
     for topic in (readable, unreadable):
         topic_with_a_record(secured, topic)
