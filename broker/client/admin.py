@@ -3,6 +3,7 @@ DescribeConfigs, IncrementalAlterConfigs, DeleteRecords and DescribeLogDirs bodi
 answers read into typed results (``ConfigEntry``, ``{name: error or None}``, offsets, sizes) or errors.
 """
 
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from broker.protocol.errors import ErrorCode
@@ -36,7 +37,7 @@ class ConfigEntry(NamedTuple):
         return self.source == DEFAULT_CONFIG
 
 
-def create_topics_body(topics: list[NewTopic], timeout_ms: int, validate_only: bool) -> dict[str, Any]:
+def create_topics_body(topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool) -> dict[str, Any]:
     return {"topics": [{"name": t.name, "num_partitions": t.partitions, "replication_factor": t.replication_factor,
                         "assignments": [],
                         "configs": [{"name": k, "value": v} for k, v in (t.configs or {}).items()]}
@@ -76,7 +77,7 @@ def config_entries(response: dict[str, Any], name: str, resource_type: int,
                         c["documentation"] or None) for c in result["configs"]]
 
 
-def alter_configs_body(name: str, changes: dict[str, str | None], resource_type: int,
+def alter_configs_body(name: str, changes: Mapping[str, str | None], resource_type: int,
                        validate_only: bool) -> dict[str, Any]:
     configs = [{"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
                for key, value in changes.items()]
@@ -90,7 +91,7 @@ def check_altered_configs(response: dict[str, Any], name: str, resource_type: in
               principal=principal, needs="ALTER_CONFIGS")
 
 
-def delete_records_body(before: dict[TopicPartition, int], timeout_ms: int) -> dict[str, Any]:
+def delete_records_body(before: Mapping[TopicPartition, int], timeout_ms: int) -> dict[str, Any]:
     """A DeleteRecords request for ``{(topic, partition): offset}`` (all led by one broker)."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), offset in before.items():
@@ -110,11 +111,11 @@ def low_watermarks(response: dict[str, Any], principal: str | None) -> dict[Topi
     return found
 
 
-def describe_log_dirs_body(topic: str, partitions: list[int]) -> dict[str, Any]:
+def describe_log_dirs_body(topic: str, partitions: Sequence[int]) -> dict[str, Any]:
     return {"topics": [{"topic": topic, "partitions": partitions}]}
 
 
-def partition_sizes(response: dict[str, Any], topic: str, partitions: list[int]) -> dict[int, int]:
+def partition_sizes(response: dict[str, Any], topic: str, partitions: Sequence[int]) -> dict[int, int]:
     """``{partition: bytes}`` of the ``partitions`` a DescribeLogDirs answer reports (a log dir in
     error, a future replica's log, are left out)."""
     sizes = {}

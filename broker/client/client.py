@@ -29,7 +29,7 @@ DescribeLogDirs goes to each partition's leader.
 import collections
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
@@ -101,13 +101,13 @@ class KafkaClient:
 
     # -- metadata ------------------------------------------------------------------------
 
-    def metadata(self, topics: list[str] | None = None, create: bool = False) -> Metadata:
+    def metadata(self, topics: Sequence[str] | None = None, create: bool = False) -> Metadata:
         """Brokers and partition leaders of ``topics`` (all topics when None). Creates none of them
         unless ``create`` (as a producer's request does: a broker with ``auto.create.topics.enable``
         then creates a missing topic)."""
         return self.retrying(lambda: self.refresh_metadata(topics, create), "metadata")
 
-    def refresh_metadata(self, topics: list[str] | None, create: bool = False) -> Metadata:
+    def refresh_metadata(self, topics: Sequence[str] | None, create: bool = False) -> Metadata:
         """Fetch the metadata of ``topics`` (all when None) once, from a broker known (or, knowing none,
         from the bootstrap list, in random order), and keep it."""
         errors = []
@@ -190,14 +190,14 @@ class KafkaClient:
 
     # -- list offsets --------------------------------------------------------------------
 
-    def list_offsets(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
+    def list_offsets(self, wanted: Mapping[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
         """``{(topic, partition): timestamp}`` (or EARLIEST / LATEST) -> ``{(topic, partition): (offset, timestamp)}``.
 
         For a timestamp, the offset is the first whose record timestamp is at or after it, or -1 if none.
         """
         return self.retrying(lambda: self._list_offsets(wanted), "list offsets")
 
-    def _list_offsets(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
+    def _list_offsets(self, wanted: Mapping[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
         results = {}
         for node_id, led in self._by_leader(list(wanted)).items():
             response = self.request(node_id, ApiKey.LIST_OFFSETS,
@@ -305,13 +305,13 @@ class KafkaClient:
 
     # -- topic admin ---------------------------------------------------------------------
 
-    def create_topics(self, topics: list[NewTopic], validate_only: bool = False) -> dict[str, KafkaError | None]:
+    def create_topics(self, topics: Sequence[NewTopic], validate_only: bool = False) -> dict[str, KafkaError | None]:
         """Create topics; ``{name: None}`` for each one created, or the KafkaError the broker answered."""
         response = self.admin_request(ApiKey.CREATE_TOPICS,
                                       admin.create_topics_body(topics, int(self.timeout * 1000), validate_only))
         return admin.created_topics(response, self.security.principal)
 
-    def delete_topics(self, names: list[str]) -> dict[str, KafkaError | None]:
+    def delete_topics(self, names: Iterable[str]) -> dict[str, KafkaError | None]:
         """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
         response = self.admin_request(ApiKey.DELETE_TOPICS, {"topic_names": list(names),
                                                              "timeout_ms": int(self.timeout * 1000)})
@@ -332,7 +332,7 @@ class KafkaClient:
                                       admin.describe_configs_body(topic, resource_type, documentation))
         return admin.config_entries(response, topic, resource_type, self.security.principal)
 
-    def alter_configs(self, name: str, changes: dict[str, str | None], resource_type: int = TOPIC_RESOURCE,
+    def alter_configs(self, name: str, changes: Mapping[str, str | None], resource_type: int = TOPIC_RESOURCE,
                       validate_only: bool = False) -> None:
         """Set settings (``{key: value}``) or remove them back to their defaults (``{key: None}``)
         on a topic or a broker resource, one by one (IncrementalAlterConfigs)."""
@@ -340,12 +340,12 @@ class KafkaClient:
                                       admin.alter_configs_body(name, changes, resource_type, validate_only))
         admin.check_altered_configs(response, name, resource_type, self.security.principal)
 
-    def delete_records(self, before: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+    def delete_records(self, before: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Delete the records below ``{(topic, partition): offset}`` (-1: all of them) on each
         partition's leader; returns ``{(topic, partition): new log start offset}``."""
         return self.retrying(lambda: self._delete_records(before), "delete records")
 
-    def _delete_records(self, before: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+    def _delete_records(self, before: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         low_watermarks = {}
         for node_id, led in self._by_leader(list(before)).items():
             response = self.request(node_id, ApiKey.DELETE_RECORDS,
@@ -354,12 +354,12 @@ class KafkaClient:
             low_watermarks.update(admin.low_watermarks(response, self.security.principal))
         return low_watermarks
 
-    def partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
+    def partition_sizes(self, topic: str, partitions: Sequence[int]) -> dict[int, int]:
         """``{partition: bytes}`` of each partition's log on its leader (DescribeLogDirs);
         partitions a leader does not report are left out."""
         return self.retrying(lambda: self._partition_sizes(topic, partitions), f"describe log dirs of {topic}")
 
-    def _partition_sizes(self, topic: str, partitions: list[int]) -> dict[int, int]:
+    def _partition_sizes(self, topic: str, partitions: Sequence[int]) -> dict[int, int]:
         sizes = {}
         for node_id, led in self._by_leader([(topic, partition) for partition in partitions]).items():
             numbers = [partition for _, partition in led]

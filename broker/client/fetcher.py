@@ -3,6 +3,7 @@ typed results (``ListedOffset``, ``FetchResult``) or errors. The isolation level
 or read_committed) is a parameter of both requests.
 """
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from broker.protocol.errors import ErrorCode
@@ -32,7 +33,7 @@ class FetchResult(NamedTuple):
     last_stable_offset: int
 
 
-def list_offsets_body(wanted: dict[TopicPartition, int], isolation_level: int) -> dict[str, Any]:
+def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int) -> dict[str, Any]:
     """A ListOffsets request for ``{(topic, partition): timestamp, EARLIEST or LATEST}``."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), timestamp in wanted.items():

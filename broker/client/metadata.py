@@ -4,6 +4,7 @@ piece by piece when a transient failure makes it stale (``ClusterMetadata.forget
 """
 
 import re
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from broker.protocol.errors import ErrorCode
@@ -33,7 +34,7 @@ class Metadata(NamedTuple):
 NO_METADATA = Metadata({}, {}, {})
 
 
-def request_body(version: int, topics: list[str] | None, create: bool) -> dict[str, Any]:
+def request_body(version: int, topics: Sequence[str] | None, create: bool) -> dict[str, Any]:
     """A Metadata request for ``topics`` (all when None: v0 says so with an empty list)."""
     wanted: list[dict[str, str]] | None
     if topics is None:
