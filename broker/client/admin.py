@@ -4,10 +4,11 @@ answers read into typed results (``ConfigEntry``, ``{name: error or None}``, off
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from broker.protocol.errors import ErrorCode
 
+from .connection import Body
 from .errors import KafkaError, error_for, internal_refusal, raise_for
 from .retry import TopicPartition, raise_for_partition
 
@@ -37,7 +38,7 @@ class ConfigEntry(NamedTuple):
         return self.source == DEFAULT_CONFIG
 
 
-def create_topics_body(topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool) -> dict[str, Any]:
+def create_topics_body(topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool) -> Body:
     return {"topics": [{"name": t.name, "num_partitions": t.partitions, "replication_factor": t.replication_factor,
                         "assignments": [],
                         "configs": [{"name": k, "value": v} for k, v in (t.configs or {}).items()]}
@@ -45,30 +46,30 @@ def create_topics_body(topics: Sequence[NewTopic], timeout_ms: int, validate_onl
             "timeout_ms": timeout_ms, "validate_only": validate_only}
 
 
-def created_topics(response: dict[str, Any], principal: str | None) -> dict[str, KafkaError | None]:
+def created_topics(response: Body, principal: str | None) -> dict[str, KafkaError | None]:
     return {t["name"]: error_for(t["error_code"], f"topic {t['name']!r}", t["error_message"], principal=principal,
                                  needs="CREATE")
             for t in response["topics"]}
 
 
-def deleted_topics(response: dict[str, Any], principal: str | None) -> dict[str, KafkaError | None]:
+def deleted_topics(response: Body, principal: str | None) -> dict[str, KafkaError | None]:
     return {r["name"]: error_for(r["error_code"], f"topic {r['name']!r}",
                                  internal_refusal(r["error_code"], "cannot be deleted"), principal=principal,
                                  needs="DELETE")
             for r in response["responses"]}
 
 
-def check_created_partitions(response: dict[str, Any], topic: str, principal: str | None) -> None:
+def check_created_partitions(response: Body, topic: str, principal: str | None) -> None:
     [result] = response["results"]
     raise_for(result["error_code"], f"topic {topic!r}", result["error_message"], principal=principal, needs="ALTER")
 
 
-def describe_configs_body(name: str, resource_type: int, documentation: bool) -> dict[str, Any]:
+def describe_configs_body(name: str, resource_type: int, documentation: bool) -> Body:
     return {"resources": [{"resource_type": resource_type, "resource_name": name, "configuration_keys": None}],
             "include_synonyms": False, "include_documentation": documentation}
 
 
-def config_entries(response: dict[str, Any], name: str, resource_type: int,
+def config_entries(response: Body, name: str, resource_type: int,
                    principal: str | None) -> list[ConfigEntry]:
     [result] = response["results"]
     raise_for(result["error_code"], resource_subject(resource_type, name), result["error_message"],
@@ -78,20 +79,20 @@ def config_entries(response: dict[str, Any], name: str, resource_type: int,
 
 
 def alter_configs_body(name: str, changes: Mapping[str, str | None], resource_type: int,
-                       validate_only: bool) -> dict[str, Any]:
+                       validate_only: bool) -> Body:
     configs = [{"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
                for key, value in changes.items()]
     return {"resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
             "validate_only": validate_only}
 
 
-def check_altered_configs(response: dict[str, Any], name: str, resource_type: int, principal: str | None) -> None:
+def check_altered_configs(response: Body, name: str, resource_type: int, principal: str | None) -> None:
     [result] = response["responses"]
     raise_for(result["error_code"], resource_subject(resource_type, name), result["error_message"],
               principal=principal, needs="ALTER_CONFIGS")
 
 
-def delete_records_body(before: Mapping[TopicPartition, int], timeout_ms: int) -> dict[str, Any]:
+def delete_records_body(before: Mapping[TopicPartition, int], timeout_ms: int) -> Body:
     """A DeleteRecords request for ``{(topic, partition): offset}`` (all led by one broker)."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), offset in before.items():
@@ -99,7 +100,7 @@ def delete_records_body(before: Mapping[TopicPartition, int], timeout_ms: int) -
     return {"topics": [{"name": t, "partitions": p} for t, p in topics.items()], "timeout_ms": timeout_ms}
 
 
-def low_watermarks(response: dict[str, Any], principal: str | None) -> dict[TopicPartition, int]:
+def low_watermarks(response: Body, principal: str | None) -> dict[TopicPartition, int]:
     """``{(topic, partition): new log start offset}`` of a DeleteRecords answer, or its first error."""
     found = {}
     for topic in response["topics"]:
@@ -111,11 +112,11 @@ def low_watermarks(response: dict[str, Any], principal: str | None) -> dict[Topi
     return found
 
 
-def describe_log_dirs_body(topic: str, partitions: Sequence[int]) -> dict[str, Any]:
+def describe_log_dirs_body(topic: str, partitions: Sequence[int]) -> Body:
     return {"topics": [{"topic": topic, "partitions": partitions}]}
 
 
-def partition_sizes(response: dict[str, Any], topic: str, partitions: Sequence[int]) -> dict[int, int]:
+def partition_sizes(response: Body, topic: str, partitions: Sequence[int]) -> dict[int, int]:
     """``{partition: bytes}`` of the ``partitions`` a DescribeLogDirs answer reports (a log dir in
     error, a future replica's log, are left out)."""
     sizes = {}
@@ -132,7 +133,7 @@ def resource_subject(resource_type: int, name: str) -> str:
     return f"topic {name!r}"
 
 
-def _config_source(config: dict[str, Any]) -> int:
+def _config_source(config: Body) -> int:
     """DescribeConfigs v1+ gives the source; v0 only says whether the value is Kafka's default."""
     if config["config_source"] >= 0:
         source: int = config["config_source"]

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
@@ -41,7 +41,7 @@ from broker.records.compression import Codec
 
 from . import admin, fetcher, metadata, producer
 from .admin import TOPIC_RESOURCE, ConfigEntry, NewTopic
-from .connection import BrokerConnection, BrokerConnectionError, UnsupportedVersionError
+from .connection import Body, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError, error_for, topic_error
 from .fetcher import READ_UNCOMMITTED, FetchResult, ListedOffset
 from .idempotence import INT32_MAX, ProducerSequences
@@ -367,7 +367,7 @@ class KafkaClient:
             sizes.update(admin.partition_sizes(response, topic, numbers))
         return sizes
 
-    def admin_request(self, api_key: ApiKey, body: dict[str, Any], what: str | None = None) -> dict[str, Any]:
+    def admin_request(self, api_key: ApiKey, body: Body, what: str | None = None) -> Body:
         """A request for the controller (any broker when the cluster names none), retried."""
         return self.retrying(lambda: self.request(self.controller_or_any(), api_key, body),
                              what or api_key.name.lower().replace("_", " "))
@@ -381,8 +381,8 @@ class KafkaClient:
 
     # -- requests ------------------------------------------------------------------------
 
-    def request(self, node_id: int, api_key: ApiKey, body: dict[str, Any], extra_wait: float = 0.0,
-                max_version: int | None = None) -> dict[str, Any]:
+    def request(self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0,
+                max_version: int | None = None) -> Body:
         """One request to broker ``node_id`` and its answer (the connection is dropped if it breaks)."""
         try:
             return self.connection(node_id).request(api_key, body, extra_wait, max_version)
@@ -390,7 +390,7 @@ class KafkaClient:
             self._drop(node_id)
             raise
 
-    def _send(self, node_id: int, api_key: ApiKey, body: dict[str, Any]) -> None:
+    def _send(self, node_id: int, api_key: ApiKey, body: Body) -> None:
         try:
             self.connection(node_id).send(api_key, body)
         except BrokerConnectionError:

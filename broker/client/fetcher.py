@@ -4,12 +4,13 @@ or read_committed) is a parameter of both requests.
 """
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 from broker.records.errors import CorruptRecordError
 
+from .connection import Body
 from .errors import OffsetOutOfRangeError
 from .retry import TopicPartition, raise_for_partition
 
@@ -33,7 +34,7 @@ class FetchResult(NamedTuple):
     last_stable_offset: int
 
 
-def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int) -> dict[str, Any]:
+def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int) -> Body:
     """A ListOffsets request for ``{(topic, partition): timestamp, EARLIEST or LATEST}``."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), timestamp in wanted.items():
@@ -43,7 +44,7 @@ def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int
             "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
 
 
-def listed_offsets(response: dict[str, Any], principal: str | None) -> dict[TopicPartition, ListedOffset]:
+def listed_offsets(response: Body, principal: str | None) -> dict[TopicPartition, ListedOffset]:
     """The offsets of a ListOffsets answer; the error of the first partition that has one."""
     results = {}
     for topic in response["topics"]:
@@ -55,7 +56,7 @@ def listed_offsets(response: dict[str, Any], principal: str | None) -> dict[Topi
 
 
 def fetch_body(topic: str, partition: int, offset: int, max_bytes: int, max_wait_ms: int,
-               isolation_level: int) -> dict[str, Any]:
+               isolation_level: int) -> Body:
     """A Fetch request (sessionless, as a stateless reader sends it) for one partition from ``offset``."""
     return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": max_bytes,
             "isolation_level": isolation_level, "session_id": 0, "session_epoch": -1,
@@ -65,7 +66,7 @@ def fetch_body(topic: str, partition: int, offset: int, max_bytes: int, max_wait
             "forgotten_topics_data": [], "rack_id": ""}
 
 
-def fetch_result(response: dict[str, Any], topic: str, partition: int, offset: int,
+def fetch_result(response: Body, topic: str, partition: int, offset: int,
                  principal: str | None) -> FetchResult:
     """The FetchResult of a Fetch answer for one partition, or its error."""
     if response["error_code"]:

@@ -5,11 +5,11 @@ piece by piece when a transient failure makes it stale (``ClusterMetadata.forget
 
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from broker.protocol.errors import ErrorCode
 
-from .connection import BrokerConnectionError
+from .connection import Body, BrokerConnectionError
 from .retry import RETRIABLE, RetriableError, TopicPartition
 
 SHOWN_PARTITIONS = 20  # partitions named in an error, at most
@@ -34,7 +34,7 @@ class Metadata(NamedTuple):
 NO_METADATA = Metadata({}, {}, {})
 
 
-def request_body(version: int, topics: Sequence[str] | None, create: bool) -> dict[str, Any]:
+def request_body(version: int, topics: Sequence[str] | None, create: bool) -> Body:
     """A Metadata request for ``topics`` (all when None: v0 says so with an empty list)."""
     wanted: list[dict[str, str]] | None
     if topics is None:
@@ -44,7 +44,7 @@ def request_body(version: int, topics: Sequence[str] | None, create: bool) -> di
     return {"topics": wanted, "allow_auto_topic_creation": create}
 
 
-def from_response(response: dict[str, Any]) -> Metadata:
+def from_response(response: Body) -> Metadata:
     """The Metadata of an answer; RetriableError when a topic's error is transient."""
     brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
     leaders: dict[TopicPartition, int] = {}

@@ -9,6 +9,7 @@ from typing import Any
 from broker.protocol.errors import ErrorCode
 from broker.records.batch import Record
 
+from .connection import Body
 from .errors import RecordsRefusedError, error_for
 from .retry import raise_for_partition
 
@@ -28,12 +29,12 @@ def record(offset: int, fields: ProducerRecord, default_timestamp: int) -> Recor
     return Record(offset, timestamp, fields[0], fields[1], headers)
 
 
-def produce_body(topic: str, partition: int, data: bytes, acks: int, timeout_ms: int) -> dict[str, Any]:
+def produce_body(topic: str, partition: int, data: bytes, acks: int, timeout_ms: int) -> Body:
     return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
             "topics": [{"name": topic, "partitions": [{"index": partition, "records": data}]}]}
 
 
-def produced_offset(response: dict[str, Any], topic: str, partition: int, principal: str | None) -> int:
+def produced_offset(response: Body, topic: str, partition: int, principal: str | None) -> int:
     """The offset of the first record a Produce answer acknowledges; RecordsRefusedError for a batch
     refused because of its records, else the error answered."""
     result = response["responses"][0]["partitions"][0]
