@@ -109,7 +109,7 @@ class KafkaClient:
 
     def refresh_metadata(self, topics: Sequence[str] | None, create: bool = False) -> Metadata:
         """Fetch the metadata of ``topics`` (all when None) once, from a broker known (or, knowing none,
-        from the bootstrap list, in random order), and keep it."""
+        from the bootstrap list, in random order); the answer, which the cluster metadata takes in."""
         errors = []
         known = self.cluster.current.brokers
         for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not known else \
@@ -127,10 +127,11 @@ class KafkaClient:
                 continue
             finally:
                 connection.close()
-            self.cluster.current = metadata.from_response(response)
-            for node_id in [n for n in self._connections if n not in self.cluster.current.brokers]:
+            answer = metadata.from_response(response)
+            self.cluster.update(answer, topics)
+            for node_id in [n for n in self._connections if n not in answer.brokers]:
                 self._drop(node_id)
-            return self.cluster.current
+            return answer
         raise BrokerConnectionError("no broker of " + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
                                     + " could be reached: " + "; ".join(errors))
 
@@ -162,11 +163,12 @@ class KafkaClient:
         return self._leaders([(topic, partition)])[(topic, partition)]
 
     def _leaders(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """``{(topic, partition): leader node id}``, the metadata fetched anew if it lacks one of them;
+        """``{(topic, partition): leader node id}``, the metadata of the topics it lacks fetched anew;
         one retriable error naming every partition without a leader (and the brokers holding them)."""
+        missing = sorted({t for t, p in partitions if (t, p) not in self.cluster.current.leaders})
+        if missing:
+            self.metadata(missing)
         current = self.cluster.current
-        if any(tp not in current.leaders for tp in partitions):
-            current = self.metadata(sorted({t for t, _ in current.leaders} | {t for t, _ in partitions}))
         for topic, partition in partitions:
             if (topic, partition) not in current.leaders:
                 if topic in current.topic_errors:

@@ -71,6 +71,20 @@ class ClusterMetadata:
     def __init__(self) -> None:
         self.current = NO_METADATA
 
+    def update(self, answer: Metadata, topics: Sequence[str] | None) -> None:
+        """Take in the ``answer`` to a request for ``topics`` (all when None): the brokers and the
+        controller as it says, its topics' partitions; what is known of the other topics stays."""
+        if topics is None:
+            self.current = answer
+            return
+        asked = set(topics)
+        kept = self.current
+        self.current = answer._replace(
+            leaders={**{tp: n for tp, n in kept.leaders.items() if tp[0] not in asked}, **answer.leaders},
+            topic_errors={**{t: c for t, c in kept.topic_errors.items() if t not in asked}, **answer.topic_errors},
+            internal=frozenset(t for t in kept.internal if t not in asked) | answer.internal,
+            replicas={**{tp: r for tp, r in kept.replicas.items() if tp[0] not in asked}, **answer.replicas})
+
     def forget_after(self, failure: BrokerConnectionError | RetriableError) -> None:
         """Forget what ``failure`` made stale: after a broken connection all of it (the cluster may
         have moved: the next request bootstraps again); after a transient error code the leaders of

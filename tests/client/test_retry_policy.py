@@ -80,6 +80,18 @@ def test_a_broken_connection_forgets_everything_so_the_next_request_bootstraps_a
     assert (cluster.current.brokers, cluster.current.leaders) == ({}, {})
 
 
+def test_an_answer_about_some_topics_replaces_what_is_known_of_them_and_keeps_the_others():
+    cluster = _cluster()
+    answer = Metadata({2: Broker(2, "h2", 9092), 3: Broker(3, "h3", 9092)}, {("t", 0): 3}, {"gone": 3},
+                      controller_id=3)
+    cluster.update(answer, ["t", "gone"])
+    assert cluster.current.leaders == {("t", 0): 3, ("u", 0): 1}  # t-1 no longer exists
+    assert (set(cluster.current.brokers), cluster.current.controller_id) == ({2, 3}, 3)
+    assert cluster.current.topic_errors == {"gone": 3}
+    cluster.update(Metadata({2: Broker(2, "h2", 9092)}, {("v", 0): 2}, {}), None)
+    assert cluster.current.leaders == {("v", 0): 2}  # an answer about every topic replaces all
+
+
 def test_partitions_without_a_leader_are_named_together_and_made_stale():
     cluster = _cluster()
     cluster.current = cluster.current._replace(leaders={("t", 0): -1, ("t", 1): 2, ("u", 0): -1},
