@@ -22,7 +22,7 @@ import time
 import confluent_kafka
 
 from broker.client import KafkaClient
-from broker.client.membership import GroupMember
+from broker.client import GroupMember
 
 PARTITIONS = 4  # the mock's default for an auto-created topic
 VALUE = b"x" * 100

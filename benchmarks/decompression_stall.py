@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.embedded import EmbeddedBroker
 from broker.protocol.apis import ApiKey
 from broker.records import batch, recompress

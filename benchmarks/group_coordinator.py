@@ -20,7 +20,7 @@ import time
 from confluent_kafka import Consumer, Producer
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from broker.embedded import EmbeddedBroker
 
 TOPIC = "bench-groups"

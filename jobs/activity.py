@@ -12,7 +12,7 @@ import random
 from typing import Iterator, NamedTuple
 
 from broker.client import KafkaClient
-from broker.client.partitioner import partition_for_key
+from broker.client import partition_for_key
 from broker.records.compression import Codec
 
 PAGES = ["/", "/search", "/cart", "/checkout", "/help", "/account", "/product/42", "/product/7", "/product/1337",

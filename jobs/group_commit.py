@@ -18,8 +18,8 @@ carrying ``kafkalog load run N`` as metadata.
 import logging
 
 from broker.client import KafkaError
-from broker.client.connection import UnsupportedVersionError
-from broker.client.groups import GroupClient, GroupsUnsupportedError
+from broker.client import UnsupportedVersionError
+from broker.client import GroupClient, GroupsUnsupportedError
 
 log = logging.getLogger(__name__)
 

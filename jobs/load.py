@@ -273,7 +273,7 @@ def _error(exc: Exception) -> None:
 
 def reason(exc: Exception) -> str:
     """One line: a Spark error carries a Python task's traceback or a JVM stack; keep the cause, its
-    exception named without its module (``KafkaError: ...``, not ``broker.client.client.KafkaError: ...``).
+    exception named without its module (``KafkaError: ...``, not ``broker.client.errors.KafkaError: ...``).
     Data loss advises the commands' ``--fail-on-data-loss false``, not the source option."""
     from spark_kafka_source.planning import DATA_LOSS_ADVICE
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]

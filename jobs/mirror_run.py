@@ -28,7 +28,7 @@ import threading
 from pyspark.sql import functions as F
 
 from broker.client import KafkaError
-from broker.client.connection import AuthenticationError
+from broker.client import AuthenticationError
 from spark_kafka_source import options as source_options
 from spark_kafka_source.planning import client_for, topic_partitions
 from spark_kafka_source.sink_options import parse_sink

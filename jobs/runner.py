@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-from broker.client import security as client_security
+from broker.client import hidden_secrets
 from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
 
 from . import consistency, report as run_report
@@ -114,7 +114,7 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
             run = store.runs()[-1]
             say(f"run {run.number} was planned but not committed: executing its plan again")
         else:
-            source = client_security.hidden_secrets(settings.source(), "kafka.")  # written down: no password
+            source = hidden_secrets(settings.source(), "kafka.")  # written down: no password
             run = store.write_plan(plan.run, plan.partitions, {
                 "output": output.uri, "format": output.format, "source": source,
                 "rewind": settings.rewind.describe() if settings.rewind else None, "lost": plan.lost})

@@ -5,7 +5,7 @@ cannot write), reported by Spark's Python worker without a traceback."""
 import os
 
 from broker.client import KafkaError
-from broker.client.connection import AuthenticationError, BrokerConnectionError
+from broker.client import AuthenticationError, BrokerConnectionError
 
 from .options import OptionError
 from .planning import DataLossError

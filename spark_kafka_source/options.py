@@ -32,8 +32,8 @@ import logging
 import re
 from typing import Mapping
 
-from broker.client import security as client_security
-from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+from broker.client import PLAINTEXT, SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
+from broker.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
 
 from .checkpoint import to_uri
 
@@ -77,7 +77,7 @@ class ClientSettings:
     check_crcs: bool = True
     retries: int = 3
     retry_backoff_ms: int = 1000
-    security: client_security.ClientSecurity = client_security.PLAINTEXT  # its repr hides every password
+    security: ClientSecurity = PLAINTEXT  # its repr hides every password
 
     def client(self, bootstrap_servers: str) -> KafkaClient:
         """A client for ``bootstrap_servers`` with these settings."""
@@ -329,9 +329,9 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
         if key in kafka:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {advice}")
     for key in kafka:
-        if key.startswith(_SECURITY_FAMILIES) and key not in client_security.KEYS:
+        if key.startswith(_SECURITY_FAMILIES) and key not in SECURITY_KEYS:
             raise option_error(f"kafka.{key}", f"not supported by the kafkalog source (its security settings: "
-                                               f"kafka.{', kafka.'.join(k for k in client_security.KEYS if '.' in k)})")
+                                               f"kafka.{', kafka.'.join(k for k in SECURITY_KEYS if '.' in k)})")
 
 
 def spelt_like(name: str, known: str) -> str:
@@ -527,8 +527,8 @@ def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
     if "check.crcs" in kafka:
         changes["check_crcs"] = _boolean(prefixed, "kafka.check.crcs", True)
     try:
-        changes["security"] = client_security.from_settings(kafka, prefix="kafka.")
-    except client_security.SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
+        changes["security"] = from_settings(kafka, prefix="kafka.")
+    except SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
         name, _, problem = str(exc).partition(": ")
         raise option_error(name, problem) from None
     retries = _integer(opts, "fetchOffset.numRetries", 0)

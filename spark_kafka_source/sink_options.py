@@ -13,9 +13,9 @@ import dataclasses
 import difflib
 from typing import Mapping
 
-from broker.client import security as client_security
-from broker.client.batches import BATCH_BYTES
-from broker.client.client import ACKS_ALL, parse_bootstrap
+from broker.client import SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
+from broker.client import BATCH_BYTES
+from broker.client import ACKS_ALL, parse_bootstrap
 from broker.records.compression import Codec
 
 from .options import ClientSettings, OptionError, option_error, spelt_like
@@ -122,18 +122,18 @@ def _check_names(opts: dict, kafka: dict) -> None:
                                "kafka.* producer settings")
     for key in kafka:
         refused = next((advice for prefix, advice in _REFUSED_KAFKA.items() if key.startswith(prefix)), None)
-        if refused is None and key.startswith(("ssl.", "sasl.")) and key not in client_security.KEYS:
+        if refused is None and key.startswith(("ssl.", "sasl.")) and key not in SECURITY_KEYS:
             refused = "not supported by kafkalog's client (see docs/operating/security.md for the settings it takes)"
         if refused is not None:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {refused}",
                                example=SINK_EXAMPLES.get(f"kafka.{key}", SINK_EXAMPLES["kafka.bootstrap.servers"]))
 
 
-def _security(kafka: dict) -> client_security.ClientSecurity:
+def _security(kafka: dict) -> ClientSecurity:
     """TLS and SASL from the ``kafka.*`` settings, as the source reads them."""
     try:
-        return client_security.from_settings(kafka, prefix="kafka.")
-    except client_security.SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
+        return from_settings(kafka, prefix="kafka.")
+    except SecuritySettingError as exc:  # "<option>: <problem>", never showing a secret
         name, _, problem = str(exc).partition(": ")
         raise sink_error(name, problem) from None
 

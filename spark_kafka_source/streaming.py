@@ -42,8 +42,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
     SupportsTriggerAvailableNow
 
 from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client.connection import BrokerConnectionError
-from broker.client.groups import GroupClient
+from broker.client import BrokerConnectionError
+from broker.client import GroupClient
 
 from .explained import explained
 from .input_partitions import input_partitions, read_partition

@@ -28,7 +28,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType, TimestampType
 
 from broker.client import KafkaError, UnknownTopicOrPartitionError
-from broker.client.batches import Batcher
+from broker.client import Batcher
 
 from .sink_options import SinkOptions
 

@@ -9,7 +9,7 @@ import argparse
 import json
 
 from broker.arguments import USAGE
-from broker.client.acls import AclClient, describe_text
+from broker.client import AclClient, describe_text
 from broker.security.acls import (CLUSTER_NAME, WILDCARD, Acl, AclError, AclFilter, Operation, PatternType,
                                   Permission, ResourceType)
 

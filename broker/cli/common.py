@@ -10,8 +10,8 @@ import sys
 
 from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_argument, command_config, positive_float
 from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client.connection import AuthenticationError, UnsupportedVersionError
-from broker.client.security import SecuritySettingError, from_settings
+from broker.client import AuthenticationError, UnsupportedVersionError
+from broker.client import SecuritySettingError, from_settings
 from broker.log.config import ConfigError
 from broker.protocol.errors import ErrorCode, error_name
 

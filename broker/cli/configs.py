@@ -10,7 +10,7 @@ import argparse
 import json
 
 from broker.arguments import USAGE
-from broker.client.client import BROKER_RESOURCE, TOPIC_RESOURCE
+from broker.client import BROKER_RESOURCE, TOPIC_RESOURCE
 
 from .common import OK, CommandError, add_command, run
 from .topics import CONFIG_SOURCES, text_table

@@ -25,7 +25,7 @@ import sys
 import time
 
 from broker.client import EARLIEST, LATEST, KafkaError, OffsetOutOfRangeError
-from broker.client.membership import GroupMember
+from broker.client import GroupMember
 
 from .common import OK, CommandError, partitions_of
 from .outages import Outages, is_outage, wait_out

@@ -12,7 +12,7 @@ import sys
 
 from broker.arguments import timestamp_ms
 from broker.client import EARLIEST, LATEST, KafkaError
-from broker.client.groups import GroupClient, GroupsUnsupportedError
+from broker.client import GroupClient, GroupsUnsupportedError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode, error_name
 

@@ -7,7 +7,7 @@ import sys
 import time
 
 from broker.client import KafkaError
-from broker.client.client import BrokerUnavailableError
+from broker.client import BrokerUnavailableError
 from broker.protocol.errors import ErrorCode
 
 from .common import CommandError

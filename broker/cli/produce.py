@@ -17,7 +17,7 @@ import os
 import sys
 
 from broker.arguments import USAGE, key_value, non_negative_int, timestamp_ms
-from broker.client.batches import Batcher
+from broker.client import Batcher
 from broker.records.compression import Codec
 
 from . import record_input

@@ -9,7 +9,7 @@ not, and where reading stopped:
 
 import sys
 
-from broker.client.batches import Batcher
+from broker.client import Batcher
 
 PROG = "kafkalog produce"
 

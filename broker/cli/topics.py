@@ -8,7 +8,7 @@ import sys
 
 from broker.arguments import key_value, positive_int
 from broker.client import EARLIEST, LATEST
-from broker.client.client import NewTopic
+from broker.client import NewTopic
 from broker.protocol.errors import ErrorCode
 
 from .common import FAILED, OK, CommandError, add_command, add_format_argument, add_topic_argument, partitions_of, run

@@ -14,10 +14,14 @@ present, possibly with nothing).
 """
 
 import itertools
+from collections.abc import Collection, Mapping
+
+Subscriptions = Mapping[str, Collection[str]]  # member id -> the topics it subscribes to
+Assignments = dict[str, dict[str, list[int]]]  # member id -> topic -> its partitions
 
 
-def assign_range(subscriptions: dict, partitions: dict) -> dict:
-    assigned = {member: {} for member in subscriptions}
+def assign_range(subscriptions: Subscriptions, partitions: Mapping[str, list[int]]) -> Assignments:
+    assigned: Assignments = {member: {} for member in subscriptions}
     for topic in sorted({t for topics in subscriptions.values() for t in topics} & partitions.keys()):
         members = sorted(m for m, topics in subscriptions.items() if topic in topics)
         numbers = sorted(partitions[topic])
@@ -31,8 +35,8 @@ def assign_range(subscriptions: dict, partitions: dict) -> dict:
     return assigned
 
 
-def assign_round_robin(subscriptions: dict, partitions: dict) -> dict:
-    assigned = {member: {} for member in subscriptions}
+def assign_round_robin(subscriptions: Subscriptions, partitions: Mapping[str, list[int]]) -> Assignments:
+    assigned: Assignments = {member: {} for member in subscriptions}
     members = itertools.cycle(sorted(subscriptions))
     subscribed = {t for topics in subscriptions.values() for t in topics} & partitions.keys()
     for topic in sorted(subscribed):

@@ -12,23 +12,27 @@ A batch is sent when full and every one on ``flush``; a record larger than a bat
 With an idempotent producer's sequences, every batch carries them (acks must then be all).
 
 The client splits a batch the broker refuses because of its records until each refused record is
-alone (``produce_each``), so one bad record never takes good ones with it: the refused record is reported through ``on_refused`` and the others
-are stored. After any other failure (the broker unreachable, the topic deleted) nothing more is
-sent: ``failure`` holds it, and the records of that batch and of every pending one are not stored.
+alone (``produce_each``), so one bad record never takes good ones with it: the refused record is
+reported through ``on_refused`` and the others are stored. After any other failure (the broker
+unreachable, the topic deleted) nothing more is sent: ``failure`` holds it, and the records of that
+batch and of every pending one are not stored.
 """
 
 import random
+from collections.abc import Callable
 
-from .client import RecordsRefusedError
+from .client import KafkaClient
+from .errors import RecordsRefusedError
 from .idempotence import ProducerSequences
 from .partitioner import partition_for_key
+from .producer import ProducerRecord
 
 BATCH_BYTES = 512 * 1024  # per batch, well under the default max.message.bytes (1 MiB) even uncompressed
 RECORD_OVERHEAD = 16  # the framing of one record in a batch, about
 STICKY_BYTES = 16 * 1024  # records without a key go to one partition for this many bytes (Kafka's batch.size)
 
 
-def record_size(record: tuple) -> int:
+def record_size(record: ProducerRecord) -> int:
     """The bytes of a record's ``(key, value, timestamp, headers)`` (called for every record: kept cheap)."""
     key, value, _, headers = record
     size = (0 if key is None else len(key)) + (0 if value is None else len(value))
@@ -38,13 +42,14 @@ def record_size(record: tuple) -> int:
 
 
 class Batcher:
-    def __init__(self, client, topic: str, partitions: list[int], fixed_partition: int | None, codec: int,
-                 acks: int, on_refused, *, batch_bytes: int = BATCH_BYTES, sequences: ProducerSequences | None = None):
+    def __init__(self, client: KafkaClient, topic: str, partitions: list[int], fixed_partition: int | None, codec: int,
+                 acks: int, on_refused: Callable[[int, str], None], *, batch_bytes: int = BATCH_BYTES,
+                 sequences: ProducerSequences | None = None):
         self.client, self.topic, self.partitions = client, topic, partitions
         self.fixed_partition, self.codec, self.acks = fixed_partition, codec, acks
         self.on_refused = on_refused  # (record number, reason) -> None
         self.batch_bytes, self.sequences = batch_bytes, sequences
-        self.pending: dict[int, list[tuple[int, tuple]]] = {p: [] for p in partitions}
+        self.pending: dict[int, list[tuple[int, ProducerRecord]]] = {p: [] for p in partitions}
         self.pending_bytes = dict.fromkeys(partitions, 0)
         self.sticky_bytes = min(STICKY_BYTES, batch_bytes)
         self.unkeyed_partition: int | None = None  # the sticky partition, chosen with the first record without a key
@@ -54,7 +59,7 @@ class Batcher:
         self.in_flight: list[int] = []  # record numbers of the batch being sent (unconfirmed if interrupted)
         self.failure: Exception | None = None  # a KafkaError, or UnsupportedVersionError
 
-    def add(self, number: int, record: tuple, partition: int | None = None) -> None:
+    def add(self, number: int, record: ProducerRecord, partition: int | None = None) -> None:
         """Add ``record`` ``(key, value, timestamp, headers)``, to ``partition`` when given (one of ``partitions``)."""
         size = record_size(record) + RECORD_OVERHEAD
         chosen = self._partition_for(record, partition, size)
@@ -65,7 +70,7 @@ class Batcher:
         if self.pending_bytes[chosen] >= self.batch_bytes:
             self._send(chosen)
 
-    def _partition_for(self, record: tuple, partition: int | None, size: int) -> int:
+    def _partition_for(self, record: ProducerRecord, partition: int | None, size: int) -> int:
         if partition is not None:
             return partition
         if self.fixed_partition is not None:
@@ -89,7 +94,7 @@ class Batcher:
         self.not_stored.append(number)
         self.on_refused(number, reason)
 
-    def _take(self, partition: int) -> list[tuple[int, tuple]]:
+    def _take(self, partition: int) -> list[tuple[int, ProducerRecord]]:
         entries = self.pending[partition]
         self.pending[partition], self.pending_bytes[partition] = [], 0
         return entries

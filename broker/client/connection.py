@@ -4,8 +4,9 @@ On connect it does the TLS handshake (``security.protocol`` SSL and SASL_SSL), a
 (v2, non-flexible, which every broker since 0.10 answers; a broker that only knows lower versions
 replies with its supported range and we retry), authenticates with SASL (SaslHandshake v1, then
 the mechanism's tokens in SaslAuthenticate) and then uses, for each API, the highest version both
-sides implement. A refused certificate or password raises ``AuthenticationError`` (not retried). Every request has a deadline; a
-broken connection raises ``BrokerConnectionError`` and the connection must be reopened. A plaintext
+sides implement. A refused certificate or password raises ``AuthenticationError`` (not retried).
+Every request has a deadline; a broken connection raises ``BrokerConnectionError`` and the
+connection must be reopened. A plaintext
 connection closed during its first request, or answered with a TLS record, is most likely talking to
 a TLS listener: the error says so (as librdkafka's does).
 """
@@ -14,6 +15,7 @@ import socket
 import ssl
 import struct
 import time
+from typing import Any
 
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
@@ -23,6 +25,7 @@ from broker.security.sasl import AuthenticationFailed, client_exchange
 
 from .security import PLAINTEXT, ClientSecurity
 
+Body = dict[str, Any]  # a request or response body, as broker.protocol encodes and decodes it
 _CORRELATION = struct.Struct(">i")
 API_VERSIONS_VERSION = 2
 _TLS_HINT = "; is it a TLS listener? Then the client needs security.protocol=SSL (or SASL_SSL)"
@@ -36,7 +39,7 @@ class _TlsRecord(ConnectionError):
     """A TLS record (an alert or a handshake) where a plaintext response's size should be."""
 
 
-def _looks_like_tls(prefix: bytes) -> bool:
+def _looks_like_tls(prefix: bytes | bytearray) -> bool:
     """A TLS record header: content type alert (21) or handshake (22), protocol version 3.x."""
     return prefix[0] in (21, 22) and prefix[1] == 3 and prefix[2] <= 4
 
@@ -95,6 +98,8 @@ class BrokerConnection:
         if handshake["error_code"] != ErrorCode.NONE:
             raise AuthenticationError(f"{self.address} refused the SASL handshake (error {handshake['error_code']}): "
                                       f"is it a SASL listener (security.protocol SASL_PLAINTEXT or SASL_SSL)?")
+        # from_settings gives a SASL protocol a mechanism, a user name and a password
+        assert security.mechanism and security.username is not None and security.password is not None
         exchange = client_exchange(security.mechanism, security.username, security.password)
         token = exchange.first()
         while token is not None:
@@ -138,7 +143,7 @@ class BrokerConnection:
         raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
                                       f"this client {ours.min_version}-{ours.max_version}")
 
-    def request(self, api_key: ApiKey, body: dict, extra_wait: float = 0.0, max_version: int | None = None) -> dict:
+    def request(self, api_key: ApiKey, body: Body, extra_wait: float = 0.0, max_version: int | None = None) -> Body:
         """Send a request at the negotiated version (at most ``max_version`` if given, for a caller
         that needs nothing newer) and return the decoded response body.
 
@@ -150,7 +155,7 @@ class BrokerConnection:
             version = max(min(version, max_version), self.versions[api_key][0])
         return self._call(api_key, version, body, extra_wait)
 
-    def send(self, api_key: ApiKey, body: dict) -> None:
+    def send(self, api_key: ApiKey, body: Body) -> None:
         """Send a request the broker does not answer (a Produce with acks=0)."""
         version = self.version_for(api_key)
         try:
@@ -159,11 +164,11 @@ class BrokerConnection:
             self.close()
             raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}") from None
 
-    def _send_request(self, api_key: ApiKey, version: int, body: dict, deadline: float) -> None:
+    def _send_request(self, api_key: ApiKey, version: int, body: Body, deadline: float) -> None:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         self._send(frames.encode_request(api_key, version, self._correlation_id, self.client_id, body), deadline)
 
-    def _call(self, api_key: ApiKey, version: int, body: dict, extra_wait: float = 0.0) -> dict:
+    def _call(self, api_key: ApiKey, version: int, body: Body, extra_wait: float = 0.0) -> Body:
         deadline = time.monotonic() + self.timeout + extra_wait
         try:
             self._send_request(api_key, version, body, deadline)
@@ -189,7 +194,8 @@ class BrokerConnection:
             return APIS[api_key].response.decode(reader, version)
         except ProtocolError as exc:
             self.close()
-            raise BrokerConnectionError(f"unreadable {api_key.name} v{version} response from {self.address}: {exc}") from None
+            raise BrokerConnectionError(f"unreadable {api_key.name} v{version} response from {self.address}: "
+                                        f"{exc}") from None
 
     def _send(self, data: bytes, deadline: float) -> None:
         self._sock.settimeout(max(deadline - time.monotonic(), 0.001))

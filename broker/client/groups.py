@@ -8,21 +8,25 @@ loading, moving, not yet available or unreachable (COORDINATOR_LOAD_IN_PROGRESS,
 COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, a broken connection) is looked up again and the request
 retried, with the client's retries and backoff. A broker that does not offer a group API (this
 project's broker before its coordinator, librdkafka's mock cluster for ListGroups and
-DescribeGroups) gives a ``GroupsUnsupportedError`` naming it. Offsets are committed as Kafka's tools commit them: generation -1 and no member id,
-which a coordinator accepts only while the group has no active members.
+DescribeGroups) gives a ``GroupsUnsupportedError`` naming it. Offsets are committed as Kafka's
+tools commit them: generation -1 and no member id, which a coordinator accepts only while the group
+has no active members.
 
 Member assignments are decoded with the consumer-protocol codec of ``broker.coordinator`` (pure,
 no I/O: the one place that knows those bytes).
 """
 
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from broker.coordinator.consumer_protocol import ConsumerProtocolError, decode_assignment
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
-from .client import KafkaClient, KafkaError, _error, _Retriable
-from .connection import BrokerConnectionError
+from .client import KafkaClient
+from .connection import Body, BrokerConnectionError
+from .errors import KafkaError, error_for
+from .retry import RetriableError, TopicPartition
 
 GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a consumer group (1 is a transactional id)
 NO_GENERATION, NO_MEMBER = -1, ""  # an offset commit from outside the group (an admin tool)
@@ -48,7 +52,7 @@ class MemberDescription(NamedTuple):
     instance_id: str | None  # static membership's group.instance.id
     client_id: str
     host: str
-    assignment: dict  # topic -> sorted partitions assigned to this member
+    assignment: dict[str, list[int]]  # topic -> sorted partitions assigned to this member
 
 
 class GroupDescription(NamedTuple):
@@ -56,7 +60,7 @@ class GroupDescription(NamedTuple):
     state: str  # Kafka's: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
     protocol_type: str  # "consumer" for consumer groups
     protocol: str  # the chosen assignor, e.g. "range"
-    members: list  # MemberDescription
+    members: list[MemberDescription]
 
 
 class CommittedOffset(NamedTuple):
@@ -77,21 +81,21 @@ class GroupClient:
 
     def _find_coordinator(self, group: str) -> int:
         """The node id of the group's coordinator (FindCoordinator to the controller or any broker)."""
-        node_id = self.client._controller_or_any()
+        node_id = self.client.controller_or_any()
         response = self._request(node_id, ApiKey.FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
         _raise_for_group(response["error_code"], group, response["error_message"], principal=self.principal)
-        coordinator = response["node_id"]
-        if coordinator not in self.client._metadata.brokers:
-            self.client._fetch_metadata([])
-        if coordinator not in self.client._metadata.brokers:
-            raise _Retriable(f"coordinator {coordinator} of {group!r} is not in the metadata",
-                             ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        coordinator: int = response["node_id"]
+        if coordinator not in self.client.cluster.current.brokers:
+            self.client.refresh_metadata([])
+        if coordinator not in self.client.cluster.current.brokers:
+            raise RetriableError(f"coordinator {coordinator} of {group!r} is not in the metadata",
+                                 ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return coordinator
 
-    def _to_coordinator(self, group: str, api_key: ApiKey, body: dict, what: str, extra_wait: float = 0.0,
-                        max_version: int | None = None) -> dict:
+    def _to_coordinator(self, group: str, api_key: ApiKey, body: Body, what: str, extra_wait: float = 0.0,
+                        max_version: int | None = None) -> Body:
         """Send a request to the group's coordinator (found again, and retried, when it moved)."""
-        def send():
+        def send() -> Body:
             if group not in self._coordinators:
                 self._coordinators[group] = self._find_coordinator(group)
             try:
@@ -102,29 +106,29 @@ class GroupClient:
             moved = [code for code in _error_codes(response) if code in _COORDINATOR_MOVED]
             if moved:
                 del self._coordinators[group]
-                raise _Retriable(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
+                raise RetriableError(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
-        return self.client._retrying(send, what)
+        return self.client.retrying(send, what)
 
-    def _request(self, node_id: int, api_key: ApiKey, body: dict, extra_wait: float = 0.0,
-                 max_version: int | None = None) -> dict:
+    def _request(self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0,
+                 max_version: int | None = None) -> Body:
         """``extra_wait``: seconds the coordinator may hold the answer on purpose (a JoinGroup waits
         for the other members up to the rebalance timeout)."""
-        connection = self.client._connection(node_id)
+        connection = self.client.connection(node_id)
         if api_key not in connection.versions:
             raise GroupsUnsupportedError(connection.address, api_key)
-        return self.client._request(node_id, api_key, body, extra_wait, max_version)
+        return self.client.request(node_id, api_key, body, extra_wait, max_version)
 
     # -- groups ----------------------------------------------------------------------------
 
     def list_groups(self) -> dict[str, str]:
         """``{group id: protocol type}`` of every group of every broker (each lists those it coordinates)."""
-        return self.client._retrying(self._list_groups, "list groups")
+        return self.client.retrying(self._list_groups, "list groups")
 
     def _list_groups(self) -> dict[str, str]:
-        self.client._controller_or_any()
-        groups = {}
-        for node_id in sorted(self.client._metadata.brokers):
+        self.client.controller_or_any()
+        groups: dict[str, str] = {}
+        for node_id in sorted(self.client.cluster.current.brokers):
             response = self._request(node_id, ApiKey.LIST_GROUPS, {})
             _raise_for_group(response["error_code"], f"the groups of broker {node_id}", principal=self.principal)
             groups.update((g["group_id"], g["protocol_type"]) for g in response["groups"])
@@ -144,7 +148,7 @@ class GroupClient:
         return GroupDescription(group, found["group_state"], found["protocol_type"], found["protocol_data"],
                                 sorted(members, key=lambda m: m.member_id))
 
-    def delete_groups(self, groups: list[str]) -> dict:
+    def delete_groups(self, groups: list[str]) -> dict[str, KafkaError | None]:
         """Delete groups (and their offsets); ``{group: None}`` for each deleted, or its KafkaError
         (NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND...)."""
         results = {}
@@ -158,7 +162,8 @@ class GroupClient:
 
     # -- offsets ---------------------------------------------------------------------------
 
-    def committed(self, group: str, topics: dict | None = None) -> dict:
+    def committed(self, group: str,
+                  topics: Mapping[str, Iterable[int]] | None = None) -> dict[TopicPartition, CommittedOffset]:
         """``{(topic, partition): CommittedOffset}`` of the group: for ``{topic: [partitions]}``,
         or for every topic it committed to (None; OffsetFetch v2+). Partitions without a committed
         offset are left out."""
@@ -167,7 +172,7 @@ class GroupClient:
                                         f"fetch the offsets of group {group!r}")
         _raise_for_group(response["error_code"], group, principal=self.principal)
         if response["topics"] is None:  # a broker that cannot list them (librdkafka's mock): ask for every partition
-            every = {}
+            every: dict[str, list[int]] = {}
             for topic, partition in self.client.metadata(None).leaders:
                 every.setdefault(topic, []).append(partition)
             return self.committed(group, every)
@@ -181,13 +186,13 @@ class GroupClient:
                         p["committed_offset"], p["committed_leader_epoch"], p["metadata"])
         return offsets
 
-    def commit(self, group: str, offsets: dict, metadata: str = "", generation: int = NO_GENERATION,
-               member_id: str = NO_MEMBER) -> None:
+    def commit(self, group: str, offsets: Mapping[TopicPartition, int], metadata: str = "",
+               generation: int = NO_GENERATION, member_id: str = NO_MEMBER) -> None:
         """Commit ``{(topic, partition): offset}`` for the group: by default from outside it (generation
         -1, no member id), which the coordinator refuses while the group has active members
         (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS, raised as a KafkaError); a
         member gives its generation and member id."""
-        topics: dict[str, list] = {}
+        topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, partition), offset in sorted(offsets.items()):
             topics.setdefault(topic, []).append({
                 "partition_index": partition, "committed_offset": offset, "committed_leader_epoch": -1,
@@ -202,10 +207,11 @@ class GroupClient:
                 _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}",
                                  principal=self.principal)
 
-    def delete_offsets(self, group: str, partitions: list) -> dict:
+    def delete_offsets(self, group: str,
+                       partitions: Iterable[TopicPartition]) -> dict[TopicPartition, KafkaError | None]:
         """Delete the group's committed offsets of ``[(topic, partition)]`` (OffsetDelete; refused
         for topics the group is subscribed to); ``{(topic, partition): None or KafkaError}``."""
-        topics: dict[str, list] = {}
+        topics: dict[str, list[dict[str, int]]] = {}
         for topic, partition in sorted(partitions):
             topics.setdefault(topic, []).append({"partition_index": partition})
         response = self._to_coordinator(group, ApiKey.OFFSET_DELETE, {
@@ -218,7 +224,7 @@ class GroupClient:
                 for t in response["topics"] for p in t["partitions"]}
 
 
-def _error_codes(response: dict) -> list[int]:
+def _error_codes(response: Body) -> list[int]:
     """Every error code of a group response: its own, each group's or result's, each partition's."""
     codes = [response["error_code"]] if "error_code" in response else []
     for item in response.get("groups") or response.get("results") or ():
@@ -228,7 +234,7 @@ def _error_codes(response: dict) -> list[int]:
     return codes
 
 
-def assigned_partitions(assignment) -> dict:
+def assigned_partitions(assignment: bytes | memoryview | None) -> dict[str, list[int]]:
     """``{topic: [partitions]}`` of a consumer-protocol assignment; ``{}`` for an empty or unreadable one."""
     if not assignment:
         return {}
@@ -241,7 +247,7 @@ def assigned_partitions(assignment) -> dict:
 
 def _raise_for_group(code: int, subject: str, message: str | None = None, *, principal: str | None = None) -> None:
     if code in _COORDINATOR_MOVED:
-        raise _Retriable(f"{subject}: {ErrorCode(code).name}", code)
+        raise RetriableError(f"{subject}: {ErrorCode(code).name}", code)
     error = _group_error(code, subject, message, principal=principal)
     if error is not None:
         raise error
@@ -250,7 +256,7 @@ def _raise_for_group(code: int, subject: str, message: str | None = None, *, pri
 def _group_error(code: int, subject: str, message: str | None = None, *,
                  principal: str | None = None) -> KafkaError | None:
     subject = subject if subject.startswith(("group ", "the ")) else f"group {subject!r}"
-    return _error(code, subject, message, principal=principal)
+    return error_for(code, subject, message, principal=principal)
 
 
 def _api_name(api: ApiKey) -> str:

@@ -9,7 +9,16 @@ holds within one producer id: a new producer (a new task, a restarted process) g
 what it sends again is stored again.
 """
 
+from typing import TypedDict
+
 INT32_MAX = 2**31 - 1
+
+
+class BatchFields(TypedDict):
+    """The producer fields of a batch, as ``batch.build`` takes them."""
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
 
 
 class ProducerSequences:
@@ -17,7 +26,7 @@ class ProducerSequences:
         self.producer_id, self.epoch = producer_id, epoch
         self._next: dict[tuple[str, int], int] = {}
 
-    def batch_fields(self, topic: str, partition: int) -> dict:
+    def batch_fields(self, topic: str, partition: int) -> BatchFields:
         """The producer fields of the next batch to ``topic``-``partition`` (``batch.build``'s arguments)."""
         return {"producer_id": self.producer_id, "producer_epoch": self.epoch,
                 "base_sequence": self._next.get((topic, partition), 0)}

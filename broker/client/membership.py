@@ -17,6 +17,7 @@ or commit (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION).
 
 import logging
 import time
+from collections.abc import Iterable, Mapping
 
 from broker.coordinator.consumer_protocol import (Assignment, ConsumerProtocolError, Subscription, decode_assignment,
                                                   decode_subscription, encode_assignment, encode_subscription)
@@ -24,8 +25,10 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
 from .assignors import ASSIGNORS
-from .client import KafkaClient, KafkaError
+from .client import KafkaClient
+from .errors import KafkaError
 from .groups import CONSUMER_PROTOCOL, NO_GENERATION, NO_MEMBER, GroupClient, _raise_for_group
+from .retry import TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +51,12 @@ class GroupMember:
         self.member_id, self.generation = NO_MEMBER, NO_GENERATION
         self.protocol: str | None = None  # the assignor the group chose
         self.leader = False
-        self._members: dict = {}  # as the leader: member id -> its subscription bytes
+        self._members: dict[str, bytes] = {}  # as the leader: member id -> its subscription bytes
         self._next_heartbeat = 0.0
 
     # -- joining -------------------------------------------------------------------------
 
-    def join(self) -> dict:
+    def join(self) -> dict[str, list[int]]:
         """Join (or rejoin) the group; ``{topic: [partitions]}`` assigned to this member."""
         for _ in range(JOIN_ATTEMPTS):
             if not self._join_group():
@@ -87,7 +90,7 @@ class GroupMember:
         self._members = {m["member_id"]: bytes(m["metadata"]) for m in response["members"]}
         return True
 
-    def _sync_group(self) -> dict | None:
+    def _sync_group(self) -> dict[str, list[int]] | None:
         """SyncGroup (with every member's assignment when leading); None when the group rebalanced meanwhile."""
         assignments = self._assign() if self.leader else {}
         body = {"group_id": self.group, "generation_id": self.generation, "member_id": self.member_id,
@@ -107,13 +110,13 @@ class GroupMember:
             raise KafkaError(f"group {self.group!r}: the leader's assignment is unreadable: {exc}") from None
         return {topic: sorted(partitions) for topic, partitions in decoded.partitions}
 
-    def _assign(self) -> dict:
+    def _assign(self) -> dict[str, bytes]:
         """As the leader: ``{member id: assignment bytes}`` from the members' subscriptions."""
-        assignor = ASSIGNORS.get(self.protocol)
+        assignor = ASSIGNORS.get(self.protocol or "")
         if assignor is None:
             raise KafkaError(f"group {self.group!r} chose assignor {self.protocol!r}, which this member does "
                              f"not implement ({', '.join(ASSIGNORS)})", ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-        subscriptions = {}
+        subscriptions: dict[str, set[str]] = {}
         for member, metadata in self._members.items():
             try:
                 subscriptions[member] = set(decode_subscription(metadata).topics)
@@ -121,9 +124,9 @@ class GroupMember:
                 log.warning("group %r: member %s sent an unreadable subscription (%s): it gets nothing",
                             self.group, member, exc)
                 subscriptions[member] = set()
-        wanted = sorted(set().union(*subscriptions.values()))
+        wanted = sorted(set[str]().union(*subscriptions.values()))
         leaders = self.client.metadata(wanted).leaders if wanted else {}
-        partitions: dict[str, list] = {}
+        partitions: dict[str, list[int]] = {}
         for topic, partition in leaders:
             partitions.setdefault(topic, []).append(partition)
         return {member: encode_assignment(Assignment(tuple((t, tuple(ps)) for t, ps in sorted(assigned.items()))),
@@ -152,7 +155,7 @@ class GroupMember:
         _raise_for_group(response["error_code"], self.group, principal=self.groups.principal)
         return True
 
-    def commit(self, offsets: dict, metadata: str = "") -> bool:
+    def commit(self, offsets: Mapping[TopicPartition, int], metadata: str = "") -> bool:
         """Commit ``{(topic, partition): next offset}`` as this member; False when the coordinator
         refused it because the group moved on (a rebalance, or this member was dropped): the next
         owner of those partitions then starts from the previous commit."""
@@ -168,7 +171,7 @@ class GroupMember:
             return False
         return True
 
-    def committed(self, partitions: dict) -> dict:
+    def committed(self, partitions: Mapping[str, Iterable[int]]) -> dict[TopicPartition, int]:
         """``{(topic, partition): offset}`` the group committed, of ``{topic: [partitions]}``."""
         return {tp: c.offset for tp, c in self.groups.committed(self.group, partitions).items()}
 

@@ -16,7 +16,7 @@ the protocol is SASL_*, and TLS settings unless it is SSL or SASL_SSL.
 
 import dataclasses
 import ssl
-from typing import Mapping
+from collections.abc import Mapping
 
 from broker.log.config import ConfigError
 from broker.security import jaas
@@ -84,7 +84,7 @@ class ClientSecurity:
 PLAINTEXT = ClientSecurity()
 
 
-def hidden_secrets(settings: Mapping[str, str], prefix: str = "") -> dict:
+def hidden_secrets(settings: Mapping[str, str], prefix: str = "") -> dict[str, str]:
     """``settings`` to write down or show: the value of every secret key (spelt with ``prefix``, as
     ``kafka.`` in Spark options) replaced by ``[hidden]``."""
     secret = {prefix + key for key in SECRET_KEYS}
@@ -94,7 +94,7 @@ def hidden_secrets(settings: Mapping[str, str], prefix: str = "") -> dict:
 def from_settings(settings: Mapping[str, str], prefix: str = "") -> ClientSecurity:
     """The security of Kafka client ``settings`` (other keys are ignored); ``prefix`` is how the keys
     are spelt to the user (``kafka.`` for Spark options), for the errors."""
-    def name(key):
+    def name(key: str) -> str:
         return prefix + key
 
     values = {k: str(v).strip() for k, v in settings.items() if k in KEYS}

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import confluent_kafka
 
 from broker.client import LATEST, KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from broker.records import record_set
 
 COMMAND_TIMEOUT = 60

@@ -5,7 +5,7 @@ or the project's), and each error with its exit code and one-line message."""
 import json
 
 from broker.client import EARLIEST, KafkaClient
-from broker.client.client import BROKER_RESOURCE
+from broker.client import BROKER_RESOURCE
 
 from .support import kafkalog, one_line_error, produce_records, topic_for
 

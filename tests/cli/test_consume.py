@@ -18,7 +18,7 @@ import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.client import NewTopic
+from broker.client import NewTopic
 from tests.waiting import wait_for
 
 from ..log.util import garble_first_record

@@ -17,7 +17,7 @@ import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from tests.waiting import wait_for
 
 from .support import WAIT_SECONDS, committed, kafkalog, one_line_error, produce_records, topic_for

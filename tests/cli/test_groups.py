@@ -14,7 +14,7 @@ import pytest
 
 from broker.cli.groups import new_offsets
 from broker.client import KafkaClient
-from broker.client.groups import CommittedOffset, GroupClient
+from broker.client import CommittedOffset, GroupClient
 
 from .support import committed, kafkalog, one_line_error, produce_records, topic_for
 

@@ -1,14 +1,14 @@
 """Bootstrapping: ``parse_bootstrap``, host lists whose first entries are unreachable, and a clear,
 bounded failure when no entry can be reached."""
 
+import random
 import time
 
 import pytest
 
 from broker.client import KafkaClient, KafkaError
-from broker.client import client as client_module
-from broker.client.client import BrokerUnavailableError, NewTopic, parse_bootstrap
-from broker.client.connection import BrokerConnection, BrokerConnectionError
+from broker.client import BrokerUnavailableError, NewTopic, parse_bootstrap
+from broker.client import BrokerConnection, BrokerConnectionError
 
 from .support import closed_port
 
@@ -60,7 +60,7 @@ def test_client_refuses_a_malformed_list_before_connecting():
 @pytest.fixture
 def in_given_order(monkeypatch):
     """Make the client try the bootstrap entries in the order given (it shuffles them)."""
-    monkeypatch.setattr(client_module.random, "sample", lambda seq, k: list(seq)[:k])
+    monkeypatch.setattr(random, "sample", lambda seq, k: list(seq)[:k])
 
 
 def test_bootstrap_skips_unreachable_entries(cluster, in_given_order):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError
-from broker.client.connection import BrokerConnection, BrokerConnectionError
+from broker.client import BrokerConnection, BrokerConnectionError
 from broker.records.record_set import iter_user_records
 
 from .fake_servers import SilentListener

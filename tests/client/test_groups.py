@@ -10,9 +10,9 @@ import pytest
 from kafka.protocol.consumer import ConsumerProtocolAssignment
 
 from broker.client import KafkaClient, KafkaError
-from broker.client.client import parse_bootstrap
+from broker.client import parse_bootstrap
 from broker.client.groups import GroupClient, GroupsUnsupportedError, assigned_partitions
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.server.handlers import HANDLERS

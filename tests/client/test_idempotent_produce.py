@@ -6,7 +6,7 @@ partition, on both brokers; acks other than all are refused."""
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.client import ACKS_ALL, NewTopic
+from broker.client import ACKS_ALL, NewTopic
 from broker.protocol.apis import ApiKey
 
 from ..spark.proxy import RecordingProxy

@@ -8,7 +8,7 @@ import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.membership import GroupMember
+from broker.client import GroupMember
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(120)

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 

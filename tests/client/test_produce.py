@@ -6,7 +6,7 @@ import time
 import pytest
 
 from broker.client import KafkaClient, KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError
-from broker.client.client import ACKS_ALL, NewTopic
+from broker.client import ACKS_ALL, NewTopic
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 from broker.records.batch import Record

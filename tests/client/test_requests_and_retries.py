@@ -1,13 +1,13 @@
 """What the client puts in its requests, and how it handles retriable errors and a bootstrap entry
 that fails half-way, checked against ``FakeBroker`` (which records every request)."""
 
+import random
 import time
 
 import pytest
 
 from broker.client import KafkaClient, KafkaError
-from broker.client import client as client_module
-from broker.client.client import READ_COMMITTED
+from broker.client import READ_COMMITTED
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
@@ -84,7 +84,7 @@ def test_non_retriable_fetch_error_is_named():
 
 @pytest.fixture
 def in_given_order(monkeypatch):
-    monkeypatch.setattr(client_module.random, "sample", lambda seq, k: list(seq)[:k])
+    monkeypatch.setattr(random, "sample", lambda seq, k: list(seq)[:k])
 
 
 def test_a_silent_bootstrap_entry_costs_one_timeout_then_the_next_is_used(in_given_order):

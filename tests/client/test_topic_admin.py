@@ -8,7 +8,7 @@ import os
 import pytest
 
 from broker.client import EARLIEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client.client import BROKER_RESOURCE, DEFAULT_CONFIG, ConfigEntry, NewTopic
+from broker.client import BROKER_RESOURCE, DEFAULT_CONFIG, ConfigEntry, NewTopic
 from broker.log.config import TOPIC_SETTINGS
 from broker.protocol.errors import ErrorCode
 

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
 from broker.security.acls import Operation, PatternType, Permission, ResourceType

@@ -12,8 +12,8 @@ import threading
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.client import NewTopic
-from broker.client.groups import GroupClient
+from broker.client import NewTopic
+from broker.client import GroupClient
 from broker.coordinator.group_partition import partition_for
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from tests.cli.support import kafkalog, one_line_error, produce_records

@@ -10,7 +10,7 @@ be deleted, emptied, repartitioned or made non-compacted through any broker."""
 import confluent_kafka
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from broker.coordinator.group_partition import partition_for
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.cli.support import kafkalog

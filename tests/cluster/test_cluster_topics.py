@@ -11,7 +11,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from broker.client import KafkaClient
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.waiting import wait_for

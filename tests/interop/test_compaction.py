@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.client import RecordsRefusedError
+from broker.client import RecordsRefusedError
 from broker.embedded import EmbeddedBroker
 from broker.protocol.errors import ErrorCode
 from tests.compaction import active_segment_base, create_compacted, read_partition, wait_until_cleaned

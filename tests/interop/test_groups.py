@@ -16,7 +16,7 @@ import time
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 

@@ -15,7 +15,7 @@ import confluent_kafka
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from jobs.group_commit import default_group_id
 from jobs.output import Output
 from jobs.planner import Rewind

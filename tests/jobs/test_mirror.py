@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from broker.embedded import EmbeddedBroker
 from jobs.mirror import main as mirror_main
 from jobs.mirror_run import _follow

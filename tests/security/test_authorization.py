@@ -20,8 +20,8 @@ import uuid
 import pytest
 
 from broker.client import KafkaClient, KafkaError, NewTopic
-from broker.client.acls import AclClient
-from broker.client.security import from_settings
+from broker.client import AclClient
+from broker.client import from_settings
 from broker.protocol.apis import ApiKey
 from broker.security.acls import (Acl, AclFilter, Operation, PatternType, Permission, ResourceType,
                                   operations_bits)
@@ -318,12 +318,12 @@ def test_metadata_v8_and_describe_groups_v3_answer_the_principals_authorized_ope
           acl(ResourceType.CLUSTER, "kafka-cluster", Operation.IDEMPOTENT_WRITE))
     with project_client(secured, "alice") as alice:
         [broker_id] = alice.metadata([topic]).brokers
-        response = alice._request(broker_id, ApiKey.METADATA, {
+        response = alice.request(broker_id, ApiKey.METADATA, {
             "topics": [{"name": topic}], "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True})
         group = unique("described")
         grant(secured, acl(ResourceType.GROUP, group, Operation.DELETE))
-        described = alice._request(broker_id, ApiKey.DESCRIBE_GROUPS, {
+        described = alice.request(broker_id, ApiKey.DESCRIBE_GROUPS, {
             "groups": [group], "include_authorized_operations": True})
     [answered] = response["topics"]
     assert answered["topic_authorized_operations"] == operations_bits({Operation.WRITE, Operation.DESCRIBE})
@@ -591,7 +591,7 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
 
 
 def test_group_offsets_need_the_group_and_the_topic(secured):
-    from broker.client.groups import GroupClient
+    from broker.client import GroupClient
     readable, unreadable, group, other_group = unique("offsets"), unique("hidden"), unique("group"), unique("other")
     for topic in (readable, unreadable):
         topic_with_a_record(secured, topic)

@@ -4,9 +4,9 @@ fetch (copied in pieces under TLS), and the failures named clearly and not retri
 import pytest
 
 from broker.client import KafkaClient, NewTopic
-from broker.client.connection import AuthenticationError
+from broker.client import AuthenticationError
 from broker.records import record_set
-from broker.client.security import SecuritySettingError, from_settings
+from broker.client import SecuritySettingError, from_settings
 
 from .test_sasl import PLAIN_JAAS, SASL_PLAINTEXT, SASL_SSL, SCRAM_PASSWORD, SCRAM_USER, sasl_broker  # noqa: F401
 from .third_party import unique_topic

@@ -3,7 +3,7 @@ the request came in on (or its ``advertised.listeners`` entry), as Kafka does; s
 
 from confluent_kafka.admin import AdminClient
 
-from broker.client.connection import BrokerConnection
+from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 
 

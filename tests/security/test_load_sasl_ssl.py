@@ -5,7 +5,7 @@ none of the checkpoint's files, the output or what the job printed."""
 import os
 
 from broker.client import KafkaClient, NewTopic
-from broker.client.security import from_settings
+from broker.client import from_settings
 
 from ..jobs.loads import load_args, ok, output_rows, run_load
 from .test_client import SCRAM_JAAS

@@ -5,7 +5,7 @@ errors."""
 import os
 
 from broker.client import KafkaClient, NewTopic
-from broker.client.security import from_settings
+from broker.client import from_settings
 
 from .test_client import SCRAM_JAAS
 from .test_sasl import SASL_SSL, SCRAM_PASSWORD, sasl_broker  # noqa: F401

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from broker.client.connection import BrokerConnection, BrokerConnectionError
-from broker.client.security import from_settings
+from broker.client import BrokerConnection, BrokerConnectionError
+from broker.client import from_settings
 from broker.protocol.apis import ApiKey
 from broker.security.tls import principal_of
 

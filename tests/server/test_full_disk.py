@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from confluent_kafka import Producer
 
-from broker.client.client import (BROKER_RESOURCE, TOPIC_RESOURCE, KafkaClient, KafkaError, NewTopic,
+from broker.client import (BROKER_RESOURCE, TOPIC_RESOURCE, KafkaClient, KafkaError, NewTopic,
                                   UnknownTopicOrPartitionError)
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode

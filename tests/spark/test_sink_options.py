@@ -4,7 +4,7 @@ options Spark hands a streaming sink accepted."""
 
 import pytest
 
-from broker.client.client import ACKS_ALL
+from broker.client import ACKS_ALL
 from broker.records.compression import Codec
 from spark_kafka_source.options import OptionError
 from spark_kafka_source.sink_options import parse_sink

@@ -22,7 +22,7 @@ import pytest
 from pyspark.errors import StreamingQueryException
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from spark_kafka_source.progress import offsets_behind_latest
 from tests.processes import kill_tree
 from tests.waiting import wait_for

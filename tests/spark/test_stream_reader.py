@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from broker.client import KafkaClient
-from broker.client.groups import GroupClient
+from broker.client import GroupClient
 from spark_kafka_source.options import OptionError, TriggerLimits, parse
 from spark_kafka_source.planning import DataLossError
 from spark_kafka_source.progress import offsets_behind_latest

@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql.types import ArrayType, BinaryType, StringType, StructField, StructType
 
 from broker.client import KafkaClient
-from broker.client.partitioner import partition_for_key
+from broker.client import partition_for_key
 from broker.records import record_set
 
 from ..interop.clients import ADAPTERS
