@@ -147,7 +147,7 @@ def settings_from(args):
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from spark_kafka_source.options import OptionError
 
     from . import history

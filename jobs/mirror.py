@@ -170,7 +170,7 @@ def _config(path: str | None, option: str) -> dict:
 
 def run_command(args) -> int:
     """Run ``kafkalog mirror`` with parsed arguments; one line on stderr when it fails."""
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from spark_kafka_source.java import require_java
     from spark_kafka_source.options import OptionError
 

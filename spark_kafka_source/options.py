@@ -34,6 +34,7 @@ from typing import Mapping
 
 from broker.client import security as client_security
 from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+from broker.common.settings import parse_boolean, parse_choice, parse_integer
 
 from .checkpoint import to_uri
 
@@ -468,18 +469,20 @@ def _boolean(opts: dict, name: str, default: bool) -> bool:
     text = opts.get(name.lower())
     if text is None:
         return default
-    if text.strip().lower() not in ("true", "false"):
-        raise option_error(name, f"{text!r} is not true or false")
-    return text.strip().lower() == "true"
+    try:
+        return parse_boolean(text)
+    except ValueError as exc:
+        raise option_error(name, str(exc)) from None
 
 
 def _choice(opts: dict, name: str, choices: tuple, default: str) -> str:
     text = opts.get(name.lower())
     if text is None:
         return default
-    if text.strip().lower() not in choices:
-        raise option_error(name, f"{text!r} is not one of {', '.join(choices)}")
-    return text.strip().lower()
+    try:
+        return parse_choice(text, choices, ignore_case=True)
+    except ValueError as exc:
+        raise option_error(name, str(exc)) from None
 
 
 def _integer(opts: dict, name: str, minimum: int, option_label: str | None = None) -> int | None:
@@ -488,9 +491,9 @@ def _integer(opts: dict, name: str, minimum: int, option_label: str | None = Non
         return None
     label = option_label or name
     try:
-        value = int(text.strip())
-    except ValueError:
-        raise option_error(label, f"{text!r} is not an integer") from None
+        value = parse_integer(text)
+    except ValueError as exc:
+        raise option_error(label, str(exc)) from None
     if value < minimum:
         raise option_error(label, f"{value} must be at least {minimum}")
     return value

@@ -16,6 +16,7 @@ from typing import Mapping
 from broker.client import security as client_security
 from broker.client.batches import BATCH_BYTES
 from broker.client.client import ACKS_ALL, parse_bootstrap
+from broker.common.settings import parse_boolean, parse_integer
 from broker.records.compression import Codec
 
 from .options import ClientSettings, OptionError, option_error, spelt_like
@@ -143,9 +144,10 @@ def _boolean(settings: dict, key: str, default: bool, option: str | None = None)
     text = settings.get(key)
     if text is None:
         return default
-    if text.strip().lower() not in ("true", "false"):
-        raise sink_error(option or f"kafka.{key}", f"{text!r} is not true or false")
-    return text.strip().lower() == "true"
+    try:
+        return parse_boolean(text)
+    except ValueError as exc:
+        raise sink_error(option or f"kafka.{key}", str(exc)) from None
 
 
 def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) -> int | None:
@@ -153,9 +155,9 @@ def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) ->
     if text is None:
         return default
     try:
-        value = int(text.strip())
-    except ValueError:
-        raise sink_error(f"kafka.{key}", f"{text!r} is not an integer") from None
+        value = parse_integer(text)
+    except ValueError as exc:
+        raise sink_error(f"kafka.{key}", str(exc)) from None
     if value < minimum:
         raise sink_error(f"kafka.{key}", f"{value} must be at least {minimum}")
     return value

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from broker.records import batch, retain
 
-from .checkpoints import fsync_directory
+from broker.common.files import fsync_directory
 from .file_records import iter_entries
 from .index import RELATIVE_OFFSET_MAX
 from .offset_map import OffsetMap

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from broker.records.batch import NO_PRODUCER_ID
 from broker.records.crc import crc32c
 
-from .checkpoints import write_atomically
+from broker.common.files import write_atomically
 from .errors import InvalidProducerEpochError, OutOfOrderSequenceError
 
 SNAPSHOT_SUFFIX = ".snapshot"

@@ -12,7 +12,7 @@ import json
 import os
 import threading
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 from .acls import Acl, AclError, AclFilter, Operation, PatternType, Permission, ResourceType
 

@@ -12,7 +12,7 @@ import fcntl
 import json
 import os
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 from .sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS, scram_credential
 

@@ -8,7 +8,7 @@ per mechanism: ``listener.name.<name>.<mechanism>.sasl.jaas.config``.
 import re
 from typing import Mapping
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 TLS_KEYS = ("ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
             "ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.client.auth",

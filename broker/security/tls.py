@@ -17,7 +17,7 @@ import struct
 import tempfile
 from typing import NamedTuple
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 STORE_TYPES = ("PEM", "PKCS12")
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 from broker.security.acl_store import AclStore, AclStoreError
 from broker.security.acls import (CLUSTER_NAME, Acl, AclError, AclFilter, Authorizer, AuthorizerSettings, Operation,
                                   PatternType, Permission, ResourceType)

@@ -118,7 +118,7 @@ def test_a_stalled_handshake_times_out_and_others_are_served(pem_broker, certifi
 
 
 def test_bad_tls_settings_are_one_line(tmp_path, certificates):
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from broker.server.config import build
     for settings, message in [
         ({}, "ssl.keystore.location: listener SSL uses TLS and needs a key store"),
