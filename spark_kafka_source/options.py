@@ -34,14 +34,13 @@ from typing import Mapping
 
 from broker.client import security as client_security
 from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+from broker.common.offsets import EARLIEST, LATEST
 from broker.common.settings import parse_boolean, parse_choice, parse_integer
 
 from .checkpoint import to_uri
 
 log = logging.getLogger(__name__)
 
-EARLIEST = -2
-LATEST = -1
 
 BATCH, STREAM, EITHER = "batch", "stream", "either"  # the kind of query the options are checked for
 

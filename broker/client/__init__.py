@@ -2,7 +2,9 @@
 offset API), produce, and topic admin; reusing ``broker.protocol`` and ``broker.records``. Used by
 the Spark data source, the load job, the demo and the CLI."""
 
-from .client import (EARLIEST, LATEST, AuthorizationError, KafkaClient, KafkaError, NewTopic, OffsetOutOfRangeError,
+from broker.common.offsets import EARLIEST, LATEST
+
+from .client import (AuthorizationError, KafkaClient, KafkaError, NewTopic, OffsetOutOfRangeError,
                      RecordsRefusedError, UnknownTopicOrPartitionError)
 
 __all__ = ["EARLIEST", "LATEST", "AuthorizationError", "KafkaClient", "KafkaError", "NewTopic",

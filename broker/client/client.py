@@ -43,8 +43,6 @@ from .security import PLAINTEXT, ClientSecurity
 
 log = logging.getLogger(__name__)
 
-EARLIEST = -2
-LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 ACKS_ALL = -1

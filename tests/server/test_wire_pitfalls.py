@@ -27,6 +27,7 @@ import uuid
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from broker.common.offsets import EARLIEST, LATEST
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
@@ -38,7 +39,6 @@ from .wire import (connect_to, create_topics_body, decode_response, encode_reque
 
 BASE_TIME = 1_700_000_000_000
 NODE_ID = 0
-LATEST, EARLIEST = -1, -2
 _names = itertools.count()
 
 
