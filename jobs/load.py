@@ -46,6 +46,10 @@ exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
              3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
+class UsageError(ValueError):
+    """Arguments that cannot be used: malformed, or asking what the checkpoint cannot do (exit status 2)."""
+
+
 def add_parser(commands) -> None:
     """Add ``load`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
@@ -153,7 +157,6 @@ def run_command(args) -> int:
     from . import history
     from .output import Output
     from .repair import repair
-    from .planner import UsageError
 
     try:
         settings = settings_from(args)

@@ -23,7 +23,7 @@ import traceback
 
 from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
 
-from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, reason, spark_session
+from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, reason, spark_session
 from .report import counted
 
 EPILOG = """\
@@ -143,10 +143,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--verbose", action="store_true",
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
-
-
-class UsageError(ValueError):
-    """Arguments that cannot be used (exit status 2)."""
 
 
 def settings_from(args) -> MirrorSettings:
