@@ -7,8 +7,8 @@ error a refused change answers with."""
 
 import re
 
-from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.common.settings import ConfigError
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
 

@@ -26,9 +26,9 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from . import checkpoints, open_files
 from broker.common.files import fsync_directory, write_atomically
 
+from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError

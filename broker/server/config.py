@@ -13,9 +13,9 @@ from typing import Mapping
 
 from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
+from broker.common.settings import ConfigError, boolean_setting, integer_setting
 from broker.coordinator import config as group_config
 from broker.coordinator.config import GroupConfig
-from broker.common.settings import ConfigError, boolean_setting, integer_setting
 from broker.log.config import BROKER_SETTINGS, LogConfig
 from broker.security import settings as security_settings
 from broker.security.acls import AuthorizerSettings
