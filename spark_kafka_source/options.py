@@ -30,7 +30,7 @@ import difflib
 import json
 import logging
 import re
-from typing import Mapping
+from typing import Callable, Mapping
 
 from broker.client import security as client_security
 from broker.client.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
@@ -231,6 +231,19 @@ def option_error(option: str, problem: str, *, example: str | None = None,
     return with_example(f"option {option}: {problem}", example or example_of(example_option or option))
 
 
+def bootstrap_servers(opts: Mapping[str, str], error: Callable[[str, str], OptionError] = option_error) -> str:
+    """The ``kafka.bootstrap.servers`` option (of lowercased ``opts``), required and checked; ``error``
+    reports it invalid."""
+    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
+    if not bootstrap:
+        raise error("kafka.bootstrap.servers", "is required")
+    try:
+        parse_bootstrap(bootstrap)
+    except ValueError as exc:
+        raise error("kafka.bootstrap.servers", str(exc)) from None
+    return bootstrap
+
+
 def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     """Check the options (a case-insensitive mapping of strings) for a ``query`` (BATCH, STREAM, or
     EITHER: only what both kinds require) and return them parsed."""
@@ -238,13 +251,7 @@ def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka, query)
 
-    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
-    if not bootstrap:
-        raise option_error("kafka.bootstrap.servers", "is required")
-    try:
-        parse_bootstrap(bootstrap)
-    except ValueError as exc:
-        raise option_error("kafka.bootstrap.servers", str(exc)) from None
+    bootstrap = bootstrap_servers(opts)
 
     assign, subscribe, pattern = _strategy(opts)
     starting = _offsets(opts, "starting", query)

@@ -15,11 +15,11 @@ from typing import Mapping
 
 from broker.client import security as client_security
 from broker.client.batches import BATCH_BYTES
-from broker.client.client import ACKS_ALL, parse_bootstrap
+from broker.client.client import ACKS_ALL
 from broker.common.settings import parse_boolean, parse_integer
 from broker.records.compression import Codec
 
-from .options import ClientSettings, OptionError, option_error, spelt_like
+from .options import ClientSettings, OptionError, bootstrap_servers, option_error, spelt_like
 
 SINK_EXAMPLES = {
     "kafka.bootstrap.servers": '.option("kafka.bootstrap.servers", "127.0.0.1:9092")',
@@ -77,13 +77,7 @@ def parse_sink(options: Mapping[str, str]) -> SinkOptions:
     opts = {k.lower(): v for k, v in options.items()}
     kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka)
-    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
-    if not bootstrap:
-        raise sink_error("kafka.bootstrap.servers", "is required")
-    try:
-        parse_bootstrap(bootstrap)
-    except ValueError as exc:
-        raise sink_error("kafka.bootstrap.servers", str(exc)) from None
+    bootstrap = bootstrap_servers(opts, sink_error)
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise sink_error("topic", "is empty")
