@@ -21,7 +21,7 @@ import pyspark
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
-from spark_kafka_source.java import java_executable
+from broker.common.java import java_executable
 
 from .embedded import free_port
 

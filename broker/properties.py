@@ -1,7 +1,7 @@
 """Java properties files, as Kafka's tools read them: the broker's ``--config`` and the client
 tools' ``--command-config``."""
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 
 def read_properties(path: str, option: str = "--config") -> dict[str, str]:

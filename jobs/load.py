@@ -46,6 +46,10 @@ exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
              3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
+class UsageError(ValueError):
+    """Arguments that cannot be used: malformed, or asking what the checkpoint cannot do (exit status 2)."""
+
+
 def add_parser(commands) -> None:
     """Add ``load`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
@@ -147,13 +151,12 @@ def settings_from(args):
 def run_command(args) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from spark_kafka_source.options import OptionError
 
     from . import history
     from .output import Output
     from .repair import repair
-    from .planner import UsageError
 
     try:
         settings = settings_from(args)

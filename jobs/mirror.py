@@ -23,7 +23,7 @@ import traceback
 
 from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
 
-from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, reason, spark_session
+from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, reason, spark_session
 from .report import counted
 
 EPILOG = """\
@@ -145,10 +145,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
 
 
-class UsageError(ValueError):
-    """Arguments that cannot be used (exit status 2)."""
-
-
 def settings_from(args) -> MirrorSettings:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics is not None else None
     if topics is not None and not topics:
@@ -170,7 +166,7 @@ def _config(path: str | None, option: str) -> dict:
 
 def run_command(args) -> int:
     """Run ``kafkalog mirror`` with parsed arguments; one line on stderr when it fails."""
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from spark_kafka_source.java import require_java
     from spark_kafka_source.options import OptionError
 

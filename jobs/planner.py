@@ -21,16 +21,13 @@ from spark_kafka_source import options as source_options
 from spark_kafka_source.checkpoint import CheckpointStore, PartitionPlan, Run
 from spark_kafka_source.planning import resolve_ranges, topic_partitions
 
+from .load import UsageError
 from .report import counted
 
 
 SHOWN_TOPICS = 10
 READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets", "startingtimestamp",
               "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp")
-
-
-class UsageError(ValueError):
-    """Arguments that cannot be used: malformed, or asking what the checkpoint cannot do (exit status 2)."""
 
 
 class Rewind(NamedTuple):

@@ -5,24 +5,16 @@
 
 import os
 import re
-import shutil
 import subprocess
 import sys
+
+from broker.common.java import java_executable
 
 MINIMUM_JAVA = 17
 
 
 class JavaNotFoundError(RuntimeError):
     """Java is missing or too old for PySpark."""
-
-
-def java_executable() -> str | None:
-    """The ``java`` Spark will run: ``$JAVA_HOME/bin/java`` if set, else the one on PATH."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        candidate = os.path.join(java_home, "bin", "java")
-        return candidate if os.access(candidate, os.X_OK) else None
-    return shutil.which("java")
 
 
 def java_major_version(executable: str) -> int | None:

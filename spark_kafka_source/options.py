@@ -30,17 +30,17 @@ import difflib
 import json
 import logging
 import re
-from typing import Mapping
+from typing import Callable, Mapping
 
 from broker.client import PLAINTEXT, SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
 from broker.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+from broker.common.offsets import EARLIEST, LATEST
+from broker.common.settings import parse_boolean, parse_choice, parse_integer
 
 from .checkpoint import to_uri
 
 log = logging.getLogger(__name__)
 
-EARLIEST = -2
-LATEST = -1
 
 BATCH, STREAM, EITHER = "batch", "stream", "either"  # the kind of query the options are checked for
 
@@ -231,6 +231,19 @@ def option_error(option: str, problem: str, *, example: str | None = None,
     return with_example(f"option {option}: {problem}", example or example_of(example_option or option))
 
 
+def bootstrap_servers(opts: Mapping[str, str], error: Callable[[str, str], OptionError] = option_error) -> str:
+    """The ``kafka.bootstrap.servers`` option (of lowercased ``opts``), required and checked; ``error``
+    reports it invalid."""
+    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
+    if not bootstrap:
+        raise error("kafka.bootstrap.servers", "is required")
+    try:
+        parse_bootstrap(bootstrap)
+    except ValueError as exc:
+        raise error("kafka.bootstrap.servers", str(exc)) from None
+    return bootstrap
+
+
 def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     """Check the options (a case-insensitive mapping of strings) for a ``query`` (BATCH, STREAM, or
     EITHER: only what both kinds require) and return them parsed."""
@@ -238,13 +251,7 @@ def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka, query)
 
-    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
-    if not bootstrap:
-        raise option_error("kafka.bootstrap.servers", "is required")
-    try:
-        parse_bootstrap(bootstrap)
-    except ValueError as exc:
-        raise option_error("kafka.bootstrap.servers", str(exc)) from None
+    bootstrap = bootstrap_servers(opts)
 
     assign, subscribe, pattern = _strategy(opts)
     starting = _offsets(opts, "starting", query)
@@ -468,18 +475,20 @@ def _boolean(opts: dict, name: str, default: bool) -> bool:
     text = opts.get(name.lower())
     if text is None:
         return default
-    if text.strip().lower() not in ("true", "false"):
-        raise option_error(name, f"{text!r} is not true or false")
-    return text.strip().lower() == "true"
+    try:
+        return parse_boolean(text)
+    except ValueError as exc:
+        raise option_error(name, str(exc)) from None
 
 
 def _choice(opts: dict, name: str, choices: tuple, default: str) -> str:
     text = opts.get(name.lower())
     if text is None:
         return default
-    if text.strip().lower() not in choices:
-        raise option_error(name, f"{text!r} is not one of {', '.join(choices)}")
-    return text.strip().lower()
+    try:
+        return parse_choice(text, choices, ignore_case=True)
+    except ValueError as exc:
+        raise option_error(name, str(exc)) from None
 
 
 def _integer(opts: dict, name: str, minimum: int, option_label: str | None = None) -> int | None:
@@ -488,9 +497,9 @@ def _integer(opts: dict, name: str, minimum: int, option_label: str | None = Non
         return None
     label = option_label or name
     try:
-        value = int(text.strip())
-    except ValueError:
-        raise option_error(label, f"{text!r} is not an integer") from None
+        value = parse_integer(text)
+    except ValueError as exc:
+        raise option_error(label, str(exc)) from None
     if value < minimum:
         raise option_error(label, f"{value} must be at least {minimum}")
     return value

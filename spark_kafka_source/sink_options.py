@@ -15,10 +15,11 @@ from typing import Mapping
 
 from broker.client import SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
 from broker.client import BATCH_BYTES
-from broker.client import ACKS_ALL, parse_bootstrap
+from broker.client import ACKS_ALL
+from broker.common.settings import parse_boolean, parse_integer
 from broker.records.compression import Codec
 
-from .options import ClientSettings, OptionError, option_error, spelt_like
+from .options import ClientSettings, OptionError, bootstrap_servers, option_error, spelt_like
 
 SINK_EXAMPLES = {
     "kafka.bootstrap.servers": '.option("kafka.bootstrap.servers", "127.0.0.1:9092")',
@@ -76,13 +77,7 @@ def parse_sink(options: Mapping[str, str]) -> SinkOptions:
     opts = {k.lower(): v for k, v in options.items()}
     kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka)
-    bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
-    if not bootstrap:
-        raise sink_error("kafka.bootstrap.servers", "is required")
-    try:
-        parse_bootstrap(bootstrap)
-    except ValueError as exc:
-        raise sink_error("kafka.bootstrap.servers", str(exc)) from None
+    bootstrap = bootstrap_servers(opts, sink_error)
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise sink_error("topic", "is empty")
@@ -143,9 +138,10 @@ def _boolean(settings: dict, key: str, default: bool, option: str | None = None)
     text = settings.get(key)
     if text is None:
         return default
-    if text.strip().lower() not in ("true", "false"):
-        raise sink_error(option or f"kafka.{key}", f"{text!r} is not true or false")
-    return text.strip().lower() == "true"
+    try:
+        return parse_boolean(text)
+    except ValueError as exc:
+        raise sink_error(option or f"kafka.{key}", str(exc)) from None
 
 
 def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) -> int | None:
@@ -153,9 +149,9 @@ def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) ->
     if text is None:
         return default
     try:
-        value = int(text.strip())
-    except ValueError:
-        raise sink_error(f"kafka.{key}", f"{text!r} is not an integer") from None
+        value = parse_integer(text)
+    except ValueError as exc:
+        raise sink_error(f"kafka.{key}", str(exc)) from None
     if value < minimum:
         raise sink_error(f"kafka.{key}", f"{value} must be at least {minimum}")
     return value

@@ -2,12 +2,12 @@
 cleaned it up to an offset, and read a partition as it is now (with its gaps)."""
 
 import os
-import time
 
 from broker.client import LATEST, KafkaClient, NewTopic
 from broker.log.checkpoints import read as read_checkpoint
 from broker.log.cleaner_manager import CHECKPOINT_FILE
 from broker.records import record_set
+from tests.waiting import wait_for
 
 COMPACTED = {"cleanup.policy": "compact", "segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"}
 WAIT_SECONDS = 30
@@ -29,10 +29,8 @@ def active_segment_base(log_dir: str, topic: str, partition: int = 0) -> int:
 def wait_until_cleaned(log_dir: str, topic: str, at_least: int, partition: int = 0) -> None:
     """Until the cleaner's checkpoint says the partition is clean up to ``at_least`` (bounded)."""
     path = os.path.join(log_dir, CHECKPOINT_FILE)
-    give_up = time.monotonic() + WAIT_SECONDS
-    while not os.path.exists(path) or read_checkpoint(path).get((topic, partition), 0) < at_least:
-        assert time.monotonic() < give_up, f"{topic} was not cleaned up to {at_least} within {WAIT_SECONDS} s"
-        time.sleep(0.05)
+    wait_for(lambda: os.path.exists(path) and read_checkpoint(path).get((topic, partition), 0) >= at_least,
+             WAIT_SECONDS, what=f"{topic} cleaned up to {at_least}")
 
 
 def read_partition(client: KafkaClient, topic: str, partition: int = 0) -> list:

@@ -2,7 +2,8 @@
 (``pip wheel``), installed into a fresh virtual environment and used from another directory.
 
 * With the C extensions: a plain ``spark.read.format("kafkalog")`` reads, with no ``register()``
-  call (Spark imports ``pyspark_kafkalog`` from the wheel), and the ``kafkalog`` command works.
+  call (Spark imports ``pyspark_kafkalog`` from the wheel), and the ``kafkalog`` command works,
+  its ``load`` and ``mirror`` subcommands included (entry points the wheel declares).
 * Without a C compiler (``CC=/bin/false``): the wheel still builds, without the extensions, and the
   pure-Python fallbacks load and do the work: a broker stores records, the CLI consumes them, and
   the source's decoder turns a fetch into Arrow.
@@ -120,10 +121,13 @@ def test_a_wheel_installed_in_a_fresh_venv_registers_the_format(tmp_path):
     finally:
         broker.stop()
     import spark_kafka_source, pyspark_kafkalog
-    print(json.dumps({"rows": [[r.key, r.value] for r in rows],
+    usages = [subprocess.run([kafkalog, job, "--help"], check=True, timeout=60, capture_output=True,
+                             text=True).stdout.split()[:3] for job in ("load", "mirror")]
+    print(json.dumps({"rows": [[r.key, r.value] for r in rows], "usages": usages,
                       "modules": [spark_kafka_source.__file__, pyspark_kafkalog.__file__]}))
     """, cwd=elsewhere)
     assert result["rows"] == [["u1", "first"], ["u2", "second"], ["u1", "third"]]
+    assert result["usages"] == [["usage:", "kafkalog", "load"], ["usage:", "kafkalog", "mirror"]]
     assert all(module.startswith(str(tmp_path / "venv")) for module in result["modules"]), result["modules"]
 
 

@@ -1,18 +1,18 @@
 """The ``kafkalog`` command line: one entry point, one module per subcommand.
 
-Each module (``load`` and ``mirror`` are Spark jobs, in ``jobs``) has ``add_parser(commands)``, which adds its subcommand to the ``commands``
-subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 the operation
-failed (or, for dump-log, found corruption), 2 usage errors. The actions of ``topics``, ``configs``
-and ``groups`` may also be given as Kafka's tools give them, as an option anywhere
-(``kafkalog topics --describe --topic T`` is ``kafkalog topics describe --topic T``).
+Each module has ``add_parser(commands)``, which adds its subcommand to the ``commands`` subparsers and
+sets ``func`` (``args -> exit code``). ``load`` and ``mirror`` are Spark jobs, in ``jobs``, above the
+broker: they are found through the ``kafkalog.commands`` entry points the distribution declares.
+Exit codes: 0 success, 1 the operation failed (or, for dump-log, found corruption), 2 usage errors.
+The actions of ``topics``, ``configs`` and ``groups`` may also be given as Kafka's tools give them,
+as an option anywhere (``kafkalog topics --describe --topic T`` is ``kafkalog topics describe --topic T``).
 """
 
 import sys
-
 from importlib import metadata
+from types import ModuleType
 
 from broker.arguments import USAGE, Parser
-from jobs import load, mirror
 
 from . import (acls, broker_command, cluster_command, configs, consume, delete_records, dump_log, groups, produce,
                topics, users)
@@ -23,16 +23,24 @@ KAFKA_ACTION_OPTIONS = {
     "configs": {f"--{action}": action for action in ("describe", "alter")},
     "groups": {f"--{action}": action for action in ("list", "describe", "delete", "delete-offsets", "reset-offsets")},
 }
-COMMANDS = (broker_command, cluster_command, topics, configs, groups, produce, consume, delete_records, load, mirror,
-            dump_log, users, acls)
+COMMANDS = (broker_command, cluster_command, topics, configs, groups, produce, consume, delete_records, dump_log, users,
+            acls)
+JOB_COMMANDS = "kafkalog.commands"  # the entry-point group of the subcommands above the broker
+
+
+def commands() -> list[ModuleType]:
+    """The subcommands' modules in the order ``--help`` lists them: the jobs after ``delete-records``."""
+    jobs = [entry.load() for entry in sorted(metadata.entry_points(group=JOB_COMMANDS), key=lambda e: e.name)]
+    after = COMMANDS.index(delete_records) + 1
+    return [*COMMANDS[:after], *jobs, *COMMANDS[after:]]
 
 
 def build_parser() -> Parser:
     parser = Parser(prog="kafkalog", description="A Kafka-design log broker and its tools.")
     parser.add_argument("--version", action="version", version=f"kafkalog {_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(commands)
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in commands():
+        command.add_parser(subcommands)
     return parser
 
 

@@ -7,7 +7,7 @@ import errno
 import sys
 
 from broker.cluster.registry import RegistryError
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 from broker.log.errors import LogError
 from broker.security.acl_store import AclStoreError
 

@@ -12,7 +12,7 @@ from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_a
 from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client import AuthenticationError, UnsupportedVersionError
 from broker.client import SecuritySettingError, from_settings
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 from broker.protocol.errors import ErrorCode, error_name
 
 OK, FAILED = 0, 1

@@ -10,6 +10,8 @@ Modules, as aiokafka divides its client: ``connection`` (one broker: versions, S
 (consumer groups), ``acls``; ``client`` is the ``KafkaClient`` that does their I/O.
 """
 
+from broker.common.offsets import EARLIEST, LATEST
+
 from .acls import AclClient, describe_text
 from .admin import BROKER_RESOURCE, DEFAULT_CONFIG, TOPIC_RESOURCE, ConfigEntry, NewTopic
 from .batches import BATCH_BYTES, Batcher
@@ -17,7 +19,7 @@ from .client import KafkaClient
 from .connection import AuthenticationError, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import (AuthorizationError, BrokerUnavailableError, KafkaError, OffsetOutOfRangeError, RecordsRefusedError,
                      UnknownTopicOrPartitionError)
-from .fetcher import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
+from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .groups import CommittedOffset, GroupClient, GroupsUnsupportedError
 from .idempotence import ProducerSequences
 from .membership import GroupMember

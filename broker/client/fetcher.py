@@ -14,8 +14,6 @@ from .connection import Body
 from .errors import OffsetOutOfRangeError
 from .retry import TopicPartition, raise_for_partition
 
-EARLIEST = -2
-LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 

@@ -18,7 +18,7 @@ import dataclasses
 import ssl
 from collections.abc import Mapping
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 from broker.security import jaas
 from broker.security.sasl import MECHANISMS
 from broker.security.tls import client_context

@@ -8,8 +8,9 @@ error a refused change answers with."""
 import re
 from collections.abc import Collection
 
+from broker.common.settings import ConfigError
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
-from broker.log.config import ConfigError, LogConfig
+from broker.log.config import LogConfig
 from broker.protocol.errors import ErrorCode
 
 DEFAULT_BROKER_RESOURCE = ""  # AlterConfigs' name for the cluster-wide default of a broker setting

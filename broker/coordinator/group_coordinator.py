@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import NamedTuple
 
-from broker.log.config import LONG_MAX
+from broker.common.settings import LONG_MAX
 from broker.protocol.errors import ErrorCode
 
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig

@@ -25,9 +25,9 @@ import logging
 import time
 from typing import NamedTuple
 
+from broker.common.files import fsync_directory
 from broker.records import batch, retain
 
-from .checkpoints import fsync_directory
 from .file_records import iter_entries
 from .index import RELATIVE_OFFSET_MAX
 from .offset_map import OffsetMap

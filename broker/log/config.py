@@ -11,42 +11,10 @@ import dataclasses
 import re
 from typing import Callable, Mapping
 
+from broker.common.settings import LONG_MAX, ConfigError, boolean_setting, choice_setting, integer_setting
 from broker.records.compression import Codec
 
-LONG_MAX = 2**63 - 1
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-
-
-class ConfigError(ValueError):
-    """A configuration key is unknown or its value is invalid; the message names the key."""
-
-
-def integer_setting(minimum: int, maximum: int = LONG_MAX) -> Callable[[str, str], int]:
-    def parse(key: str, text: str) -> int:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise ConfigError(f"{key}: {text!r} is not an integer (for example {key}={max(minimum, 1000)})") from None
-        if not minimum <= value <= maximum:
-            raise ConfigError(f"{key}: {value} is out of range, it must be between {minimum} and {maximum}")
-        return value
-    return parse
-
-
-def _choice(*choices: str) -> Callable[[str, str], str]:
-    def parse(key: str, text: str) -> str:
-        value = str(text).strip()
-        if value not in choices:
-            raise ConfigError(f"{key}: {value!r} is not one of {', '.join(choices)}")
-        return value
-    return parse
-
-
-def _boolean(key: str, text: str) -> bool:
-    value = str(text).strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigError(f"{key}: {text!r} is not true or false")
-    return value == "true"
 
 
 def _ratio(key: str, text: str) -> float:
@@ -100,7 +68,7 @@ def _message_format_version(key: str, text: str) -> str:
 
 
 def _remote_storage(key: str, text: str) -> bool:
-    if _boolean(key, text):
+    if boolean_setting(key, text):
         raise ConfigError(f"{key}: tiered storage is not enabled on this broker "
                           f"(remote.log.storage.system.enable is false), so it cannot be enabled for a topic")
     return False
@@ -236,10 +204,10 @@ SETTINGS = (
     Setting("flush_ms", "flush.ms", "log.flush.interval.ms", integer_setting(0)),
     Setting("max_message_bytes", "max.message.bytes", "message.max.bytes", integer_setting(0, 2**31 - 1), "INT"),
     Setting("message_timestamp_type", "message.timestamp.type", "log.message.timestamp.type",
-            _choice(*TIMESTAMP_TYPES), "STRING"),
+            choice_setting(*TIMESTAMP_TYPES), "STRING"),
     Setting("cleanup_policy", "cleanup.policy", "log.cleanup.policy", _cleanup_policy, "LIST"),
     Setting("file_delete_delay_ms", "file.delete.delay.ms", "log.segment.delete.delay.ms", integer_setting(0)),
-    Setting("compression_type", "compression.type", "compression.type", _choice(*CODEC_NAMES), "STRING"),
+    Setting("compression_type", "compression.type", "compression.type", choice_setting(*CODEC_NAMES), "STRING"),
     Setting("compression_gzip_level", "compression.gzip.level", "compression.gzip.level", _level(1, 9, -1), "INT",
             _DEFAULT_LEVEL),
     Setting("compression_lz4_level", "compression.lz4.level", "compression.lz4.level", _level(1, 17), "INT",
@@ -256,12 +224,12 @@ SETTINGS = (
     Setting("min_insync_replicas", "min.insync.replicas", "min.insync.replicas", integer_setting(1, 2**31 - 1),
             "INT", _ONE_REPLICA + " (acks=all waits for that one replica only)"),
     Setting("unclean_leader_election_enable", "unclean.leader.election.enable", "unclean.leader.election.enable",
-            _boolean, "BOOLEAN", _ONE_REPLICA),
+            boolean_setting, "BOOLEAN", _ONE_REPLICA),
     Setting("leader_replication_throttled_replicas", "leader.replication.throttled.replicas", None,
             _throttled_replicas, "LIST", _ONE_REPLICA),
     Setting("follower_replication_throttled_replicas", "follower.replication.throttled.replicas", None,
             _throttled_replicas, "LIST", _ONE_REPLICA),
-    Setting("preallocate", "preallocate", "log.preallocate", _boolean, "BOOLEAN",
+    Setting("preallocate", "preallocate", "log.preallocate", boolean_setting, "BOOLEAN",
             "segment files grow as they are written"),
     Setting("message_timestamp_before_max_ms", "message.timestamp.before.max.ms",
             "log.message.timestamp.before.max.ms", integer_setting(0)),
@@ -270,7 +238,7 @@ SETTINGS = (
     Setting("message_timestamp_difference_max_ms", "message.timestamp.difference.max.ms",
             "log.message.timestamp.difference.max.ms", integer_setting(0)),
     Setting("message_downconversion_enable", "message.downconversion.enable", "log.message.downconversion.enable",
-            _boolean, "BOOLEAN", "fetches below v4 are not served, so nothing is ever down-converted"),
+            boolean_setting, "BOOLEAN", "fetches below v4 are not served, so nothing is ever down-converted"),
     Setting("message_format_version", "message.format.version", "log.message.format.version",
             _message_format_version, "STRING", "deprecated by Kafka 3.0: batches are always stored in format v2"),
     Setting("remote_storage_enable", "remote.storage.enable", None, _remote_storage, "BOOLEAN", _NO_TIERED_STORAGE),

@@ -19,7 +19,7 @@ import logging
 import os
 from typing import NamedTuple
 
-from .checkpoints import TEMP_SUFFIX, fsync_directory
+from broker.common.files import TEMP_SUFFIX, fsync_directory
 from .config import LogConfig
 from .errors import CorruptIndexError, InvalidEntryError
 from .segment import (CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,

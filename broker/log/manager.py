@@ -26,8 +26,10 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from broker.common.files import fsync_directory, write_atomically
+
 from . import checkpoints, open_files
-from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
+from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
 from .log_cleaner import CleanerSettings, LogCleaner
@@ -165,7 +167,7 @@ class LogManager:
             self._logs.update(zip(partitions, recovery.map(open_log, partitions)))
         if self.had_clean_shutdown:
             os.unlink(marker)
-            checkpoints.fsync_directory(self.log_dir)
+            fsync_directory(self.log_dir)
         if self._logs:
             log.info("loaded %d log(s) from %s after %s shutdown", len(self._logs), self.log_dir,
                      "a clean" if self.had_clean_shutdown else "an unclean")
@@ -200,7 +202,7 @@ class LogManager:
                     raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
                 raise
             self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
-            checkpoints.fsync_directory(self.log_dir)
+            fsync_directory(self.log_dir)
             return created
 
     def delete_log(self, topic: str, partition: int) -> bool:
@@ -242,7 +244,7 @@ class LogManager:
         aside = os.path.join(self.log_dir, name + suffix)
         os.rename(directory, aside)
         try:
-            checkpoints.fsync_directory(self.log_dir)
+            fsync_directory(self.log_dir)
         except OSError as exc:  # the rename stands; only a machine crash could undo it
             log.warning("cannot sync %s after setting %s aside: %s", self.log_dir, directory, exc)
         return aside

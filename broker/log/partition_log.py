@@ -25,8 +25,9 @@ from broker.records import batch, record_check, record_set, retain
 from broker.records.errors import CorruptRecordError
 
 from . import loader
-from .checkpoints import fsync_directory
-from .config import LONG_MAX, LogConfig
+from broker.common.files import fsync_directory
+from broker.common.settings import LONG_MAX
+from .config import LogConfig
 from .errors import (InvalidBatchError, InvalidRecordError, InvalidTimestampError, LogDeletedError, LogError,
                      LogStorageError, OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers

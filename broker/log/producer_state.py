@@ -23,10 +23,10 @@ import os
 import struct
 from typing import NamedTuple
 
+from broker.common.files import write_atomically
 from broker.records.batch import NO_PRODUCER_ID
 from broker.records.crc import crc32c
 
-from .checkpoints import write_atomically
 from .errors import InvalidProducerEpochError, OutOfOrderSequenceError
 
 SNAPSHOT_SUFFIX = ".snapshot"

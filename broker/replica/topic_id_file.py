@@ -5,7 +5,7 @@ topic's. In a cluster on ZooKeeper the id is the creation zxid of ``/brokers/top
 
 import os
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 TOPIC_ID_FILE = "topic.id"
 

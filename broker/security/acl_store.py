@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Protocol
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 from .acls import Acl, AclError, AclFilter, Operation, PatternType, Permission, ResourceType
 

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError, boolean_setting
 
 log = logging.getLogger(__name__)
 
@@ -226,10 +226,9 @@ class AuthorizerSettings:
                 parse_principal(user)
             except AclError as exc:
                 raise ConfigError(f"super.users: {exc} (users are separated by ';')") from None
-        allow_everyone = properties.get("allow.everyone.if.no.acl.found", "false").strip().lower()
-        if allow_everyone not in ("true", "false"):
-            raise ConfigError(f"allow.everyone.if.no.acl.found: {allow_everyone!r} is not true or false")
-        return cls(bool(properties.get("authorizer.class.name", "").strip()), super_users, allow_everyone == "true")
+        allow_everyone = boolean_setting("allow.everyone.if.no.acl.found",
+                                         properties.get("allow.everyone.if.no.acl.found", "false"))
+        return cls(bool(properties.get("authorizer.class.name", "").strip()), super_users, allow_everyone)
 
 
 class _Index:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from typing import TypedDict
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 from .sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS, ScramCredential, scram_credential
 

@@ -10,7 +10,7 @@
 
 from typing import NamedTuple
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 from . import jaas
 from .settings import ListenerSettings

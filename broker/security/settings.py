@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import overload
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 TLS_KEYS = ("ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
             "ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.client.auth",

@@ -17,7 +17,7 @@ import struct
 import tempfile
 from typing import TYPE_CHECKING, NamedTuple
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 from .settings import ListenerSettings
 

@@ -30,7 +30,7 @@ from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
-from broker.log.checkpoints import remove_stale_temporaries
+from broker.common.files import remove_stale_temporaries
 from broker.log.errors import LogError
 from broker.log.log_cleaner import CleanerSettings
 from broker.log.manager import LogManager

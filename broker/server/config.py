@@ -14,9 +14,10 @@ from typing import Any
 
 from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
+from broker.common.settings import ConfigError, boolean_setting, integer_setting
 from broker.coordinator import config as group_config
 from broker.coordinator.config import GroupConfig
-from broker.log.config import BROKER_SETTINGS, ConfigError, LogConfig, integer_setting
+from broker.log.config import BROKER_SETTINGS, LogConfig
 from broker.security import settings as security_settings
 from broker.security.acls import AuthorizerSettings
 from broker.security.sasl_settings import listener_sasl
@@ -80,13 +81,6 @@ class BrokerConfig:
         return (advertised.host, advertised.port) if advertised else (listener.host, bound_port)
 
 
-def _bool(key: str, text: str) -> bool:
-    value = text.strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigError(f"{key}: {text!r} is not true or false")
-    return value == "true"
-
-
 def _single_log_dir(key: str, text: str) -> str:
     value = text.strip()
     if "," in value:
@@ -120,8 +114,8 @@ _BROKER_KEYS = {
     "listener.security.protocol.map": (None, None),
     "advertised.listeners": (None, None),
     "num.partitions": ("num_partitions", integer_setting(1, 10_000)),
-    "auto.create.topics.enable": ("auto_create_topics", _bool),
-    "delete.topic.enable": ("delete_topic_enable", _bool),
+    "auto.create.topics.enable": ("auto_create_topics", boolean_setting),
+    "delete.topic.enable": ("delete_topic_enable", boolean_setting),
     "socket.request.max.bytes": ("socket_request_max_bytes", integer_setting(1, 2**31 - 1)),
     "connections.max.idle.ms": ("connections_max_idle_ms", integer_setting(1)),
     "num.io.threads": ("num_io_threads", integer_setting(1, 256)),
@@ -133,7 +127,7 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
-    "log.cleaner.enable": ("cleaner_enable", _bool),
+    "log.cleaner.enable": ("cleaner_enable", boolean_setting),
     "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
     "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),
     "log.cleaner.backoff.ms": ("cleaner_backoff_ms", integer_setting(0)),

@@ -12,7 +12,7 @@ needs an advertised address; others advertise their own host and bound port.
 
 import dataclasses
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_PROTOCOL_MAP = {name: name for name in SECURITY_PROTOCOLS}

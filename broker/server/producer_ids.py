@@ -8,7 +8,7 @@ continues after the last block reserved.
 import os
 import threading
 
-from broker.log.checkpoints import write_atomically
+from broker.common.files import write_atomically
 
 BLOCK_FILE = "producer-id-block"
 BLOCK_SIZE = 1000

@@ -33,8 +33,9 @@ import threading
 from broker.cluster.topic_rules import (INTERNAL_TOPICS, TopicError, broker_defaults, check_new_name,
                                         check_partition_increase, checked_config, checked_new_topic,
                                         checked_topic_config)
-from broker.log.checkpoints import write_atomically
-from broker.log.config import ConfigError, LogConfig
+from broker.common.files import write_atomically
+from broker.common.settings import ConfigError
+from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.protocol.errors import ErrorCode
 from broker.replica.deleted_partitions import interrupted_deletions

@@ -15,6 +15,7 @@ import confluent_kafka
 import pytest
 from kafka.partitioner.default import murmur2
 
+from ..waiting import wait_for
 from .support import (Rec, consume_records, kafkalog, latest_offsets, one_line_error, stored_codecs, topic_for,
                       WAIT_SECONDS)
 
@@ -40,10 +41,8 @@ def producing(broker, topic, *args) -> subprocess.Popen:
 
 def wait_until_stored(broker, topic, count: int) -> None:
     """Until partition 0 holds ``count`` records (sent while the input pauses), at most WAIT_SECONDS."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while latest_offsets(broker.bootstrap, topic, [0])[0] < count:
-        assert time.monotonic() < deadline, "the lines were not sent while the input paused"
-        time.sleep(0.05)
+    wait_for(lambda: latest_offsets(broker.bootstrap, topic, [0])[0] >= count, timeout=WAIT_SECONDS,
+             what="the lines sent while the input paused")
 
 
 def key_values(records: list[Rec]) -> list[tuple]:

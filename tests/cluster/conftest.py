@@ -7,9 +7,9 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
+from broker.common.java import java_executable
 from broker.embedded_cluster import EmbeddedCluster
 from broker.embedded_zookeeper import ZooKeeperServer
-from spark_kafka_source.java import java_executable
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from broker.client import BrokerConnection
+from broker.common.java import java_executable
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
 from broker.security.acls import Operation, PatternType, Permission, ResourceType
-from spark_kafka_source.java import java_executable
 
 from ..waiting import wait_for
 

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from broker.client import KafkaClient
-from spark_kafka_source.java import java_executable
+from broker.common.java import java_executable
 from tests.cli.support import kafkalog
 from tests.interop.common import KAFKALOG
 from tests.processes import living

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -23,6 +22,7 @@ from broker.protocol.errors import ErrorCode
 from ..conftest import FAST_GROUPS
 from ..server.test_group_coordinator import commit, find_coordinator
 from ..server.wire import connect_to, create_topics_body
+from ..waiting import wait_for
 from .common import PARTITIONS, WAIT_SECONDS, topic_name
 
 CLIENTS = ["confluent", "kafka-python", "aiokafka"]
@@ -97,14 +97,11 @@ def members(broker):
 
 
 def wait_until(condition, what: str, seconds: float = GROUP_WAIT_SECONDS, members: list[Member] = ()):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {seconds} s waiting for {what}; " +
-                         "; ".join(member.describe() for member in members))
+    """``wait_for``, failing with what each of ``members`` was doing."""
+    try:
+        return wait_for(condition, timeout=seconds, what=what)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; " + "; ".join(member.describe() for member in members)) from None
 
 
 def produce(broker, topic: str, count: int, start: int = 0) -> None:

@@ -12,7 +12,8 @@ from broker import cli
 from broker.log.checkpoints import read as read_checkpoint
 from broker.log.cleaner import Cleaner, CleaningAborted
 from broker.log.cleaner_manager import CHECKPOINT_FILE
-from broker.log.config import ConfigError, LogConfig
+from broker.common.settings import ConfigError
+from broker.log.config import LogConfig
 from broker.log.errors import InvalidRecordError
 from broker.log.log_cleaner import CleanerSettings, LogCleaner
 from broker.log.manager import LogManager

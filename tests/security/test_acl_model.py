@@ -6,7 +6,7 @@ DeleteAcls use them; invalid ACLs refused with a reason. The stores that keep AC
 
 import pytest
 
-from broker.log.config import ConfigError
+from broker.common.settings import ConfigError
 from broker.security.acls import (CLUSTER_NAME, Acl, AclError, AclFilter, Authorizer, AuthorizerSettings, Operation,
                                   PatternType, Permission, ResourceType)
 

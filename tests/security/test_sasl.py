@@ -241,7 +241,7 @@ def test_an_unknown_mechanism_and_sasl_on_a_plaintext_listener(sasl_broker, wire
 
 
 def test_bad_sasl_settings_are_refused_without_showing_secrets(tmp_path):
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from broker.server.config import build
     listeners = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}
     for settings, message in [

@@ -9,7 +9,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -19,7 +18,7 @@ from broker.protocol.apis import ApiKey
 from broker.security.tls import principal_of
 
 from ..client.fake_servers import FakeBroker, TlsAlertListener
-
+from ..waiting import wait_for
 from .conftest import KEYSTORE_PASSWORD
 from .third_party import CLIENTS, Security, unique_topic
 
@@ -118,7 +117,7 @@ def test_a_stalled_handshake_times_out_and_others_are_served(pem_broker, certifi
 
 
 def test_bad_tls_settings_are_one_line(tmp_path, certificates):
-    from broker.log.config import ConfigError
+    from broker.common.settings import ConfigError
     from broker.server.config import build
     for settings, message in [
         ({}, "ssl.keystore.location: listener SSL uses TLS and needs a key store"),
@@ -177,10 +176,10 @@ def _closed_or_tls_alert(sock) -> bool:
 
 
 def _wait_for_log(broker, text: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in broker.stderr_tail(200):
-        assert time.monotonic() < deadline, f"{text!r} not in the broker's log:\n{broker.stderr_tail()}"
-        time.sleep(0.05)
+    try:
+        wait_for(lambda: text in broker.stderr_tail(200), timeout, what=f"{text!r} in the broker's log")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}:\n{broker.stderr_tail()}") from None
 
 
 def test_expired_certificates_are_refused_on_both_sides(start_broker, certificates, tmp_path):

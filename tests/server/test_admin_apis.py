@@ -12,6 +12,7 @@ import uuid
 
 import pytest
 
+from broker.common.offsets import EARLIEST, LATEST
 from broker.embedded import EmbeddedBroker
 from broker.protocol.apis import UNREQUESTED_AUTHORIZED_OPERATIONS, ApiKey
 from broker.protocol.errors import ErrorCode
@@ -24,7 +25,6 @@ from .wire import connect_to, create_topics_body, fetch_body, list_offsets_body,
 TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, DEFAULT = 1, 2, 3, 4, 5
-EARLIEST, LATEST = -2, -1
 TEN_MINUTES_MS = 600_000
 SETTINGS = {"log.retention.check.interval.ms": "200", "log.segment.bytes": "2000000", "num.partitions": "1"}
 

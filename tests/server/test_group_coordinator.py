@@ -7,7 +7,6 @@ coordinator) and never a closed connection; clients cannot create or write ``__c
 
 import json
 import subprocess
-import time
 
 import pytest
 
@@ -19,6 +18,7 @@ from broker.records import batch
 
 from ..conftest import FAST_GROUPS
 from ..interop.common import KAFKALOG
+from ..waiting import wait_for
 from .wire import connect_to, create_topics_body, produce_body
 
 TOPIC = "orders"
@@ -60,11 +60,8 @@ def find_coordinator(client, group: str) -> None:
 
 def wait_for_load(client, group: str) -> None:
     """Until the group's partition of ``__consumer_offsets`` is replayed after a start (as clients retry)."""
-    deadline = time.monotonic() + 30
-    while client.call(ApiKey.OFFSET_FETCH, 5, {"group_id": group, "topics": None})["error_code"] == \
-            ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-        assert time.monotonic() < deadline, f"group {group!r} still loading after 30 s"
-        time.sleep(0.05)
+    wait_for(lambda: client.call(ApiKey.OFFSET_FETCH, 5, {"group_id": group, "topics": None})["error_code"] !=
+             ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, what=f"group {group!r} loaded")
 
 
 @pytest.fixture
@@ -238,10 +235,7 @@ def test_consumer_offsets_is_compacted_to_each_partitions_last_commit(start_brok
         assert done.returncode == 0, done.stderr
         return sum('"compacted"' in line for line in done.stdout.splitlines())
 
-    deadline = time.monotonic() + 60
-    while (stored := commits_stored()) > 40:
-        assert time.monotonic() < deadline, f"still {stored} of 300 commits stored after 60 s"
-        time.sleep(0.5)
+    wait_for(lambda: commits_stored() <= 40, timeout=60, interval=0.5, what="at most 40 of the 300 commits stored")
     assert broker.stop() == 0
     broker.start()
     with connect_to(broker) as client:

@@ -6,14 +6,13 @@ second mention's topic did not exist), and Metadata answers a topic named twice 
 
 import uuid
 
+from broker.common.offsets import LATEST
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
 from broker.records.batch import Record
 
 from .wire import connect_to, create_topics_body, fetch_body, list_offsets_body
-
-LATEST = -1
 
 
 def new_topic(client, partitions: int = 2) -> str:

@@ -27,18 +27,19 @@ import uuid
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from broker.common.offsets import EARLIEST, LATEST
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record
 from broker.records.compression import Codec
 
+from ..waiting import wait_for
 from .wire import (connect_to, create_topics_body, decode_response, encode_request, fetch_body, frame,
                    list_offsets_body, produce_body)
 
 BASE_TIME = 1_700_000_000_000
 NODE_ID = 0
-LATEST, EARLIEST = -1, -2
 _names = itertools.count()
 
 
@@ -574,22 +575,14 @@ def test_a_sequence_gap_is_out_of_order_sequence_number(client):
     assert high_watermark(client, topic) == 2
 
 
-def earliest_offset_reaches(client, topic: str, offset: int, timeout: float = 30) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if list_offset(client, topic, 0, EARLIEST)["offset"] >= offset:
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_a_producer_whose_state_retention_deleted_continues_and_is_still_deduplicated(start_broker):
     broker = start_broker({"log.retention.check.interval.ms": "100"})
     with connect_to(broker) as c:
         topic = new_topic(c, "idem-retention", configs={"retention.ms": "3600000"})
         producer_id, _ = init_producer_id(c)
         assert produce(c, topic, 0, idempotent_batch(producer_id, 0, [b"a", b"b"]))["base_offset"] == 0
-        assert earliest_offset_reaches(c, topic, 2)  # BASE_TIME is long past retention.ms: the batch is gone
+        # BASE_TIME is long past retention.ms: the batch is gone
+        wait_for(lambda: list_offset(c, topic, 0, EARLIEST)["offset"] >= 2, what="retention deleting the batch")
         continued = idempotent_batch(producer_id, 2, [b"c"], timestamp=int(time.time() * 1000))
         first, retry = produce(c, topic, 0, continued), produce(c, topic, 0, continued, version=8)
         assert (first["error_code"], first["base_offset"]) == (ErrorCode.NONE, 2)

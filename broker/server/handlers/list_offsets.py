@@ -4,6 +4,7 @@ broker leads (the replica manager answers Kafka's error otherwise). A partition 
 in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). Each topic needs Describe
 (TOPIC_AUTHORIZATION_FAILED). The lookups run on the I/O pool."""
 
+from broker.common.offsets import EARLIEST, LATEST
 from broker.log.errors import LogDeletedError
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
@@ -11,9 +12,6 @@ from broker.replica.replica_manager import PartitionError
 from broker.security.acls import Operation, ResourceType
 
 from .partition_lists import repeated
-
-LATEST = -1
-EARLIEST = -2
 
 
 def _lookup(partition, timestamp: int) -> tuple[int, int]:
