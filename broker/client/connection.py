@@ -101,7 +101,7 @@ class BrokerConnection:
         # from_settings gives a SASL protocol a mechanism, a user name and a password
         assert security.mechanism and security.username is not None and security.password is not None
         exchange = client_exchange(security.mechanism, security.username, security.password)
-        token = exchange.first()
+        token: bytes | None = exchange.first()
         while token is not None:
             answer = self._call(ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": token})
             if answer["error_code"] != ErrorCode.NONE:
