@@ -96,7 +96,7 @@ class Cleaner:
     def _clean_group(self, partition_log, group: list, map_end: int, horizon_ms: int) -> None:
         config = partition_log.config
         cleaned = LogSegment.create(partition_log.directory, group[0].base_offset, config.index_interval_bytes,
-                                    config.segment_index_bytes, CLEANED_SUFFIX)
+                                    config.segment_index_bytes, CLEANED_SUFFIX, partition_log.clock)
         try:
             for segment in group:
                 self._copy_kept(partition_log, segment, cleaned, map_end,

@@ -14,7 +14,8 @@ others are untouched.
 import dataclasses
 import logging
 import threading
-import time
+
+from broker.clock import Clock, wall_clock_ms
 
 from .cleaner import Cleaner, CleaningAborted
 from .cleaner_manager import LogCleanerManager
@@ -34,8 +35,11 @@ class CleanerSettings:
 
 
 class LogCleaner:
-    def __init__(self, log_dir: str, all_logs, settings: CleanerSettings = CleanerSettings()):
+    def __init__(self, log_dir: str, all_logs, settings: CleanerSettings = CleanerSettings(),
+                 clock: Clock = wall_clock_ms):
+        """``clock`` is the time min/max.compaction.lag.ms and delete.retention.ms go by."""
         self.settings = settings
+        self._clock = clock
         self.manager = LogCleanerManager(log_dir, all_logs)
         self._stopping = threading.Event()
         self._threads = [threading.Thread(target=self._run, args=(i,), name=f"log-cleaner-{i}", daemon=True)
@@ -68,7 +72,7 @@ class LogCleaner:
 
     def clean_filthiest(self, cleaner: Cleaner) -> bool:
         """Clean the log that needs it most; False if none does or the pass failed (back off)."""
-        now_ms = int(time.time() * 1000)
+        now_ms = self._clock()
         found = self.manager.grab_filthiest(now_ms)
         if found is None:
             return False

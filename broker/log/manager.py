@@ -26,6 +26,8 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from broker.clock import Clock, wall_clock_ms
+
 from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
@@ -52,8 +54,10 @@ class LogManager:
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
                  cluster_id: str | None = None, topic_config=None, recovery_threads: int = 1,
                  checkpoint_interval_ms: int = 60_000,
-                 retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings()):
+                 retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings(),
+                 clock: Clock = wall_clock_ms):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
+        ``clock`` is the time the logs and the cleaner go by.
         ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
         to: a new directory is stamped with it, one of another cluster is refused."""
         self.log_dir = os.path.abspath(log_dir)
@@ -69,6 +73,7 @@ class LogManager:
         self._lock_fd = -1
         self._scheduler = None
         self._cleaner_settings = cleaner_settings
+        self._clock = clock
         self.cleaner = None
         self.had_clean_shutdown = False
 
@@ -88,7 +93,7 @@ class LogManager:
                                      self._checkpoint_interval_ms)
             self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
                                      self._retention_check_interval_ms)
-            self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings).start()
+            self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings, self._clock).start()
         except BaseException:
             if self._scheduler is not None:
                 self._scheduler.shutdown()
@@ -159,7 +164,7 @@ class LogManager:
             return PartitionLog.open(
                 partitions[key], self._topic_config(key[0]), recovery_point=recovery_points.get(key, 0),
                 log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
-                scheduler=self._scheduler)
+                scheduler=self._scheduler, clock=self._clock)
 
         with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
             self._logs.update(zip(partitions, recovery.map(open_log, partitions)))
@@ -192,7 +197,8 @@ class LogManager:
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
             new_directory = not os.path.isdir(directory)
             try:
-                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler,
+                                             clock=self._clock)
             except BaseException as exc:
                 if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
                     self._set_aside(directory, delay_ms=0)

@@ -18,9 +18,9 @@ import bisect
 import logging
 import os
 import threading
-import time
 from typing import NamedTuple
 
+from broker.clock import Clock, wall_clock_ms
 from broker.records import batch, record_check, record_set, retain
 from broker.records.errors import CorruptRecordError
 
@@ -59,7 +59,8 @@ def parse_directory_name(name: str) -> tuple[str, int]:
 class PartitionLog:
     """The log of one topic partition, in ``directory`` (named ``<topic>-<partition>``)."""
 
-    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler=None):
+    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler=None,
+                 clock: Clock = wall_clock_ms):
         self.directory = directory
         self.topic, self.partition = parse_directory_name(os.path.basename(directory))
         self.config = config
@@ -67,28 +68,32 @@ class PartitionLog:
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
         self._scheduler = scheduler
+        self.clock = clock
         self._lock = threading.RLock()
         self._deleted = False
         self._first_unflushed_ms = None
         self._time_flush_scheduled = False
         self._directory_needs_sync = False
-        self.last_flush_ms = _now_ms()
+        self.last_flush_ms = clock()
         self.producer_state = ProducerState(directory)
         self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
-             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler=None) -> "PartitionLog":
+             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler=None,
+             clock: Clock = wall_clock_ms) -> "PartitionLog":
         """Open (creating if needed) the log in ``directory``, recovering it after an unclean stop.
 
         ``scheduler`` (a ``Scheduler``) runs the asynchronous work: flushes on roll and on
         ``flush.ms``, and segment deletion after ``file.delete.delay.ms``. Without one, rolled
         segments are flushed only by the flush policy and deleted segments are removed at once.
+        ``clock`` is the time that appends (LogAppendTime, timestamp bounds), roll, flush.ms and
+        retention go by.
         """
         config = config or LogConfig()
         os.makedirs(directory, exist_ok=True)
-        loaded = loader.load(directory, config, recovery_point, log_start_offset, had_clean_shutdown)
-        return cls(directory, config, loaded, scheduler)
+        loaded = loader.load(directory, config, recovery_point, log_start_offset, had_clean_shutdown, clock)
+        return cls(directory, config, loaded, scheduler, clock)
 
     @property
     def name(self) -> str:
@@ -122,7 +127,7 @@ class PartitionLog:
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
         LogStorageError; a batch that fails validation is never written.
         """
-        now = _now_ms()
+        now = self.clock()
         headers = self._validate(records, now)
         log_append_time = now if self.config.uses_log_append_time else -1
         with self._lock:
@@ -264,7 +269,7 @@ class PartitionLog:
             try:
                 old.on_become_inactive()
                 segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
-                                            self.config.segment_index_bytes)
+                                            self.config.segment_index_bytes, clock=self.clock)
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
             self._segments = self._segments + (segment,)
@@ -329,7 +334,7 @@ class PartitionLog:
 
     def flush(self, up_to: int | None = None) -> None:
         """fsync everything below ``up_to`` (default: the end), then advance the recovery point."""
-        started = _now_ms()
+        started = self.clock()
         with self._lock:
             target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
             if target <= self.recovery_point:
@@ -353,7 +358,7 @@ class PartitionLog:
             elif to_the_end:
                 # What is still unflushed was appended while the fsync ran, so after ``started``.
                 self._first_unflushed_ms = started
-            self.last_flush_ms = _now_ms()
+            self.last_flush_ms = self.clock()
 
     def _schedule_time_flush(self, now: int, delay_ms: int | None = None) -> None:
         """Make sure one background flush is due ``flush.ms`` after the oldest unflushed append.
@@ -380,7 +385,7 @@ class PartitionLog:
             retry_ms = _FLUSH_RETRY_MS
         with self._lock:
             if self._first_unflushed_ms is not None:
-                self._schedule_time_flush(_now_ms(), retry_ms)
+                self._schedule_time_flush(self.clock(), retry_ms)
 
     # -- retention -----------------------------------------------------------------------
 
@@ -390,7 +395,7 @@ class PartitionLog:
 
         The log start offset moves to the first remaining segment. Returns the number deleted.
         """
-        now = _now_ms()
+        now = self.clock()
         with self._lock:
             doomed = self._retained_segments(now)
             if not doomed:
@@ -497,7 +502,7 @@ class PartitionLog:
         with self._lock:
             self.config = config
             if self._first_unflushed_ms is not None:
-                self._schedule_time_flush(_now_ms())
+                self._schedule_time_flush(self.clock())
 
     def close(self) -> None:
         """Trim the indexes, let go of the files, then write the producer snapshot (trimming first
@@ -534,7 +539,3 @@ def _named(indexes: tuple[int, ...]) -> str:
         return f"record {indexes[0]}"
     more = f" and {len(indexes) - 3} more" if len(indexes) > 3 else ""
     return f"records {', '.join(map(str, indexes[:3]))}{more}"
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

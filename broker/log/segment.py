@@ -9,8 +9,8 @@ and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and ch
 """
 
 import os
-import time
 
+from broker.clock import Clock, wall_clock_ms
 from broker.records import record_set
 from broker.records.batch import NO_TIMESTAMP
 
@@ -38,8 +38,9 @@ class LogSegment:
     """A segment of a partition log, starting at ``base_offset``."""
 
     def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int,
-                 suffix: str = ""):
-        """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet."""
+                 suffix: str = "", clock: Clock = wall_clock_ms):
+        """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet;
+        ``clock`` stamps ``created_ms`` (what ``segment.ms`` measures when records carry no timestamp)."""
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
@@ -59,14 +60,14 @@ class LogSegment:
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.first_batch_timestamp = None
-        self.created_ms = int(time.time() * 1000)
+        self.created_ms = clock()
         self._bytes_since_last_index_entry = 0
 
     @classmethod
     def create(cls, directory: str, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int, suffix: str = "") -> "LogSegment":
+               max_index_bytes: int, suffix: str = "", clock: Clock = wall_clock_ms) -> "LogSegment":
         """A new, empty segment (any files left with this base offset are emptied)."""
-        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix)
+        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix, clock)
         os.ftruncate(segment.file.fileno(), 0)
         segment.size = 0
         segment.offset_index.reset()

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import pytest
 
@@ -19,6 +18,7 @@ from broker.log.partition_log import PartitionLog
 from broker.records import batch
 from broker.records.errors import CorruptRecordError
 
+from ..clock import FakeClock
 from ..waiting import wait_for
 from .util import BASE_TIME, flip_byte, make_batch, read_all
 
@@ -196,13 +196,14 @@ def test_leftover_deleted_directories_are_removed_at_start(tmp_path):
 
 
 def test_retention_runs_in_the_background(tmp_path):
-    now = int(time.time() * 1000)
+    clock = FakeClock()
     config = LogConfig(segment_bytes=600, retention_ms=3600_000)
-    with LogManager(str(tmp_path), config, retention_check_interval_ms=50) as manager:
+    with LogManager(str(tmp_path), config, retention_check_interval_ms=50, clock=clock) as manager:
         log = manager.get_or_create_log("t", 0)
         for _ in range(10):
-            log.append(make_batch(2, timestamp=now - 7200_000))
-        log.append(make_batch(2, timestamp=now))
+            log.append(make_batch(2, timestamp=clock()))
+        clock.advance(7200_000)
+        log.append(make_batch(2, timestamp=clock()))
         assert wait_for(lambda: log.log_start_offset > 0)
         assert wait_for(lambda: checkpoints.read(str(tmp_path / "log-start-offset-checkpoint")).get(("t", 0), 0) > 0)
 
