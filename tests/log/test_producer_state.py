@@ -68,7 +68,12 @@ def test_sequences_wrap_at_int32_max(tmp_path):
     log.append(idempotent(1, 0))
     state = log.producer_state.producers[7]
     state.batches[-1] = state.batches[-1]._replace(last_sequence=2**31 - 1)
-    log.append(idempotent(2, 0))  # 2**31 - 1 + 1 wraps to 0
+    with pytest.raises(OutOfOrderSequenceError, match="sent sequence 1, expected 0"):
+        log.append(idempotent(1, 1))
+    wrapped = log.append(idempotent(2, 0))  # 2**31 - 1 + 1 wraps to 0
+    assert not wrapped.duplicate and (wrapped.first_offset, wrapped.last_offset) == (1, 2)
+    assert log.append(idempotent(1, 2)).first_offset == 3  # and goes on from there
+    assert log.log_end_offset == 4
 
 
 def test_state_survives_a_clean_restart_through_a_kafka_format_snapshot(tmp_path):
