@@ -20,6 +20,18 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# Fixtures that start a broker, ZooKeeper, a cluster or Spark: a test using one is marked ``slow``
+SLOW_FIXTURES = {"spark", "spark_session", "broker", "start_broker", "cluster", "jobs_broker", "zookeeper_server",
+                 "children"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark ``slow`` every test that uses a fixture of ``SLOW_FIXTURES`` (others are marked by hand)."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def spark(spark_session):
     spark_session.sparkContext.setLogLevel("ERROR")

@@ -34,7 +34,7 @@ _DISPOSABLE_SUFFIXES = (TEMP_SUFFIX, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFI
 
 
 class LoadedLog(NamedTuple):
-    segments: list
+    segments: list[LogSegment]
     log_start_offset: int
     recovery_point: int
     had_clean_shutdown: bool

@@ -14,12 +14,14 @@ others are untouched.
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable
 
 from broker.clock import Clock, wall_clock_ms
 
 from .cleaner import Cleaner, CleaningAborted
 from .cleaner_manager import LogCleanerManager
 from .errors import LogError
+from .partition_log import PartitionLog
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,8 @@ class CleanerSettings:
 
 
 class LogCleaner:
-    def __init__(self, log_dir: str, all_logs, settings: CleanerSettings = CleanerSettings(),
+    def __init__(self, log_dir: str, all_logs: Callable[[], list[PartitionLog]],
+                 settings: CleanerSettings = CleanerSettings(),
                  clock: Clock = wall_clock_ms):
         """``clock`` is the time min/max.compaction.lag.ms and delete.retention.ms go by."""
         self.settings = settings
@@ -50,7 +53,7 @@ class LogCleaner:
             thread.start()
         return self
 
-    def abort(self, partition_log) -> None:
+    def abort(self, partition_log: PartitionLog) -> None:
         """Stop cleaning ``partition_log`` (it is being deleted) and forget its first dirty offset."""
         self.manager.abort_and_wait(partition_log)
         self.manager.forget(partition_log.topic, partition_log.partition)
@@ -67,7 +70,7 @@ class LogCleaner:
             if not self.clean_filthiest(cleaner):
                 self._stopping.wait(self.settings.backoff_ms / 1000)
 
-    def _should_abort(self, partition_log) -> bool:
+    def _should_abort(self, partition_log: PartitionLog) -> bool:
         return self._stopping.is_set() or self.manager.should_abort(partition_log)
 
     def clean_filthiest(self, cleaner: Cleaner) -> bool:

@@ -24,6 +24,7 @@ import os
 import shutil
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from broker.clock import Clock, wall_clock_ms
@@ -52,7 +53,8 @@ class LogManager:
     """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
 
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
-                 cluster_id: str | None = None, topic_config=None, recovery_threads: int = 1,
+                 cluster_id: str | None = None, topic_config: Callable[[str], LogConfig] | None = None,
+                 recovery_threads: int = 1,
                  checkpoint_interval_ms: int = 60_000,
                  retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings(),
                  clock: Clock = wall_clock_ms):
@@ -71,10 +73,10 @@ class LogManager:
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._lock = threading.Lock()
         self._lock_fd = -1
-        self._scheduler = None
+        self._scheduler: Scheduler | None = None
         self._cleaner_settings = cleaner_settings
         self._clock = clock
-        self.cleaner = None
+        self.cleaner: LogCleaner | None = None
         self.had_clean_shutdown = False
 
     # -- start-up ------------------------------------------------------------------------
@@ -85,14 +87,13 @@ class LogManager:
         self._take_lock()
         try:
             self._check_meta_properties()
-            self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
+            scheduler = self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
             OPEN_FILES.limit = open_files.handle_limit()
             self._load_logs()
             self._log_descriptor_needs()
-            self._scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints,
-                                     self._checkpoint_interval_ms)
-            self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
-                                     self._retention_check_interval_ms)
+            scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints, self._checkpoint_interval_ms)
+            scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
+                               self._retention_check_interval_ms)
             self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings, self._clock).start()
         except BaseException:
             if self._scheduler is not None:
@@ -100,6 +101,12 @@ class LogManager:
             self._release_lock()
             raise
         return self
+
+    def _running(self) -> tuple[Scheduler, LogCleaner]:
+        """The background task scheduler and the log cleaner, which ``open`` started."""
+        if self._scheduler is None or self.cleaner is None:
+            raise LogError(f"the log manager of {self.log_dir} is not open")
+        return self._scheduler, self.cleaner
 
     def _take_lock(self) -> None:
         path = os.path.join(self.log_dir, LOCK_FILE)
@@ -160,7 +167,7 @@ class LogManager:
                 continue
             partitions[(topic, partition)] = path
 
-        def open_log(key):
+        def open_log(key: tuple[str, int]) -> PartitionLog:
             return PartitionLog.open(
                 partitions[key], self._topic_config(key[0]), recovery_point=recovery_points.get(key, 0),
                 log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
@@ -215,7 +222,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        self.cleaner.abort(removed)
+        self._running()[1].abort(removed)
         removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
         self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
@@ -228,7 +235,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return None
-        self.cleaner.abort(removed)
+        self._running()[1].abort(removed)
         try:
             removed.close()
         except (LogError, OSError) as exc:  # a full disk: the files are let go of as they are
@@ -239,7 +246,7 @@ class LogManager:
     def _set_aside(self, directory: str, delay_ms: int) -> None:
         """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
         doomed = self._rename_aside(directory, DELETE_DIR_SUFFIX)
-        self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+        self._running()[0].schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
 
     def _rename_aside(self, directory: str, kind: str) -> str:
         """Rename a partition directory ``<name>.<id><kind>``, out of the logs' way; the new path."""
@@ -286,11 +293,12 @@ class LogManager:
         """
         if self._lock_fd < 0:
             return
-        self.cleaner.shutdown()
-        self._scheduler.shutdown()
+        scheduler, cleaner = self._running()
+        cleaner.shutdown()
+        scheduler.shutdown()
         failures = []
 
-        def attempt(what: str, step) -> None:
+        def attempt(what: str, step: Callable[[], object]) -> None:
             try:
                 step()
             except (LogError, OSError) as exc:
@@ -318,7 +326,7 @@ class LogManager:
     def __enter__(self) -> "LogManager":
         return self.open()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
 
