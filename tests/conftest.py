@@ -22,7 +22,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 # Fixtures that start a broker, ZooKeeper, a cluster or Spark: a test using one is marked ``slow``
 SLOW_FIXTURES = {"spark", "spark_session", "broker", "start_broker", "cluster", "jobs_broker", "zookeeper_server",
-                 "children"}
+                 "mock", "members", "children"}
 
 
 def pytest_collection_modifyitems(items):

@@ -36,9 +36,12 @@ class CleanerSettings:
     backoff_ms: int = 15_000
 
 
+DEFAULT_CLEANER_SETTINGS = CleanerSettings()
+
+
 class LogCleaner:
     def __init__(self, log_dir: str, all_logs: Callable[[], list[PartitionLog]],
-                 settings: CleanerSettings = CleanerSettings(),
+                 settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS,
                  clock: Clock = wall_clock_ms):
         """``clock`` is the time min/max.compaction.lag.ms and delete.retention.ms go by."""
         self.settings = settings

@@ -33,7 +33,7 @@ from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, write_atomically
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
-from .log_cleaner import CleanerSettings, LogCleaner
+from .log_cleaner import DEFAULT_CLEANER_SETTINGS, CleanerSettings, LogCleaner
 from .open_files import OPEN_FILES
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
@@ -54,10 +54,9 @@ class LogManager:
 
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
                  cluster_id: str | None = None, topic_config: Callable[[str], LogConfig] | None = None,
-                 recovery_threads: int = 1,
-                 checkpoint_interval_ms: int = 60_000,
-                 retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings(),
-                 clock: Clock = wall_clock_ms):
+                 recovery_threads: int = 1, checkpoint_interval_ms: int = 60_000,
+                 retention_check_interval_ms: int = 300_000,
+                 cleaner_settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS, clock: Clock = wall_clock_ms):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
         ``clock`` is the time the logs and the cleaner go by.
         ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
@@ -174,7 +173,7 @@ class LogManager:
                 scheduler=self._scheduler, clock=self._clock)
 
         with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
-            self._logs.update(zip(partitions, recovery.map(open_log, partitions)))
+            self._logs.update(zip(partitions, recovery.map(open_log, partitions), strict=True))
         if self.had_clean_shutdown:
             os.unlink(marker)
             checkpoints.fsync_directory(self.log_dir)
@@ -210,7 +209,8 @@ class LogManager:
                 if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
                     self._set_aside(directory, delay_ms=0)
                 if isinstance(exc, OSError):
-                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                    reason = exc.strerror or exc
+                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {reason}") from exc
                 raise
             self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             checkpoints.fsync_directory(self.log_dir)

@@ -18,10 +18,12 @@ import bisect
 import logging
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from broker.clock import Clock, wall_clock_ms
 from broker.records import batch, record_check, record_set, retain
+from broker.records.batch import BatchHeader
 from broker.records.errors import CorruptRecordError
 
 from . import loader
@@ -31,7 +33,8 @@ from .errors import (InvalidBatchError, InvalidRecordError, InvalidTimestampErro
                      LogStorageError, OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
-from .segment import SWAP_SUFFIX, LogSegment
+from .scheduler import Scheduler
+from .segment import SWAP_SUFFIX, Buffer, LogSegment
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,7 @@ def parse_directory_name(name: str) -> tuple[str, int]:
 class PartitionLog:
     """The log of one topic partition, in ``directory`` (named ``<topic>-<partition>``)."""
 
-    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler=None,
+    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler: Scheduler | None = None,
                  clock: Clock = wall_clock_ms):
         self.directory = directory
         self.topic, self.partition = parse_directory_name(os.path.basename(directory))
@@ -71,7 +74,7 @@ class PartitionLog:
         self.clock = clock
         self._lock = threading.RLock()
         self._deleted = False
-        self._first_unflushed_ms = None
+        self._first_unflushed_ms: int | None = None
         self._time_flush_scheduled = False
         self._directory_needs_sync = False
         self.last_flush_ms = clock()
@@ -80,7 +83,7 @@ class PartitionLog:
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
-             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler=None,
+             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler: Scheduler | None = None,
              clock: Clock = wall_clock_ms) -> "PartitionLog":
         """Open (creating if needed) the log in ``directory``, recovering it after an unclean stop.
 
@@ -100,7 +103,7 @@ class PartitionLog:
         return f"{self.topic}-{self.partition}"
 
     @property
-    def segments(self) -> tuple:
+    def segments(self) -> tuple[LogSegment, ...]:
         return self._segments
 
     @property
@@ -121,7 +124,7 @@ class PartitionLog:
 
     # -- append --------------------------------------------------------------------------
 
-    def append(self, records, leader_epoch: int = 0) -> AppendResult:
+    def append(self, records: Buffer, leader_epoch: int = 0) -> AppendResult:
         """Append one or more v2 batches as a client produced them; return the offsets assigned.
 
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
@@ -176,7 +179,7 @@ class PartitionLog:
             if segment.base_offset < self.recovery_point:
                 return
 
-    def _validate(self, records, now_ms: int) -> list:
+    def _validate(self, records: Buffer, now_ms: int) -> list[tuple[Buffer, BatchHeader]]:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
         not its records' largest comes back as a corrected copy, the others as views of ``records``."""
         try:
@@ -186,14 +189,14 @@ class PartitionLog:
         if not entries:
             raise InvalidRecordError(f"{self.name}: no record batch to append")
         view = memoryview(records)
-        checked = []
+        checked: list[tuple[Buffer, BatchHeader]] = []
         for position, header in entries:
             if header.magic != batch.MAGIC:
                 raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
             if header.size > self.config.max_message_bytes:
                 raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
                                           f"({self.config.max_message_bytes})")
-            entry = view[position:position + header.size]
+            entry: Buffer = view[position:position + header.size]
             try:
                 batch.validate(entry)
             except CorruptRecordError as exc:
@@ -221,7 +224,7 @@ class PartitionLog:
             checked.append((entry, header))
         return checked
 
-    def _check_keys(self, entry, header) -> None:
+    def _check_keys(self, entry: Buffer, header: BatchHeader) -> None:
         """A compacted log keeps the latest record of each key: records without one are refused, each
         named, the others of the batch with them (Kafka too)."""
         keyless = tuple(index for index, record in enumerate(retain.keys(entry, header)) if record.key is None)
@@ -230,7 +233,7 @@ class PartitionLog:
                                      f"cannot accept a record without a key ({_named(keyless)})", keyless,
                                      "a record without a key on a compacted topic")
 
-    def _check_timestamps(self, entry, header, largest_timestamp: int, now_ms: int) -> None:
+    def _check_timestamps(self, entry: Buffer, header: BatchHeader, largest_timestamp: int, now_ms: int) -> None:
         """Refuse a batch with records timestamped too far from ``now_ms``, each named (Kafka's
         LogValidator; a record without a timestamp, -1, passes). The largest timestamp settles the
         common case; the records are walked only when a lower bound is set or the upper one is crossed."""
@@ -320,14 +323,14 @@ class PartitionLog:
             return LogDeletedError(f"{self.name} was deleted")
         return LogStorageError(f"{self.name}: {what}: {getattr(exc, 'strerror', None) or exc}")
 
-    def _headers_from(self, offset: int):
+    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
         """The headers of the v2 batches ending at or after ``offset`` (for replaying producer state)."""
         for segment in self._segments:
             if segment.next_offset <= offset:
                 continue
             _, start = segment.offset_index.lookup(offset)
             for _, header in iter_headers(segment.file.fileno(), start, segment.size):
-                if header.magic == batch.MAGIC and header.last_offset >= offset:
+                if isinstance(header, BatchHeader) and header.last_offset >= offset:
                     yield header
 
     # -- durability ----------------------------------------------------------------------
@@ -365,7 +368,8 @@ class PartitionLog:
 
         Called with the lock held. At most one such flush is pending per log at any time.
         """
-        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled:
+        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled or \
+                self._first_unflushed_ms is None:
             return
         if delay_ms is None:
             delay_ms = max(0, self._first_unflushed_ms + self.config.flush_ms - now)
@@ -444,21 +448,22 @@ class PartitionLog:
             segment.rename_for_deletion()
         self._segments = self._segments[count:]
 
-    def _delete_later(self, segments) -> None:
+    def _delete_later(self, segments: Sequence[LogSegment]) -> None:
         for segment in segments:
             if self._scheduler is not None:
                 self._scheduler.schedule(self.config.file_delete_delay_ms, segment.delete)
             else:
                 segment.delete()
 
-    def _retained_segments(self, now: int) -> list:
+    def _retained_segments(self, now: int) -> list[LogSegment]:
         config = self.config
         excess = self.size_in_bytes - config.retention_bytes if config.retention_bytes >= 0 else -1
         doomed = []
         for segment in self._segments:
             if segment.size == 0 and segment is self._segments[-1]:
                 break
-            expired = config.deletes and config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
+            expired = (config.deletes and config.retention_ms >= 0
+                       and now - segment.largest_timestamp > config.retention_ms)
             oversize = config.deletes and excess >= segment.size
             deleted = segment.next_offset <= self.log_start_offset
             if not (expired or oversize or deleted):
@@ -469,7 +474,7 @@ class PartitionLog:
 
     # -- compaction ----------------------------------------------------------------------
 
-    def replace_segments(self, old: list, cleaned: LogSegment) -> bool:
+    def replace_segments(self, old: Sequence[LogSegment], cleaned: LogSegment) -> bool:
         """Swap ``cleaned`` (complete on disk with the ``.swap`` suffix) in for the consecutive
         inactive segments ``old``: rename them ``.deleted``, drop the suffix of ``cleaned`` (the
         order Kafka's ``replaceSegments`` uses, which the loader finishes after a crash), and
@@ -479,7 +484,7 @@ class PartitionLog:
             segments = self._segments
             first = next((i for i, s in enumerate(segments) if s is old[0]), None)
             if self._deleted or first is None or first + len(old) >= len(segments) or \
-                    any(a is not b for a, b in zip(segments[first:first + len(old)], old)):
+                    any(a is not b for a, b in zip(segments[first:first + len(old)], old, strict=True)):
                 return False
             assert cleaned.suffix == SWAP_SUFFIX and cleaned.base_offset == old[0].base_offset
             try:
