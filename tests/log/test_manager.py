@@ -51,6 +51,7 @@ def test_a_second_manager_on_the_same_directory_is_refused(tmp_path):
     LogManager(str(tmp_path)).open().shutdown()  # released at shutdown
 
 
+@pytest.mark.slow  # starts a process
 def test_a_second_process_is_refused_until_the_first_dies(tmp_path):
     holder = start_python(["-c", textwrap.dedent(f"""
         from broker.log.manager import LogManager
@@ -111,6 +112,7 @@ def test_a_malformed_checkpoint_is_ignored_and_the_log_recovered(tmp_path):
         assert [r.offset for r in read_all(log)] == list(range(5))
 
 
+@pytest.mark.slow  # starts a process
 def test_acknowledged_records_survive_sigkill_exactly_once_and_in_order(tmp_path):
     """With flush.messages=1, kill the writer mid-stream several times; every acked record is kept."""
     acked_last = -1
