@@ -1,6 +1,7 @@
 # The whole set-up from a fresh checkout is two commands:
 #   make demo   runs the main job
 #   make test   runs the whole test suite
+# (make test-fast runs the tests that start no broker, ZooKeeper, Spark or other process: a quick loop)
 # Both create (and then reuse) a virtual environment in .venv and install the project into it.
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
 C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
 
-.PHONY: demo test lint bench docs notebook notebook-plot clean
+.PHONY: demo test test-fast lint bench docs notebook notebook-plot clean
 
 $(PY):
 	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.10 is required, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
@@ -36,6 +37,9 @@ demo: $(VENV)/.runtime-installed
 test: $(VENV)/.test-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.test-installed
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # ruff (rules and formatting) and mypy, configured in pyproject.toml
 lint: $(VENV)/.test-installed

@@ -40,3 +40,12 @@ def living(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def connected_to(pid: int, port: int) -> bool:
+    """Whether the process holds an established TCP connection to ``port`` (on this host)."""
+    try:
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.NoSuchProcess:
+        return False
+    return any(c.status == psutil.CONN_ESTABLISHED and c.raddr and c.raddr.port == port for c in connections)

@@ -152,6 +152,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert "'a.log,,b.log' is not a comma-separated list of paths" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # starts a process
 def test_kafka_dump_log_spellings(partition_dir):
     """kafka-dump-log.sh --files A,B --deep-iteration --print-data-log, through the real command."""
     segments = sorted(str(path) for path in partition_dir.glob("*.log"))
@@ -174,6 +175,7 @@ def test_garbage_never_crashes_it(tmp_path, capsys, data, prefix, suffix):
     assert "summary" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # starts a process
 def test_the_console_script_is_installed(partition_dir):
     result = subprocess.run([KAFKALOG, "dump-log", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "exit status: 0 every byte is valid" in result.stdout

@@ -3,7 +3,7 @@ import which. A module that imports across a forbidden line fails here with its 
 
 The rules, bottom to top:
 
-* ``broker/common`` (configuration errors and parsers, atomic files, the ListOffsets timestamps,
+* ``broker/common`` (configuration errors and parsers, atomic files, the clock, the ListOffsets timestamps,
   finding java) stands below everything: it imports nothing else of the project.
 * ``broker/records`` and ``broker/protocol`` (bytes on disk and on the wire) import neither the log
   nor anything above it, nor the security, coordinator or cluster code.
@@ -92,3 +92,19 @@ def test_no_module_imports_across_a_forbidden_line(files):
             if any(name == banned or name.startswith(banned + ".") for banned in FORBIDDEN[files]):
                 crossings.append(f"{path.relative_to(ROOT)} imports {name}")
     assert crossings == []
+
+
+def test_the_architecture_page_states_these_rules():
+    """docs/architecture.md's table is this file's FORBIDDEN, row for row (``broker/common``'s row
+    says "every other part of broker", which ``_broker_parts_except`` computes)."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page[page.index("| Files | Must never import |"):].split("\n\n", 1)[0].splitlines()[2:]
+    stated = {}
+    for row in table:
+        files, banned = (cell.strip() for cell in row.strip("|").split("|"))
+        glob = files.split("`")[1]
+        names = tuple(banned.split("`")[1::2])
+        stated[glob] = _broker_parts_except("broker.common") if names == ("broker",) else names
+    assert stated.keys() == FORBIDDEN.keys()
+    for glob, banned in FORBIDDEN.items():
+        assert set(stated[glob]) == set(banned), glob

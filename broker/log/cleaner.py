@@ -23,14 +23,17 @@ Reads go on throughout: they hold the old segments' files, which are deleted onl
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from broker.common.files import fsync_directory
 from broker.records import batch, retain
 
-from .file_records import iter_entries
+from .config import LogConfig
+from .file_records import EntryHeader, iter_entries
 from .index import RELATIVE_OFFSET_MAX
 from .offset_map import OffsetMap
+from .partition_log import PartitionLog
 from .segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
 
 log = logging.getLogger(__name__)
@@ -49,12 +52,14 @@ class CleanerStats(NamedTuple):
 
 
 class Cleaner:
-    def __init__(self, dedupe_buffer_bytes: int, should_abort=lambda partition_log: False):
+    def __init__(self, dedupe_buffer_bytes: int,
+                 should_abort: Callable[[PartitionLog], bool] = lambda partition_log: False):
         self.offset_map = OffsetMap(dedupe_buffer_bytes)
         self._should_abort = should_abort
-        self._tally = None
+        self._tally = [0, 0, 0, 0]  # this pass's bytes read, bytes written, records read, records kept
 
-    def clean(self, partition_log, first_dirty: int, first_uncleanable: int, now_ms: int) -> tuple[int, CleanerStats]:
+    def clean(self, partition_log: PartitionLog, first_dirty: int, first_uncleanable: int,
+              now_ms: int) -> tuple[int, CleanerStats]:
         """One pass; returns ``(the next first dirty offset, what it did)``. Raises CleaningAborted."""
         started = time.monotonic()
         self._tally = [0, 0, 0, 0]
@@ -68,7 +73,8 @@ class Cleaner:
         read, written, records, kept = self._tally
         return map_end, CleanerStats(read, written, records, kept, time.monotonic() - started)
 
-    def _build_offset_map(self, partition_log, segments, first_dirty: int, first_uncleanable: int) -> int:
+    def _build_offset_map(self, partition_log: PartitionLog, segments: Sequence[LogSegment], first_dirty: int,
+                          first_uncleanable: int) -> int:
         """Fill the map from ``first_dirty``; return the offset after the last batch it holds."""
         offset_map = self.offset_map
         offset_map.clear()
@@ -80,8 +86,9 @@ class Cleaner:
                 break
             _, start = segment.offset_index.lookup(first_dirty)
             log_file = segment.file
-            for _, header, entry in iter_entries(log_file.fileno(), start, segment.size):
+            for _, entry_header, entry in iter_entries(log_file.fileno(), start, segment.size):
                 self._check(partition_log)
+                header = _v2(entry_header)
                 if header.last_offset < first_dirty:
                     continue
                 if header.base_offset >= first_uncleanable:
@@ -93,10 +100,11 @@ class Cleaner:
                 map_end = header.last_offset + 1
         return map_end
 
-    def _clean_group(self, partition_log, group: list, map_end: int, horizon_ms: int) -> None:
+    def _clean_group(self, partition_log: PartitionLog, group: list[LogSegment], map_end: int,
+                     horizon_ms: int) -> None:
         config = partition_log.config
         cleaned = LogSegment.create(partition_log.directory, group[0].base_offset, config.index_interval_bytes,
-                                    config.segment_index_bytes, CLEANED_SUFFIX)
+                                    config.segment_index_bytes, CLEANED_SUFFIX, partition_log.clock)
         try:
             for segment in group:
                 self._copy_kept(partition_log, segment, cleaned, map_end,
@@ -116,7 +124,8 @@ class Cleaner:
         log.debug("%s: cleaned %d segment(s) from %d into %r", partition_log.name, len(group), group[0].base_offset,
                   cleaned)
 
-    def _copy_kept(self, partition_log, segment, cleaned: LogSegment, map_end: int, drop_tombstones: bool) -> None:
+    def _copy_kept(self, partition_log: PartitionLog, segment: LogSegment, cleaned: LogSegment, map_end: int,
+                   drop_tombstones: bool) -> None:
         offset_map = self.offset_map
 
         def keep(record: retain.RecordKey) -> bool:
@@ -130,8 +139,9 @@ class Cleaner:
             return not (record.is_tombstone and drop_tombstones)
 
         log_file = segment.file
-        for _, header, entry in iter_entries(log_file.fileno(), 0, segment.size):
+        for _, entry_header, entry in iter_entries(log_file.fileno(), 0, segment.size):
             self._check(partition_log)
+            header = _v2(entry_header)
             self._tally[0] += header.size
             self._tally[2] += header.records_count
             whole = header.is_control or header.base_offset >= map_end  # control, or not decided on yet
@@ -141,16 +151,22 @@ class Cleaner:
                 cleaned.append([(kept_header, [kept])])
                 self._tally[3] += kept_header.records_count
 
-    def _check(self, partition_log) -> None:
+    def _check(self, partition_log: PartitionLog) -> None:
         if self._should_abort(partition_log):
             raise CleaningAborted(f"{partition_log.name}: cleaning aborted")
 
 
-def group_segments(segments: list, config) -> list[list]:
+def _v2(header: EntryHeader) -> batch.BatchHeader:
+    """The header of a v2 batch: a log holds nothing else (appends are up-converted to v2)."""
+    assert isinstance(header, batch.BatchHeader), f"a legacy entry at offset {header.last_offset} in a log"
+    return header
+
+
+def group_segments(segments: Sequence[LogSegment], config: LogConfig) -> list[list[LogSegment]]:
     """Consecutive segments in groups that each fit one segment: at most ``segment.bytes`` of
     data and ``segment.index.bytes`` per index, offsets within 32 bits of the group's base
     (Kafka's ``groupSegmentsBySize``, sizes counted before cleaning)."""
-    groups = []
+    groups: list[list[LogSegment]] = []
     for segment in segments:
         if groups:
             group = groups[-1]
@@ -164,5 +180,5 @@ def group_segments(segments: list, config) -> list[list]:
     return groups
 
 
-def _index_bytes(segments: list) -> int:
+def _index_bytes(segments: Sequence[LogSegment]) -> int:
     return max(sum(s.offset_index.size_in_bytes for s in segments), sum(s.time_index.size_in_bytes for s in segments))

@@ -15,31 +15,33 @@
 
 import os
 import threading
+from collections.abc import Callable
 from typing import NamedTuple
 
 from . import checkpoints
+from .partition_log import PartitionLog
 
 CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 
 
 class CleanableLog(NamedTuple):
-    log: object  # the PartitionLog
+    log: PartitionLog
     first_dirty: int
     first_uncleanable: int
     dirty_ratio: float
 
 
 class LogCleanerManager:
-    def __init__(self, log_dir: str, all_logs):
+    def __init__(self, log_dir: str, all_logs: Callable[[], list[PartitionLog]]):
         """``all_logs()`` returns the PartitionLogs of the directory."""
         self.checkpoint_path = os.path.join(log_dir, CHECKPOINT_FILE)
         self._all_logs = all_logs
         self._first_dirty = checkpoints.read_or_empty(self.checkpoint_path)
-        self._in_progress: dict = {}  # PartitionLog -> aborted?
-        self._uncleanable: set = set()  # logs a pass failed on for another reason than storage
+        self._in_progress: dict[PartitionLog, bool] = {}  # -> aborted?
+        self._uncleanable: set[PartitionLog] = set()  # logs a pass failed on for another reason than storage
         self._condition = threading.Condition()
 
-    def cleanable(self, partition_log, now_ms: int) -> CleanableLog:
+    def cleanable(self, partition_log: PartitionLog, now_ms: int) -> CleanableLog:
         """Where the log's dirty part starts and ends, and its share of the log's cleanable bytes."""
         segments = partition_log.segments
         first_dirty = self._first_dirty.get((partition_log.topic, partition_log.partition), 0)
@@ -86,7 +88,7 @@ class LogCleanerManager:
                 return first is not None and 0 <= first < now_ms - max_lag
         return False
 
-    def done_cleaning(self, partition_log, first_dirty: int | None) -> None:
+    def done_cleaning(self, partition_log: PartitionLog, first_dirty: int | None) -> None:
         """The pass ended: record the log's next first dirty offset (None: it was aborted)."""
         with self._condition:
             aborted = self._in_progress.pop(partition_log, False)
@@ -95,14 +97,14 @@ class LogCleanerManager:
                 self._write_checkpoint()
             self._condition.notify_all()
 
-    def mark_uncleanable(self, partition_log) -> None:
+    def mark_uncleanable(self, partition_log: PartitionLog) -> None:
         with self._condition:
             self._uncleanable.add(partition_log)
 
-    def should_abort(self, partition_log) -> bool:
+    def should_abort(self, partition_log: PartitionLog) -> bool:
         return self._in_progress.get(partition_log, False)
 
-    def abort_and_wait(self, partition_log=None, timeout: float = 60.0) -> None:
+    def abort_and_wait(self, partition_log: PartitionLog | None = None, timeout: float = 60.0) -> None:
         """Stop cleaning ``partition_log`` (every log if None) and wait until its pass has ended."""
         with self._condition:
             for cleaning in list(self._in_progress):

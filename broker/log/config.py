@@ -9,7 +9,7 @@ storage are stored and described, and their ``Setting.no_effect`` says why.
 
 import dataclasses
 import re
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from broker.common.settings import LONG_MAX, ConfigError, boolean_setting, choice_setting, integer_setting
 from broker.records.compression import Codec
@@ -137,7 +137,7 @@ class LogConfig:
         when ``broker_level``. Unknown keys and bad values raise ConfigError.
         """
         table = BROKER_SETTINGS if broker_level else TOPIC_SETTINGS
-        changes = {}
+        changes: dict[str, Any] = {}  # field -> value, each parsed to its field's type
         for key, text in properties.items():
             setting = table.get(key)
             if setting is None:
@@ -180,7 +180,7 @@ class LogConfig:
         return {s.topic_key: format_value(getattr(self, s.field)) for s in SETTINGS}
 
 
-def format_value(value) -> str:
+def format_value(value: object) -> str:
     """A setting's value as Kafka writes it (``true``, not ``True``)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 

@@ -11,16 +11,20 @@ DumpUsageError naming it: nothing about its bytes is known, so it is not reporte
 import os
 import stat
 import struct
+from collections.abc import Iterator
+from typing import Any
 
 from broker.records import record_set
-from broker.records.batch import TimestampType
+from broker.records.batch import BatchHeader, TimestampType
 from broker.records.compression import codec_of
 from broker.records.errors import CorruptRecordError
 
 from .errors import InvalidEntryError
-from .file_records import iter_entries
+from .file_records import EntryHeader, iter_entries
 from .index import OffsetIndex, TimeIndex, entries_before_zero_tail
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+
+Item = dict[str, Any]  # one item of the dump, as JSON would hold it
 
 
 class DumpUsageError(ValueError):
@@ -61,11 +65,11 @@ def _unreadable(path: str, exc: OSError) -> DumpUsageError:
     return DumpUsageError(f"{path}: {(exc.strerror or str(exc)).lower()}")
 
 
-def dump(paths: list[str], records: bool = False, data: bool = False):
+def dump(paths: list[str], records: bool = False, data: bool = False) -> Iterator[tuple[str, Item]]:
     """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index" and "invalid"
     items; finally one "summary". With ``records`` a batch lists its records; with ``data`` too,
     each record carries its bytes: ``key``, ``payload`` and ``headers`` (``((key, value), ...)``)."""
-    summary = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
+    summary: Item = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
     for path in segment_files(paths):
         summary["files"] += 1
         yield "file", {"file": path}
@@ -82,7 +86,7 @@ def dump(paths: list[str], records: bool = False, data: bool = False):
     yield "summary", summary
 
 
-def _dump_log(path: str, records: bool, data: bool, summary: dict):
+def _dump_log(path: str, records: bool, data: bool, summary: Item) -> Iterator[tuple[str, Item]]:
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
@@ -104,7 +108,7 @@ def _dump_log(path: str, records: bool, data: bool, summary: dict):
         os.close(fd)
 
 
-def _describe_entry(path: str, position: int, header, entry: bytes, records: bool, data: bool) -> dict:
+def _describe_entry(path: str, position: int, header: EntryHeader, entry: bytes, records: bool, data: bool) -> Item:
     try:
         record_set.validate_entry(entry)
         crc_valid = True
@@ -118,7 +122,7 @@ def _describe_entry(path: str, position: int, header, entry: bytes, records: boo
         "timestampType": TimestampType(header.timestamp_type).name,
         "maxTimestamp": header.max_timestamp, "crc": header.crc, "crcValid": crc_valid,
     }
-    if header.magic == 2:
+    if isinstance(header, BatchHeader):  # magic 2
         item.update({
             "partitionLeaderEpoch": header.partition_leader_epoch, "producerId": header.producer_id,
             "producerEpoch": header.producer_epoch, "baseSequence": header.base_sequence,
@@ -152,7 +156,7 @@ def _codec_name(attributes: int) -> str:
         return f"unknown({attributes & 0x07})"
 
 
-def _dump_index(path: str, summary: dict):
+def _dump_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
     is_time_index = path.endswith(TIME_INDEX_SUFFIX)
     entry = (TimeIndex if is_time_index else OffsetIndex).ENTRY
     base_offset = int(os.path.basename(path).split(".")[0]) if os.path.basename(path)[:20].isdigit() else 0
@@ -162,14 +166,14 @@ def _dump_index(path: str, summary: dict):
     entries = entries_before_zero_tail(data, whole // entry.size, entry.size)  # not the preallocated zeros
     previous = None
     for position, fields in zip(range(0, whole, entry.size),
-                                struct.iter_unpack(entry.format, data[:entries * entry.size])):
+                                struct.iter_unpack(entry.format, data[:entries * entry.size]), strict=False):
         if is_time_index:
             item = {"file": path, "timestamp": fields[0], "offset": base_offset + fields[1]}
             key = (fields[0], fields[1])
         else:
             item = {"file": path, "offset": base_offset + fields[0], "position": fields[1]}
             key = fields
-        if previous is not None and not all(b >= a for a, b in zip(previous, key)):
+        if previous is not None and not all(b >= a for a, b in zip(previous, key, strict=True)):
             problem = {"file": path, "position": position, "reason": "index entry out of order"}
             summary["invalid"].append(problem)
             yield "invalid", problem
@@ -183,7 +187,7 @@ def _dump_index(path: str, summary: dict):
         yield "invalid", problem
 
 
-def format_text(kind: str, item: dict) -> str:
+def format_text(kind: str, item: Item) -> str:
     """One human-readable line per item, in the spirit of Kafka's DumpLogSegments."""
     if kind == "file":
         return f"Dumping {item['file']}"
@@ -208,7 +212,7 @@ def format_text(kind: str, item: dict) -> str:
     raise ValueError(kind)
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, list):

@@ -22,6 +22,8 @@ import os
 import struct
 import threading
 from array import array
+from collections.abc import Callable
+from typing import BinaryIO
 
 from .errors import CorruptIndexError
 from .open_files import OPEN_FILES
@@ -30,12 +32,14 @@ RELATIVE_OFFSET_MAX = 2**31 - 1
 _RESERVE_BYTES = 64 * 1024  # disk blocks reserved ahead of the entries at a time
 _BLOCK = 64  # entries per block: the summary of an open index holds every 64th entry
 
+Entry = tuple[int, int]  # an index entry's two fields
+
 
 class _SparseIndex:
     """Shared mechanics: a mapped file of fixed-size entries in order, zeros after the last."""
 
     ENTRY: struct.Struct
-    _ORDERS: tuple  # how each field of an entry compares with the one before
+    _ORDERS: tuple[Callable[[int, int], bool], Callable[[int, int], bool]]  # each field against the one before
     _fields: str  # the struct codes of one entry's fields
     _block_format: struct.Struct  # _BLOCK entries
 
@@ -51,10 +55,10 @@ class _SparseIndex:
             self._length_at_open = 0
             self.was_missing = True
         self._entries = 0
-        self._last = None  # the last entry as stored (relative offsets)
-        self._open_file = None
-        self._map = None
-        self._summary = None  # every _BLOCK-th entry, while the file is open
+        self._last: Entry | None = None  # the last entry as stored (relative offsets)
+        self._open_file: BinaryIO | None = None
+        self._map: mmap.mmap | None = None
+        self._summary: tuple[array[int], array[int]] | None = None  # every _BLOCK-th entry, while the file is open
         self._summary_lock = threading.Lock()
         self._reserved = 0  # bytes at the start of the file known to have disk blocks
 
@@ -78,7 +82,7 @@ class _SparseIndex:
 
     # -- the open file and the mapping -------------------------------------------------
 
-    def _file(self):
+    def _file(self) -> BinaryIO:
         """The open index file (opened again if it was released); hold it while using its descriptor."""
         opened = self._open_file
         if opened is None:
@@ -86,7 +90,7 @@ class _SparseIndex:
         OPEN_FILES.used(self)
         return opened
 
-    def _mapping(self, min_length: int = 0):
+    def _mapping(self, min_length: int = 0) -> mmap.mmap | None:
         """The file mapped read-only, whole and at least ``min_length`` long (None while it is empty).
 
         Entries are written with pwrite, through the same page cache: writing into a mapping made
@@ -116,20 +120,20 @@ class _SparseIndex:
         length = len(mapped) if mapped is not None else 0
         if length % size:
             raise CorruptIndexError(f"{self.path}: length {length} is not a multiple of {size}")
-        count = entries_before_zero_tail(mapped, length // size, size)
-        if count:
+        count = entries_before_zero_tail(mapped, length // size, size) if mapped is not None else 0
+        if count and mapped is not None:
             self._check_first(*self._from_entry(*self.ENTRY.unpack_from(mapped, 0)))
             self._check_order(mapped, count)
         self._summary = None
         self._entries = count
-        self._last = self.ENTRY.unpack_from(mapped, (count - 1) * size) if count else None
+        self._last = self.ENTRY.unpack_from(mapped, (count - 1) * size) if count and mapped is not None else None
         self._reserved = count * size
 
-    def _check_order(self, mapped, count: int) -> None:
+    def _check_order(self, mapped: mmap.mmap, count: int) -> None:
         """Raise CorruptIndexError unless both fields of the entries are in order (``_ORDERS``),
         checked a block at a time with C-level comparisons."""
         width = len(self._fields)
-        previous = None
+        previous: tuple[int, ...] | None = None
         for first in range(0, count, _BLOCK):
             entries = min(_BLOCK, count - first)
             block_format = self._block_format if entries == _BLOCK else struct.Struct(">" + self._fields * entries)
@@ -162,7 +166,7 @@ class _SparseIndex:
             os.posix_fallocate(fd, self._reserved, end - self._reserved)
         self._reserved = end
 
-    def _append(self, fields: tuple) -> None:
+    def _append(self, fields: Entry) -> None:
         self.reserve(1)
         os.pwrite(self._file().fileno(), self.ENTRY.pack(*fields), self._entries * self.ENTRY.size)
         self._last = fields
@@ -177,7 +181,8 @@ class _SparseIndex:
         self._entries = count
         self._summary = None
         os.pwrite(self._file().fileno(), bytes(end - count * size), count * size)
-        self._last = self.ENTRY.unpack_from(self._mapping(count * size), (count - 1) * size) if count else None
+        mapped = self._mapping(count * size)
+        self._last = self.ENTRY.unpack_from(mapped, (count - 1) * size) if count and mapped is not None else None
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""
@@ -196,7 +201,7 @@ class _SparseIndex:
 
     # -- lookups -------------------------------------------------------------------------
 
-    def _floor(self, key: int, field: int):
+    def _floor(self, key: int, field: int) -> tuple[int, mmap.mmap | None]:
         """``(i, mapping)``: i is the last entry whose ``field`` (as stored) is <= ``key``, or -1.
 
         A bisection of the summary (every ``_BLOCK``-th entry, in memory while the file is open)
@@ -206,6 +211,8 @@ class _SparseIndex:
             return -1, None
         size = self.ENTRY.size
         mapped = self._mapping(count * size)
+        if mapped is None:
+            return -1, None
         block = bisect.bisect_right(self._summary_of(mapped, count)[field], key) - 1
         if block < 0:
             return -1, mapped
@@ -215,7 +222,7 @@ class _SparseIndex:
         column = block_format.unpack_from(mapped, first * size)[field::len(self._fields)]
         return first + bisect.bisect_right(column, key) - 1, mapped
 
-    def _summary_of(self, mapped, count: int) -> tuple:
+    def _summary_of(self, mapped: mmap.mmap, count: int) -> "tuple[array[int], array[int]]":
         """``(first fields, second fields)`` of every ``_BLOCK``-th entry below ``count``, extended
         as entries are appended."""
         with self._summary_lock:
@@ -250,6 +257,14 @@ class _SparseIndex:
         os.rename(self.path, new_path)
         self.path = new_path
 
+    def _from_entry(self, first: int, second: int) -> Entry:
+        """An entry as stored -> as the index's users see it (relative offsets made absolute)."""
+        raise NotImplementedError
+
+    def _check_first(self, first: int, second: int) -> None:
+        """Raise CorruptIndexError if the first entry (as users see it) is out of range."""
+        raise NotImplementedError
+
     def _relative(self, offset: int) -> int:
         relative = offset - self.base_offset
         if not 0 <= relative <= RELATIVE_OFFSET_MAX:
@@ -257,7 +272,7 @@ class _SparseIndex:
         return relative
 
 
-def entries_before_zero_tail(mapped, slots: int, size: int) -> int:
+def entries_before_zero_tail(mapped: mmap.mmap | bytes, slots: int, size: int) -> int:
     """How many of the ``slots`` entries of ``size`` bytes in ``mapped`` come before the zero-filled
     tail of a preallocated file (entries are in increasing order, so no entry but the first can be
     all zeros, and the tail is found by bisection)."""
@@ -283,13 +298,13 @@ class OffsetIndex(_SparseIndex):
     _fields = "ii"
     _block_format = struct.Struct(">" + _fields * _BLOCK)
 
-    def _to_entry(self, offset, position):
+    def _to_entry(self, offset: int, position: int) -> Entry:
         return self._relative(offset), position
 
-    def _from_entry(self, relative_offset, position):
+    def _from_entry(self, relative_offset: int, position: int) -> Entry:
         return self.base_offset + relative_offset, position
 
-    def _check_first(self, offset, position):
+    def _check_first(self, offset: int, position: int) -> None:
         if offset < self.base_offset or position < 0:
             raise CorruptIndexError(f"{self.path}: entry 0 ({offset}, {position}) is out of range")
 
@@ -302,14 +317,17 @@ class OffsetIndex(_SparseIndex):
     def lookup(self, offset: int) -> tuple[int, int]:
         """``(offset, position)`` of the last entry at or below ``offset``; the segment start if none."""
         i, mapped = self._floor(offset - self.base_offset, 0)
-        if i < 0:
+        if i < 0 or mapped is None:
             return self.base_offset, 0
         return self._from_entry(*self.ENTRY.unpack_from(mapped, i * self.ENTRY.size))
 
     def floor_position(self, position: int) -> int:
         """The largest indexed batch position at or below ``position`` (0 if none)."""
         i, mapped = self._floor(position, 1)
-        return self.ENTRY.unpack_from(mapped, i * self.ENTRY.size)[1] if i >= 0 else 0
+        if i < 0 or mapped is None:
+            return 0
+        position_found: int = self.ENTRY.unpack_from(mapped, i * self.ENTRY.size)[1]
+        return position_found
 
     @property
     def last_position(self) -> int:
@@ -327,13 +345,13 @@ class TimeIndex(_SparseIndex):
     _fields = "qi"
     _block_format = struct.Struct(">" + _fields * _BLOCK)
 
-    def _to_entry(self, timestamp, offset):
+    def _to_entry(self, timestamp: int, offset: int) -> Entry:
         return timestamp, self._relative(offset)
 
-    def _from_entry(self, timestamp, relative_offset):
+    def _from_entry(self, timestamp: int, relative_offset: int) -> Entry:
         return timestamp, self.base_offset + relative_offset
 
-    def _check_first(self, timestamp, offset):
+    def _check_first(self, timestamp: int, offset: int) -> None:
         if offset < self.base_offset:
             raise CorruptIndexError(f"{self.path}: entry 0 points below the base offset")
 
@@ -348,7 +366,7 @@ class TimeIndex(_SparseIndex):
     def lookup(self, timestamp: int) -> int:
         """The offset to start searching from for the first record with a timestamp >= ``timestamp``."""
         i, mapped = self._floor(timestamp, 0)
-        if i < 0:
+        if i < 0 or mapped is None:
             return self.base_offset
         return self._from_entry(*self.ENTRY.unpack_from(mapped, i * self.ENTRY.size))[1]
 
@@ -357,7 +375,7 @@ class TimeIndex(_SparseIndex):
         return self._from_entry(*self._last) if self._last is not None else None
 
 
-def _map_whole(index_file):
+def _map_whole(index_file: BinaryIO) -> mmap.mmap | None:
     """The whole file mapped read-only (None while it is empty). A roll may trim the file between
     the size seen and the mapping (mmap then refuses a length past the end): look again."""
     while True:

@@ -19,6 +19,7 @@ import logging
 import os
 from typing import NamedTuple
 
+from broker.common.clock import Clock
 from broker.common.files import TEMP_SUFFIX, fsync_directory
 from .config import LogConfig
 from .errors import CorruptIndexError, InvalidEntryError
@@ -32,18 +33,19 @@ _DISPOSABLE_SUFFIXES = (TEMP_SUFFIX, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFI
 
 
 class LoadedLog(NamedTuple):
-    segments: list
+    segments: list[LogSegment]
     log_start_offset: int
     recovery_point: int
     had_clean_shutdown: bool
 
 
 def load(directory: str, config: LogConfig, recovery_point: int, log_start_offset: int,
-         had_clean_shutdown: bool) -> LoadedLog:
+         had_clean_shutdown: bool, clock: Clock) -> LoadedLog:
+    """``clock`` stamps the segments opened (their ``created_ms``)."""
     _clean_directory(directory)
-    _finish_swaps(directory, config)
+    _finish_swaps(directory, config, clock)
     bases = _clean_directory(directory)
-    segments = [_new_segment(directory, base, config) for base in bases]
+    segments = [_new_segment(directory, base, config, clock) for base in bases]
     first_unflushed = _index_of_segment_holding(bases, recovery_point)
     for i, segment in enumerate(segments):
         needs_recovery = not had_clean_shutdown and i >= first_unflushed
@@ -71,15 +73,15 @@ def load(directory: str, config: LogConfig, recovery_point: int, log_start_offse
         segments = []
     if not segments:
         segments = [LogSegment.create(directory, log_start_offset, config.index_interval_bytes,
-                                      config.segment_index_bytes)]
+                                      config.segment_index_bytes, clock=clock)]
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     log_end_offset = segments[-1].next_offset
     recovery_point = log_end_offset if had_clean_shutdown else min(recovery_point, log_end_offset)
     return LoadedLog(segments, log_start_offset, recovery_point, had_clean_shutdown)
 
 
-def _new_segment(directory: str, base: int, config: LogConfig) -> LogSegment:
-    return LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes)
+def _new_segment(directory: str, base: int, config: LogConfig, clock: Clock) -> LogSegment:
+    return LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, clock=clock)
 
 
 def _clean_directory(directory: str) -> list[int]:
@@ -98,12 +100,13 @@ def _clean_directory(directory: str) -> list[int]:
     return bases
 
 
-def _finish_swaps(directory: str, config: LogConfig) -> None:
+def _finish_swaps(directory: str, config: LogConfig, clock: Clock) -> None:
     """Put every ``.log.swap`` segment in place of the segments it was cleaned from."""
     swaps = sorted(int(name[:-len(LOG_SUFFIX + SWAP_SUFFIX)]) for name in os.listdir(directory)
                    if _is_segment_file(name, LOG_SUFFIX + SWAP_SUFFIX))
     for base in swaps:
-        swap = LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, SWAP_SUFFIX)
+        swap = LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, SWAP_SUFFIX,
+                          clock)
         try:
             swap.recover()
             replaced = [other for other in _segment_bases(directory) if base < other < swap.next_offset]

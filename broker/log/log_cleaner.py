@@ -14,11 +14,14 @@ others are untouched.
 import dataclasses
 import logging
 import threading
-import time
+from collections.abc import Callable
+
+from broker.common.clock import Clock, wall_clock_ms
 
 from .cleaner import Cleaner, CleaningAborted
 from .cleaner_manager import LogCleanerManager
 from .errors import LogError
+from .partition_log import PartitionLog
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +36,16 @@ class CleanerSettings:
     backoff_ms: int = 15_000
 
 
+DEFAULT_CLEANER_SETTINGS = CleanerSettings()
+
+
 class LogCleaner:
-    def __init__(self, log_dir: str, all_logs, settings: CleanerSettings = CleanerSettings()):
+    def __init__(self, log_dir: str, all_logs: Callable[[], list[PartitionLog]],
+                 settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS,
+                 clock: Clock = wall_clock_ms):
+        """``clock`` is the time min/max.compaction.lag.ms and delete.retention.ms go by."""
         self.settings = settings
+        self._clock = clock
         self.manager = LogCleanerManager(log_dir, all_logs)
         self._stopping = threading.Event()
         self._threads = [threading.Thread(target=self._run, args=(i,), name=f"log-cleaner-{i}", daemon=True)
@@ -46,7 +56,7 @@ class LogCleaner:
             thread.start()
         return self
 
-    def abort(self, partition_log) -> None:
+    def abort(self, partition_log: PartitionLog) -> None:
         """Stop cleaning ``partition_log`` (it is being deleted) and forget its first dirty offset."""
         self.manager.abort_and_wait(partition_log)
         self.manager.forget(partition_log.topic, partition_log.partition)
@@ -63,12 +73,12 @@ class LogCleaner:
             if not self.clean_filthiest(cleaner):
                 self._stopping.wait(self.settings.backoff_ms / 1000)
 
-    def _should_abort(self, partition_log) -> bool:
+    def _should_abort(self, partition_log: PartitionLog) -> bool:
         return self._stopping.is_set() or self.manager.should_abort(partition_log)
 
     def clean_filthiest(self, cleaner: Cleaner) -> bool:
         """Clean the log that needs it most; False if none does or the pass failed (back off)."""
-        now_ms = int(time.time() * 1000)
+        now_ms = self._clock()
         found = self.manager.grab_filthiest(now_ms)
         if found is None:
             return False

@@ -24,15 +24,17 @@ import os
 import shutil
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from broker.common.clock import Clock, wall_clock_ms
 from broker.common.files import fsync_directory, write_atomically
 
 from . import checkpoints, open_files
 from .checkpoints import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE
 from .config import LogConfig
 from .errors import LogDirConfigError, LogDirInUseError, LogError, LogStorageError
-from .log_cleaner import CleanerSettings, LogCleaner
+from .log_cleaner import DEFAULT_CLEANER_SETTINGS, CleanerSettings, LogCleaner
 from .open_files import OPEN_FILES
 from .partition_log import PartitionLog, parse_directory_name
 from .scheduler import Scheduler
@@ -52,10 +54,12 @@ class LogManager:
     """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
 
     def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
-                 cluster_id: str | None = None, topic_config=None, recovery_threads: int = 1,
-                 checkpoint_interval_ms: int = 60_000,
-                 retention_check_interval_ms: int = 300_000, cleaner_settings: CleanerSettings = CleanerSettings()):
+                 cluster_id: str | None = None, topic_config: Callable[[str], LogConfig] | None = None,
+                 recovery_threads: int = 1, checkpoint_interval_ms: int = 60_000,
+                 retention_check_interval_ms: int = 300_000,
+                 cleaner_settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS, clock: Clock = wall_clock_ms):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
+        ``clock`` is the time the logs and the cleaner go by.
         ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
         to: a new directory is stamped with it, one of another cluster is refused."""
         self.log_dir = os.path.abspath(log_dir)
@@ -69,9 +73,10 @@ class LogManager:
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._lock = threading.Lock()
         self._lock_fd = -1
-        self._scheduler = None
+        self._scheduler: Scheduler | None = None
         self._cleaner_settings = cleaner_settings
-        self.cleaner = None
+        self._clock = clock
+        self.cleaner: LogCleaner | None = None
         self.had_clean_shutdown = False
 
     # -- start-up ------------------------------------------------------------------------
@@ -82,21 +87,26 @@ class LogManager:
         self._take_lock()
         try:
             self._check_meta_properties()
-            self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
+            scheduler = self._scheduler = Scheduler(f"log-manager-{self.broker_id}")
             OPEN_FILES.limit = open_files.handle_limit()
             self._load_logs()
             self._log_descriptor_needs()
-            self._scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints,
-                                     self._checkpoint_interval_ms)
-            self._scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
-                                     self._retention_check_interval_ms)
-            self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings).start()
+            scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints, self._checkpoint_interval_ms)
+            scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
+                               self._retention_check_interval_ms)
+            self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings, self._clock).start()
         except BaseException:
             if self._scheduler is not None:
                 self._scheduler.shutdown()
             self._release_lock()
             raise
         return self
+
+    def _running(self) -> tuple[Scheduler, LogCleaner]:
+        """The background task scheduler and the log cleaner, which ``open`` started."""
+        if self._scheduler is None or self.cleaner is None:
+            raise LogError(f"the log manager of {self.log_dir} is not open")
+        return self._scheduler, self.cleaner
 
     def _take_lock(self) -> None:
         path = os.path.join(self.log_dir, LOCK_FILE)
@@ -157,14 +167,14 @@ class LogManager:
                 continue
             partitions[(topic, partition)] = path
 
-        def open_log(key):
+        def open_log(key: tuple[str, int]) -> PartitionLog:
             return PartitionLog.open(
                 partitions[key], self._topic_config(key[0]), recovery_point=recovery_points.get(key, 0),
                 log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
-                scheduler=self._scheduler)
+                scheduler=self._scheduler, clock=self._clock)
 
         with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
-            self._logs.update(zip(partitions, recovery.map(open_log, partitions)))
+            self._logs.update(zip(partitions, recovery.map(open_log, partitions), strict=True))
         if self.had_clean_shutdown:
             os.unlink(marker)
             fsync_directory(self.log_dir)
@@ -194,12 +204,14 @@ class LogManager:
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
             new_directory = not os.path.isdir(directory)
             try:
-                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler)
+                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler,
+                                             clock=self._clock)
             except BaseException as exc:
                 if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
                     self._set_aside(directory, delay_ms=0)
                 if isinstance(exc, OSError):
-                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {exc.strerror or exc}") from exc
+                    reason = exc.strerror or exc
+                    raise LogStorageError(f"cannot create the log of {topic}-{partition}: {reason}") from exc
                 raise
             self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             fsync_directory(self.log_dir)
@@ -211,7 +223,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return False
-        self.cleaner.abort(removed)
+        self._running()[1].abort(removed)
         removed.discard()  # no final time index entry or producer snapshot: on a full disk they would fail
         self._set_aside(removed.directory, removed.config.file_delete_delay_ms)
         return True
@@ -224,7 +236,7 @@ class LogManager:
             removed = self._logs.pop((topic, partition), None)
         if removed is None:
             return None
-        self.cleaner.abort(removed)
+        self._running()[1].abort(removed)
         try:
             removed.close()
         except (LogError, OSError) as exc:  # a full disk: the files are let go of as they are
@@ -235,7 +247,7 @@ class LogManager:
     def _set_aside(self, directory: str, delay_ms: int) -> None:
         """Rename a partition directory for deletion (needs no space nor descriptor) and remove it later."""
         doomed = self._rename_aside(directory, DELETE_DIR_SUFFIX)
-        self._scheduler.schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
+        self._running()[0].schedule(delay_ms, lambda: shutil.rmtree(doomed, ignore_errors=True))
 
     def _rename_aside(self, directory: str, kind: str) -> str:
         """Rename a partition directory ``<name>.<id><kind>``, out of the logs' way; the new path."""
@@ -282,11 +294,12 @@ class LogManager:
         """
         if self._lock_fd < 0:
             return
-        self.cleaner.shutdown()
-        self._scheduler.shutdown()
+        scheduler, cleaner = self._running()
+        cleaner.shutdown()
+        scheduler.shutdown()
         failures = []
 
-        def attempt(what: str, step) -> None:
+        def attempt(what: str, step: Callable[[], object]) -> None:
             try:
                 step()
             except (LogError, OSError) as exc:
@@ -314,7 +327,7 @@ class LogManager:
     def __enter__(self) -> "LogManager":
         return self.open()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
 

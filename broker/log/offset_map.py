@@ -9,6 +9,7 @@ the pass at the batch it reached and cleans the rest in the next pass.
 """
 
 import hashlib
+from collections.abc import Iterable
 
 BYTES_PER_ENTRY = 160  # a 16-byte bytes object (49), an int (32), a dict slot and its index (~80)
 _DIGEST_SIZE = 16
@@ -30,7 +31,7 @@ class OffsetMap:
     def put(self, key: bytes, offset: int) -> None:
         self._offsets[_digest(key)] = offset
 
-    def put_all(self, keyed_offsets: list) -> None:
+    def put_all(self, keyed_offsets: Iterable[tuple[bytes, int]]) -> None:
         """``put`` each ``(key, offset)``, in order."""
         offsets = self._offsets
         for key, offset in keyed_offsets:

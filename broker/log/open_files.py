@@ -11,6 +11,7 @@ under a read or write in progress. The next use opens it again.
 import itertools
 import resource
 import threading
+from typing import Protocol
 
 # Half the descriptor limit for the logs, the other half for connections and everything else;
 # a holder keeps up to two descriptors (an index: its file and its mapping).
@@ -22,19 +23,25 @@ def descriptor_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
+class Holder(Protocol):
+    """What keeps a log handle open (a segment's ``.log``, an index's mapping)."""
+
+    def release(self) -> None: ...
+
+
 class OpenFiles:
     """The holders of open log handles, each with the time (a counter) it was last used."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self._last_used = {}
+        self._last_used: dict[Holder, int] = {}
         self._clock = itertools.count()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._last_used)
 
-    def used(self, holder) -> None:
+    def used(self, holder: Holder) -> None:
         """``holder`` has a handle open and just used it; beyond the limit, release the least
         recently used tenth (so a use costs a dictionary update, and sorting is rare)."""
         if holder in self._last_used:
@@ -51,7 +58,7 @@ class OpenFiles:
         for stale in idle:
             stale.release()
 
-    def forget(self, holder) -> None:
+    def forget(self, holder: Holder) -> None:
         """``holder`` closed its handle itself."""
         with self._lock:
             self._last_used.pop(holder, None)

@@ -18,10 +18,12 @@ import bisect
 import logging
 import os
 import threading
-import time
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+from broker.common.clock import Clock, wall_clock_ms
 from broker.records import batch, record_check, record_set, retain
+from broker.records.batch import BatchHeader
 from broker.records.errors import CorruptRecordError
 
 from . import loader
@@ -32,7 +34,8 @@ from .errors import (InvalidBatchError, InvalidRecordError, InvalidTimestampErro
                      LogStorageError, OffsetOutOfRangeError, RecordTooLargeError)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
-from .segment import SWAP_SUFFIX, LogSegment
+from .scheduler import Scheduler
+from .segment import SWAP_SUFFIX, Buffer, LogSegment
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +63,8 @@ def parse_directory_name(name: str) -> tuple[str, int]:
 class PartitionLog:
     """The log of one topic partition, in ``directory`` (named ``<topic>-<partition>``)."""
 
-    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler=None):
+    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler: Scheduler | None = None,
+                 clock: Clock = wall_clock_ms):
         self.directory = directory
         self.topic, self.partition = parse_directory_name(os.path.basename(directory))
         self.config = config
@@ -68,35 +72,39 @@ class PartitionLog:
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
         self._scheduler = scheduler
+        self.clock = clock
         self._lock = threading.RLock()
         self._deleted = False
-        self._first_unflushed_ms = None
+        self._first_unflushed_ms: int | None = None
         self._time_flush_scheduled = False
         self._directory_needs_sync = False
-        self.last_flush_ms = _now_ms()
+        self.last_flush_ms = clock()
         self.producer_state = ProducerState(directory)
         self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
 
     @classmethod
     def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
-             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler=None) -> "PartitionLog":
+             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler: Scheduler | None = None,
+             clock: Clock = wall_clock_ms) -> "PartitionLog":
         """Open (creating if needed) the log in ``directory``, recovering it after an unclean stop.
 
         ``scheduler`` (a ``Scheduler``) runs the asynchronous work: flushes on roll and on
         ``flush.ms``, and segment deletion after ``file.delete.delay.ms``. Without one, rolled
         segments are flushed only by the flush policy and deleted segments are removed at once.
+        ``clock`` is the time that appends (LogAppendTime, timestamp bounds), roll, flush.ms and
+        retention go by.
         """
         config = config or LogConfig()
         os.makedirs(directory, exist_ok=True)
-        loaded = loader.load(directory, config, recovery_point, log_start_offset, had_clean_shutdown)
-        return cls(directory, config, loaded, scheduler)
+        loaded = loader.load(directory, config, recovery_point, log_start_offset, had_clean_shutdown, clock)
+        return cls(directory, config, loaded, scheduler, clock)
 
     @property
     def name(self) -> str:
         return f"{self.topic}-{self.partition}"
 
     @property
-    def segments(self) -> tuple:
+    def segments(self) -> tuple[LogSegment, ...]:
         return self._segments
 
     @property
@@ -117,13 +125,13 @@ class PartitionLog:
 
     # -- append --------------------------------------------------------------------------
 
-    def append(self, records, leader_epoch: int = 0) -> AppendResult:
+    def append(self, records: Buffer, leader_epoch: int = 0) -> AppendResult:
         """Append one or more v2 batches as a client produced them; return the offsets assigned.
 
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
         LogStorageError; a batch that fails validation is never written.
         """
-        now = _now_ms()
+        now = self.clock()
         headers = self._validate(records, now)
         log_append_time = now if self.config.uses_log_append_time else -1
         with self._lock:
@@ -172,7 +180,7 @@ class PartitionLog:
             if segment.base_offset < self.recovery_point:
                 return
 
-    def _validate(self, records, now_ms: int) -> list:
+    def _validate(self, records: Buffer, now_ms: int) -> list[tuple[Buffer, BatchHeader]]:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
         not its records' largest comes back as a corrected copy, the others as views of ``records``."""
         try:
@@ -182,14 +190,14 @@ class PartitionLog:
         if not entries:
             raise InvalidRecordError(f"{self.name}: no record batch to append")
         view = memoryview(records)
-        checked = []
+        checked: list[tuple[Buffer, BatchHeader]] = []
         for position, header in entries:
             if not isinstance(header, batch.BatchHeader):  # magic 0 or 1
                 raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
             if header.size > self.config.max_message_bytes:
                 raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
                                           f"({self.config.max_message_bytes})")
-            entry = view[position:position + header.size]
+            entry: Buffer = view[position:position + header.size]
             try:
                 batch.validate(entry)
             except CorruptRecordError as exc:
@@ -217,7 +225,7 @@ class PartitionLog:
             checked.append((entry, header))
         return checked
 
-    def _check_keys(self, entry, header) -> None:
+    def _check_keys(self, entry: Buffer, header: BatchHeader) -> None:
         """A compacted log keeps the latest record of each key: records without one are refused, each
         named, the others of the batch with them (Kafka too)."""
         keyless = tuple(index for index, record in enumerate(retain.keys(entry, header)) if record.key is None)
@@ -226,7 +234,7 @@ class PartitionLog:
                                      f"cannot accept a record without a key ({_named(keyless)})", keyless,
                                      "a record without a key on a compacted topic")
 
-    def _check_timestamps(self, entry, header, largest_timestamp: int, now_ms: int) -> None:
+    def _check_timestamps(self, entry: Buffer, header: BatchHeader, largest_timestamp: int, now_ms: int) -> None:
         """Refuse a batch with records timestamped too far from ``now_ms``, each named (Kafka's
         LogValidator; a record without a timestamp, -1, passes). The largest timestamp settles the
         common case; the records are walked only when a lower bound is set or the upper one is crossed."""
@@ -265,7 +273,7 @@ class PartitionLog:
             try:
                 old.on_become_inactive()
                 segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
-                                            self.config.segment_index_bytes)
+                                            self.config.segment_index_bytes, clock=self.clock)
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
             self._segments = self._segments + (segment,)
@@ -316,21 +324,21 @@ class PartitionLog:
             return LogDeletedError(f"{self.name} was deleted")
         return LogStorageError(f"{self.name}: {what}: {getattr(exc, 'strerror', None) or exc}")
 
-    def _headers_from(self, offset: int):
+    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
         """The headers of the v2 batches ending at or after ``offset`` (for replaying producer state)."""
         for segment in self._segments:
             if segment.next_offset <= offset:
                 continue
             _, start = segment.offset_index.lookup(offset)
             for _, header in iter_headers(segment.file.fileno(), start, segment.size):
-                if header.magic == batch.MAGIC and header.last_offset >= offset:
+                if isinstance(header, BatchHeader) and header.last_offset >= offset:
                     yield header
 
     # -- durability ----------------------------------------------------------------------
 
     def flush(self, up_to: int | None = None) -> None:
         """fsync everything below ``up_to`` (default: the end), then advance the recovery point."""
-        started = _now_ms()
+        started = self.clock()
         with self._lock:
             target = self.log_end_offset if up_to is None else min(up_to, self.log_end_offset)
             if target <= self.recovery_point:
@@ -354,14 +362,15 @@ class PartitionLog:
             elif to_the_end:
                 # What is still unflushed was appended while the fsync ran, so after ``started``.
                 self._first_unflushed_ms = started
-            self.last_flush_ms = _now_ms()
+            self.last_flush_ms = self.clock()
 
     def _schedule_time_flush(self, now: int, delay_ms: int | None = None) -> None:
         """Make sure one background flush is due ``flush.ms`` after the oldest unflushed append.
 
         Called with the lock held. At most one such flush is pending per log at any time.
         """
-        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled:
+        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled or \
+                self._first_unflushed_ms is None:
             return
         if delay_ms is None:
             delay_ms = max(0, self._first_unflushed_ms + self.config.flush_ms - now)
@@ -381,7 +390,7 @@ class PartitionLog:
             retry_ms = _FLUSH_RETRY_MS
         with self._lock:
             if self._first_unflushed_ms is not None:
-                self._schedule_time_flush(_now_ms(), retry_ms)
+                self._schedule_time_flush(self.clock(), retry_ms)
 
     # -- retention -----------------------------------------------------------------------
 
@@ -391,7 +400,7 @@ class PartitionLog:
 
         The log start offset moves to the first remaining segment. Returns the number deleted.
         """
-        now = _now_ms()
+        now = self.clock()
         with self._lock:
             doomed = self._retained_segments(now)
             if not doomed:
@@ -440,21 +449,22 @@ class PartitionLog:
             segment.rename_for_deletion()
         self._segments = self._segments[count:]
 
-    def _delete_later(self, segments) -> None:
+    def _delete_later(self, segments: Sequence[LogSegment]) -> None:
         for segment in segments:
             if self._scheduler is not None:
                 self._scheduler.schedule(self.config.file_delete_delay_ms, segment.delete)
             else:
                 segment.delete()
 
-    def _retained_segments(self, now: int) -> list:
+    def _retained_segments(self, now: int) -> list[LogSegment]:
         config = self.config
         excess = self.size_in_bytes - config.retention_bytes if config.retention_bytes >= 0 else -1
         doomed = []
         for segment in self._segments:
             if segment.size == 0 and segment is self._segments[-1]:
                 break
-            expired = config.deletes and config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
+            expired = (config.deletes and config.retention_ms >= 0
+                       and now - segment.largest_timestamp > config.retention_ms)
             oversize = config.deletes and excess >= segment.size
             deleted = segment.next_offset <= self.log_start_offset
             if not (expired or oversize or deleted):
@@ -465,7 +475,7 @@ class PartitionLog:
 
     # -- compaction ----------------------------------------------------------------------
 
-    def replace_segments(self, old: list, cleaned: LogSegment) -> bool:
+    def replace_segments(self, old: Sequence[LogSegment], cleaned: LogSegment) -> bool:
         """Swap ``cleaned`` (complete on disk with the ``.swap`` suffix) in for the consecutive
         inactive segments ``old``: rename them ``.deleted``, drop the suffix of ``cleaned`` (the
         order Kafka's ``replaceSegments`` uses, which the loader finishes after a crash), and
@@ -475,7 +485,7 @@ class PartitionLog:
             segments = self._segments
             first = next((i for i, s in enumerate(segments) if s is old[0]), None)
             if self._deleted or first is None or first + len(old) >= len(segments) or \
-                    any(a is not b for a, b in zip(segments[first:first + len(old)], old)):
+                    any(a is not b for a, b in zip(segments[first:first + len(old)], old, strict=True)):
                 return False
             assert cleaned.suffix == SWAP_SUFFIX and cleaned.base_offset == old[0].base_offset
             try:
@@ -498,7 +508,7 @@ class PartitionLog:
         with self._lock:
             self.config = config
             if self._first_unflushed_ms is not None:
-                self._schedule_time_flush(_now_ms())
+                self._schedule_time_flush(self.clock())
 
     def close(self) -> None:
         """Trim the indexes, let go of the files, then write the producer snapshot (trimming first
@@ -535,7 +545,3 @@ def _named(indexes: tuple[int, ...]) -> str:
         return f"record {indexes[0]}"
     more = f" and {len(indexes) - 3} more" if len(indexes) > 3 else ""
     return f"records {', '.join(map(str, indexes[:3]))}{more}"
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

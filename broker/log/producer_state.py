@@ -21,10 +21,11 @@ headers from its offset to the log end are replayed.
 import collections
 import os
 import struct
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from broker.common.files import write_atomically
-from broker.records.batch import NO_PRODUCER_ID
+from broker.records.batch import NO_PRODUCER_ID, BatchHeader
 from broker.records.crc import crc32c
 
 from .errors import InvalidProducerEpochError, OutOfOrderSequenceError
@@ -49,7 +50,7 @@ class ProducerEntry:
 
     def __init__(self, epoch: int, last_timestamp: int):
         self.epoch = epoch
-        self.batches = collections.deque(maxlen=CACHED_BATCHES)
+        self.batches: collections.deque[CachedBatch] = collections.deque(maxlen=CACHED_BATCHES)
         self.last_timestamp = last_timestamp
 
     @property
@@ -64,7 +65,7 @@ class ProducerState:
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
 
-    def check(self, header) -> CachedBatch | None:
+    def check(self, header: BatchHeader) -> CachedBatch | None:
         """Check a batch before it is appended: return the remembered batch if it is a duplicate,
         None if it may be appended; raise OutOfOrderSequenceError or InvalidProducerEpochError."""
         if header.producer_id == NO_PRODUCER_ID:
@@ -90,7 +91,7 @@ class ProducerState:
                                           f"expected {expected}")
         return None
 
-    def update(self, header, first_offset: int) -> None:
+    def update(self, header: BatchHeader, first_offset: int) -> None:
         """Remember a batch that was just appended at ``first_offset``."""
         if header.producer_id == NO_PRODUCER_ID:
             return
@@ -129,7 +130,8 @@ class ProducerState:
         data = struct.pack(">hI", _SNAPSHOT_VERSION, crc32c(body)) + body
         write_atomically(self._snapshot_path(offset), data)
 
-    def load(self, log_end_offset: int, replay, clean_shutdown: bool = False) -> None:
+    def load(self, log_end_offset: int, replay: Callable[[int], Iterable[BatchHeader]],
+             clean_shutdown: bool = False) -> None:
         """Load the newest snapshot at or below the log end (dropping newer or corrupt ones), then
         ``replay(from_offset)`` must yield the headers of the batches from that offset on.
 

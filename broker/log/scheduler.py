@@ -11,23 +11,26 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from .errors import LogError
 
 log = logging.getLogger(__name__)
 
+Task = Callable[[], object]
+
 
 class Scheduler:
     def __init__(self, name: str = "log-scheduler"):
-        self._tasks = []
+        self._tasks: list[tuple[float, int, Task, float | None]] = []  # (due, sequence, task, period_ms)
         self._sequence = itertools.count()
         self._condition = threading.Condition()
         self._stopped = False
-        self._failing = set()  # the periodic tasks whose last run failed
+        self._failing: set[Task] = set()  # the periodic tasks whose last run failed
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def schedule(self, delay_ms: float, task, period_ms: float | None = None) -> None:
+    def schedule(self, delay_ms: float, task: Task, period_ms: float | None = None) -> None:
         """Run ``task()`` after ``delay_ms``, then every ``period_ms`` if given."""
         with self._condition:
             if self._stopped:
@@ -64,7 +67,7 @@ class Scheduler:
             if period_ms is not None:
                 self.schedule(period_ms, task, period_ms)
 
-    def _failed(self, task, exc: Exception, period_ms: float | None) -> None:
+    def _failed(self, task: Task, exc: Exception, period_ms: float | None) -> None:
         if task in self._failing:
             return  # said when it began to fail
         if period_ms is not None:
@@ -76,5 +79,5 @@ class Scheduler:
             log.exception("background task %s failed%s", _name(task), again)
 
 
-def _name(task) -> str:
+def _name(task: Task) -> str:
     return getattr(task, "__qualname__", None) or repr(task)

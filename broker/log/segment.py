@@ -9,13 +9,15 @@ and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and ch
 """
 
 import os
-import time
+from collections.abc import Sequence
+from typing import BinaryIO
 
+from broker.common.clock import Clock, wall_clock_ms
 from broker.records import record_set
 from broker.records.batch import NO_TIMESTAMP
 
 from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
-from .file_records import FileSlice, iter_headers, iter_valid_entries
+from .file_records import EntryHeader, FileSlice, iter_headers, iter_valid_entries
 from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
 from .open_files import OPEN_FILES
 from .write_back import WriteBack
@@ -28,6 +30,8 @@ CLEANED_SUFFIX = ".cleaned"  # a segment the cleaner is writing
 SWAP_SUFFIX = ".swap"  # a cleaned segment complete on disk, replacing the segments it was cleaned from
 _IOV_MAX = os.sysconf("SC_IOV_MAX")  # buffers one pwritev takes
 
+Buffer = bytes | bytearray | memoryview
+
 
 def filename_prefix(offset: int) -> str:
     """Kafka's segment file name stem: the base offset zero-padded to 20 digits."""
@@ -38,8 +42,9 @@ class LogSegment:
     """A segment of a partition log, starting at ``base_offset``."""
 
     def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int,
-                 suffix: str = ""):
-        """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet."""
+                 suffix: str = "", clock: Clock = wall_clock_ms):
+        """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet;
+        ``clock`` stamps ``created_ms`` (what ``segment.ms`` measures when records carry no timestamp)."""
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
@@ -49,7 +54,7 @@ class LogSegment:
         # The file object owns the descriptor: slices handed to readers hold it too, so a deleted
         # or released segment's descriptor stays open (and is never reused) until the last reader
         # lets go. It is opened on first use and released when idle (open_files).
-        self._file = None
+        self._file: BinaryIO | None = None
         self._closed = False
         self._write_back = WriteBack(self.log_path)
         # (next offset, size) as one value, so a reader on another thread sees both of one append
@@ -58,15 +63,15 @@ class LogSegment:
         self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX + suffix, base_offset, max_index_bytes)
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
-        self.first_batch_timestamp = None
-        self.created_ms = int(time.time() * 1000)
+        self.first_batch_timestamp: int | None = None
+        self.created_ms = clock()
         self._bytes_since_last_index_entry = 0
 
     @classmethod
     def create(cls, directory: str, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int, suffix: str = "") -> "LogSegment":
+               max_index_bytes: int, suffix: str = "", clock: Clock = wall_clock_ms) -> "LogSegment":
         """A new, empty segment (any files left with this base offset are emptied)."""
-        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix)
+        segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix, clock)
         os.ftruncate(segment.file.fileno(), 0)
         segment.size = 0
         segment.offset_index.reset()
@@ -106,7 +111,7 @@ class LogSegment:
         self.end = (self.end[0], size)
 
     @property
-    def file(self):
+    def file(self) -> BinaryIO:
         """The open ``.log`` file (opened again if it was released); hold it while using its descriptor."""
         opened = self._file
         if opened is None:
@@ -129,7 +134,7 @@ class LogSegment:
         self._file = None
 
     @property
-    def write_back_error(self):
+    def write_back_error(self) -> LogStorageError | None:
         """The LogStorageError of a write-back that failed when the ``.log`` was let go, or None."""
         return self._write_back.error
 
@@ -154,13 +159,13 @@ class LogSegment:
             self.first_batch_timestamp = header.max_timestamp
             break
 
-    def _observe(self, header) -> None:
+    def _observe(self, header: EntryHeader) -> None:
         """Account for a batch now in the file: the largest timestamp and its offset."""
         if header.max_timestamp > self.max_timestamp:
             self.max_timestamp = header.max_timestamp
             self.offset_of_max_timestamp = header.last_offset
 
-    def _index(self, position: int, header) -> None:
+    def _index(self, position: int, header: EntryHeader) -> None:
         """Add index entries for the batch at ``position`` if enough bytes passed since the last."""
         self._observe(header)
         if self._bytes_since_last_index_entry > self.index_interval_bytes:
@@ -181,7 +186,7 @@ class LogSegment:
     def has_index_room(self, batch_count: int) -> bool:
         return self.offset_index.has_room(batch_count) and self.time_index.has_room(batch_count)
 
-    def append(self, batches: list) -> None:
+    def append(self, batches: Sequence[tuple[EntryHeader, Sequence[Buffer]]]) -> None:
         """Write ``(header, buffers)`` batches (offsets assigned) at the end of the file, as one unit.
 
         The ``.log`` bytes, the index entries, the next offset and the size all change, or none
@@ -212,7 +217,7 @@ class LogSegment:
             raise LogStorageError(f"cannot append to {self.log_path}: {reason}") from exc
         self.end = (batches[-1][0].last_offset + 1, position + total)
 
-    def _undo_append(self, position: int, before: tuple) -> None:
+    def _undo_append(self, position: int, before: tuple[int, int, int | None, int, int, int]) -> None:
         (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
          self._bytes_since_last_index_entry, offset_entries, time_entries) = before
         self.offset_index.truncate_entries(offset_entries)
@@ -250,7 +255,7 @@ class LogSegment:
 
     # -- reading -------------------------------------------------------------------------
 
-    def translate_offset(self, offset: int, max_position: int | None = None):
+    def translate_offset(self, offset: int, max_position: int | None = None) -> tuple[int, EntryHeader] | None:
         """``(position, header)`` of the first batch whose last offset is >= ``offset``, or None."""
         end = self.size if max_position is None else min(max_position, self.size)
         _, start = self.offset_index.lookup(offset)
@@ -285,7 +290,7 @@ class LogSegment:
                 stop = position + header.size
         return FileSlice(log_file, start, stop - start)
 
-    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int):
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> tuple[int, int] | None:
         """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp`` (and offset >=
         ``starting_offset``), or None."""
         search_from = max(self.time_index.lookup(timestamp), starting_offset)
@@ -358,7 +363,7 @@ class LogSegment:
         if log_file is not None:
             log_file.close()
 
-    def _let_go(self):
+    def _let_go(self) -> BinaryIO | None:
         """Stop using the files for good; return the ``.log`` file object, if open."""
         self._closed = True
         log_file, self._file = self._file, None
@@ -396,7 +401,7 @@ class LogSegment:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size}, next_offset={self.next_offset})"
 
 
-def _write_all(fd: int, buffers: list, position: int, total: int) -> None:
+def _write_all(fd: int, buffers: Sequence[Buffer], position: int, total: int) -> None:
     """Write ``total`` bytes of ``buffers`` at ``position``, going on after short writes."""
     written = 0
     while written < total:
@@ -407,7 +412,7 @@ def _write_all(fd: int, buffers: list, position: int, total: int) -> None:
         buffers = _skip(buffers, n)
 
 
-def _skip(buffers: list, count: int) -> list:
+def _skip(buffers: Sequence[Buffer], count: int) -> list[memoryview]:
     """The buffers left to write after ``count`` bytes were written."""
     out = []
     for buf in buffers:

@@ -12,6 +12,8 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from .errors import LogStorageError
 
@@ -24,13 +26,13 @@ class WriteBack:
 
     def __init__(self, path: str):
         self.path = path
-        self.error = None
+        self.error: LogStorageError | None = None
         self._writes = 0
         self._synced = 0
         self._lock = threading.Lock()  # a release (fsync, then let go) and a write never overlap
 
     @contextlib.contextmanager
-    def writing(self):
+    def writing(self) -> Iterator[None]:
         """Around each write to the file."""
         with self._lock:
             try:
@@ -38,7 +40,7 @@ class WriteBack:
             finally:
                 self._writes += 1
 
-    def fsync(self, file) -> None:
+    def fsync(self, file: BinaryIO) -> None:
         """fsync ``file`` (a flush); the kept error instead if a write-back failed before."""
         if self.error is not None:
             raise self.error
@@ -46,7 +48,7 @@ class WriteBack:
         os.fsync(file.fileno())
         self._synced = max(self._synced, writes)
 
-    def release(self, file, let_go) -> None:
+    def release(self, file: BinaryIO | None, let_go: Callable[[], None]) -> None:
         """``let_go()`` of ``file`` (None if not open), after an fsync if writes are not covered by one.
         A file being written is not idle: it is kept."""
         if not self._lock.acquire(blocking=False):

@@ -26,8 +26,8 @@ from the image when a partition's groups are loaded (deleted while another broke
 import asyncio
 import dataclasses
 import logging
-import time
 
+from broker.common.clock import wall_clock_ms
 from broker.coordinator.group_coordinator import GroupCoordinator
 from broker.coordinator.offset_manager import OFFSETS_TOPIC, StoreError, replay
 from broker.log.errors import LogError, LogStorageError, RecordTooLargeError
@@ -40,10 +40,6 @@ from .topics import TopicError
 log = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 1024 * 1024
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _store_error(exc: Exception) -> StoreError:

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import confluent_kafka
@@ -22,6 +21,7 @@ from broker.client import NewTopic
 from tests.waiting import wait_for
 
 from ..log.util import garble_first_record
+from ..processes import connected_to
 from .support import WAIT_SECONDS, committed, kafkalog, one_line_error, produce_records, topic_for
 
 BASE = 1_700_000_000_000
@@ -177,7 +177,8 @@ def test_follow_from_an_offset_past_the_end_prints_nothing_below_it(broker, requ
                                 "4", "--follow", "--max-records", "2", "--bootstrap-server", broker.bootstrap],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1)  # most likely started, so the records below come after it (the test holds either way)
+        # connected: most likely following already, so the records below come after it (the test holds either way)
+        wait_for(lambda: connected_to(process.pid, broker.port), WAIT_SECONDS, what="the consumer connecting")
         produce_records(broker.bootstrap, topic, [(0, None, f"new {i}".encode(), BASE) for i in range(2, 6)])
         out, err = process.communicate(timeout=WAIT_SECONDS)
     finally:

@@ -3,9 +3,9 @@ restarted on the same port; a broker that accepts connections but never answers 
 socket, and our broker frozen with SIGSTOP). Every wait is bounded by the client's ``timeout``."""
 
 import concurrent.futures
+import logging
 import os
 import signal
-import time
 
 import pytest
 
@@ -13,6 +13,7 @@ from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError
 from broker.client import BrokerConnection, BrokerConnectionError
 from broker.records.record_set import iter_user_records
 
+from ..waiting import wait_for
 from .fake_servers import SilentListener
 from .support import Msg, expected_by_partition, produce, read_partition, topic_for
 
@@ -58,19 +59,22 @@ def test_list_offsets_after_kill_and_restart_reconnects(loaded, start_broker):
         assert client.list_offsets({(topic, 0): LATEST}) == {(topic, 0): (6, -1)}
 
 
-def test_broker_back_within_the_retry_window(loaded, start_broker):
-    """The broker is down when the fetch starts and comes back 1 s later, while the client retries."""
+def test_broker_back_within_the_retry_window(loaded, start_broker, caplog):
+    """The broker is down when the fetch starts and comes back once the fetch failed and is retrying."""
     process, topic, expected = loaded
+    caplog.set_level(logging.INFO, logger="broker.client")
+
+    def restart_once_retrying():
+        wait_for(lambda: any("retrying" in r.getMessage() for r in caplog.records), what="the fetch retrying")
+        return _restart(start_broker, process)
+
     with KafkaClient(process.bootstrap, timeout=5, retries=6, retry_backoff_ms=200) as client, \
             concurrent.futures.ThreadPoolExecutor(1) as pool:
         _holding_connections(client, topic)
         process.kill()
-        down_since = time.monotonic()
-        restarting = pool.submit(lambda: (time.sleep(1.0), _restart(start_broker, process)))
+        restarting = pool.submit(restart_once_retrying)
         result = client.fetch(topic, 1, 0, 1 << 16)
-        elapsed = time.monotonic() - down_since
-        restarting.result(timeout=30)
-    assert elapsed >= 1.0, "the fetch cannot have succeeded while the broker was down"
+        restarting.result(timeout=30)  # so the fetch failed while the broker was down, and then succeeded
     assert [r for _, r in iter_user_records(result.records)] == expected[1]
 
 
@@ -91,12 +95,10 @@ def test_without_retries_a_dead_broker_is_an_error(loaded):
     with KafkaClient(process.bootstrap, timeout=5, retries=0) as client:
         _holding_connections(client, topic)
         process.kill()
-        started = time.monotonic()
         with pytest.raises(KafkaError, match="after 1 attempt"):
             client.list_offsets({(topic, 0): LATEST})
-        with pytest.raises(KafkaError, match=f"127.0.0.1:{process.port}"):
+        with pytest.raises(KafkaError, match=f"after 1 attempt.*127.0.0.1:{process.port}"):
             client.fetch(topic, 0, 0, 1 << 16)
-        assert time.monotonic() - started < 5
 
 
 def test_retries_run_out_while_the_broker_stays_down(loaded):
@@ -104,35 +106,27 @@ def test_retries_run_out_while_the_broker_stays_down(loaded):
     with KafkaClient(process.bootstrap, timeout=5, retries=2, retry_backoff_ms=20) as client:
         _holding_connections(client, topic)
         process.kill()
-        started = time.monotonic()
-        with pytest.raises(KafkaError, match=f"127.0.0.1:{process.port}"):
+        with pytest.raises(KafkaError, match=f"after 3 attempts.*127.0.0.1:{process.port}"):
             client.fetch(topic, 0, 0, 1 << 16)
-        assert time.monotonic() - started < 10
 
 
 # -- a broker that never answers -----------------------------------------------------------
 
 def test_connection_to_a_silent_listener_times_out():
     with SilentListener() as silent:
-        started = time.monotonic()
-        with pytest.raises(BrokerConnectionError, match=f"API_VERSIONS to {silent.bootstrap} failed"):
+        with pytest.raises(BrokerConnectionError, match=f"API_VERSIONS to {silent.bootstrap} failed: timed out"):
             BrokerConnection("127.0.0.1", silent.port, timeout=0.5)
-        elapsed = time.monotonic() - started
         assert silent.frames_received == 1
-    assert 0.4 < elapsed < 3, f"{elapsed:.2f}s"
 
 
 @pytest.mark.parametrize("retries", [0, 1])
 def test_client_against_a_silent_listener_gives_up_after_its_timeout(retries):
     with SilentListener() as silent:
-        started = time.monotonic()
         with KafkaClient(silent.bootstrap, timeout=0.5, retries=retries, retry_backoff_ms=10) as client:
             with pytest.raises(KafkaError, match=silent.bootstrap) as info:
                 client.partitions_of("t")
-        elapsed = time.monotonic() - started
         assert silent.connections_accepted == retries + 1
-    assert f"after {retries + 1} attempt" in str(info.value)
-    assert 0.4 * (retries + 1) < elapsed < 3 + 2 * retries, f"{elapsed:.2f}s"
+    assert f"after {retries + 1} attempt" in str(info.value) and "timed out" in str(info.value)
 
 
 def test_a_frozen_broker_times_out_instead_of_hanging(loaded):
@@ -142,11 +136,8 @@ def test_a_frozen_broker_times_out_instead_of_hanging(loaded):
         _holding_connections(client, topic)
         os.kill(process.pid(), signal.SIGSTOP)
         try:
-            started = time.monotonic()
             with pytest.raises(KafkaError, match="timed out"):
                 client.fetch(topic, 0, 0, 1 << 16)
-            elapsed = time.monotonic() - started
         finally:
             os.kill(process.pid(), signal.SIGCONT)
-        assert 0.9 < elapsed < 4, f"{elapsed:.2f}s"
         assert read_partition(client, topic, 0) == expected[0]

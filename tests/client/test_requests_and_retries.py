@@ -2,7 +2,6 @@
 that fails half-way, checked against ``FakeBroker`` (which records every request)."""
 
 import random
-import time
 
 import pytest
 
@@ -89,10 +88,9 @@ def in_given_order(monkeypatch):
 
 def test_a_silent_bootstrap_entry_costs_one_timeout_then_the_next_is_used(in_given_order):
     with SilentListener() as silent, FakeBroker(TOPIC, _batches()) as fake:
-        started = time.monotonic()
         with KafkaClient(f"{silent.bootstrap},{fake.bootstrap}", timeout=0.5, retries=0) as client:
             assert client.partitions_of(TOPIC) == [0]
-        assert 0.4 < time.monotonic() - started < 3
+        assert silent.connections_accepted == 1 and silent.frames_received == 1  # tried once, then left
 
 
 def test_a_bootstrap_entry_that_fails_during_metadata_falls_through_to_the_next(in_given_order):

@@ -8,17 +8,11 @@ from broker.coordinator.offset_manager import StoreError, replay
 from broker.coordinator.offsets_records import GroupKey, OffsetKey, decode_key, decode_value
 from broker.protocol.errors import ErrorCode
 
+from ..clock import FakeClock
+
 SESSION = 10_000
 REBALANCE = 30_000
 DELAY = 100
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1_700_000_000_000
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class Store:
@@ -50,7 +44,7 @@ class Store:
 
 
 def make(config=None):
-    clock, store = Clock(), Store()
+    clock, store = FakeClock(), Store()
     config = config or GroupConfig(initial_rebalance_delay_ms=DELAY, min_session_timeout_ms=1000,
                                    offsets_topic_partitions=3)
     coordinator = GroupCoordinator(config, store, clock)

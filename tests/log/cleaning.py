@@ -28,9 +28,10 @@ def now_ms() -> int:
 def fill(log: PartitionLog, batches: int, keys: int, per_batch: int = 4, codec: Codec = Codec.NONE,
          timestamp: int | None = None, tombstone_every: int = 0) -> list:
     """Append ``batches`` batches cycling over ``keys`` keys (value names the offset; every
-    ``tombstone_every``-th record a tombstone); return the records as stored."""
+    ``tombstone_every``-th record a tombstone), timestamped by default at the log's clock; return
+    the records as stored."""
     appended = []
-    timestamp = now_ms() if timestamp is None else timestamp
+    timestamp = log.clock() if timestamp is None else timestamp
     for _ in range(batches):
         start = log.log_end_offset
         records = []
@@ -45,8 +46,8 @@ def fill(log: PartitionLog, batches: int, keys: int, per_batch: int = 4, codec: 
 
 
 def clean_to_the_end(log: PartitionLog, directory, buffer_bytes: int = 1024 * 1024) -> int:
-    """Run cleaning passes until nothing is left to clean; return the number of passes."""
-    log_cleaner = LogCleaner(str(directory), lambda: [log], CleanerSettings(threads=1))
+    """Run cleaning passes, by the log's clock, until nothing is left to clean; return the number of passes."""
+    log_cleaner = LogCleaner(str(directory), lambda: [log], CleanerSettings(threads=1), log.clock)
     cleaner = Cleaner(buffer_bytes)
     passes = 0
     while log_cleaner.clean_filthiest(cleaner):

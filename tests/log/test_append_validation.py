@@ -6,15 +6,17 @@ broker's clock (``message.timestamp.before/after.max.ms``) are refused naming th
 
 import os
 import struct
-import time
 
 import pytest
 
+from broker.log.config import LogConfig
 from broker.log.errors import InvalidRecordError, InvalidTimestampError
+from broker.log.partition_log import PartitionLog
 from broker.records import batch
 from broker.records.batch import Record, TimestampType
 from broker.records.compression import Codec
 
+from ..clock import FakeClock
 from ..records.test_batch import _batch_with_body
 from ..records.test_record_check import INVALID, record, records
 from .test_partition_log import open_log
@@ -75,7 +77,7 @@ def sent_batch(max_timestamp: int, codec: Codec = Codec.NONE) -> bytes:
 
 def changed_bytes(stored: bytes, sent: bytes) -> set:
     assert len(stored) == len(sent)
-    return {i for i, (a, b) in enumerate(zip(stored, sent)) if a != b}
+    return {i for i, (a, b) in enumerate(zip(stored, sent, strict=True)) if a != b}
 
 
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP], ids=lambda c: c.name.lower())
@@ -121,8 +123,9 @@ def test_log_append_time_topics_still_stamp_the_append_time(tmp_path):
     assert {r.timestamp for r in batch.decode(stored).records} == {result.log_append_time}
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
+def clocked_log(tmp_path, clock: FakeClock, **config) -> PartitionLog:
+    """A log whose broker clock is ``clock`` (what the timestamp bounds are measured from)."""
+    return PartitionLog.open(str(tmp_path / "events-0"), LogConfig(**config), clock=clock)
 
 
 HOUR = 3600 * 1000
@@ -134,21 +137,26 @@ def stamped_batch(timestamps: list, codec: Codec = Codec.NONE) -> bytes:
 
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name.lower())
 def test_a_record_more_than_an_hour_ahead_is_refused_by_default_naming_it_and_nothing_changes(tmp_path, codec):
-    log = open_log(tmp_path)  # Kafka 4's default message.timestamp.after.max.ms: one hour
+    clock = FakeClock(BASE_TIME + 10 * 365 * 24 * HOUR)
+    log = clocked_log(tmp_path, clock)  # Kafka 4's default message.timestamp.after.max.ms: one hour
     log.append(make_batch(2))  # years behind the clock: no lower bound by default
     before = snapshot(log)
-    now = now_ms()
+    now = clock()
     with pytest.raises(InvalidTimestampError) as raised:
         log.append(stamped_batch([now, now + 2 * HOUR, now], codec))
     assert raised.value.record_indexes == (1,)
     assert "message.timestamp.after.max.ms (3600000)" in str(raised.value)
     assert snapshot(log) == before
     assert log.append(stamped_batch([now + HOUR // 2, -1], codec)).first_offset == 2  # within bound, no stamp
+    assert log.append(stamped_batch([now + HOUR], codec)).first_offset == 4  # the bound itself is within it
+    with pytest.raises(InvalidTimestampError):
+        log.append(stamped_batch([now + HOUR + 1], codec))
 
 
 def test_the_lower_bound_names_the_first_record_behind_it_wherever_it_is(tmp_path):
-    log = open_log(tmp_path, message_timestamp_before_max_ms=HOUR)
-    now = now_ms()
+    clock = FakeClock()
+    log = clocked_log(tmp_path, clock, message_timestamp_before_max_ms=HOUR)
+    now = clock()
     with pytest.raises(InvalidTimestampError) as raised:
         log.append(stamped_batch([now, now - 10, now - 2 * HOUR]))  # the smallest is last, not the base
     assert raised.value.record_indexes == (2,)
@@ -165,8 +173,9 @@ def test_the_lower_bound_names_the_first_record_behind_it_wherever_it_is(tmp_pat
     ({"message_timestamp_type": "LogAppendTime", "message_timestamp_before_max_ms": HOUR}, True),
 ], ids=["difference", "before-overrides-difference", "log-append-time"])
 def test_the_deprecated_difference_and_log_append_time(tmp_path, settings, accepted):
-    log = open_log(tmp_path, **settings)
-    sent = stamped_batch([now_ms() - 2 * HOUR])
+    clock = FakeClock()
+    log = clocked_log(tmp_path, clock, **settings)
+    sent = stamped_batch([clock() - 2 * HOUR])
     if accepted:
         assert log.append(sent).first_offset == 0
     else:

@@ -24,14 +24,17 @@ from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
 
+from tests.clock import FakeClock
 from tests.waiting import wait_for
 
 from .cleaning import assert_compacted, clean_to_the_end, compacted_config, fill, now_ms
 from .util import files_in, read_all
 
 
-def open_log(directory, config=None) -> PartitionLog:
-    return PartitionLog.open(str(directory / "topic-0"), config or compacted_config())
+def open_log(directory, config=None, clock=None) -> PartitionLog:
+    if clock is None:
+        return PartitionLog.open(str(directory / "topic-0"), config or compacted_config())
+    return PartitionLog.open(str(directory / "topic-0"), config or compacted_config(), clock=clock)
 
 
 def test_keeps_the_latest_record_of_each_key_with_its_offset_timestamp_and_headers(tmp_path):
@@ -86,8 +89,15 @@ def test_tombstones_stay_for_delete_retention_then_go(tmp_path):
     held = assert_compacted(log, appended, tombstones_kept=True)
     assert any(r.value is None for r in held if r.offset < log.active_segment.base_offset)
 
-    old = open_log(tmp_path / "old", compacted_config(delete_retention_ms=60_000))
-    appended = fill(old, 100, keys=6, tombstone_every=5, timestamp=now_ms() - 3_600_000)  # an hour old
+    clock = FakeClock()
+    old = open_log(tmp_path / "old", compacted_config(delete_retention_ms=60_000), clock)
+    appended = fill(old, 100, keys=6, tombstone_every=5)
+    clean_to_the_end(old, tmp_path / "old")
+    assert any(r.value is None for r in read_all(old) if r.offset < old.active_segment.base_offset)
+    clock.advance(3_600_000)  # an hour later, new records in a segment of their own make the log dirty again
+    old.roll()
+    appended += fill(old, 1, keys=6)
+    old.roll()
     clean_to_the_end(old, tmp_path / "old")
     held = assert_compacted(old, appended, tombstones_kept=False)
     assert not any(r.value is None for r in held if r.offset < old.active_segment.base_offset)
@@ -117,8 +127,10 @@ def test_segments_emptied_by_cleaning_are_merged_away(tmp_path):
 
 
 def test_min_compaction_lag_leaves_recent_segments_dirty(tmp_path):
-    log = open_log(tmp_path, compacted_config(min_compaction_lag_ms=3_600_000))
-    appended = fill(log, 50, keys=3, timestamp=now_ms() - 7_200_000)
+    clock = FakeClock()
+    log = open_log(tmp_path, compacted_config(min_compaction_lag_ms=3_600_000), clock)
+    appended = fill(log, 50, keys=3)
+    clock.advance(7_200_000)
     log.roll()
     first_recent = log.log_end_offset
     appended += fill(log, 50, keys=3)
@@ -126,6 +138,11 @@ def test_min_compaction_lag_leaves_recent_segments_dirty(tmp_path):
     held = read_all(log)
     assert [r for r in held if r.offset >= first_recent] == [r for r in appended if r.offset >= first_recent]
     assert len([r for r in held if r.offset < first_recent]) < 10
+    clock.advance(7_200_000)  # the recent records are now past the lag too
+    log.roll()
+    clean_to_the_end(log, tmp_path)
+    assert_compacted(log, appended)
+    assert len(read_all(log)) < 10
 
 
 def test_a_read_in_progress_during_cleaning_keeps_its_bytes(tmp_path):
@@ -142,7 +159,7 @@ def test_a_read_in_progress_during_cleaning_keeps_its_bytes(tmp_path):
 
 def test_reads_from_any_offset_in_a_gap_start_at_the_next_kept_record(tmp_path):
     log = open_log(tmp_path)
-    appended = fill(log, 100, keys=4)
+    fill(log, 100, keys=4)
     clean_to_the_end(log, tmp_path)
     kept = [r.offset for r in read_all(log)]
     for offset in range(0, log.log_end_offset, 7):
@@ -350,11 +367,13 @@ def test_log_cleaner_enable_false_starts_no_cleaner_thread(tmp_path):
 
 @pytest.mark.parametrize("age_ms, cleaned", [(7_200_000, True), (0, False)])
 def test_max_compaction_lag_cleans_a_log_below_the_dirty_ratio(tmp_path, age_ms, cleaned):
-    log = open_log(tmp_path, compacted_config(min_cleanable_dirty_ratio=1.0, max_compaction_lag_ms=3_600_000))
+    clock = FakeClock()
+    log = open_log(tmp_path, compacted_config(min_cleanable_dirty_ratio=1.0, max_compaction_lag_ms=3_600_000), clock)
     fill(log, 100, keys=50)
     log.roll()
     assert clean_to_the_end(log, tmp_path) == 1  # all dirty: ratio 1.0
-    fill(log, 20, keys=50, timestamp=now_ms() - age_ms)
+    fill(log, 20, keys=50)
     log.roll()
-    found = LogCleaner(str(tmp_path), lambda: [log]).manager.grab_filthiest(now_ms())
+    clock.advance(age_ms)
+    found = LogCleaner(str(tmp_path), lambda: [log], clock=clock).manager.grab_filthiest(clock())
     assert (found is not None) == cleaned

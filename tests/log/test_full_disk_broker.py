@@ -79,8 +79,8 @@ def test_an_idempotent_producer_on_a_full_disk_stores_every_record_once(tmp_path
                     break
                 assert number < 3 * PAGE, "the index never ended on a page boundary"
             filler = fill(disk)
-            for number in range(number, TOTAL):
-                produce(number)
+            for later in range(number, TOTAL):
+                produce(later)
                 producer.poll(0)
             stalled_polls, deadline = 0, time.monotonic() + 60
             while stalled_polls < 3 and time.monotonic() < deadline:  # the broker refuses while the disk is full
@@ -115,7 +115,8 @@ def test_sigterm_on_a_full_disk_attempts_every_step_and_the_next_start_recovers(
             assert producer.flush(30) == 0
             filler = fill(disk)
             assert broker.stop() == 1
-            failed_steps = [line for line in broker.stderr_tail(200).splitlines() if "ERROR broker.log.manager:" in line]
+            failed_steps = [line for line in broker.stderr_tail(200).splitlines()
+                            if "ERROR broker.log.manager:" in line]
             assert failed_steps and all("shutdown: " in line and "No space left on device" in line
                                         for line in failed_steps), failed_steps
             assert ".kafka_cleanshutdown" not in os.listdir(disk)

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import pytest
 
@@ -19,6 +18,7 @@ from broker.log.partition_log import PartitionLog
 from broker.records import batch
 from broker.records.errors import CorruptRecordError
 
+from ..clock import FakeClock
 from ..waiting import wait_for
 from .util import BASE_TIME, flip_byte, make_batch, read_all
 
@@ -51,6 +51,7 @@ def test_a_second_manager_on_the_same_directory_is_refused(tmp_path):
     LogManager(str(tmp_path)).open().shutdown()  # released at shutdown
 
 
+@pytest.mark.slow  # starts a process
 def test_a_second_process_is_refused_until_the_first_dies(tmp_path):
     holder = start_python(["-c", textwrap.dedent(f"""
         from broker.log.manager import LogManager
@@ -111,6 +112,7 @@ def test_a_malformed_checkpoint_is_ignored_and_the_log_recovered(tmp_path):
         assert [r.offset for r in read_all(log)] == list(range(5))
 
 
+@pytest.mark.slow  # starts a process
 def test_acknowledged_records_survive_sigkill_exactly_once_and_in_order(tmp_path):
     """With flush.messages=1, kill the writer mid-stream several times; every acked record is kept."""
     acked_last = -1
@@ -196,13 +198,14 @@ def test_leftover_deleted_directories_are_removed_at_start(tmp_path):
 
 
 def test_retention_runs_in_the_background(tmp_path):
-    now = int(time.time() * 1000)
+    clock = FakeClock()
     config = LogConfig(segment_bytes=600, retention_ms=3600_000)
-    with LogManager(str(tmp_path), config, retention_check_interval_ms=50) as manager:
+    with LogManager(str(tmp_path), config, retention_check_interval_ms=50, clock=clock) as manager:
         log = manager.get_or_create_log("t", 0)
         for _ in range(10):
-            log.append(make_batch(2, timestamp=now - 7200_000))
-        log.append(make_batch(2, timestamp=now))
+            log.append(make_batch(2, timestamp=clock()))
+        clock.advance(7200_000)
+        log.append(make_batch(2, timestamp=clock()))
         assert wait_for(lambda: log.log_start_offset > 0)
         assert wait_for(lambda: checkpoints.read(str(tmp_path / "log-start-offset-checkpoint")).get(("t", 0), 0) > 0)
 

@@ -54,6 +54,7 @@ def test_a_released_segment_opens_again_and_slices_taken_before_stay_readable(tm
     log.close()
 
 
+@pytest.mark.slow  # starts a process
 def test_many_more_partitions_than_descriptors(tmp_path):
     """200 partitions of 3 files each under a limit of 128 descriptors: appends, a restart, reads."""
     code = textwrap.dedent(f"""
@@ -100,6 +101,7 @@ def test_the_start_logs_the_descriptor_limit_and_what_the_logs_would_need(tmp_pa
                          f"{3 * segments} files to keep every one open)"]
 
 
+@pytest.mark.slow  # starts a process
 def test_running_out_of_descriptors_fails_that_read_as_a_storage_error(tmp_path):
     """EMFILE while a lookup opens an index: that read fails with LogStorageError, the log goes on."""
     code = textwrap.dedent(f"""

@@ -3,7 +3,6 @@
 import errno
 import os
 import struct
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from broker.records import batch, record_set
 from broker.records.batch import ControlType, Record, TimestampType
 from broker.records.compression import Codec
 
+from ..clock import FakeClock
 from ..waiting import wait_for
 from .util import BASE_TIME, append_to_segment, files_in, make_batch, read_all, strip_offsets
 
@@ -101,10 +101,11 @@ def test_invalid_batches_are_refused(tmp_path):
     cases = {
         "control": batch.build([Record(0, BASE_TIME, key, value)], is_control=True),
         "empty": batch.build([]),
-        "count does not match offsets": batch.build([Record(0, BASE_TIME, None, b"a"), Record(5, BASE_TIME, None, b"b")]),
+        "count does not match offsets": batch.build([Record(0, BASE_TIME, None, b"a"),
+                                                     Record(5, BASE_TIME, None, b"b")]),
         "idempotent without sequence": make_batch(2, producer_id=4, producer_epoch=0),
     }
-    for name, data in cases.items():
+    for data in cases.values():
         with pytest.raises(InvalidRecordError):
             log.append(data)
     with pytest.raises(InvalidRecordError):
@@ -125,11 +126,11 @@ def test_legacy_message_sets_must_be_up_converted_first(tmp_path):
 
 
 def test_log_append_time_topics_stamp_batches_on_append(tmp_path):
-    log = open_log(tmp_path, message_timestamp_type="LogAppendTime")
-    before = int(time.time() * 1000)
+    clock = FakeClock()
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(message_timestamp_type="LogAppendTime"),
+                            clock=clock)
     result = log.append(make_batch(3, codec=Codec.LZ4))
-    after = int(time.time() * 1000)
-    assert before <= result.log_append_time <= after
+    assert result.log_append_time == clock()
     stored = log.read(0, 10_000).read()
     header = batch.validate(stored)
     assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
@@ -157,12 +158,16 @@ def test_segments_roll_on_time_measured_by_record_timestamps(tmp_path):
     assert [s.base_offset for s in log.segments] == [0, 2]
 
 
-def test_segments_roll_on_time_by_wall_clock_without_timestamps(tmp_path):
-    log = open_log(tmp_path, segment_ms=50)
+def test_segments_roll_on_time_by_the_broker_clock_without_timestamps(tmp_path):
+    clock = FakeClock()
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_ms=50), clock=clock)
     log.append(make_batch(1, timestamp=-1))
-    time.sleep(0.1)
+    clock.advance(50)
     log.append(make_batch(1, timestamp=-1))
-    assert [s.base_offset for s in log.segments] == [0, 1]
+    assert [s.base_offset for s in log.segments] == [0]
+    clock.advance(1)
+    log.append(make_batch(1, timestamp=-1))
+    assert [s.base_offset for s in log.segments] == [0, 2]
 
 
 def test_segments_roll_when_the_index_is_full(tmp_path):
@@ -229,12 +234,15 @@ def test_offset_for_timestamp_across_segments(tmp_path):
 
 
 def test_retention_by_time_deletes_old_segments_and_moves_the_log_start(tmp_path):
-    now = int(time.time() * 1000)
-    log = open_log(tmp_path, segment_bytes=600, retention_ms=3600_000)
-    for i in range(10):
-        log.append(make_batch(2, timestamp=now - 7200_000))
+    clock = FakeClock()
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600, retention_ms=3600_000),
+                            clock=clock)
+    for _ in range(10):
+        log.append(make_batch(2, timestamp=clock()))
     old_segments = len(log.segments)
-    for i in range(10):
+    clock.advance(7200_000)
+    now = clock()
+    for _ in range(10):
         log.append(make_batch(2, timestamp=now))
     deleted = log.delete_retained_segments()
     assert deleted >= old_segments - 1
@@ -259,12 +267,16 @@ def test_retention_by_size_keeps_the_newest_segments_within_the_limit(tmp_path):
 
 
 def test_retention_of_every_segment_rolls_and_keeps_the_log_end(tmp_path):
-    log = open_log(tmp_path, retention_ms=1000)
+    clock = FakeClock(BASE_TIME)
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(retention_ms=1000), clock=clock)
     log.append(make_batch(4, timestamp=BASE_TIME))
+    clock.advance(1000 + 3)  # the batch's records are stamped BASE_TIME to BASE_TIME + 3: retention.ms from the last
+    assert log.delete_retained_segments() == 0
+    clock.advance(1)
     assert log.delete_retained_segments() == 1
     assert (log.log_start_offset, log.log_end_offset) == (4, 4)
     assert log.read(4, 100) is None
-    assert log.append(make_batch(1, timestamp=int(time.time() * 1000))).first_offset == 4
+    assert log.append(make_batch(1, timestamp=clock())).first_offset == 4
 
 
 def test_reads_of_a_deleted_segment_still_work_until_the_delete_delay(tmp_path, scheduler):
@@ -360,7 +372,7 @@ def test_a_failed_flush_ms_flush_is_retried(tmp_path, scheduler, monkeypatch):
 
 def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
     log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600), scheduler=scheduler)
-    for i in range(10):
+    for _ in range(10):
         log.append(make_batch(2))
     assert len(log.segments) > 1
     assert wait_for(lambda: log.recovery_point == log.active_segment.base_offset)

@@ -2,7 +2,6 @@
 
 import os
 import struct
-import time
 
 import pytest
 
@@ -11,6 +10,7 @@ from broker.log.errors import InvalidProducerEpochError, OutOfOrderSequenceError
 from broker.log.partition_log import PartitionLog
 from broker.records.crc import crc32c
 
+from ..clock import FakeClock
 from .util import BASE_TIME, make_batch, read_all
 
 
@@ -18,8 +18,10 @@ def idempotent(count, sequence, producer_id=7, epoch=0, start=0, timestamp=BASE_
     return make_batch(count, start, timestamp, producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence)
 
 
-def open_log(path, **config):
-    return PartitionLog.open(str(path / "p-0"), LogConfig(**config))
+def open_log(path, clock=None, **config):
+    if clock is None:
+        return PartitionLog.open(str(path / "p-0"), LogConfig(**config))
+    return PartitionLog.open(str(path / "p-0"), LogConfig(**config), clock=clock)
 
 
 def test_a_retried_batch_gets_its_original_offsets_and_is_not_appended_again(tmp_path):
@@ -68,7 +70,12 @@ def test_sequences_wrap_at_int32_max(tmp_path):
     log.append(idempotent(1, 0))
     state = log.producer_state.producers[7]
     state.batches[-1] = state.batches[-1]._replace(last_sequence=2**31 - 1)
-    log.append(idempotent(2, 0))  # 2**31 - 1 + 1 wraps to 0
+    with pytest.raises(OutOfOrderSequenceError, match="sent sequence 1, expected 0"):
+        log.append(idempotent(1, 1))
+    wrapped = log.append(idempotent(2, 0))  # 2**31 - 1 + 1 wraps to 0
+    assert not wrapped.duplicate and (wrapped.first_offset, wrapped.last_offset) == (1, 2)
+    assert log.append(idempotent(1, 2)).first_offset == 3  # and goes on from there
+    assert log.log_end_offset == 4
 
 
 def test_state_survives_a_clean_restart_through_a_kafka_format_snapshot(tmp_path):
@@ -120,8 +127,9 @@ def test_a_snapshot_past_the_recovered_log_end_is_dropped(tmp_path):
 
 
 def test_retention_forgets_producers_whose_batches_are_gone(tmp_path):
-    now = int(time.time() * 1000)
-    log = open_log(tmp_path, segment_bytes=150, retention_ms=3600_000)  # one batch per segment
+    clock = FakeClock()
+    now = clock()
+    log = open_log(tmp_path, clock, segment_bytes=150, retention_ms=3600_000)  # one batch per segment
     log.append(idempotent(2, 0, producer_id=1, timestamp=now - 7200_000))
     for i in range(5):
         log.append(idempotent(2, 2 * i, producer_id=2, timestamp=now))
@@ -131,8 +139,9 @@ def test_retention_forgets_producers_whose_batches_are_gone(tmp_path):
 
 
 def test_a_producer_forgotten_by_retention_continues_where_it_was(tmp_path):
-    now = int(time.time() * 1000)
-    log = open_log(tmp_path, segment_bytes=150, retention_ms=3600_000)
+    clock = FakeClock()
+    now = clock()
+    log = open_log(tmp_path, clock, segment_bytes=150, retention_ms=3600_000)
     log.append(idempotent(2, 0, timestamp=now - 7200_000))
     log.append(make_batch(1, timestamp=now))
     assert log.delete_retained_segments() == 1 and 7 not in log.producer_state.producers

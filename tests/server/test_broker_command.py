@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -18,6 +17,7 @@ from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.server import broker as broker_module
 
+from ..waiting import wait_for
 from .in_process import broker_in_this_process
 from .wire import connect
 
@@ -152,7 +152,7 @@ def test_sigterm_answers_the_requests_in_flight_before_exiting(tmp_path):
         client.call(ApiKey.METADATA, 1, {"topics": [{"name": "waiting"}]})
         # A fetch parked for ten minutes: only the shutdown can answer it within recv's 15 s bound.
         correlation_id = client.send_request(ApiKey.FETCH, 11, fetch_body([("waiting", 0, 0)], max_wait_ms=600_000))
-        time.sleep(0.3)  # the fetch is now parked, long-polling for data
+        wait_for(client.sent_and_read_by_peer, what="the broker reading the fetch")  # parked, long-polling
         broker.process.send_signal(signal.SIGTERM)
         response = client.recv_response(ApiKey.FETCH, 11, correlation_id, timeout=15)
         assert response["responses"][0]["partitions"][0]["error_code"] == 0

@@ -131,6 +131,21 @@ class WireClient:
         finally:
             self.sock.settimeout(timeout)
 
+    def sent_and_read_by_peer(self) -> bool:
+        """True once everything sent on this connection has left this socket and the broker has taken
+        it off its own (both queues empty, read from ``/proc/net/tcp``): a request sent is then in the
+        broker's hands, being handled or parked (a long-polling fetch), not waiting in the kernel."""
+        local_port, peer_port = self.sock.getsockname()[1], self.sock.getpeername()[1]
+        queues = {}  # (local port, remote port) -> (send queue, receive queue) of each end on this host
+        with open("/proc/net/tcp") as table:
+            for line in table.readlines()[1:]:
+                fields = line.split()
+                local, remote, (send, receive) = fields[1], fields[2], fields[4].split(":")
+                ports = (int(local.split(":")[1], 16), int(remote.split(":")[1], 16))
+                queues[ports] = (int(send, 16), int(receive, 16))
+        ours, brokers = queues.get((local_port, peer_port)), queues.get((peer_port, local_port))
+        return ours is not None and brokers is not None and ours[0] == 0 and brokers[1] == 0
+
     def closed_by_peer(self, timeout: float | None = None) -> bool:
         """True if the broker closes the connection (EOF or reset) within ``timeout``, with no data first."""
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)

@@ -675,6 +675,7 @@ def test_random_bytes(data):
 
 
 @needs_native
+@pytest.mark.slow  # starts a process
 def test_native_parser_survives_heavy_fuzzing_in_a_subprocess():
     """Thousands of CRC-valid garbage batches through the C parser in a child process: a crash
     (rather than an exception) would show up as a signal exit here, not kill the test run."""

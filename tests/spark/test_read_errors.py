@@ -14,7 +14,6 @@ restarted in between is simply read again.
 
 import json
 import socket
-import time
 
 import pytest
 from pyspark.errors import AnalysisException, PythonException
@@ -97,12 +96,10 @@ def test_a_user_schema_is_refused_with_an_analysis_exception(spark, broker, topi
          .option("subscribe", TOPIC).load().collect())
 
 
-def test_unreachable_broker_names_the_address_quickly(spark):
+def test_unreachable_broker_names_the_address(spark):
     address = f"127.0.0.1:{free_port()}"
-    started = time.monotonic()
     message = planning_error(spark, address, {"subscribe": TOPIC, "kafka.request.timeout.ms": "2000",
                                               "fetchOffset.numRetries": "0"})
-    assert time.monotonic() - started < 30
     assert f"no broker of {address} could be reached" in message and f"cannot connect to {address}" in message, \
         message[:800]
 
@@ -112,11 +109,8 @@ def test_broker_that_never_answers_times_out_naming_the_address(spark):
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)  # accepts connections (backlog) but never reads or answers
         address = f"127.0.0.1:{silent.getsockname()[1]}"
-        started = time.monotonic()
         message = planning_error(spark, address, {"subscribe": TOPIC, "kafka.request.timeout.ms": "1000",
                                                   "fetchOffset.numRetries": "1", "fetchOffset.retryIntervalMs": "10"})
-        elapsed = time.monotonic() - started
-    assert elapsed < 30, elapsed
     assert address in message and "timed out" in message, message[:800]
 
 
@@ -127,10 +121,8 @@ def test_broker_gone_between_planning_and_reading_fails_the_task_naming_it(spark
                                       "fetchOffset.numRetries": "1", "fetchOffset.retryIntervalMs": "10"})
     assert df.rdd.getNumPartitions() == 1
     gone.kill()
-    started = time.monotonic()
     with pytest.raises(PythonException) as raised:
         df.collect()
-    assert time.monotonic() - started < 30
     assert gone.bootstrap in str(raised.value) and "Traceback" not in str(raised.value), str(raised.value)[:800]
 
 

@@ -118,13 +118,16 @@ def test_the_topic_column_the_partition_column_and_the_topic_option_that_wins(sp
 
 
 def test_keyless_rows_spread_evenly_over_the_partitions(spark, broker, request):
-    """Each task's sticky partition moves on every 16 KiB, as Kafka's built-in partitioner: 20,000 rows
-    in 4 tasks of 5,000 once landed 5,000/5,000/10,000/0 (each task kept one partition)."""
+    """Each task's sticky partition moves on after a batch's worth of bytes (16 KiB at most), as Kafka's
+    built-in partitioner: 20,000 rows in 4 tasks of 5,000 once landed 5,000/5,000/10,000/0 (each task
+    kept one partition). With 1 KiB batches a task moves on about every 60 rows, so a partition's share
+    is 5,000 give or take one move per task (with 16 KiB a task of 5,000 rows moves only 5 to 7 times,
+    and its random first partition alone could put a partition 25% off)."""
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 4)
     count = 20_000
     df = spark.range(count).selectExpr("CAST(id AS STRING) AS value").repartition(4)
-    write(df, broker.bootstrap, topic=topic)
+    write(df, broker.bootstrap, topic=topic, **{"kafka.batch.size": "1024"})
     landed = [log_end(broker.bootstrap, topic, p) for p in range(4)]
     assert sum(landed) == count and all(count / 4 * 0.75 <= n <= count / 4 * 1.25 for n in landed), landed
 
