@@ -24,7 +24,7 @@ from broker.protocol.flexible import (
     COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
 )
 from broker.protocol.types import (
-    BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
+    BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, FieldType, ProtocolError, Reader, Struct, Writer,
 )
 
 OFFSET_KEY_VERSIONS = (0, 1)
@@ -39,7 +39,7 @@ Fields = dict[str, Any]  # a struct's fields by name, as the protocol types deco
 
 _OFFSET_KEY = Struct(("group", STRING), ("topic", STRING), ("partition", INT32))
 _GROUP_KEY = Struct(("group", STRING))
-def _offset_value(struct: type[Struct], string: object) -> Struct:
+def _offset_value(struct: type[Struct], string: FieldType) -> Struct:
     return struct(
         ("offset", INT64),
         Field("leader_epoch", INT32, since=3, default=-1),
@@ -49,8 +49,8 @@ def _offset_value(struct: type[Struct], string: object) -> Struct:
     )
 
 
-def _group_value(struct: type[Struct], array: type[Array], string: object, nullable_string: object,
-                 opaque: object) -> Struct:
+def _group_value(struct: type[Struct], array: type[Array[Any]], string: FieldType, nullable_string: FieldType,
+                 opaque: FieldType) -> Struct:
     member = struct(
         ("member_id", string),
         Field("group_instance_id", nullable_string, since=3),

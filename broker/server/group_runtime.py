@@ -26,6 +26,7 @@ from the image when a partition's groups are loaded (deleted while another broke
 import asyncio
 import dataclasses
 import logging
+from typing import TYPE_CHECKING
 
 from broker.common.clock import wall_clock_ms
 from broker.coordinator.group_coordinator import GroupCoordinator
@@ -36,6 +37,9 @@ from broker.records import batch, record_set
 from broker.replica.replica_manager import PartitionError
 
 from .topics import TopicError
+
+if TYPE_CHECKING:  # the context holds this runtime
+    from .context import BrokerContext
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +67,7 @@ def offsets_topic_configs(segment_bytes: int) -> dict[str, str]:
 
 
 class GroupRuntime:
-    def __init__(self, ctx):
+    def __init__(self, ctx: "BrokerContext") -> None:
         self.ctx = ctx
         config = ctx.config.group
         existing = ctx.topics.partitions(OFFSETS_TOPIC)
@@ -72,10 +76,10 @@ class GroupRuntime:
                      OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
             config = dataclasses.replace(config, offsets_topic_partitions=existing)
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
-        self._timer = None
-        self._armed_for = None  # the deadline the timer is set for
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_for: int | None = None  # the deadline the timer is set for
         self._topic_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- for handlers ------------------------------------------------------------------------
 
