@@ -72,7 +72,7 @@ def consume(bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]],
         for message in consumer.consume(min(10_000, expected - count), 1.0):
             if not message.error():
                 count += 1
-                size += len(message.value())
+                size += len(message.value() or b"")
     elapsed = time.perf_counter() - started
     consumer.close()
     if count < expected:

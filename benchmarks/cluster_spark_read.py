@@ -48,7 +48,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     spark = local_spark()
-    times = {}
+    times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as directory, \
             EmbeddedBroker(os.path.join(directory, "single")) as broker, \
             EmbeddedCluster(os.path.join(directory, "cluster"), brokers=BROKERS) as cluster:
@@ -65,7 +65,7 @@ def main(argv=None) -> dict:
             for name, frame in frames.items():
                 times.setdefault((name, "count"), []).append(timed(frame.count))
                 times.setdefault((name, "noop"), []).append(
-                    timed(lambda: frame.write.format("noop").mode("overwrite").save()))
+                    timed(lambda frame=frame: frame.write.format("noop").mode("overwrite").save()))
     spark.stop()
     rates = {key: args.records / statistics.median(values) for key, values in times.items()}
     cluster_side, single_side = list(frames)

@@ -53,7 +53,8 @@ def make_fetches(values: list[bytes], codec: Codec, batch_records: int, fetch_by
     i = 0
     while i < len(batches):
         start = batches[i][0]
-        parts, size, count = [], 0, 0
+        parts: list[bytes] = []
+        size, count = 0, 0
         while i < len(batches) and (not parts or size + len(batches[i][2]) <= fetch_bytes):
             parts.append(batches[i][2])
             size += len(batches[i][2])
@@ -70,7 +71,7 @@ def time_decode(fetches, native: bool, headers: bool) -> float:
     started = time.perf_counter()
     for data, start, end in fetches:
         decoded = arrow_records.decode(data, "events", 0, start, end, headers, native=native)
-        rows += decoded.batch.num_rows
+        rows += 0 if decoded.batch is None else decoded.batch.num_rows
     elapsed = time.perf_counter() - started
     return rows / elapsed
 

@@ -98,7 +98,7 @@ def probe_during(port: int, bomb: bytes | None, count: int, idle_seconds: float)
     return result
 
 
-def quantile(values: list[float], q: float) -> float:
+def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
@@ -108,7 +108,7 @@ def measure(broker: EmbeddedBroker, bombs_by_codec: dict, count: int) -> dict:
         connection = BrokerConnection("127.0.0.1", broker.port)
         connection.request(ApiKey.METADATA, {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": True})
         connection.close()
-        results = {}
+        results: dict[str, list[float] | float] = {}
         for codec, bomb in bombs_by_codec.items():
             started = time.perf_counter()
             results[codec] = probe_during(broker.port, bomb, count, 0)

@@ -105,7 +105,7 @@ def main(argv=None) -> dict:
             with tempfile.TemporaryDirectory(dir=args.dir) as workspace:
                 original = os.path.join(workspace, "original", "bench-0")
                 size = build_log(original, args.total_mib * MIB, keys, codec)
-                times = {"raw read": [], "arrow decode": [], "decode": [], "clean": []}
+                times: dict[str, list[float]] = {"raw read": [], "arrow decode": [], "decode": [], "clean": []}
                 for round_ in range(args.rounds):
                     copy = os.path.join(workspace, f"round{round_}", "bench-0")
                     shutil.copytree(original, copy)

@@ -75,7 +75,10 @@ def main(argv=None) -> dict:
 
         started = time.perf_counter()
         for offset in targets:
-            log.read(offset, 1).read()
+            found = log.read(offset, 1)
+            if found is None:
+                raise RuntimeError(f"offset {offset} is not in the log")
+            found.read()
         ours = args.lookups / (time.perf_counter() - started)
         memory_after_lookups = anonymous_resident_mib() - memory_before
 

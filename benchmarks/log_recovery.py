@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as directory:
         log_dir = os.path.join(directory, "log")
         write_logs(log_dir, args.partitions, args.mib * MIB)
-        times = {threads: [] for threads in args.threads}
+        times: dict[int, list[float]] = {threads: [] for threads in args.threads}
         for _ in range(args.rounds):
             for threads in args.threads:
                 times[threads].append(recover(log_dir, threads))

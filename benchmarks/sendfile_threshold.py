@@ -84,7 +84,7 @@ def main(argv=None) -> None:
         file.flush()
         print(f"{'slice':>7} {'copy us':>9} {'sendfile us':>12} {'copy cpu us':>12} {'sendfile cpu us':>16}")
         for size in SIZES:
-            best = {send_copy: (float("inf"),) * 2, send_sendfile: (float("inf"),) * 2}
+            best: dict[object, tuple[float, ...]] = {send_copy: (float("inf"),) * 2, send_sendfile: (float("inf"),) * 2}
             for _ in range(args.repeat):
                 for send in best:
                     figures = asyncio.run(serve_rounds(send, file, size, args.rounds))

@@ -106,7 +106,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     spark = local_spark()
     spark.dataSource.register(PrebuiltArrowSource)
-    times = {}
+    times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
@@ -125,7 +125,7 @@ def main(argv=None) -> dict:
                 for name, frame in frames.items():
                     times.setdefault((name, "count"), []).append(timed(frame.count))
                     times.setdefault((name, "noop"), []).append(
-                        timed(lambda: frame.write.format("noop").mode("overwrite").save()))
+                        timed(lambda frame=frame: frame.write.format("noop").mode("overwrite").save()))
         finally:
             broker.stop()
     spark.stop()

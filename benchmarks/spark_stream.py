@@ -49,9 +49,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     spark = local_spark()
-    variants = {"batch read, noop write": None, "AvailableNow, no limit": {},
-                "AvailableNow, 10 micro-batches": {"maxOffsetsPerTrigger": str(args.records // 10)}}
-    times: dict = {}
+    limited = {"maxOffsetsPerTrigger": str(args.records // 10)}
+    variants = {"batch read, noop write": None, "AvailableNow, no limit": {}, "AvailableNow, 10 micro-batches": limited}
+    times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
@@ -68,7 +68,7 @@ def main(argv=None) -> dict:
                                                              f"-{len(options)}")
                         seconds = stream_seconds(spark, broker.bootstrap, checkpoint, options)
                     times.setdefault(name, []).append(seconds)
-                times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, options))
+                times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, limited))
         finally:
             broker.stop()
     spark.stop()

@@ -55,6 +55,8 @@ def check_exactly_once(spark, bootstrap: str) -> None:
     rows = read_output(spark, str(OUTPUT))
     stats = rows.agg(F.count("*").alias("rows"),
                      F.countDistinct("topic", "partition", "offset").alias("distinct")).first()
+    if stats is None:
+        raise SystemExit(f"the output at {OUTPUT} could not be counted")
     with KafkaClient(bootstrap) as client:
         latest = client.list_offsets({(TOPIC, p): -1 for p in range(PARTITIONS)})
     held = sum(offset for offset, _ in latest.values())

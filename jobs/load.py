@@ -140,7 +140,8 @@ def settings_from(args):
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
         rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty,
-        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()}, **dict(args.option)},
+        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
+                        **dict(args.option)},
         progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
 
 

@@ -6,9 +6,9 @@ the next offsets of the source topics (``subscribe`` or ``subscribePattern``, fr
 new checkpoint) and writes every record to the same partition of the target topic (named with the
 optional ``--topic-prefix``) with its key, value, headers and timestamp. Before a micro-batch is
 written, every source topic it may hold has its target topic (``mirror_topics``: created with the
-source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint (``--checkpoint``) says
-where the mirror is; each micro-batch's end offsets are also committed to a consumer group of the
-SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
+source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint
+(``--checkpoint``) says where the mirror is; each micro-batch's end offsets are also committed to a
+consumer group of the SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
 
 Exit status: 0 the query ended (``--available-now``: everything present at its start is copied),
 1 it failed (its reason on one line; running it again resumes from the checkpoint), 2 usage error,
@@ -35,10 +35,11 @@ examples:
 
 Missing target topics are created with the source's partition count and topic settings, target
 topics with fewer partitions than their source are grown to its count (also when partitions are
-added to the source while the mirror runs); records keep their partition, key, value, headers and timestamp. Each micro-batch prints one line with the
-records copied and the lag of each partition (the most behind first). Killed, the same command
-resumes from the checkpoint: nothing is lost, and the records of the micro-batch that was being
-written when it was killed may be copied twice (at least once, as the kafkalog sink).
+added to the source while the mirror runs); records keep their partition, key, value, headers and
+timestamp. Each micro-batch prints one line with the records copied and the lag of each partition
+(the most behind first). Killed, the same command resumes from the checkpoint: nothing is lost, and
+the records of the micro-batch that was being written when it was killed may be copied twice (at
+least once, as the kafkalog sink).
 
 exit status: 0 done, 1 failed (reason on stderr), 2 usage error, 130 stopped with Ctrl-C"""
 
@@ -71,8 +72,10 @@ class MirrorSettings:
                         "includeHeaders": "true", "failOnDataLoss": str(self.fail_on_data_loss).lower()})
         if self.topic_pattern is not None:
             options["subscribePattern"] = self.topic_pattern
-        else:
+        elif self.topics is not None:
             options["subscribe"] = ",".join(self.topics)
+        else:
+            raise ValueError("a mirror needs topics or a topic pattern")
         if self.max_offsets_per_trigger:
             options["maxOffsetsPerTrigger"] = str(self.max_offsets_per_trigger)
         if self.group_id is not None:
@@ -188,8 +191,8 @@ def run_command(args) -> int:
         if not copied:
             print(STOPPED, flush=True)
             return EXIT_INTERRUPTED
-        print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}",
-              flush=True)
+        print(f"done: {counted(copied['records'], 'record')} copied in {batches} "
+              f"micro-batch{'' if batches == 1 else 'es'}", flush=True)
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C before the query started (while Spark starts)
         print(STOPPED, flush=True)

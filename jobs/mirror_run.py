@@ -1,13 +1,13 @@
 """One ``kafkalog mirror``: check both clusters and the target topics, then run the streaming query
 and print its progress.
 
-Before Spark starts, the source topics are listed (none: refused) and their target topics made
-ready (``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in
-one line; a dry run stops there, having changed nothing. The query reads the source with the ``kafkalog`` stream and writes each micro-batch in
-``foreachBatch``: first the target topics of every source topic read now (a topic created on the
-source since, matching ``--topic-pattern``, gets its target topic before any of its records is
-written), then the rows with the ``kafkalog`` sink, each to its source partition and with its
-timestamp.
+Before Spark starts, the source topics are listed (none: refused) and their target topics made ready
+(``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in one line;
+a dry run stops there, having changed nothing. The query reads the source with the ``kafkalog``
+stream and writes each micro-batch in ``foreachBatch``: first the target topics of every source
+topic read now (a topic created on the source since, matching ``--topic-pattern``, gets its target
+topic before any of its records is written), then the rows with the ``kafkalog`` sink, each to its
+source partition and with its timestamp.
 
 What a kill leaves: Spark logs a micro-batch's offsets in the checkpoint before writing it and
 marks it done after every task's records are acknowledged; a restart writes a micro-batch that was
@@ -52,7 +52,8 @@ def mirror(spark, settings, say=print) -> dict:
         raise MirrorError(f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
                           f"{settings.topic_pattern!r}")
     say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
-        f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to {settings.target_servers}")
+        f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to "
+        f"{settings.target_servers}")
     if settings.dry_run:
         return {"batches": 0, "records": 0}
     spark = spark() if callable(spark) else spark

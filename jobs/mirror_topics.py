@@ -64,7 +64,8 @@ class TargetTopics:
             self._grow(topic, name, existing, count)
 
     def _grow(self, topic: str, name: str, existing: int, count: int) -> None:
-        """Give target topic ``name`` ``count`` partitions, as its source topic has: the mirror keeps partition numbers."""
+        """Give target topic ``name`` ``count`` partitions, as its source topic has: the mirror keeps
+        partition numbers."""
         grown = f"topic {name} on the target from {existing} to {count} partitions, as source topic {topic}"
         if self.dry_run:
             self.say(f"would grow {grown}")

@@ -51,7 +51,8 @@ class LoadSettings:
     rewind: Rewind | None = None
     keep_runs: int = 100
     allow_empty: bool = False  # a topic pattern may match no topic
-    source_options: dict = dataclasses.field(default_factory=dict, repr=False)  # more kafkalog options (kafka.*: secrets)
+    # more kafkalog options (kafka.*: secrets)
+    source_options: dict = dataclasses.field(default_factory=dict, repr=False)
     progress: bool = True
     group_commit: bool = True  # commit each committed run's end offsets to a consumer group (group_commit.py)
     group_id: str | None = None  # that group; None: default_group_id(the output URI)
@@ -101,6 +102,8 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
         _set_aside_superseded(store, output)
         plan = plan_only(settings)
         if plan.supersede:
+            if settings.rewind is None:
+                raise RuntimeError(f"run {plan.run} would supersede runs {plan.supersede} without a rewind")
             for number in plan.supersede:
                 lock.check()
                 store.supersede(number, {"by_run": plan.run, "rewind": settings.rewind.describe()})

@@ -74,7 +74,7 @@ from broker.records.compression import Codec, decompress
 from broker.records.errors import CorruptRecordError
 
 try:
-    from . import _fastdecode
+    from . import _fastdecode  # type: ignore[attr-defined]  # a C extension, without stubs
 except ImportError:  # the optional extension did not build: the pure-Python path still works
     _fastdecode = None
 
@@ -167,7 +167,7 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
             if check_crcs:
                 header = record_set.validate_entry(entry)  # size, CRC-32C, codec
             else:
-                header.compression  # raises UnsupportedCodecError for codec ids 5-7
+                _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
             last = header.last_offset
             if last >= start:

@@ -14,6 +14,8 @@ Writes go through Arrow writers (see ``writing``): a batch write must be ``.mode
 reported without a traceback (``explained``).
 """
 
+from typing import NoReturn
+
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamArrowWriter,
                                     InputPartition)
 from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType,
@@ -97,7 +99,7 @@ class RefusedStreamReader(KafkaLogStreamReader):
     def __init__(self, error: source_options.OptionError):
         self.error = error
 
-    def _refuse(self, *args) -> None:
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
         with explained():
             raise self.error
 

@@ -435,7 +435,8 @@ def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:
         for key, begin in start.items():
             if begin >= 0 and end[key] >= 0 and begin > end[key]:
                 raise option_error(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
-    if starting.kind == ending.kind == "timestamp" and starting.timestamp > ending.timestamp:
+    if (starting.kind == ending.kind == "timestamp" and starting.timestamp is not None
+            and ending.timestamp is not None and starting.timestamp > ending.timestamp):
         raise option_error("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
 
 
@@ -500,7 +501,7 @@ def _positive(opts: dict, name: str) -> int | None:
     return _integer(opts, name, 1)
 
 
-def _non_negative(opts: dict, name: str) -> int:
+def _non_negative(opts: dict, name: str) -> int | None:
     return _integer(opts, name, 0)
 
 

@@ -79,6 +79,8 @@ def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics
                 raise option_error("subscribe", f"topic {topic!r} does not exist on {options.bootstrap_servers} "
                                                 f"(the read does not create topics)") from None
         return found
+    if options.assign is None:
+        raise ValueError("source options name no partitions: none of assign, subscribe, subscribePattern")
     found = []
     for topic, partitions in options.assign.items():
         try:
@@ -149,6 +151,8 @@ def starting_offsets(client: KafkaClient, options: SourceOptions, partitions) ->
 def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:
     spec = options.starting if side == "starting" else options.ending
     if spec.kind == "checkpoint":
+        if spec.checkpoint is None:
+            raise ValueError(f"the {side} offsets come from a checkpoint, but name none")
         store = CheckpointStore(spec.checkpoint)
         if not store.location.exists():
             raise option_error("startingOffsetsFromCheckpoint", f"there is no checkpoint at {store.uri} (a typo? a "

@@ -11,7 +11,7 @@ and asking for both is an error). Errors are ``OptionError`` lines, as the sourc
 
 import dataclasses
 import difflib
-from typing import Mapping
+from typing import Mapping, overload
 
 from broker.client import security as client_security
 from broker.client.batches import BATCH_BYTES
@@ -148,6 +148,10 @@ def _boolean(settings: dict, key: str, default: bool, option: str | None = None)
     return text.strip().lower() == "true"
 
 
+@overload
+def _integer(kafka: dict, key: str, minimum: int, default: int) -> int: ...
+@overload
+def _integer(kafka: dict, key: str, minimum: int, default: None = None) -> int | None: ...
 def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) -> int | None:
     text = kafka.get(key)
     if text is None:

@@ -122,11 +122,13 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Spark hands this back to ``latestOffset`` unless it wants everything (``ReadAllAvailable``);
         which limits apply comes from the options (Spark passes one limit only)."""
         limits = self.options.limits
-        if not limits.any:
-            return ReadAllAvailable()
-        if limits.max_offsets or not limits.min_offsets:
-            return ReadMaxRows(limits.max_offsets or limits.max_offsets_per_partition)
-        return ReadMinRows(limits.min_offsets)
+        if limits.max_offsets:
+            return ReadMaxRows(limits.max_offsets)
+        if limits.min_offsets:
+            return ReadMinRows(limits.min_offsets)
+        if limits.max_offsets_per_partition:
+            return ReadMaxRows(limits.max_offsets_per_partition)
+        return ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         self._commit_to_group(start)  # Spark asks after the sink committed the batch ending at start

@@ -117,7 +117,7 @@ class _TaskWriter:
         headers = columns["headers"].to_pylist() if "headers" in columns else [None] * count
         timestamps = _milliseconds(columns["timestamp"]) if self.options.include_timestamp else [None] * count
         for key, value, topic, partition, header, timestamp in zip(keys, values, topics, partitions, headers,
-                                                                   timestamps):
+                                                                   timestamps, strict=True):
             row = self.rows
             batcher = self.batchers.get(topic) or self._batcher(topic, row)
             if partition is not None and not 0 <= partition < len(batcher.partitions):

@@ -1,10 +1,11 @@
 """The ``kafkalog`` command line: one entry point, one module per subcommand.
 
-Each module (``load`` and ``mirror`` are Spark jobs, in ``jobs``) has ``add_parser(commands)``, which adds its subcommand to the ``commands``
-subparsers and sets ``func`` (``args -> exit code``). Exit codes: 0 success, 1 the operation
-failed (or, for dump-log, found corruption), 2 usage errors. The actions of ``topics``, ``configs``
-and ``groups`` may also be given as Kafka's tools give them, as an option anywhere
-(``kafkalog topics --describe --topic T`` is ``kafkalog topics describe --topic T``).
+Each module (``load`` and ``mirror`` are Spark jobs, in ``jobs``) has ``add_parser(commands)``,
+which adds its subcommand to the ``commands`` subparsers and sets ``func`` (``args -> exit code``).
+Exit codes: 0 success, 1 the operation failed (or, for dump-log, found corruption), 2 usage errors.
+The actions of ``topics``, ``configs`` and ``groups`` may also be given as Kafka's tools give them,
+as an option anywhere (``kafkalog topics --describe --topic T`` is
+``kafkalog topics describe --topic T``).
 """
 
 import sys

@@ -22,7 +22,7 @@ def _description(client, args) -> dict:
         if not isinstance(error, UnknownTopicOrPartitionError):
             raise error  # access denied
         raise CommandError(f"topic {unknown[0]!r} does not exist on {args.bootstrap_server}")
-    led = {node_id: [] for node_id in sorted(metadata.brokers)}
+    led: dict[int, list[dict[str, object]]] = {node_id: [] for node_id in sorted(metadata.brokers)}
     offline = []
     for (topic, partition), leader in sorted(metadata.leaders.items()):
         replicas = list(metadata.replicas.get((topic, partition), ()))

@@ -53,7 +53,7 @@ def _describe(client, args) -> int:
     rows = [{"name": e.name, "value": e.value, "source": CONFIG_SOURCES.get(e.source, str(e.source)),
              "readOnly": e.read_only, "sensitive": e.sensitive} for e in entries]
     if args.documentation:
-        for row, entry in zip(rows, entries):
+        for row, entry in zip(rows, entries, strict=True):
             row["documentation"] = entry.documentation
     if not args.all:
         rows = [row for row in rows if row["source"] in DYNAMIC_SOURCES]

@@ -132,7 +132,7 @@ def _consume(client, args) -> int:
                     outages.failed(f"{topic}-{partition}", exc)
                     continue
                 outages.read(f"{topic}-{partition}")
-                if end is not None and position == positions[partition]:
+                if ends is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position
                 shown = records if remaining is None else records[:remaining]

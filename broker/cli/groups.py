@@ -9,6 +9,8 @@ members. Works against any Kafka cluster with a group coordinator.
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from broker.arguments import timestamp_ms
 from broker.client import EARLIEST, LATEST, KafkaError
@@ -169,10 +171,14 @@ def _delete_offsets(client, args) -> int:
                    lambda tp, error: _explained(error, args.group, tp[0]))
 
 
-def _report(verb: str, results: dict, done, failure) -> int:
+Item = TypeVar("Item")
+
+
+def _report(verb: str, results: dict[Item, KafkaError | None], done: Callable[[Item], str],
+            failure: Callable[[Item, KafkaError], str]) -> int:
     """One line per item (``done(item)`` on stdout, or ``failure(item, error)`` on stderr, each
     different failure once); 1 if any failed."""
-    failures = {}
+    failures: dict[str, None] = {}
     for item, error in results.items():
         if error is None:
             print(done(item))

@@ -143,7 +143,8 @@ def add_parser(commands) -> None:
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
             "kafkalog produce --topic events --property parse.key=true --property key.separator=: < events.txt",
             "kafkalog produce events --header source=web --timestamp 2026-11-20T13:00:00Z < events.txt",
-            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' | kafkalog produce events --format json",
+            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' "
+            "| kafkalog produce events --format json",
             "kafkalog consume events --format json | kafkalog produce events-copy --format json",
             "kafkalog produce events --partition 2 --acks 0 --file events.log --progress --on-error skip"])
     add_topic_argument(parser)

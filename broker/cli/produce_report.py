@@ -63,7 +63,7 @@ def _lines(count: int) -> str:
 
 def line_ranges(numbers: list[int]) -> str:
     """``[3, 7, 8, 9, 12]`` -> ``"3, 7-9, 12"``."""
-    ranges = []
+    ranges: list[list[int]] = []
     for number in numbers:
         if ranges and ranges[-1][1] == number - 1:
             ranges[-1][1] = number

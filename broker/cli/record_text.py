@@ -36,8 +36,11 @@ def text(data: bytes | None) -> str:
 
 def json_field(out: dict, name: str, data: bytes | None) -> dict:
     """``out`` with ``data`` as its ``name``: text when UTF-8, else base64 with ``<name>Encoding``."""
+    if data is None:
+        out[name] = None
+        return out
     try:
-        out[name] = None if data is None else data.decode("utf-8")
+        out[name] = data.decode("utf-8")
     except UnicodeDecodeError:
         out[name] = base64.b64encode(data).decode()
         out[name + "Encoding"] = "base64"

@@ -28,7 +28,8 @@ def _password(args) -> str:
         password = args.password
     else:
         try:
-            password = sys.stdin.read() if args.password_file == "-" else open(args.password_file, encoding="utf-8").read()
+            password = (sys.stdin.read() if args.password_file == "-"
+                        else open(args.password_file, encoding="utf-8").read())
         except OSError as exc:
             raise ValueError(f"--password-file {args.password_file}: {exc.strerror or exc}") from None
         password = password.rstrip("\r\n")
@@ -99,7 +100,8 @@ def add_parser(commands) -> None:
         "users", help="add, delete or list the SCRAM users of a broker's log directory",
         formatter_class=argparse.RawDescriptionHelpFormatter, description=__doc__.split("\n\n", 1)[1],
         epilog="examples:\n"
-               "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt --log-dir /var/lib/kafkalog\n"
+               "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt "
+               "--log-dir /var/lib/kafkalog\n"
                "  kafkalog users add bob --password s3cret --log-dir data          # both SCRAM mechanisms\n"
                "  kafkalog users delete bob --log-dir data\n"
                "  kafkalog users list --log-dir data\n\n"

@@ -69,7 +69,7 @@ class CheckpointLock:
         self.purpose = purpose
         self.lost = False
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def _content(self) -> bytes:
         pid = os.getpid()
