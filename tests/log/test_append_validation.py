@@ -76,7 +76,7 @@ def sent_batch(max_timestamp: int, codec: Codec = Codec.NONE) -> bytes:
 
 def changed_bytes(stored: bytes, sent: bytes) -> set:
     assert len(stored) == len(sent)
-    return {i for i, (a, b) in enumerate(zip(stored, sent)) if a != b}
+    return {i for i, (a, b) in enumerate(zip(stored, sent, strict=True)) if a != b}
 
 
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP], ids=lambda c: c.name.lower())

@@ -141,7 +141,7 @@ def test_a_read_in_progress_during_cleaning_keeps_its_bytes(tmp_path):
 
 def test_reads_from_any_offset_in_a_gap_start_at_the_next_kept_record(tmp_path):
     log = open_log(tmp_path)
-    appended = fill(log, 100, keys=4)
+    fill(log, 100, keys=4)
     clean_to_the_end(log, tmp_path)
     kept = [r.offset for r in read_all(log)]
     for offset in range(0, log.log_end_offset, 7):

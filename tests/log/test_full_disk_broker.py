@@ -79,8 +79,8 @@ def test_an_idempotent_producer_on_a_full_disk_stores_every_record_once(tmp_path
                     break
                 assert number < 3 * PAGE, "the index never ended on a page boundary"
             filler = fill(disk)
-            for number in range(number, TOTAL):
-                produce(number)
+            for rest in range(number, TOTAL):
+                produce(rest)
                 producer.poll(0)
             stalled_polls, deadline = 0, time.monotonic() + 60
             while stalled_polls < 3 and time.monotonic() < deadline:  # the broker refuses while the disk is full

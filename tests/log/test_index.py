@@ -20,11 +20,11 @@ def test_lookup_finds_the_largest_entry_at_or_below_the_offset(offset_index):
     rng = random.Random(1)
     offsets = sorted(rng.sample(range(46, 10_000), 30))
     positions = sorted(rng.sample(range(1, 1_000_000), 30))
-    for offset, position in zip(offsets, positions):
+    for offset, position in zip(offsets, positions, strict=True):
         offset_index.append(offset, position)
     for _ in range(500):
         target = rng.randrange(0, 10_050)
-        below = [(o, p) for o, p in zip(offsets, positions) if o <= target]
+        below = [(o, p) for o, p in zip(offsets, positions, strict=True) if o <= target]
         assert offset_index.lookup(target) == (below[-1] if below else (45, 0))
 
 

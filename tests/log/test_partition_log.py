@@ -104,7 +104,7 @@ def test_invalid_batches_are_refused(tmp_path):
         "count does not match offsets": batch.build([Record(0, BASE_TIME, None, b"a"), Record(5, BASE_TIME, None, b"b")]),
         "idempotent without sequence": make_batch(2, producer_id=4, producer_epoch=0),
     }
-    for name, data in cases.items():
+    for data in cases.values():
         with pytest.raises(InvalidRecordError):
             log.append(data)
     with pytest.raises(InvalidRecordError):
@@ -231,10 +231,10 @@ def test_offset_for_timestamp_across_segments(tmp_path):
 def test_retention_by_time_deletes_old_segments_and_moves_the_log_start(tmp_path):
     now = int(time.time() * 1000)
     log = open_log(tmp_path, segment_bytes=600, retention_ms=3600_000)
-    for i in range(10):
+    for _ in range(10):
         log.append(make_batch(2, timestamp=now - 7200_000))
     old_segments = len(log.segments)
-    for i in range(10):
+    for _ in range(10):
         log.append(make_batch(2, timestamp=now))
     deleted = log.delete_retained_segments()
     assert deleted >= old_segments - 1
@@ -360,7 +360,7 @@ def test_a_failed_flush_ms_flush_is_retried(tmp_path, scheduler, monkeypatch):
 
 def test_rolled_segments_are_flushed_in_the_background(tmp_path, scheduler):
     log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600), scheduler=scheduler)
-    for i in range(10):
+    for _ in range(10):
         log.append(make_batch(2))
     assert len(log.segments) > 1
     assert wait_for(lambda: log.recovery_point == log.active_segment.base_offset)

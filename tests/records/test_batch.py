@@ -256,7 +256,7 @@ def test_with_offset_and_epoch_changes_only_offset_and_epoch_bytes(codec):
     original = batch.build(_sample_records(), compression=codec, partition_leader_epoch=0)
     rewritten = b"".join(batch.with_offset_and_epoch(original, 987654321, 17))
     assert len(rewritten) == len(original)
-    changed = {i for i, (a, b) in enumerate(zip(original, rewritten)) if a != b}
+    changed = {i for i, (a, b) in enumerate(zip(original, rewritten, strict=True)) if a != b}
     assert changed <= set(range(0, 8)) | set(range(12, 16))
     assert rewritten[:8] == struct.pack(">q", 987654321)
     assert rewritten[12:16] == struct.pack(">i", 17)
@@ -294,7 +294,7 @@ def test_with_log_append_time_sets_bit_max_timestamp_and_crc(codec):
     assert header.attributes == int(codec) | 0x10 | 0x08
     assert header.max_timestamp == 1_900_000_000_000
     assert header.base_timestamp == records[0].timestamp
-    changed = {i for i, (a, b) in enumerate(zip(original, stamped)) if a != b}
+    changed = {i for i, (a, b) in enumerate(zip(original, stamped, strict=True)) if a != b}
     assert changed <= set(range(17, 23)) | set(range(35, 43))
     decoded = batch.decode(stamped)
     assert decoded.timestamp_type == TimestampType.LOG_APPEND_TIME

@@ -7,6 +7,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography import x509
 
+from .test_sasl import sasl_broker  # noqa: F401  (the SASL broker, for every module here; one per module)
+
 KEYSTORE_PASSWORD = "store-secret-1"
 
 

@@ -1,7 +1,8 @@
 """SASL listeners: the three third-party clients and kcat (librdkafka 2.0, whose SCRAM repeats its
-client nonce) with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL; users added and deleted with ``kafkalog users`` while the broker runs;
-wrong passwords, unknown users and bad input before and during the exchange: each a clear error
-(Kafka's SASL_AUTHENTICATION_FAILED) and one broker log line, never a hang."""
+client nonce) with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL; users
+added and deleted with ``kafkalog users`` while the broker runs; wrong passwords, unknown users and
+bad input before and during the exchange: each a clear error (Kafka's SASL_AUTHENTICATION_FAILED)
+and one broker log line, never a hang."""
 
 import socket
 import struct

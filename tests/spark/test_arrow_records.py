@@ -94,7 +94,7 @@ def rows(result_batch):
         return None
     # (timestamp[us] to_pylist makes datetimes, which stop at year 9999; Kafka's do not)
     return {name: (column.cast(pa.int64()) if name == "timestamp" else column).to_pylist()
-            for name, column in zip(result_batch.schema.names, result_batch.columns)}
+            for name, column in zip(result_batch.schema.names, result_batch.columns, strict=True)}
 
 
 def expected(data, start, end, include_headers=True):
