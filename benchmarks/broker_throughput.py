@@ -100,7 +100,7 @@ def measure(bootstrap: str, produce_bytes: int, full_fetch_bytes: int | None) ->
     return result
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--produce-mib", type=int, default=256)
     parser.add_argument("--fetch-mib", type=int, default=1024)

@@ -145,7 +145,7 @@ def three_member_join(bootstrap: str) -> None:
           f"ratio {ours / theirs:.2f}")
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records-per-partition", type=int, default=25_000)
     parser.add_argument("--rounds", type=int, default=3)

@@ -66,7 +66,7 @@ def make_fetches(values: list[bytes], codec: Codec, batch_records: int, fetch_by
     return fetches
 
 
-def time_decode(fetches, native: bool, headers: bool) -> float:
+def time_decode(fetches: list[tuple[bytes, int, int]], native: bool, headers: bool) -> float:
     rows = 0
     started = time.perf_counter()
     for data, start, end in fetches:
@@ -76,7 +76,7 @@ def time_decode(fetches, native: bool, headers: bool) -> float:
     return rows / elapsed
 
 
-def time_slices(full: pa.RecordBatch, fetches) -> float:
+def time_slices(full: pa.RecordBatch, fetches: list[tuple[bytes, int, int]]) -> float:
     rows = 0
     started = time.perf_counter()
     for _, start, end in fetches:
@@ -85,7 +85,7 @@ def time_slices(full: pa.RecordBatch, fetches) -> float:
     return rows / elapsed
 
 
-def main(argv=None) -> list[dict]:
+def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=48, help="value bytes per case (default 48)")
     parser.add_argument("--rounds", type=int, default=3)

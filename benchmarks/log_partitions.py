@@ -73,7 +73,7 @@ def measure(directory: str, partitions: int) -> dict:
     return {"clean": clean, "after_sigkill": after_kill}
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, nargs="+", default=[1000, 20000])
     parser.add_argument("--dir", default=None)

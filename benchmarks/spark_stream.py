@@ -24,9 +24,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from benchmarks.spark_read import PARTITIONS, VALUE_SIZE, local_spark, produce, timed  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
 
-def stream_seconds(spark, bootstrap: str, checkpoint: str, options: dict) -> float:
+def stream_seconds(spark: SparkSession, bootstrap: str, checkpoint: str, options: dict) -> float:
     """Seconds from start() to the end of an AvailableNow query into the noop sink."""
     reader = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", "bench").option("startingOffsets", "earliest"))
@@ -43,7 +44,7 @@ def stream_seconds(spark, bootstrap: str, checkpoint: str, options: dict) -> flo
     return time.perf_counter() - started
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=3)

@@ -8,13 +8,15 @@ import argparse
 import datetime
 import re
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TypeAlias
 
 from broker.properties import read_properties
 
 USAGE = 2  # the exit code of a usage error
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # what add_subparsers() returns
 
 
 class Parser(argparse.ArgumentParser):

@@ -15,11 +15,15 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker.client import KafkaClient, NewTopic
 from broker.embedded import EmbeddedBroker
 
 from . import activity, load
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 TOPIC = "page-views"
 PARTITIONS = 4
@@ -48,7 +52,7 @@ def run_load(bootstrap: str, *extra: str) -> None:
         raise SystemExit("the demo load failed")
 
 
-def check_exactly_once(spark, bootstrap: str) -> None:
+def check_exactly_once(spark: "SparkSession", bootstrap: str) -> None:
     from pyspark.sql import functions as F
 
     from .output import read_output
@@ -67,7 +71,7 @@ def check_exactly_once(spark, bootstrap: str) -> None:
         raise SystemExit("the output does not hold every offset exactly once")
 
 
-def top_pages_per_hour(spark) -> None:
+def top_pages_per_hour(spark: "SparkSession") -> None:
     from pyspark.sql import Window, functions as F
 
     from .output import read_output

@@ -15,9 +15,15 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
-                             key_value, positive_int, timestamp_ms, topic_pattern)
+from broker.arguments import (Parser, Subcommands, add_bootstrap_argument, add_command_config_argument, command_config,
+                              group_id, key_value, positive_int, timestamp_ms, topic_pattern)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from .runner import LoadSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -46,7 +52,7 @@ exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
              3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     """Add ``load`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
                                  description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -118,11 +124,11 @@ def _offsets(text: str) -> dict:
     return offsets
 
 
-def checkpoint_of(args) -> str:
+def checkpoint_of(args: argparse.Namespace) -> str:
     return args.checkpoint or args.output.rstrip("/") + "/_checkpoint"
 
 
-def settings_from(args):
+def settings_from(args: argparse.Namespace) -> "LoadSettings":
     from .planner import Rewind
     from .runner import LoadSettings
     rewind = None
@@ -145,7 +151,7 @@ def settings_from(args):
         progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
 
 
-def run_command(args) -> int:
+def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from broker.log.config import ConfigError
@@ -203,7 +209,8 @@ def _load(args, settings) -> int:
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
+def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"
+                  ) -> "SparkSession":
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
     ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``.
 
@@ -296,7 +303,7 @@ def parser() -> Parser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     return run_command(parser().parse_args(argv))
 
 

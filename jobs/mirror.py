@@ -21,7 +21,7 @@ import os
 import sys
 import traceback
 
-from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
+from broker.arguments import Parser, Subcommands, group_id, key_value, positive_float, positive_int, topic_pattern
 
 from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, reason, spark_session
 from .report import counted
@@ -94,7 +94,7 @@ def default_group_id(checkpoint: str) -> str:
     return "kafkalog-mirror:" + (checkpoint if "://" in checkpoint else os.path.abspath(checkpoint))
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     """Add ``mirror`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("mirror", help="copy topics from one cluster to another (a Spark streaming query)",
                                  description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -152,7 +152,7 @@ class UsageError(ValueError):
     """Arguments that cannot be used (exit status 2)."""
 
 
-def settings_from(args) -> MirrorSettings:
+def settings_from(args: argparse.Namespace) -> MirrorSettings:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics is not None else None
     if topics is not None and not topics:
         raise UsageError("--topics names no topic; for example --topics page-views,orders")
@@ -171,7 +171,7 @@ def _config(path: str | None, option: str) -> dict:
     return read_properties(path, option) if path else {}
 
 
-def run_command(args) -> int:
+def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog mirror`` with parsed arguments; one line on stderr when it fails."""
     from broker.log.config import ConfigError
     from spark_kafka_source.java import require_java
@@ -222,7 +222,7 @@ def parser() -> Parser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     return run_command(parser().parse_args(argv))
 
 

@@ -24,8 +24,12 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from broker.client import KafkaError
 from broker.client.connection import AuthenticationError
@@ -37,11 +41,15 @@ from spark_kafka_source.streaming import offsets_of
 from .mirror_topics import MirrorError, TargetTopics, same_cluster
 from .report import counted
 
+if TYPE_CHECKING:
+    from .mirror import MirrorSettings
+
 POLL_SECONDS = 0.5
 SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind first
 
 
-def mirror(spark, settings, say=print) -> dict:
+def mirror(spark: SparkSession | Callable[[], SparkSession], settings: "MirrorSettings",
+           say: Callable[[str], None] = print) -> dict:
     """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
     fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
@@ -76,7 +84,7 @@ def mirror(spark, settings, say=print) -> dict:
 
 
 @contextlib.contextmanager
-def interruptible():
+def interruptible() -> Iterator[threading.Event]:
     """An event set by Ctrl-C (SIGINT) while in the block, in place of PySpark's handler, which cancels
     Spark's jobs and raises KeyboardInterrupt inside a call to the JVM (a stopped query then dumps
     Py4J's and the JVM's stacks); the main loop stops the query itself. Elsewhere than in the main
@@ -164,7 +172,7 @@ def _follow(query, say, interrupted: threading.Event, quiet_stop: bool = False) 
             return {"batches": batches, "records": records}
 
 
-def progress_line(progress) -> str:
+def progress_line(progress: StreamingQueryProgress) -> str:
     """``batch 3: 120 records in 0.4 s; lag 12: events-1 12, events-0 0`` (the most behind first)."""
     source = progress.sources[0]
     end, latest = offsets_of(_json(source.endOffset)), offsets_of(_json(source.latestOffset))

@@ -30,6 +30,7 @@ import difflib
 import json
 import logging
 import re
+from collections.abc import Iterable
 from typing import Mapping
 
 from broker.client import security as client_security
@@ -205,7 +206,7 @@ def example_of(option: str) -> str:
     return EXAMPLES[max(families, key=len)] if families else EXAMPLES[""]
 
 
-def partitions_example(option: str, partitions, value: int, limit: int = 12) -> str:
+def partitions_example(option: str, partitions: Iterable[tuple[str, int]], value: int, limit: int = 12) -> str:
     """An example of ``option`` (offset or timestamp JSON) naming exactly ``partitions`` (topic,
     partition pairs), each with ``value``; the option's own example when there are more than ``limit``."""
     partitions = sorted(partitions)

@@ -19,6 +19,7 @@ what is still there.
 import logging
 import math
 import re
+from collections.abc import Collection
 from typing import NamedTuple
 
 from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
@@ -135,14 +136,14 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
     return ranges
 
 
-def listed_offsets(client: KafkaClient, partitions, which: int) -> dict:
+def listed_offsets(client: KafkaClient, partitions: Collection[tuple[str, int]], which: int) -> dict:
     """``{(topic, partition): offset}``: the EARLIEST or LATEST offset of each partition, now."""
     if not partitions:
         return {}
     return {tp: offset for tp, (offset, _) in client.list_offsets({tp: which for tp in partitions}).items()}
 
 
-def starting_offsets(client: KafkaClient, options: SourceOptions, partitions) -> dict:
+def starting_offsets(client: KafkaClient, options: SourceOptions, partitions: Collection[tuple[str, int]]) -> dict:
     """Where each of ``partitions`` starts by the starting options, resolved through the broker now."""
     earliest, latest = listed_offsets(client, partitions, EARLIEST), listed_offsets(client, partitions, LATEST)
     return _resolve(client, options, "starting", partitions, earliest, latest)

@@ -9,7 +9,7 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from broker.arguments import USAGE
+from broker.arguments import USAGE, Subcommands
 from broker.client.acls import AclClient, describe_text
 from broker.security.acls import (CLUSTER_NAME, WILDCARD, Acl, AclError, AclFilter, Operation, PatternType,
                                   Permission, ResourceType)
@@ -123,7 +123,7 @@ def _verb(verbs, name: str, summary: str, description: str, examples: list[str],
     return parser
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser("acls", help="list, add and remove ACLs (the broker's authorizer)",
                                  description="ACLs, as kafka-acls.sh manages them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")

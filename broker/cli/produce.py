@@ -16,7 +16,7 @@ No line is lost without being named: a line that cannot be a record, or that the
 import os
 import sys
 
-from broker.arguments import USAGE, key_value, non_negative_int, timestamp_ms
+from broker.arguments import USAGE, Subcommands, key_value, non_negative_int, timestamp_ms
 from broker.client.batches import Batcher
 from broker.records.compression import Codec
 
@@ -123,7 +123,7 @@ def _run(args) -> int:
         return run(PROG, args, lambda client, args: _produce(client, args, source, size or None))
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = add_command(
         commands, "produce", "send lines of stdin or a file as records",
         "Send each line of stdin (or of --file) as one record of TOPIC (created if missing where the\n"

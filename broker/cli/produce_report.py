@@ -11,11 +11,13 @@ import sys
 
 from broker.client.batches import Batcher
 
+from .progress import Progress
+
 PROG = "kafkalog produce"
 
 
 class LineReport:
-    def __init__(self, on_error: str, acks: int, progress=None):
+    def __init__(self, on_error: str, acks: int, progress: Progress | None = None) -> None:
         self.on_error, self.progress = on_error, progress
         self.done = "stored" if acks else "sent"  # with acks=0 nothing confirms a line
         self.held: list[tuple[int, str]] = []  # refusals for the final line (--on-error stop)

@@ -10,6 +10,7 @@ characters) are ``\\uNNNN`` (a code point). A null key or value is ``null``, as 
 consumer shows it (``--format json`` tells it from the text "null")."""
 
 import base64
+from collections.abc import Iterable
 import re
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -47,6 +48,6 @@ def json_field(out: dict, name: str, data: bytes | None) -> dict:
     return out
 
 
-def json_headers(headers) -> list[dict]:
+def json_headers(headers: Iterable[tuple[str, bytes | None]]) -> list[dict]:
     """``((key, value), ...)`` -> ``[{"key": key, "value": value}, ...]``, in order."""
     return [json_field({"key": key}, "value", value) for key, value in headers]

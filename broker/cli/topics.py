@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from broker.arguments import key_value, positive_int
+from broker.arguments import Subcommands, key_value, positive_int
 from broker.client import EARLIEST, LATEST
 from broker.client.client import NewTopic
 from broker.protocol.errors import ErrorCode
@@ -124,7 +124,7 @@ def _describe(client, args) -> int:
     return FAILED if failed else OK
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "topics", help="create, list, describe and delete topics",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from broker.arguments import USAGE, Parser
+from broker.arguments import USAGE, Parser, Subcommands
 from broker.security.credentials import CredentialsError, ScramCredentials
 from broker.security.sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS
 
@@ -95,7 +95,7 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "users", help="add, delete or list the SCRAM users of a broker's log directory",
         formatter_class=argparse.RawDescriptionHelpFormatter, description=__doc__.split("\n\n", 1)[1],
