@@ -2,13 +2,14 @@
 another, as Kafka's MirrorMaker does, with a Spark streaming query on the ``kafkalog`` source and sink.
 
 The mirror is a consumer of the source cluster and a producer to the target: each micro-batch reads
-the next offsets of the source topics (``subscribe`` or ``subscribePattern``, from earliest on a
-new checkpoint) and writes every record to the same partition of the target topic (named with the
+the next offsets of the source topics (``subscribe`` or ``subscribePattern``, from earliest on a new
+checkpoint) and writes every record to the same partition of the target topic (named with the
 optional ``--topic-prefix``) with its key, value, headers and timestamp. Before a micro-batch is
 written, every source topic it may hold has its target topic (``mirror_topics``: created with the
 source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint
 (``--checkpoint``) says where the mirror is; each micro-batch's end offsets are also committed to a
-consumer group of the SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
+consumer group of the SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least
+once, as the sink's.
 
 Exit status: 0 the query ended (``--available-now``: everything present at its start is copied),
 1 it failed (its reason on one line; running it again resumes from the checkpoint), 2 usage error,
