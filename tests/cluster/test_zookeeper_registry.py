@@ -70,7 +70,8 @@ def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_l
                 "advertised.listeners": "REPLICATION://replica.example:19094",
                 "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
                 "listener.name.internal.plain.sasl.jaas.config":
-                    'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="secret";'}
+                    ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                     'user_admin="secret";')}
     with EmbeddedBroker(tmp_path / "log", settings) as broker:
         plaintext, internal, _ = broker.ports
         found, _ = registration(kazoo, zookeeper, 4)

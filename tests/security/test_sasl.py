@@ -249,9 +249,11 @@ def test_bad_sasl_settings_are_refused_without_showing_secrets(tmp_path):
         ({"sasl.enabled.mechanisms": "GSSAPI"}, "sasl.enabled.mechanisms: 'GSSAPI' must list mechanisms among"),
         ({"sasl.enabled.mechanisms": "PLAIN"}, "PLAIN is enabled on listener SASL_PLAINTEXT but no PlainLoginModule"),
         ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-          'PlainLoginModule required user_a="hidden-secret"'}, "not a JAAS login entry"),
+          ('PlainLoginModule required '
+           'user_a="hidden-secret"')}, "not a JAAS login entry"),
         ({"sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config":
-          'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="hidden-secret" broken;'},
+          ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+           'user_a="hidden-secret" broken;')},
          "cannot read the options of"),
     ]:
         with pytest.raises(ConfigError) as failure:
