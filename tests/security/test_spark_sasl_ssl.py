@@ -8,7 +8,7 @@ from broker.client import KafkaClient, NewTopic
 from broker.client.security import from_settings
 
 from .test_client import SCRAM_JAAS
-from .test_sasl import SASL_SSL, SCRAM_PASSWORD
+from .conftest import SASL_SSL, SCRAM_PASSWORD
 
 
 def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):
