@@ -115,7 +115,7 @@ def measure(settings: dict, total_bytes: int, probes: int) -> dict:
     return result
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=64, help="MiB produced per throughput figure")
     parser.add_argument("--probes", type=int, default=300, help="records sent one at a time per latency figure")

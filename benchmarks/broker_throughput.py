@@ -72,7 +72,7 @@ def consume(bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]],
         for message in consumer.consume(min(10_000, expected - count), 1.0):
             if not message.error():
                 count += 1
-                size += len(message.value())
+                size += len(message.value() or b"")
     elapsed = time.perf_counter() - started
     consumer.close()
     if count < expected:
@@ -100,7 +100,7 @@ def measure(bootstrap: str, produce_bytes: int, full_fetch_bytes: int | None) ->
     return result
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--produce-mib", type=int, default=256)
     parser.add_argument("--fetch-mib", type=int, default=1024)

@@ -15,7 +15,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Producer
 
@@ -41,7 +43,8 @@ def confluent_produce(bootstrap: str, topic: str, path: Path) -> float:
     return time.perf_counter() - started
 
 
-def send_all(producer: Producer, topic: str, records, **where) -> None:
+def send_all(producer: Producer, topic: str, records: Iterable[Sequence[bytes | None]],
+             **where: Any) -> None:  # where: Producer.produce's partition
     """Produce every ``(key, value)`` of ``records`` (waiting for room in the queue), then flush."""
     for key, value in records:
         while True:
@@ -54,7 +57,7 @@ def send_all(producer: Producer, topic: str, records, **where) -> None:
         raise RuntimeError("records not delivered")
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=300_000)
     args = parser.parse_args(argv)

@@ -12,6 +12,7 @@ so the ratio shows what the spread costs here, not what 3 machines would give.
 """
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -26,7 +27,7 @@ from broker.embedded_cluster import EmbeddedCluster  # noqa: E402
 
 from .broker_throughput import produce  # noqa: E402
 from .cluster_throughput import create_topic  # noqa: E402
-from .spark_read import local_spark, timed  # noqa: E402
+from .spark_read import local_spark, timed, write_noop  # noqa: E402
 
 BROKERS = 3
 PARTITIONS = 6
@@ -42,13 +43,13 @@ def filled(bootstrap: str, records: int) -> set:
         return {client.leader_of(TOPIC, p).node_id for p in range(PARTITIONS)}
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     spark = local_spark()
-    times = {}
+    times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as directory, \
             EmbeddedBroker(os.path.join(directory, "single")) as broker, \
             EmbeddedCluster(os.path.join(directory, "cluster"), brokers=BROKERS) as cluster:
@@ -65,7 +66,7 @@ def main(argv=None) -> dict:
             for name, frame in frames.items():
                 times.setdefault((name, "count"), []).append(timed(frame.count))
                 times.setdefault((name, "noop"), []).append(
-                    timed(lambda: frame.write.format("noop").mode("overwrite").save()))
+                    timed(functools.partial(write_noop, frame)))
     spark.stop()
     rates = {key: args.records / statistics.median(values) for key, values in times.items()}
     cluster_side, single_side = list(frames)

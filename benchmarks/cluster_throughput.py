@@ -104,7 +104,7 @@ def fail_over(cluster: EmbeddedCluster) -> dict:
             "created_s": time.perf_counter() - started}
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=256, help="MiB produced, then fetched, on each side")
     args = parser.parse_args(argv)

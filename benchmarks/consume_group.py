@@ -36,7 +36,7 @@ def _mock():
 
 def _fill(bootstrap: str, topic: str, per_partition: int) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1 << 20})
-    for i in range(per_partition):
+    for _ in range(per_partition):
         for p in range(PARTITIONS):
             while True:
                 try:
@@ -51,6 +51,7 @@ def _consume_rate(bootstrap: str, topic: str, extra: list[str], records: int) ->
     """Records per second of one ``kafkalog consume`` process, first line to exit."""
     process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server", bootstrap,
                                 *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None  # stdout=PIPE
     first = process.stdout.readline()
     started = time.perf_counter()
     count = 1 if first else 0
@@ -123,7 +124,7 @@ def three_member_join(bootstrap: str) -> None:
         t.join(120)
     ours = time.perf_counter() - started
     assert len({m.generation for m in members}) == 1 and sum(len(a.get(topic, [])) for a in assignments) == PARTITIONS
-    for member, client in zip(members, clients):
+    for member, client in zip(members, clients, strict=True):
         member.leave()
         client.close()
 
@@ -144,7 +145,7 @@ def three_member_join(bootstrap: str) -> None:
           f"ratio {ours / theirs:.2f}")
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records-per-partition", type=int, default=25_000)
     parser.add_argument("--rounds", type=int, default=3)

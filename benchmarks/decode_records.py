@@ -53,7 +53,8 @@ def make_fetches(values: list[bytes], codec: Codec, batch_records: int, fetch_by
     i = 0
     while i < len(batches):
         start = batches[i][0]
-        parts, size, count = [], 0, 0
+        parts: list[bytes] = []
+        size, count = 0, 0
         while i < len(batches) and (not parts or size + len(batches[i][2]) <= fetch_bytes):
             parts.append(batches[i][2])
             size += len(batches[i][2])
@@ -65,17 +66,17 @@ def make_fetches(values: list[bytes], codec: Codec, batch_records: int, fetch_by
     return fetches
 
 
-def time_decode(fetches, native: bool, headers: bool) -> float:
+def time_decode(fetches: list[tuple[bytes, int, int]], native: bool, headers: bool) -> float:
     rows = 0
     started = time.perf_counter()
     for data, start, end in fetches:
         decoded = arrow_records.decode(data, "events", 0, start, end, headers, native=native)
-        rows += decoded.batch.num_rows
+        rows += 0 if decoded.batch is None else decoded.batch.num_rows
     elapsed = time.perf_counter() - started
     return rows / elapsed
 
 
-def time_slices(full: pa.RecordBatch, fetches) -> float:
+def time_slices(full: pa.RecordBatch, fetches: list[tuple[bytes, int, int]]) -> float:
     rows = 0
     started = time.perf_counter()
     for _, start, end in fetches:
@@ -84,7 +85,7 @@ def time_slices(full: pa.RecordBatch, fetches) -> float:
     return rows / elapsed
 
 
-def main(argv=None) -> list[dict]:
+def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=48, help="value bytes per case (default 48)")
     parser.add_argument("--rounds", type=int, default=3)

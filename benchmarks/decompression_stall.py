@@ -18,7 +18,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from broker.client import BrokerConnection
 from broker.embedded import EmbeddedBroker
@@ -37,7 +39,7 @@ BROKER_SETTINGS = {"num.partitions": "1", "message.max.bytes": str(16 * MIB),
 class BrokerFromSources(EmbeddedBroker):
     """The broker of another source tree (``python -m broker`` run in that tree, so it comes first on the path)."""
 
-    def __init__(self, sources: str, *args, **kwargs):
+    def __init__(self, sources: str, *args: Any, **kwargs: Any) -> None:  # EmbeddedBroker's arguments
         super().__init__(*args, **kwargs)
         self.sources = sources
 
@@ -59,7 +61,7 @@ def produce_body(records: bytes) -> dict:
             "topics": [{"name": TOPIC, "partitions": [{"index": 0, "records": records}]}]}
 
 
-def probe(port: int, keep_going) -> list[float]:
+def probe(port: int, keep_going: Callable[[], bool]) -> list[float]:
     """ApiVersions round trips (seconds) on a connection of its own while ``keep_going()``."""
     connection = BrokerConnection("127.0.0.1", port, timeout=120)
     latencies = []
@@ -98,7 +100,7 @@ def probe_during(port: int, bomb: bytes | None, count: int, idle_seconds: float)
     return result
 
 
-def quantile(values: list[float], q: float) -> float:
+def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
@@ -108,7 +110,7 @@ def measure(broker: EmbeddedBroker, bombs_by_codec: dict, count: int) -> dict:
         connection = BrokerConnection("127.0.0.1", broker.port)
         connection.request(ApiKey.METADATA, {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": True})
         connection.close()
-        results = {}
+        results: dict[str, list[float] | float] = {}
         for codec, bomb in bombs_by_codec.items():
             started = time.perf_counter()
             results[codec] = probe_during(broker.port, bomb, count, 0)
@@ -136,7 +138,7 @@ def sources_of(revision: str, into: str) -> str:
     return into
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=200, help="decompressed MiB per bomb (default 200)")
     parser.add_argument("--bombs", type=int, default=3, help="bombs per codec (default 3)")

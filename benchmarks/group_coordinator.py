@@ -80,7 +80,7 @@ def measure(bootstrap: str, commits: int, rebalances: int, label: str) -> dict:
     return {"commits": commit_rate, "fetches": fetch_rate, "rebalance": statistics.median(times)}
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--rebalances", type=int, default=3)

@@ -22,7 +22,7 @@ from spark_kafka_source.checkpoint import CheckpointStore, PartitionPlan
 PARTITIONS = 4
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)

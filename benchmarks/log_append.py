@@ -70,7 +70,7 @@ def log_append(directory: str, batches: list[bytes], total: int) -> float:
     return written / elapsed
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--total-mib", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=3)

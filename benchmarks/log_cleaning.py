@@ -24,6 +24,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 
 from broker.log.cleaner import Cleaner
 from broker.log.config import LogConfig
@@ -86,13 +87,13 @@ def clean(directory: str) -> None:
     log.close()
 
 
-def timed(step, directory: str) -> float:
+def timed(step: Callable[[str], object], directory: str) -> float:
     started = time.perf_counter()
     step(directory)
     return time.perf_counter() - started
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--total-mib", type=int, default=32)
     parser.add_argument("--keys", default="1000,100000", help="distinct keys, comma-separated")
@@ -105,7 +106,7 @@ def main(argv=None) -> dict:
             with tempfile.TemporaryDirectory(dir=args.dir) as workspace:
                 original = os.path.join(workspace, "original", "bench-0")
                 size = build_log(original, args.total_mib * MIB, keys, codec)
-                times = {"raw read": [], "arrow decode": [], "decode": [], "clean": []}
+                times: dict[str, list[float]] = {"raw read": [], "arrow decode": [], "decode": [], "clean": []}
                 for round_ in range(args.rounds):
                     copy = os.path.join(workspace, f"round{round_}", "bench-0")
                     shutil.copytree(original, copy)

@@ -35,7 +35,7 @@ def anonymous_resident_mib() -> float:
     return float("nan")
 
 
-def build_log(directory: str, size_mib: int):
+def build_log(directory: str, size_mib: int) -> tuple[str, list[int], list[tuple[int, int, int]]]:
     """Fill a log; return its directory, and ``(segment base offset, position, size)`` by last offset."""
     log = PartitionLog.open(os.path.join(directory, "lookup-0"), LogConfig())
     template = batch.build([Record(i, 1_700_000_000_000 + i, b"key-%d" % i, os.urandom(100)) for i in range(10)])
@@ -54,7 +54,7 @@ def build_log(directory: str, size_mib: int):
     return log.directory, last_offsets, places
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--lookups", type=int, default=20_000)
@@ -75,7 +75,10 @@ def main(argv=None) -> dict:
 
         started = time.perf_counter()
         for offset in targets:
-            log.read(offset, 1).read()
+            found = log.read(offset, 1)
+            if found is None:
+                raise RuntimeError(f"offset {offset} is not in the log")
+            found.read()
         ours = args.lookups / (time.perf_counter() - started)
         memory_after_lookups = anonymous_resident_mib() - memory_before
 

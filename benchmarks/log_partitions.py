@@ -28,7 +28,7 @@ embedded.START_TIMEOUT = 900  # recovering 20,000 logs after SIGKILL takes longe
 
 
 def process_figures(broker: EmbeddedBroker, seconds: float) -> dict:
-    pid = broker.process.pid
+    pid = broker.pid()
     with open(f"/proc/{pid}/status") as status:
         rss_kib = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
     return {"start_s": seconds, "rss_mib": rss_kib / 1024, "descriptors": len(os.listdir(f"/proc/{pid}/fd"))}
@@ -73,7 +73,7 @@ def measure(directory: str, partitions: int) -> dict:
     return {"clean": clean, "after_sigkill": after_kill}
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, nargs="+", default=[1000, 20000])
     parser.add_argument("--dir", default=None)

@@ -51,7 +51,7 @@ def recover(log_dir: str, threads: int) -> float:
     return took
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--mib", type=int, default=256, help="MiB of records in all (default 256)")
@@ -61,7 +61,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as directory:
         log_dir = os.path.join(directory, "log")
         write_logs(log_dir, args.partitions, args.mib * MIB)
-        times = {threads: [] for threads in args.threads}
+        times: dict[int, list[float]] = {threads: [] for threads in args.threads}
         for _ in range(args.rounds):
             for threads in args.threads:
                 times[threads].append(recover(log_dir, threads))

@@ -16,19 +16,21 @@ import os
 import socket
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from typing import BinaryIO
 
 KIB = 1024
 SIZES = [512, 4 * KIB, 16 * KIB, 64 * KIB, 128 * KIB, 256 * KIB, 384 * KIB, 512 * KIB, 768 * KIB, 1024 * KIB]
 HEADER = b"\0" * 12
 
 
-async def send_copy(writer, file, position: int, size: int) -> None:
+async def send_copy(writer: asyncio.StreamWriter, file: BinaryIO, position: int, size: int) -> None:
     writer.write(HEADER)
     writer.write(os.pread(file.fileno(), size, position))
     await writer.drain()
 
 
-async def send_sendfile(writer, file, position: int, size: int) -> None:
+async def send_sendfile(writer: asyncio.StreamWriter, file: BinaryIO, position: int, size: int) -> None:
     writer.write(HEADER)
     await writer.drain()
     await asyncio.get_running_loop().sendfile(writer.transport, file, position, size)
@@ -47,7 +49,10 @@ def client(port: int, size: int, rounds: int) -> None:
                 view = view[sock.recv_into(view):]
 
 
-async def serve_rounds(send, file, size: int, rounds: int) -> tuple[float, float]:
+Send = Callable[[asyncio.StreamWriter, BinaryIO, int, int], Awaitable[None]]
+
+
+async def serve_rounds(send: Send, file: BinaryIO, size: int, rounds: int) -> tuple[float, float]:
     """``(wall, server CPU)`` seconds per round trip, the client being another process."""
     done = asyncio.Event()
 
@@ -74,7 +79,7 @@ async def serve_rounds(send, file, size: int, rounds: int) -> tuple[float, float
     return wall / rounds, cpu / rounds
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5, help="alternating runs of each way; the best is kept")
@@ -84,7 +89,7 @@ def main(argv=None) -> None:
         file.flush()
         print(f"{'slice':>7} {'copy us':>9} {'sendfile us':>12} {'copy cpu us':>12} {'sendfile cpu us':>16}")
         for size in SIZES:
-            best = {send_copy: (float("inf"),) * 2, send_sendfile: (float("inf"),) * 2}
+            best: dict[Send, tuple[float, ...]] = {send_copy: (float("inf"),) * 2, send_sendfile: (float("inf"),) * 2}
             for _ in range(args.repeat):
                 for send in best:
                     figures = asyncio.run(serve_rounds(send, file, size, args.rounds))

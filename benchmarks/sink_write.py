@@ -22,6 +22,7 @@ from pathlib import Path
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from confluent_kafka import Producer  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
 from broker.client import KafkaClient, NewTopic  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
@@ -33,7 +34,7 @@ PARTITIONS = 4
 VALUE_BYTES = 100
 
 
-def spark_write(spark, bootstrap: str, topic: str, path: Path) -> float:
+def spark_write(spark: SparkSession, bootstrap: str, topic: str, path: Path) -> float:
     started = time.perf_counter()
     (spark.read.text(str(path)).selectExpr("substring_index(value, ':', 1) AS key",
                                            "substring(value, 18) AS value")
@@ -58,7 +59,7 @@ def stored(bootstrap: str, topic: str) -> int:
     return sum(offset for offset, _ in ends.values())
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=300_000)
     args = parser.parse_args(argv)

@@ -10,21 +10,28 @@ from memory (same schema, no I/O, no decoding): the most this path of Spark can 
 """
 
 import argparse
+import functools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from confluent_kafka import Producer  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
+from pyspark.sql.types import StructType  # noqa: E402
 
 from spark_kafka_source.arrow_records import arrow_schema, native_available  # noqa: E402
 from spark_kafka_source.datasource import source_schema  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PARTITIONS = 2
 VALUE_SIZE = 100
@@ -38,21 +45,21 @@ class PrebuiltArrowSource(DataSource):
     def name(cls) -> str:
         return "prebuilt_arrow"
 
-    def schema(self):
+    def schema(self) -> StructType:
         return source_schema(False)
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> "PrebuiltArrowReader":
         return PrebuiltArrowReader(int(self.options["rows"]), int(self.options["partitions"]))
 
 
 class PrebuiltArrowReader(DataSourceReader):
-    def __init__(self, rows: int, partitions: int):
+    def __init__(self, rows: int, partitions: int) -> None:
         self.rows, self.partitions_count = rows, partitions
 
-    def partitions(self):
+    def partitions(self) -> list[InputPartition]:
         return [InputPartition(i) for i in range(self.partitions_count)]
 
-    def read(self, partition):
+    def read(self, partition: InputPartition) -> Iterator["pa.RecordBatch"]:
         import pyarrow as pa
         n = BATCH_ROWS
         batch = pa.RecordBatch.from_arrays([
@@ -85,7 +92,7 @@ def produce(bootstrap: str, records: int) -> None:
         raise RuntimeError("records not delivered")
 
 
-def local_spark():
+def local_spark() -> SparkSession:
     """The benchmarks' Spark: local[2] (the machine's 2 cores), no UI or progress bars, UTC, errors only."""
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
@@ -93,20 +100,25 @@ def local_spark():
     return spark
 
 
-def timed(action) -> float:
+def timed(action: Callable[[], object]) -> float:
     started = time.perf_counter()
     action()
     return time.perf_counter() - started
 
 
-def main(argv=None) -> dict:
+def write_noop(frame: DataFrame) -> None:
+    """Read every row of ``frame`` and write it nowhere (Spark's noop sink)."""
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     spark = local_spark()
     spark.dataSource.register(PrebuiltArrowSource)
-    times = {}
+    times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
@@ -125,7 +137,7 @@ def main(argv=None) -> dict:
                 for name, frame in frames.items():
                     times.setdefault((name, "count"), []).append(timed(frame.count))
                     times.setdefault((name, "noop"), []).append(
-                        timed(lambda: frame.write.format("noop").mode("overwrite").save()))
+                        timed(functools.partial(write_noop, frame)))
         finally:
             broker.stop()
     spark.stop()

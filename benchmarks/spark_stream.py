@@ -24,9 +24,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 from benchmarks.spark_read import PARTITIONS, VALUE_SIZE, local_spark, produce, timed  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
 
-def stream_seconds(spark, bootstrap: str, checkpoint: str, options: dict) -> float:
+def stream_seconds(spark: SparkSession, bootstrap: str, checkpoint: str, options: dict) -> float:
     """Seconds from start() to the end of an AvailableNow query into the noop sink."""
     reader = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", "bench").option("startingOffsets", "earliest"))
@@ -43,15 +44,15 @@ def stream_seconds(spark, bootstrap: str, checkpoint: str, options: dict) -> flo
     return time.perf_counter() - started
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     spark = local_spark()
-    variants = {"batch read, noop write": None, "AvailableNow, no limit": {},
-                "AvailableNow, 10 micro-batches": {"maxOffsetsPerTrigger": str(args.records // 10)}}
-    times: dict = {}
+    limited = {"maxOffsetsPerTrigger": str(args.records // 10)}
+    variants = {"batch read, noop write": None, "AvailableNow, no limit": {}, "AvailableNow, 10 micro-batches": limited}
+    times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
@@ -68,7 +69,7 @@ def main(argv=None) -> dict:
                                                              f"-{len(options)}")
                         seconds = stream_seconds(spark, broker.bootstrap, checkpoint, options)
                     times.setdefault(name, []).append(seconds)
-                times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, options))
+                times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, limited))
         finally:
             broker.stop()
     spark.stop()

@@ -30,7 +30,7 @@ def measure(bootstrap: str, topic: str, total_bytes: int, client_settings: dict)
     return {"produce_mb_s": produce_mb_s, "fetch_mb_s": size / seconds / 1e6}
 
 
-def main(argv=None) -> dict:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=128, help="MiB produced, then fetched, per listener")
     args = parser.parse_args(argv)

@@ -43,7 +43,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> float:
     return time.perf_counter() - started
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=64, help="MiB of values per topic (default 64)")
     args = parser.parse_args(argv)

@@ -7,6 +7,8 @@ internals."""
 import argparse
 import datetime
 import re
+from collections.abc import Sequence
+from typing import NoReturn, TypeAlias
 
 from broker.properties import read_properties
 
@@ -14,23 +16,27 @@ USAGE = 2  # the exit code of a usage error
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # what add_subparsers() returns
+
 
 class Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line: ``kafkalog consume: <problem> (see ...)``, exit 2."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
-    def parse_known_args(self, args=None, namespace=None):
+    def parse_known_args(  # type: ignore[override]  # typeshed overloads on the namespace's type; one here
+            self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         """An unknown option is an error of the (sub)command that met it, so its message points to
         that command's help (``kafkalog topics describe --help``), not to the top-level one."""
-        namespace, extras = super().parse_known_args(args, namespace)
+        parsed, extras = super().parse_known_args(args, argparse.Namespace() if namespace is None else namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return namespace, extras
+        return parsed, extras
 
 
-def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
+def add_bootstrap_argument(parser: argparse.ArgumentParser, dest: str = "bootstrap_server") -> None:
     """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and
     Spark's ``kafka.bootstrap.servers``): the same option."""
     parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
@@ -38,14 +44,15 @@ def add_bootstrap_argument(parser, dest: str = "bootstrap_server") -> None:
                         help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
 
 
-def add_command_config_argument(parser) -> None:
-    """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's tools take them."""
+def add_command_config_argument(parser: argparse.ArgumentParser) -> None:
+    """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's
+    tools take them."""
     parser.add_argument("--command-config", metavar="FILE",
                         help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
                              "sasl.jaas.config, ssl.truststore.location, ...")
 
 
-def command_config(path: str | None) -> dict:
+def command_config(path: str | None) -> dict[str, str]:
     """The settings of a ``--command-config`` file ({} without one); ConfigError names the file."""
     return read_properties(path, "--command-config") if path else {}
 

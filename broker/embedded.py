@@ -8,7 +8,8 @@
     broker.stop()                   # SIGTERM: a clean shutdown; returns the exit code
 
 It runs ``python -m broker`` with this interpreter, learns the ports from the one "listening on"
-line (``ports``, in the order of ``listeners``; ``--port`` is the first one's), and keeps the broker's stderr in ``<log_dir>.broker.log``.
+line (``ports``, in the order of ``listeners``; ``--port`` is the first one's), and keeps the
+broker's stderr in ``<log_dir>.broker.log``.
 """
 
 import selectors
@@ -18,6 +19,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
+from os import PathLike
 from pathlib import Path
 
 START_TIMEOUT = 60
@@ -31,19 +34,25 @@ def free_port() -> int:
 
 
 class EmbeddedBroker:
-    def __init__(self, log_dir=None, settings: dict | None = None, port: int = 0, extra_args=()):
-        self.temporary_dir = tempfile.mkdtemp(prefix="kafkalog-broker-") if log_dir is None else None
-        self.log_dir = str(log_dir) if log_dir is not None else str(Path(self.temporary_dir) / "log")
+    def __init__(self, log_dir: str | PathLike[str] | None = None, settings: dict[str, str] | None = None,
+                 port: int = 0, extra_args: Iterable[str] = ()) -> None:
+        self.temporary_dir: str | None = None
+        if log_dir is None:
+            self.temporary_dir = tempfile.mkdtemp(prefix="kafkalog-broker-")
+            self.log_dir = str(Path(self.temporary_dir) / "log")
+        else:
+            self.log_dir = str(log_dir)
         self.settings = dict(settings or {})
         self.port = port
+        self.ports: list[int]  # learnt by start()
         self.extra_args = list(extra_args)
-        self.process = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.stderr_path = self.log_dir.rstrip("/") + ".broker.log"
 
     def __enter__(self) -> "EmbeddedBroker":
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
         if self.temporary_dir:
             shutil.rmtree(self.temporary_dir, ignore_errors=True)
@@ -56,7 +65,7 @@ class EmbeddedBroker:
         """The address of the broker's listener number ``listener_index`` (in ``listeners`` order)."""
         return f"127.0.0.1:{self.ports[listener_index]}"
 
-    def command(self) -> list:
+    def command(self) -> list[str]:
         args = [sys.executable, "-m", "broker", "--log-dir", self.log_dir, "--port", str(self.port)]
         for key, value in self.settings.items():
             args += ["--set", f"{key}={value}"]
@@ -66,7 +75,7 @@ class EmbeddedBroker:
         stderr = open(self.stderr_path, "ab")
         self.process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=stderr)
         stderr.close()
-        line = self._read_line(START_TIMEOUT)
+        line = self._read_line(self.process, START_TIMEOUT)
         prefix = "kafkalog broker "
         if not line.startswith(prefix) or " listening on " not in line:
             raise RuntimeError(f"unexpected broker output {line!r}; stderr:\n{self.stderr_tail()}")
@@ -75,15 +84,16 @@ class EmbeddedBroker:
         self.port = self.ports[0]
         return self
 
-    def _read_line(self, timeout: float) -> str:
+    def _read_line(self, process: "subprocess.Popen[bytes]", timeout: float) -> str:
+        assert process.stdout is not None  # started with stdout=PIPE
         with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ)
+            selector.register(process.stdout, selectors.EVENT_READ)
             if not selector.select(timeout):
                 self.kill()
                 raise RuntimeError(f"broker did not start within {timeout}s; stderr:\n{self.stderr_tail()}")
-        line = self.process.stdout.readline().decode().strip()
+        line = process.stdout.readline().decode().strip()
         if not line:
-            code = self.process.wait(10)
+            code = process.wait(10)
             raise RuntimeError(f"broker exited with {code}; stderr:\n{self.stderr_tail()}")
         return line
 
@@ -100,16 +110,17 @@ class EmbeddedBroker:
 
     def stop(self, timeout: float = 60) -> int:
         """SIGTERM, then wait for the exit code."""
-        if not self.running:
-            return self.process.returncode if self.process else 0
-        self.process.send_signal(signal.SIGTERM)
+        process = self.process
+        if process is None or process.poll() is not None:
+            return process.returncode if process else 0
+        process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout)
+            return process.wait(timeout)
         finally:
             self._close_pipes()
 
     def kill(self) -> None:
-        if self.running:
+        if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(30)
         self._close_pipes()
@@ -119,4 +130,6 @@ class EmbeddedBroker:
             self.process.stdout.close()
 
     def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("the broker was never started")
         return self.process.pid

@@ -15,6 +15,7 @@ on the same directory they rejoin the same cluster.
 """
 
 import os
+from os import PathLike
 
 from .cluster.zookeeper_data import broker_path
 from .embedded import EmbeddedBroker
@@ -24,7 +25,8 @@ SESSION_TIMEOUT_MS = 6000
 
 
 class EmbeddedCluster:
-    def __init__(self, data_dir, brokers: int = 3, settings: dict | None = None, zookeeper_port: int = 0):
+    def __init__(self, data_dir: str | PathLike[str], brokers: int = 3, settings: dict[str, str] | None = None,
+                 zookeeper_port: int = 0) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least 1 broker, got {brokers}")
         self.data_dir = str(data_dir)
@@ -38,7 +40,7 @@ class EmbeddedCluster:
     def __enter__(self) -> "EmbeddedCluster":
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property

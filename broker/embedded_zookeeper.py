@@ -16,6 +16,7 @@ import os
 import subprocess
 import threading
 import time
+from os import PathLike
 
 import pyspark
 from kazoo.client import KazooClient
@@ -32,10 +33,10 @@ QUIET.setLevel(logging.CRITICAL + 1)
 
 
 class ZooKeeperServer:
-    def __init__(self, directory, port: int = 0):
+    def __init__(self, directory: str | PathLike[str], port: int = 0) -> None:
         self.directory = str(directory)
         self.port = port or free_port()
-        self.process = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def connect(self) -> str:
@@ -50,7 +51,7 @@ class ZooKeeperServer:
         data = os.path.join(self.directory, "data")
         os.makedirs(self.directory, exist_ok=True)
         with open(os.path.join(self.directory, "server.log"), "ab") as output:
-            self.process = subprocess.Popen(
+            self.process = process = subprocess.Popen(
                 [java, "-Xmx128m", "-Dzookeeper.admin.enableServer=false", "-cp", jars,
                  "org.apache.zookeeper.server.ZooKeeperServerMain", str(self.port), data, str(TICK_MS)],
                 stdout=output, stderr=subprocess.STDOUT)
@@ -62,11 +63,12 @@ class ZooKeeperServer:
                 client.stop()
                 return self
             except KazooTimeoutError:
-                exited = self.process.poll()
+                exited = process.poll()
                 if exited is not None or time.monotonic() > deadline:
                     self.stop()
                     why = f"did not start within {START_TIMEOUT}s" if exited is None else f"exited with code {exited}"
-                    raise RuntimeError(f"ZooKeeper on port {self.port} {why}; see {self.directory}/server.log")
+                    raise RuntimeError(f"ZooKeeper on port {self.port} {why}; "
+                                       f"see {self.directory}/server.log") from None
             finally:
                 client.close()
 
@@ -84,7 +86,7 @@ class ZooKeeperServer:
             deadline = time.monotonic() + timeout
             while True:
                 changed = threading.Event()
-                if client.exists(path, watch=lambda _: changed.set()) is None:
+                if client.exists(path, watch=lambda _event, changed=changed: changed.set()) is None:
                     return True
                 if not changed.wait(max(0.0, deadline - time.monotonic())):
                     return False

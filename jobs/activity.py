@@ -9,7 +9,7 @@ producer would pick), produced in compressed batches.
 
 import json
 import random
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from broker.client import KafkaClient
 from broker.client import partition_for_key
@@ -43,7 +43,8 @@ def page_views(count: int, start_ms: int, end_ms: int, seed: int = 1, users: int
         yield PageView(user.encode(), value.encode(), timestamp)
 
 
-def produce(bootstrap: str, topic: str, views, partitions: int, compression: Codec = Codec.LZ4) -> int:
+def produce(bootstrap: str, topic: str, views: Iterable[PageView], partitions: int,
+            compression: Codec = Codec.LZ4) -> int:
     """Produce page views in compressed batches of up to BATCH_RECORDS per partition; the count."""
     pending: dict[int, list] = {p: [] for p in range(partitions)}
     sent = 0

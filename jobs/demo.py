@@ -15,11 +15,15 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker.client import KafkaClient, NewTopic
 from broker.embedded import EmbeddedBroker
 
 from . import activity, load
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 TOPIC = "page-views"
 PARTITIONS = 4
@@ -48,13 +52,15 @@ def run_load(bootstrap: str, *extra: str) -> None:
         raise SystemExit("the demo load failed")
 
 
-def check_exactly_once(spark, bootstrap: str) -> None:
+def check_exactly_once(spark: "SparkSession", bootstrap: str) -> None:
     from pyspark.sql import functions as F
 
     from .output import read_output
     rows = read_output(spark, str(OUTPUT))
     stats = rows.agg(F.count("*").alias("rows"),
                      F.countDistinct("topic", "partition", "offset").alias("distinct")).first()
+    if stats is None:
+        raise SystemExit(f"the output at {OUTPUT} could not be counted")
     with KafkaClient(bootstrap) as client:
         latest = client.list_offsets({(TOPIC, p): -1 for p in range(PARTITIONS)})
     held = sum(offset for offset, _ in latest.values())
@@ -65,7 +71,7 @@ def check_exactly_once(spark, bootstrap: str) -> None:
         raise SystemExit("the output does not hold every offset exactly once")
 
 
-def top_pages_per_hour(spark) -> None:
+def top_pages_per_hour(spark: "SparkSession") -> None:
     from pyspark.sql import Window, functions as F
 
     from .output import read_output

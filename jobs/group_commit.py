@@ -17,9 +17,10 @@ carrying ``kafkalog load run N`` as metadata.
 
 import logging
 
-from broker.client import KafkaError
+from broker.client import KafkaClient, KafkaError
 from broker.client import UnsupportedVersionError
 from broker.client import GroupClient, GroupsUnsupportedError
+from spark_kafka_source.checkpoint import Run
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ def default_group_id(output_uri: str) -> str:
     return f"kafkalog-load:{output_uri}"
 
 
-def commit_run_ends(client, group: str, run) -> bool:
+def commit_run_ends(client: KafkaClient, group: str, run: Run) -> bool:
     """Commit ``run``'s end offsets to ``group``; False (with one warning line) when it could not."""
     offsets = {p.key: p.end for p in run.plan}
     if not offsets:

@@ -15,9 +15,15 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from broker.arguments import (Parser, add_bootstrap_argument, add_command_config_argument, command_config, group_id,
-                             key_value, positive_int, timestamp_ms, topic_pattern)
+from broker.arguments import (Parser, Subcommands, add_bootstrap_argument, add_command_config_argument, command_config,
+                              group_id, key_value, positive_int, timestamp_ms, topic_pattern)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from .runner import LoadSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -50,7 +56,7 @@ class UsageError(ValueError):
     """Arguments that cannot be used: malformed, or asking what the checkpoint cannot do (exit status 2)."""
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     """Add ``load`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
                                  description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -122,11 +128,11 @@ def _offsets(text: str) -> dict:
     return offsets
 
 
-def checkpoint_of(args) -> str:
+def checkpoint_of(args: argparse.Namespace) -> str:
     return args.checkpoint or args.output.rstrip("/") + "/_checkpoint"
 
 
-def settings_from(args):
+def settings_from(args: argparse.Namespace) -> "LoadSettings":
     from .planner import Rewind
     from .runner import LoadSettings
     rewind = None
@@ -144,11 +150,12 @@ def settings_from(args):
         max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
         fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
         rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty,
-        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()}, **dict(args.option)},
+        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
+                        **dict(args.option)},
         progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
 
 
-def run_command(args) -> int:
+def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from broker.common.settings import ConfigError
@@ -205,7 +212,8 @@ def _load(args, settings) -> int:
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"):
+def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"
+                  ) -> "SparkSession":
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
     ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``.
 
@@ -298,7 +306,7 @@ def parser() -> Parser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     return run_command(parser().parse_args(argv))
 
 

@@ -2,13 +2,14 @@
 another, as Kafka's MirrorMaker does, with a Spark streaming query on the ``kafkalog`` source and sink.
 
 The mirror is a consumer of the source cluster and a producer to the target: each micro-batch reads
-the next offsets of the source topics (``subscribe`` or ``subscribePattern``, from earliest on a
-new checkpoint) and writes every record to the same partition of the target topic (named with the
+the next offsets of the source topics (``subscribe`` or ``subscribePattern``, from earliest on a new
+checkpoint) and writes every record to the same partition of the target topic (named with the
 optional ``--topic-prefix``) with its key, value, headers and timestamp. Before a micro-batch is
 written, every source topic it may hold has its target topic (``mirror_topics``: created with the
-source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint (``--checkpoint``) says
-where the mirror is; each micro-batch's end offsets are also committed to a consumer group of the
-SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least once, as the sink's.
+source's partition count and settings when missing, grown to it when smaller). Spark's checkpoint
+(``--checkpoint``) says where the mirror is; each micro-batch's end offsets are also committed to a
+consumer group of the SOURCE cluster, so Kafka's lag tools see the mirror. Delivery is at least
+once, as the sink's.
 
 Exit status: 0 the query ended (``--available-now``: everything present at its start is copied),
 1 it failed (its reason on one line; running it again resumes from the checkpoint), 2 usage error,
@@ -21,7 +22,7 @@ import os
 import sys
 import traceback
 
-from broker.arguments import Parser, group_id, key_value, positive_float, positive_int, topic_pattern
+from broker.arguments import Parser, Subcommands, group_id, key_value, positive_float, positive_int, topic_pattern
 
 from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, reason, spark_session
 from .report import counted
@@ -35,10 +36,11 @@ examples:
 
 Missing target topics are created with the source's partition count and topic settings, target
 topics with fewer partitions than their source are grown to its count (also when partitions are
-added to the source while the mirror runs); records keep their partition, key, value, headers and timestamp. Each micro-batch prints one line with the
-records copied and the lag of each partition (the most behind first). Killed, the same command
-resumes from the checkpoint: nothing is lost, and the records of the micro-batch that was being
-written when it was killed may be copied twice (at least once, as the kafkalog sink).
+added to the source while the mirror runs); records keep their partition, key, value, headers and
+timestamp. Each micro-batch prints one line with the records copied and the lag of each partition
+(the most behind first). Killed, the same command resumes from the checkpoint: nothing is lost, and
+the records of the micro-batch that was being written when it was killed may be copied twice (at
+least once, as the kafkalog sink).
 
 exit status: 0 done, 1 failed (reason on stderr), 2 usage error, 130 stopped with Ctrl-C"""
 
@@ -71,8 +73,10 @@ class MirrorSettings:
                         "includeHeaders": "true", "failOnDataLoss": str(self.fail_on_data_loss).lower()})
         if self.topic_pattern is not None:
             options["subscribePattern"] = self.topic_pattern
-        else:
+        elif self.topics is not None:
             options["subscribe"] = ",".join(self.topics)
+        else:
+            raise ValueError("a mirror needs topics or a topic pattern")
         if self.max_offsets_per_trigger:
             options["maxOffsetsPerTrigger"] = str(self.max_offsets_per_trigger)
         if self.group_id is not None:
@@ -91,7 +95,7 @@ def default_group_id(checkpoint: str) -> str:
     return "kafkalog-mirror:" + (checkpoint if "://" in checkpoint else os.path.abspath(checkpoint))
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     """Add ``mirror`` to the ``kafkalog`` subcommands."""
     parser = commands.add_parser("mirror", help="copy topics from one cluster to another (a Spark streaming query)",
                                  description=__doc__.split("\n\n")[0], epilog=EPILOG,
@@ -145,7 +149,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="Spark's and Py4J's logs, and on failure the whole traceback")
 
 
-def settings_from(args) -> MirrorSettings:
+def settings_from(args: argparse.Namespace) -> MirrorSettings:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics is not None else None
     if topics is not None and not topics:
         raise UsageError("--topics names no topic; for example --topics page-views,orders")
@@ -164,7 +168,7 @@ def _config(path: str | None, option: str) -> dict:
     return read_properties(path, option) if path else {}
 
 
-def run_command(args) -> int:
+def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog mirror`` with parsed arguments; one line on stderr when it fails."""
     from broker.common.settings import ConfigError
     from spark_kafka_source.java import require_java
@@ -184,8 +188,8 @@ def run_command(args) -> int:
         if not copied:
             print(STOPPED, flush=True)
             return EXIT_INTERRUPTED
-        print(f"done: {counted(copied['records'], 'record')} copied in {batches} micro-batch{'' if batches == 1 else 'es'}",
-              flush=True)
+        print(f"done: {counted(copied['records'], 'record')} copied in {batches} "
+              f"micro-batch{'' if batches == 1 else 'es'}", flush=True)
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C before the query started (while Spark starts)
         print(STOPPED, flush=True)
@@ -215,7 +219,7 @@ def parser() -> Parser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     return run_command(parser().parse_args(argv))
 
 

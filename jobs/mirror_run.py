@@ -1,13 +1,13 @@
 """One ``kafkalog mirror``: check both clusters and the target topics, then run the streaming query
 and print its progress.
 
-Before Spark starts, the source topics are listed (none: refused) and their target topics made
-ready (``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in
-one line; a dry run stops there, having changed nothing. The query reads the source with the ``kafkalog`` stream and writes each micro-batch in
-``foreachBatch``: first the target topics of every source topic read now (a topic created on the
-source since, matching ``--topic-pattern``, gets its target topic before any of its records is
-written), then the rows with the ``kafkalog`` sink, each to its source partition and with its
-timestamp.
+Before Spark starts, the source topics are listed (none: refused) and their target topics made ready
+(``mirror_topics``), so an unreachable cluster or a topic that cannot be mirrored fails in one line;
+a dry run stops there, having changed nothing. The query reads the source with the ``kafkalog``
+stream and writes each micro-batch in ``foreachBatch``: first the target topics of every source
+topic read now (a topic created on the source since, matching ``--topic-pattern``, gets its target
+topic before any of its records is written), then the rows with the ``kafkalog`` sink, each to its
+source partition and with its timestamp.
 
 What a kill leaves: Spark logs a micro-batch's offsets in the checkpoint before writing it and
 marks it done after every task's records are acknowledged; a restart writes a micro-batch that was
@@ -24,8 +24,12 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from broker.client import KafkaError
 from broker.client import AuthenticationError
@@ -37,11 +41,15 @@ from spark_kafka_source.streaming import offsets_of
 from .mirror_topics import MirrorError, TargetTopics, same_cluster
 from .report import counted
 
+if TYPE_CHECKING:
+    from .mirror import MirrorSettings
+
 POLL_SECONDS = 0.5
 SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind first
 
 
-def mirror(spark, settings, say=print) -> dict:
+def mirror(spark: SparkSession | Callable[[], SparkSession], settings: "MirrorSettings",
+           say: Callable[[str], None] = print) -> dict:
     """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
     fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
@@ -52,7 +60,8 @@ def mirror(spark, settings, say=print) -> dict:
         raise MirrorError(f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
                           f"{settings.topic_pattern!r}")
     say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
-        f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to {settings.target_servers}")
+        f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to "
+        f"{settings.target_servers}")
     if settings.dry_run:
         return {"batches": 0, "records": 0}
     spark = spark() if callable(spark) else spark
@@ -75,7 +84,7 @@ def mirror(spark, settings, say=print) -> dict:
 
 
 @contextlib.contextmanager
-def interruptible():
+def interruptible() -> Iterator[threading.Event]:
     """An event set by Ctrl-C (SIGINT) while in the block, in place of PySpark's handler, which cancels
     Spark's jobs and raises KeyboardInterrupt inside a call to the JVM (a stopped query then dumps
     Py4J's and the JVM's stacks); the main loop stops the query itself. Elsewhere than in the main
@@ -163,7 +172,7 @@ def _follow(query, say, interrupted: threading.Event, quiet_stop: bool = False) 
             return {"batches": batches, "records": records}
 
 
-def progress_line(progress) -> str:
+def progress_line(progress: StreamingQueryProgress) -> str:
     """``batch 3: 120 records in 0.4 s; lag 12: events-1 12, events-0 0`` (the most behind first)."""
     source = progress.sources[0]
     end, latest = offsets_of(_json(source.endOffset)), offsets_of(_json(source.latestOffset))

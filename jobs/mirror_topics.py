@@ -12,7 +12,9 @@ records from the mirror). Nothing else of an existing target topic is changed. I
 target topics are checked and what would be created or grown is said, but nothing is changed.
 """
 
-from broker.client import KafkaError, NewTopic, UnknownTopicOrPartitionError
+from collections.abc import Callable
+
+from broker.client import KafkaClient, KafkaError, NewTopic, UnknownTopicOrPartitionError
 from broker.protocol.errors import ErrorCode
 
 from .report import counted
@@ -27,8 +29,9 @@ class MirrorError(ValueError):
 class TargetTopics:
     """Makes the target's topics ready for the source's, remembering those already checked."""
 
-    def __init__(self, source, target, prefix: str = "", read_back=None, ready: dict | None = None, say=print,
-                 dry_run: bool = False):
+    def __init__(self, source: KafkaClient, target: KafkaClient, prefix: str = "",
+                 read_back: Callable[[str], bool] | None = None, ready: dict | None = None,
+                 say: Callable[[str], None] = print, dry_run: bool = False) -> None:
         """``read_back(name)``: whether the mirror reads topic ``name`` of the source (given when source
         and target are one cluster, so that a target topic it would read again is refused); ``ready``:
         source topic -> partitions already checked on the target (kept between micro-batches);
@@ -64,7 +67,8 @@ class TargetTopics:
             self._grow(topic, name, existing, count)
 
     def _grow(self, topic: str, name: str, existing: int, count: int) -> None:
-        """Give target topic ``name`` ``count`` partitions, as its source topic has: the mirror keeps partition numbers."""
+        """Give target topic ``name`` ``count`` partitions, as its source topic has: the mirror keeps
+        partition numbers."""
         grown = f"topic {name} on the target from {existing} to {count} partitions, as source topic {topic}"
         if self.dry_run:
             self.say(f"would grow {grown}")

@@ -51,7 +51,7 @@ def run_dir(number: int) -> str:
 
 
 class Output:
-    def __init__(self, uri: str, format: str = "parquet"):
+    def __init__(self, uri: str, format: str = "parquet") -> None:
         self.location = Location(uri)
         self.uri = self.location.uri
         self.format = format

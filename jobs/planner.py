@@ -32,10 +32,10 @@ READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "end
 
 class Rewind(NamedTuple):
     kind: str  # "time" (ms), "run" or "offsets"
-    value: object  # int for time and run; {(topic, partition): offset} for offsets
+    value: int | dict[tuple[str, int], int]  # int for time and run; {(topic, partition): offset} for offsets
 
     def describe(self) -> dict:
-        value = {f"{t}-{p}": o for (t, p), o in self.value.items()} if self.kind == "offsets" else self.value
+        value = {f"{t}-{p}": o for (t, p), o in self.value.items()} if isinstance(self.value, dict) else self.value
         return {"kind": self.kind, "value": value}
 
 
@@ -99,7 +99,7 @@ def _no_topic_matches(client: KafkaClient, pattern: str, bootstrap: str) -> None
 
 def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
     """(topic, partition) -> the offset a time or offsets rewind points at."""
-    if rewind.kind == "offsets":
+    if isinstance(rewind.value, dict):  # kind "offsets"
         counts = collections.Counter(t for t, _ in partitions)
         unknown = [f"{t} is not a topic being loaded" if t not in counts else
                    f"partition {t}-{p} does not exist ({t} has partitions 0 to {counts[t] - 1})"
@@ -119,7 +119,7 @@ def _check_within_history(runs: list[Run], committed: list[Run], targets: dict) 
     a rewind to before the oldest kept run would load their offsets a second time."""
     if not runs or runs[0].number == 1:
         return  # the whole history is there
-    oldest = {}
+    oldest: dict[tuple[str, int], int] = {}
     for run in committed:
         for p in run.plan:
             oldest.setdefault(p.key, p.start)
@@ -133,7 +133,7 @@ def _check_within_history(runs: list[Run], committed: list[Run], targets: dict) 
 
 def _first_superseded(committed: list[Run], rewind: Rewind, targets: dict) -> int | None:
     """The oldest committed run a rewind supersedes (with all the runs after it), or None."""
-    if rewind.kind == "run":
+    if rewind.kind == "run" and isinstance(rewind.value, int):
         numbers = [r.number for r in committed]
         if rewind.value not in numbers:
             known = ", ".join(map(str, numbers)) or "none"
@@ -171,7 +171,9 @@ def exact_read_options(source: dict, starts: dict, ends: dict | None = None) -> 
     """kafkalog options reading exactly the partitions of ``starts`` from those offsets to ``ends``
     (to the latest offsets when None), keeping the other options of ``source`` (brokers, client
     settings, failOnDataLoss)."""
-    assign, starting, ending = {}, {}, {}
+    assign: dict[str, list[int]] = {}
+    starting: dict[str, dict[str, int]] = {}
+    ending: dict[str, dict[str, int]] = {}
     for (topic, partition), start in starts.items():
         assign.setdefault(topic, []).append(partition)
         starting.setdefault(topic, {})[str(partition)] = start

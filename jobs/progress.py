@@ -5,12 +5,16 @@ changes, at most every ``INTERVAL`` seconds (so logs of scheduled runs stay shor
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 INTERVAL = 5.0
 
 
 class SparkProgress:
-    def __init__(self, spark, label: str, enabled: bool = True, stream=None):
+    def __init__(self, spark: "SparkSession", label: str, enabled: bool = True, stream: TextIO | None = None) -> None:
         self.tracker = spark.sparkContext.statusTracker()
         self.label = label
         self.enabled = enabled
@@ -49,7 +53,7 @@ class SparkProgress:
             self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(5)

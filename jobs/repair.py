@@ -17,6 +17,8 @@ run loaded. For each problem ``consistency`` finds, by run number:
 Runs under the checkpoint's lock; reads the rows with pyarrow, no Spark.
 """
 
+from collections.abc import Callable
+
 from spark_kafka_source.checkpoint import CheckpointError, CheckpointLock, CheckpointStore, PartitionPlan
 from spark_kafka_source.checkpoint.store import now_iso
 
@@ -31,7 +33,7 @@ class RepairRefused(CheckpointError):
     """What the output cannot prove, one line per run."""
 
 
-def repair(store: CheckpointStore, output: Output, say=print) -> None:
+def repair(store: CheckpointStore, output: Output, say: Callable[[str], None] = print) -> None:
     """Repair what can be proven, saying what was done (one line per run); then raise RepairRefused
     naming what was not."""
     if not store.location.exists() and not output.location.exists():

@@ -46,8 +46,9 @@ def format_text(report: dict) -> str:
     rows.append(["total", str(total["partitions"]), "", "", str(total["records"]), str(total["bytes"]),
                  str(report["seconds"]), "", str(total["lag"]), str(total["lost"])])
     widths = [max(len(name), *(len(r[i]) for r in rows)) for i, (name, _) in enumerate(COLUMNS)]
-    lines = ["  ".join(f"{name:{align}{w}}" for (name, align), w in zip(COLUMNS, widths))]
-    lines += ["  ".join(f"{cell:{align}{w}}" for cell, (_, align), w in zip(row, COLUMNS, widths)) for row in rows]
+    lines = ["  ".join(f"{name:{align}{w}}" for (name, align), w in zip(COLUMNS, widths, strict=True))]
+    lines += ["  ".join(f"{cell:{align}{w}}" for cell, (_, align), w in zip(row, COLUMNS, widths, strict=True))
+              for row in rows]
     head = f"run {report['run']}" + (" (executed again)" if report["executed_again"] else "")
     if report["superseded"]:
         head += f", superseding run{'s' if len(report['superseded']) > 1 else ''} " + \

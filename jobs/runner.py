@@ -22,6 +22,8 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from broker.client import hidden_secrets
 from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
@@ -31,6 +33,9 @@ from .group_commit import commit_run_ends, default_group_id
 from .output import Output
 from .planner import LoadPlan, Rewind, exact_read_options, plan_next, source_client
 from .progress import SparkProgress
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 NOTHING_SUPERSEDED = "no committed run loaded anything past that point, so it loads on from where the last run ended"
 PAUSE_VARIABLE = "KAFKALOG_LOAD_PAUSE_AT"  # tests: stop at a step so a real SIGKILL lands exactly there
@@ -51,7 +56,8 @@ class LoadSettings:
     rewind: Rewind | None = None
     keep_runs: int = 100
     allow_empty: bool = False  # a topic pattern may match no topic
-    source_options: dict = dataclasses.field(default_factory=dict, repr=False)  # more kafkalog options (kafka.*: secrets)
+    # more kafkalog options (kafka.*: secrets)
+    source_options: dict = dataclasses.field(default_factory=dict, repr=False)
     progress: bool = True
     group_commit: bool = True  # commit each committed run's end offsets to a consumer group (group_commit.py)
     group_id: str | None = None  # that group; None: default_group_id(the output URI)
@@ -89,7 +95,8 @@ def plan_only(settings: LoadSettings) -> LoadPlan:
     return plan
 
 
-def load(spark, settings: LoadSettings, say=print) -> dict:
+def load(spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSettings,
+         say: Callable[[str], None] = print) -> dict:
     """Run one load; returns its report. ``spark`` is a SparkSession, or a function that makes one,
     called only when the run's output is to be written: a run that finds the lock taken, fails its plan,
     or only publishes and commits output written before it was killed never starts Spark."""
@@ -101,6 +108,8 @@ def load(spark, settings: LoadSettings, say=print) -> dict:
         _set_aside_superseded(store, output)
         plan = plan_only(settings)
         if plan.supersede:
+            if settings.rewind is None:
+                raise RuntimeError(f"run {plan.run} would supersede runs {plan.supersede} without a rewind")
             for number in plan.supersede:
                 lock.check()
                 store.supersede(number, {"by_run": plan.run, "rewind": settings.rewind.describe()})

@@ -13,8 +13,13 @@ Installing the package registers the format by itself (through the ``pyspark_kaf
 ``register(spark)`` does it explicitly.
 """
 
+from typing import TYPE_CHECKING
 
-def register(spark) -> None:
+if TYPE_CHECKING:  # importing the package does not import PySpark
+    from pyspark.sql import SparkSession
+
+
+def register(spark: "SparkSession") -> None:
     """Register the ``kafkalog`` format with a SparkSession."""
     from .datasource import KafkaLogDataSource
     spark.dataSource.register(KafkaLogDataSource)

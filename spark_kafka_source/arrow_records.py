@@ -73,7 +73,7 @@ from broker.records.compression import Codec, decompress
 from broker.records.errors import CorruptRecordError
 
 try:
-    from . import _fastdecode
+    from . import _fastdecode  # type: ignore[attr-defined]  # a C extension, without stubs
 except ImportError:  # the optional extension did not build: the pure-Python path still works
     _fastdecode = None
 
@@ -122,7 +122,7 @@ class Decoded(NamedTuple):
     complete_entries: int         # complete entries processed, control batches included
 
 
-def decode(data, topic: str, partition: int, start: int, end: int, include_headers: bool,
+def decode(data: bytes | memoryview, topic: str, partition: int, start: int, end: int, include_headers: bool,
            native: bool | None = None, check_crcs: bool = True) -> Decoded:
     """Decode the records bytes of one fetched partition; keep offsets in ``[start, end)``.
 
@@ -214,7 +214,7 @@ def _constant_columns(topic: str, partition: int, n: int) -> tuple[pa.Array, pa.
 class _PythonColumns:
     """Records as Python lists, turned into arrays with ``pa.array`` at the end."""
 
-    def __init__(self, include_headers: bool):
+    def __init__(self, include_headers: bool) -> None:
         self.include_headers = include_headers
         self.keys: list = []
         self.values: list = []
@@ -278,7 +278,7 @@ class _PythonColumns:
 class _NativeColumns:
     """Column buffers filled by ``_fastdecode.Columns``; arrays built with ``from_buffers``."""
 
-    def __init__(self, include_headers: bool):
+    def __init__(self, include_headers: bool) -> None:
         self.include_headers = include_headers
         self.columns = _fastdecode.Columns(include_headers)
 

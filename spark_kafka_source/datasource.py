@@ -14,8 +14,13 @@ Writes go through Arrow writers (see ``writing``): a batch write must be ``.mode
 reported without a traceback (``explained``).
 """
 
+from collections.abc import Iterator, Mapping
+from typing import NoReturn
+
+import pyarrow as pa
+
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamArrowWriter,
-                                    InputPartition)
+                                    InputPartition, WriterCommitMessage)
 from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType,
                                TimestampType)
 
@@ -25,7 +30,7 @@ from .input_partitions import input_partitions, read_partition
 from .planning import client_for, resolve_ranges
 from .sink_options import SinkOptions, parse_sink
 from .streaming import KafkaLogStreamReader
-from .writing import check_columns, log_abort, log_commit, write_task
+from .writing import SinkCommitMessage, check_columns, log_abort, log_commit, write_task
 
 __all__ = ["KafkaLogDataSource", "UnsupportedModeError", "explained", "source_schema"]
 
@@ -94,17 +99,17 @@ class RefusedStreamReader(KafkaLogStreamReader):
     streaming runner cannot report an error raised by ``streamReader()`` itself (its clean-up then
     stops a reader it never got, and that ``UnboundLocalError`` is all the user would see)."""
 
-    def __init__(self, error: source_options.OptionError):
+    def __init__(self, error: source_options.OptionError) -> None:
         self.error = error
 
-    def _refuse(self, *args) -> None:
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
         with explained():
             raise self.error
 
     initialOffset = latestOffset = prepareForTriggerAvailableNow = getDefaultReadLimit = partitions = commit = _refuse
 
 
-def checked_sink_options(options, schema: StructType) -> SinkOptions:
+def checked_sink_options(options: Mapping[str, str], schema: StructType) -> SinkOptions:
     """The sink's options, parsed, after checking the DataFrame's columns against them (on the driver)."""
     parsed = parse_sink(options)
     check_columns(schema, parsed)
@@ -114,17 +119,17 @@ def checked_sink_options(options, schema: StructType) -> SinkOptions:
 class KafkaLogWriter(DataSourceArrowWriter):
     """``df.write.format("kafkalog").mode("append")``: each task writes its rows (at least once)."""
 
-    def __init__(self, options: SinkOptions):
+    def __init__(self, options: SinkOptions) -> None:
         self.options = options
 
-    def write(self, iterator):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         with explained():
             return write_task(iterator, self.options)
 
-    def commit(self, messages) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         log_commit(messages, "write")
 
-    def abort(self, messages) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         log_abort(messages, "write")
 
 
@@ -132,27 +137,27 @@ class KafkaLogStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("kafkalog")``: each micro-batch's tasks write its rows; Spark commits
     the batch once they all succeed, and runs a failed batch again after a restart (at least once)."""
 
-    def __init__(self, options: SinkOptions):
+    def __init__(self, options: SinkOptions) -> None:
         self.options = options
 
-    def write(self, iterator):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         with explained():
             return write_task(iterator, self.options)
 
-    def commit(self, messages, batchId: int) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         log_commit(messages, f"micro-batch {batchId}")
 
-    def abort(self, messages, batchId: int) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         log_abort(messages, f"micro-batch {batchId}")
 
 
 class KafkaLogReader(DataSourceReader):
-    def __init__(self, parsed: source_options.SourceOptions):
+    def __init__(self, parsed: source_options.SourceOptions) -> None:
         self.parsed = parsed
 
     def partitions(self) -> list:
         with explained(), client_for(self.parsed) as client:
             return input_partitions(client, self.parsed, resolve_ranges(client, self.parsed))
 
-    def read(self, partition: InputPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)

@@ -3,6 +3,9 @@ broker, refused credentials or an untrusted certificate, an unsupported mode, a 
 cannot write), reported by Spark's Python worker without a traceback."""
 
 import os
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import TypeVar
 
 from broker.client import KafkaError
 from broker.client import AuthenticationError, BrokerConnectionError
@@ -27,16 +30,19 @@ class explained:
     sets); the worker exits after reporting an error, so the setting ends with it. Outside a Spark
     worker nothing is changed."""
 
-    def __enter__(self):
+    def __enter__(self) -> "explained":
         return self
 
-    def __exit__(self, kind, error, traceback) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if isinstance(error, EXPLAINED_ERRORS) and os.environ.get("SPARK_PYTHON_RUNTIME") == "PYTHON_WORKER":
             os.environ["SPARK_HIDE_TRACEBACK"] = "1"
-        return False
 
 
-def explained_batches(batches):
+Batch = TypeVar("Batch")
+
+
+def explained_batches(batches: Iterable[Batch]) -> Iterator[Batch]:
     """``batches``, with an error raised while reading them reported as in ``explained``."""
     with explained():
         yield from batches

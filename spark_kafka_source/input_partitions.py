@@ -3,6 +3,9 @@ stream: one ``KafkaInputPartition`` per planned ``[start, end)`` range (cut by `
 ``maxRecordsPerPartition``), carrying the leader at planning time and every setting the task needs,
 and the task's ``read`` of it."""
 
+from collections.abc import Iterator
+
+import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
 from broker.client import KafkaClient
@@ -16,7 +19,7 @@ from .reading import TaskSettings, read_range
 class KafkaInputPartition(InputPartition):
     """One task: a topic partition's ``[start, end)`` range, its leader at planning time, the settings."""
 
-    def __init__(self, topic: str, partition: int, start: int, end: int, leader: str, settings: TaskSettings):
+    def __init__(self, topic: str, partition: int, start: int, end: int, leader: str, settings: TaskSettings) -> None:
         super().__init__((topic, partition, start, end))
         self.topic, self.partition, self.start, self.end = topic, partition, start, end
         self.leader = leader
@@ -36,7 +39,7 @@ def input_partitions(client: KafkaClient, options: SourceOptions, ranges: list[O
             for r in split(ranges, options.min_partitions, options.max_records_per_partition)]
 
 
-def read_partition(partition: InputPartition):
+def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """The Arrow batches of one task's range (none for Spark's placeholder of an empty plan)."""
     if not isinstance(partition, KafkaInputPartition):
         return iter(())  # nothing to read: Spark turns an empty plan into one InputPartition(None)

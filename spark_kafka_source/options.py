@@ -30,7 +30,7 @@ import difflib
 import json
 import logging
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from broker.client import PLAINTEXT, SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
 from broker.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
@@ -205,7 +205,7 @@ def example_of(option: str) -> str:
     return EXAMPLES[max(families, key=len)] if families else EXAMPLES[""]
 
 
-def partitions_example(option: str, partitions, value: int, limit: int = 12) -> str:
+def partitions_example(option: str, partitions: Iterable[tuple[str, int]], value: int, limit: int = 12) -> str:
     """An example of ``option`` (offset or timestamp JSON) naming exactly ``partitions`` (topic,
     partition pairs), each with ``value``; the option's own example when there are more than ``limit``."""
     partitions = sorted(partitions)
@@ -442,7 +442,8 @@ def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:
         for key, begin in start.items():
             if begin >= 0 and end[key] >= 0 and begin > end[key]:
                 raise option_error(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
-    if starting.kind == ending.kind == "timestamp" and starting.timestamp > ending.timestamp:
+    if (starting.kind == ending.kind == "timestamp" and starting.timestamp is not None
+            and ending.timestamp is not None and starting.timestamp > ending.timestamp):
         raise option_error("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
 
 
@@ -509,7 +510,7 @@ def _positive(opts: dict, name: str) -> int | None:
     return _integer(opts, name, 1)
 
 
-def _non_negative(opts: dict, name: str) -> int:
+def _non_negative(opts: dict, name: str) -> int | None:
     return _integer(opts, name, 0)
 
 

@@ -19,6 +19,7 @@ what is still there.
 import logging
 import math
 import re
+from collections.abc import Collection
 from typing import NamedTuple
 
 from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
@@ -79,6 +80,8 @@ def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics
                 raise option_error("subscribe", f"topic {topic!r} does not exist on {options.bootstrap_servers} "
                                                 f"(the read does not create topics)") from None
         return found
+    if options.assign is None:
+        raise ValueError("source options name no partitions: none of assign, subscribe, subscribePattern")
     found = []
     for topic, partitions in options.assign.items():
         try:
@@ -133,14 +136,14 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
     return ranges
 
 
-def listed_offsets(client: KafkaClient, partitions, which: int) -> dict:
+def listed_offsets(client: KafkaClient, partitions: Collection[tuple[str, int]], which: int) -> dict:
     """``{(topic, partition): offset}``: the EARLIEST or LATEST offset of each partition, now."""
     if not partitions:
         return {}
     return {tp: offset for tp, (offset, _) in client.list_offsets({tp: which for tp in partitions}).items()}
 
 
-def starting_offsets(client: KafkaClient, options: SourceOptions, partitions) -> dict:
+def starting_offsets(client: KafkaClient, options: SourceOptions, partitions: Collection[tuple[str, int]]) -> dict:
     """Where each of ``partitions`` starts by the starting options, resolved through the broker now."""
     earliest, latest = listed_offsets(client, partitions, EARLIEST), listed_offsets(client, partitions, LATEST)
     return _resolve(client, options, "starting", partitions, earliest, latest)
@@ -149,6 +152,8 @@ def starting_offsets(client: KafkaClient, options: SourceOptions, partitions) ->
 def _resolve(client, options: SourceOptions, side: str, partitions, earliest: dict, latest: dict) -> dict:
     spec = options.starting if side == "starting" else options.ending
     if spec.kind == "checkpoint":
+        if spec.checkpoint is None:
+            raise ValueError(f"the {side} offsets come from a checkpoint, but name none")
         store = CheckpointStore(spec.checkpoint)
         if not store.location.exists():
             raise option_error("startingOffsetsFromCheckpoint", f"there is no checkpoint at {store.uri} (a typo? a "

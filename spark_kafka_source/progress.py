@@ -9,9 +9,10 @@ end).
 """
 
 import json
+from collections.abc import Mapping
 
 
-def offsets_behind_latest(source) -> dict | None:
+def offsets_behind_latest(source: Mapping[str, object]) -> dict | None:
     """Spark's three offsets-behind figures from one source's progress (``query.lastProgress
     ["sources"][0]``, or a dict of it); None when the progress has no latest offsets."""
     end, latest = _offsets(source["endOffset"]), _offsets(source["latestOffset"])

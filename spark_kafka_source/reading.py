@@ -16,8 +16,10 @@ failed task, which Spark discards.
 
 import logging
 import time
+from collections.abc import Iterator
 from typing import NamedTuple
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from broker.client import KafkaError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
@@ -48,7 +50,8 @@ def _loss(settings: TaskSettings, message: str) -> None:
     log.warning("%s; failOnDataLoss=false, so the task skips it", message)
 
 
-def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str = ""):
+def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str = ""
+               ) -> Iterator[pa.RecordBatch]:
     """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``;
     with a task checkpoint location, write what was read there once the range is read completely."""
     if settings.task_checkpoint_location is None:
@@ -67,7 +70,7 @@ def read_range(topic: str, partition: int, start: int, end: int, settings: TaskS
 class _Tally:
     """Records, key and value bytes, and the first and last timestamps (ms) of the batches read."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.records = self.bytes = 0
         self.first_timestamp = self.last_timestamp = None
 

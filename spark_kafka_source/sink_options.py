@@ -11,7 +11,7 @@ and asking for both is an error). Errors are ``OptionError`` lines, as the sourc
 
 import dataclasses
 import difflib
-from typing import Mapping
+from typing import Mapping, overload
 
 from broker.client import SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
 from broker.client import BATCH_BYTES
@@ -144,6 +144,10 @@ def _boolean(settings: dict, key: str, default: bool, option: str | None = None)
         raise sink_error(option or f"kafka.{key}", str(exc)) from None
 
 
+@overload
+def _integer(kafka: dict, key: str, minimum: int, default: int) -> int: ...
+@overload
+def _integer(kafka: dict, key: str, minimum: int, default: None = None) -> int | None: ...
 def _integer(kafka: dict, key: str, minimum: int, default: int | None = None) -> int | None:
     text = kafka.get(key)
     if text is None:

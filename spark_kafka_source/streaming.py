@@ -36,6 +36,10 @@ as strings, so the same offsets always give the same text).
 
 import logging
 import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import pyarrow as pa
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, \
@@ -83,7 +87,10 @@ def limited_ends(begins: dict, available: dict, limits: TriggerLimits) -> dict:
     return limited
 
 
-def settled(step, attempts: int = 3):
+Settled = TypeVar("Settled")
+
+
+def settled(step: Callable[[], Settled], attempts: int = 3) -> Settled:
     """``step()``, done again (after a pause) when a topic it found vanished before it asked for
     its offsets: a topic deleted or re-created between two requests to the broker."""
     for attempt in range(attempts - 1):
@@ -98,7 +105,7 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The stream reader; see the module's docstring. Every call to the broker uses its own client
     (Spark ends the driver's reader by killing its process, so nothing may stay open)."""
 
-    def __init__(self, options: SourceOptions):
+    def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self.target: dict | None = None  # AvailableNow: the offsets present when the query started
         self.latest: dict = {}  # the latest offsets seen by the last latestOffset()
@@ -122,11 +129,13 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Spark hands this back to ``latestOffset`` unless it wants everything (``ReadAllAvailable``);
         which limits apply comes from the options (Spark passes one limit only)."""
         limits = self.options.limits
-        if not limits.any:
-            return ReadAllAvailable()
-        if limits.max_offsets or not limits.min_offsets:
-            return ReadMaxRows(limits.max_offsets or limits.max_offsets_per_partition)
-        return ReadMinRows(limits.min_offsets)
+        if limits.max_offsets:
+            return ReadMaxRows(limits.max_offsets)
+        if limits.min_offsets:
+            return ReadMinRows(limits.min_offsets)
+        if limits.max_offsets_per_partition:
+            return ReadMaxRows(limits.max_offsets_per_partition)
+        return ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         self._commit_to_group(start)  # Spark asks after the sink committed the batch ending at start
@@ -223,5 +232,5 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- the task side --------------------------------------------------------------------
 
-    def read(self, partition: InputPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)

@@ -22,6 +22,7 @@ null header key) fails the task with a line naming its row within the task and i
 
 import dataclasses
 import logging
+from collections.abc import Iterable
 
 import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
@@ -87,7 +88,7 @@ def _is_headers(data_type) -> bool:
             and isinstance(fields[1].dataType, BinaryType))
 
 
-def write_task(batches, options: SinkOptions) -> SinkCommitMessage:
+def write_task(batches: Iterable[pa.RecordBatch], options: SinkOptions) -> SinkCommitMessage:
     """Write one task's Arrow ``batches`` to Kafka; returns what was stored."""
     where = _task_name()
     with options.client.client(options.bootstrap_servers) as client:
@@ -101,7 +102,7 @@ def write_task(batches, options: SinkOptions) -> SinkCommitMessage:
 class _TaskWriter:
     """The rows of one task, numbered from 0, into one ``Batcher`` per topic."""
 
-    def __init__(self, client, options: SinkOptions, where: str):
+    def __init__(self, client, options: SinkOptions, where: str) -> None:
         self.client, self.options, self.where = client, options, where
         self.sequences = None  # the task's idempotent producer, asked for with its first row
         self.batchers: dict[str, Batcher] = {}
@@ -117,7 +118,7 @@ class _TaskWriter:
         headers = columns["headers"].to_pylist() if "headers" in columns else [None] * count
         timestamps = _milliseconds(columns["timestamp"]) if self.options.include_timestamp else [None] * count
         for key, value, topic, partition, header, timestamp in zip(keys, values, topics, partitions, headers,
-                                                                   timestamps):
+                                                                   timestamps, strict=True):
             row = self.rows
             batcher = self.batchers.get(topic) or self._batcher(topic, row)
             if partition is not None and not 0 <= partition < len(batcher.partitions):

@@ -65,7 +65,7 @@ def with_action_first(argv: list[str]) -> list[str]:
     return [argv[0], options[argv[given[0]]], *argv[1:given[0]], *argv[given[0] + 1:]]
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv = with_action_first(argv)

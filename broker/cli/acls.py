@@ -7,8 +7,9 @@ out matches any value); ``list`` shows the ACLs of the resources given, or all o
 
 import argparse
 import json
+from collections.abc import Sequence
 
-from broker.arguments import USAGE
+from broker.arguments import USAGE, Subcommands
 from broker.client import AclClient, describe_text
 from broker.security.acls import (CLUSTER_NAME, WILDCARD, Acl, AclError, AclFilter, Operation, PatternType,
                                   Permission, ResourceType)
@@ -68,8 +69,8 @@ def _add(client, args) -> int:
 
 
 def _filters(args, pattern_default: str) -> list[AclFilter]:
-    resources = _resources(args) or [(ResourceType.ANY, None)]
-    principals = _principals(args) or [(None, Permission.ANY)]
+    resources: Sequence[tuple[ResourceType, str | None]] = _resources(args) or [(ResourceType.ANY, None)]
+    principals: Sequence[tuple[str | None, Permission]] = _principals(args) or [(None, Permission.ANY)]
     operations = args.operation or [Operation.ANY]
     pattern = _pattern(args, pattern_default)
     try:
@@ -97,7 +98,7 @@ def _list(client, args) -> int:
              acl.permission.name] for acl in found]
     if args.format == "json":
         for row in rows:
-            print(json.dumps(dict(zip(_JSON_FIELDS, row))))
+            print(json.dumps(dict(zip(_JSON_FIELDS, row, strict=True))))
     elif rows:
         print(text_table([["resource", "name", "pattern", "principal", "host", "operation", "permission"]] + rows))
     return OK
@@ -122,7 +123,7 @@ def _verb(verbs, name: str, summary: str, description: str, examples: list[str],
     return parser
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser("acls", help="list, add and remove ACLs (the broker's authorizer)",
                                  description="ACLs, as kafka-acls.sh manages them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")

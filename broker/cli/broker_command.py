@@ -6,6 +6,7 @@ import argparse
 import errno
 import sys
 
+from broker.arguments import Subcommands
 from broker.cluster.registry import RegistryError
 from broker.common.settings import ConfigError
 from broker.log.errors import LogError
@@ -52,7 +53,7 @@ def _fail(message: str) -> int:
     return 1
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     from broker.server.config import KNOWN_KEYS
     parser = commands.add_parser(
         "broker", help="run the broker (Kafka wire protocol) on a log directory",

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from broker.arguments import key_value, positive_int
+from broker.arguments import Subcommands, key_value, positive_int
 
 from . import cluster_describe
 
@@ -157,7 +157,7 @@ def _restart_broker(parser, restart, args) -> int:
     return 1
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "cluster", help="run a local cluster: ZooKeeper and N brokers (or describe one)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

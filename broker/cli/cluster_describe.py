@@ -6,6 +6,7 @@ counts to some topics and lists the partitions each broker leads."""
 
 import json
 
+from broker.arguments import Subcommands
 from broker.client import UnknownTopicOrPartitionError
 from broker.cluster.metadata_cache import NO_LEADER
 
@@ -22,7 +23,7 @@ def _description(client, args) -> dict:
         if not isinstance(error, UnknownTopicOrPartitionError):
             raise error  # access denied
         raise CommandError(f"topic {unknown[0]!r} does not exist on {args.bootstrap_server}")
-    led = {node_id: [] for node_id in sorted(metadata.brokers)}
+    led: dict[int, list[dict[str, object]]] = {node_id: [] for node_id in sorted(metadata.brokers)}
     offline = []
     for (topic, partition), leader in sorted(metadata.leaders.items()):
         replicas = list(metadata.replicas.get((topic, partition), ()))
@@ -66,7 +67,7 @@ def _describe(client, args) -> int:
     return OK
 
 
-def add_parser(actions) -> None:
+def add_parser(actions: Subcommands) -> None:
     describe = add_command(
         actions, "describe", "show the brokers, the controller and the offline partitions",
         "Ask any broker of the cluster for its Metadata and print the cluster id, the controller,\n"

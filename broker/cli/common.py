@@ -7,8 +7,10 @@ load job (``--bootstrap-server``, ``--command-config``, ...) are in ``broker.arg
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
-from broker.arguments import USAGE, add_bootstrap_argument, add_command_config_argument, command_config, positive_float
+from broker.arguments import (USAGE, Subcommands, add_bootstrap_argument, add_command_config_argument, command_config,
+                              positive_float)
 from broker.client import AuthorizationError, KafkaClient, KafkaError, UnknownTopicOrPartitionError
 from broker.client import AuthenticationError, UnsupportedVersionError
 from broker.client import SecuritySettingError, from_settings
@@ -26,12 +28,13 @@ EXIT_STATUS = ("exit status: 0 success, 1 the operation failed (broker unreachab
 class CommandError(Exception):
     """A failure to report on one line of stderr, with the exit code to return."""
 
-    def __init__(self, message: str, code: int = FAILED):
+    def __init__(self, message: str, code: int = FAILED) -> None:
         super().__init__(message)
         self.code = code
 
 
-def add_command(commands, name: str, summary: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
+def add_command(commands: Subcommands, name: str, summary: str, description: str, examples: list[str]
+                ) -> argparse.ArgumentParser:
     """A subcommand with ``--bootstrap-server`` and ``--timeout``, and examples and exit codes in its help."""
     parser = commands.add_parser(
         name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -43,20 +46,22 @@ def add_command(commands, name: str, summary: str, description: str, examples: l
     return parser
 
 
-def add_format_argument(parser, json_help: str) -> None:
+def add_format_argument(parser: argparse.ArgumentParser, json_help: str) -> None:
     """``--format plain|json``: plain text (the default) or, as ``json_help`` says, JSON."""
     parser.add_argument("--format", choices=("plain", "json"), default="plain",
                         help=f"plain text (default) or {json_help}")
 
 
-def add_topic_argument(parser, many: bool = False, required: bool = True):
+def add_topic_argument(parser: argparse.ArgumentParser, many: bool = False, required: bool = True
+                       ) -> "argparse._MutuallyExclusiveGroup":
     """The topic of a command (with ``many``, its topics) as arguments, ``produce T``, or as Kafka's
     tools take them, ``--topic T`` (repeatable with ``many``); ``args.topic`` (``args.topics``, None
     when not ``required`` and not given)."""
     return add_name_argument(parser, "topic", many, required)
 
 
-def add_name_argument(parser, name: str, many: bool = False, required: bool = True):
+def add_name_argument(parser: argparse.ArgumentParser, name: str, many: bool = False, required: bool = True
+                      ) -> "argparse._MutuallyExclusiveGroup":
     """What a command acts on (``name``: topic, group) as arguments or as ``--<name> X`` (repeatable
     with ``many``); ``args.<name>`` (``args.<name>s``). The group of the two: a caller may add
     another choice to it (``--all-groups``)."""
@@ -72,7 +77,7 @@ def add_name_argument(parser, name: str, many: bool = False, required: bool = Tr
     return choice
 
 
-def run(prog: str, args, action) -> int:
+def run(prog: str, args: argparse.Namespace, action: Callable[[KafkaClient, argparse.Namespace], int]) -> int:
     """``action(client, args)`` with a client of ``--bootstrap-server``: its exit code, or one line on
     stderr and 1 (or the CommandError's code) when it fails."""
     try:
@@ -112,7 +117,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def partitions_of(client, topic: str, bootstrap: str, create: bool = False) -> list[int]:
+def partitions_of(client: KafkaClient, topic: str, bootstrap: str, create: bool = False) -> list[int]:
     """The topic's partitions; with ``create``, a missing topic is created where the broker creates
     topics on first use (``auto.create.topics.enable``), as Kafka's producers ask it to."""
     try:

@@ -9,7 +9,7 @@ be repeated; ``--delete-config k1,k2`` returns settings to their defaults.
 import argparse
 import json
 
-from broker.arguments import USAGE
+from broker.arguments import USAGE, Subcommands
 from broker.client import BROKER_RESOURCE, TOPIC_RESOURCE
 
 from .common import OK, CommandError, add_command, run
@@ -53,7 +53,7 @@ def _describe(client, args) -> int:
     rows = [{"name": e.name, "value": e.value, "source": CONFIG_SOURCES.get(e.source, str(e.source)),
              "readOnly": e.read_only, "sensitive": e.sensitive} for e in entries]
     if args.documentation:
-        for row, entry in zip(rows, entries):
+        for row, entry in zip(rows, entries, strict=True):
             row["documentation"] = entry.documentation
     if not args.all:
         rows = [row for row in rows if row["source"] in DYNAMIC_SOURCES]
@@ -122,7 +122,7 @@ def _add_resource_options(parser) -> None:
     parser.add_argument("--entity-default", action="store_true", help="kafka-configs' spelling")
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "configs", help="show and change topic and broker settings",
         formatter_class=argparse.RawDescriptionHelpFormatter,

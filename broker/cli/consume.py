@@ -20,7 +20,8 @@ import argparse
 import sys
 import time
 
-from broker.arguments import USAGE, group_id, key_value, non_negative_int, positive_float, positive_int, timestamp_ms
+from broker.arguments import (USAGE, Subcommands, group_id, key_value, non_negative_int, positive_float, positive_int,
+                              timestamp_ms)
 from broker.client import EARLIEST, LATEST, KafkaError
 
 from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
@@ -132,7 +133,7 @@ def _consume(client, args) -> int:
                     outages.failed(f"{topic}-{partition}", exc)
                     continue
                 outages.read(f"{topic}-{partition}")
-                if end is not None and position == positions[partition]:
+                if ends is not None and position == positions[partition]:
                     ends[partition] = position  # nothing left below the end: the log was cut meanwhile
                 positions[partition] = position
                 shown = records if remaining is None else records[:remaining]
@@ -202,7 +203,7 @@ def _run(args) -> int:
     return run(PROG, args, consume_in_group)
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = add_command(
         commands, "consume", "print the records of a topic",
         "Print the records of TOPIC (every partition, or --partition), one line each, from the\n"

@@ -20,11 +20,12 @@ are read, and a coordinator that cannot be reached is joined again once it can b
 for ``--retry-for`` seconds).
 """
 
+import argparse
 import signal
 import sys
 import time
 
-from broker.client import EARLIEST, LATEST, KafkaError, OffsetOutOfRangeError
+from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError, OffsetOutOfRangeError
 from broker.client import GroupMember
 
 from .common import OK, CommandError, partitions_of
@@ -36,7 +37,7 @@ FOLLOW_POLL_SECONDS = 0.5  # with --follow, the wait after a round that found no
 COMMIT_METADATA = "kafkalog consume"
 
 
-def consume_in_group(client, args) -> int:
+def consume_in_group(client: KafkaClient, args: argparse.Namespace) -> int:
     outages = Outages(PROG, args.retry_for) if args.follow else None
     group = f"group {args.group!r}"
     wait_out(outages, args.topic, lambda: partitions_of(client, args.topic, args.bootstrap_server))  # unknown: fails

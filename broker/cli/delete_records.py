@@ -5,7 +5,7 @@ once; readers that wanted those records see them as lost, exactly as after reten
 
 import argparse
 
-from broker.arguments import USAGE
+from broker.arguments import USAGE, Subcommands
 from broker.client import LATEST, KafkaError
 from broker.protocol.errors import ErrorCode
 
@@ -55,7 +55,7 @@ def _past_the_end(client, topic: str, wanted: dict) -> str | None:
             f"(PARTITION:end deletes every record stored now) (OFFSET_OUT_OF_RANGE)")
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = add_command(
         commands, "delete-records", "delete a partition's records below an offset",
         "Delete the records of partitions below the given offsets: the log start offset moves there\n"

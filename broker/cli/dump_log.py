@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from broker.arguments import Subcommands
 from broker.coordinator.offsets_json import record_json
 from broker.coordinator.offsets_records import OffsetsRecordError
 from broker.log import dump
@@ -82,7 +83,7 @@ def _show_offsets(record: dict, as_json: bool) -> None:
         record.update(key=json.dumps(key_json), payload=json.dumps(value_json))
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "dump-log", help="print and check the batches of log segments and indexes",
         formatter_class=argparse.RawDescriptionHelpFormatter,

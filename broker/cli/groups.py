@@ -9,9 +9,11 @@ members. Works against any Kafka cluster with a group coordinator.
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
-from broker.arguments import timestamp_ms
-from broker.client import EARLIEST, LATEST, KafkaError
+from broker.arguments import Subcommands, timestamp_ms
+from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError
 from broker.client import GroupClient, GroupsUnsupportedError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode, error_name
@@ -169,10 +171,14 @@ def _delete_offsets(client, args) -> int:
                    lambda tp, error: _explained(error, args.group, tp[0]))
 
 
-def _report(verb: str, results: dict, done, failure) -> int:
+Item = TypeVar("Item")
+
+
+def _report(verb: str, results: dict[Item, KafkaError | None], done: Callable[[Item], str],
+            failure: Callable[[Item, KafkaError], str]) -> int:
     """One line per item (``done(item)`` on stdout, or ``failure(item, error)`` on stderr, each
     different failure once); 1 if any failed."""
-    failures = {}
+    failures: dict[str, None] = {}
     for item, error in results.items():
         if error is None:
             print(done(item))
@@ -242,7 +248,7 @@ def _named_partitions(client, args) -> list:
     return named
 
 
-def new_offsets(client, args, targets: list, committed: dict) -> dict:
+def new_offsets(client: KafkaClient, args: argparse.Namespace, targets: list, committed: dict) -> dict:
     """``{(topic, partition): offset}`` that reset-offsets' target option gives each of ``targets``,
     within each partition's earliest and latest offsets."""
     earliest = {tp: o for tp, (o, _) in client.list_offsets({tp: EARLIEST for tp in targets}).items()}
@@ -290,7 +296,7 @@ def _verb(verbs, name: str, summary: str, description: str, examples: list[str],
     return parser
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser("groups", help="list, describe, delete consumer groups; reset their offsets",
                                  description="Consumer groups, as kafka-consumer-groups.sh shows them.")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")

@@ -4,6 +4,7 @@ sent at once (lines typed or piped slowly are not held back)."""
 
 import os
 import select
+from collections.abc import Callable, Iterator
 
 LINGER_SECONDS = 0.1  # input quiet for this long: send what was read
 READ_SIZE = 64 * 1024
@@ -14,12 +15,12 @@ class LineReader:
     the input has had nothing new for LINGER_SECONDS, and ends the iteration when it returns True.
     ``finished`` tells whether the end of the input was reached."""
 
-    def __init__(self, fd: int, when_idle):
+    def __init__(self, fd: int, when_idle: Callable[[], bool]) -> None:
         self.fd, self.when_idle = fd, when_idle
         self.bytes_read = 0
         self.finished = False
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         parts = []
         while True:
             if not select.select([self.fd], [], [], LINGER_SECONDS)[0]:

@@ -5,6 +5,8 @@ consume (per partition) and the group member (its group coordinator)."""
 
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from broker.client import KafkaError
 from broker.client import BrokerUnavailableError
@@ -29,7 +31,7 @@ class Outages:
     each is tried again after RETRY_SECONDS, until it can be, or until it has failed for longer than
     ``retry_for`` seconds (None: for ever), which ends the command."""
 
-    def __init__(self, prog: str, retry_for: float | None):
+    def __init__(self, prog: str, retry_for: float | None) -> None:
         self.prog, self.retry_for = prog, retry_for
         self.since: dict[str, float] = {}  # what -> when it first failed
         self.next_try: dict[str, float] = {}
@@ -53,7 +55,10 @@ class Outages:
             print(f"{self.prog}: {what} is read again", file=sys.stderr)
 
 
-def wait_out(outages: Outages | None, what: str, call):
+Result = TypeVar("Result")
+
+
+def wait_out(outages: Outages | None, what: str, call: Callable[[], Result]) -> Result:
     """``call()``; with ``outages`` (--follow), an outage of the broker it needs is waited out."""
     while True:
         try:

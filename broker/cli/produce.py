@@ -16,7 +16,7 @@ No line is lost without being named: a line that cannot be a record, or that the
 import os
 import sys
 
-from broker.arguments import USAGE, key_value, non_negative_int, timestamp_ms
+from broker.arguments import USAGE, Subcommands, key_value, non_negative_int, timestamp_ms
 from broker.client import Batcher
 from broker.records.compression import Codec
 
@@ -123,7 +123,7 @@ def _run(args) -> int:
         return run(PROG, args, lambda client, args: _produce(client, args, source, size or None))
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = add_command(
         commands, "produce", "send lines of stdin or a file as records",
         "Send each line of stdin (or of --file) as one record of TOPIC (created if missing where the\n"
@@ -143,7 +143,8 @@ def add_parser(commands) -> None:
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
             "kafkalog produce --topic events --property parse.key=true --property key.separator=: < events.txt",
             "kafkalog produce events --header source=web --timestamp 2026-11-20T13:00:00Z < events.txt",
-            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' | kafkalog produce events --format json",
+            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' "
+            "| kafkalog produce events --format json",
             "kafkalog consume events --format json | kafkalog produce events-copy --format json",
             "kafkalog produce events --partition 2 --acks 0 --file events.log --progress --on-error skip"])
     add_topic_argument(parser)

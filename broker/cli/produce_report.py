@@ -11,11 +11,13 @@ import sys
 
 from broker.client import Batcher
 
+from .progress import Progress
+
 PROG = "kafkalog produce"
 
 
 class LineReport:
-    def __init__(self, on_error: str, acks: int, progress=None):
+    def __init__(self, on_error: str, acks: int, progress: Progress | None = None) -> None:
         self.on_error, self.progress = on_error, progress
         self.done = "stored" if acks else "sent"  # with acks=0 nothing confirms a line
         self.held: list[tuple[int, str]] = []  # refusals for the final line (--on-error stop)
@@ -63,7 +65,7 @@ def _lines(count: int) -> str:
 
 def line_ranges(numbers: list[int]) -> str:
     """``[3, 7, 8, 9, 12]`` -> ``"3, 7-9, 12"``."""
-    ranges = []
+    ranges: list[list[int]] = []
     for number in numbers:
         if ranges and ranges[-1][1] == number - 1:
             ranges[-1][1] = number

@@ -4,6 +4,7 @@ total size is unknown, as for stdin)."""
 
 import sys
 import time
+from typing import TextIO
 
 WIDTH = 30
 REDRAW_SECONDS = 0.1
@@ -14,7 +15,7 @@ def _megabytes(count: int) -> str:
 
 
 class Progress:
-    def __init__(self, total_bytes: int | None, stream=None):
+    def __init__(self, total_bytes: int | None, stream: TextIO | None = None) -> None:
         self.total = total_bytes
         self.stream = stream or sys.stderr
         self._drawn_at = 0.0

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import os
+from collections.abc import Callable
 from typing import NamedTuple
 
 from broker.arguments import timestamp_ms
@@ -34,7 +35,8 @@ class InputRecord(NamedTuple):
     headers: tuple  # ((str, bytes | None), ...)
 
 
-def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp: int | None):
+def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp: int | None
+               ) -> Callable[[bytes], InputRecord]:
     """The function ``line -> InputRecord`` for the options given."""
     if form == "json":
         return lambda line: _json_record(line, headers, timestamp)

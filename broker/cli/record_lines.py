@@ -4,7 +4,9 @@ offset, ISO-8601 UTC timestamp, key, value, tab-separated) or a JSON object with
 import datetime
 import json
 
+from broker.client import KafkaClient
 from broker.records import record_set
+from broker.records.batch import DecodedBatch, Record
 from broker.records.errors import CorruptRecordError
 
 from broker.arguments import EPOCH
@@ -17,7 +19,8 @@ PLAIN_COLUMNS = ("partition", "offset", "timestamp", "key", "value")
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
-def fetch_records(client, topic: str, partition: int, position: int, end: int | None, first: int = 0):
+def fetch_records(client: KafkaClient, topic: str, partition: int, position: int, end: int | None, first: int = 0
+                  ) -> tuple[list[tuple[DecodedBatch, Record]], int]:
     """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
     if given), and the next position."""
     fetched = client.fetch(topic, partition, position, FETCH_BYTES)
@@ -45,7 +48,7 @@ def iso(timestamp: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def record_line(topic: str, partition: int, entry, record, form: str | tuple[str, ...]) -> str:
+def record_line(topic: str, partition: int, entry: DecodedBatch, record: Record, form: str | tuple[str, ...]) -> str:
     """``form``: "json", "plain" (every column of PLAIN_COLUMNS) or the plain columns to show."""
     if form == "plain":
         return f"{partition}\t{record.offset}\t{iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"

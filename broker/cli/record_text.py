@@ -10,6 +10,7 @@ characters) are ``\\uNNNN`` (a code point). A null key or value is ``null``, as 
 consumer shows it (``--format json`` tells it from the text "null")."""
 
 import base64
+from collections.abc import Iterable
 import re
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -36,14 +37,17 @@ def text(data: bytes | None) -> str:
 
 def json_field(out: dict, name: str, data: bytes | None) -> dict:
     """``out`` with ``data`` as its ``name``: text when UTF-8, else base64 with ``<name>Encoding``."""
+    if data is None:
+        out[name] = None
+        return out
     try:
-        out[name] = None if data is None else data.decode("utf-8")
+        out[name] = data.decode("utf-8")
     except UnicodeDecodeError:
         out[name] = base64.b64encode(data).decode()
         out[name + "Encoding"] = "base64"
     return out
 
 
-def json_headers(headers) -> list[dict]:
+def json_headers(headers: Iterable[tuple[str, bytes | None]]) -> list[dict]:
     """``((key, value), ...)`` -> ``[{"key": key, "value": value}, ...]``, in order."""
     return [json_field({"key": key}, "value", value) for key, value in headers]

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from broker.arguments import key_value, positive_int
+from broker.arguments import Subcommands, key_value, positive_int
 from broker.client import EARLIEST, LATEST
 from broker.client import NewTopic
 from broker.protocol.errors import ErrorCode
@@ -86,7 +86,8 @@ def _description(client, topic: str, bootstrap: str) -> dict:
 
 def text_table(rows: list[list]) -> str:
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
 
 
 def _print_plain(description: dict) -> None:
@@ -123,7 +124,7 @@ def _describe(client, args) -> int:
     return FAILED if failed else OK
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "topics", help="create, list, describe and delete topics",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -158,12 +159,14 @@ def add_parser(commands) -> None:
                           ["kafkalog topics list", "kafkalog topics list --bootstrap-server broker1:9092 | grep ^app-",
                            "kafkalog topics --list --format json | jq -r 'select(.internal | not).topic'"])
     add_format_argument(listing, 'one JSON object per topic: {"topic", "internal"}')
-    listing.add_argument("--exclude-internal", action="store_true", help="leave out internal topics (__consumer_offsets)")
+    listing.add_argument("--exclude-internal", action="store_true",
+                         help="leave out internal topics (__consumer_offsets)")
     listing.set_defaults(func=lambda args: run(f"{PROG} list", args, _list))
 
     describe = add_command(
         actions, "describe", "show partitions, offsets, sizes and settings",
-        "For each topic (every topic when none is named): the cluster's controller, every partition with its leader (the broker it lives\n"
+        "For each topic (every topic when none is named): the cluster's controller, every partition "
+        "with its leader (the broker it lives\n"
         "on), earliest and latest offsets (latest is the offset the next record gets) and size on disk\n"
         "in bytes (a partition whose broker is down: leader none, offsets '-'; JSON null), then every\n"
         "setting with its value and\n"

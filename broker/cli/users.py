@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from broker.arguments import USAGE, Parser
+from broker.arguments import USAGE, Parser, Subcommands
 from broker.security.credentials import CredentialsError, ScramCredentials
 from broker.security.sasl import SCRAM_ITERATIONS, SCRAM_MECHANISMS
 
@@ -28,7 +28,8 @@ def _password(args) -> str:
         password = args.password
     else:
         try:
-            password = sys.stdin.read() if args.password_file == "-" else open(args.password_file, encoding="utf-8").read()
+            password = (sys.stdin.read() if args.password_file == "-"
+                        else open(args.password_file, encoding="utf-8").read())
         except OSError as exc:
             raise ValueError(f"--password-file {args.password_file}: {exc.strerror or exc}") from None
         password = password.rstrip("\r\n")
@@ -94,12 +95,13 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "users", help="add, delete or list the SCRAM users of a broker's log directory",
         formatter_class=argparse.RawDescriptionHelpFormatter, description=__doc__.split("\n\n", 1)[1],
         epilog="examples:\n"
-               "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt --log-dir /var/lib/kafkalog\n"
+               "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt "
+               "--log-dir /var/lib/kafkalog\n"
                "  kafkalog users add bob --password s3cret --log-dir data          # both SCRAM mechanisms\n"
                "  kafkalog users delete bob --log-dir data\n"
                "  kafkalog users list --log-dir data\n\n"

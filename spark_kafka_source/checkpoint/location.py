@@ -40,7 +40,7 @@ def to_uri(path_or_uri: str) -> str:
 class Location:
     """A directory: ``fs`` and ``path`` from pyarrow, and file operations relative to it."""
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str) -> None:
         self.uri = to_uri(uri)
         if self.uri.startswith(LOCAL_PREFIX):  # a local path as is: no URI decoding of "#", "%", spaces
             self.fs, self.path = pafs.LocalFileSystem(), self.uri[len(LOCAL_PREFIX):]

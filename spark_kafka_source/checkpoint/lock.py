@@ -62,14 +62,14 @@ def _process_alive(pid: int, start: str | None) -> bool:
 
 
 class CheckpointLock:
-    def __init__(self, location: Location, purpose: str = "load", stale_after: float = STALE_AFTER_SECONDS):
+    def __init__(self, location: Location, purpose: str = "load", stale_after: float = STALE_AFTER_SECONDS) -> None:
         self.location = location
         self.stale_after = stale_after
         self.owner = uuid.uuid4().hex
         self.purpose = purpose
         self.lost = False
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def _content(self) -> bytes:
         pid = os.getpid()
@@ -184,5 +184,5 @@ class CheckpointLock:
     def __enter__(self) -> "CheckpointLock":
         return self.acquire()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

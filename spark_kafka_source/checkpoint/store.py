@@ -97,7 +97,7 @@ class RunEntry(NamedTuple):
 
 
 class CheckpointStore:
-    def __init__(self, uri: str):
+    def __init__(self, uri: str) -> None:
         self.location = Location(uri)
         self.uri = self.location.uri
 

@@ -152,7 +152,8 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_complete_file(tmp_p
     for round_number in range(12):
         ready = tmp_path / f"ready-{round_number}"
         writer = children.start(WRITER, directory, ready)
-        wait_for(lambda: ready.exists() or writer.poll() is not None, timeout=30, what="the writer to start")
+        wait_for(lambda ready=ready, writer=writer: ready.exists() or writer.poll() is not None, timeout=30,
+                 what="the writer to start")
         assert writer.poll() is None, children.output(writer)
         time.sleep(0.05 + 0.037 * round_number)
         children.kill(writer)

@@ -97,7 +97,7 @@ def test_an_unreachable_broker_is_one_line_and_exit_1_in_bounded_time():
             process.kill()
             process.stdout.close()
             process.stderr.close()
-    for command, done in zip(CLIENT_COMMANDS, results):
+    for command, done in zip(CLIENT_COMMANDS, results, strict=True):
         name = " ".join(word for word in command if word != "t")
         message = one_line_error(done, 1, f"kafkalog {name}: ")
         assert f"no broker of {address} could be reached" in message and "Connection refused" in message

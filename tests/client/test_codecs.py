@@ -74,7 +74,7 @@ def test_lz4_batches_on_our_broker(broker, request):
         offsets = [f.get(timeout=20).offset for f in futures]
     finally:
         producer.close(timeout=10)
-    expected = [Record(o, m.timestamp, m.key, m.value, m.headers) for o, m in zip(offsets, messages)]
+    expected = [Record(o, m.timestamp, m.key, m.value, m.headers) for o, m in zip(offsets, messages, strict=True)]
     with KafkaClient(broker.bootstrap, timeout=10, retries=1) as client:
         assert read_partition(client, topic, 0, max_bytes=1 << 20) == expected
         result = client.fetch(topic, 0, 0, 1 << 20)

@@ -76,7 +76,7 @@ def test_from_any_offset_returns_the_batch_holding_it(loaded, client, offset):
     batches = _batches(client.fetch(topic, SMALL, offset, 1 << 20))
     holding = stored[SMALL][_containing(stored[SMALL], offset)]
     assert batches and (batches[0].base_offset, batches[0].last_offset) == holding
-    assert all(b.base_offset == a.last_offset + 1 for a, b in zip(batches, batches[1:]))
+    assert all(b.base_offset == a.last_offset + 1 for a, b in zip(batches, batches[1:], strict=False))
     records = [r for b in batches for r in b.records if r.offset >= offset]
     assert records == expected[SMALL][offset:batches[-1].last_offset + 1]
 

@@ -31,7 +31,8 @@ def find_coordinator(broker, group: str) -> dict:
 def offsets_leaders(cluster) -> list[int]:
     """The leaders of ``__consumer_offsets`` (made by a FindCoordinator), once every live broker knows them."""
     find_coordinator(cluster.brokers[1], "creates-the-topic")
-    found = [wait_for(lambda: (ids := leaders(metadata(broker, ["__consumer_offsets"]), "__consumer_offsets"))
+    found = [wait_for(lambda broker=broker: (ids := leaders(metadata(broker, ["__consumer_offsets"]),
+                                                            "__consumer_offsets"))
                       and -1 not in ids and ids, timeout=30, what="__consumer_offsets with its leaders")
              for broker in cluster.brokers.values() if broker.running]
     assert all(ids == found[0] for ids in found)
@@ -50,7 +51,7 @@ def test_every_broker_names_the_leader_of_the_group_s_partition_and_the_others_a
             assert (answer["error_code"], answer["node_id"], answer["port"]) == \
                 (ErrorCode.NONE, leader, cluster.brokers[leader].port)
         for broker_id, broker in cluster.brokers.items():
-            def fetched() -> int:
+            def fetched(broker=broker, group=group) -> int:
                 return request(broker, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": None})["error_code"]
             if broker_id == leader:  # once it has taken its image of the new topic (clients retry until then)
                 wait_for(lambda: fetched() == ErrorCode.NONE, timeout=30, what="the coordinator to answer")
@@ -113,7 +114,7 @@ def test_a_topic_deleted_through_one_broker_loses_its_offsets_in_every_coordinat
     assert kafkalog("topics", "delete", "doomed", "--bootstrap-server", one).returncode == 0
     with KafkaClient(cluster.bootstrap) as client:
         for group in groups.values():
-            wait_for(lambda: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30,
+            wait_for(lambda group=group: set(GroupClient(client).committed(group)) == {("spared", 0)}, timeout=30,
                      what=f"group {group!r} to lose the offsets of the deleted topic")
         assert leaders(metadata(cluster.brokers[2], ["__consumer_offsets"]), "__consumer_offsets") == led_by
 
@@ -129,7 +130,8 @@ def test_offsets_of_a_topic_deleted_while_their_coordinator_was_down_are_gone_on
         "timeout_ms": 30000, "validate_only": False})
     assert created["topics"][0]["error_code"] == ErrorCode.NONE
     for broker in cluster.brokers.values():  # the coordinator too, or it refuses the commit
-        wait_for(lambda: leaders(metadata(broker, ["away"]), "away") == [other_id], timeout=30, what="topic away")
+        wait_for(lambda broker=broker: leaders(metadata(broker, ["away"]), "away") == [other_id], timeout=30,
+                 what="topic away")
     with KafkaClient(cluster.bootstrap) as client:
         GroupClient(client).commit("away-group", {("away", 0): 9})
     cluster.brokers[coordinator].kill()

@@ -87,7 +87,7 @@ def back_again(cluster, topic: str, led: list[int]) -> None:
         leaderless(cluster, topic, led)
         cluster.brokers[VICTIM].start()
     for broker in cluster.brokers.values():
-        wait_for(lambda: all(partition_leaders(broker, topic)[p] == VICTIM for p in led), timeout=60,
+        wait_for(lambda broker=broker: all(partition_leaders(broker, topic)[p] == VICTIM for p in led), timeout=60,
                  what="the returned broker to lead its partitions again")
 
 

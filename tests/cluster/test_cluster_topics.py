@@ -45,7 +45,8 @@ def created_everywhere(cluster, through: int, name: str, partitions: int) -> lis
     found = {}
     for broker_id, broker in cluster.brokers.items():
         found[broker_id] = wait_for(
-            lambda: len(ids := leaders(metadata(broker, [name]), name)) == partitions and -1 not in ids and ids,
+            lambda broker=broker: len(ids := leaders(metadata(broker, [name]), name)) == partitions and -1 not in ids
+            and ids,
             timeout=30, what=f"broker {broker_id} to know {name}'s leaders")
     assert len({tuple(ids) for ids in found.values()}) == 1
     return found[through]
@@ -91,7 +92,8 @@ def test_topics_created_through_each_broker_are_spread_over_all_three_and_writte
                              "leader_epoch": 0, "isr": replicas[p]}
         assert znode(kazoo, f"/config/topics/{name}") == {"version": 1, "config": {"retention.ms": "3600000"}}
         for other in cluster.brokers.values():  # every broker knows the topic and its leaders at once or soon
-            wait_for(lambda: leaders(metadata(other, [name]), name) == [r[0] for r in replicas], timeout=30,
+            wait_for(lambda other=other, name=name, replicas=replicas:
+                     leaders(metadata(other, [name]), name) == [r[0] for r in replicas], timeout=30,
                      what=f"broker {other.port} to see {name}'s leaders")
     response = metadata(cluster.brokers[1])
     assert response["controller_id"] == controller
@@ -130,7 +132,7 @@ def test_topic_settings_changed_through_one_broker_reach_every_broker(cluster, k
             "include_synonyms": False, "include_documentation": False})["results"][0]
         return result["configs"][0]["value"] if result["configs"] else None
     for broker in cluster.brokers.values():
-        wait_for(lambda: described(broker) == "12345", timeout=30, what="the setting on every broker")
+        wait_for(lambda broker=broker: described(broker) == "12345", timeout=30, what="the setting on every broker")
 
 
 def test_a_topic_deleted_through_a_broker_leaves_zookeeper_and_every_broker_s_disk(cluster, kazoo):
@@ -144,7 +146,7 @@ def test_a_topic_deleted_through_a_broker_leaves_zookeeper_and_every_broker_s_di
     assert kazoo.get_children("/admin/delete_topics") == []
     wait_for(lambda: not any(os.path.isdir(d) for d in directories), timeout=30, what="the partition directories to go")
     for broker in cluster.brokers.values():
-        wait_for(lambda: metadata(broker, ["doomed"])["topics"][0]["error_code"] ==
+        wait_for(lambda broker=broker: metadata(broker, ["doomed"])["topics"][0]["error_code"] ==
                  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, timeout=30, what="every broker to forget the topic")
     assert create_topic(cluster.brokers[3], "doomed", 1) == ErrorCode.NONE  # the name is free again
 
@@ -193,7 +195,7 @@ def test_a_manual_replica_assignment_from_a_third_party_admin_client_is_followed
     assert confluent_error(created) == 0
     assert [znode(kazoo, "/brokers/topics/placed")["partitions"][str(p)] for p in range(4)] == wanted
     for broker in cluster.brokers.values():
-        wait_for(lambda: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2], timeout=30,
+        wait_for(lambda broker=broker: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2], timeout=30,
                  what=f"broker {broker.port} to see the named leaders")
     grown = admin.create_partitions([NewPartitions("placed", 6, replica_assignment=[[1], [1]])])["placed"]
     assert confluent_error(grown) == 0

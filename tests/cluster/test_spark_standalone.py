@@ -133,7 +133,7 @@ class Load:
         except subprocess.TimeoutExpired:
             kill_tree(self.process)
             raise AssertionError(f"the load did not end within {RUN_TIMEOUT}s; stderr:\n"
-                                 f"{self.stderr_path.read_text()[-3000:]}")
+                                 f"{self.stderr_path.read_text()[-3000:]}") from None
         return Result(code, self.stdout_path.read_text(), self.stderr_path.read_text())
 
 
@@ -156,7 +156,7 @@ def names_one_of(line: str, names: list[str]) -> bool:
 def restart(cluster, broker_id: int, topic: str) -> None:
     cluster.brokers[broker_id].start()
     for broker in cluster.brokers.values():
-        wait_for(lambda: -1 not in [p["leader_id"] for p in partitions(broker, topic)], timeout=60,
+        wait_for(lambda broker=broker: -1 not in [p["leader_id"] for p in partitions(broker, topic)], timeout=60,
                  what=f"every partition of {topic} led again after broker {broker_id} returned")
 
 

@@ -37,7 +37,7 @@ def test_concurrent_changes_through_two_brokers_all_land_and_old_notifications_g
         for adder in adders:
             adder.join(30)
         for store in (first, second):
-            wait_for(lambda: set(store.acls()) == set(wanted), 30, what="every ACL seen by both")
+            wait_for(lambda store=store: set(store.acls()) == set(wanted), 30, what="every ACL seen by both")
         data, _ = kazoo.get(connect.path("/kafka-acl/Topic/orders"))
         assert data.count(b'"principal"') == USERS
 

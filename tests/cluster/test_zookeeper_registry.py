@@ -70,7 +70,8 @@ def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_l
                 "advertised.listeners": "REPLICATION://replica.example:19094",
                 "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
                 "listener.name.internal.plain.sasl.jaas.config":
-                    'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="secret";'}
+                    ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+                     'user_admin="secret";')}
     with EmbeddedBroker(tmp_path / "log", settings) as broker:
         plaintext, internal, _ = broker.ports
         found, _ = registration(kazoo, zookeeper, 4)
@@ -148,7 +149,7 @@ def test_a_running_broker_whose_session_expired_registers_stands_and_leads_its_p
         states = wait_for(lambda: (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)]) and
                           all(state["leader"] == 1 for state in s) and s, timeout=60, interval=0.2,
                           what="the broker to lead its partitions again")
-        assert all(back["leader_epoch"] > gone["leader_epoch"] > 0 for back, gone in zip(states, away))
+        assert all(back["leader_epoch"] > gone["leader_epoch"] > 0 for back, gone in zip(states, away, strict=True))
         found = consume_records(frozen.bootstrap, "kept", [0, 1], len(records))
         assert [(r.partition, r.key, r.value, r.timestamp) for r in found] == records
         epoch = controller(kazoo, zookeeper)[1]

@@ -230,7 +230,7 @@ def test_the_protocol_is_one_every_member_supports_by_vote():
     ids = [join(coordinator).one.member_id for _ in range(3)]
     preferences = [[("roundrobin", b""), ("range", b"")], [("range", b""), ("roundrobin", b"")],
                    [("range", b""), ("sticky", b""), ("roundrobin", b"")]]
-    answers = [join(coordinator, member_id=i, protocols=p) for i, p in zip(ids, preferences)]
+    answers = [join(coordinator, member_id=i, protocols=p) for i, p in zip(ids, preferences, strict=True)]
     delays(coordinator, clock, 3)
     assert {a.one.protocol for a in answers} == {"range"}
 

@@ -7,8 +7,8 @@ calls the loop stands still, so aiokafka's background tasks (fetcher, sender) ru
 call; no test relies on them running in between.
 
 Its differences are the flags set on ``AiokafkaClient``; besides, its admin client returns most
-error codes rather than raising (``BrokerError`` here; create_partitions and delete_records raise), and its ``flush`` waits out ``linger_ms``
-where the other clients cut it short.
+error codes rather than raising (``BrokerError`` here; create_partitions and delete_records raise),
+and its ``flush`` waits out ``linger_ms`` where the other clients cut it short.
 """
 
 import asyncio
@@ -87,7 +87,7 @@ class AiokafkaProducer(KafkaPythonProducer):
         self.native.flush()
 
     def deliveries(self, handles):
-        return [self.delivery(lambda: run(future, WAIT_SECONDS)) for future in handles]
+        return [self.delivery(lambda future=future: run(future, WAIT_SECONDS)) for future in handles]
 
     def close(self):
         self.native.stop()

@@ -3,9 +3,10 @@
 ``client_kafka_python``, ``client_aiokafka``) implements around one unmodified third-party client.
 
 Records are ``common.Rec`` values and errors Kafka's protocol error codes
-(``broker.protocol.errors.ErrorCode``), the same for every client. Where the clients really differ, a capability flag on ``Client`` says so (documented
-here, set and explained in the adapters); the matrix tests branch, or pick their clients, on
-those flags, never on a client's name (only ``test_client_specific`` does that).
+(``broker.protocol.errors.ErrorCode``), the same for every client. Where the clients really differ,
+a capability flag on ``Client`` says so (documented here, set and explained in the adapters); the
+matrix tests branch, or pick their clients, on those flags, never on a client's name (only
+``test_client_specific`` does that).
 """
 
 from collections import namedtuple

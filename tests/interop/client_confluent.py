@@ -120,7 +120,7 @@ class ConfluentConsumer(api.Consumer):
             report = self.stats_reports
             states = self.stats.get("topics", {}).get(topic, {}).get("partitions", {})
             states = [states.get(str(p), {}) for p in partitions]
-            positions = {p: s.get("next_offset") for p, s in zip(partitions, states)}
+            positions = {p: s.get("next_offset") for p, s in zip(partitions, states, strict=True)}
             if all(s.get("fetch_state") == "active" for s in states):
                 if positions == seen:
                     return positions

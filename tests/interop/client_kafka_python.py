@@ -60,7 +60,7 @@ class KafkaPythonProducer(api.Producer):
         self.native.flush(timeout=WAIT_SECONDS)
 
     def deliveries(self, handles):
-        return [self.delivery(lambda: future.get(timeout=WAIT_SECONDS)) for future in handles]
+        return [self.delivery(lambda future=future: future.get(timeout=WAIT_SECONDS)) for future in handles]
 
     def delivery(self, metadata_of) -> api.Delivery:
         try:

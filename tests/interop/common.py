@@ -83,7 +83,7 @@ def assert_same_records(got: list[Rec], expected: list[Rec], compare_timestamps:
         expected = [r._replace(timestamp=None) for r in expected]
     if got == expected:
         return
-    for index, (g, e) in enumerate(zip(got, expected)):
+    for index, (g, e) in enumerate(zip(got, expected, strict=False)):
         if g != e:
             fields = [f for f in Rec._fields if getattr(g, f) != getattr(e, f)]
             raise AssertionError(f"record #{index} differs in {fields}:\n  got      {g}\n  expected {e}\n"
@@ -140,7 +140,7 @@ def assert_sequences_continuous(batches: list[dict]) -> None:
     assert len({b["producerId"] for b in batches}) == 1 and batches[0]["producerId"] >= 0, \
         [b["producerId"] for b in batches]
     assert batches[0]["baseSequence"] == 0
-    for before, after in zip(batches, batches[1:]):
+    for before, after in zip(batches, batches[1:], strict=False):
         assert after["baseSequence"] == before["lastSequence"] + 1, "sequence gap or repeat in the log"
 
 

@@ -1,5 +1,5 @@
-"""Fixtures of the load job tests: one broker for the session, and ``history``: three committed runs of a topic, built once, that
-tests copy and carry on from."""
+"""Fixtures of the load job tests: one broker for the session, and ``history``: three committed runs
+of a topic, built once, that tests copy and carry on from."""
 
 import shutil
 from pathlib import Path

@@ -112,7 +112,7 @@ class LoadProcess:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError(f"the load did not end within {timeout}s; stderr:\n{self.stderr()[-3000:]}")
+            raise AssertionError(f"the load did not end within {timeout}s; stderr:\n{self.stderr()[-3000:]}") from None
         return Result(code, self.stdout(), self.stderr())
 
     def kill(self) -> None:

@@ -42,7 +42,7 @@ def log_start_past(bootstrap: str, topic: str, offset: int, tag: str) -> tuple[l
         if log_start(bootstrap, topic, 0) > offset:
             seen = []
 
-            def settled():
+            def settled(seen=seen):
                 seen.append(log_start(bootstrap, topic, 0))
                 return len(seen) >= 6 and len(set(seen[-6:])) == 1
             wait_for(settled, 20, interval=0.2, what="the log start settling")

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(180)
 
 def loaded_offsets(output) -> list:
     table = ds.dataset(str(output), format="parquet", partitioning="hive").to_table(columns=["partition", "offset"])
-    return sorted(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist()))
+    return sorted(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist(), strict=True))
 
 
 def test_two_runs_fetch_each_partition_from_its_own_leader_and_load_each_offset_once(spark, mock, tmp_path):

@@ -105,7 +105,7 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
     before = {o: tree(o) for o in (truncated, garbage)}
 
     results = [run_load(load_args(history.bootstrap, history.topic, o), tmp_path) for o in (truncated, garbage)]
-    for result, output, broken in zip(results, (truncated, garbage), (plan, commit)):
+    for result, output, broken in zip(results, (truncated, garbage), (plan, commit), strict=True):
         assert result.code == 1, result
         line = result.one_error()
         assert broken.as_uri() in line and "corrupt or truncated" in line, line

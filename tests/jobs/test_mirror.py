@@ -225,7 +225,7 @@ def duplicated_stretch(copied: list, original: list) -> int:
     one stretch repeated: ``original[:x] + original[s:]`` with ``s <= x``."""
     if copied == original:
         return 0
-    x = next((i for i, (a, b) in enumerate(zip(copied, original)) if a != b), min(len(copied), len(original)))
+    x = next((i for i, (a, b) in enumerate(zip(copied, original, strict=False)) if a != b), min(len(copied), len(original)))
     assert x < len(copied), f"{len(original) - len(copied)} records missing from the copy"
     assert copied[x] in original[:x], f"record {x} of the copy is not a repeat: {copied[x]}"
     s = original.index(copied[x])

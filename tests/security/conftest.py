@@ -1,5 +1,10 @@
 """Certificates made for the run (trustme: a CA, the broker's certificate for 127.0.0.1 and
-localhost, a client certificate), written as PEM and PKCS12 files; nothing is checked in."""
+localhost, a client certificate), written as PEM and PKCS12 files; nothing is checked in. And
+``sasl_broker``: a broker with PLAINTEXT, SASL_PLAINTEXT and SASL_SSL listeners (PLAIN and SCRAM
+users), one per test module that asks for it."""
+
+import subprocess
+import sys
 
 import pytest
 import trustme
@@ -8,6 +13,10 @@ from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography import x509
 
 KEYSTORE_PASSWORD = "store-secret-1"
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+              'user_plainuser="plain-secret-1" user_other="other-secret";')
+SCRAM_USER, SCRAM_PASSWORD = "scramuser", "scram-secret-1"
+PLAINTEXT, SASL_PLAINTEXT, SASL_SSL = 0, 1, 2  # the listeners of sasl_broker, in order
 
 
 class Certificates:
@@ -54,3 +63,23 @@ def _jks_truststore(ca_pem: bytes, password: str) -> bytes:
 @pytest.fixture(scope="session")
 def certificates(tmp_path_factory):
     return Certificates(tmp_path_factory.mktemp("certificates"))
+
+
+def kafkalog_users(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "broker.cli", "users", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture(scope="module")
+def sasl_broker(tmp_path_factory, certificates):
+    from broker.embedded import EmbeddedBroker
+    log_dir = tmp_path_factory.mktemp("sasl") / "log"
+    added = kafkalog_users("add", SCRAM_USER, "--password", SCRAM_PASSWORD, "--log-dir", str(log_dir))
+    assert added.returncode == 0, added.stderr
+    broker = EmbeddedBroker(log_dir, {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", "sasl.jaas.config": PLAIN_JAAS,
+        "ssl.keystore.location": certificates.server_pem, "connection.failed.authentication.delay.ms": "50",
+        "num.partitions": "1"}).start()
+    yield broker
+    broker.kill()

@@ -27,7 +27,7 @@ from broker.security.acls import (Acl, AclFilter, Operation, PatternType, Permis
                                   operations_bits)
 
 from ..conftest import FAST_GROUPS
-from .test_sasl import kafkalog_users
+from .conftest import kafkalog_users
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:admin"}
 PLAIN_USERS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '

@@ -8,7 +8,7 @@ from broker.client import AuthenticationError
 from broker.records import record_set
 from broker.client import SecuritySettingError, from_settings
 
-from .test_sasl import PLAIN_JAAS, SASL_PLAINTEXT, SASL_SSL, SCRAM_PASSWORD, SCRAM_USER, sasl_broker  # noqa: F401
+from .conftest import PLAIN_JAAS, SASL_PLAINTEXT, SASL_SSL, SCRAM_PASSWORD, SCRAM_USER
 from .third_party import unique_topic
 
 SCRAM_JAAS = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{SCRAM_USER}" '

@@ -9,7 +9,7 @@ from broker.client import from_settings
 
 from ..jobs.loads import load_args, ok, output_rows, run_load
 from .test_client import SCRAM_JAAS
-from .test_sasl import SASL_SSL, SCRAM_PASSWORD, sasl_broker  # noqa: F401
+from .conftest import SASL_SSL, SCRAM_PASSWORD
 
 
 def test_a_load_over_sasl_ssl_from_a_command_config(spark, sasl_broker, certificates, tmp_path):

@@ -1,12 +1,11 @@
 """SASL listeners: the three third-party clients and kcat (librdkafka 2.0, whose SCRAM repeats its
-client nonce) with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL; users added and deleted with ``kafkalog users`` while the broker runs;
-wrong passwords, unknown users and bad input before and during the exchange: each a clear error
-(Kafka's SASL_AUTHENTICATION_FAILED) and one broker log line, never a hang."""
+client nonce) with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL; users
+added and deleted with ``kafkalog users`` while the broker runs; wrong passwords, unknown users and
+bad input before and during the exchange: each a clear error (Kafka's SASL_AUTHENTICATION_FAILED)
+and one broker log line, never a hang."""
 
 import socket
 import struct
-import subprocess
-import sys
 
 import pytest
 
@@ -16,33 +15,9 @@ from broker.protocol.errors import ErrorCode
 from broker.protocol.types import Reader
 from broker.security.sasl import client_exchange
 
+from .conftest import PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SCRAM_PASSWORD, SCRAM_USER, kafkalog_users
 from .test_tls import _wait_for_log
 from .third_party import CLIENTS, KCAT, Security, kcat, unique_topic
-
-PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-              'user_plainuser="plain-secret-1" user_other="other-secret";')
-SCRAM_USER, SCRAM_PASSWORD = "scramuser", "scram-secret-1"
-PLAINTEXT, SASL_PLAINTEXT, SASL_SSL = 0, 1, 2  # the listeners, in order
-
-
-def kafkalog_users(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", "users", *args], capture_output=True, text=True,
-                          timeout=60)
-
-
-@pytest.fixture(scope="module")
-def sasl_broker(tmp_path_factory, certificates):
-    from broker.embedded import EmbeddedBroker
-    log_dir = tmp_path_factory.mktemp("sasl") / "log"
-    added = kafkalog_users("add", SCRAM_USER, "--password", SCRAM_PASSWORD, "--log-dir", str(log_dir))
-    assert added.returncode == 0, added.stderr
-    broker = EmbeddedBroker(log_dir, {
-        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", "sasl.jaas.config": PLAIN_JAAS,
-        "ssl.keystore.location": certificates.server_pem, "connection.failed.authentication.delay.ms": "50",
-        "num.partitions": "1"}).start()
-    yield broker
-    broker.kill()
 
 
 def security(listener: int, mechanism: str, certificates, password: str | None = None, username=None) -> Security:
@@ -248,9 +223,11 @@ def test_bad_sasl_settings_are_refused_without_showing_secrets(tmp_path):
         ({"sasl.enabled.mechanisms": "GSSAPI"}, "sasl.enabled.mechanisms: 'GSSAPI' must list mechanisms among"),
         ({"sasl.enabled.mechanisms": "PLAIN"}, "PLAIN is enabled on listener SASL_PLAINTEXT but no PlainLoginModule"),
         ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-          'PlainLoginModule required user_a="hidden-secret"'}, "not a JAAS login entry"),
+          ('PlainLoginModule required '
+           'user_a="hidden-secret"')}, "not a JAAS login entry"),
         ({"sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config":
-          'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="hidden-secret" broken;'},
+          ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+           'user_a="hidden-secret" broken;')},
          "cannot read the options of"),
     ]:
         with pytest.raises(ConfigError) as failure:

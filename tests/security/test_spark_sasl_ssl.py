@@ -8,7 +8,7 @@ from broker.client import KafkaClient, NewTopic
 from broker.client import from_settings
 
 from .test_client import SCRAM_JAAS
-from .test_sasl import SASL_SSL, SCRAM_PASSWORD, sasl_broker  # noqa: F401
+from .conftest import SASL_SSL, SCRAM_PASSWORD
 
 
 def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):

@@ -1,10 +1,10 @@
 """A full disk, for real: a 16 MiB tmpfs as the broker's log directory, filled to the last byte.
 
-Every metadata change on a full disk is all or nothing and answered with KAFKA_STORAGE_ERROR,
-never a closed connection (an offset commit NOT_COORDINATOR, as in Kafka); deleting a topic works on a full disk and frees it; after any failed
-write, Metadata, ListOffsets, Fetch and a restart agree that every acknowledged record is there
-once and nothing unacknowledged is. Mounting the tmpfs needs root (CI runs as root); without it
-these tests skip.
+Every metadata change on a full disk is all or nothing and answered with KAFKA_STORAGE_ERROR, never
+a closed connection (an offset commit NOT_COORDINATOR, as in Kafka); deleting a topic works on a
+full disk and frees it; after any failed write, Metadata, ListOffsets, Fetch and a restart agree
+that every acknowledged record is there once and nothing unacknowledged is. Mounting the tmpfs needs
+root (CI runs as root); without it these tests skip.
 """
 
 import os
@@ -246,7 +246,7 @@ def assert_stored_exactly(client, idempotent: dict[int, int], plain: list[int]) 
     assert client.topics() == ["idempotent", "plain"]
     stored = read_values(client, "idempotent")
     assert sorted(numbers(stored)) == sorted(idempotent)
-    assert dict(zip(numbers(stored), [offset for offset, _ in stored])) == idempotent
+    assert dict(zip(numbers(stored), [offset for offset, _ in stored], strict=True)) == idempotent
     assert numbers(read_values(client, "plain")) == plain
 
 

@@ -66,7 +66,7 @@ def test_a_large_fetch_goes_out_with_sendfile_and_a_small_one_is_copied(tmp_path
         assert large_records == segment.read_bytes()
         sent = [(offset, count) for path, offset, count in sendfile_calls if path == str(segment)]
         assert sent and sent[0][0] == 0
-        assert all(offset + count == following for (offset, count), (following, _) in zip(sent, sent[1:]))
+        assert all(offset + count == following for (offset, count), (following, _) in zip(sent, sent[1:], strict=False))
         assert sum(count for _, count in sent) == len(large_records)  # every record byte, by sendfile
 
         produce_values(client, 1, start=large)

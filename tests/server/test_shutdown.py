@@ -40,7 +40,7 @@ def test_sigterm_with_clients_that_do_not_read_exits_at_once_with_one_line(start
             long_poll = client.send_request(ApiKey.FETCH, 11, fetch_body([("busy", 0, 2)], max_wait_ms=60_000,
                                                                          min_bytes=1))
             for connection in hoarders:
-                wait_for(lambda: connection.pending_bytes(), timeout=TIMEOUT, what="a response being sent")
+                wait_for(connection.pending_bytes, timeout=TIMEOUT, what="a response being sent")
 
             broker.process.send_signal(15)
             answered = client.recv_response(ApiKey.FETCH, 11, long_poll)

@@ -323,8 +323,8 @@ def test_pipelined_requests_are_answered_in_request_order(broker, client):
     correlation_ids = rng.sample(range(1, 2**31), len(requests))
     with connect_to(broker) as pipe:
         pipe.send_raw(b"".join(encode_request(api, version, body, cid)
-                               for (api, version, body), cid in zip(requests, correlation_ids)))
-        for (api, version, _), cid in zip(requests, correlation_ids):
+                               for (api, version, body), cid in zip(requests, correlation_ids, strict=True)))
+        for (api, version, _), cid in zip(requests, correlation_ids, strict=True):
             data = pipe.recv_frame()
             assert data is not None
             received, _ = decode_response(data, api, version)

@@ -124,7 +124,7 @@ def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None
         producer.flush(1)
     errors = [r for r in reports if r is None or r[0] is not None]
     assert not errors, f"delivery failed: {errors[:3]}"
-    return [_rec(topic, msg, offset) for msg, (_, offset) in zip(msgs, reports)]
+    return [_rec(topic, msg, offset) for msg, (_, offset) in zip(msgs, reports, strict=True)]
 
 
 def produce_kp(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None = None, **conf) -> list[Rec]:
@@ -150,7 +150,7 @@ def produce_kp(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | N
         offsets = [future.get(timeout=FLUSH_SECONDS).offset for future in futures]
     finally:
         producer.close(timeout=5)
-    return [_rec(topic, msg, offset) for msg, offset in zip(msgs, offsets)]
+    return [_rec(topic, msg, offset) for msg, offset in zip(msgs, offsets, strict=True)]
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, config: dict | None = None) -> None:

@@ -261,7 +261,7 @@ def test_slices_of_max_records_per_partition_tile_each_range(spark, broker, data
         size = SIZE - starts[partition]
         assert len(found) == -(-size // 3), found  # ceil(size / 3) slices
         assert found[0].start == starts[partition] and found[-1].until == SIZE
-        assert all(a.until == b.start for a, b in zip(found, found[1:])), found
+        assert all(a.until == b.start for a, b in zip(found, found[1:], strict=False)), found
     assert sorted(by_partition) == [0, 1, 2] and len(files) == df.rdd.getNumPartitions() == 3 + 2 + 4
     check_tasks(data, broker, files, [(TOPIC, t.partition, t.start, t.until)
                                       for found in by_partition.values() for t in found])

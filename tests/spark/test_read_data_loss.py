@@ -129,8 +129,9 @@ def test_assigned_partition_that_does_not_exist(spark, loss_broker, trimmed):
     """Not data loss (partitions are never removed from a topic): the topic's count is the answer."""
     topic, recs, _ = trimmed
     for fail_on_data_loss in ("true", "false"):
-        message = error_of(lambda: load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}),
-                                        failOnDataLoss=fail_on_data_loss).collect())
+        message = error_of(lambda fail_on_data_loss=fail_on_data_loss: load(
+            spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}),
+            failOnDataLoss=fail_on_data_loss).collect())
         assert f"option assign: partition {topic}-7 does not exist: topic '{topic}' has 2 partitions (0 to 1)" \
             in message and "lost" not in message, message[:800]
     gone = "loss-never-created"  # a whole topic missing is data loss (it may have been deleted)
@@ -191,7 +192,8 @@ def test_subscribe_to_a_deleted_topic_at_planning_is_an_error(spark, loss_broker
     create_topic(loss_broker.bootstrap, topic, 1)
     delete_topic(loss_broker.bootstrap, topic)
     for fail in ("true", "false"):
-        message = error_of(lambda: load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss=fail).collect())
+        message = error_of(lambda fail=fail: load(spark, loss_broker.bootstrap, subscribe=topic,
+                                                  failOnDataLoss=fail).collect())
         assert "option subscribe" in message and f"{topic!r} does not exist" in message, message[:800]
 
 

@@ -3,8 +3,9 @@
 * ``df.schema`` equals Spark's Kafka source schema exactly (names, order, types, nullability),
   with and without ``includeHeaders``.
 * ``timestamp`` is the producer's epoch milliseconds (checked as text in the UTC session, as
-  ``unix_millis``, and as local time in another session time zone), ``timestampType`` 0 for CreateTime and 1 (with the broker's append time) for a
-  LogAppendTime topic; null keys, empty values, null header values survive.
+  ``unix_millis``, and as local time in another session time zone), ``timestampType`` 0 for
+  CreateTime and 1 (with the broker's append time) for a LogAppendTime topic; null keys, empty
+  values, null header values survive.
 * A user-specified schema is refused ("fixed schema"), as Spark's source does.
 """
 

@@ -112,7 +112,8 @@ def test_explicit_registration_twice_keeps_working(spark, broker, produced):
 AUTO_REGISTERED = """
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
-df = spark.read.format("kafkalog").option("kafka.bootstrap.servers", "{bootstrap}").option("subscribe", "{topic}").load()
+df = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", "{bootstrap}")
+      .option("subscribe", "{topic}").load())
 print("rows", df.count())
 """
 

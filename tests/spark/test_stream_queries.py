@@ -49,8 +49,8 @@ def started(start):
     connect back, which a loaded machine can exceed; any other failure is left to the test."""
     for _ in range(2):
         query = start()
-        wait_for(lambda: not query.isActive or query.status["message"] != "Initializing sources", WAIT_SECONDS,
-                 interval=0.5, what="the query's sources initialized")
+        wait_for(lambda query=query: not query.isActive or query.status["message"] != "Initializing sources",
+                 WAIT_SECONDS, interval=0.5, what="the query's sources initialized")
         error = query.exception()
         if error is None or "Python worker failed to connect back" not in str(error) or \
                 "Current Committed Offsets: {}" not in str(error):

@@ -1,9 +1,9 @@
-"""``df.write.format("kafkalog")`` on a real local SparkSession against a real broker: rows written are
-read back exactly (by ``spark.read`` and by the three third-party consumers), keys land in the
+"""``df.write.format("kafkalog")`` on a real local SparkSession against a real broker: rows written
+are read back exactly (by ``spark.read`` and by the three third-party consumers), keys land in the
 partition Kafka's Java partitioner picks (checked against librdkafka's and kafka-python's murmur2
 partitioners), rows without a key spread evenly, the topic column and option, the partition column,
-null keys, headers, a DataFrame read with kafkalog written back, every codec; the errors a user meets, each one line naming the column, option or row; and a write to
-librdkafka's mock cluster."""
+null keys, headers, a DataFrame read with kafkalog written back, every codec; the errors a user
+meets, each one line naming the column, option or row; and a write to librdkafka's mock cluster."""
 
 import pytest
 from pyspark.sql.types import ArrayType, BinaryType, StringType, StructField, StructType
