@@ -73,9 +73,9 @@ from broker.records.compression import Codec, decompress
 from broker.records.errors import CorruptRecordError
 
 try:
-    from . import _fastdecode  # type: ignore[attr-defined]  # a C extension, without stubs
+    from . import _fastdecode  # the C extension (its types: _fastdecode.pyi)
 except ImportError:  # the optional extension did not build: the pure-Python path still works
-    _fastdecode = None
+    _fastdecode = None  # type: ignore[assignment]  # every use checks native_available() first
 
 __all__ = ["HEADERS_TYPE", "Decoded", "arrow_schema", "decode", "native_available"]
 
