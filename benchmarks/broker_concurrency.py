@@ -25,10 +25,20 @@ MIB = 1024 * 1024
 VALUE_BYTES = 1024
 PARTITIONS = 8
 FLUSH_EVERY_MESSAGE = {"log.flush.interval.messages": "1"}
-THROUGHPUT_SETTINGS = {"acks": "1", "linger.ms": 5, "batch.size": 256 * 1024, "compression.type": "none",
-                       "queue.buffering.max.kbytes": 256 * 1024}
-LARGE_SETTINGS = {"acks": "1", "linger.ms": 20, "batch.size": 1_000_000, "compression.type": "none",
-                  "queue.buffering.max.kbytes": 256 * 1024}
+THROUGHPUT_SETTINGS = {
+    "acks": "1",
+    "linger.ms": 5,
+    "batch.size": 256 * 1024,
+    "compression.type": "none",
+    "queue.buffering.max.kbytes": 256 * 1024,
+}
+LARGE_SETTINGS = {
+    "acks": "1",
+    "linger.ms": 20,
+    "batch.size": 1_000_000,
+    "compression.type": "none",
+    "queue.buffering.max.kbytes": 256 * 1024,
+}
 PROBE_SETTINGS = {"acks": "1", "linger.ms": 0, "compression.type": "none"}
 
 
@@ -38,8 +48,7 @@ def _producer(bootstrap: str, settings: dict, topic: str) -> Producer:
     return producer
 
 
-def _write(producer: Producer, topic: str, partition: int, count: int, value: bytes,
-           keep_going=None) -> None:
+def _write(producer: Producer, topic: str, partition: int, count: int, value: bytes, keep_going=None) -> None:
     """Produce ``count`` records (or until ``keep_going()`` turns false) and wait for every ack."""
     sent = 0
     while sent < count if keep_going is None else keep_going():
@@ -57,8 +66,9 @@ def throughput(bootstrap: str, topic: str, producers: int, total_bytes: int) -> 
     clients = [_producer(bootstrap, THROUGHPUT_SETTINGS, topic) for _ in range(producers)]
     value = os.urandom(VALUE_BYTES)
     each = total_bytes // VALUE_BYTES // producers
-    threads = [threading.Thread(target=_write, args=(client, topic, i, each, value))
-               for i, client in enumerate(clients)]
+    threads = [
+        threading.Thread(target=_write, args=(client, topic, i, each, value)) for i, client in enumerate(clients)
+    ]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -103,11 +113,11 @@ def p99(values: list[float]) -> float:
 
 def measure(settings: dict, total_bytes: int, probes: int) -> dict:
     with tempfile.TemporaryDirectory() as directory:
-        broker = EmbeddedBroker(os.path.join(directory, "log"),
-                                {"num.partitions": str(PARTITIONS), **settings}).start()
+        broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS), **settings}).start()
         try:
-            result = {f"produce_{n}_mb_s": throughput(broker.bootstrap, f"throughput-{n}", n, total_bytes)
-                      for n in (1, 8)}
+            result = {
+                f"produce_{n}_mb_s": throughput(broker.bootstrap, f"throughput-{n}", n, total_bytes) for n in (1, 8)
+            }
             alone, loaded = latency_under_load(broker.bootstrap, "latency", probes)
         finally:
             broker.stop()
@@ -120,15 +130,21 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--mib", type=int, default=64, help="MiB produced per throughput figure")
     parser.add_argument("--probes", type=int, default=300, help="records sent one at a time per latency figure")
     args = parser.parse_args(argv)
-    results = {"default flush": measure({}, args.mib * MIB, args.probes),
-               "flush.messages=1": measure(FLUSH_EVERY_MESSAGE, args.mib * MIB, args.probes)}
+    results = {
+        "default flush": measure({}, args.mib * MIB, args.probes),
+        "flush.messages=1": measure(FLUSH_EVERY_MESSAGE, args.mib * MIB, args.probes),
+    }
     print(f"confluent-kafka, 1 KiB values, acks=1, {args.mib} MiB per throughput figure, {args.probes} probes:")
-    print(f"  {'':18s} {'1 producer':>11s} {'8 producers':>12s} {'ratio':>6s} "
-          f"{'probe p99 alone':>16s} {'p99 beside a large producer':>28s} {'ratio':>6s}")
+    print(
+        f"  {'':18s} {'1 producer':>11s} {'8 producers':>12s} {'ratio':>6s} "
+        f"{'probe p99 alone':>16s} {'p99 beside a large producer':>28s} {'ratio':>6s}"
+    )
     for name, r in results.items():
-        print(f"  {name:18s} {r['produce_1_mb_s']:8.0f} MB/s {r['produce_8_mb_s']:7.0f} MB/s "
-              f"{r['produce_8_mb_s'] / r['produce_1_mb_s']:6.2f} {r['p99_alone_ms']:13.1f} ms "
-              f"{r['p99_loaded_ms']:25.1f} ms {r['p99_loaded_ms'] / r['p99_alone_ms']:6.1f}")
+        print(
+            f"  {name:18s} {r['produce_1_mb_s']:8.0f} MB/s {r['produce_8_mb_s']:7.0f} MB/s "
+            f"{r['produce_8_mb_s'] / r['produce_1_mb_s']:6.2f} {r['p99_alone_ms']:13.1f} ms "
+            f"{r['p99_loaded_ms']:25.1f} ms {r['p99_loaded_ms'] / r['p99_alone_ms']:6.1f}"
+        )
     return results
 
 

@@ -23,12 +23,24 @@ MIB = 1024 * 1024
 WINDOW_PARTITIONS = 4
 WINDOW_BYTES_PER_PARTITION = 4 * MIB  # the mock cluster keeps only ~5 MiB per partition
 WINDOW_READS = 25
-PRODUCER_SETTINGS = {"acks": "1", "linger.ms": 50, "batch.size": 1_000_000, "compression.type": "none",
-                     "queue.buffering.max.kbytes": 1024 * 1024, "queue.buffering.max.messages": 10_000_000}
+PRODUCER_SETTINGS = {
+    "acks": "1",
+    "linger.ms": 50,
+    "batch.size": 1_000_000,
+    "compression.type": "none",
+    "queue.buffering.max.kbytes": 1024 * 1024,
+    "queue.buffering.max.messages": 10_000_000,
+}
 
 
-def produce(bootstrap: str, topic: str, value_size: int, total_bytes: int, partitions: int = 1,
-            client_settings: dict | None = None) -> tuple[float, int]:
+def produce(
+    bootstrap: str,
+    topic: str,
+    value_size: int,
+    total_bytes: int,
+    partitions: int = 1,
+    client_settings: dict | None = None,
+) -> tuple[float, int]:
     """Produce ``total_bytes`` of values, round-robin over ``partitions``; return (seconds, records).
     ``client_settings``: more librdkafka settings (security)."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS, **(client_settings or {})})
@@ -57,12 +69,21 @@ def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, tuple[i
     return marks
 
 
-def consume(bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]],
-            client_settings: dict | None = None) -> tuple[float, int]:
+def consume(
+    bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]], client_settings: dict | None = None
+) -> tuple[float, int]:
     """Read every partition's [start, end) range; return (seconds, bytes of values)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                         "fetch.max.bytes": 64 * MIB, "max.partition.fetch.bytes": 16 * MIB,
-                         "fetch.wait.max.ms": 100, **(client_settings or {})})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 64 * MIB,
+            "max.partition.fetch.bytes": 16 * MIB,
+            "fetch.wait.max.ms": 100,
+            **(client_settings or {}),
+        }
+    )
     consumer.assign([TopicPartition(topic, p, start) for p, (start, _) in ranges.items()])
     expected = sum(end - start for start, end in ranges.values())
     count = size = 0
@@ -120,17 +141,23 @@ def main(argv: list[str] | None = None) -> dict:
         finally:
             broker.stop()
 
-    print(f"confluent-kafka client; produce {args.produce_mib} MiB per value size; fetch a "
-          f"{WINDOW_PARTITIONS} x {WINDOW_BYTES_PER_PARTITION // MIB} MiB window {WINDOW_READS} times:")
+    print(
+        f"confluent-kafka client; produce {args.produce_mib} MiB per value size; fetch a "
+        f"{WINDOW_PARTITIONS} x {WINDOW_BYTES_PER_PARTITION // MIB} MiB window {WINDOW_READS} times:"
+    )
     print(f"  {'':28s} {'kafkalog':>12s} {'librdkafka mock':>16s} {'ratio':>7s}")
-    for key, label in [("produce_100_mb_s", "produce 100 B values MB/s"),
-                       ("produce_100_records_s", "produce 100 B records/s"),
-                       ("produce_1024_mb_s", "produce 1 KiB values MB/s"),
-                       ("produce_1024_records_s", "produce 1 KiB records/s"),
-                       ("fetch_window_mb_s", "fetch 1 KiB values MB/s")]:
+    for key, label in [
+        ("produce_100_mb_s", "produce 100 B values MB/s"),
+        ("produce_100_records_s", "produce 100 B records/s"),
+        ("produce_1024_mb_s", "produce 1 KiB values MB/s"),
+        ("produce_1024_records_s", "produce 1 KiB records/s"),
+        ("fetch_window_mb_s", "fetch 1 KiB values MB/s"),
+    ]:
         print(f"  {label:28s} {ours[key]:12,.0f} {mock[key]:16,.0f} {ours[key] / mock[key]:7.2f}")
-    print(f"  fetch a {args.fetch_mib} MiB topic from the start (kafkalog only; the mock cannot hold it): "
-          f"{ours['fetch_full_mb_s']:,.0f} MB/s")
+    print(
+        f"  fetch a {args.fetch_mib} MiB topic from the start (kafkalog only; the mock cannot hold it): "
+        f"{ours['fetch_full_mb_s']:,.0f} MB/s"
+    )
     return {"kafkalog": ours, "mock": mock}
 
 

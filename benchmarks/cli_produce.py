@@ -29,22 +29,37 @@ VALUE_BYTES = 100
 
 def kafkalog_produce(bootstrap: str, topic: str, path: Path, *args: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "broker.cli", "produce", topic, "--file", str(path), "--bootstrap-server",
-                    bootstrap, *args], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "produce",
+            topic,
+            "--file",
+            str(path),
+            "--bootstrap-server",
+            bootstrap,
+            *args,
+        ],
+        check=True,
+    )
     return time.perf_counter() - started
 
 
 def confluent_produce(bootstrap: str, topic: str, path: Path) -> float:
     started = time.perf_counter()
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 50,
-                         "queue.buffering.max.messages": 10_000_000})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 50, "queue.buffering.max.messages": 10_000_000}
+    )
     with open(path, "rb") as lines:
         send_all(producer, topic, ((None, line.rstrip(b"\n")) for line in lines), partition=0)
     return time.perf_counter() - started
 
 
-def send_all(producer: Producer, topic: str, records: Iterable[Sequence[bytes | None]],
-             **where: Any) -> None:  # where: Producer.produce's partition
+def send_all(
+    producer: Producer, topic: str, records: Iterable[Sequence[bytes | None]], **where: Any
+) -> None:  # where: Producer.produce's partition
     """Produce every ``(key, value)`` of ``records`` (waiting for room in the queue), then flush."""
     for key, value in records:
         while True:
@@ -69,9 +84,12 @@ def main(argv: list[str] | None = None) -> None:
         with KafkaClient(broker.bootstrap) as client:
             client.create_topics([NewTopic(name, 1) for name in ("reference", "plain", "json")])
         reference = confluent_produce(broker.bootstrap, "reference", plain)
-        runs = {"kafkalog produce (plain lines)": kafkalog_produce(broker.bootstrap, "plain", plain),
-                "kafkalog produce --format json (a header each)": kafkalog_produce(broker.bootstrap, "json", as_json,
-                                                                                   "--format", "json")}
+        runs = {
+            "kafkalog produce (plain lines)": kafkalog_produce(broker.bootstrap, "plain", plain),
+            "kafkalog produce --format json (a header each)": kafkalog_produce(
+                broker.bootstrap, "json", as_json, "--format", "json"
+            ),
+        }
         print(f"{args.lines:,} lines of {VALUE_BYTES} bytes, acks=1, no compression, one partition")
         print(f"  confluent-kafka (reference): {args.lines / reference:,.0f} lines/s")
         for name, seconds in runs.items():

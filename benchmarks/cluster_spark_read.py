@@ -50,28 +50,36 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     spark = local_spark()
     times: dict[tuple[str, str], list[float]] = {}
-    with tempfile.TemporaryDirectory() as directory, \
-            EmbeddedBroker(os.path.join(directory, "single")) as broker, \
-            EmbeddedCluster(os.path.join(directory, "cluster"), brokers=BROKERS) as cluster:
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        EmbeddedBroker(os.path.join(directory, "single")) as broker,
+        EmbeddedCluster(os.path.join(directory, "cluster"), brokers=BROKERS) as cluster,
+    ):
         sides = {f"{BROKERS} brokers": cluster.bootstrap, "1 broker": broker.bootstrap}
         for name, bootstrap in sides.items():
             leaders = filled(bootstrap, args.records)
             if name != "1 broker" and len(leaders) != BROKERS:
                 raise RuntimeError(f"the cluster's topic is led by brokers {sorted(leaders)} only")
-        frames = {name: spark.read.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-                  .option("subscribe", TOPIC).load() for name, bootstrap in sides.items()}
+        frames = {
+            name: spark.read.format("kafkalog")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", TOPIC)
+            .load()
+            for name, bootstrap in sides.items()
+        }
         for name, frame in frames.items():  # warm-up: Python workers, page cache
             assert frame.count() == args.records, name
         for _ in range(args.rounds):
             for name, frame in frames.items():
                 times.setdefault((name, "count"), []).append(timed(frame.count))
-                times.setdefault((name, "noop"), []).append(
-                    timed(functools.partial(write_noop, frame)))
+                times.setdefault((name, "noop"), []).append(timed(functools.partial(write_noop, frame)))
     spark.stop()
     rates = {key: args.records / statistics.median(values) for key, values in times.items()}
     cluster_side, single_side = list(frames)
-    print(f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], median of "
-          f"{args.rounds}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores:")
+    print(
+        f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], median of "
+        f"{args.rounds}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores:"
+    )
     print(f"  {'':12s} {cluster_side + ' rows/s':>18s} {single_side + ' rows/s':>16s} {'ratio':>6s}")
     for action in ("count", "noop"):
         spread, single = rates[(cluster_side, action)], rates[(single_side, action)]

@@ -100,8 +100,7 @@ def fail_over(cluster: EmbeddedCluster) -> dict:
             if time.perf_counter() > deadline:
                 raise
             time.sleep(0.05)
-    return {"old": old, "new": new, "elected_s": elected, "known_s": known,
-            "created_s": time.perf_counter() - started}
+    return {"old": old, "new": new, "elected_s": elected, "known_s": known, "created_s": time.perf_counter() - started}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -116,15 +115,19 @@ def main(argv: list[str] | None = None) -> dict:
             spread = measure(cluster.bootstrap, total_bytes)
             failover = fail_over(cluster)
 
-    print(f"confluent-kafka client; {args.mib} MiB of 1 KiB values in {PARTITIONS} partitions, produced then "
-          f"fetched; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores:")
+    print(
+        f"confluent-kafka client; {args.mib} MiB of 1 KiB values in {PARTITIONS} partitions, produced then "
+        f"fetched; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores:"
+    )
     print(f"  {'':18s} {f'{BROKERS} brokers':>10s} {'1 broker':>10s} {'ratio':>7s}")
     for key, label in [("produce_mb_s", "produce MB/s"), ("fetch_mb_s", "fetch MB/s")]:
         print(f"  {label:18s} {spread[key]:10,.1f} {single[key]:10,.1f} {spread[key] / single[key]:7.2f}")
-    print(f"controller {failover['old']} killed: broker {failover['new']} holds /controller after "
-          f"{failover['elected_s']:.2f} s, the survivors' Metadata names it after {failover['known_s']:.2f} s, "
-          f"a new topic created after {failover['created_s']:.2f} s "
-          f"(ZooKeeper session timeout {SESSION_TIMEOUT_MS / 1000:.0f} s)")
+    print(
+        f"controller {failover['old']} killed: broker {failover['new']} holds /controller after "
+        f"{failover['elected_s']:.2f} s, the survivors' Metadata names it after {failover['known_s']:.2f} s, "
+        f"a new topic created after {failover['created_s']:.2f} s "
+        f"(ZooKeeper session timeout {SESSION_TIMEOUT_MS / 1000:.0f} s)"
+    )
     return {"cluster": spread, "single": single, "failover": failover}
 
 

@@ -21,8 +21,7 @@ import time
 
 import confluent_kafka
 
-from broker.client import KafkaClient
-from broker.client import GroupMember
+from broker.client import GroupMember, KafkaClient
 
 PARTITIONS = 4  # the mock's default for an auto-created topic
 VALUE = b"x" * 100
@@ -49,8 +48,11 @@ def _fill(bootstrap: str, topic: str, per_partition: int) -> None:
 
 def _consume_rate(bootstrap: str, topic: str, extra: list[str], records: int) -> float:
     """Records per second of one ``kafkalog consume`` process, first line to exit."""
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server", bootstrap,
-                                *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server", bootstrap, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert process.stdout is not None  # stdout=PIPE
     first = process.stdout.readline()
     started = time.perf_counter()
@@ -70,11 +72,14 @@ def consume_throughput(bootstrap: str, per_partition: int, rounds: int) -> None:
     assigned, grouped = [], []
     for r in range(rounds):  # alternating, so the machine's load falls on both alike
         assigned.append(_consume_rate(bootstrap, topic, [], records))
-        grouped.append(_consume_rate(bootstrap, topic, ["--group", f"bench-{r}", "--session-timeout-ms", "6000"],
-                                     records))
+        grouped.append(
+            _consume_rate(bootstrap, topic, ["--group", f"bench-{r}", "--session-timeout-ms", "6000"], records)
+        )
     a, g = statistics.median(assigned), statistics.median(grouped)
-    print(f"consume {records:,} records of 100 B: --group {g:,.0f} records/s, assign {a:,.0f} records/s, "
-          f"ratio {g / a:.2f} (medians of {rounds})")
+    print(
+        f"consume {records:,} records of 100 B: --group {g:,.0f} records/s, assign {a:,.0f} records/s, "
+        f"ratio {g / a:.2f} (medians of {rounds})"
+    )
 
 
 def commit_round_trips(bootstrap: str, seconds: float = 3.0) -> None:
@@ -86,20 +91,27 @@ def commit_round_trips(bootstrap: str, seconds: float = 3.0) -> None:
         ours_commit = _rate(lambda i: member.commit({(topic, 0): i}), seconds)
         ours_fetch = _rate(lambda i: member.committed({topic: [0]}), seconds)
         member.leave()
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group + "-rd",
-                                         "enable.auto.commit": False, "log_level": 3})
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group + "-rd", "enable.auto.commit": False, "log_level": 3}
+    )
     try:
         partition = [confluent_kafka.TopicPartition(topic, 0)]
         consumer.assign(partition)
-        theirs_commit = _rate(lambda i: consumer.commit(
-            offsets=[confluent_kafka.TopicPartition(topic, 0, i + 1)], asynchronous=False), seconds)
+        theirs_commit = _rate(
+            lambda i: consumer.commit(offsets=[confluent_kafka.TopicPartition(topic, 0, i + 1)], asynchronous=False),
+            seconds,
+        )
         theirs_fetch = _rate(lambda i: consumer.committed(partition, timeout=10), seconds)
     finally:
         consumer.close()
-    print(f"OffsetCommit: GroupMember {ours_commit:,.0f}/s, confluent-kafka {theirs_commit:,.0f}/s, "
-          f"ratio {ours_commit / theirs_commit:.2f}")
-    print(f"OffsetFetch: GroupMember {ours_fetch:,.0f}/s, confluent-kafka {theirs_fetch:,.0f}/s, "
-          f"ratio {ours_fetch / theirs_fetch:.2f}")
+    print(
+        f"OffsetCommit: GroupMember {ours_commit:,.0f}/s, confluent-kafka {theirs_commit:,.0f}/s, "
+        f"ratio {ours_commit / theirs_commit:.2f}"
+    )
+    print(
+        f"OffsetFetch: GroupMember {ours_fetch:,.0f}/s, confluent-kafka {theirs_fetch:,.0f}/s, "
+        f"ratio {ours_fetch / theirs_fetch:.2f}"
+    )
 
 
 def _rate(call, seconds: float) -> float:
@@ -128,8 +140,17 @@ def three_member_join(bootstrap: str) -> None:
         member.leave()
         client.close()
 
-    consumers = [confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-join-theirs",
-                                           "session.timeout.ms": 6000, "log_level": 3}) for _ in range(3)]
+    consumers = [
+        confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "bench-join-theirs",
+                "session.timeout.ms": 6000,
+                "log_level": 3,
+            }
+        )
+        for _ in range(3)
+    ]
     started = time.perf_counter()
     for c in consumers:
         c.subscribe([topic])
@@ -141,8 +162,10 @@ def three_member_join(bootstrap: str) -> None:
     theirs = time.perf_counter() - started
     for c in consumers:
         c.close()
-    print(f"three members joining one group: GroupMember {ours:.1f} s, confluent-kafka {theirs:.1f} s, "
-          f"ratio {ours / theirs:.2f}")
+    print(
+        f"three members joining one group: GroupMember {ours:.1f} s, confluent-kafka {theirs:.1f} s, "
+        f"ratio {ours / theirs:.2f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,6 @@ sources of git revision ``REV`` (this checkout's compiled extensions copied in),
 """
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -32,8 +31,7 @@ MIB = 1024 * 1024
 VALUE = bytes(1024)
 TOPIC = "bombs"
 SOURCES = Path(__file__).resolve().parent.parent
-BROKER_SETTINGS = {"num.partitions": "1", "message.max.bytes": str(16 * MIB),
-                   "socket.request.max.bytes": str(32 * MIB)}
+BROKER_SETTINGS = {"num.partitions": "1", "message.max.bytes": str(16 * MIB), "socket.request.max.bytes": str(32 * MIB)}
 
 
 class BrokerFromSources(EmbeddedBroker):
@@ -50,15 +48,20 @@ class BrokerFromSources(EmbeddedBroker):
 def bombs(mib: int) -> dict[str, bytes]:
     """One valid v2 batch per codec whose records take ``mib`` MiB once decompressed."""
     count = mib * MIB // (len(VALUE) + 8)
-    plain = batch.build([batch.Record(offset=i, timestamp=0, key=None, value=VALUE, headers=())
-                         for i in range(count)])
-    return {codec.name.lower(): bytes(recompress.with_codec(plain, codec))
-            for codec in (Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD)}
+    plain = batch.build([batch.Record(offset=i, timestamp=0, key=None, value=VALUE, headers=()) for i in range(count)])
+    return {
+        codec.name.lower(): bytes(recompress.with_codec(plain, codec))
+        for codec in (Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD)
+    }
 
 
 def produce_body(records: bytes) -> dict:
-    return {"transactional_id": None, "acks": 1, "timeout_ms": 60_000,
-            "topics": [{"name": TOPIC, "partitions": [{"index": 0, "records": records}]}]}
+    return {
+        "transactional_id": None,
+        "acks": 1,
+        "timeout_ms": 60_000,
+        "topics": [{"name": TOPIC, "partitions": [{"index": 0, "records": records}]}],
+    }
 
 
 def probe(port: int, keep_going: Callable[[], bool]) -> list[float]:
@@ -125,8 +128,10 @@ def report(name: str, results: dict) -> None:
             continue
         took = results.get(f"{label} (s)")
         during = f", bombs took {took:5.2f} s" if took is not None else ""
-        print(f"{name:>7} {label:>7}: {len(latencies):5d} probes, p50 {quantile(latencies, 50) * 1000:7.1f} ms, "
-              f"p99 {quantile(latencies, 99) * 1000:7.1f} ms, max {max(latencies) * 1000:7.1f} ms{during}")
+        print(
+            f"{name:>7} {label:>7}: {len(latencies):5d} probes, p50 {quantile(latencies, 50) * 1000:7.1f} ms, "
+            f"p99 {quantile(latencies, 99) * 1000:7.1f} ms, max {max(latencies) * 1000:7.1f} ms{during}"
+        )
 
 
 def sources_of(revision: str, into: str) -> str:

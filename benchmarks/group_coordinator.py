@@ -19,8 +19,7 @@ import time
 
 from confluent_kafka import Consumer, Producer
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from broker.embedded import EmbeddedBroker
 
 TOPIC = "bench-groups"
@@ -54,8 +53,10 @@ def round_trips(bootstrap: str, count: int) -> tuple[float, float]:
 
 def rebalance_seconds(bootstrap: str, group: str) -> float:
     """Seconds from three subscribe() calls until every member has partitions and they cover the topic."""
-    members = [Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 3,
-                         "enable.auto.commit": False}) for _ in range(3)]
+    members = [
+        Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 3, "enable.auto.commit": False})
+        for _ in range(3)
+    ]
     try:
         started = time.perf_counter()
         for member in members:
@@ -95,9 +96,11 @@ def main(argv: list[str] | None = None) -> None:
     reference = results["librdkafka mock"]
     print(f"{'':28} {'commits/s':>10} {'fetches/s':>10} {'3-member rebalance':>19}")
     for name, r in results.items():
-        print(f"{name:28} {r['commits']:10.0f} {r['fetches']:10.0f} {r['rebalance']:17.2f} s"
-              f"   ({r['commits'] / reference['commits']:.2f} x, {r['fetches'] / reference['fetches']:.2f} x, "
-              f"{r['rebalance'] / reference['rebalance']:.2f} x the mock's)")
+        print(
+            f"{name:28} {r['commits']:10.0f} {r['fetches']:10.0f} {r['rebalance']:17.2f} s"
+            f"   ({r['commits'] / reference['commits']:.2f} x, {r['fetches'] / reference['fetches']:.2f} x, "
+            f"{r['rebalance'] / reference['rebalance']:.2f} x the mock's)"
+        )
 
 
 if __name__ == "__main__":

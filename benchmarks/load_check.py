@@ -32,8 +32,11 @@ def main(argv: list[str] | None = None) -> dict:
         output = Output(directory)
         store = CheckpointStore(f"{directory}/_checkpoint")
         for number in range(1, args.runs + 1):
-            store.write_plan(number, [PartitionPlan("t", p, number * 10, number * 10 + 10, 0, "b:9092")
-                                      for p in range(PARTITIONS)], {})
+            store.write_plan(
+                number,
+                [PartitionPlan("t", p, number * 10, number * 10 + 10, 0, "b:9092") for p in range(PARTITIONS)],
+                {},
+            )
             store.commit(number, {"records": 10 * PARTITIONS})
             output.location.write_bytes(f"{run_dir(number)}/_SUCCESS", b"")
         for _ in range(args.rounds + 1):  # round 0 warms the page cache

@@ -38,25 +38,41 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     spark = spark_session("local[2]", [("spark.ui.enabled", "false")])
     times: dict = {"load job": [], "plain read + write": []}
-    with tempfile.TemporaryDirectory() as directory, \
-            EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}) as broker:
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}) as broker,
+    ):
         with KafkaClient(broker.bootstrap) as client:
             client.create_topics([NewTopic(TOPIC, PARTITIONS)])
         now = int(time.time() * 1000)
-        activity.produce(broker.bootstrap, TOPIC, activity.page_views(args.records, now - 3_600_000 * 3, now),
-                         PARTITIONS)
+        activity.produce(
+            broker.bootstrap, TOPIC, activity.page_views(args.records, now - 3_600_000 * 3, now), PARTITIONS
+        )
         for round_number in range(args.rounds + 1):  # round 0 warms up Python workers and the page cache
             output = os.path.join(directory, f"out-{round_number}")
-            settings = LoadSettings(bootstrap_servers=broker.bootstrap, topics=[TOPIC], output=output + "-job",
-                                    checkpoint=output + "-job/_checkpoint", progress=False)
+            settings = LoadSettings(
+                bootstrap_servers=broker.bootstrap,
+                topics=[TOPIC],
+                output=output + "-job",
+                checkpoint=output + "-job/_checkpoint",
+                progress=False,
+            )
             began = time.perf_counter()
             report = load(spark, settings)
             job = time.perf_counter() - began
             assert report["total"]["records"] == args.records
             began = time.perf_counter()
-            (with_event_hour(spark.read.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)
-                             .option("subscribe", TOPIC).option("includeHeaders", "true").load())
-             .write.partitionBy(*PARTITION_COLUMNS).parquet(output + "-plain"))
+            (
+                with_event_hour(
+                    spark.read.format("kafkalog")
+                    .option("kafka.bootstrap.servers", broker.bootstrap)
+                    .option("subscribe", TOPIC)
+                    .option("includeHeaders", "true")
+                    .load()
+                )
+                .write.partitionBy(*PARTITION_COLUMNS)
+                .parquet(output + "-plain")
+            )
             plain = time.perf_counter() - began
             if round_number:
                 times["load job"].append(job)
@@ -65,8 +81,10 @@ def main(argv: list[str] | None = None) -> dict:
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"{args.records:,} page views, {PARTITIONS} partitions, local[2], median of {args.rounds}:")
     for name, seconds in medians.items():
-        print(f"  {name:20s} {seconds:7.2f} s  {args.records / seconds:12,.0f} records/s  "
-              f"ratio {medians['plain read + write'] / seconds:5.2f}")
+        print(
+            f"  {name:20s} {seconds:7.2f} s  {args.records / seconds:12,.0f} records/s  "
+            f"ratio {medians['plain read + write'] / seconds:5.2f}"
+        )
     return medians
 
 

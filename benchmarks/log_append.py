@@ -30,8 +30,9 @@ def build_batches(count: int, codec: Codec) -> list[bytes]:
     out = []
     for b in range(count):
         text = b"page=/products/%d&referrer=search " % b * 15
-        records = [Record(i, 1_700_000_000_000 + i, f"k{b}-{i}".encode(), (os.urandom(500) + text)[:1000])
-                   for i in range(1000)]
+        records = [
+            Record(i, 1_700_000_000_000 + i, f"k{b}-{i}".encode(), (os.urandom(500) + text)[:1000]) for i in range(1000)
+        ]
         out.append(batch.build(records, compression=codec))
     return out
 
@@ -87,8 +88,10 @@ def main(argv: list[str] | None = None) -> dict:
                 appended.append(log_append(directory, batches, total))
         result = {"raw_mb_s": statistics.median(raw) / 1e6, "log_mb_s": statistics.median(appended) / 1e6}
         result["ratio"] = result["log_mb_s"] / result["raw_mb_s"]
-        print(f"append {codec.name.lower()} batches of 1,000 x 1 KiB records ({len(batches[0]) / MIB:.2f} MiB), "
-              f"{args.total_mib} MiB x {args.rounds} rounds (median):")
+        print(
+            f"append {codec.name.lower()} batches of 1,000 x 1 KiB records ({len(batches[0]) / MIB:.2f} MiB), "
+            f"{args.total_mib} MiB x {args.rounds} rounds (median):"
+        )
         print(f"  raw sequential write                     {result['raw_mb_s']:8.0f} MB/s")
         print(f"  log append (CRC, records, offsets, index) {result['log_mb_s']:7.0f} MB/s")
         print(f"  ratio log/raw                            {result['ratio']:8.2f}")

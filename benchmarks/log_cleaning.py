@@ -46,8 +46,9 @@ def build_log(directory: str, total: int, keys: int, codec: Codec) -> int:
     now = int(time.time() * 1000)
     while log.size_in_bytes < total:
         start = log.log_end_offset
-        records = [Record(start + i, now, b"key-%d" % rng.randrange(keys), os.urandom(50).hex().encode())
-                   for i in range(100)]
+        records = [
+            Record(start + i, now, b"key-%d" % rng.randrange(keys), os.urandom(50).hex().encode()) for i in range(100)
+        ]
         log.append(batch.build(records, base_offset=start, compression=codec))
     log.roll()
     size = log.size_in_bytes
@@ -117,12 +118,16 @@ def main(argv: list[str] | None = None) -> dict:
                     shutil.rmtree(os.path.dirname(copy))
             speeds = {name: size / statistics.median(seconds) / 1e6 for name, seconds in times.items()}
             name = f"{codec.name.lower()} {keys} keys"
-            results[name] = speeds | {"clean/decode": speeds["clean"] / speeds["decode"],
-                                      "clean/arrow": speeds["clean"] / speeds["arrow decode"]}
-            print(f"{name}: {size / MIB:.0f} MiB, {args.rounds} rounds (median MB/s): raw read "
-                  f"{speeds['raw read']:.0f}, Arrow decode {speeds['arrow decode']:.1f}, Python decode "
-                  f"{speeds['decode']:.1f}, clean {speeds['clean']:.1f}; clean/Arrow "
-                  f"{results[name]['clean/arrow']:.2f}, clean/Python {results[name]['clean/decode']:.2f}")
+            results[name] = speeds | {
+                "clean/decode": speeds["clean"] / speeds["decode"],
+                "clean/arrow": speeds["clean"] / speeds["arrow decode"],
+            }
+            print(
+                f"{name}: {size / MIB:.0f} MiB, {args.rounds} rounds (median MB/s): raw read "
+                f"{speeds['raw read']:.0f}, Arrow decode {speeds['arrow decode']:.1f}, Python decode "
+                f"{speeds['decode']:.1f}, clean {speeds['clean']:.1f}; clean/Arrow "
+                f"{results[name]['clean/arrow']:.2f}, clean/Python {results[name]['clean/decode']:.2f}"
+            )
     return results
 
 

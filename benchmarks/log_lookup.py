@@ -90,16 +90,28 @@ def main(argv: list[str] | None = None) -> dict:
         reference = args.lookups / (time.perf_counter() - started)
         segments = len(log.segments)
         log.close()
-    result = {"lookups_per_s": ours, "dense_index_lookups_per_s": reference, "ratio": ours / reference,
-              "batches": len(last_offsets), "segments": segments, "build_s": build_seconds, "open_s": open_seconds,
-              "memory_opened_mib": memory_opened, "memory_after_lookups_mib": memory_after_lookups}
-    print(f"random offset lookups on a {args.size_mib} MiB log ({len(last_offsets)} batches, {segments} segment(s), "
-          f"built in {build_seconds:.0f}s, opened in {open_seconds:.2f}s), {args.lookups} lookups:")
+    result = {
+        "lookups_per_s": ours,
+        "dense_index_lookups_per_s": reference,
+        "ratio": ours / reference,
+        "batches": len(last_offsets),
+        "segments": segments,
+        "build_s": build_seconds,
+        "open_s": open_seconds,
+        "memory_opened_mib": memory_opened,
+        "memory_after_lookups_mib": memory_after_lookups,
+    }
+    print(
+        f"random offset lookups on a {args.size_mib} MiB log ({len(last_offsets)} batches, {segments} segment(s), "
+        f"built in {build_seconds:.0f}s, opened in {open_seconds:.2f}s), {args.lookups} lookups:"
+    )
     print(f"  sparse index + scan (ours)     {ours:9.0f} lookups/s")
     print(f"  dense in-memory index + pread  {reference:9.0f} lookups/s")
     print(f"  ratio                          {result['ratio']:9.2f}")
-    print(f"  anonymous memory held by the opened log: {memory_opened:.1f} MiB, "
-          f"after the lookups: {memory_after_lookups:.1f} MiB")
+    print(
+        f"  anonymous memory held by the opened log: {memory_opened:.1f} MiB, "
+        f"after the lookups: {memory_after_lookups:.1f} MiB"
+    )
     return result
 
 

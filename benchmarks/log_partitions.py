@@ -42,8 +42,10 @@ def timed_start(broker: EmbeddedBroker) -> dict:
 
 def fill(broker: EmbeddedBroker, partitions: int) -> None:
     """Topics of up to TOPIC_PARTITIONS partitions (the broker's cap per request is higher), one record in each."""
-    sizes = {f"{TOPIC}-{i}": min(TOPIC_PARTITIONS, partitions - i * TOPIC_PARTITIONS)
-             for i in range(-(-partitions // TOPIC_PARTITIONS))}
+    sizes = {
+        f"{TOPIC}-{i}": min(TOPIC_PARTITIONS, partitions - i * TOPIC_PARTITIONS)
+        for i in range(-(-partitions // TOPIC_PARTITIONS))
+    }
     admin = AdminClient({"bootstrap.servers": broker.bootstrap, "socket.timeout.ms": 300_000})
     for topic, size in sizes.items():
         admin.create_topics([NewTopic(topic, size, 1)], request_timeout=600)[topic].result(timeout=600)
@@ -88,13 +90,17 @@ def main(argv: list[str] | None = None) -> dict:
         for partitions in args.partitions:
             results[partitions] = measure(directory, partitions)
     reference = results[0]["clean"]
-    print(f"broker start-up (reference: an empty log directory, {reference['start_s']:.2f} s, "
-          f"{reference['rss_mib']:.0f} MiB, {reference['descriptors']} descriptors)")
+    print(
+        f"broker start-up (reference: an empty log directory, {reference['start_s']:.2f} s, "
+        f"{reference['rss_mib']:.0f} MiB, {reference['descriptors']} descriptors)"
+    )
     for partitions in args.partitions:
         for kind, figures in results[partitions].items():
-            print(f"  {partitions:6d} partitions, {kind:13s} {figures['start_s']:7.2f} s "
-                  f"({figures['start_s'] / reference['start_s']:5.1f}x)  {figures['rss_mib']:6.0f} MiB  "
-                  f"{figures['descriptors']:6d} descriptors")
+            print(
+                f"  {partitions:6d} partitions, {kind:13s} {figures['start_s']:7.2f} s "
+                f"({figures['start_s'] / reference['start_s']:5.1f}x)  {figures['rss_mib']:6.0f} MiB  "
+                f"{figures['descriptors']:6d} descriptors"
+            )
     return results
 
 

@@ -69,8 +69,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.partitions} partitions, {args.mib} MiB, medians of {args.rounds} rounds, {os.cpu_count()} cores:")
     for threads, seconds in times.items():
         median = statistics.median(seconds)
-        print(f"{threads:3d} recovery thread(s): {median:6.2f} s ({args.mib / median:6.1f} MiB/s), "
-              f"x{one / median:4.2f} against {args.threads[0]}")
+        print(
+            f"{threads:3d} recovery thread(s): {median:6.2f} s ({args.mib / median:6.1f} MiB/s), "
+            f"x{one / median:4.2f} against {args.threads[0]}"
+        )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def client(port: int, size: int, rounds: int) -> None:
             sock.sendall(b"ping")
             view = memoryview(buffer)
             while view:
-                view = view[sock.recv_into(view):]
+                view = view[sock.recv_into(view) :]
 
 
 Send = Callable[[asyncio.StreamWriter, BinaryIO, int, int], Awaitable[None]]

@@ -36,18 +36,30 @@ VALUE_BYTES = 100
 
 def spark_write(spark: SparkSession, bootstrap: str, topic: str, path: Path) -> float:
     started = time.perf_counter()
-    (spark.read.text(str(path)).selectExpr("substring_index(value, ':', 1) AS key",
-                                           "substring(value, 18) AS value")
-     .write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", bootstrap)
-     .option("topic", topic).save())
+    (
+        spark.read.text(str(path))
+        .selectExpr("substring_index(value, ':', 1) AS key", "substring(value, 18) AS value")
+        .write.format("kafkalog")
+        .mode("append")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", topic)
+        .save()
+    )
     return time.perf_counter() - started
 
 
 def confluent_produce(bootstrap: str, topic: str, path: Path) -> float:
     started = time.perf_counter()
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                         "partitioner": "murmur2_random", "linger.ms": 50,
-                         "queue.buffering.max.messages": 10_000_000})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "partitioner": "murmur2_random",
+            "linger.ms": 50,
+            "queue.buffering.max.messages": 10_000_000,
+        }
+    )
     with open(path, "rb") as lines:
         send_all(producer, topic, (line.rstrip(b"\n").split(b":", 1) for line in lines))
     return time.perf_counter() - started
@@ -66,25 +78,30 @@ def main(argv: list[str] | None = None) -> dict:
     spark = local_spark()
     with tempfile.TemporaryDirectory() as work, EmbeddedBroker(Path(work) / "log") as broker:
         lines = Path(work) / "rows.txt"
-        lines.write_text("".join(f"user-{i % 50_000:011d}:" + f"{i:09d} ".ljust(VALUE_BYTES, "v") + "\n"
-                                 for i in range(args.rows)))
+        lines.write_text(
+            "".join(f"user-{i % 50_000:011d}:" + f"{i:09d} ".ljust(VALUE_BYTES, "v") + "\n" for i in range(args.rows))
+        )
         warm_up = Path(work) / "warm-up.txt"
         warm_up.write_text("".join(f"user-{i:011d}:warm-up\n" for i in range(1000)))
         names = ("warm-up", "sink", "cli", "reference")
         with KafkaClient(broker.bootstrap) as client:
             client.create_topics([NewTopic(name, PARTITIONS) for name in names])
         spark_write(spark, broker.bootstrap, "warm-up", warm_up)
-        seconds = {"df.write.format(\"kafkalog\") (2 tasks)": spark_write(spark, broker.bootstrap, "sink", lines),
-                   "kafkalog produce --key-separator : --acks all": kafkalog_produce(
-                       broker.bootstrap, "cli", lines, "--key-separator", ":", "--acks", "all"),
-                   "confluent-kafka from the driver (reference)": confluent_produce(broker.bootstrap, "reference",
-                                                                                    lines)}
+        seconds = {
+            'df.write.format("kafkalog") (2 tasks)': spark_write(spark, broker.bootstrap, "sink", lines),
+            "kafkalog produce --key-separator : --acks all": kafkalog_produce(
+                broker.bootstrap, "cli", lines, "--key-separator", ":", "--acks", "all"
+            ),
+            "confluent-kafka from the driver (reference)": confluent_produce(broker.bootstrap, "reference", lines),
+        }
         for topic in ("sink", "cli", "reference"):
             assert stored(broker.bootstrap, topic) == args.rows, topic
     spark.stop()
     reference = seconds["confluent-kafka from the driver (reference)"]
-    print(f"{args.rows:,} rows (16-byte keys, {VALUE_BYTES}-byte values), {PARTITIONS} partitions by key, acks=all, "
-          f"no compression, local[2]:")
+    print(
+        f"{args.rows:,} rows (16-byte keys, {VALUE_BYTES}-byte values), {PARTITIONS} partitions by key, acks=all, "
+        f"no compression, local[2]:"
+    )
     for name, took in seconds.items():
         print(f"  {name:48s} {args.rows / took:10,.0f} rows/s  ({reference / took:.2f} of the reference)")
     return {name: args.rows / took for name, took in seconds.items()}

@@ -26,9 +26,9 @@ from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
 from pyspark.sql.types import StructType  # noqa: E402
 
+from broker.embedded import EmbeddedBroker  # noqa: E402
 from spark_kafka_source.arrow_records import arrow_schema, native_available  # noqa: E402
 from spark_kafka_source.datasource import source_schema  # noqa: E402
-from broker.embedded import EmbeddedBroker  # noqa: E402
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -61,16 +61,20 @@ class PrebuiltArrowReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator["pa.RecordBatch"]:
         import pyarrow as pa
+
         n = BATCH_ROWS
-        batch = pa.RecordBatch.from_arrays([
-            pa.array([b"key-%08d" % i for i in range(n)], pa.binary()),
-            pa.array([os.urandom(VALUE_SIZE)] * n, pa.binary()),
-            pa.array(["bench"] * n, pa.string()),
-            pa.array([partition.value] * n, pa.int32()),
-            pa.array(range(n), pa.int64()),
-            pa.array([1_700_000_000_000_000] * n, pa.timestamp("us", tz="UTC")),
-            pa.array([0] * n, pa.int32()),
-        ], schema=arrow_schema(False))
+        batch = pa.RecordBatch.from_arrays(
+            [
+                pa.array([b"key-%08d" % i for i in range(n)], pa.binary()),
+                pa.array([os.urandom(VALUE_SIZE)] * n, pa.binary()),
+                pa.array(["bench"] * n, pa.string()),
+                pa.array([partition.value] * n, pa.int32()),
+                pa.array(range(n), pa.int64()),
+                pa.array([1_700_000_000_000_000] * n, pa.timestamp("us", tz="UTC")),
+                pa.array([0] * n, pa.int32()),
+            ],
+            schema=arrow_schema(False),
+        )
         remaining = self.rows // self.partitions_count
         while remaining > 0:
             yield batch if remaining >= n else batch.slice(0, remaining)
@@ -78,8 +82,14 @@ class PrebuiltArrowReader(DataSourceReader):
 
 
 def produce(bootstrap: str, records: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000,
-                         "queue.buffering.max.kbytes": 1024 * 1024})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.kbytes": 1024 * 1024,
+        }
+    )
     value = os.urandom(VALUE_SIZE)
     for i in range(records):
         while True:
@@ -94,8 +104,13 @@ def produce(bootstrap: str, records: int) -> None:
 
 def local_spark() -> SparkSession:
     """The benchmarks' Spark: local[2] (the machine's 2 cores), no UI or progress bars, UTC, errors only."""
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -123,32 +138,40 @@ def main(argv: list[str] | None = None) -> dict:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
             produce(broker.bootstrap, args.records)
-            kafkalog = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)
-                        .option("subscribe", "bench"))
+            kafkalog = (
+                spark.read.format("kafkalog")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", "bench")
+            )
             frames = {
                 "kafkalog": kafkalog.load(),
                 "kafkalog, check.crcs=false": kafkalog.option("kafka.check.crcs", "false").load(),
-                "reference": spark.read.format("prebuilt_arrow").option("rows", args.records)
-                                  .option("partitions", PARTITIONS).load(),
+                "reference": spark.read.format("prebuilt_arrow")
+                .option("rows", args.records)
+                .option("partitions", PARTITIONS)
+                .load(),
             }
             for name, frame in frames.items():  # warm-up: Python workers, JIT, page cache
                 assert frame.count() == args.records, name
             for _ in range(args.rounds):
                 for name, frame in frames.items():
                     times.setdefault((name, "count"), []).append(timed(frame.count))
-                    times.setdefault((name, "noop"), []).append(
-                        timed(functools.partial(write_noop, frame)))
+                    times.setdefault((name, "noop"), []).append(timed(functools.partial(write_noop, frame)))
         finally:
             broker.stop()
     spark.stop()
     rates = {key: args.records / statistics.median(values) for key, values in times.items()}
-    print(f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], "
-          f"median of {args.rounds} (C decoder: {native_available()}):")
+    print(
+        f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], "
+        f"median of {args.rounds} (C decoder: {native_available()}):"
+    )
     print(f"  {'':28s} {'count rows/s':>14s} {'ratio':>6s} {'noop rows/s':>14s} {'ratio':>6s}")
     for name in frames:
         count, noop = rates[(name, "count")], rates[(name, "noop")]
-        print(f"  {name:28s} {count:14,.0f} {count / rates[('reference', 'count')]:6.2f} "
-              f"{noop:14,.0f} {noop / rates[('reference', 'noop')]:6.2f}")
+        print(
+            f"  {name:28s} {count:14,.0f} {count / rates[('reference', 'count')]:6.2f} "
+            f"{noop:14,.0f} {noop / rates[('reference', 'noop')]:6.2f}"
+        )
     return rates
 
 

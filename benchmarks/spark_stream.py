@@ -22,20 +22,30 @@ import time
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+from pyspark.sql import SparkSession  # noqa: E402
+
 from benchmarks.spark_read import PARTITIONS, VALUE_SIZE, local_spark, produce, timed  # noqa: E402
 from broker.embedded import EmbeddedBroker  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 
 
 def stream_seconds(spark: SparkSession, bootstrap: str, checkpoint: str, options: dict) -> float:
     """Seconds from start() to the end of an AvailableNow query into the noop sink."""
-    reader = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", "bench").option("startingOffsets", "earliest"))
+    reader = (
+        spark.readStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", "bench")
+        .option("startingOffsets", "earliest")
+    )
     for key, value in options.items():
         reader = reader.option(key, value)
     started = time.perf_counter()
-    query = reader.load().writeStream.format("noop").option("checkpointLocation", checkpoint) \
-        .trigger(availableNow=True).start()
+    query = (
+        reader.load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
     try:
         if not query.awaitTermination(600):
             raise RuntimeError("the AvailableNow query did not finish in 10 minutes")
@@ -57,16 +67,21 @@ def main(argv: list[str] | None = None) -> dict:
         broker = EmbeddedBroker(os.path.join(directory, "log"), {"num.partitions": str(PARTITIONS)}).start()
         try:
             produce(broker.bootstrap, args.records)
-            batch = (spark.read.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap)
-                     .option("subscribe", "bench").load())
+            batch = (
+                spark.read.format("kafkalog")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", "bench")
+                .load()
+            )
             assert batch.count() == args.records  # warm-up: Python workers, page cache
             for round_number in range(args.rounds):
                 for name, options in variants.items():
                     if options is None:
                         seconds = timed(lambda: batch.write.format("noop").mode("overwrite").save())
                     else:
-                        checkpoint = os.path.join(directory, f"checkpoint-{round_number}-{len(times.get(name, []))}"
-                                                             f"-{len(options)}")
+                        checkpoint = os.path.join(
+                            directory, f"checkpoint-{round_number}-{len(times.get(name, []))}-{len(options)}"
+                        )
                         seconds = stream_seconds(spark, broker.bootstrap, checkpoint, options)
                     times.setdefault(name, []).append(seconds)
                 times.setdefault("start-up", []).append(stream_seconds(spark, broker.bootstrap, checkpoint, limited))
@@ -76,8 +91,10 @@ def main(argv: list[str] | None = None) -> dict:
     start_up = statistics.median(times.pop("start-up"))
     rates = {name: args.records / statistics.median(values) for name, values in times.items()}
     reference = rates["batch read, noop write"]
-    print(f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], "
-          f"median of {args.rounds}:")
+    print(
+        f"{args.records:,} records of {VALUE_SIZE}-byte values, {PARTITIONS} partitions, local[2], "
+        f"median of {args.rounds}:"
+    )
     for name, rate in rates.items():
         print(f"  {name:32s} {rate:14,.0f} rows/s {rate / reference:6.2f}")
     print(f"  an AvailableNow query with nothing to read: {start_up:.2f} s")

@@ -39,18 +39,23 @@ def main(argv: list[str] | None = None) -> dict:
         server_pem, ca_pem = os.path.join(directory, "server.pem"), os.path.join(directory, "ca.pem")
         ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(server_pem)
         ca.cert_pem.write_to_path(ca_pem)
-        broker = EmbeddedBroker(os.path.join(directory, "log"), {
-            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.keystore.location": server_pem}).start()
+        broker = EmbeddedBroker(
+            os.path.join(directory, "log"),
+            {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.keystore.location": server_pem},
+        ).start()
         try:
             plain = measure(broker.bootstrap_of(0), "plaintext", args.mib * MIB, {})
-            tls = measure(broker.bootstrap_of(1), "tls", args.mib * MIB,
-                          {"security.protocol": "SSL", "ssl.ca.location": ca_pem})
+            tls = measure(
+                broker.bootstrap_of(1), "tls", args.mib * MIB, {"security.protocol": "SSL", "ssl.ca.location": ca_pem}
+            )
         finally:
             broker.stop()
     print(f"confluent-kafka, 1 KiB values, {args.mib} MiB through each listener")
     for what in ("produce_mb_s", "fetch_mb_s"):
-        print(f"  {what[:-5]:8} plaintext {plain[what]:7.1f} MB/s   TLS {tls[what]:7.1f} MB/s   "
-              f"ratio {tls[what] / plain[what]:.2f}")
+        print(
+            f"  {what[:-5]:8} plaintext {plain[what]:7.1f} MB/s   TLS {tls[what]:7.1f} MB/s   "
+            f"ratio {tls[what] / plain[what]:.2f}"
+        )
     return {"plaintext": plain, "tls": tls}
 
 

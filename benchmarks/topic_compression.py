@@ -17,14 +17,24 @@ from broker.embedded import EmbeddedBroker
 
 MIB = 1024 * 1024
 VALUE_SIZE = 1024
-PRODUCER_SETTINGS = {"acks": "1", "linger.ms": 50, "batch.size": 1_000_000, "compression.type": "snappy",
-                     "queue.buffering.max.kbytes": 1024 * 1024, "queue.buffering.max.messages": 10_000_000}
+PRODUCER_SETTINGS = {
+    "acks": "1",
+    "linger.ms": 50,
+    "batch.size": 1_000_000,
+    "compression.type": "snappy",
+    "queue.buffering.max.kbytes": 1024 * 1024,
+    "queue.buffering.max.messages": 10_000_000,
+}
 
 
 def compressible_values(count: int) -> list[bytes]:
     """Values that compress to roughly a third, like JSON events."""
-    return [(b'{"user":%08d,"page":"/products/%05d","referrer":"https://example.com/search?q=shoes"}' % (i, i % 997))
-            .ljust(VALUE_SIZE, b" ") for i in range(count)]
+    return [
+        (b'{"user":%08d,"page":"/products/%05d","referrer":"https://example.com/search?q=shoes"}' % (i, i % 997)).ljust(
+            VALUE_SIZE, b" "
+        )
+        for i in range(count)
+    ]
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes]) -> float:
@@ -48,12 +58,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mib", type=int, default=64, help="MiB of values per topic (default 64)")
     args = parser.parse_args(argv)
     values = compressible_values(args.mib * MIB // VALUE_SIZE)
-    with tempfile.TemporaryDirectory() as directory, \
-            EmbeddedBroker(f"{directory}/log", {"num.partitions": "1"}) as broker:
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        EmbeddedBroker(f"{directory}/log", {"num.partitions": "1"}) as broker,
+    ):
         with KafkaClient(broker.bootstrap) as client:
-            client.create_topics([NewTopic("as-sent", 1, {"compression.type": "producer"}),
-                                  NewTopic("recompressed", 1, {"compression.type": "zstd"})])
-        produce(broker.bootstrap, "warm-up", values[:len(values) // 8])
+            client.create_topics(
+                [
+                    NewTopic("as-sent", 1, {"compression.type": "producer"}),
+                    NewTopic("recompressed", 1, {"compression.type": "zstd"}),
+                ]
+            )
+        produce(broker.bootstrap, "warm-up", values[: len(values) // 8])
         results = {topic: produce(broker.bootstrap, topic, values) for topic in ("as-sent", "recompressed")}
     mb = len(values) * VALUE_SIZE / 1e6
     for topic, seconds in results.items():

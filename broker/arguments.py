@@ -26,7 +26,7 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
     def parse_known_args(  # type: ignore[override]  # typeshed overloads on the namespace's type; one here
-            self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """An unknown option is an error of the (sub)command that met it, so its message points to
         that command's help (``kafkalog topics describe --help``), not to the top-level one."""
@@ -39,17 +39,25 @@ class Parser(argparse.ArgumentParser):
 def add_bootstrap_argument(parser: argparse.ArgumentParser, dest: str = "bootstrap_server") -> None:
     """``--bootstrap-server`` (Kafka's console tools) and ``--bootstrap-servers`` (Kafka's clients' and
     Spark's ``kafka.bootstrap.servers``): the same option."""
-    parser.add_argument("--bootstrap-server", "--bootstrap-servers", dest=dest, default=DEFAULT_BOOTSTRAP,
-                        metavar="HOST:PORT[,HOST:PORT...]",
-                        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})")
+    parser.add_argument(
+        "--bootstrap-server",
+        "--bootstrap-servers",
+        dest=dest,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help=f"the broker(s) to contact first (default {DEFAULT_BOOTSTRAP})",
+    )
 
 
 def add_command_config_argument(parser: argparse.ArgumentParser) -> None:
     """``--command-config FILE``: Kafka client settings (security.protocol, sasl.*, ssl.*), as Kafka's
     tools take them."""
-    parser.add_argument("--command-config", metavar="FILE",
-                        help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
-                             "sasl.jaas.config, ssl.truststore.location, ...")
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="a properties file of Kafka client settings: security.protocol, sasl.mechanism, "
+        "sasl.jaas.config, ssl.truststore.location, ...",
+    )
 
 
 def command_config(path: str | None) -> dict[str, str]:
@@ -91,8 +99,9 @@ def topic_pattern(text: str) -> str:
     try:
         re.compile(text)
     except re.error as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); for example 'events-.*'") \
-            from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a regular expression ({exc}); for example 'events-.*'"
+        ) from None
     return text
 
 
@@ -111,8 +120,9 @@ def timestamp_ms(text: str) -> int:
     try:
         moment = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither ISO-8601 nor epoch milliseconds "
-                                         f"(for example 2024-05-01T12:00:00Z or 1714564800000)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither ISO-8601 nor epoch milliseconds (for example 2024-05-01T12:00:00Z or 1714564800000)"
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.timezone.utc)
     return (moment - EPOCH) // datetime.timedelta(milliseconds=1)

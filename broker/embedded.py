@@ -34,8 +34,13 @@ def free_port() -> int:
 
 
 class EmbeddedBroker:
-    def __init__(self, log_dir: str | PathLike[str] | None = None, settings: dict[str, str] | None = None,
-                 port: int = 0, extra_args: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        log_dir: str | PathLike[str] | None = None,
+        settings: dict[str, str] | None = None,
+        port: int = 0,
+        extra_args: Iterable[str] = (),
+    ) -> None:
         self.temporary_dir: str | None = None
         if log_dir is None:
             self.temporary_dir = tempfile.mkdtemp(prefix="kafkalog-broker-")

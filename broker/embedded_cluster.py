@@ -25,17 +25,24 @@ SESSION_TIMEOUT_MS = 6000
 
 
 class EmbeddedCluster:
-    def __init__(self, data_dir: str | PathLike[str], brokers: int = 3, settings: dict[str, str] | None = None,
-                 zookeeper_port: int = 0) -> None:
+    def __init__(
+        self,
+        data_dir: str | PathLike[str],
+        brokers: int = 3,
+        settings: dict[str, str] | None = None,
+        zookeeper_port: int = 0,
+    ) -> None:
         if brokers < 1:
             raise ValueError(f"a cluster needs at least 1 broker, got {brokers}")
         self.data_dir = str(data_dir)
         self.zookeeper = ZooKeeperServer(os.path.join(self.data_dir, "zookeeper"), zookeeper_port)
         base = {"zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS), **(settings or {})}
         self.brokers = {
-            broker_id: EmbeddedBroker(os.path.join(self.data_dir, f"broker-{broker_id}"),
-                                      {**base, "broker.id": str(broker_id)})
-            for broker_id in range(1, brokers + 1)}
+            broker_id: EmbeddedBroker(
+                os.path.join(self.data_dir, f"broker-{broker_id}"), {**base, "broker.id": str(broker_id)}
+            )
+            for broker_id in range(1, brokers + 1)
+        }
 
     def __enter__(self) -> "EmbeddedCluster":
         return self.start()
@@ -62,8 +69,11 @@ class EmbeddedCluster:
 
     def exited(self) -> dict[int, int]:
         """``{broker id: exit code}`` of the brokers started that are no longer running (each reaped)."""
-        return {broker_id: broker.process.returncode for broker_id, broker in self.brokers.items()
-                if broker.process is not None and not broker.running}
+        return {
+            broker_id: broker.process.returncode
+            for broker_id, broker in self.brokers.items()
+            if broker.process is not None and not broker.running
+        }
 
     def restart(self, broker_id: int) -> EmbeddedBroker:
         """Start broker ``broker_id`` again, on its port and log directory, once ZooKeeper has dropped
@@ -75,8 +85,10 @@ class EmbeddedCluster:
         broker.kill()  # nothing to kill: closes the pipe of the one that exited
         session_seconds = int(broker.settings["zookeeper.session.timeout.ms"]) / 1000
         if not self.zookeeper.wait_until_gone(broker_path(broker_id), 2 * session_seconds + 10):
-            raise RuntimeError(f"broker {broker_id} is still registered in ZooKeeper {self.zookeeper.connect} "
-                               f"({broker_path(broker_id)}): another process runs with its id")
+            raise RuntimeError(
+                f"broker {broker_id} is still registered in ZooKeeper {self.zookeeper.connect} "
+                f"({broker_path(broker_id)}): another process runs with its id"
+            )
         return broker.start()
 
     def stop(self) -> int:

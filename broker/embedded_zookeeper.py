@@ -45,16 +45,28 @@ class ZooKeeperServer:
     def start(self) -> "ZooKeeperServer":
         java = java_executable()
         if java is None:
-            raise RuntimeError("ZooKeeper (from PySpark's jars) needs Java 17+, and no java was found on "
-                               "JAVA_HOME or PATH")
+            raise RuntimeError(
+                "ZooKeeper (from PySpark's jars) needs Java 17+, and no java was found on JAVA_HOME or PATH"
+            )
         jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
         data = os.path.join(self.directory, "data")
         os.makedirs(self.directory, exist_ok=True)
         with open(os.path.join(self.directory, "server.log"), "ab") as output:
             self.process = process = subprocess.Popen(
-                [java, "-Xmx128m", "-Dzookeeper.admin.enableServer=false", "-cp", jars,
-                 "org.apache.zookeeper.server.ZooKeeperServerMain", str(self.port), data, str(TICK_MS)],
-                stdout=output, stderr=subprocess.STDOUT)
+                [
+                    java,
+                    "-Xmx128m",
+                    "-Dzookeeper.admin.enableServer=false",
+                    "-cp",
+                    jars,
+                    "org.apache.zookeeper.server.ZooKeeperServerMain",
+                    str(self.port),
+                    data,
+                    str(TICK_MS),
+                ],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             client = KazooClient(hosts=self.connect, logger=QUIET)
@@ -67,8 +79,9 @@ class ZooKeeperServer:
                 if exited is not None or time.monotonic() > deadline:
                     self.stop()
                     why = f"did not start within {START_TIMEOUT}s" if exited is None else f"exited with code {exited}"
-                    raise RuntimeError(f"ZooKeeper on port {self.port} {why}; "
-                                       f"see {self.directory}/server.log") from None
+                    raise RuntimeError(
+                        f"ZooKeeper on port {self.port} {why}; see {self.directory}/server.log"
+                    ) from None
             finally:
                 client.close()
 
@@ -80,8 +93,9 @@ class ZooKeeperServer:
             client.start(timeout=10)
         except KazooTimeoutError:
             client.close()
-            raise RuntimeError(f"ZooKeeper at {self.connect} does not answer; see "
-                               f"{self.directory}/server.log") from None
+            raise RuntimeError(
+                f"ZooKeeper at {self.connect} does not answer; see {self.directory}/server.log"
+            ) from None
         try:
             deadline = time.monotonic() + timeout
             while True:

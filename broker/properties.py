@@ -26,6 +26,6 @@ def read_properties(path: str, option: str = "--config") -> dict[str, str]:
         if not separators:
             raise ConfigError(f"{option} {path}: line {logical[:40]!r} is not key=value")
         cut = min(separators)
-        properties[logical[:cut].strip()] = logical[cut + 1:].strip()
+        properties[logical[:cut].strip()] = logical[cut + 1 :].strip()
         logical = ""
     return properties

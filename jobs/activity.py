@@ -9,18 +9,34 @@ producer would pick), produced in compressed batches.
 
 import json
 import random
-from typing import Iterable, Iterator, NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
-from broker.client import KafkaClient
-from broker.client import partition_for_key
+from broker.client import KafkaClient, partition_for_key
 from broker.records.compression import Codec
 
-PAGES = ["/", "/search", "/cart", "/checkout", "/help", "/account", "/product/42", "/product/7", "/product/1337",
-         "/blog/kafka-design", "/blog/spark-loads", "/pricing"]
+PAGES = [
+    "/",
+    "/search",
+    "/cart",
+    "/checkout",
+    "/help",
+    "/account",
+    "/product/42",
+    "/product/7",
+    "/product/1337",
+    "/blog/kafka-design",
+    "/blog/spark-loads",
+    "/pricing",
+]
 PAGE_WEIGHTS = [30, 18, 8, 4, 2, 3, 9, 7, 5, 6, 4, 4]
 REFERRERS = ["", "https://www.google.com/", "https://news.ycombinator.com/", "https://t.co/", "https://example.org/"]
-USER_AGENTS = ["Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0", "Mozilla/5.0 (Macintosh) Safari/605.1.15",
-               "Mozilla/5.0 (Windows NT 10.0) Chrome/131.0", "Mozilla/5.0 (iPhone) Mobile/15E148"]
+USER_AGENTS = [
+    "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
+    "Mozilla/5.0 (Macintosh) Safari/605.1.15",
+    "Mozilla/5.0 (Windows NT 10.0) Chrome/131.0",
+    "Mozilla/5.0 (iPhone) Mobile/15E148",
+]
 BATCH_RECORDS = 2000
 
 
@@ -38,13 +54,22 @@ def page_views(count: int, start_ms: int, end_ms: int, seed: int = 1, users: int
     for index in range(count):
         user = f"u{int(rng.paretovariate(1.2) * 97) % users:05d}"
         timestamp = int(start_ms + index * step)
-        value = json.dumps({"user_id": user, "page": pages[index], "referrer": rng.choice(REFERRERS),
-                            "user_agent": rng.choice(USER_AGENTS), "timestamp": timestamp}, separators=(",", ":"))
+        value = json.dumps(
+            {
+                "user_id": user,
+                "page": pages[index],
+                "referrer": rng.choice(REFERRERS),
+                "user_agent": rng.choice(USER_AGENTS),
+                "timestamp": timestamp,
+            },
+            separators=(",", ":"),
+        )
         yield PageView(user.encode(), value.encode(), timestamp)
 
 
-def produce(bootstrap: str, topic: str, views: Iterable[PageView], partitions: int,
-            compression: Codec = Codec.LZ4) -> int:
+def produce(
+    bootstrap: str, topic: str, views: Iterable[PageView], partitions: int, compression: Codec = Codec.LZ4
+) -> int:
     """Produce page views in compressed batches of up to BATCH_RECORDS per partition; the count."""
     pending: dict[int, list] = {p: [] for p in range(partitions)}
     sent = 0

@@ -51,26 +51,63 @@ def problems(store: CheckpointStore, output: Output) -> list[Problem]:
         entry, places = entries.get(number), traces.get(number, [])
         where = ", ".join(f"{output.uri}/{p}" for p in places)
         if entry is not None and entry.damage:
-            remedy = f"{repair}, or restore the file" if places else \
-                f"restore the file from a backup (run {number} has no output to rebuild it from)"
+            remedy = (
+                f"{repair}, or restore the file"
+                if places
+                else f"restore the file from a backup (run {number} has no output to rebuild it from)"
+            )
             output_named = f" (its output: {where})" if places else ""
-            found.append(Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}",
-                                 remedy))
-        elif entry is not None and entry.run is not None and entry.run.pending and places and \
-                (unreadable := _unreadable_task(store, number)):
-            found.append(Problem(number, f"run {number} is damaged: {unreadable} (its output: {where}; its report "
-                                         f"is built from its tasks' files)", f"{repair}, or restore the file"))
+            found.append(
+                Problem(number, f"run {number} is damaged: {' and '.join(entry.damage)}{output_named}", remedy)
+            )
+        elif (
+            entry is not None
+            and entry.run is not None
+            and entry.run.pending
+            and places
+            and (unreadable := _unreadable_task(store, number))
+        ):
+            found.append(
+                Problem(
+                    number,
+                    f"run {number} is damaged: {unreadable} (its output: {where}; its report "
+                    f"is built from its tasks' files)",
+                    f"{repair}, or restore the file",
+                )
+            )
         elif entry is not None and entry.run is None and places:
-            found.append(Problem(number, f"run {number} was never planned ({store.uri}/{store.run_name(number)} has "
-                                         f"no plan.json), yet its output {where} exists", repair))
+            found.append(
+                Problem(
+                    number,
+                    f"run {number} was never planned ({store.uri}/{store.run_name(number)} has "
+                    f"no plan.json), yet its output {where} exists",
+                    repair,
+                )
+            )
         elif entry is None and places and (number >= removed_below or any(p.startswith("_staging/") for p in places)):
-            found.append(Problem(number, f"output {where} exists but the checkpoint has no run {number} "
-                                         f"({store.uri}/{store.run_name(number)} is missing)", repair))
-        elif entry is not None and entry.run is not None and entry.run.committed and entry.run.superseded is None \
-                and run_dir(number) not in places:
-            found.append(Problem(number, f"run {number} is committed but its output {output.uri}/{run_dir(number)} "
-                                         f"is missing", f"restore it, or load its offsets again: {command} "
-                                         f"--topics ... --rewind-to-run {number}", True))
+            found.append(
+                Problem(
+                    number,
+                    f"output {where} exists but the checkpoint has no run {number} "
+                    f"({store.uri}/{store.run_name(number)} is missing)",
+                    repair,
+                )
+            )
+        elif (
+            entry is not None
+            and entry.run is not None
+            and entry.run.committed
+            and entry.run.superseded is None
+            and run_dir(number) not in places
+        ):
+            found.append(
+                Problem(
+                    number,
+                    f"run {number} is committed but its output {output.uri}/{run_dir(number)} is missing",
+                    f"restore it, or load its offsets again: {command} --topics ... --rewind-to-run {number}",
+                    True,
+                )
+            )
     return found
 
 

@@ -39,14 +39,25 @@ def produce(bootstrap: str, count: int, start_ms: int, end_ms: int, seed: int) -
     began = time.monotonic()
     sent = activity.produce(bootstrap, TOPIC, activity.page_views(count, start_ms, end_ms, seed=seed), PARTITIONS)
     seconds = time.monotonic() - began
-    print(f"produced {sent:,} page views ({time.strftime('%H:%M', time.gmtime(start_ms / 1000))}-"
-          f"{time.strftime('%H:%M', time.gmtime(end_ms / 1000))} UTC) in {seconds:.1f} s, {sent / seconds:,.0f}/s",
-          flush=True)
+    print(
+        f"produced {sent:,} page views ({time.strftime('%H:%M', time.gmtime(start_ms / 1000))}-"
+        f"{time.strftime('%H:%M', time.gmtime(end_ms / 1000))} UTC) in {seconds:.1f} s, {sent / seconds:,.0f}/s",
+        flush=True,
+    )
 
 
 def run_load(bootstrap: str, *extra: str) -> None:
-    argv = ["--bootstrap-servers", bootstrap, "--topics", TOPIC, "--output", str(OUTPUT), "--master", "local[2]",
-            *extra]
+    argv = [
+        "--bootstrap-servers",
+        bootstrap,
+        "--topics",
+        TOPIC,
+        "--output",
+        str(OUTPUT),
+        "--master",
+        "local[2]",
+        *extra,
+    ]
     print("$ kafkalog load " + " ".join(argv[:6] + list(extra)), flush=True)
     if load.main(argv) != 0:
         raise SystemExit("the demo load failed")
@@ -56,31 +67,40 @@ def check_exactly_once(spark: "SparkSession", bootstrap: str) -> None:
     from pyspark.sql import functions as F
 
     from .output import read_output
+
     rows = read_output(spark, str(OUTPUT))
-    stats = rows.agg(F.count("*").alias("rows"),
-                     F.countDistinct("topic", "partition", "offset").alias("distinct")).first()
+    stats = rows.agg(
+        F.count("*").alias("rows"), F.countDistinct("topic", "partition", "offset").alias("distinct")
+    ).first()
     if stats is None:
         raise SystemExit(f"the output at {OUTPUT} could not be counted")
     with KafkaClient(bootstrap) as client:
         latest = client.list_offsets({(TOPIC, p): -1 for p in range(PARTITIONS)})
     held = sum(offset for offset, _ in latest.values())
     verdict = "exactly once" if stats["rows"] == stats["distinct"] == held else "MISMATCH"
-    print(f"output rows {stats['rows']:,}, distinct offsets {stats['distinct']:,}, offsets on the broker "
-          f"{held:,}: {verdict}", flush=True)
+    print(
+        f"output rows {stats['rows']:,}, distinct offsets {stats['distinct']:,}, offsets on the broker "
+        f"{held:,}: {verdict}",
+        flush=True,
+    )
     if verdict != "exactly once":
         raise SystemExit("the output does not hold every offset exactly once")
 
 
 def top_pages_per_hour(spark: "SparkSession") -> None:
-    from pyspark.sql import Window, functions as F
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     from .output import read_output
+
     schema = "user_id string, page string, referrer string, user_agent string, timestamp long"
     views = read_output(spark, str(OUTPUT)).select(
-        "date", "hour", F.from_json(F.col("value").cast("string"), schema).alias("view"))
+        "date", "hour", F.from_json(F.col("value").cast("string"), schema).alias("view")
+    )
     counts = views.groupBy("date", "hour", "view.page").count()
-    ranked = counts.withColumn("rank", F.row_number().over(
-        Window.partitionBy("date", "hour").orderBy(F.desc("count"), "page")))
+    ranked = counts.withColumn(
+        "rank", F.row_number().over(Window.partitionBy("date", "hour").orderBy(F.desc("count"), "page"))
+    )
     ranked.where("rank <= 3").orderBy("date", "hour", "rank").show(30, truncate=False)
 
 
@@ -119,8 +139,11 @@ def main() -> int:
         spark.stop()
         step("shutting the broker down cleanly")
         print(f"broker exited with status {broker.stop()}", flush=True)
-    print(f"\nThe output is in {OUTPUT} (Parquet under run=N/topic=.../date=.../hour=...), its checkpoint in "
-          f"{OUTPUT}/_checkpoint.\nRead it with: spark.read.parquet('{OUTPUT}')", flush=True)
+    print(
+        f"\nThe output is in {OUTPUT} (Parquet under run=N/topic=.../date=.../hour=...), its checkpoint in "
+        f"{OUTPUT}/_checkpoint.\nRead it with: spark.read.parquet('{OUTPUT}')",
+        flush=True,
+    )
     return 0
 
 

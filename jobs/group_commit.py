@@ -17,9 +17,7 @@ carrying ``kafkalog load run N`` as metadata.
 
 import logging
 
-from broker.client import KafkaClient, KafkaError
-from broker.client import UnsupportedVersionError
-from broker.client import GroupClient, GroupsUnsupportedError
+from broker.client import GroupClient, GroupsUnsupportedError, KafkaClient, KafkaError, UnsupportedVersionError
 from spark_kafka_source.checkpoint import Run
 
 log = logging.getLogger(__name__)
@@ -48,5 +46,7 @@ def commit_run_ends(client: KafkaClient, group: str, run: Run) -> bool:
 
 
 def _not_committed(run, group: str) -> str:
-    return (f"kafkalog load warning: run {run.number}'s end offsets not committed to consumer group {group!r} "
-            f"(the checkpoint has them)")
+    return (
+        f"kafkalog load warning: run {run.number}'s end offsets not committed to consumer group {group!r} "
+        f"(the checkpoint has them)"
+    )

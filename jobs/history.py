@@ -41,12 +41,14 @@ def format_text(checkpoint: str, output: str, format: str = "parquet") -> str:
         offsets = sum(p.end - p.start for p in run.plan)
         records = "?" if entry.damage else run.commit.get("records", "") if run.commit else ""
         status = DAMAGED if entry.damage else _status(run)
-        lines.append(f"{run.number:>5}  {run.created:24}  {len(run.plan):>10}  {offsets:>10}  {records!s:>10}  "
-                     f"{status}")
+        lines.append(
+            f"{run.number:>5}  {run.created:24}  {len(run.plan):>10}  {offsets:>10}  {records!s:>10}  {status}"
+        )
     text = f"runs in {store.uri}:\n" + "\n".join(lines)
     if problems:
-        text += f"\n{counted(len(problems), 'problem')} (a load stops until they are " \
-                f"repaired):\n" + "\n".join(f"  {p.line()}" for p in problems)
+        text += f"\n{counted(len(problems), 'problem')} (a load stops until they are repaired):\n" + "\n".join(
+            f"  {p.line()}" for p in problems
+        )
     return text
 
 
@@ -55,12 +57,16 @@ def format_dry_run(settings: LoadSettings) -> str:
     lines = []
     if plan.supersede:
         many = len(plan.supersede) > 1
-        lines.append(f"would supersede run{'s' if many else ''} {', '.join(map(str, sorted(plan.supersede)))} "
-                     f"({'their' if many else 'its'} output moved under _superseded/)")
+        lines.append(
+            f"would supersede run{'s' if many else ''} {', '.join(map(str, sorted(plan.supersede)))} "
+            f"({'their' if many else 'its'} output moved under _superseded/)"
+        )
     elif settings.rewind is not None and not plan.again:
         lines.append(f"the rewind would supersede nothing: {NOTHING_SUPERSEDED}")
     verb = "would execute again the plan of pending run" if plan.again else "would run"
     lines.append(f"{verb} {plan.run}, reading {counted(sum(p.end - p.start for p in plan.partitions), 'offset')}:")
-    lines += [f"  {p.topic}-{p.partition}  [{p.start}, {p.end})  {counted(p.end - p.start, 'offset')}  "
-              f"leader {p.leader}" for p in plan.partitions]
+    lines += [
+        f"  {p.topic}-{p.partition}  [{p.start}, {p.end})  {counted(p.end - p.start, 'offset')}  leader {p.leader}"
+        for p in plan.partitions
+    ]
     return "\n".join(lines)

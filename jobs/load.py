@@ -17,8 +17,18 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from broker.arguments import (Parser, Subcommands, add_bootstrap_argument, add_command_config_argument, command_config,
-                              group_id, key_value, positive_int, timestamp_ms, topic_pattern)
+from broker.arguments import (
+    Parser,
+    Subcommands,
+    add_bootstrap_argument,
+    add_command_config_argument,
+    command_config,
+    group_id,
+    key_value,
+    positive_int,
+    timestamp_ms,
+    topic_pattern,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,9 +68,13 @@ class UsageError(ValueError):
 
 def add_parser(commands: Subcommands) -> None:
     """Add ``load`` to the ``kafkalog`` subcommands."""
-    parser = commands.add_parser("load", help="load topics into Parquet with checkpoints; rewind and rerun",
-                                 description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = commands.add_parser(
+        "load",
+        help="load topics into Parquet with checkpoints; rewind and rerun",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _arguments(parser)
     parser.set_defaults(func=run_command)
 
@@ -70,49 +84,95 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_command_config_argument(parser)
     topics = parser.add_mutually_exclusive_group()
     topics.add_argument("--topics", "--topic", metavar="A,B", help="topics to load")
-    topics.add_argument("--topic-pattern", metavar="REGEX", type=topic_pattern,
-                        help="load every topic matching (the whole name)")
-    parser.add_argument("--allow-empty", action="store_true",
-                        help="a --topic-pattern that matches no topic commits an empty run instead of failing")
+    topics.add_argument(
+        "--topic-pattern", metavar="REGEX", type=topic_pattern, help="load every topic matching (the whole name)"
+    )
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="a --topic-pattern that matches no topic commits an empty run instead of failing",
+    )
     parser.add_argument("--output", required=True, metavar="URI", help="where the records go (path, file://, hdfs://)")
     parser.add_argument("--checkpoint", metavar="URI", help="the checkpoint (default <output>/_checkpoint)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "orc", "json"), help="default parquet")
-    parser.add_argument("--max-records-per-partition", type=positive_int, metavar="N",
-                        help="split a partition's range into tasks of at most N records")
+    parser.add_argument(
+        "--max-records-per-partition",
+        type=positive_int,
+        metavar="N",
+        help="split a partition's range into tasks of at most N records",
+    )
     parser.add_argument("--min-partitions", type=positive_int, metavar="N", help="read with at least N tasks")
-    parser.add_argument("--fail-on-data-loss", default="true", choices=("true", "false"),
-                        help="fail when offsets to load were deleted (true, the default) or load what is left")
-    parser.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"),
-                        help="where partitions never loaded start (default earliest)")
+    parser.add_argument(
+        "--fail-on-data-loss",
+        default="true",
+        choices=("true", "false"),
+        help="fail when offsets to load were deleted (true, the default) or load what is left",
+    )
+    parser.add_argument(
+        "--starting-offsets",
+        default="earliest",
+        choices=("earliest", "latest"),
+        help="where partitions never loaded start (default earliest)",
+    )
     rewind = parser.add_mutually_exclusive_group()
-    rewind.add_argument("--rewind-to-time", metavar="TIME", type=timestamp_ms,
-                        help="load again from this time (ISO 8601, e.g. 2026-11-20T13:00:00Z, or epoch ms)")
+    rewind.add_argument(
+        "--rewind-to-time",
+        metavar="TIME",
+        type=timestamp_ms,
+        help="load again from this time (ISO 8601, e.g. 2026-11-20T13:00:00Z, or epoch ms)",
+    )
     rewind.add_argument("--rewind-to-run", metavar="N", type=positive_int, help="load again from the start of run N")
-    rewind.add_argument("--rewind-to-offsets", metavar="JSON", type=_offsets,
-                        help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'')
+    rewind.add_argument(
+        "--rewind-to-offsets",
+        metavar="JSON",
+        type=_offsets,
+        help='load again from these offsets, e.g. \'{"events":{"0":1500}}\'',
+    )
     stop = parser.add_mutually_exclusive_group()  # each does one thing and stops
     stop.add_argument("--dry-run", action="store_true", help="show what the run would supersede and read, and stop")
     stop.add_argument("--history", action="store_true", help="show the runs in the checkpoint, and stop")
-    stop.add_argument("--repair", action="store_true",
-                        help="make a damaged checkpoint agree with the output again, from what the output's rows "
-                             "prove, and stop")
+    stop.add_argument(
+        "--repair",
+        action="store_true",
+        help="make a damaged checkpoint agree with the output again, from what the output's rows prove, and stop",
+    )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--group-id", type=group_id, metavar="GROUP",
-                       help="the consumer group each committed run's end offsets are committed to, so the load's lag "
-                            "shows in `kafkalog groups describe` and Kafka lag monitors (default "
-                            "kafkalog-load:<output URI>); the checkpoint stays the source of truth")
+    group.add_argument(
+        "--group-id",
+        type=group_id,
+        metavar="GROUP",
+        help="the consumer group each committed run's end offsets are committed to, so the load's lag "
+        "shows in `kafkalog groups describe` and Kafka lag monitors (default "
+        "kafkalog-load:<output URI>); the checkpoint stays the source of truth",
+    )
     group.add_argument("--no-group-commit", action="store_true", help="commit no offsets to a consumer group")
-    parser.add_argument("--keep-runs", type=positive_int, default=100, metavar="N",
-                        help="runs kept in the checkpoint's history (default 100)")
-    parser.add_argument("--option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
-                        help="another kafkalog source option, e.g. kafka.max.partition.fetch.bytes=1048576")
-    parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
-                        help="Spark master when no Spark session exists and not run by spark-submit (default local[*])")
-    parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting")
+    parser.add_argument(
+        "--keep-runs",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="runs kept in the checkpoint's history (default 100)",
+    )
+    parser.add_argument(
+        "--option",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another kafkalog source option, e.g. kafka.max.partition.fetch.bytes=1048576",
+    )
+    parser.add_argument(
+        "--master",
+        default=os.environ.get("SPARK_MASTER", "local[*]"),
+        help="Spark master when no Spark session exists and not run by spark-submit (default local[*])",
+    )
+    parser.add_argument(
+        "--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.add_argument("--verbose", action="store_true",
-                        help="Spark's and Py4J's logs, and on failure the whole traceback")
+    parser.add_argument(
+        "--verbose", action="store_true", help="Spark's and Py4J's logs, and on failure the whole traceback"
+    )
 
 
 def _offsets(text: str) -> dict:
@@ -135,6 +195,7 @@ def checkpoint_of(args: argparse.Namespace) -> str:
 def settings_from(args: argparse.Namespace) -> "LoadSettings":
     from .planner import Rewind
     from .runner import LoadSettings
+
     rewind = None
     if args.rewind_to_time is not None:
         rewind = Rewind("time", args.rewind_to_time)
@@ -143,22 +204,33 @@ def settings_from(args: argparse.Namespace) -> "LoadSettings":
     elif args.rewind_to_offsets is not None:
         rewind = Rewind("offsets", args.rewind_to_offsets)
     return LoadSettings(
-        bootstrap_servers=args.bootstrap_servers, output=args.output,
+        bootstrap_servers=args.bootstrap_servers,
+        output=args.output,
         checkpoint=checkpoint_of(args),
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
-        topic_pattern=args.topic_pattern, format=args.format,
-        max_records_per_partition=args.max_records_per_partition, min_partitions=args.min_partitions,
-        fail_on_data_loss=args.fail_on_data_loss == "true", starting_offsets=args.starting_offsets,
-        rewind=rewind, keep_runs=args.keep_runs, allow_empty=args.allow_empty,
-        source_options={**{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
-                        **dict(args.option)},
-        progress=not args.quiet, group_commit=not args.no_group_commit, group_id=args.group_id)
+        topic_pattern=args.topic_pattern,
+        format=args.format,
+        max_records_per_partition=args.max_records_per_partition,
+        min_partitions=args.min_partitions,
+        fail_on_data_loss=args.fail_on_data_loss == "true",
+        starting_offsets=args.starting_offsets,
+        rewind=rewind,
+        keep_runs=args.keep_runs,
+        allow_empty=args.allow_empty,
+        source_options={
+            **{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
+            **dict(args.option),
+        },
+        progress=not args.quiet,
+        group_commit=not args.no_group_commit,
+        group_id=args.group_id,
+    )
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
-    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from broker.common.settings import ConfigError
+    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
     from spark_kafka_source.options import OptionError
 
     from . import history
@@ -169,14 +241,19 @@ def run_command(args: argparse.Namespace) -> int:
         settings = settings_from(args)
         if settings.rewind is not None and (args.history or args.repair):
             flag, does = ("--history", "shows the runs") if args.history else ("--repair", "repairs the checkpoint")
-            raise UsageError(f"{flag} cannot be combined with a rewind: it {does} and stops (--dry-run shows what "
-                             f"the rewind would do)")
+            raise UsageError(
+                f"{flag} cannot be combined with a rewind: it {does} and stops (--dry-run shows what "
+                f"the rewind would do)"
+            )
         if args.history:
             print(history.format_text(settings.checkpoint, settings.output, settings.format))
             return EXIT_OK
         if args.repair:
-            repair(CheckpointStore(settings.checkpoint), Output(settings.output, settings.format),
-                   say=lambda line: print(line, flush=True))
+            repair(
+                CheckpointStore(settings.checkpoint),
+                Output(settings.output, settings.format),
+                say=lambda line: print(line, flush=True),
+            )
             return EXIT_OK
         if not settings.topics and not settings.topic_pattern:
             raise UsageError("name the topics to load: --topics A,B or --topic-pattern REGEX")
@@ -205,15 +282,18 @@ def _load(args, settings) -> int:
 
     from . import report
     from .runner import load
+
     require_java()
-    result = load(lambda: spark_session(args.master, args.conf, args.verbose), settings,
-                  say=lambda line: print(line, flush=True))
+    result = load(
+        lambda: spark_session(args.master, args.conf, args.verbose), settings, say=lambda line: print(line, flush=True)
+    )
     print(report.format_text(result), flush=True)
     return EXIT_OK
 
 
-def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"
-                  ) -> "SparkSession":
+def spark_session(
+    master: str, conf: list[tuple[str, str]], verbose: bool = False, app_name: str = "kafkalog-load"
+) -> "SparkSession":
     """The active Spark session, or a new one (UTC session time zone) on ``master`` (unless run by
     ``spark-submit``, whose master it keeps) with the ``(key, value)`` settings of ``conf``.
 
@@ -229,18 +309,23 @@ def spark_session(master: str, conf: list[tuple[str, str]], verbose: bool = Fals
     from pyspark.sql import SparkSession
 
     import spark_kafka_source
+
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
         logging.getLogger().addFilter(not_py4j)  # py4j logs a Ctrl-C during a call to the root logger
-    builder = SparkSession.builder.appName(app_name) \
-        .config("spark.sql.session.timeZone", "UTC").config("spark.ui.showConsoleProgress", "false")
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
     settings = spark_settings(conf, verbose)
     if SUBMITTED in os.environ:  # its --master stands, and its spark.pyspark.python came as PYSPARK_PYTHON
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     else:
         builder = builder.master(master)
-        settings[WORKER_PYTHON] = os.environ["PYSPARK_PYTHON"] = \
+        settings[WORKER_PYTHON] = os.environ["PYSPARK_PYTHON"] = (
             settings.get(WORKER_PYTHON) or os.environ.get("PYSPARK_PYTHON") or sys.executable
+        )
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -269,6 +354,7 @@ def interrupted(checkpoint: str) -> str:
     """What an interrupted load left, from its checkpoint: a run planned and not committed, which the
     next load executes again, or none."""
     from spark_kafka_source.checkpoint import CheckpointStore
+
     try:
         runs = CheckpointStore(checkpoint).runs()
     except Exception:  # an unreadable checkpoint: the next run says why
@@ -287,6 +373,7 @@ def reason(exc: Exception) -> str:
     exception named without its module (``KafkaError: ...``, not ``broker.client.errors.KafkaError: ...``).
     Data loss advises the commands' ``--fail-on-data-loss false``, not the source option."""
     from spark_kafka_source.planning import DATA_LOSS_ADVICE
+
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     found = lines[0] if lines else type(exc).__name__
     for line in reversed(lines):
@@ -294,14 +381,19 @@ def reason(exc: Exception) -> str:
         if cause:
             found = cause.group(1)
             break
-    return found.replace(DATA_LOSS_ADVICE, "Run it with --fail-on-data-loss false to go on with what is left "
-                                           "instead of failing.")[:1000]
+    return found.replace(
+        DATA_LOSS_ADVICE, "Run it with --fail-on-data-loss false to go on with what is left instead of failing."
+    )[:1000]
 
 
 def parser() -> Parser:
     """The arguments of ``python -m jobs.load``."""
-    parser = Parser(prog="kafkalog load", description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(
+        prog="kafkalog load",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _arguments(parser)
     return parser
 

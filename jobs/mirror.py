@@ -69,8 +69,14 @@ class MirrorSettings:
     def source(self) -> dict:
         """Options of the ``kafkalog`` stream reading the source topics."""
         options = {f"kafka.{k}": v for k, v in self.source_config.items()}
-        options.update({"kafka.bootstrap.servers": self.source_servers, "startingOffsets": "earliest",
-                        "includeHeaders": "true", "failOnDataLoss": str(self.fail_on_data_loss).lower()})
+        options.update(
+            {
+                "kafka.bootstrap.servers": self.source_servers,
+                "startingOffsets": "earliest",
+                "includeHeaders": "true",
+                "failOnDataLoss": str(self.fail_on_data_loss).lower(),
+            }
+        )
         if self.topic_pattern is not None:
             options["subscribePattern"] = self.topic_pattern
         elif self.topics is not None:
@@ -97,56 +103,104 @@ def default_group_id(checkpoint: str) -> str:
 
 def add_parser(commands: Subcommands) -> None:
     """Add ``mirror`` to the ``kafkalog`` subcommands."""
-    parser = commands.add_parser("mirror", help="copy topics from one cluster to another (a Spark streaming query)",
-                                 description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = commands.add_parser(
+        "mirror",
+        help="copy topics from one cluster to another (a Spark streaming query)",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _arguments(parser)
     parser.set_defaults(func=run_command)
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--from", dest="source", required=True, metavar="HOST:PORT[,...]",
-                        help="the source cluster's bootstrap servers")
-    parser.add_argument("--to", dest="target", required=True, metavar="HOST:PORT[,...]",
-                        help="the target cluster's bootstrap servers")
+    parser.add_argument(
+        "--from", dest="source", required=True, metavar="HOST:PORT[,...]", help="the source cluster's bootstrap servers"
+    )
+    parser.add_argument(
+        "--to", dest="target", required=True, metavar="HOST:PORT[,...]", help="the target cluster's bootstrap servers"
+    )
     topics = parser.add_mutually_exclusive_group(required=True)
     topics.add_argument("--topics", "--topic", metavar="A,B", help="the topics to mirror")
-    topics.add_argument("--topic-pattern", metavar="REGEX", type=topic_pattern,
-                        help="mirror every topic matching (the whole name), also those created later")
-    parser.add_argument("--checkpoint", required=True, metavar="URI",
-                        help="the Spark checkpoint (path, file://, hdfs://): where the mirror resumes")
-    parser.add_argument("--topic-prefix", default="", metavar="PREFIX",
-                        help="target topic = PREFIX + source topic (default: the same name)")
+    topics.add_argument(
+        "--topic-pattern",
+        metavar="REGEX",
+        type=topic_pattern,
+        help="mirror every topic matching (the whole name), also those created later",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        required=True,
+        metavar="URI",
+        help="the Spark checkpoint (path, file://, hdfs://): where the mirror resumes",
+    )
+    parser.add_argument(
+        "--topic-prefix",
+        default="",
+        metavar="PREFIX",
+        help="target topic = PREFIX + source topic (default: the same name)",
+    )
     trigger = parser.add_mutually_exclusive_group()
-    trigger.add_argument("--available-now", action="store_true",
-                         help="copy what the source holds now, then stop (for tests and cron)")
-    trigger.add_argument("--trigger-interval", type=positive_float, default=1.0, metavar="SECONDS",
-                         help="start a micro-batch at most this often (default 1)")
-    parser.add_argument("--max-offsets-per-trigger", type=positive_int, metavar="N",
-                        help="at most N records per micro-batch, split over the partitions by backlog")
+    trigger.add_argument(
+        "--available-now", action="store_true", help="copy what the source holds now, then stop (for tests and cron)"
+    )
+    trigger.add_argument(
+        "--trigger-interval",
+        type=positive_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="start a micro-batch at most this often (default 1)",
+    )
+    parser.add_argument(
+        "--max-offsets-per-trigger",
+        type=positive_int,
+        metavar="N",
+        help="at most N records per micro-batch, split over the partitions by backlog",
+    )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--group-id", type=group_id, metavar="GROUP",
-                       help="the source cluster's consumer group each micro-batch's end offsets are committed to "
-                            "(default kafkalog-mirror:<checkpoint>), for Kafka's lag tools")
+    group.add_argument(
+        "--group-id",
+        type=group_id,
+        metavar="GROUP",
+        help="the source cluster's consumer group each micro-batch's end offsets are committed to "
+        "(default kafkalog-mirror:<checkpoint>), for Kafka's lag tools",
+    )
     group.add_argument("--no-group-commit", action="store_true", help="commit no offsets to a consumer group")
-    parser.add_argument("--from-config", metavar="FILE",
-                        help="Kafka client settings for the source (security.protocol, sasl.*, ssl.*, ...)")
-    parser.add_argument("--to-config", metavar="FILE",
-                        help="Kafka producer settings for the target (security.protocol, sasl.*, ssl.*, "
-                             "compression.type, ...)")
-    parser.add_argument("--fail-on-data-loss", default="true", choices=("true", "false"),
-                        help="fail when offsets still to copy were deleted on the source (true, the default) or "
-                             "copy what is left")
-    parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
-                        help="Spark master when no Spark session exists (default local[*])")
-    parser.add_argument("--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check both clusters (and the credentials of each) and the target topics, say which "
-                             "would be created or grown, then stop: nothing is changed or copied, Spark is not started")
+    parser.add_argument(
+        "--from-config",
+        metavar="FILE",
+        help="Kafka client settings for the source (security.protocol, sasl.*, ssl.*, ...)",
+    )
+    parser.add_argument(
+        "--to-config",
+        metavar="FILE",
+        help="Kafka producer settings for the target (security.protocol, sasl.*, ssl.*, compression.type, ...)",
+    )
+    parser.add_argument(
+        "--fail-on-data-loss",
+        default="true",
+        choices=("true", "false"),
+        help="fail when offsets still to copy were deleted on the source (true, the default) or copy what is left",
+    )
+    parser.add_argument(
+        "--master",
+        default=os.environ.get("SPARK_MASTER", "local[*]"),
+        help="Spark master when no Spark session exists (default local[*])",
+    )
+    parser.add_argument(
+        "--conf", type=key_value, action="append", default=[], metavar="KEY=VALUE", help="a Spark setting"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check both clusters (and the credentials of each) and the target topics, say which "
+        "would be created or grown, then stop: nothing is changed or copied, Spark is not started",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.add_argument("--verbose", action="store_true",
-                        help="Spark's and Py4J's logs, and on failure the whole traceback")
+    parser.add_argument(
+        "--verbose", action="store_true", help="Spark's and Py4J's logs, and on failure the whole traceback"
+    )
 
 
 def settings_from(args: argparse.Namespace) -> MirrorSettings:
@@ -154,17 +208,27 @@ def settings_from(args: argparse.Namespace) -> MirrorSettings:
     if topics is not None and not topics:
         raise UsageError("--topics names no topic; for example --topics page-views,orders")
     return MirrorSettings(
-        source_servers=args.source, target_servers=args.target, checkpoint=args.checkpoint, topics=topics,
-        topic_pattern=args.topic_pattern, topic_prefix=args.topic_prefix,
+        source_servers=args.source,
+        target_servers=args.target,
+        checkpoint=args.checkpoint,
+        topics=topics,
+        topic_pattern=args.topic_pattern,
+        topic_prefix=args.topic_prefix,
         group_id=None if args.no_group_commit else args.group_id or default_group_id(args.checkpoint),
-        available_now=args.available_now, trigger_seconds=args.trigger_interval,
-        max_offsets_per_trigger=args.max_offsets_per_trigger, fail_on_data_loss=args.fail_on_data_loss == "true",
-        source_config=_config(args.from_config, "--from-config"), target_config=_config(args.to_config, "--to-config"),
-        progress=not args.quiet, dry_run=args.dry_run)
+        available_now=args.available_now,
+        trigger_seconds=args.trigger_interval,
+        max_offsets_per_trigger=args.max_offsets_per_trigger,
+        fail_on_data_loss=args.fail_on_data_loss == "true",
+        source_config=_config(args.from_config, "--from-config"),
+        target_config=_config(args.to_config, "--to-config"),
+        progress=not args.quiet,
+        dry_run=args.dry_run,
+    )
 
 
 def _config(path: str | None, option: str) -> dict:
     from broker.properties import read_properties
+
     return read_properties(path, option) if path else {}
 
 
@@ -175,12 +239,16 @@ def run_command(args: argparse.Namespace) -> int:
     from spark_kafka_source.options import OptionError
 
     from .mirror_run import mirror
+
     try:
         settings = settings_from(args)
         if not settings.dry_run:
             require_java()
-        copied = mirror(lambda: spark_session(args.master, args.conf, args.verbose, "kafkalog-mirror"), settings,
-                        say=lambda line: print(line, flush=True))
+        copied = mirror(
+            lambda: spark_session(args.master, args.conf, args.verbose, "kafkalog-mirror"),
+            settings,
+            say=lambda line: print(line, flush=True),
+        )
         batches = copied.get("batches", 0)
         if settings.dry_run:
             print("dry run: nothing was created, grown or copied", flush=True)
@@ -188,8 +256,11 @@ def run_command(args: argparse.Namespace) -> int:
         if not copied:
             print(STOPPED, flush=True)
             return EXIT_INTERRUPTED
-        print(f"done: {counted(copied['records'], 'record')} copied in {batches} "
-              f"micro-batch{'' if batches == 1 else 'es'}", flush=True)
+        print(
+            f"done: {counted(copied['records'], 'record')} copied in {batches} "
+            f"micro-batch{'' if batches == 1 else 'es'}",
+            flush=True,
+        )
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C before the query started (while Spark starts)
         print(STOPPED, flush=True)
@@ -207,14 +278,19 @@ def run_command(args: argparse.Namespace) -> int:
 def _error(exc: Exception) -> None:
     """The reason on one line (a MirrorError raised in a micro-batch reaches here inside Spark's error)."""
     from .mirror_topics import MirrorError
+
     line = reason(exc).removeprefix(f"{MirrorError.__name__}: ")
     print(f"kafkalog mirror: {line}", file=sys.stderr, flush=True)
 
 
 def parser() -> Parser:
     """The arguments of ``python -m jobs.mirror``."""
-    parser = Parser(prog="kafkalog mirror", description=__doc__.split("\n\n")[0], epilog=EPILOG,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(
+        prog="kafkalog mirror",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _arguments(parser)
     return parser
 

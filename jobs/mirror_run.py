@@ -31,8 +31,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-from broker.client import KafkaError
-from broker.client import AuthenticationError
+from broker.client import AuthenticationError, KafkaError
 from spark_kafka_source import options as source_options
 from spark_kafka_source.planning import client_for, topic_partitions
 from spark_kafka_source.sink_options import parse_sink
@@ -48,8 +47,9 @@ POLL_SECONDS = 0.5
 SHOWN_PARTITIONS = 20  # partitions named in a progress line, the most behind first
 
 
-def mirror(spark: SparkSession | Callable[[], SparkSession], settings: "MirrorSettings",
-           say: Callable[[str], None] = print) -> dict:
+def mirror(
+    spark: SparkSession | Callable[[], SparkSession], settings: "MirrorSettings", say: Callable[[str], None] = print
+) -> dict:
     """Run the mirror of ``settings`` (``mirror.MirrorSettings``) until it stops (``available_now``),
     fails, or is interrupted; returns ``{"batches": N, "records": M}`` copied by this run ({} when
     interrupted: Ctrl-C stops the query). ``spark`` is a SparkSession or a function that makes one
@@ -57,27 +57,43 @@ def mirror(spark: SparkSession | Callable[[], SparkSession], settings: "MirrorSe
     ready: dict = {}  # source topic -> partitions ready on the target, shared by every micro-batch
     partitions = _prepare_targets(settings, ready, say, check_topics=True)
     if not partitions:
-        raise MirrorError(f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
-                          f"{settings.topic_pattern!r}")
-    say(f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
+        raise MirrorError(
+            f"no topic on the source cluster {settings.source_servers} matches --topic-pattern "
+            f"{settings.topic_pattern!r}"
+        )
+    say(
+        f"{'would mirror' if settings.dry_run else 'mirroring'} {counted(len(partitions), 'partition')} of "
         f"{counted(len({t for t, _ in partitions}), 'topic')} from {settings.source_servers} to "
-        f"{settings.target_servers}")
+        f"{settings.target_servers}"
+    )
     if settings.dry_run:
         return {"batches": 0, "records": 0}
     spark = spark() if callable(spark) else spark
     frame = spark.readStream.format("kafkalog").options(**settings.source()).load()
-    rows = frame.select("key", "value", "headers", "timestamp", "partition",
-                        F.concat(F.lit(settings.topic_prefix), F.col("topic")).alias("topic"))
+    rows = frame.select(
+        "key",
+        "value",
+        "headers",
+        "timestamp",
+        "partition",
+        F.concat(F.lit(settings.topic_prefix), F.col("topic")).alias("topic"),
+    )
     sink = settings.sink()
 
     def write_batch(batch, batch_id: int) -> None:
         _prepare_targets(settings, ready, say)
         batch.write.format("kafkalog").mode("append").options(**sink).save()
 
-    writer = rows.writeStream.queryName("kafkalog-mirror").option("checkpointLocation", settings.checkpoint) \
+    writer = (
+        rows.writeStream.queryName("kafkalog-mirror")
+        .option("checkpointLocation", settings.checkpoint)
         .foreachBatch(write_batch)
-    writer = writer.trigger(availableNow=True) if settings.available_now else \
-        writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
+    )
+    writer = (
+        writer.trigger(availableNow=True)
+        if settings.available_now
+        else writer.trigger(processingTime=f"{settings.trigger_seconds} seconds")
+    )
     with interruptible() as interrupted:
         query = writer.start()
         return _follow(query, say if settings.progress else None, interrupted, quiet_stop=True)
@@ -106,6 +122,7 @@ def quiet() -> None:
     (the JVM prints its stack, thousands of lines), and PySpark's accumulator thread prints a
     traceback when the JVM goes first. For a stop the user asked for (Ctrl-C), no use to anyone."""
     from pyspark import SparkContext
+
     jvm = SparkContext._jvm
     if jvm is not None:
         jvm.java.lang.System.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
@@ -120,11 +137,14 @@ def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> 
     parsed = source_options.parse(settings.source(), source_options.STREAM)
     sink = parse_sink(settings.sink())
     with client_for(parsed) as source, sink.client.client(sink.bootstrap_servers) as target:
-        partitions = _answered("source", settings.source_servers,
-                               lambda: topic_partitions(source, parsed, missing_topics_fail=False))
+        partitions = _answered(
+            "source", settings.source_servers, lambda: topic_partitions(source, parsed, missing_topics_fail=False)
+        )
         if check_topics and (missing := [t for t in settings.topics or [] if t not in {p[0] for p in partitions}]):
-            raise MirrorError(f"no topic {', '.join(missing)} on the source cluster {settings.source_servers}: "
-                              f"--topics names existing topics (--topic-pattern also mirrors topics created later)")
+            raise MirrorError(
+                f"no topic {', '.join(missing)} on the source cluster {settings.source_servers}: "
+                f"--topics names existing topics (--topic-pattern also mirrors topics created later)"
+            )
         _answered("target", settings.target_servers, target.topics)
         read_back = None
         if same_cluster(settings.source_servers, settings.target_servers):
@@ -133,6 +153,7 @@ def _prepare_targets(settings, ready: dict, say, check_topics: bool = False) -> 
 
             def read_back(name: str) -> bool:
                 return name in names or (pattern is not None and pattern.fullmatch(name) is not None)
+
         TargetTopics(source, target, settings.topic_prefix, read_back, ready, say, settings.dry_run).prepare(partitions)
     return partitions
 
@@ -181,8 +202,10 @@ def progress_line(progress: StreamingQueryProgress) -> str:
     named = ", ".join(f"{t}-{p} {behind}" for (t, p), behind in ordered[:SHOWN_PARTITIONS])
     more = f" and {len(ordered) - SHOWN_PARTITIONS} more partitions" if len(ordered) > SHOWN_PARTITIONS else ""
     seconds = (progress.batchDuration or 0) / 1000
-    return (f"batch {progress.batchId}: {counted(progress.numInputRows, 'record')} in {seconds:.1f} s; "
-            f"lag {sum(lag.values())}: {named}{more}")
+    return (
+        f"batch {progress.batchId}: {counted(progress.numInputRows, 'record')} in {seconds:.1f} s; "
+        f"lag {sum(lag.values())}: {named}{more}"
+    )
 
 
 def _json(text) -> dict:

@@ -29,9 +29,16 @@ class MirrorError(ValueError):
 class TargetTopics:
     """Makes the target's topics ready for the source's, remembering those already checked."""
 
-    def __init__(self, source: KafkaClient, target: KafkaClient, prefix: str = "",
-                 read_back: Callable[[str], bool] | None = None, ready: dict | None = None,
-                 say: Callable[[str], None] = print, dry_run: bool = False) -> None:
+    def __init__(
+        self,
+        source: KafkaClient,
+        target: KafkaClient,
+        prefix: str = "",
+        read_back: Callable[[str], bool] | None = None,
+        ready: dict | None = None,
+        say: Callable[[str], None] = print,
+        dry_run: bool = False,
+    ) -> None:
         """``read_back(name)``: whether the mirror reads topic ``name`` of the source (given when source
         and target are one cluster, so that a target topic it would read again is refused); ``ready``:
         source topic -> partitions already checked on the target (kept between micro-batches);
@@ -56,8 +63,10 @@ class TargetTopics:
     def _prepare(self, topic: str, count: int) -> None:
         name = self.target_name(topic)
         if self.read_back is not None and self.read_back(name):
-            raise MirrorError(f"source and target are one cluster and the mirror reads topic {name!r}, where it would "
-                              f"write topic {topic!r}'s records: choose a --topic-prefix its topics do not match")
+            raise MirrorError(
+                f"source and target are one cluster and the mirror reads topic {name!r}, where it would "
+                f"write topic {topic!r}'s records: choose a --topic-prefix its topics do not match"
+            )
         try:
             existing = len(self.target.partitions_of(name))
         except UnknownTopicOrPartitionError:
@@ -82,8 +91,11 @@ class TargetTopics:
         self.say(f"grew {grown}")
 
     def _create(self, topic: str, name: str, count: int) -> None:
-        settings = {entry.name: entry.value for entry in self.source.describe_configs(topic)
-                    if entry.source == TOPIC_OWN_SETTING and not entry.sensitive and entry.value is not None}
+        settings = {
+            entry.name: entry.value
+            for entry in self.source.describe_configs(topic)
+            if entry.source == TOPIC_OWN_SETTING and not entry.sensitive and entry.value is not None
+        }
         shown = "".join(f", {k}={v}" for k, v in sorted(settings.items()))
         created = f"topic {name} on the target: {counted(count, 'partition')}{shown}"
         if self.dry_run:
@@ -91,8 +103,9 @@ class TargetTopics:
             return
         error = self.target.create_topics([NewTopic(name, count, settings)])[name]
         if error is not None and error.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # another mirror may create it too
-            raise MirrorError(f"could not create target topic {name!r} ({count} partitions, settings "
-                              f"{settings or 'none'}): {error}")
+            raise MirrorError(
+                f"could not create target topic {name!r} ({count} partitions, settings {settings or 'none'}): {error}"
+            )
         if error is not None:
             self._prepare(topic, count)  # created meanwhile by someone else: check its partitions
             return
@@ -101,6 +114,8 @@ class TargetTopics:
 
 def same_cluster(source_servers: str, target_servers: str) -> bool:
     """Whether the two bootstrap lists name a broker in common."""
+
     def servers(text):
         return {server.strip().lower() for server in text.split(",") if server.strip()}
+
     return bool(servers(source_servers) & servers(target_servers))

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-from pyspark.sql import DataFrame, SparkSession, functions as F
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, IntegerType, StringType, StructField, StructType
 
 from spark_kafka_source.checkpoint import Location
@@ -68,8 +69,13 @@ class Output:
 
     def write_staging(self, df: DataFrame, number: int) -> None:
         """Write the records (replacing any partial output of an earlier attempt of the run)."""
-        (with_event_hour(df).write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).format(self.format)
-         .save(self.staging_uri(number)))
+        (
+            with_event_hour(df)
+            .write.mode("overwrite")
+            .partitionBy(*PARTITION_COLUMNS)
+            .format(self.format)
+            .save(self.staging_uri(number))
+        )
 
     def stage_empty(self, number: int) -> None:
         """The staging output of a run with no record to load, as Spark writes it (a directory
@@ -98,7 +104,7 @@ class Output:
         found: dict[int, list[str]] = {}
         for place in PLACES:
             for name in self.location.names(place.rstrip("/")):
-                number = name[len("run="):]
+                number = name[len("run=") :]
                 if name.startswith("run=") and number.isdigit():
                     found.setdefault(int(number), []).append(place + name)
         return found
@@ -106,32 +112,47 @@ class Output:
     def loaded_offsets(self, place: str) -> dict[tuple, LoadedOffsets]:
         """(topic, partition) -> the offsets in the rows under ``place`` (e.g. ``run=3``), read with
         pyarrow (no Spark): only the partition and offset columns and the topic directories."""
-        dataset = ds.dataset(f"{self.location.path}/{place}", filesystem=self.location.fs, format=self.format,
-                             partitioning=HIVE_DIRECTORIES)
+        dataset = ds.dataset(
+            f"{self.location.path}/{place}",
+            filesystem=self.location.fs,
+            format=self.format,
+            partitioning=HIVE_DIRECTORIES,
+        )
         if not dataset.files:
             return {}  # a run that loaded no record
         table = dataset.to_table(columns=["topic", "partition", "offset"])
         counted = table.group_by(["topic", "partition"]).aggregate(
-            [("offset", "min"), ("offset", "max"), ("offset", "count"), ("offset", "count_distinct")])
-        return {(row["topic"], row["partition"]): LoadedOffsets(row["offset_min"], row["offset_max"],
-                                                                row["offset_count"], row["offset_count_distinct"])
-                for row in counted.to_pylist()}
+            [("offset", "min"), ("offset", "max"), ("offset", "count"), ("offset", "count_distinct")]
+        )
+        return {
+            (row["topic"], row["partition"]): LoadedOffsets(
+                row["offset_min"], row["offset_max"], row["offset_count"], row["offset_count_distinct"]
+            )
+            for row in counted.to_pylist()
+        }
 
 
 def with_event_hour(df: DataFrame) -> DataFrame:
     """Add ``date`` and ``hour`` ("00" to "23"), the UTC date and hour of each record's timestamp
     (independent of the session time zone: whole days and hours since the epoch)."""
     seconds = F.unix_seconds(F.col("timestamp"))
-    return (df.withColumn("date", F.date_add(F.lit("1970-01-01").cast("date"),
-                                             F.floor(seconds / SECONDS_PER_DAY).cast("int")))
-              .withColumn("hour", F.lpad(F.pmod(F.floor(seconds / 3600), F.lit(24)).cast("string"), 2, "0")))
+    return df.withColumn(
+        "date", F.date_add(F.lit("1970-01-01").cast("date"), F.floor(seconds / SECONDS_PER_DAY).cast("int"))
+    ).withColumn("hour", F.lpad(F.pmod(F.floor(seconds / 3600), F.lit(24)).cast("string"), 2, "0"))
 
 
 def output_schema(include_headers: bool = True) -> StructType:
     """The schema of loaded output read back: the source's columns, then the partition columns."""
     data = [f for f in source_schema(include_headers).fields if f.name != "topic"]
-    return StructType(data + [StructField("run", IntegerType()), StructField("topic", StringType()),
-                              StructField("date", DateType()), StructField("hour", IntegerType())])
+    return StructType(
+        data
+        + [
+            StructField("run", IntegerType()),
+            StructField("topic", StringType()),
+            StructField("date", DateType()),
+            StructField("hour", IntegerType()),
+        ]
+    )
 
 
 def read_output(spark: SparkSession, uri: str, format: str = "parquet") -> DataFrame:

@@ -24,10 +24,18 @@ from spark_kafka_source.planning import resolve_ranges, topic_partitions
 from .load import UsageError
 from .report import counted
 
-
 SHOWN_TOPICS = 10
-READ_SCOPE = ("assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets", "startingtimestamp",
-              "endingtimestamp", "startingoffsetsbytimestamp", "endingoffsetsbytimestamp")
+READ_SCOPE = (
+    "assign",
+    "subscribe",
+    "subscribepattern",
+    "startingoffsets",
+    "endingoffsets",
+    "startingtimestamp",
+    "endingtimestamp",
+    "startingoffsetsbytimestamp",
+    "endingoffsetsbytimestamp",
+)
 
 
 class Rewind(NamedTuple):
@@ -53,8 +61,14 @@ def source_client(source: dict) -> KafkaClient:
     return parsed.client.client(parsed.bootstrap_servers)
 
 
-def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, starting: str = "earliest",
-              rewind: Rewind | None = None, allow_empty: bool = False) -> LoadPlan:
+def plan_next(
+    store: CheckpointStore,
+    client: KafkaClient,
+    source: dict,
+    starting: str = "earliest",
+    rewind: Rewind | None = None,
+    allow_empty: bool = False,
+) -> LoadPlan:
     """``source``: data source options naming the brokers, the topics (subscribe or subscribePattern),
     failOnDataLoss and client settings. A pattern matching no topic is a UsageError unless
     ``allow_empty``."""
@@ -81,29 +95,37 @@ def plan_next(store: CheckpointStore, client: KafkaClient, source: dict, startin
         starts.update({p.key: min(p.start, starts.get(p.key, p.start)) for p in run.plan})
     starts.update(store.committed_ends(committed))
     ranges = _ranges(client, source, partitions, starts, starting)
-    lost = [{"topic": r.topic, "partition": r.partition, "from": starts[(r.topic, r.partition)], "until": r.start}
-            for r in ranges if starts.get((r.topic, r.partition), r.start) < r.start]
-    plan = [PartitionPlan(r.topic, r.partition, r.start, r.end, *_leader(client, r.topic, r.partition))
-            for r in ranges]
-    return LoadPlan(store.next_run_number(history), plan, False, sorted((r.number for r in superseded), reverse=True),
-                    lost)
+    lost = [
+        {"topic": r.topic, "partition": r.partition, "from": starts[(r.topic, r.partition)], "until": r.start}
+        for r in ranges
+        if starts.get((r.topic, r.partition), r.start) < r.start
+    ]
+    plan = [PartitionPlan(r.topic, r.partition, r.start, r.end, *_leader(client, r.topic, r.partition)) for r in ranges]
+    return LoadPlan(
+        store.next_run_number(history), plan, False, sorted((r.number for r in superseded), reverse=True), lost
+    )
 
 
 def _no_topic_matches(client: KafkaClient, pattern: str, bootstrap: str) -> None:
     topics = sorted(client.topics())
     shown = ", ".join(topics[:SHOWN_TOPICS]) + (", ..." if len(topics) > SHOWN_TOPICS else "")
-    raise UsageError(f"--topic-pattern {pattern!r} matches no topic on {bootstrap} (a pattern matches whole names; "
-                     f"{counted(len(topics), 'topic')} there{': ' + shown if topics else ''}); pass --allow-empty if "
-                     f"a run may find none")
+    raise UsageError(
+        f"--topic-pattern {pattern!r} matches no topic on {bootstrap} (a pattern matches whole names; "
+        f"{counted(len(topics), 'topic')} there{': ' + shown if topics else ''}); pass --allow-empty if "
+        f"a run may find none"
+    )
 
 
 def _targets(client: KafkaClient, rewind: Rewind, partitions: list) -> dict:
     """(topic, partition) -> the offset a time or offsets rewind points at."""
     if isinstance(rewind.value, dict):  # kind "offsets"
         counts = collections.Counter(t for t, _ in partitions)
-        unknown = [f"{t} is not a topic being loaded" if t not in counts else
-                   f"partition {t}-{p} does not exist ({t} has partitions 0 to {counts[t] - 1})"
-                   for t, p in sorted(set(rewind.value) - set(partitions))]
+        unknown = [
+            f"{t} is not a topic being loaded"
+            if t not in counts
+            else f"partition {t}-{p} does not exist ({t} has partitions 0 to {counts[t] - 1})"
+            for t, p in sorted(set(rewind.value) - set(partitions))
+        ]
         if unknown:
             raise UsageError(f"--rewind-to-offsets: {'; '.join(unknown)}")
         return dict(rewind.value)
@@ -126,9 +148,11 @@ def _check_within_history(runs: list[Run], committed: list[Run], targets: dict) 
     early = sorted(tp for tp, target in targets.items() if tp in oldest and target < oldest[tp])
     if early:
         names = ", ".join(f"{t}-{p} (asked {targets[(t, p)]}, kept from {oldest[(t, p)]})" for t, p in early[:5])
-        raise UsageError(f"the rewind reaches before the oldest run kept in the checkpoint's history (run "
-                         f"{runs[0].number}; older runs were removed by --keep-runs, their output stays): {names}; "
-                         f"rewind to run {runs[0].number} or later")
+        raise UsageError(
+            f"the rewind reaches before the oldest run kept in the checkpoint's history (run "
+            f"{runs[0].number}; older runs were removed by --keep-runs, their output stays): {names}; "
+            f"rewind to run {runs[0].number} or later"
+        )
 
 
 def _first_superseded(committed: list[Run], rewind: Rewind, targets: dict) -> int | None:
@@ -137,8 +161,10 @@ def _first_superseded(committed: list[Run], rewind: Rewind, targets: dict) -> in
         numbers = [r.number for r in committed]
         if rewind.value not in numbers:
             known = ", ".join(map(str, numbers)) or "none"
-            raise UsageError(f"--rewind-to-run {rewind.value}: no such committed run in the history (committed "
-                             f"runs not superseded: {known})")
+            raise UsageError(
+                f"--rewind-to-run {rewind.value}: no such committed run in the history (committed "
+                f"runs not superseded: {known})"
+            )
         return rewind.value
     for run in committed:
         for p in run.plan:
@@ -180,8 +206,12 @@ def exact_read_options(source: dict, starts: dict, ends: dict | None = None) -> 
         if ends is not None:
             ending.setdefault(topic, {})[str(partition)] = ends[(topic, partition)]
     kept = {k: v for k, v in source.items() if k.lower() not in READ_SCOPE}
-    return dict(kept, assign=json.dumps(assign), startingOffsets=json.dumps(starting),
-                endingOffsets=json.dumps(ending) if ends is not None else "latest")
+    return dict(
+        kept,
+        assign=json.dumps(assign),
+        startingOffsets=json.dumps(starting),
+        endingOffsets=json.dumps(ending) if ends is not None else "latest",
+    )
 
 
 def _leader(client: KafkaClient, topic: str, partition: int) -> tuple:

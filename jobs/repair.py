@@ -52,8 +52,10 @@ def repair(store: CheckpointStore, output: Output, say: Callable[[str], None] = 
                 if problem.rewind_repairs or not places:
                     raise RepairRefused(f"run {problem.run} cannot be rebuilt: {problem.line()}")
                 if len(published) > 1:
-                    raise RepairRefused(f"run {problem.run} cannot be rebuilt: its output is in both "
-                                        f"{' and '.join(published)}; keep one and repair again")
+                    raise RepairRefused(
+                        f"run {problem.run} cannot be rebuilt: its output is in both "
+                        f"{' and '.join(published)}; keep one and repair again"
+                    )
                 if published:
                     say(_rebuild(store, output, problem.run, published[0]))
                 else:
@@ -70,8 +72,10 @@ def _rebuild(store: CheckpointStore, output: Output, number: int, place: str) ->
         offsets = output.loaded_offsets(place)
     except (OSError, ValueError) as exc:  # pyarrow's errors: unreadable files, another format
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise RepairRefused(f"run {number} cannot be rebuilt: {output.uri}/{place} cannot be read as "
-                            f"{output.format} (give the load's --format): {first}") from None
+        raise RepairRefused(
+            f"run {number} cannot be rebuilt: {output.uri}/{place} cannot be read as "
+            f"{output.format} (give the load's --format): {first}"
+        ) from None
     runs = [e.run for e in store.survey() if e.run is not None and not e.damage and e.run.superseded is None]
     ended = {}  # where the committed runs before this one ended
     for run in (r for r in runs if r.committed and r.number < number):
@@ -83,36 +87,47 @@ def _rebuild(store: CheckpointStore, output: Output, number: int, place: str) ->
     for (topic, partition), found in sorted(offsets.items()):
         name = f"{topic}-{partition}"
         if not found.contiguous:
-            raise RepairRefused(f"{cannot}: {name} holds {found.rows} rows of offsets {found.first} to {found.last} "
-                                f"({found.distinct} distinct), not each offset once")
+            raise RepairRefused(
+                f"{cannot}: {name} holds {found.rows} rows of offsets {found.first} to {found.last} "
+                f"({found.distinct} distinct), not each offset once"
+            )
         if superseded:
             continue
         end, by = ended.get((topic, partition), (found.first, None))
         if end != found.first:
-            raise RepairRefused(f"{cannot}: its rows of {name} start at offset {found.first}, but run {by} ended at "
-                                f"{end}")
+            raise RepairRefused(
+                f"{cannot}: its rows of {name} start at offset {found.first}, but run {by} ended at {end}"
+            )
         start, by = starts.get((topic, partition), (found.last + 1, None))
         if start != found.last + 1:
-            raise RepairRefused(f"{cannot}: its rows of {name} end at offset {found.last}, but run {by} starts at "
-                                f"{start}")
+            raise RepairRefused(
+                f"{cannot}: its rows of {name} end at offset {found.last}, but run {by} starts at {start}"
+            )
     for (topic, partition), (start, by) in sorted(starts.items()):
         end, before = ended.get((topic, partition), (start, None))
         if not superseded and (topic, partition) not in offsets and end != start:
-            raise RepairRefused(f"{cannot}: it holds no rows of {topic}-{partition}, but run {before} ended at {end} "
-                                f"and run {by} starts at {start}")
+            raise RepairRefused(
+                f"{cannot}: it holds no rows of {topic}-{partition}, but run {before} ended at {end} "
+                f"and run {by} starts at {start}"
+            )
     plan = [PartitionPlan(t, p, o.first, o.last + 1, *UNKNOWN_LEADER) for (t, p), o in sorted(offsets.items())]
     aside = store.set_aside_damaged(number)
-    store.write_plan(number, plan, {"output": output.uri, "format": output.format,
-                                    "repaired": {"from": f"{output.uri}/{place}", "at": now_iso()}})
+    store.write_plan(
+        number,
+        plan,
+        {"output": output.uri, "format": output.format, "repaired": {"from": f"{output.uri}/{place}", "at": now_iso()}},
+    )
     records = sum(o.rows for o in offsets.values())
     if superseded:
         store.supersede(number, {"by_run": None, "repaired": True})
     else:
         store.commit(number, {"records": records, "repaired": True})
     kept = f"; the damaged files are kept in {aside}" if aside else ""
-    return f"run {number}: rebuilt from the rows of {place}{' (superseded)' if superseded else ''}: " \
-           f"{counted(records, 'record')} in {counted(len(plan), 'partition')}" \
-           f"{kept}"
+    return (
+        f"run {number}: rebuilt from the rows of {place}{' (superseded)' if superseded else ''}: "
+        f"{counted(records, 'record')} in {counted(len(plan), 'partition')}"
+        f"{kept}"
+    )
 
 
 def _discard_staged(store: CheckpointStore, output: Output, number: int) -> str:

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from broker.client import hidden_secrets
 from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
 
-from . import consistency, report as run_report
+from . import consistency
+from . import report as run_report
 from .group_commit import commit_run_ends, default_group_id
 from .output import Output
 from .planner import LoadPlan, Rewind, exact_read_options, plan_next, source_client
@@ -89,14 +90,16 @@ def plan_only(settings: LoadSettings) -> LoadPlan:
     found = consistency.problems(store, Output(settings.output, settings.format))
     consistency.refuse(found)
     with source_client(settings.source()) as client:
-        plan = plan_next(store, client, settings.source(), settings.starting_offsets, settings.rewind,
-                         settings.allow_empty)
+        plan = plan_next(
+            store, client, settings.source(), settings.starting_offsets, settings.rewind, settings.allow_empty
+        )
     consistency.refuse(found, plan.supersede)
     return plan
 
 
-def load(spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSettings,
-         say: Callable[[str], None] = print) -> dict:
+def load(
+    spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSettings, say: Callable[[str], None] = print
+) -> dict:
     """Run one load; returns its report. ``spark`` is a SparkSession, or a function that makes one,
     called only when the run's output is to be written: a run that finds the lock taken, fails its plan,
     or only publishes and commits output written before it was killed never starts Spark."""
@@ -114,8 +117,10 @@ def load(spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSetti
                 lock.check()
                 store.supersede(number, {"by_run": plan.run, "rewind": settings.rewind.describe()})
             _set_aside_superseded(store, output)
-            say(f"rewind: superseded run{'s' if len(plan.supersede) > 1 else ''} "
-                f"{', '.join(map(str, sorted(plan.supersede)))} (output moved to {output.uri}/_superseded)")
+            say(
+                f"rewind: superseded run{'s' if len(plan.supersede) > 1 else ''} "
+                f"{', '.join(map(str, sorted(plan.supersede)))} (output moved to {output.uri}/_superseded)"
+            )
         elif settings.rewind is not None and not plan.again:
             say(f"rewind: superseded nothing: {NOTHING_SUPERSEDED}")
         lock.check()
@@ -124,9 +129,17 @@ def load(spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSetti
             say(f"run {run.number} was planned but not committed: executing its plan again")
         else:
             source = hidden_secrets(settings.source(), "kafka.")  # written down: no password
-            run = store.write_plan(plan.run, plan.partitions, {
-                "output": output.uri, "format": output.format, "source": source,
-                "rewind": settings.rewind.describe() if settings.rewind else None, "lost": plan.lost})
+            run = store.write_plan(
+                plan.run,
+                plan.partitions,
+                {
+                    "output": output.uri,
+                    "format": output.format,
+                    "source": source,
+                    "rewind": settings.rewind.describe() if settings.rewind else None,
+                    "lost": plan.lost,
+                },
+            )
         _pause_at("planned", say)
         if not output.is_published(run.number):
             if not output.is_staged(run.number):
@@ -137,10 +150,12 @@ def load(spark: "SparkSession | Callable[[], SparkSession]", settings: LoadSetti
         _pause_at("published", say)
         lock.check()
         with source_client(settings.source()) as client:
-            latest = {tp: o for tp, (o, _) in client.list_offsets({p.key: -1 for p in run.plan}).items()} \
-                if run.plan else {}
-        result = run_report.build(run, store.tasks(run.number), latest, time.monotonic() - began, output.uri,
-                                  plan.supersede, plan.again)
+            latest = (
+                {tp: o for tp, (o, _) in client.list_offsets({p.key: -1 for p in run.plan}).items()} if run.plan else {}
+            )
+        result = run_report.build(
+            run, store.tasks(run.number), latest, time.monotonic() - began, output.uri, plan.supersede, plan.again
+        )
         store.commit(run.number, {"records": result["total"]["records"], "bytes": result["total"]["bytes"]})
         store.write_report(run.number, result)
         if settings.group_commit:
@@ -172,8 +187,9 @@ def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output
 
 def _read_options(settings: LoadSettings, run, tasks_uri: str) -> dict:
     """kafkalog options reading exactly the run's plan, each task writing its checkpoint."""
-    options = exact_read_options(settings.source(), {p.key: p.start for p in run.plan},
-                                 {p.key: p.end for p in run.plan})
+    options = exact_read_options(
+        settings.source(), {p.key: p.start for p in run.plan}, {p.key: p.end for p in run.plan}
+    )
     options.update(includeHeaders="true", taskCheckpointLocation=tasks_uri)
     if settings.max_records_per_partition:
         options["maxRecordsPerPartition"] = str(settings.max_records_per_partition)

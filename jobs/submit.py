@@ -15,4 +15,5 @@ if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != here]
     from jobs.load import main
+
     sys.exit(main())

@@ -37,11 +37,15 @@ def compact(png: bytes) -> bytes:
 def main() -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     with tempfile.TemporaryDirectory(prefix="kafkalog-notebook-plot-") as workdir:
-        NotebookClient(notebook, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": workdir}}).execute()
+        NotebookClient(
+            notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": workdir}}
+        ).execute()
     PLOT.write_bytes(compact(first_plot(notebook)))
-    print(f"wrote {PLOT.relative_to(Path.cwd()) if PLOT.is_relative_to(Path.cwd()) else PLOT} "
-          f"({PLOT.stat().st_size:,} bytes)", file=sys.stderr)
+    print(
+        f"wrote {PLOT.relative_to(Path.cwd()) if PLOT.is_relative_to(Path.cwd()) else PLOT} "
+        f"({PLOT.stat().st_size:,} bytes)",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -22,4 +22,5 @@ if TYPE_CHECKING:  # importing the package does not import PySpark
 def register(spark: "SparkSession") -> None:
     """Register the ``kafkalog`` format with a SparkSession."""
     from .datasource import KafkaLogDataSource
+
     spark.dataSource.register(KafkaLogDataSource)

@@ -118,12 +118,20 @@ def native_available() -> bool:
 
 class Decoded(NamedTuple):
     batch: pa.RecordBatch | None  # None when no record fell in [start, end)
-    next_offset: int              # 1 + last offset of the last complete entry processed (or start)
-    complete_entries: int         # complete entries processed, control batches included
+    next_offset: int  # 1 + last offset of the last complete entry processed (or start)
+    complete_entries: int  # complete entries processed, control batches included
 
 
-def decode(data: bytes | memoryview, topic: str, partition: int, start: int, end: int, include_headers: bool,
-           native: bool | None = None, check_crcs: bool = True) -> Decoded:
+def decode(
+    data: bytes | memoryview,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    include_headers: bool,
+    native: bool | None = None,
+    check_crcs: bool = True,
+) -> Decoded:
     """Decode the records bytes of one fetched partition; keep offsets in ``[start, end)``.
 
     ``check_crcs=False`` skips the CRC of each entry (Kafka's consumer setting ``check.crcs``);
@@ -132,14 +140,18 @@ def decode(data: bytes | memoryview, topic: str, partition: int, start: int, end
     if native is None:
         native = _fastdecode is not None
     elif native and _fastdecode is None:
-        raise ImportError("spark_kafka_source._fastdecode is not built (native=True); "
-                          "reinstall with a C compiler, or pass native=None / False")
+        raise ImportError(
+            "spark_kafka_source._fastdecode is not built (native=True); "
+            "reinstall with a C compiler, or pass native=None / False"
+        )
     if not isinstance(topic, str):
         raise TypeError(f"topic must be a str, not {type(topic).__name__}")
     partition, start, end = operator.index(partition), operator.index(start), operator.index(end)
-    for name, value, low, high in (("partition", partition, INT32_MIN, INT32_MAX),
-                                   ("start", start, INT64_MIN, INT64_MAX),
-                                   ("end", end, INT64_MIN, INT64_MAX)):
+    for name, value, low, high in (
+        ("partition", partition, INT32_MIN, INT32_MAX),
+        ("start", start, INT64_MIN, INT64_MAX),
+        ("end", end, INT64_MIN, INT64_MAX),
+    ):
         if not low <= value <= high:
             raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
     include_headers = bool(include_headers)
@@ -161,7 +173,7 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
     header = None
     try:
         for pos, header in record_set.iter_entries(view):
-            entry = view[pos:pos + header.size]
+            entry = view[pos : pos + header.size]
             if check_crcs:
                 header = record_set.validate_entry(entry)  # size, CRC-32C, codec
             else:
@@ -198,18 +210,18 @@ def _corrupt(exc, topic: str, partition: int, pos: int, header) -> CorruptRecord
 def _check_timestamp(timestamp: int, offset: int) -> None:
     if not TS_MS_MIN <= timestamp <= TS_MS_MAX:
         if INT64_MIN <= timestamp <= INT64_MAX:
-            raise CorruptRecordError(f"timestamp {timestamp} ms of the record at offset {offset} "
-                                     f"is outside the range of timestamp[us]")
-        raise CorruptRecordError(f"timestamp of the record at offset {offset} is beyond int64 "
-                                 f"milliseconds")
+            raise CorruptRecordError(
+                f"timestamp {timestamp} ms of the record at offset {offset} is outside the range of timestamp[us]"
+            )
+        raise CorruptRecordError(f"timestamp of the record at offset {offset} is beyond int64 milliseconds")
 
 
 def _constant_columns(topic: str, partition: int, n: int) -> tuple[pa.Array, pa.Array]:
-    return (pa.repeat(pa.scalar(topic, pa.string()), n),
-            pa.repeat(pa.scalar(partition, pa.int32()), n))
+    return (pa.repeat(pa.scalar(topic, pa.string()), n), pa.repeat(pa.scalar(partition, pa.int32()), n))
 
 
 # --- pure Python ----------------------------------------------------------------------------
+
 
 class _PythonColumns:
     """Records as Python lists, turned into arrays with ``pa.array`` at the end."""
@@ -244,8 +256,7 @@ class _PythonColumns:
                 if value is not None:
                     self.value_bytes += len(value)
                 if self.key_bytes > _MAX_COLUMN_BYTES or self.value_bytes > _MAX_COLUMN_BYTES:
-                    raise OverflowError("more than 2 GiB of data in one binary column: "
-                                        "decode a smaller range")
+                    raise OverflowError("more than 2 GiB of data in one binary column: decode a smaller range")
                 self.offsets.append(offset)
                 self.timestamps.append(record.timestamp * 1000)
                 self.timestamp_types.append(timestamp_type)
@@ -275,6 +286,7 @@ class _PythonColumns:
 
 # --- C --------------------------------------------------------------------------------------
 
+
 class _NativeColumns:
     """Column buffers filled by ``_fastdecode.Columns``; arrays built with ``from_buffers``."""
 
@@ -284,7 +296,7 @@ class _NativeColumns:
 
     def add_v2(self, entry, header, start: int, end: int) -> None:
         # what batch.decode does before decode_records
-        payload = entry[v2.HEADER_SIZE:]
+        payload = entry[v2.HEADER_SIZE :]
         codec = header.compression
         if codec != Codec.NONE:
             payload = decompress(codec, payload)
@@ -303,16 +315,29 @@ class _NativeColumns:
         n = parts[0]
         if n == 0:
             return None
-        (_, offsets, timestamps, timestamp_types, key_valid, key_nulls, key_offsets, key_data,
-         value_valid, value_nulls, value_offsets, value_data) = parts[:12]
+        (
+            _,
+            offsets,
+            timestamps,
+            timestamp_types,
+            key_valid,
+            key_nulls,
+            key_offsets,
+            key_data,
+            value_valid,
+            value_nulls,
+            value_offsets,
+            value_data,
+        ) = parts[:12]
         buf = _buffer
         topic_array, partition_array = _constant_columns(topic, partition, n)
         arrays = [
-            pa.Array.from_buffers(pa.binary(), n, [buf(key_valid), buf(key_offsets), buf(key_data)],
-                                  null_count=key_nulls),
-            pa.Array.from_buffers(pa.binary(), n,
-                                  [buf(value_valid), buf(value_offsets), buf(value_data)],
-                                  null_count=value_nulls),
+            pa.Array.from_buffers(
+                pa.binary(), n, [buf(key_valid), buf(key_offsets), buf(key_data)], null_count=key_nulls
+            ),
+            pa.Array.from_buffers(
+                pa.binary(), n, [buf(value_valid), buf(value_offsets), buf(value_data)], null_count=value_nulls
+            ),
             topic_array,
             partition_array,
             pa.Array.from_buffers(pa.int64(), n, [None, buf(offsets)], null_count=0),
@@ -320,19 +345,28 @@ class _NativeColumns:
             pa.Array.from_buffers(pa.int32(), n, [None, buf(timestamp_types)], null_count=0),
         ]
         if self.include_headers:
-            (list_valid, list_nulls, list_offsets, h, hkey_offsets, hkey_data, hvalue_valid,
-             hvalue_nulls, hvalue_offsets, hvalue_data) = parts[12:]
-            header_keys = pa.Array.from_buffers(pa.string(), h,
-                                                [None, buf(hkey_offsets), buf(hkey_data)],
-                                                null_count=0)
+            (
+                list_valid,
+                list_nulls,
+                list_offsets,
+                h,
+                hkey_offsets,
+                hkey_data,
+                hvalue_valid,
+                hvalue_nulls,
+                hvalue_offsets,
+                hvalue_data,
+            ) = parts[12:]
+            header_keys = pa.Array.from_buffers(pa.string(), h, [None, buf(hkey_offsets), buf(hkey_data)], null_count=0)
             header_values = pa.Array.from_buffers(
-                pa.binary(), h, [buf(hvalue_valid), buf(hvalue_offsets), buf(hvalue_data)],
-                null_count=hvalue_nulls)
-            structs = pa.StructArray.from_arrays([header_keys, header_values],
-                                                 fields=list(HEADER_STRUCT))
-            arrays.append(pa.Array.from_buffers(HEADERS_TYPE, n,
-                                                [buf(list_valid), buf(list_offsets)],
-                                                null_count=list_nulls, children=[structs]))
+                pa.binary(), h, [buf(hvalue_valid), buf(hvalue_offsets), buf(hvalue_data)], null_count=hvalue_nulls
+            )
+            structs = pa.StructArray.from_arrays([header_keys, header_values], fields=list(HEADER_STRUCT))
+            arrays.append(
+                pa.Array.from_buffers(
+                    HEADERS_TYPE, n, [buf(list_valid), buf(list_offsets)], null_count=list_nulls, children=[structs]
+                )
+            )
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(self.include_headers))
 
 

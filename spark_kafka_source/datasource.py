@@ -18,11 +18,24 @@ from collections.abc import Iterator, Mapping
 from typing import NoReturn
 
 import pyarrow as pa
-
-from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader, DataSourceStreamArrowWriter,
-                                    InputPartition, WriterCommitMessage)
-from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType,
-                               TimestampType)
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamArrowWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from . import options as source_options
 from .explained import UnsupportedModeError, explained
@@ -34,15 +47,23 @@ from .writing import SinkCommitMessage, check_columns, log_abort, log_commit, wr
 
 __all__ = ["KafkaLogDataSource", "UnsupportedModeError", "explained", "source_schema"]
 
-OVERWRITE_REFUSED = ('save mode overwrite is not supported by the kafkalog sink: Kafka topics are append-only '
-                     '(as with Spark\'s Kafka sink); use .mode("append")')
+OVERWRITE_REFUSED = (
+    "save mode overwrite is not supported by the kafkalog sink: Kafka topics are append-only "
+    '(as with Spark\'s Kafka sink); use .mode("append")'
+)
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
-BASE_SCHEMA = StructType([
-    StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),
-    StructField("partition", IntegerType()), StructField("offset", LongType()),
-    StructField("timestamp", TimestampType()), StructField("timestampType", IntegerType()),
-])
+BASE_SCHEMA = StructType(
+    [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+)
 
 
 def source_schema(include_headers: bool) -> StructType:
@@ -69,8 +90,10 @@ class KafkaLogDataSource(DataSource):
     def _parsed(self, query: str) -> source_options.SourceOptions:
         with explained():
             if not hasattr(self, "checked"):  # Spark asks schema() only when the user gave no schema of their own
-                raise source_options.OptionError("the kafkalog source has a fixed schema and cannot be set with a "
-                                                 "custom one; remove the .schema(...) call")
+                raise source_options.OptionError(
+                    "the kafkalog source has a fixed schema and cannot be set with a "
+                    "custom one; remove the .schema(...) call"
+                )
             return source_options.parse(self.options, query)
 
     def reader(self, schema: StructType) -> "KafkaLogReader":

@@ -7,8 +7,7 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import TypeVar
 
-from broker.client import KafkaError
-from broker.client import AuthenticationError, BrokerConnectionError
+from broker.client import AuthenticationError, BrokerConnectionError, KafkaError
 
 from .options import OptionError
 from .planning import DataLossError
@@ -19,8 +18,15 @@ class UnsupportedModeError(RuntimeError):
     """Something the data source does not do (a save mode other than append)."""
 
 
-EXPLAINED_ERRORS = (OptionError, DataLossError, KafkaError, BrokerConnectionError, AuthenticationError,
-                    UnsupportedModeError, SinkError)
+EXPLAINED_ERRORS = (
+    OptionError,
+    DataLossError,
+    KafkaError,
+    BrokerConnectionError,
+    AuthenticationError,
+    UnsupportedModeError,
+    SinkError,
+)
 
 
 class explained:
@@ -33,8 +39,9 @@ class explained:
     def __enter__(self) -> "explained":
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         if isinstance(error, EXPLAINED_ERRORS) and os.environ.get("SPARK_PYTHON_RUNTIME") == "PYTHON_WORKER":
             os.environ["SPARK_HIDE_TRACEBACK"] = "1"
 

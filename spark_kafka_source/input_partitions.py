@@ -31,17 +31,29 @@ class KafkaInputPartition(InputPartition):
 
 def input_partitions(client: KafkaClient, options: SourceOptions, ranges: list[OffsetRange]) -> list:
     """The tasks reading ``ranges``: split as the options say, each with its leader."""
-    settings = TaskSettings(options.bootstrap_servers, options.client, options.fail_on_data_loss,
-                            options.include_headers, options.poll_timeout_ms, options.task_checkpoint_location)
+    settings = TaskSettings(
+        options.bootstrap_servers,
+        options.client,
+        options.fail_on_data_loss,
+        options.include_headers,
+        options.poll_timeout_ms,
+        options.task_checkpoint_location,
+    )
     leaders = {(r.topic, r.partition): client.leader_of(r.topic, r.partition) for r in ranges}
-    return [KafkaInputPartition(r.topic, r.partition, r.start, r.end,
-                                f"{leaders[r[:2]].host}:{leaders[r[:2]].port}", settings)
-            for r in split(ranges, options.min_partitions, options.max_records_per_partition)]
+    return [
+        KafkaInputPartition(
+            r.topic, r.partition, r.start, r.end, f"{leaders[r[:2]].host}:{leaders[r[:2]].port}", settings
+        )
+        for r in split(ranges, options.min_partitions, options.max_records_per_partition)
+    ]
 
 
 def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """The Arrow batches of one task's range (none for Spark's placeholder of an empty plan)."""
     if not isinstance(partition, KafkaInputPartition):
         return iter(())  # nothing to read: Spark turns an empty plan into one InputPartition(None)
-    return explained_batches(read_range(partition.topic, partition.partition, partition.start, partition.end,
-                                        partition.settings, partition.leader))
+    return explained_batches(
+        read_range(
+            partition.topic, partition.partition, partition.start, partition.end, partition.settings, partition.leader
+        )
+    )

@@ -34,13 +34,17 @@ def require_java() -> None:
     executable = java_executable()
     where = f"JAVA_HOME={os.environ['JAVA_HOME']}" if os.environ.get("JAVA_HOME") else "PATH"
     if executable is None:
-        raise JavaNotFoundError(f"Spark needs Java {MINIMUM_JAVA} or newer, and no java was found on {where}: "
-                                f"install a JDK (for example: apt-get install openjdk-17-jre-headless)")
+        raise JavaNotFoundError(
+            f"Spark needs Java {MINIMUM_JAVA} or newer, and no java was found on {where}: "
+            f"install a JDK (for example: apt-get install openjdk-17-jre-headless)"
+        )
     version = java_major_version(executable)
     if version is None or version < MINIMUM_JAVA:
         found = "an unknown version" if version is None else f"Java {version}"
-        raise JavaNotFoundError(f"Spark needs Java {MINIMUM_JAVA} or newer, but {executable} is {found}: "
-                                f"install a newer JDK or point JAVA_HOME at one")
+        raise JavaNotFoundError(
+            f"Spark needs Java {MINIMUM_JAVA} or newer, but {executable} is {found}: "
+            f"install a newer JDK or point JAVA_HOME at one"
+        )
 
 
 def main() -> int:

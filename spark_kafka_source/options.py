@@ -32,8 +32,16 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from broker.client import PLAINTEXT, SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
-from broker.client import READ_UNCOMMITTED, KafkaClient, parse_bootstrap
+from broker.client import (
+    PLAINTEXT,
+    READ_UNCOMMITTED,
+    SECURITY_KEYS,
+    ClientSecurity,
+    KafkaClient,
+    SecuritySettingError,
+    from_settings,
+    parse_bootstrap,
+)
 from broker.common.offsets import EARLIEST, LATEST
 from broker.common.settings import parse_boolean, parse_choice, parse_integer
 
@@ -81,9 +89,15 @@ class ClientSettings:
 
     def client(self, bootstrap_servers: str) -> KafkaClient:
         """A client for ``bootstrap_servers`` with these settings."""
-        return KafkaClient(bootstrap_servers, timeout=self.timeout_s, client_id=self.client_id,
-                           retries=self.retries, retry_backoff_ms=self.retry_backoff_ms,
-                           isolation_level=self.isolation_level, security=self.security)
+        return KafkaClient(
+            bootstrap_servers,
+            timeout=self.timeout_s,
+            client_id=self.client_id,
+            retries=self.retries,
+            retry_backoff_ms=self.retry_backoff_ms,
+            isolation_level=self.isolation_level,
+            security=self.security,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,14 +136,35 @@ class SourceOptions:
 
 # canonical names, as documented; matching is on the lower-cased form
 _SOURCE_OPTIONS = [
-    "kafka.bootstrap.servers", "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets",
-    "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
-    "startingOffsetsByTimestampStrategy", "failOnDataLoss", "minPartitions", "maxRecordsPerPartition",
-    "includeHeaders", "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
-    "groupIdPrefix", "startingOffsetsFromCheckpoint", "taskCheckpointLocation",
+    "kafka.bootstrap.servers",
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "includeHeaders",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "groupIdPrefix",
+    "startingOffsetsFromCheckpoint",
+    "taskCheckpointLocation",
 ]
-_STREAMING_ONLY = ["maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
-                   "maxOffsetsPerPartitionPerTrigger", "commitOffsetsToGroup"]
+_STREAMING_ONLY = [
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "maxOffsetsPerPartitionPerTrigger",
+    "commitOffsetsToGroup",
+]
 _BATCH_ONLY = ["endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp", "taskCheckpointLocation"]
 _CANONICAL = {name.lower(): name for name in _SOURCE_OPTIONS + _STREAMING_ONLY}
 
@@ -139,8 +174,10 @@ _REFUSED_KAFKA = {
     "auto.offset.reset": "set the source option 'startingOffsets' to 'earliest' or an offset JSON instead",
     "key.deserializer": "keys are always read as bytes; cast or decode the key column with DataFrame operations",
     "value.deserializer": "values are always read as bytes; decode the value column with DataFrame operations",
-    "enable.auto.commit": ("the source reads the offsets it was given and commits none on its own; a stream commits "
-                           "its micro-batches to a consumer group with the option commitOffsetsToGroup"),
+    "enable.auto.commit": (
+        "the source reads the offsets it was given and commits none on its own; a stream commits "
+        "its micro-batches to a consumer group with the option commitOffsetsToGroup"
+    ),
     "interceptor.classes": "interceptors are not supported; transform the records with DataFrame operations",
 }
 _SECURITY_FAMILIES = ("sasl.", "ssl.")
@@ -170,8 +207,9 @@ EXAMPLES = {
     "maxOffsetsPerTrigger": '.option("maxOffsetsPerTrigger", "100000") (streaming only; a batch read ignores it)',
     "minOffsetsPerTrigger": '.option("minOffsetsPerTrigger", "1000") (streaming only; a batch read ignores it)',
     "maxTriggerDelay": '.option("maxTriggerDelay", "15m") (streaming only; a batch read ignores it)',
-    "maxOffsetsPerPartitionPerTrigger": ('.option("maxOffsetsPerPartitionPerTrigger", "10000") (streaming only; a '
-                                         'batch read ignores it)'),
+    "maxOffsetsPerPartitionPerTrigger": (
+        '.option("maxOffsetsPerPartitionPerTrigger", "10000") (streaming only; a batch read ignores it)'
+    ),
     "commitOffsetsToGroup": '.option("commitOffsetsToGroup", "page-views-stream") (streaming only)',
     # kafka.* settings this source reads
     "kafka.request.timeout.ms": '.option("kafka.request.timeout.ms", "30000")',
@@ -181,18 +219,24 @@ EXAMPLES = {
     "kafka.security.protocol": '.option("kafka.security.protocol", "SSL")',
     "kafka.ssl.": '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")',
     "kafka.sasl.": '.option("kafka.sasl.mechanism", "SCRAM-SHA-512")',
-    "kafka.sasl.jaas.config": ('.option("kafka.sasl.jaas.config", \'org.apache.kafka.common.security.scram.'
-                               'ScramLoginModule required username="alice" password="...";\')'),
+    "kafka.sasl.jaas.config": (
+        '.option("kafka.sasl.jaas.config", \'org.apache.kafka.common.security.scram.'
+        'ScramLoginModule required username="alice" password="...";\')'
+    ),
     # kafka.* settings Spark refuses: the Spark way instead
     "kafka.auto.offset.reset": '.option("startingOffsets", "earliest")',
     "kafka.key.deserializer": 'df.selectExpr("CAST(key AS STRING)")',
     "kafka.value.deserializer": 'df.select(from_json(col("value").cast("string"), schema))',
-    "kafka.enable.auto.commit": ('.option("startingOffsetsFromCheckpoint", "hdfs://nn/loads/events/_checkpoint") to '
-                                 'start where the committed runs of a load ended'),
+    "kafka.enable.auto.commit": (
+        '.option("startingOffsetsFromCheckpoint", "hdfs://nn/loads/events/_checkpoint") to '
+        "start where the committed runs of a load ended"
+    ),
     "kafka.interceptor.classes": 'df.withColumn("value", upper(col("value").cast("string")))',
     # an option no other example fits (a path, an unknown name): a whole read
-    "": ('spark.read.format("kafkalog").option("kafka.bootstrap.servers", "127.0.0.1:9092")'
-         '.option("subscribe", "events").load()'),
+    "": (
+        'spark.read.format("kafkalog").option("kafka.bootstrap.servers", "127.0.0.1:9092")'
+        '.option("subscribe", "events").load()'
+    ),
 }
 
 
@@ -222,8 +266,9 @@ def with_example(message: str, example: str) -> OptionError:
     return OptionError(f"{message}; for example {example}")
 
 
-def option_error(option: str, problem: str, *, example: str | None = None,
-                 example_option: str | None = None) -> OptionError:
+def option_error(
+    option: str, problem: str, *, example: str | None = None, example_option: str | None = None
+) -> OptionError:
     """The one way an invalid option is reported: ``option <name>: <problem>; for example <example>``.
 
     The example is ``example`` when given (one built for this read), else the example of
@@ -248,7 +293,7 @@ def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     """Check the options (a case-insensitive mapping of strings) for a ``query`` (BATCH, STREAM, or
     EITHER: only what both kinds require) and return them parsed."""
     opts = {k.lower(): v for k, v in options.items()}
-    kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+    kafka = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka, query)
 
     bootstrap = bootstrap_servers(opts)
@@ -258,8 +303,12 @@ def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
     ending = _offsets(opts, "ending", query)
     _check_ranges(starting, ending)
     return SourceOptions(
-        bootstrap_servers=bootstrap, assign=assign, subscribe=subscribe, subscribe_pattern=pattern,
-        starting=starting, ending=ending,
+        bootstrap_servers=bootstrap,
+        assign=assign,
+        subscribe=subscribe,
+        subscribe_pattern=pattern,
+        starting=starting,
+        ending=ending,
         on_no_matching_start=_choice(opts, "startingOffsetsByTimestampStrategy", ("error", "latest"), "error"),
         fail_on_data_loss=_boolean(opts, "failOnDataLoss", True),
         min_partitions=_positive(opts, "minPartitions"),
@@ -274,14 +323,17 @@ def parse(options: Mapping[str, str], query: str = BATCH) -> SourceOptions:
 
 
 def _trigger_limits(opts: dict) -> TriggerLimits:
-    limits = TriggerLimits(max_offsets=_positive(opts, "maxOffsetsPerTrigger"),
-                           min_offsets=_positive(opts, "minOffsetsPerTrigger"),
-                           max_offsets_per_partition=_positive(opts, "maxOffsetsPerPartitionPerTrigger"))
+    limits = TriggerLimits(
+        max_offsets=_positive(opts, "maxOffsetsPerTrigger"),
+        min_offsets=_positive(opts, "minOffsetsPerTrigger"),
+        max_offsets_per_partition=_positive(opts, "maxOffsetsPerPartitionPerTrigger"),
+    )
     if "maxtriggerdelay" in opts:
         limits = dataclasses.replace(limits, max_delay_ms=_duration_ms(opts, "maxTriggerDelay"))
     if limits.min_offsets and limits.max_offsets and limits.min_offsets > limits.max_offsets:
-        raise option_error("minOffsetsPerTrigger", f"{limits.min_offsets} is above maxOffsetsPerTrigger "
-                                                   f"{limits.max_offsets}")
+        raise option_error(
+            "minOffsetsPerTrigger", f"{limits.min_offsets} is above maxOffsetsPerTrigger {limits.max_offsets}"
+        )
     return limits
 
 
@@ -304,8 +356,9 @@ def _commit_group(opts: dict, kafka: dict) -> str | None:
     if "commitoffsetstogroup" in opts and named is None:
         raise option_error("commitOffsetsToGroup", "the group name is empty")
     if named and given and named != given:
-        raise option_error("commitOffsetsToGroup", f"names group {named!r} but kafka.group.id is {given!r}; give "
-                                                   f"one of them")
+        raise option_error(
+            "commitOffsetsToGroup", f"names group {named!r} but kafka.group.id is {given!r}; give one of them"
+        )
     return named or given
 
 
@@ -314,31 +367,45 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
         if name.startswith("kafka.") or name in _CANONICAL:
             continue
         if name == "path":
-            raise option_error("path", "the kafkalog source reads topics, not a path: name them with assign, "
-                                       "subscribe or subscribePattern (and call load() without a path)",
-                               example_option="subscribe")
+            raise option_error(
+                "path",
+                "the kafkalog source reads topics, not a path: name them with assign, "
+                "subscribe or subscribePattern (and call load() without a path)",
+                example_option="subscribe",
+            )
         close = difflib.get_close_matches(name, list(_CANONICAL), n=1, cutoff=0.75)
         if close:
             meant = _CANONICAL[close[0]]
-            raise option_error(spelt_like(name, meant),
-                               f"unknown option of the kafkalog source (did you mean {meant}?)", example_option=meant)
-        raise option_error(name, "unknown option of the kafkalog source; see docs/spark/batch.md for the options of the "
-                                 "kafkalog source")
+            raise option_error(
+                spelt_like(name, meant),
+                f"unknown option of the kafkalog source (did you mean {meant}?)",
+                example_option=meant,
+            )
+        raise option_error(
+            name,
+            "unknown option of the kafkalog source; see docs/spark/batch.md for the options of the kafkalog source",
+        )
     for name in _STREAMING_ONLY:
         if name.lower() in opts and query == BATCH:
             log.warning("option %s only applies to streaming queries; a batch read ignores it", name)
     for name in _BATCH_ONLY:
         if name.lower() in opts and query == STREAM:
-            raise option_error(name, "is not valid in a streaming query (a stream has no end; an "
-                                     "AvailableNow trigger reads what is there when it starts, then stops)",
-                               example="readStream...trigger(availableNow=True)")
+            raise option_error(
+                name,
+                "is not valid in a streaming query (a stream has no end; an "
+                "AvailableNow trigger reads what is there when it starts, then stops)",
+                example="readStream...trigger(availableNow=True)",
+            )
     for key, advice in _REFUSED_KAFKA.items():
         if key in kafka:
             raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {advice}")
     for key in kafka:
         if key.startswith(_SECURITY_FAMILIES) and key not in SECURITY_KEYS:
-            raise option_error(f"kafka.{key}", f"not supported by the kafkalog source (its security settings: "
-                                               f"kafka.{', kafka.'.join(k for k in SECURITY_KEYS if '.' in k)})")
+            raise option_error(
+                f"kafka.{key}",
+                f"not supported by the kafkalog source (its security settings: "
+                f"kafka.{', kafka.'.join(k for k in SECURITY_KEYS if '.' in k)})",
+            )
 
 
 def spelt_like(name: str, known: str) -> str:
@@ -346,7 +413,7 @@ def spelt_like(name: str, known: str) -> str:
     most likely wrote it: ``startingoffset`` -> ``startingOffset`` when ``known`` is ``startingOffsets``."""
     letters = list(name)
     for block in difflib.SequenceMatcher(None, name, known.lower()).get_matching_blocks():
-        letters[block.a:block.a + block.size] = known[block.b:block.b + block.size]
+        letters[block.a : block.a + block.size] = known[block.b : block.b + block.size]
     return "".join(letters)
 
 
@@ -354,13 +421,22 @@ def _strategy(opts: dict):
     given = [name for name in ("assign", "subscribe", "subscribepattern") if name in opts]
     if len(given) != 1:
         which = "none" if not given else " and ".join(_CANONICAL[g] for g in given)
-        raise with_example(f"exactly one of the options assign, subscribe, subscribePattern must be given, got "
-                           f"{which}", example_of("subscribe"))
+        raise with_example(
+            f"exactly one of the options assign, subscribe, subscribePattern must be given, got {which}",
+            example_of("subscribe"),
+        )
     if "assign" in opts:
         assign = _json(opts, "assign")
-        if not isinstance(assign, dict) or not assign or not all(
-                isinstance(ps, list) and ps and all(isinstance(p, int) and not isinstance(p, bool) and p >= 0
-                                                    for p in ps) for ps in assign.values()):
+        if (
+            not isinstance(assign, dict)
+            or not assign
+            or not all(
+                isinstance(ps, list)
+                and ps
+                and all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in ps)
+                for ps in assign.values()
+            )
+        ):
             raise option_error("assign", "must be a JSON object of topics to lists of partitions")
         return {t: sorted(set(ps)) for t, ps in assign.items()}, None, None
     if "subscribe" in opts:
@@ -417,8 +493,11 @@ def _from_checkpoint(opts: dict) -> OffsetSpec:
             raise option_error(name, f"cannot be combined with {other}: the checkpoint decides where the read starts")
     otherwise = opts.get("startingoffsets", "earliest").strip().lower()
     if otherwise not in ("earliest", "latest"):
-        raise option_error(name, "with a checkpoint, startingOffsets may only say where partitions the checkpoint does "
-                          "not know start: earliest or latest")
+        raise option_error(
+            name,
+            "with a checkpoint, startingOffsets may only say where partitions the checkpoint does "
+            "not know start: earliest or latest",
+        )
     return OffsetSpec("checkpoint", checkpoint=_uri(opts, name), otherwise=otherwise)
 
 
@@ -442,8 +521,12 @@ def _check_ranges(starting: OffsetSpec, ending: OffsetSpec) -> None:
         for key, begin in start.items():
             if begin >= 0 and end[key] >= 0 and begin > end[key]:
                 raise option_error(name, f"{key[0]}-{key[1]} ends at {end[key]}, before its start {begin}")
-    if (starting.kind == ending.kind == "timestamp" and starting.timestamp is not None
-            and ending.timestamp is not None and starting.timestamp > ending.timestamp):
+    if (
+        starting.kind == ending.kind == "timestamp"
+        and starting.timestamp is not None
+        and ending.timestamp is not None
+        and starting.timestamp > ending.timestamp
+    ):
         raise option_error("endingTimestamp", f"{ending.timestamp} is before startingTimestamp {starting.timestamp}")
 
 
@@ -530,8 +613,10 @@ def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
     if "isolation.level" in kafka:
         level = kafka["isolation.level"].strip().lower()
         if level == "read_committed":
-            raise OptionError("option kafka.isolation.level: read_committed is not supported yet (aborted "
-                              "transactions are not filtered out); use read_uncommitted, the default")
+            raise OptionError(
+                "option kafka.isolation.level: read_committed is not supported yet (aborted "
+                "transactions are not filtered out); use read_uncommitted, the default"
+            )
         if level != "read_uncommitted":
             raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted")
     if "check.crcs" in kafka:

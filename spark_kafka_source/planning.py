@@ -56,13 +56,16 @@ DATA_LOSS_ADVICE = "Set failOnDataLoss=false to read what is left instead of fai
 
 def report_data_loss(options: SourceOptions, message: str) -> None:
     if options.fail_on_data_loss:
-        raise DataLossError(f"{message}. Some data may have been lost: records were deleted by retention, or the "
-                            f"topic was deleted or re-created. {DATA_LOSS_ADVICE}")
+        raise DataLossError(
+            f"{message}. Some data may have been lost: records were deleted by retention, or the "
+            f"topic was deleted or re-created. {DATA_LOSS_ADVICE}"
+        )
     log.warning("%s; failOnDataLoss=false, so the read skips it", message)
 
 
-def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics_fail: bool = True
-                     ) -> list[tuple[str, int]]:
+def topic_partitions(
+    client: KafkaClient, options: SourceOptions, missing_topics_fail: bool = True
+) -> list[tuple[str, int]]:
     """The partitions to read, from assign, subscribe or subscribePattern. A subscribed topic that
     does not exist fails the read, unless ``missing_topics_fail`` is false (a stream: it has no
     partitions until it is created, and a deleted one is data loss)."""
@@ -77,8 +80,10 @@ def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics
             except UnknownTopicOrPartitionError:
                 if not missing_topics_fail:
                     continue
-                raise option_error("subscribe", f"topic {topic!r} does not exist on {options.bootstrap_servers} "
-                                                f"(the read does not create topics)") from None
+                raise option_error(
+                    "subscribe",
+                    f"topic {topic!r} does not exist on {options.bootstrap_servers} (the read does not create topics)",
+                ) from None
         return found
     if options.assign is None:
         raise ValueError("source options name no partitions: none of assign, subscribe, subscribePattern")
@@ -94,11 +99,16 @@ def topic_partitions(client: KafkaClient, options: SourceOptions, missing_topics
             elif not existing:  # the topic is gone (deleted, or never created)
                 report_data_loss(options, f"assigned partition {topic}-{partition} does not exist")
             elif missing_topics_fail:  # a partition a read names never existed (a stream's could, before a re-creation)
-                raise option_error("assign", f"partition {topic}-{partition} does not exist: topic {topic!r} has "
-                                             f"{counted_partitions(existing)}")
+                raise option_error(
+                    "assign",
+                    f"partition {topic}-{partition} does not exist: topic {topic!r} has {counted_partitions(existing)}",
+                )
             else:
-                report_data_loss(options, f"assigned partition {topic}-{partition} does not exist (topic {topic!r} "
-                                          f"has {counted_partitions(existing)})")
+                report_data_loss(
+                    options,
+                    f"assigned partition {topic}-{partition} does not exist (topic {topic!r} "
+                    f"has {counted_partitions(existing)})",
+                )
     return found
 
 
@@ -119,18 +129,27 @@ def resolve_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRa
     for tp in partitions:
         start, end = starts[tp], ends[tp]
         if end > latest[tp]:
-            raise option_error("endingOffsets", f"{tp[0]}-{tp[1]} is asked to end at {end}, but it holds offsets "
-                                                f"up to {latest[tp]} only (use -1 for the latest offset)",
-                               example=partitions_example("endingOffsets", partitions, LATEST))
+            raise option_error(
+                "endingOffsets",
+                f"{tp[0]}-{tp[1]} is asked to end at {end}, but it holds offsets "
+                f"up to {latest[tp]} only (use -1 for the latest offset)",
+                example=partitions_example("endingOffsets", partitions, LATEST),
+            )
         if start < earliest[tp]:
-            report_data_loss(options, f"{tp[0]}-{tp[1]}: the read starts at offset {start}, but the earliest "
-                                      f"offset still available is {earliest[tp]}: offsets [{start}, "
-                                      f"{earliest[tp]}) are gone")
+            report_data_loss(
+                options,
+                f"{tp[0]}-{tp[1]}: the read starts at offset {start}, but the earliest "
+                f"offset still available is {earliest[tp]}: offsets [{start}, "
+                f"{earliest[tp]}) are gone",
+            )
             start = earliest[tp]
         if end < start:
             where = f"but the partition ends at {latest[tp]}" if start > latest[tp] else f"but ends at {end}"
-            report_data_loss(options, f"{tp[0]}-{tp[1]}: the read starts at offset {start} {where} (an offset "
-                                      f"past the end, or the topic was re-created and its offsets started over)")
+            report_data_loss(
+                options,
+                f"{tp[0]}-{tp[1]}: the read starts at offset {start} {where} (an offset "
+                f"past the end, or the topic was re-created and its offsets started over)",
+            )
             continue
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
     return ranges
@@ -156,9 +175,12 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
             raise ValueError(f"the {side} offsets come from a checkpoint, but name none")
         store = CheckpointStore(spec.checkpoint)
         if not store.location.exists():
-            raise option_error("startingOffsetsFromCheckpoint", f"there is no checkpoint at {store.uri} (a typo? a "
-                                                                f"new load's checkpoint exists once its first run "
-                                                                f"has been planned)")
+            raise option_error(
+                "startingOffsetsFromCheckpoint",
+                f"there is no checkpoint at {store.uri} (a typo? a "
+                f"new load's checkpoint exists once its first run "
+                f"has been planned)",
+            )
         ends = store.committed_ends()
         otherwise = earliest if spec.otherwise == "earliest" else latest
         return {tp: ends.get(tp, otherwise[tp]) for tp in partitions}
@@ -171,15 +193,26 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
         name = f"{side}Offsets" if spec.kind == "offsets" else f"{side}OffsetsByTimestamp"
         missing = sorted(set(partitions) - named)
         extra = sorted(named - set(partitions))
-        detail = (f"missing {', '.join(f'{t}-{p}' for t, p in missing)}" if missing else "") + \
-                 ("; " if missing and extra else "") + \
-                 (f"not assigned {', '.join(f'{t}-{p}' for t, p in extra)}" if extra else "")
+        detail = (
+            (f"missing {', '.join(f'{t}-{p}' for t, p in missing)}" if missing else "")
+            + ("; " if missing and extra else "")
+            + (f"not assigned {', '.join(f'{t}-{p}' for t, p in extra)}" if extra else "")
+        )
         value = (EARLIEST if side == "starting" else LATEST) if spec.kind == "offsets" else _EXAMPLE_TIME
-        raise option_error(name, f"must name exactly the partitions being read ({detail})",
-                           example=partitions_example(name, partitions, value))
+        raise option_error(
+            name,
+            f"must name exactly the partitions being read ({detail})",
+            example=partitions_example(name, partitions, value),
+        )
     if spec.kind == "offsets":
-        return {tp: earliest[tp] if spec.offsets[tp] == EARLIEST else latest[tp] if spec.offsets[tp] == LATEST
-                else spec.offsets[tp] for tp in partitions}
+        return {
+            tp: earliest[tp]
+            if spec.offsets[tp] == EARLIEST
+            else latest[tp]
+            if spec.offsets[tp] == LATEST
+            else spec.offsets[tp]
+            for tp in partitions
+        }
     times = {tp: spec.timestamp if spec.kind == "timestamp" else spec.timestamps[tp] for tp in partitions}
     found = client.list_offsets(times)
     resolved = {}
@@ -191,14 +224,16 @@ def _resolve(client, options: SourceOptions, side: str, partitions, earliest: di
             resolved[tp] = latest[tp]  # no record at or after the time: Spark takes the latest offset
         else:
             name = "startingTimestamp" if spec.kind == "timestamp" else "startingOffsetsByTimestamp"
-            raise option_error(name, f"no record of {tp[0]}-{tp[1]} has a timestamp at or after {times[tp]}; set "
-                                     f"startingOffsetsByTimestampStrategy=latest to start at the end instead",
-                               example_option="startingOffsetsByTimestampStrategy")
+            raise option_error(
+                name,
+                f"no record of {tp[0]}-{tp[1]} has a timestamp at or after {times[tp]}; set "
+                f"startingOffsetsByTimestampStrategy=latest to start at the end instead",
+                example_option="startingOffsetsByTimestampStrategy",
+            )
     return resolved
 
 
-def split(ranges: list[OffsetRange], min_partitions: int | None,
-          max_records: int | None) -> list[OffsetRange]:
+def split(ranges: list[OffsetRange], min_partitions: int | None, max_records: int | None) -> list[OffsetRange]:
     """Cut ranges into tasks with the rules of Spark 4's ``KafkaOffsetRangeCalculator`` (SPARK-49259).
 
     Empty ranges are dropped. Then, in this order:
@@ -223,8 +258,11 @@ def split(ranges: list[OffsetRange], min_partitions: int | None,
     whole = {i for i, r in enumerate(pieces) if _part_count(r.size, total, min_partitions) == 1}
     split_total = total - sum(pieces[i].size for i in whole)
     split_min = max(min_partitions - len(whole), 1)
-    return [part for i, r in enumerate(pieces)
-            for part in _divide(r, 1 if i in whole else _part_count(r.size, split_total, split_min))]
+    return [
+        part
+        for i, r in enumerate(pieces)
+        for part in _divide(r, 1 if i in whole else _part_count(r.size, split_total, split_min))
+    ]
 
 
 def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:

@@ -19,8 +19,11 @@ def offsets_behind_latest(source: Mapping[str, object]) -> dict | None:
     if not latest:
         return None
     behind = [offset - end.get(tp, offset) for tp, offset in latest.items()]
-    return {"minOffsetsBehindLatest": min(behind), "maxOffsetsBehindLatest": max(behind),
-            "avgOffsetsBehindLatest": sum(behind) / len(behind)}
+    return {
+        "minOffsetsBehindLatest": min(behind),
+        "maxOffsetsBehindLatest": max(behind),
+        "avgOffsetsBehindLatest": sum(behind) / len(behind),
+    }
 
 
 def _offsets(value) -> dict:

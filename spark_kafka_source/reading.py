@@ -45,13 +45,16 @@ class TaskSettings(NamedTuple):
 
 def _loss(settings: TaskSettings, message: str) -> None:
     if settings.fail_on_data_loss:
-        raise DataLossError(f"{message}. Some data may have been lost since the query was planned (retention, or "
-                            f"a deleted topic). Set failOnDataLoss=false to read what is left instead of failing.")
+        raise DataLossError(
+            f"{message}. Some data may have been lost since the query was planned (retention, or "
+            f"a deleted topic). Set failOnDataLoss=false to read what is left instead of failing."
+        )
     log.warning("%s; failOnDataLoss=false, so the task skips it", message)
 
 
-def read_range(topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str = ""
-               ) -> Iterator[pa.RecordBatch]:
+def read_range(
+    topic: str, partition: int, start: int, end: int, settings: TaskSettings, node: str = ""
+) -> Iterator[pa.RecordBatch]:
     """Yield RecordBatches with exactly the records of ``topic``-``partition`` in ``[start, end)``;
     with a task checkpoint location, write what was read there once the range is read completely."""
     if settings.task_checkpoint_location is None:
@@ -62,9 +65,21 @@ def read_range(topic: str, partition: int, start: int, end: int, settings: TaskS
     for batch in _fetch_range(topic, partition, start, end, settings, node):
         tally.add(batch)
         yield batch
-    write_task_checkpoint(settings.task_checkpoint_location, TaskCheckpoint(
-        node, topic, partition, start, end, tally.records, tally.bytes, tally.first_timestamp, tally.last_timestamp,
-        round(time.monotonic() - began, 3)))
+    write_task_checkpoint(
+        settings.task_checkpoint_location,
+        TaskCheckpoint(
+            node,
+            topic,
+            partition,
+            start,
+            end,
+            tally.records,
+            tally.bytes,
+            tally.first_timestamp,
+            tally.last_timestamp,
+            round(time.monotonic() - began, 3),
+        ),
+    )
 
 
 class _Tally:
@@ -93,26 +108,45 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
     try:
         while offset < end:
             try:
-                fetched = client.fetch(topic, partition, offset,
-                                       min(client_settings.partition_fetch_bytes, client_settings.fetch_max_bytes))
+                fetched = client.fetch(
+                    topic,
+                    partition,
+                    offset,
+                    min(client_settings.partition_fetch_bytes, client_settings.fetch_max_bytes),
+                )
             except OffsetOutOfRangeError as exc:
                 if offset < exc.log_start_offset:
-                    _loss(settings, f"{name}: offsets [{offset}, {min(exc.log_start_offset, end)}) were deleted "
-                                    f"before this task read them")
+                    _loss(
+                        settings,
+                        f"{name}: offsets [{offset}, {min(exc.log_start_offset, end)}) were deleted "
+                        f"before this task read them",
+                    )
                     offset = exc.log_start_offset
                 else:
-                    _loss(settings, f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at "
-                                    f"{exc.high_watermark})")
+                    _loss(
+                        settings,
+                        f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at {exc.high_watermark})",
+                    )
                     return
                 continue
             except UnknownTopicOrPartitionError:
                 _loss(settings, f"{name} no longer exists: offsets [{offset}, {end}) cannot be read")
                 return
             except KafkaError as exc:  # the retries ran out: its leader died, or keeps refusing
-                raise type(exc)(f"task reading {name} [{start}, {end}) from {node or 'its leader'} (its leader when "
-                                f"the read was planned): {exc}", exc.code) from None
-            decoded = decode(fetched.records, topic, partition, offset, end, settings.include_headers,
-                             check_crcs=client_settings.check_crcs)
+                raise type(exc)(
+                    f"task reading {name} [{start}, {end}) from {node or 'its leader'} (its leader when "
+                    f"the read was planned): {exc}",
+                    exc.code,
+                ) from None
+            decoded = decode(
+                fetched.records,
+                topic,
+                partition,
+                offset,
+                end,
+                settings.include_headers,
+                check_crcs=client_settings.check_crcs,
+            )
             if decoded.batch is not None and decoded.batch.num_rows:
                 yield decoded.batch
             if decoded.complete_entries:
@@ -120,13 +154,17 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
                 stalled_since = None
                 continue
             if fetched.high_watermark <= offset:
-                _loss(settings, f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at "
-                                f"{fetched.high_watermark})")
+                _loss(
+                    settings,
+                    f"{name}: offsets [{offset}, {end}) no longer exist (the log ends at {fetched.high_watermark})",
+                )
                 return
             stalled_since = stalled_since or time.monotonic()
             if time.monotonic() - stalled_since > settings.poll_timeout_ms / 1000:
-                raise KafkaError(f"{name}: no record could be fetched at offset {offset} within "
-                                 f"kafkaConsumer.pollTimeoutMs ({settings.poll_timeout_ms} ms)")
+                raise KafkaError(
+                    f"{name}: no record could be fetched at offset {offset} within "
+                    f"kafkaConsumer.pollTimeoutMs ({settings.poll_timeout_ms} ms)"
+                )
             time.sleep(0.05)
     finally:
         client.close()

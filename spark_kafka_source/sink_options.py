@@ -11,11 +11,10 @@ and asking for both is an error). Errors are ``OptionError`` lines, as the sourc
 
 import dataclasses
 import difflib
-from typing import Mapping, overload
+from collections.abc import Mapping
+from typing import overload
 
-from broker.client import SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
-from broker.client import BATCH_BYTES
-from broker.client import ACKS_ALL
+from broker.client import ACKS_ALL, BATCH_BYTES, SECURITY_KEYS, ClientSecurity, SecuritySettingError, from_settings
 from broker.common.settings import parse_boolean, parse_integer
 from broker.records.compression import Codec
 
@@ -38,8 +37,10 @@ SINK_EXAMPLES = {
     "kafka.partitioner.class": 'a partition column: df.withColumn("partition", F.lit(0))',
     "kafka.key.serializer": 'df.selectExpr("CAST(id AS STRING) AS key", "to_json(struct(*)) AS value")',
     "kafka.value.serializer": 'df.selectExpr("CAST(id AS STRING) AS key", "to_json(struct(*)) AS value")',
-    "": ('df.write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", "127.0.0.1:9092")'
-         '.option("topic", "events").save()'),
+    "": (
+        'df.write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", "127.0.0.1:9092")'
+        '.option("topic", "events").save()'
+    ),
 }
 # names as documented; matching is on the lower-cased form
 _SINK_OPTIONS = ["kafka.bootstrap.servers", "topic", "includeHeaders", "includeTimestamp"]
@@ -75,7 +76,7 @@ def sink_error(option: str, problem: str) -> OptionError:
 def parse_sink(options: Mapping[str, str]) -> SinkOptions:
     """Check the sink's options (a case-insensitive mapping of strings) and return them parsed."""
     opts = {k.lower(): v for k, v in options.items()}
-    kafka = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+    kafka = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
     _check_names(opts, kafka)
     bootstrap = bootstrap_servers(opts, sink_error)
     topic = opts.get("topic")
@@ -95,14 +96,24 @@ def parse_sink(options: Mapping[str, str]) -> SinkOptions:
     _integer(kafka, "linger.ms", 0)  # accepted: a task sends a batch when it is full, and all at its end
     settings = ClientSettings()
     client = dataclasses.replace(
-        settings, client_id=kafka.get("client.id", settings.client_id),
+        settings,
+        client_id=kafka.get("client.id", settings.client_id),
         timeout_s=_integer(kafka, "request.timeout.ms", 1, int(settings.timeout_s * 1000)) / 1000,
         retries=_integer(kafka, "retries", 0, settings.retries),
         retry_backoff_ms=_integer(kafka, "retry.backoff.ms", 0, settings.retry_backoff_ms),
-        security=_security(kafka))
+        security=_security(kafka),
+    )
     include_timestamp = _boolean(opts, "includetimestamp", False, "includeTimestamp")
-    return SinkOptions(bootstrap, topic.strip() if topic else None, include_timestamp, acks, idempotent, codec,
-                       _integer(kafka, "batch.size", 1, BATCH_BYTES), client)
+    return SinkOptions(
+        bootstrap,
+        topic.strip() if topic else None,
+        include_timestamp,
+        acks,
+        idempotent,
+        codec,
+        _integer(kafka, "batch.size", 1, BATCH_BYTES),
+        client,
+    )
 
 
 def _check_names(opts: dict, kafka: dict) -> None:
@@ -113,15 +124,21 @@ def _check_names(opts: dict, kafka: dict) -> None:
         if close:
             meant = _CANONICAL[close[0]]
             raise sink_error(spelt_like(name, meant), f"unknown option of the kafkalog sink (did you mean {meant}?)")
-        raise sink_error(name, "unknown option of the kafkalog sink; it takes kafka.bootstrap.servers, topic and "
-                               "kafka.* producer settings")
+        raise sink_error(
+            name,
+            "unknown option of the kafkalog sink; it takes kafka.bootstrap.servers, topic and "
+            "kafka.* producer settings",
+        )
     for key in kafka:
         refused = next((advice for prefix, advice in _REFUSED_KAFKA.items() if key.startswith(prefix)), None)
         if refused is None and key.startswith(("ssl.", "sasl.")) and key not in SECURITY_KEYS:
             refused = "not supported by kafkalog's client (see docs/operating/security.md for the settings it takes)"
         if refused is not None:
-            raise option_error(f"kafka.{key}", f"Kafka option '{key}' is not supported: {refused}",
-                               example=SINK_EXAMPLES.get(f"kafka.{key}", SINK_EXAMPLES["kafka.bootstrap.servers"]))
+            raise option_error(
+                f"kafka.{key}",
+                f"Kafka option '{key}' is not supported: {refused}",
+                example=SINK_EXAMPLES.get(f"kafka.{key}", SINK_EXAMPLES["kafka.bootstrap.servers"]),
+            )
 
 
 def _security(kafka: dict) -> ClientSecurity:

@@ -40,14 +40,24 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import pyarrow as pa
-
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, \
-    SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
 
-from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client import BrokerConnectionError
-from broker.client import GroupClient
+from broker.client import (
+    EARLIEST,
+    LATEST,
+    BrokerConnectionError,
+    GroupClient,
+    KafkaClient,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
 
 from .explained import explained
 from .input_partitions import input_partitions, read_partition
@@ -67,8 +77,11 @@ def offsets_json(offsets: dict) -> dict:
 
 def offsets_of(json_offsets: dict) -> dict:
     """The inverse of ``offsets_json``."""
-    return {(topic, int(partition)): offset for topic, partitions in json_offsets.items()
-            for partition, offset in partitions.items()}
+    return {
+        (topic, int(partition)): offset
+        for topic, partitions in json_offsets.items()
+        for partition, offset in partitions.items()
+    }
 
 
 def limited_ends(begins: dict, available: dict, limits: TriggerLimits) -> dict:
@@ -170,8 +183,11 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Where each partition of ``wanted`` goes on from: its offset in ``starts``, or, after data
         loss (reported) or for a new partition, the earliest offset there is."""
         for tp in sorted(set(starts) - set(self.latest)):
-            report_data_loss(self.options, f"{tp[0]}-{tp[1]} is gone (its topic or the partition was deleted): "
-                                           f"the stream had read it up to offset {starts[tp]}")
+            report_data_loss(
+                self.options,
+                f"{tp[0]}-{tp[1]} is gone (its topic or the partition was deleted): "
+                f"the stream had read it up to offset {starts[tp]}",
+            )
         earliest = listed_offsets(client, list(wanted), EARLIEST)
         return {tp: self._begin(tp, starts.get(tp), earliest[tp], self.latest[tp]) for tp in wanted}
 
@@ -180,17 +196,26 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         name = f"{tp[0]}-{tp[1]}"
         if start is None:
             if earliest != 0:
-                report_data_loss(self.options, f"new partition {name} starts at offset {earliest}, not 0: offsets "
-                                               f"[0, {earliest}) were deleted before the stream saw them")
+                report_data_loss(
+                    self.options,
+                    f"new partition {name} starts at offset {earliest}, not 0: offsets "
+                    f"[0, {earliest}) were deleted before the stream saw them",
+                )
             return earliest
         if start > end:
-            report_data_loss(self.options, f"{name}: the stream's checkpoint is at offset {start}, but the partition "
-                                           f"ends at {end} (the topic was re-created, or the checkpoint belongs to "
-                                           f"another cluster); it is read again from offset {earliest}")
+            report_data_loss(
+                self.options,
+                f"{name}: the stream's checkpoint is at offset {start}, but the partition "
+                f"ends at {end} (the topic was re-created, or the checkpoint belongs to "
+                f"another cluster); it is read again from offset {earliest}",
+            )
             return earliest
         if start < earliest:
-            report_data_loss(self.options, f"{name}: the stream is at offset {start}, but the earliest offset still "
-                                           f"available is {earliest}: offsets [{start}, {earliest}) are gone")
+            report_data_loss(
+                self.options,
+                f"{name}: the stream is at offset {start}, but the earliest offset still "
+                f"available is {earliest}: offsets [{start}, {earliest}) are gone",
+            )
             return earliest
         return start
 
@@ -202,12 +227,19 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _ranges(self, client: KafkaClient, starts: dict, ends: dict) -> list:
         present = set(topic_partitions(client, self.options, missing_topics_fail=False))
         for tp in sorted(set(ends) - present):
-            report_data_loss(self.options, f"{tp[0]}-{tp[1]} is gone (its topic or the partition was "
-                                           f"deleted): offsets up to {ends[tp]} cannot be read")
+            report_data_loss(
+                self.options,
+                f"{tp[0]}-{tp[1]} is gone (its topic or the partition was "
+                f"deleted): offsets up to {ends[tp]} cannot be read",
+            )
         ends = {tp: offset for tp, offset in ends.items() if tp in present}
         earliest = listed_offsets(client, list(ends), EARLIEST)
-        return [OffsetRange(tp[0], tp[1], begin, ends[tp]) for tp in sorted(ends)
-                for begin in [self._begin(tp, starts.get(tp), earliest[tp], ends[tp])] if begin < ends[tp]]
+        return [
+            OffsetRange(tp[0], tp[1], begin, ends[tp])
+            for tp in sorted(ends)
+            for begin in [self._begin(tp, starts.get(tp), earliest[tp], ends[tp])]
+            if begin < ends[tp]
+        ]
 
     def reportLatestOffset(self) -> dict | None:
         return offsets_json(self.latest) if self.latest else None
@@ -227,8 +259,13 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except (KafkaError, BrokerConnectionError) as exc:
             level = logging.DEBUG if self.commit_failed else logging.WARNING  # once a query, not every trigger
             self.commit_failed = True
-            log.log(level, "could not commit the stream's offsets to consumer group %r (the Spark checkpoint has "
-                           "them anyway; later failures are logged at DEBUG): %s", group, exc)
+            log.log(
+                level,
+                "could not commit the stream's offsets to consumer group %r (the Spark checkpoint has "
+                "them anyway; later failures are logged at DEBUG): %s",
+                group,
+                exc,
+            )
 
     # -- the task side --------------------------------------------------------------------
 

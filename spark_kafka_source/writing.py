@@ -28,8 +28,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType, TimestampType
 
-from broker.client import KafkaError, UnknownTopicOrPartitionError
-from broker.client import Batcher
+from broker.client import Batcher, KafkaError, UnknownTopicOrPartitionError
 
 from .sink_options import SinkOptions
 
@@ -56,36 +55,51 @@ def check_columns(schema: StructType, options: SinkOptions) -> None:
     columns = {field.name.lower(): field.dataType for field in schema.fields}
     example = 'for example df.selectExpr("CAST(id AS STRING) AS key", "to_json(struct(*)) AS value")'
     if "value" not in columns:
-        raise SinkError(f"the DataFrame has no value column, which the kafkalog sink requires "
-                        f"(its columns: {', '.join(schema.fieldNames())}); {example}")
+        raise SinkError(
+            f"the DataFrame has no value column, which the kafkalog sink requires "
+            f"(its columns: {', '.join(schema.fieldNames())}); {example}"
+        )
     for name in ("key", "value"):
         if name in columns and not isinstance(columns[name], BYTES_TYPES):
-            raise SinkError(f"column {name} is {columns[name].simpleString()}; the kafkalog sink writes a string "
-                            f"or binary {name}; {example}")
+            raise SinkError(
+                f"column {name} is {columns[name].simpleString()}; the kafkalog sink writes a string "
+                f"or binary {name}; {example}"
+            )
     if "topic" in columns and not isinstance(columns["topic"], StringType):
-        raise SinkError(f"column topic is {columns['topic'].simpleString()}; it must be a string (or set the topic "
-                        f"option, which wins over the column)")
+        raise SinkError(
+            f"column topic is {columns['topic'].simpleString()}; it must be a string (or set the topic "
+            f"option, which wins over the column)"
+        )
     if options.topic is None and "topic" not in columns:
-        raise SinkError('the DataFrame has no topic column and the topic option is not set; for example '
-                        '.option("topic", "events")')
+        raise SinkError(
+            'the DataFrame has no topic column and the topic option is not set; for example .option("topic", "events")'
+        )
     if "partition" in columns and not isinstance(columns["partition"], IntegerType):
-        raise SinkError(f"column partition is {columns['partition'].simpleString()}; it must be an int (for example "
-                        f"CAST(p AS INT) AS partition)")
+        raise SinkError(
+            f"column partition is {columns['partition'].simpleString()}; it must be an int (for example "
+            f"CAST(p AS INT) AS partition)"
+        )
     if options.include_timestamp and not isinstance(columns.get("timestamp"), TimestampType):
         found = f"is {columns['timestamp'].simpleString()}" if "timestamp" in columns else "is missing"
-        raise SinkError(f"column timestamp {found}; with includeTimestamp the kafkalog sink takes each record's "
-                        f"timestamp from a timestamp column (for example CAST(ts AS TIMESTAMP) AS timestamp)")
+        raise SinkError(
+            f"column timestamp {found}; with includeTimestamp the kafkalog sink takes each record's "
+            f"timestamp from a timestamp column (for example CAST(ts AS TIMESTAMP) AS timestamp)"
+        )
     if "headers" in columns and not _is_headers(columns["headers"]):
-        raise SinkError(f"column headers is {columns['headers'].simpleString()}; it must be "
-                        f"array<struct<key:string,value:binary>>")
+        raise SinkError(
+            f"column headers is {columns['headers'].simpleString()}; it must be array<struct<key:string,value:binary>>"
+        )
 
 
 def _is_headers(data_type) -> bool:
     if not isinstance(data_type, ArrayType) or not isinstance(data_type.elementType, StructType):
         return False
     fields = data_type.elementType.fields
-    return ([f.name for f in fields] == ["key", "value"] and isinstance(fields[0].dataType, StringType)
-            and isinstance(fields[1].dataType, BinaryType))
+    return (
+        [f.name for f in fields] == ["key", "value"]
+        and isinstance(fields[0].dataType, StringType)
+        and isinstance(fields[1].dataType, BinaryType)
+    )
 
 
 def write_task(batches: Iterable[pa.RecordBatch], options: SinkOptions) -> SinkCommitMessage:
@@ -117,13 +131,16 @@ class _TaskWriter:
         partitions = columns["partition"].to_pylist() if "partition" in columns else [None] * count
         headers = columns["headers"].to_pylist() if "headers" in columns else [None] * count
         timestamps = _milliseconds(columns["timestamp"]) if self.options.include_timestamp else [None] * count
-        for key, value, topic, partition, header, timestamp in zip(keys, values, topics, partitions, headers,
-                                                                   timestamps, strict=True):
+        for key, value, topic, partition, header, timestamp in zip(
+            keys, values, topics, partitions, headers, timestamps, strict=True
+        ):
             row = self.rows
             batcher = self.batchers.get(topic) or self._batcher(topic, row)
             if partition is not None and not 0 <= partition < len(batcher.partitions):
-                raise SinkError(f"row {row} of {self.where}: partition {partition} of topic {topic!r} does not exist "
-                                f"(it has {len(batcher.partitions)} partitions)")
+                raise SinkError(
+                    f"row {row} of {self.where}: partition {partition} of topic {topic!r} does not exist "
+                    f"(it has {len(batcher.partitions)} partitions)"
+                )
             batcher.add(row, (key, value, timestamp, _headers(header, row, self.where)), partition)
             self._raise_for_failure(batcher)
             self.rows += 1
@@ -135,19 +152,32 @@ class _TaskWriter:
 
     def _batcher(self, topic: str | None, row: int) -> Batcher:
         if topic is None:
-            raise SinkError(f"row {row} of {self.where}: the topic column is null; give every row a topic, or set "
-                            f'the topic option, for example .option("topic", "events")')
+            raise SinkError(
+                f"row {row} of {self.where}: the topic column is null; give every row a topic, or set "
+                f'the topic option, for example .option("topic", "events")'
+            )
         try:
             partitions = self.client.partitions_of(topic, create=True)
         except UnknownTopicOrPartitionError:
-            raise SinkError(f"topic {topic!r} does not exist (row {row} of {self.where}), and the broker does not "
-                            f"create topics on first use; create it first (kafkalog topics create {topic} "
-                            f"--partitions N)") from None
+            raise SinkError(
+                f"topic {topic!r} does not exist (row {row} of {self.where}), and the broker does not "
+                f"create topics on first use; create it first (kafkalog topics create {topic} "
+                f"--partitions N)"
+            ) from None
         options = self.options
         if options.idempotent and self.sequences is None:
             self.sequences = self.client.init_producer_id()
-        self.batchers[topic] = Batcher(self.client, topic, partitions, None, options.codec, options.acks,
-                                       self._refused, batch_bytes=options.batch_bytes, sequences=self.sequences)
+        self.batchers[topic] = Batcher(
+            self.client,
+            topic,
+            partitions,
+            None,
+            options.codec,
+            options.acks,
+            self._refused,
+            batch_bytes=options.batch_bytes,
+            sequences=self.sequences,
+        )
         return self.batchers[topic]
 
     def _refused(self, row: int, reason: str) -> None:
@@ -155,8 +185,10 @@ class _TaskWriter:
 
     def _raise_for_failure(self, batcher: Batcher) -> None:
         if batcher.failure is not None:
-            raise KafkaError(f"writing to topic {batcher.topic!r} failed ({self.where}): {batcher.failure}",
-                             getattr(batcher.failure, "code", -1))
+            raise KafkaError(
+                f"writing to topic {batcher.topic!r} failed ({self.where}): {batcher.failure}",
+                getattr(batcher.failure, "code", -1),
+            )
 
 
 def _bytes_column(column, count: int) -> list:
@@ -203,5 +235,9 @@ def log_commit(messages: list, what: str) -> None:
 def log_abort(messages: list, what: str) -> None:
     """Log, on the driver, what a failed write leaves behind: at-least-once, nothing is taken back."""
     stored = sum(message.records for message in messages if message is not None)
-    log.warning("%s failed: the %d records its finished tasks stored stay in Kafka (the sink is at least once; "
-                "a rerun stores them again), and so may some of the failed tasks' records", what, stored)
+    log.warning(
+        "%s failed: the %d records its finished tasks stored stay in Kafka (the sink is at least once; "
+        "a rerun stores them again), and so may some of the failed tasks' records",
+        what,
+        stored,
+    )

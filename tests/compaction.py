@@ -29,8 +29,11 @@ def active_segment_base(log_dir: str, topic: str, partition: int = 0) -> int:
 def wait_until_cleaned(log_dir: str, topic: str, at_least: int, partition: int = 0) -> None:
     """Until the cleaner's checkpoint says the partition is clean up to ``at_least`` (bounded)."""
     path = os.path.join(log_dir, CHECKPOINT_FILE)
-    wait_for(lambda: os.path.exists(path) and read_checkpoint(path).get((topic, partition), 0) >= at_least,
-             WAIT_SECONDS, what=f"{topic} cleaned up to {at_least}")
+    wait_for(
+        lambda: os.path.exists(path) and read_checkpoint(path).get((topic, partition), 0) >= at_least,
+        WAIT_SECONDS,
+        what=f"{topic} cleaned up to {at_least}",
+    )
 
 
 def read_partition(client: KafkaClient, topic: str, partition: int = 0) -> list:

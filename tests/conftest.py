@@ -25,19 +25,45 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # ZooKeeper, a cluster, Spark or other processes; or a place under tests/ whose tests start such
 # processes themselves (kafkalog commands, brokers of their own, notebooks, a fresh venv). A test
 # elsewhere that starts one is marked by hand (``@pytest.mark.slow``).
-SLOW_FIXTURES = {"spark", "spark_session", "broker", "start_broker", "cluster", "jobs_broker", "zookeeper_server",
-                 "mock", "mock_cluster", "members", "children"}
-SLOW_PLACES = ("cli/", "cluster/", "security/", "interop/", "jobs/", "test_notebooks.py", "test_packaging.py",
-               "test_java_check.py", "server/test_broker_command.py", "server/test_crash_safety.py",
-               "server/test_memory_bound.py", "server/test_describe_apis.py", "server/test_topic_compression.py",
-               "server/test_slow_disk.py", "log/test_cleaner_kills.py", "log/test_full_disk_broker.py")
+SLOW_FIXTURES = {
+    "spark",
+    "spark_session",
+    "broker",
+    "start_broker",
+    "cluster",
+    "jobs_broker",
+    "zookeeper_server",
+    "mock",
+    "mock_cluster",
+    "members",
+    "children",
+}
+SLOW_PLACES = (
+    "cli/",
+    "cluster/",
+    "security/",
+    "interop/",
+    "jobs/",
+    "test_notebooks.py",
+    "test_packaging.py",
+    "test_java_check.py",
+    "server/test_broker_command.py",
+    "server/test_crash_safety.py",
+    "server/test_memory_bound.py",
+    "server/test_describe_apis.py",
+    "server/test_topic_compression.py",
+    "server/test_slow_disk.py",
+    "log/test_cleaner_kills.py",
+    "log/test_full_disk_broker.py",
+)
 TESTS = pathlib.Path(__file__).parent
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) or \
-                item.path.relative_to(TESTS).as_posix().startswith(SLOW_PLACES):
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.path.relative_to(
+            TESTS
+        ).as_posix().startswith(SLOW_PLACES):
             item.add_marker(pytest.mark.slow)
 
 

@@ -31,8 +31,12 @@ def kill_tree(process: subprocess.Popen) -> None:
         except ProcessLookupError:
             pass
     process.wait(30)
-    wait_for(lambda: not [pid for pid in tree if living(pid)], 30, interval=0.1,
-             what=f"the processes of the killed tree gone ({tree})")
+    wait_for(
+        lambda: not [pid for pid in tree if living(pid)],
+        30,
+        interval=0.1,
+        what=f"the processes of the killed tree gone ({tree})",
+    )
 
 
 def living(pid: int) -> bool:

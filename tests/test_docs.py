@@ -11,8 +11,13 @@ README = ROOT / "README.md"
 
 
 def test_the_manual_builds_with_no_warning(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "architecture.html").is_file()

@@ -36,7 +36,11 @@ def partition_dir(tmp_path):
 def run_json(capsys, *args):
     code = cli.main(["dump-log", "--json", *map(str, args)])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    return code, [x for x in lines if "summary" not in x and "indexEntry" not in x and "invalid" not in x], lines[-1]["summary"]
+    return (
+        code,
+        [x for x in lines if "summary" not in x and "indexEntry" not in x and "invalid" not in x],
+        lines[-1]["summary"],
+    )
 
 
 def test_a_valid_partition_prints_every_batch_and_exits_0(partition_dir, capsys):
@@ -54,8 +58,17 @@ def test_json_has_one_object_per_batch_and_a_summary(partition_dir, capsys):
     assert [b["baseOffset"] for b in batches] == list(range(0, 37, 3))
     assert [b["lastOffset"] for b in batches] == list(range(2, 37, 3)) + [36]
     for b in batches:
-        assert {"position", "size", "baseOffset", "lastOffset", "count", "magic", "compression", "maxTimestamp",
-                "crcValid"} <= b.keys()
+        assert {
+            "position",
+            "size",
+            "baseOffset",
+            "lastOffset",
+            "count",
+            "magic",
+            "compression",
+            "maxTimestamp",
+            "crcValid",
+        } <= b.keys()
         assert b["magic"] == 2 and b["crcValid"] is True
     assert [b["compression"] for b in batches[:5]] == ["none", "gzip", "snappy", "lz4", "zstd"]
     assert summary["validBatches"] == 13 and summary["invalid"] == [] and summary["firstInvalidPosition"] is None
@@ -72,9 +85,15 @@ def test_records_lists_offsets_and_sizes(partition_dir, capsys):
 
 def test_print_data_shows_keys_payloads_and_headers_as_kafka_dump_log_does(tmp_path, capsys):
     log = PartitionLog.open(str(tmp_path / "data-0"), LogConfig())
-    log.append(batch.build([batch.Record(0, BASE_TIME, b"user-1", b"tab\there"),
-                            batch.Record(1, BASE_TIME, None, b"\xff\x00", (("h", b"1"), ("n", None)))],
-                           compression=Codec.GZIP))
+    log.append(
+        batch.build(
+            [
+                batch.Record(0, BASE_TIME, b"user-1", b"tab\there"),
+                batch.Record(1, BASE_TIME, None, b"\xff\x00", (("h", b"1"), ("n", None))),
+            ],
+            compression=Codec.GZIP,
+        )
+    )
     log.close()
     assert cli.main(["dump-log", "--print-data", str(tmp_path / "data-0")]) == 0
     records = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
@@ -84,7 +103,8 @@ def test_print_data_shows_keys_payloads_and_headers_as_kafka_dump_log_does(tmp_p
     assert code == 0
     assert [{k: r[k] for k in ("key", "payload", "headers")} for r in batches[0]["records"]] == [
         {"key": "user-1", "payload": "tab\there", "headers": []},
-        {"key": None, "payload": "/wA=", "headers": [{"key": "h", "value": "1"}, {"key": "n", "value": None}]}]
+        {"key": None, "payload": "/wA=", "headers": [{"key": "h", "value": "1"}, {"key": "n", "value": None}]},
+    ]
     assert batches[0]["records"][1]["payloadEncoding"] == "base64"
 
 
@@ -125,6 +145,7 @@ def test_index_files_are_dumped(partition_dir, capsys):
 
 def test_legacy_message_sets_are_dumped(tmp_path, capsys):
     from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
     data = b""
     for magic, codec in [(0, 0), (1, 0), (1, 1)]:
         builder = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
@@ -156,17 +177,25 @@ def test_usage_errors_exit_2(tmp_path, capsys):
 def test_kafka_dump_log_spellings(partition_dir):
     """kafka-dump-log.sh --files A,B --deep-iteration --print-data-log, through the real command."""
     segments = sorted(str(path) for path in partition_dir.glob("*.log"))
-    kafka = subprocess.run([KAFKALOG, "dump-log", "--files", ",".join(segments), "--deep-iteration",
-                            "--print-data-log"], capture_output=True, text=True, timeout=60)
-    ours = subprocess.run([KAFKALOG, "dump-log", *segments, "--records", "--print-data"], capture_output=True,
-                          text=True, timeout=60)
+    kafka = subprocess.run(
+        [KAFKALOG, "dump-log", "--files", ",".join(segments), "--deep-iteration", "--print-data-log"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    ours = subprocess.run(
+        [KAFKALOG, "dump-log", *segments, "--records", "--print-data"], capture_output=True, text=True, timeout=60
+    )
     assert (kafka.returncode, kafka.stderr) == (0, "")
     assert kafka.stdout == ours.stdout and "key: key-0 payload: " in kafka.stdout
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=3000), prefix=st.sampled_from([b"", make_batch(2), make_batch(1, codec=Codec.GZIP)]),
-       suffix=st.sampled_from([".log", ".index", ".timeindex"]))
+@given(
+    data=st.binary(max_size=3000),
+    prefix=st.sampled_from([b"", make_batch(2), make_batch(1, codec=Codec.GZIP)]),
+    suffix=st.sampled_from([".log", ".index", ".timeindex"]),
+)
 def test_garbage_never_crashes_it(tmp_path, capsys, data, prefix, suffix):
     path = tmp_path / f"00000000000000000000{suffix}"
     path.write_bytes(prefix + data)
@@ -198,7 +227,7 @@ def test_an_unknown_codec_is_reported_not_fatal(tmp_path, capsys):
 def test_records_that_cannot_be_decoded_exit_1(tmp_path, capsys):
     """A gzip batch whose payload was zeroed and whose CRC was recomputed: the CRC holds, the records do not."""
     data = bytearray(make_batch(3, codec=Codec.GZIP))
-    data[batch.HEADER_SIZE:] = bytes(len(data) - batch.HEADER_SIZE)
+    data[batch.HEADER_SIZE :] = bytes(len(data) - batch.HEADER_SIZE)
     struct.pack_into(">I", data, 17, batch.compute_crc(data))
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(bytes(data) + make_batch(1, start=3))

@@ -36,8 +36,11 @@ ABOVE_THE_BROKER = ("jobs", "spark_kafka_source", "pyspark_kafkalog", "benchmark
 
 def _broker_parts_except(kept: str) -> tuple[str, ...]:
     """Every package and top-level module of ``broker`` (``broker.log``, ``broker.embedded``...) but ``kept``."""
-    parts = {path.stem for path in (ROOT / "broker").iterdir()
-             if (path / "__init__.py").is_file() or (path.suffix == ".py" and path.stem != "__init__")}
+    parts = {
+        path.stem
+        for path in (ROOT / "broker").iterdir()
+        if (path / "__init__.py").is_file() or (path.suffix == ".py" and path.stem != "__init__")
+    }
     return tuple(sorted(f"broker.{part}" for part in parts if f"broker.{part}" != kept))
 
 
@@ -45,12 +48,35 @@ def _broker_parts_except(kept: str) -> tuple[str, ...]:
 FORBIDDEN = {
     "broker/**/*.py": ABOVE_THE_BROKER,
     "broker/common/**/*.py": _broker_parts_except("broker.common"),
-    "broker/records/**/*.py": ("broker.log", "broker.replica", "broker.cluster", "broker.server", "broker.client",
-                               "broker.cli", "broker.security", "broker.coordinator"),
-    "broker/protocol/**/*.py": ("broker.log", "broker.replica", "broker.cluster", "broker.server", "broker.client",
-                                "broker.cli", "broker.security", "broker.coordinator"),
-    "broker/security/**/*.py": ("broker.log", "broker.replica", "broker.cluster", "broker.coordinator",
-                                "broker.server", "broker.client", "broker.cli"),
+    "broker/records/**/*.py": (
+        "broker.log",
+        "broker.replica",
+        "broker.cluster",
+        "broker.server",
+        "broker.client",
+        "broker.cli",
+        "broker.security",
+        "broker.coordinator",
+    ),
+    "broker/protocol/**/*.py": (
+        "broker.log",
+        "broker.replica",
+        "broker.cluster",
+        "broker.server",
+        "broker.client",
+        "broker.cli",
+        "broker.security",
+        "broker.coordinator",
+    ),
+    "broker/security/**/*.py": (
+        "broker.log",
+        "broker.replica",
+        "broker.cluster",
+        "broker.coordinator",
+        "broker.server",
+        "broker.client",
+        "broker.cli",
+    ),
     "broker/coordinator/**/*.py": ("broker.replica", "broker.cluster", "broker.server", "broker.client", "broker.cli"),
     "broker/log/**/*.py": ("broker.replica", "broker.cluster", "broker.server", "broker.client", "broker.cli"),
     "broker/replica/**/*.py": ("broker.server", "broker.client", "broker.cli"),
@@ -72,7 +98,7 @@ def _imports(path: pathlib.Path, package: str) -> list[str]:
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the module's package
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module
@@ -98,7 +124,7 @@ def test_the_architecture_page_states_these_rules():
     """docs/architecture.md's table is this file's FORBIDDEN, row for row (``broker/common``'s row
     says "every other part of broker", which ``_broker_parts_except`` computes)."""
     page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    table = page[page.index("| Files | Must never import |"):].split("\n\n", 1)[0].splitlines()[2:]
+    table = page[page.index("| Files | Must never import |") :].split("\n\n", 1)[0].splitlines()[2:]
     stated = {}
     for row in table:
         files, banned = (cell.strip() for cell in row.strip("|").split("|"))

@@ -28,8 +28,9 @@ def executed(name: str, directory) -> tuple[int, str]:
     """Run notebook ``name`` top to bottom in a kernel working in ``directory``, checking no cell
     failed; (how many plots it drew, the text it printed)."""
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(directory)}}).execute()
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(directory)}}
+    ).execute()
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     plots = sum("image/png" in o.get("data", {}) for o in outputs)
@@ -55,8 +56,11 @@ def test_cluster_notebook_runs_top_to_bottom(tmp_path):
 
 def declared(setup: configparser.ConfigParser, section: str, key: str) -> set:
     """Distribution names of a requirement list of setup.cfg, normalised."""
-    names = (re.match(r"[A-Za-z0-9._-]+", line.strip()).group() for line in setup[section][key].splitlines()
-             if line.strip() and not line.strip().startswith("#"))
+    names = (
+        re.match(r"[A-Za-z0-9._-]+", line.strip()).group()
+        for line in setup[section][key].splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    )
     return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
 
 
@@ -72,8 +76,11 @@ def third_party_imports(path: Path, own: set) -> set:
                 elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                     modules.add(node.module.split(".")[0])
     providers = importlib.metadata.packages_distributions()
-    return {re.sub(r"[-_.]+", "-", dist).lower() for module in modules - own - set(sys.stdlib_module_names)
-            for dist in providers[module]}
+    return {
+        re.sub(r"[-_.]+", "-", dist).lower()
+        for module in modules - own - set(sys.stdlib_module_names)
+        for dist in providers[module]
+    }
 
 
 def test_what_the_notebooks_import_is_declared_for_users_and_for_the_tests():
@@ -87,7 +94,9 @@ def test_what_the_notebooks_import_is_declared_for_users_and_for_the_tests():
     for path in NOTEBOOKS.glob("*.ipynb"):
         needed = third_party_imports(path, own)
         assert "matplotlib" in needed or path.name != "explore.ipynb", needed
-        assert needed <= runtime | notebook, f"{path.name} imports {sorted(needed - runtime - notebook)}: add them " \
-                                             f"to the notebook extra of setup.cfg"
-        assert needed <= runtime | test, f"{path.name} imports {sorted(needed - runtime - test)}: add them to the " \
-                                         f"test extra of setup.cfg"
+        assert needed <= runtime | notebook, (
+            f"{path.name} imports {sorted(needed - runtime - notebook)}: add them to the notebook extra of setup.cfg"
+        )
+        assert needed <= runtime | test, (
+            f"{path.name} imports {sorted(needed - runtime - test)}: add them to the test extra of setup.cfg"
+        )

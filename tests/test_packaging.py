@@ -35,8 +35,9 @@ def run(args, **kwargs) -> subprocess.CompletedProcess:
     """Run a command in a process group of its own, failing the test with its output when it fails.
     Whatever the group still holds when the command ends or after ``TIMEOUT`` (a broker, a JVM it
     started) is killed."""
-    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                          **kwargs) as process:
+    with subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    ) as process:
         try:
             stdout, stderr = process.communicate(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -68,8 +69,21 @@ def repository_files(dest: Path) -> Path:
 
 def build_wheel(tmp_path: Path, env: dict | None = None) -> Path:
     source = repository_files(tmp_path / "source")
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-         "--wheel-dir", str(tmp_path / "wheels"), str(source)], env={**os.environ, **(env or {})})
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(tmp_path / "wheels"),
+            str(source),
+        ],
+        env={**os.environ, **(env or {})},
+    )
     (wheel,) = (tmp_path / "wheels").glob("spark_kafka_source-*.whl")
     return wheel
 
@@ -109,7 +123,10 @@ def test_a_wheel_installed_in_a_fresh_venv_registers_the_format(tmp_path):
     python = fresh_venv(tmp_path / "venv", build_wheel(tmp_path))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = run_script(python, START_BROKER_AND_PRODUCE + """
+    result = run_script(
+        python,
+        START_BROKER_AND_PRODUCE
+        + """
     try:
         os.environ["PYSPARK_PYTHON"] = sys.executable
         from pyspark.sql import SparkSession
@@ -125,7 +142,9 @@ def test_a_wheel_installed_in_a_fresh_venv_registers_the_format(tmp_path):
                              text=True).stdout.split()[:3] for job in ("load", "mirror")]
     print(json.dumps({"rows": [[r.key, r.value] for r in rows], "usages": usages,
                       "modules": [spark_kafka_source.__file__, pyspark_kafkalog.__file__]}))
-    """, cwd=elsewhere)
+    """,
+        cwd=elsewhere,
+    )
     assert result["rows"] == [["u1", "first"], ["u2", "second"], ["u1", "third"]]
     assert result["usages"] == [["usage:", "kafkalog", "load"], ["usage:", "kafkalog", "mirror"]]
     assert all(module.startswith(str(tmp_path / "venv")) for module in result["modules"]), result["modules"]
@@ -133,10 +152,14 @@ def test_a_wheel_installed_in_a_fresh_venv_registers_the_format(tmp_path):
 
 def test_without_a_compiler_the_pure_python_fallbacks_load_and_work(tmp_path):
     wheel = build_wheel(tmp_path, env={"CC": "/bin/false"})
-    assert not [name for name in run([sys.executable, "-m", "zipfile", "-l", str(wheel)]).stdout.split()
-                if name.endswith(".so")], "no extension can be built without a compiler"
+    assert not [
+        name for name in run([sys.executable, "-m", "zipfile", "-l", str(wheel)]).stdout.split() if name.endswith(".so")
+    ], "no extension can be built without a compiler"
     python = fresh_venv(tmp_path / "venv", wheel)
-    result = run_script(python, START_BROKER_AND_PRODUCE + """
+    result = run_script(
+        python,
+        START_BROKER_AND_PRODUCE
+        + """
     try:
         consumed = subprocess.run([kafkalog, "consume", "installed", "--format", "json", *server], check=True,
                                   timeout=60, capture_output=True, text=True).stdout.splitlines()
@@ -153,7 +176,9 @@ def test_without_a_compiler_the_pure_python_fallbacks_load_and_work(tmp_path):
                       "native_decode": arrow_records.native_available(), "module": arrow_records.__file__,
                       "consumed": [json.loads(line)["value"] for line in consumed],
                       "decoded": [v.decode() for v in decoded.batch.column("value").to_pylist()]}))
-    """, cwd=tmp_path)
+    """,
+        cwd=tmp_path,
+    )
     assert (result["crc"], result["walk"], result["native_decode"]) == ("crcmod", "python", False)
     assert result["module"].startswith(str(tmp_path / "venv")), result["module"]
     assert result["consumed"] == result["decoded"] == ["first", "second", "third"]

@@ -14,8 +14,19 @@ from types import ModuleType
 
 from broker.arguments import USAGE, Parser
 
-from . import (acls, broker_command, cluster_command, configs, consume, delete_records, dump_log, groups, produce,
-               topics, users)
+from . import (
+    acls,
+    broker_command,
+    cluster_command,
+    configs,
+    consume,
+    delete_records,
+    dump_log,
+    groups,
+    produce,
+    topics,
+    users,
+)
 
 # Kafka's tools name the action with an option (kafka-topics.sh --describe): command -> {option: action}
 KAFKA_ACTION_OPTIONS = {
@@ -23,8 +34,19 @@ KAFKA_ACTION_OPTIONS = {
     "configs": {f"--{action}": action for action in ("describe", "alter")},
     "groups": {f"--{action}": action for action in ("list", "describe", "delete", "delete-offsets", "reset-offsets")},
 }
-COMMANDS = (broker_command, cluster_command, topics, configs, groups, produce, consume, delete_records, dump_log, users,
-            acls)
+COMMANDS = (
+    broker_command,
+    cluster_command,
+    topics,
+    configs,
+    groups,
+    produce,
+    consume,
+    delete_records,
+    dump_log,
+    users,
+    acls,
+)
 JOB_COMMANDS = "kafkalog.commands"  # the entry-point group of the subcommands above the broker
 
 
@@ -62,7 +84,7 @@ def with_action_first(argv: list[str]) -> list[str]:
         raise ValueError(f"{' and '.join(argv[i] for i in given)} are two actions: give one")
     if not given:
         return argv
-    return [argv[0], options[argv[given[0]]], *argv[1:given[0]], *argv[given[0] + 1:]]
+    return [argv[0], options[argv[given[0]]], *argv[1 : given[0]], *argv[given[0] + 1 :]]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,9 +31,12 @@ PID_FILE = "cluster.pid"
 
 def _cluster(parser, args) -> int:
     if args.data_dir is None:
-        parser.error("the following arguments are required: --data-dir (or describe a running cluster: "
-                     "kafkalog cluster describe --bootstrap-server HOST:PORT)")
+        parser.error(
+            "the following arguments are required: --data-dir (or describe a running cluster: "
+            "kafkalog cluster describe --bootstrap-server HOST:PORT)"
+        )
     from broker.embedded_cluster import EmbeddedCluster
+
     running = _running_pid(args.data_dir)
     if running is not None:
         print(f"kafkalog cluster: a kafkalog cluster already runs on {args.data_dir} (pid {running})", file=sys.stderr)
@@ -72,10 +75,13 @@ def _watch(cluster, stop: threading.Event) -> None:
             if broker_id not in reported:
                 reported.add(broker_id)
                 how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-                print(f"kafkalog cluster: broker {broker_id} died ({how}; its log: "
-                      f"{cluster.brokers[broker_id].stderr_path}); start it again with: kafkalog cluster "
-                      f"restart-broker {broker_id} --data-dir {os.path.abspath(cluster.data_dir)}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"kafkalog cluster: broker {broker_id} died ({how}; its log: "
+                    f"{cluster.brokers[broker_id].stderr_path}); start it again with: kafkalog cluster "
+                    f"restart-broker {broker_id} --data-dir {os.path.abspath(cluster.data_dir)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         for broker_id in cluster.brokers:
             request = _request_path(cluster.data_dir, broker_id)
             if os.path.exists(request):
@@ -121,20 +127,32 @@ def _running_pid(data_dir: str) -> int | None:
 def _restart_broker(parser, restart, args) -> int:
     """``kafkalog cluster restart-broker N --data-dir DIR``: ask the cluster running there to start
     broker N again, and wait for its answer."""
-    given = [option for option, value in (("--brokers", args.brokers), ("--zookeeper-port", args.zookeeper_port),
-                                          ("--set", args.set)) if value]
+    given = [
+        option
+        for option, value in (
+            ("--brokers", args.brokers),
+            ("--zookeeper-port", args.zookeeper_port),
+            ("--set", args.set),
+        )
+        if value
+    ]
     if given:
         parser.error(f"{given[0]} starts a cluster; restart-broker takes a broker id and --data-dir")
     if args.data_dir is None:
         restart.error("the following arguments are required: --data-dir (the running cluster's)")
     broker_id = args.broker_id
     if _running_pid(args.data_dir) is None:
-        print(f"kafkalog cluster restart-broker: no kafkalog cluster runs on {args.data_dir} (start one: "
-              f"kafkalog cluster --data-dir {args.data_dir})", file=sys.stderr)
+        print(
+            f"kafkalog cluster restart-broker: no kafkalog cluster runs on {args.data_dir} (start one: "
+            f"kafkalog cluster --data-dir {args.data_dir})",
+            file=sys.stderr,
+        )
         return 1
     if not os.path.isdir(os.path.join(args.data_dir, f"broker-{broker_id}")):
-        print(f"kafkalog cluster restart-broker: the cluster on {args.data_dir} has no broker {broker_id}",
-              file=sys.stderr)
+        print(
+            f"kafkalog cluster restart-broker: the cluster on {args.data_dir} has no broker {broker_id}",
+            file=sys.stderr,
+        )
         return 1
     answer_path = _answer_path(args.data_dir, broker_id)
     if os.path.exists(answer_path):
@@ -143,8 +161,11 @@ def _restart_broker(parser, restart, args) -> int:
     deadline = time.monotonic() + RESTART_SECONDS
     while not os.path.exists(answer_path):
         if time.monotonic() > deadline or _running_pid(args.data_dir) is None:
-            print(f"kafkalog cluster restart-broker: the cluster on {args.data_dir} did not answer within "
-                  f"{RESTART_SECONDS} s", file=sys.stderr)
+            print(
+                f"kafkalog cluster restart-broker: the cluster on {args.data_dir} did not answer within "
+                f"{RESTART_SECONDS} s",
+                file=sys.stderr,
+            )
             return 1
         time.sleep(WATCH_SECONDS / 2)
     with open(answer_path) as f:
@@ -159,55 +180,78 @@ def _restart_broker(parser, restart, args) -> int:
 
 def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
-        "cluster", help="run a local cluster: ZooKeeper and N brokers (or describe one)",
+        "cluster",
+        help="run a local cluster: ZooKeeper and N brokers (or describe one)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start a ZooKeeper server (from PySpark's jars; needs Java 17+) and N brokers in cluster\n"
-                    "mode (ids 1..N) on free ports, with their data in DIR (zookeeper/, broker-<id>/).\n"
-                    "Prints zookeeper.connect, one line per broker and, last, the bootstrap servers:\n"
-                    "  bootstrap.servers=127.0.0.1:<port>,127.0.0.1:<port>,...\n"
-                    "SIGTERM or Ctrl-C stops every broker cleanly, then ZooKeeper. A broker that dies is\n"
-                    "named on stderr; kafkalog cluster restart-broker N --data-dir DIR starts it again.\n\n"
-                    "kafkalog cluster describe --bootstrap-server HOST:PORT shows a running cluster instead:\n"
-                    "the controller, the brokers and the offline partitions (see its --help).",
+        "mode (ids 1..N) on free ports, with their data in DIR (zookeeper/, broker-<id>/).\n"
+        "Prints zookeeper.connect, one line per broker and, last, the bootstrap servers:\n"
+        "  bootstrap.servers=127.0.0.1:<port>,127.0.0.1:<port>,...\n"
+        "SIGTERM or Ctrl-C stops every broker cleanly, then ZooKeeper. A broker that dies is\n"
+        "named on stderr; kafkalog cluster restart-broker N --data-dir DIR starts it again.\n\n"
+        "kafkalog cluster describe --bootstrap-server HOST:PORT shows a running cluster instead:\n"
+        "the controller, the brokers and the offline partitions (see its --help).",
         epilog="examples:\n"
-               "  kafkalog cluster --brokers 3 --data-dir /tmp/kafkalog-cluster\n"
-               "  kafkalog cluster --brokers 3 --data-dir data --set num.partitions=6\n"
-               "  kafkalog cluster describe --bootstrap-server 127.0.0.1:38555\n"
-               "  kafkalog cluster restart-broker 2 --data-dir /tmp/kafkalog-cluster\n\n"
-               "exit status: 0 stopped cleanly, 1 the cluster could not start or a broker failed, 2 usage error")
-    parser.add_argument("--brokers", type=positive_int, metavar="N",
-                        help=f"number of brokers (default {DEFAULT_BROKERS})")
+        "  kafkalog cluster --brokers 3 --data-dir /tmp/kafkalog-cluster\n"
+        "  kafkalog cluster --brokers 3 --data-dir data --set num.partitions=6\n"
+        "  kafkalog cluster describe --bootstrap-server 127.0.0.1:38555\n"
+        "  kafkalog cluster restart-broker 2 --data-dir /tmp/kafkalog-cluster\n\n"
+        "exit status: 0 stopped cleanly, 1 the cluster could not start or a broker failed, 2 usage error",
+    )
+    parser.add_argument(
+        "--brokers", type=positive_int, metavar="N", help=f"number of brokers (default {DEFAULT_BROKERS})"
+    )
     parser.add_argument("--data-dir", metavar="DIR", help="where ZooKeeper and the brokers keep data (required)")
-    parser.add_argument("--zookeeper-port", type=positive_int, default=0, metavar="PORT",
-                        help="ZooKeeper's port (default: a free one)")
-    parser.add_argument("--set", type=key_value, action="append", default=[], metavar="KEY=VALUE",
-                        help="a Kafka setting for every broker, for example --set num.partitions=6 (repeatable)")
+    parser.add_argument(
+        "--zookeeper-port", type=positive_int, default=0, metavar="PORT", help="ZooKeeper's port (default: a free one)"
+    )
+    parser.add_argument(
+        "--set",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Kafka setting for every broker, for example --set num.partitions=6 (repeatable)",
+    )
     parser.set_defaults(func=lambda args: _cluster(parser, args))
     actions = parser.add_subparsers(dest="action", metavar="[describe | restart-broker]")
     cluster_describe.add_parser(actions)
     describe = actions.choices["describe"]
     describe.set_defaults(func=_describe_only(parser, describe.get_default("func")))
     restart = actions.add_parser(
-        "restart-broker", help="start a broker of a running kafkalog cluster again",
+        "restart-broker",
+        help="start a broker of a running kafkalog cluster again",
         description="Ask the kafkalog cluster running on DIR to start broker N again (after it died), on\n"
-                    "its port and log directory, once ZooKeeper has dropped its registration (its session\n"
-                    "expires: a few seconds). Prints where it listens.",
+        "its port and log directory, once ZooKeeper has dropped its registration (its session\n"
+        "expires: a few seconds). Prints where it listens.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  kafkalog cluster restart-broker 2 --data-dir /tmp/kafkalog-cluster\n\n"
-               "exit status: 0 restarted, 1 not restarted (no cluster runs there, no such broker, it runs\n"
-               "already, or it failed to start), 2 usage error")
+        "exit status: 0 restarted, 1 not restarted (no cluster runs there, no such broker, it runs\n"
+        "already, or it failed to start), 2 usage error",
+    )
     restart.add_argument("broker_id", type=positive_int, metavar="N", help="the broker's id")
-    restart.add_argument("--data-dir", default=argparse.SUPPRESS, metavar="DIR",
-                         help="the running cluster's data directory")
+    restart.add_argument(
+        "--data-dir", default=argparse.SUPPRESS, metavar="DIR", help="the running cluster's data directory"
+    )
     restart.set_defaults(func=lambda args: _restart_broker(parser, restart, args))
 
 
 def _describe_only(parser, describe):
     """``describe``, refusing the options that start a cluster (``kafkalog cluster --brokers 3 describe``)."""
+
     def run(args) -> int:
-        given = [option for option, value in (("--brokers", args.brokers), ("--data-dir", args.data_dir),
-                                              ("--zookeeper-port", args.zookeeper_port), ("--set", args.set)) if value]
+        given = [
+            option
+            for option, value in (
+                ("--brokers", args.brokers),
+                ("--data-dir", args.data_dir),
+                ("--zookeeper-port", args.zookeeper_port),
+                ("--set", args.set),
+            )
+            if value
+        ]
         if given:
             parser.error(f"{given[0]} starts a cluster; describe takes --bootstrap-server (not both)")
         return describe(args)
+
     return run

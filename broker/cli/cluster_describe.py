@@ -28,15 +28,29 @@ def _description(client, args) -> dict:
     for (topic, partition), leader in sorted(metadata.leaders.items()):
         replicas = list(metadata.replicas.get((topic, partition), ()))
         if leader == NO_LEADER or leader not in led:
-            offline.append({"topic": topic, "partition": partition, "replicas": replicas,
-                            "replicasLive": any(r in metadata.brokers for r in replicas)})
+            offline.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "replicas": replicas,
+                    "replicasLive": any(r in metadata.brokers for r in replicas),
+                }
+            )
         else:
             led[leader].append({"topic": topic, "partition": partition})
     return {
         "clusterId": metadata.cluster_id,
         "controller": metadata.controller_id,
-        "brokers": [{"id": node_id, "host": metadata.brokers[node_id].host, "port": metadata.brokers[node_id].port,
-                     "leaderCount": len(partitions), "partitions": partitions} for node_id, partitions in led.items()],
+        "brokers": [
+            {
+                "id": node_id,
+                "host": metadata.brokers[node_id].host,
+                "port": metadata.brokers[node_id].port,
+                "leaderCount": len(partitions),
+                "partitions": partitions,
+            }
+            for node_id, partitions in led.items()
+        ],
         "offlinePartitions": offline,
     }
 
@@ -69,16 +83,27 @@ def _describe(client, args) -> int:
 
 def add_parser(actions: Subcommands) -> None:
     describe = add_command(
-        actions, "describe", "show the brokers, the controller and the offline partitions",
+        actions,
+        "describe",
+        "show the brokers, the controller and the offline partitions",
         "Ask any broker of the cluster for its Metadata and print the cluster id, the controller,\n"
         "one line per live broker (id, host:port, how many partitions it leads) and the partitions\n"
         "without a leader (offline: the broker holding them is down), with the broker they live on.\n"
-        "With --topic, only those topics count, and each broker's line lists the partitions it leads.", [
+        "With --topic, only those topics count, and each broker's line lists the partitions it leads.",
+        [
             "kafkalog cluster describe --bootstrap-server 127.0.0.1:38555",
             "kafkalog cluster describe --topic page-views --bootstrap-server broker1:9092",
-            "kafkalog cluster describe --format json --command-config client.properties | jq .offlinePartitions"])
-    describe.add_argument("--topic", dest="topics", action="append", metavar="TOPIC",
-                          help="count and list only this topic's partitions (repeatable)")
-    describe.add_argument("--format", choices=("plain", "json"), default="plain",
-                          help="plain lines (default) or one JSON object")
+            "kafkalog cluster describe --format json --command-config client.properties | jq .offlinePartitions",
+        ],
+    )
+    describe.add_argument(
+        "--topic",
+        dest="topics",
+        action="append",
+        metavar="TOPIC",
+        help="count and list only this topic's partitions (repeatable)",
+    )
+    describe.add_argument(
+        "--format", choices=("plain", "json"), default="plain", help="plain lines (default) or one JSON object"
+    )
     describe.set_defaults(func=lambda args: run(PROG, args, _describe))

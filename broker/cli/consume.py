@@ -20,8 +20,16 @@ import argparse
 import sys
 import time
 
-from broker.arguments import (USAGE, Subcommands, group_id, key_value, non_negative_int, positive_float, positive_int,
-                              timestamp_ms)
+from broker.arguments import (
+    USAGE,
+    Subcommands,
+    group_id,
+    key_value,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    timestamp_ms,
+)
 from broker.client import EARLIEST, LATEST, KafkaError
 
 from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
@@ -74,12 +82,20 @@ def _with_leaders(client, topic: str, partitions: list[int], follow: bool) -> li
         return partitions
     down = sorted({r for p in leaderless for r in metadata.replicas.get((topic, p), ()) if r not in metadata.brokers})
     names = ", ".join(f"{topic}-{p}" for p in leaderless)
-    why = (f"{'has' if len(leaderless) == 1 else 'have'} no leader (LEADER_NOT_AVAILABLE"
-           + (f": broker {', '.join(map(str, down))} is down)" if down else ")"))
+    why = f"{'has' if len(leaderless) == 1 else 'have'} no leader (LEADER_NOT_AVAILABLE" + (
+        f": broker {', '.join(map(str, down))} is down)" if down else ")"
+    )
     if len(leaderless) == len(partitions) and not follow:
         raise CommandError(f"{names} {why}: nothing can be read")
-    later = ("they are read once they have a leader again" if len(leaderless) > 1 else
-             "it is read once it has a leader again") if follow else "not read (exit status 1)"
+    later = (
+        (
+            "they are read once they have a leader again"
+            if len(leaderless) > 1
+            else "it is read once it has a leader again"
+        )
+        if follow
+        else "not read (exit status 1)"
+    )
     print(f"{PROG}: {names} {why}: reading the other partitions; {later}", file=sys.stderr)
     return [p for p in partitions if p not in leaderless]
 
@@ -91,8 +107,7 @@ def _start(client, args) -> tuple[list[int], list[int], dict, dict]:
     if args.partition is not None:
         check_partition(args.topic, args.partition, partitions)
         partitions = [args.partition]
-    readable = partitions if args.partition is not None else _with_leaders(client, args.topic, partitions,
-                                                                           args.follow)
+    readable = partitions if args.partition is not None else _with_leaders(client, args.topic, partitions, args.follow)
     latest = _offsets(client, args.topic, readable, LATEST)
     return partitions, readable, latest, _start_offsets(client, args.topic, readable, latest, args)
 
@@ -101,8 +116,9 @@ def _consume(client, args) -> int:
     topic = args.topic
     outages = Outages(PROG, args.retry_for)
     # with --follow, an outage when it starts is waited out too
-    partitions, readable, latest, positions = wait_out(outages if args.follow else None, topic,
-                                                       lambda: _start(client, args))
+    partitions, readable, latest, positions = wait_out(
+        outages if args.follow else None, topic, lambda: _start(client, args)
+    )
     if not args.follow and all(positions[p] >= latest[p] for p in readable):
         print(f"{PROG}: no records to print: {_why_nothing(topic, readable, latest, args)}", file=sys.stderr)
     first = args.offset if isinstance(args.offset, int) else 0  # --follow from past the end: wait for it
@@ -125,8 +141,7 @@ def _consume(client, args) -> int:
                     if partition not in positions:  # --follow: a partition without a leader at the start
                         start = _offsets(client, topic, [partition], LATEST)
                         positions[partition] = _start_offsets(client, topic, [partition], start, args)[partition]
-                    records, position = fetch_records(client, topic, partition, positions[partition], end,
-                                                      first=first)
+                    records, position = fetch_records(client, topic, partition, positions[partition], end, first=first)
                 except KafkaError as exc:
                     if not args.follow or not is_outage(exc):
                         raise
@@ -168,8 +183,10 @@ def _plain_columns(properties: list[tuple[str, str]]) -> tuple[str, ...]:
     shown = dict.fromkeys(PLAIN_COLUMNS, True)
     for key, value in properties:
         if key not in _PRINT_PROPERTIES:
-            raise ValueError(f"--property {key}: not a property of this consumer (it takes "
-                             f"{', '.join(f'{name}=true|false' for name in _PRINT_PROPERTIES)})")
+            raise ValueError(
+                f"--property {key}: not a property of this consumer (it takes "
+                f"{', '.join(f'{name}=true|false' for name in _PRINT_PROPERTIES)})"
+            )
         if value.lower() not in ("true", "false"):
             raise ValueError(f"--property {key}={value}: the value is true or false")
         shown[_PRINT_PROPERTIES[key]] = value.lower() == "true"
@@ -182,8 +199,11 @@ def _plain_columns(properties: list[tuple[str, str]]) -> tuple[str, ...]:
 def _run(args) -> int:
     if args.property:
         if args.format == "json":
-            print(f"{PROG}: --property print.* chooses the columns of plain lines; --format json prints every "
-                  f"field (see '{PROG} --help')", file=sys.stderr)
+            print(
+                f"{PROG}: --property print.* chooses the columns of plain lines; --format json prints every "
+                f"field (see '{PROG} --help')",
+                file=sys.stderr,
+            )
             return USAGE
         try:
             args.format = _plain_columns(args.property)
@@ -197,15 +217,20 @@ def _run(args) -> int:
         return run(PROG, args, _consume)
     for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time)):
         if value is not None:
-            print(f"{PROG}: {option} cannot be used with --group (the group assigns the partitions and keeps their "
-                  f"offsets) (see '{PROG} --help')", file=sys.stderr)
+            print(
+                f"{PROG}: {option} cannot be used with --group (the group assigns the partitions and keeps their "
+                f"offsets) (see '{PROG} --help')",
+                file=sys.stderr,
+            )
             return USAGE
     return run(PROG, args, consume_in_group)
 
 
 def add_parser(commands: Subcommands) -> None:
     parser = add_command(
-        commands, "consume", "print the records of a topic",
+        commands,
+        "consume",
+        "print the records of a topic",
         "Print the records of TOPIC (every partition, or --partition), one line each, from the\n"
         "beginning (default), --offset N or --from-time, up to the end offsets measured when it\n"
         "starts (a batch tool), or on and on with --follow (stop it with Ctrl-C, exit status 0;\n"
@@ -216,46 +241,87 @@ def add_parser(commands: Subcommands) -> None:
         "not UTF-8 as \\xNN, other characters that do not print as \\uNNNN);\n"
         "json: {topic, partition, offset, timestamp (epoch ms), timestampType, key, value, headers\n"
         "[{key, value}, ...]}, bytes that are not UTF-8 in base64 with keyEncoding/valueEncoding\n"
-        "\"base64\" (`kafkalog produce --format json` takes these lines back).", [
+        '"base64" (`kafkalog produce --format json` takes these lines back).',
+        [
             "kafkalog consume page-views",
             "kafkalog consume --topic page-views --partition 0 --offset 1000 --max-records 10",
             "kafkalog consume page-views --from-time 2024-05-01T12:00:00Z --format json | jq .value",
             "kafkalog consume page-views --from-time 1714564800000 --follow",
             "kafkalog consume --topic page-views --from-beginning --max-messages 10 --property print.key=true "
             "--property print.partition=false",
-            "kafkalog consume page-views --group dashboards --follow"])
+            "kafkalog consume page-views --group dashboards --follow",
+        ],
+    )
     add_topic_argument(parser)
     start = parser.add_mutually_exclusive_group()
-    start.add_argument("--from-beginning", action="store_true", help="start at each partition's earliest offset "
-                                                                     "(the default)")
-    start.add_argument("--offset", type=_offset, metavar="N",
-                       help="start at offset N in every partition read (nothing below N is printed, even when a "
-                            "partition is shorter and --follow waits for it); as Kafka's console consumer, "
-                            "earliest (the default) or latest (the end: with --follow, only new records)")
-    start.add_argument("--from-time", type=timestamp_ms, metavar="TIME",
-                       help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
-                            "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds")
+    start.add_argument(
+        "--from-beginning", action="store_true", help="start at each partition's earliest offset (the default)"
+    )
+    start.add_argument(
+        "--offset",
+        type=_offset,
+        metavar="N",
+        help="start at offset N in every partition read (nothing below N is printed, even when a "
+        "partition is shorter and --follow waits for it); as Kafka's console consumer, "
+        "earliest (the default) or latest (the end: with --follow, only new records)",
+    )
+    start.add_argument(
+        "--from-time",
+        type=timestamp_ms,
+        metavar="TIME",
+        help="start at the first record stamped at or after TIME: ISO-8601 (UTC unless it "
+        "gives an offset, e.g. 2024-05-01T12:00:00+02:00) or epoch milliseconds",
+    )
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="read only partition N")
-    parser.add_argument("--max-records", "--max-messages", type=positive_int, metavar="N",
-                        help="stop after N records (--max-messages: Kafka's console consumer's name)")
+    parser.add_argument(
+        "--max-records",
+        "--max-messages",
+        type=positive_int,
+        metavar="N",
+        help="stop after N records (--max-messages: Kafka's console consumer's name)",
+    )
     parser.add_argument("--format", choices=("plain", "json"), default="plain", help="output lines (default plain)")
-    parser.add_argument("--follow", action="store_true", help="keep waiting for new records instead of stopping "
-                                                              "at the end")
-    parser.add_argument("--retry-for", type=positive_float, metavar="SECONDS",
-                        help="with --follow, give up (exit status 1) on a partition that could not be read for "
-                             "SECONDS (its broker down or unreachable); by default it is retried until it can be")
-    parser.add_argument("--property", type=key_value, action="append", default=[], metavar="print.X=true|false",
-                        help="Kafka's console consumer's print.partition, print.offset, print.timestamp, print.key, "
-                             "print.value: show or leave out that column of plain lines (all shown by default; "
-                             "repeatable)")
-    parser.add_argument("--group", type=group_id, metavar="GROUP",
-                        help="consume as a member of consumer group GROUP: the group's members share the partitions, "
-                             "each starts at the group's committed offset and commits after printing (at least "
-                             "once); Ctrl-C or SIGTERM leaves the group")
-    parser.add_argument("--session-timeout-ms", type=positive_int, default=10_000, metavar="MS",
-                        help="with --group, how long the group waits for this member's heartbeat before giving its "
-                             "partitions to the others (default 10000; Kafka accepts 6000 to 1800000 by default)")
-    parser.add_argument("--auto-offset-reset", choices=("earliest", "latest", "none"), default="earliest",
-                        help="with --group, where a partition without a committed offset, or with one outside the "
-                             "log, starts (default earliest; none: fail)")
+    parser.add_argument(
+        "--follow", action="store_true", help="keep waiting for new records instead of stopping at the end"
+    )
+    parser.add_argument(
+        "--retry-for",
+        type=positive_float,
+        metavar="SECONDS",
+        help="with --follow, give up (exit status 1) on a partition that could not be read for "
+        "SECONDS (its broker down or unreachable); by default it is retried until it can be",
+    )
+    parser.add_argument(
+        "--property",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="print.X=true|false",
+        help="Kafka's console consumer's print.partition, print.offset, print.timestamp, print.key, "
+        "print.value: show or leave out that column of plain lines (all shown by default; "
+        "repeatable)",
+    )
+    parser.add_argument(
+        "--group",
+        type=group_id,
+        metavar="GROUP",
+        help="consume as a member of consumer group GROUP: the group's members share the partitions, "
+        "each starts at the group's committed offset and commits after printing (at least "
+        "once); Ctrl-C or SIGTERM leaves the group",
+    )
+    parser.add_argument(
+        "--session-timeout-ms",
+        type=positive_int,
+        default=10_000,
+        metavar="MS",
+        help="with --group, how long the group waits for this member's heartbeat before giving its "
+        "partitions to the others (default 10000; Kafka accepts 6000 to 1800000 by default)",
+    )
+    parser.add_argument(
+        "--auto-offset-reset",
+        choices=("earliest", "latest", "none"),
+        default="earliest",
+        help="with --group, where a partition without a committed offset, or with one outside the "
+        "log, starts (default earliest; none: fail)",
+    )
     parser.set_defaults(func=_run)

@@ -25,8 +25,7 @@ import signal
 import sys
 import time
 
-from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError, OffsetOutOfRangeError
-from broker.client import GroupMember
+from broker.client import EARLIEST, LATEST, GroupMember, KafkaClient, KafkaError, OffsetOutOfRangeError
 
 from .common import OK, CommandError, partitions_of
 from .outages import Outages, is_outage, wait_out
@@ -47,8 +46,10 @@ def consume_in_group(client: KafkaClient, args: argparse.Namespace) -> int:
     try:
         while remaining is None or remaining > 0:
             assigned = wait_out(outages, group, member.join).get(args.topic, [])
-            _say(f"group {args.group!r} generation {member.generation}: assigned "
-                 f"{'partitions ' + ', '.join(map(str, assigned)) if assigned else 'no partition'} of {args.topic}")
+            _say(
+                f"group {args.group!r} generation {member.generation}: assigned "
+                f"{'partitions ' + ', '.join(map(str, assigned)) if assigned else 'no partition'} of {args.topic}"
+            )
             done, remaining = _consume_assigned(client, member, assigned, remaining, args, outages)
             if done:
                 break
@@ -65,8 +66,9 @@ def consume_in_group(client: KafkaClient, args: argparse.Namespace) -> int:
     return OK
 
 
-def _consume_assigned(client, member: GroupMember, partitions: list[int], remaining: int | None, args,
-                      outages: Outages | None):
+def _consume_assigned(
+    client, member: GroupMember, partitions: list[int], remaining: int | None, args, outages: Outages | None
+):
     """Print the records of this generation's ``partitions``, committing after each round;
     ``(done, remaining)``: done when this member is finished (not when it must join again, also
     after its coordinator became unreachable under --follow: the join waits it out)."""
@@ -74,8 +76,11 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
     positions: dict[int, int] = {}
     try:
         positions = _starting_positions(client, member, topic, partitions, args.auto_offset_reset)
-        ends = None if args.follow else {p: o for (_, p), (o, _) in
-                                         client.list_offsets({(topic, p): LATEST for p in partitions}).items()}
+        ends = (
+            None
+            if args.follow
+            else {p: o for (_, p), (o, _) in client.list_offsets({(topic, p): LATEST for p in partitions}).items()}
+        )
         while remaining is None or remaining > 0:
             if not member.alive():
                 return False, remaining
@@ -88,11 +93,13 @@ def _consume_assigned(client, member: GroupMember, partitions: list[int], remain
                 if outages is not None and not outages.ready(label):
                     continue
                 try:
-                    records, position = fetch_records(client, topic, partition, positions[partition],
-                                                      None if ends is None else ends[partition])
+                    records, position = fetch_records(
+                        client, topic, partition, positions[partition], None if ends is None else ends[partition]
+                    )
                 except OffsetOutOfRangeError as exc:  # cut below it, or the topic was created again
-                    positions[partition] = _reset(topic, partition, exc.offset, exc.log_start_offset,
-                                                  exc.high_watermark, args.auto_offset_reset)
+                    positions[partition] = _reset(
+                        topic, partition, exc.offset, exc.log_start_offset, exc.high_watermark, args.auto_offset_reset
+                    )
                     continue
                 except KafkaError as exc:  # its leader is down: the other partitions go on
                     if outages is None or not is_outage(exc):
@@ -152,11 +159,15 @@ def _starting_positions(client, member: GroupMember, topic: str, partitions: lis
 def _reset(topic: str, partition: int, offset: int | None, start: int, end: int, reset: str) -> int:
     """Where a partition without a usable ``offset`` starts (the log holds ``start`` to ``end``):
     --auto-offset-reset earliest or latest; CommandError for none."""
-    why = "the group has no committed offset" if offset is None else \
-        f"offset {offset} is outside the log, which holds offsets {start} to {end}"
+    why = (
+        "the group has no committed offset"
+        if offset is None
+        else f"offset {offset} is outside the log, which holds offsets {start} to {end}"
+    )
     if reset == "none":
-        raise CommandError(f"{topic}-{partition}: {why} and --auto-offset-reset is none "
-                           f"(give earliest or latest to start there)")
+        raise CommandError(
+            f"{topic}-{partition}: {why} and --auto-offset-reset is none (give earliest or latest to start there)"
+        )
     position = start if reset == "earliest" else end
     if offset is not None:  # no committed offset is the usual start: no note for it
         _say(f"{topic}-{partition}: {why}; starting at the {reset} offset {position} (--auto-offset-reset)")

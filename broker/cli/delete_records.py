@@ -47,24 +47,40 @@ def _past_the_end(client, topic: str, wanted: dict) -> str | None:
     """Which --before offsets are past their partition's end, with the end (Kafka answers only
     OFFSET_OUT_OF_RANGE); None when none is now."""
     latest = client.list_offsets({(topic, p): LATEST for p in wanted})
-    past = [f"{p}:{offset} (the latest offset of {topic}-{p} is {latest[(topic, p)][0]})"
-            for p, offset in sorted(wanted.items()) if offset > latest[(topic, p)][0]]
+    past = [
+        f"{p}:{offset} (the latest offset of {topic}-{p} is {latest[(topic, p)][0]})"
+        for p, offset in sorted(wanted.items())
+        if offset > latest[(topic, p)][0]
+    ]
     if not past:
         return None
-    return (f"--before {', '.join(past)} is past the end: records can be deleted up to the latest offset "
-            f"(PARTITION:end deletes every record stored now) (OFFSET_OUT_OF_RANGE)")
+    return (
+        f"--before {', '.join(past)} is past the end: records can be deleted up to the latest offset "
+        f"(PARTITION:end deletes every record stored now) (OFFSET_OUT_OF_RANGE)"
+    )
 
 
 def add_parser(commands: Subcommands) -> None:
     parser = add_command(
-        commands, "delete-records", "delete a partition's records below an offset",
+        commands,
+        "delete-records",
+        "delete a partition's records below an offset",
         "Delete the records of partitions below the given offsets: the log start offset moves there\n"
         "and whole segments below it are removed from disk. An offset past the end is refused\n"
         "(OFFSET_OUT_OF_RANGE); 'end' deletes everything stored now. Readers (consumers, the Spark\n"
-        "source, the load job) treat the deleted records as lost, as after retention.", [
+        "source, the load job) treat the deleted records as lost, as after retention.",
+        [
             "kafkalog delete-records page-views --before 0:1500",
-            "kafkalog delete-records page-views --before 0:end --before 1:end"])
+            "kafkalog delete-records page-views --before 0:end --before 1:end",
+        ],
+    )
     add_topic_argument(parser)
-    parser.add_argument("--before", type=partition_offset, action="append", required=True,
-                        metavar="PARTITION:OFFSET", help="delete the partition's records below OFFSET (repeatable)")
+    parser.add_argument(
+        "--before",
+        type=partition_offset,
+        action="append",
+        required=True,
+        metavar="PARTITION:OFFSET",
+        help="delete the partition's records below OFFSET (repeatable)",
+    )
     parser.set_defaults(func=lambda args: run(PROG, args, _delete))

@@ -20,8 +20,11 @@ from .record_text import json_field, json_headers, text
 def _dump_log(args) -> int:
     paths = args.paths + [path for files in args.files for path in files]
     if not paths:
-        print("kafkalog dump-log: give the segment files or partition directories: PATH ... or --files "
-              "PATH[,PATH...] (see 'kafkalog dump-log --help')", file=sys.stderr)
+        print(
+            "kafkalog dump-log: give the segment files or partition directories: PATH ... or --files "
+            "PATH[,PATH...] (see 'kafkalog dump-log --help')",
+            file=sys.stderr,
+        )
         return 2
     try:
         data = args.print_data or args.offsets_decoder
@@ -85,30 +88,49 @@ def _show_offsets(record: dict, as_json: bool) -> None:
 
 def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
-        "dump-log", help="print and check the batches of log segments and indexes",
+        "dump-log",
+        help="print and check the batches of log segments and indexes",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print every batch of Kafka log segment files (.log), or the entries of their\n"
-                    "indexes (.index, .timeindex), checking sizes and CRCs. A partition directory\n"
-                    "stands for all of its .log files.",
+        "indexes (.index, .timeindex), checking sizes and CRCs. A partition directory\n"
+        "stands for all of its .log files.",
         epilog="examples:\n"
-               "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
-               "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
-               "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
-               "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
-               "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
-               "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
-               "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
-               "2 usage error or a path that cannot be read")
+        "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
+        "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
+        "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
+        "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
+        "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
+        "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
+        "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
+        "2 usage error or a path that cannot be read",
+    )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="segment file or partition directory")
-    parser.add_argument("--files", type=_file_list, action="append", default=[], metavar="PATH[,PATH...]",
-                        help="kafka-dump-log's spelling: comma-separated paths (repeatable; with or instead of PATH)")
+    parser.add_argument(
+        "--files",
+        type=_file_list,
+        action="append",
+        default=[],
+        metavar="PATH[,PATH...]",
+        help="kafka-dump-log's spelling: comma-separated paths (repeatable; with or instead of PATH)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per batch, then a summary")
-    parser.add_argument("--records", "--deep-iteration", action="store_true",
-                        help="also print each record's offset and sizes (--deep-iteration: kafka-dump-log's name)")
-    parser.add_argument("--print-data", "--print-data-log", action="store_true",
-                        help="also print each record's key, payload and headers (implies --records; as "
-                             "kafka-dump-log --print-data-log)")
-    parser.add_argument("--offsets-decoder", action="store_true",
-                        help="decode __consumer_offsets records: committed offsets and group metadata as "
-                             "JSON keys and payloads (implies --print-data; as kafka-dump-log --offsets-decoder)")
+    parser.add_argument(
+        "--records",
+        "--deep-iteration",
+        action="store_true",
+        help="also print each record's offset and sizes (--deep-iteration: kafka-dump-log's name)",
+    )
+    parser.add_argument(
+        "--print-data",
+        "--print-data-log",
+        action="store_true",
+        help="also print each record's key, payload and headers (implies --records; as "
+        "kafka-dump-log --print-data-log)",
+    )
+    parser.add_argument(
+        "--offsets-decoder",
+        action="store_true",
+        help="decode __consumer_offsets records: committed offsets and group metadata as "
+        "JSON keys and payloads (implies --print-data; as kafka-dump-log --offsets-decoder)",
+    )
     parser.set_defaults(func=_dump_log)

@@ -8,17 +8,22 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from broker.client import KafkaError
-from broker.client import BrokerUnavailableError
+from broker.client import BrokerUnavailableError, KafkaError
 from broker.protocol.errors import ErrorCode
 
 from .common import CommandError
 
 RETRY_SECONDS = 2.0  # the wait before what could not be read is tried again
 # errors of a broker that is down, not leading any more or not coordinating any more: waited out
-_OUTAGE_CODES = {ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
-                 ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR,
-                 ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}
+_OUTAGE_CODES = {
+    ErrorCode.LEADER_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ErrorCode.REQUEST_TIMED_OUT,
+    ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+}
 
 
 def is_outage(error: KafkaError) -> bool:

@@ -36,8 +36,15 @@ def _produce(client, args, source, total_bytes: int | None) -> int:
     show_progress = args.progress or (args.file is not None and sys.stderr.isatty())
     progress = Progress(total_bytes) if show_progress else None
     report = LineReport(args.on_error, ACKS[args.acks], progress)
-    batcher = Batcher(client, args.topic, partitions, args.partition, Codec.from_name(args.compression),
-                      ACKS[args.acks], report.refused)
+    batcher = Batcher(
+        client,
+        args.topic,
+        partitions,
+        args.partition,
+        Codec.from_name(args.compression),
+        ACKS[args.acks],
+        report.refused,
+    )
     separator = os.fsencode(args.key_separator) if args.key_separator is not None else None
     parse = record_input.parser_for(args.format, separator, tuple(args.header), args.timestamp)
 
@@ -81,8 +88,10 @@ def _kafka_properties(args) -> str | None:
     properties = dict(args.property)
     unknown = sorted(set(properties) - {"parse.key", "key.separator"})
     if unknown:
-        raise ValueError(f"--property {unknown[0]}: not a property of this producer (it takes parse.key=true|false "
-                         f"and key.separator=SEP)")
+        raise ValueError(
+            f"--property {unknown[0]}: not a property of this producer (it takes parse.key=true|false "
+            f"and key.separator=SEP)"
+        )
     parse_key = properties.get("parse.key", "false").lower()
     if parse_key not in ("true", "false"):
         raise ValueError(f"--property parse.key={properties['parse.key']}: the value is true or false")
@@ -105,8 +114,10 @@ def _run(args) -> int:
         print(f"{PROG}: --key-separator cannot be empty (for example --key-separator :)", file=sys.stderr)
         return USAGE
     if args.format == "json" and args.key_separator is not None:
-        print(f"{PROG}: --key-separator splits plain lines; with --format json the key is the line's \"key\"",
-              file=sys.stderr)
+        print(
+            f'{PROG}: --key-separator splits plain lines; with --format json the key is the line\'s "key"',
+            file=sys.stderr,
+        )
         return USAGE
     if args.file is None:
         if sys.stdin is None:
@@ -125,55 +136,95 @@ def _run(args) -> int:
 
 def add_parser(commands: Subcommands) -> None:
     parser = add_command(
-        commands, "produce", "send lines of stdin or a file as records",
+        commands,
+        "produce",
+        "send lines of stdin or a file as records",
         "Send each line of stdin (or of --file) as one record of TOPIC (created if missing where the\n"
         "broker creates topics on first use, auto.create.topics.enable, as for Kafka's producers), its value\n"
         "the line without its line end. With --key-separator, the text before the first separator is\n"
         "the key; with --format json each line is an object with key, value, headers and timestamp\n"
         "(the lines `kafkalog consume --format json` prints; bytes as base64 with keyEncoding or\n"
-        "valueEncoding \"base64\"). Lines go out in batches (one per partition at a time), sent when\n"
+        'valueEncoding "base64"). Lines go out in batches (one per partition at a time), sent when\n'
         "full or when the input pauses. Records go to --partition, else by key (murmur2, as Kafka's\n"
         "producers), else to one partition at a time. A line that cannot be sent (no separator, bad\n"
         "JSON, refused by the broker as too large) is named by its number and, as --on-error says,\n"
         "skipped or the end of the run; the lines batched with it are stored all the same, and a\n"
         "run that did not store every line ends with one line naming those it did not. A progress\n"
-        "line is shown on stderr for a file when stderr is a terminal (or with --progress).", [
+        "line is shown on stderr for a file when stderr is a terminal (or with --progress).",
+        [
             "kafkalog produce page-views < views.txt",
             "kafkalog produce --topic page-views --file views.txt --compression zstd --acks all",
             "printf 'user1:clicked\\nuser2:left\\n' | kafkalog produce events --key-separator :",
             "kafkalog produce --topic events --property parse.key=true --property key.separator=: < events.txt",
             "kafkalog produce events --header source=web --timestamp 2026-11-20T13:00:00Z < events.txt",
-            "echo '{\"key\": \"u1\", \"value\": \"hi\", \"headers\": {\"trace\": \"7\"}}' "
-            "| kafkalog produce events --format json",
+            'echo \'{"key": "u1", "value": "hi", "headers": {"trace": "7"}}\' | kafkalog produce events --format json',
             "kafkalog consume events --format json | kafkalog produce events-copy --format json",
-            "kafkalog produce events --partition 2 --acks 0 --file events.log --progress --on-error skip"])
+            "kafkalog produce events --partition 2 --acks 0 --file events.log --progress --on-error skip",
+        ],
+    )
     add_topic_argument(parser)
     parser.add_argument("--file", metavar="PATH", help="read lines from this file instead of stdin")
-    parser.add_argument("--format", choices=("plain", "json"), default="plain",
-                        help="plain: each line is a value (or key SEP value); json: each line is a JSON object "
-                             "with key, value, headers, timestamp (default plain)")
-    parser.add_argument("--key-separator", metavar="SEP",
-                        help="split each plain line at the first SEP into key and value (a line without it "
-                             "cannot be sent)")
-    parser.add_argument("--property", type=key_value, action="append", default=[], metavar="KEY=VALUE",
-                        help="Kafka's console producer's parse.key=true (split each line at key.separator, a tab "
-                             "unless --property key.separator=SEP says) (repeatable)")
-    parser.add_argument("--header", type=record_input.header, action="append", default=[], metavar="KEY=VALUE",
-                        help="add this header to every record (repeatable; after a JSON line's own headers)")
-    parser.add_argument("--timestamp", type=timestamp_ms, metavar="TIME",
-                        help="the timestamp of every record (unless a JSON line has its own): ISO-8601 or "
-                             "epoch milliseconds (default: when it is sent)")
+    parser.add_argument(
+        "--format",
+        choices=("plain", "json"),
+        default="plain",
+        help="plain: each line is a value (or key SEP value); json: each line is a JSON object "
+        "with key, value, headers, timestamp (default plain)",
+    )
+    parser.add_argument(
+        "--key-separator",
+        metavar="SEP",
+        help="split each plain line at the first SEP into key and value (a line without it cannot be sent)",
+    )
+    parser.add_argument(
+        "--property",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Kafka's console producer's parse.key=true (split each line at key.separator, a tab "
+        "unless --property key.separator=SEP says) (repeatable)",
+    )
+    parser.add_argument(
+        "--header",
+        type=record_input.header,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add this header to every record (repeatable; after a JSON line's own headers)",
+    )
+    parser.add_argument(
+        "--timestamp",
+        type=timestamp_ms,
+        metavar="TIME",
+        help="the timestamp of every record (unless a JSON line has its own): ISO-8601 or "
+        "epoch milliseconds (default: when it is sent)",
+    )
     parser.add_argument("--partition", type=non_negative_int, metavar="N", help="send every record to partition N")
-    parser.add_argument("--compression", "--compression-codec", choices=[c.name.lower() for c in Codec],
-                        default="none", help="compression codec of the batches (default none; --compression-codec: "
-                                             "Kafka's console producer's name)")
-    parser.add_argument("--acks", "--request-required-acks", choices=("0", "1", "all", "-1"), default="1",
-                        help="0: do not wait for the broker (refused records go unnoticed); 1: for the leader "
-                             "(default); all (-1): for every replica (--request-required-acks: Kafka's console "
-                             "producer's name)")
-    parser.add_argument("--on-error", choices=("stop", "skip"), default="stop",
-                        help="a line that cannot be sent: stop reading there (default; what was read is still "
-                             "sent) or skip it and go on; either way it is named and the exit status is 1")
-    parser.add_argument("--progress", action="store_true",
-                        help="show progress on stderr even when it is not a terminal (and for stdin)")
+    parser.add_argument(
+        "--compression",
+        "--compression-codec",
+        choices=[c.name.lower() for c in Codec],
+        default="none",
+        help="compression codec of the batches (default none; --compression-codec: Kafka's console producer's name)",
+    )
+    parser.add_argument(
+        "--acks",
+        "--request-required-acks",
+        choices=("0", "1", "all", "-1"),
+        default="1",
+        help="0: do not wait for the broker (refused records go unnoticed); 1: for the leader "
+        "(default); all (-1): for every replica (--request-required-acks: Kafka's console "
+        "producer's name)",
+    )
+    parser.add_argument(
+        "--on-error",
+        choices=("stop", "skip"),
+        default="stop",
+        help="a line that cannot be sent: stop reading there (default; what was read is still "
+        "sent) or skip it and go on; either way it is named and the exit status is 1",
+    )
+    parser.add_argument(
+        "--progress", action="store_true", help="show progress on stderr even when it is not a terminal (and for stdin)"
+    )
     parser.set_defaults(func=_run)

@@ -30,8 +30,10 @@ class Progress:
         if self.total:
             share = min(done_bytes / self.total, 1.0)
             filled = int(share * WIDTH)
-            line = f"[{'#' * filled}{'.' * (WIDTH - filled)}] {share:4.0%}  {_megabytes(done_bytes)} / " \
-                   f"{_megabytes(self.total)}  {lines:,} line{'' if lines == 1 else 's'}"
+            line = (
+                f"[{'#' * filled}{'.' * (WIDTH - filled)}] {share:4.0%}  {_megabytes(done_bytes)} / "
+                f"{_megabytes(self.total)}  {lines:,} line{'' if lines == 1 else 's'}"
+            )
         self.stream.write("\r" + line)
         self.stream.flush()
         self._on_line = True

@@ -21,7 +21,7 @@ from broker.arguments import timestamp_ms
 # (the partition comes from --partition or the key, the offset from the broker).
 CONSUMED_FIELDS = {"topic", "partition", "offset", "timestampType"}
 RECORD_FIELDS = {"key", "keyEncoding", "value", "valueEncoding", "headers", "timestamp"}
-MAX_TIMESTAMP = 2 ** 63 - 1
+MAX_TIMESTAMP = 2**63 - 1
 
 
 class BadLine(Exception):
@@ -35,8 +35,9 @@ class InputRecord(NamedTuple):
     headers: tuple  # ((str, bytes | None), ...)
 
 
-def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp: int | None
-               ) -> Callable[[bytes], InputRecord]:
+def parser_for(
+    form: str, key_separator: bytes | None, headers: tuple, timestamp: int | None
+) -> Callable[[bytes], InputRecord]:
     """The function ``line -> InputRecord`` for the options given."""
     if form == "json":
         return lambda line: _json_record(line, headers, timestamp)
@@ -48,6 +49,7 @@ def parser_for(form: str, key_separator: bytes | None, headers: tuple, timestamp
         if not found:
             raise BadLine(f"no key separator {os.fsdecode(key_separator)!r}")
         return InputRecord(key, value, timestamp, headers)
+
     return plain
 
 
@@ -76,8 +78,9 @@ def _json_record(line: bytes, extra_headers: tuple, default_timestamp: int | Non
     if unknown:
         raise BadLine(f"unknown field {unknown[0]!r} (a record has {', '.join(sorted(RECORD_FIELDS))})")
     timestamp = _timestamp(fields["timestamp"]) if fields.get("timestamp") is not None else default_timestamp
-    return InputRecord(_bytes(fields, "key"), _bytes(fields, "value"), timestamp,
-                       _headers(fields.get("headers")) + extra_headers)
+    return InputRecord(
+        _bytes(fields, "key"), _bytes(fields, "value"), timestamp, _headers(fields.get("headers")) + extra_headers
+    )
 
 
 def _bytes(fields: dict, name: str, where: str = "") -> bytes | None:
@@ -90,7 +93,7 @@ def _bytes(fields: dict, name: str, where: str = "") -> bytes | None:
     if encoding is None:
         return _utf8(data, f"{where}{name}")
     if encoding != "base64":
-        raise BadLine(f"{where}{name}Encoding {encoding!r} is not \"base64\"")
+        raise BadLine(f'{where}{name}Encoding {encoding!r} is not "base64"')
     try:
         return base64.b64decode(data, validate=True)
     except binascii.Error:
@@ -104,8 +107,7 @@ def _headers(headers) -> tuple:
         return ()
     if isinstance(headers, dict):
         headers = [{"key": k, "value": v} for k, v in headers.items()]
-    if not isinstance(headers, list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str)
-                                                for h in headers):
+    if not isinstance(headers, list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str) for h in headers):
         raise BadLine('headers are not [{"key": "k", "value": "v"}, ...] nor {"k": "v", ...}')
     for h in headers:
         _utf8(h["key"], "a header key")

@@ -4,12 +4,11 @@ offset, ISO-8601 UTC timestamp, key, value, tab-separated) or a JSON object with
 import datetime
 import json
 
+from broker.arguments import EPOCH
 from broker.client import KafkaClient
 from broker.records import record_set
 from broker.records.batch import DecodedBatch, Record
 from broker.records.errors import CorruptRecordError
-
-from broker.arguments import EPOCH
 
 from .common import CommandError
 from .record_text import json_field, json_headers, text
@@ -19,8 +18,9 @@ PLAIN_COLUMNS = ("partition", "offset", "timestamp", "key", "value")
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
-def fetch_records(client: KafkaClient, topic: str, partition: int, position: int, end: int | None, first: int = 0
-                  ) -> tuple[list[tuple[DecodedBatch, Record]], int]:
+def fetch_records(
+    client: KafkaClient, topic: str, partition: int, position: int, end: int | None, first: int = 0
+) -> tuple[list[tuple[DecodedBatch, Record]], int]:
     """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
     if given), and the next position."""
     fetched = client.fetch(topic, partition, position, FETCH_BYTES)
@@ -30,8 +30,7 @@ def fetch_records(client: KafkaClient, topic: str, partition: int, position: int
         for entry in record_set.iter_batches(fetched.records):
             next_position = max(next_position, entry.last_offset + 1)
             if not entry.is_control:
-                records += [(entry, r) for r in entry.records
-                            if lowest <= r.offset and (end is None or r.offset < end)]
+                records += [(entry, r) for r in entry.records if lowest <= r.offset and (end is None or r.offset < end)]
     except CorruptRecordError as exc:
         raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
     return records, next_position
@@ -53,11 +52,21 @@ def record_line(topic: str, partition: int, entry: DecodedBatch, record: Record,
     if form == "plain":
         return f"{partition}\t{record.offset}\t{iso(record.timestamp)}\t{text(record.key)}\t{text(record.value)}"
     if form != "json":
-        cells = {"partition": partition, "offset": record.offset, "timestamp": iso(record.timestamp),
-                 "key": text(record.key), "value": text(record.value)}
+        cells = {
+            "partition": partition,
+            "offset": record.offset,
+            "timestamp": iso(record.timestamp),
+            "key": text(record.key),
+            "value": text(record.value),
+        }
         return "\t".join(str(cells[column]) for column in form)
-    out = {"topic": topic, "partition": partition, "offset": record.offset, "timestamp": record.timestamp,
-           "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType")}
+    out = {
+        "topic": topic,
+        "partition": partition,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestampType": TIMESTAMP_TYPES.get(int(entry.timestamp_type), "NoTimestampType"),
+    }
     json_field(out, "key", record.key)
     json_field(out, "value", record.value)
     out["headers"] = json_headers(record.headers)

@@ -10,8 +10,8 @@ characters) are ``\\uNNNN`` (a code point). A null key or value is ``null``, as 
 consumer shows it (``--format json`` tells it from the text "null")."""
 
 import base64
-from collections.abc import Iterable
 import re
+from collections.abc import Iterable
 
 _NAMED = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 # what may need escaping: a backslash, the controls, no-break space, soft hyphen, and every character

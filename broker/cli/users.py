@@ -28,8 +28,9 @@ def _password(args) -> str:
         password = args.password
     else:
         try:
-            password = (sys.stdin.read() if args.password_file == "-"
-                        else open(args.password_file, encoding="utf-8").read())
+            password = (
+                sys.stdin.read() if args.password_file == "-" else open(args.password_file, encoding="utf-8").read()
+            )
         except OSError as exc:
             raise ValueError(f"--password-file {args.password_file}: {exc.strerror or exc}") from None
         password = password.rstrip("\r\n")
@@ -59,8 +60,9 @@ def _delete(args) -> int:
     store = ScramCredentials(args.log_dir)
     mechanism = None if args.mechanism == ALL_MECHANISMS else args.mechanism
     if not store.delete(args.user, mechanism):
-        return _fail(f"user {args.user} has no {'SCRAM' if mechanism is None else mechanism} credentials "
-                     f"in {store.path}", FAILED)
+        return _fail(
+            f"user {args.user} has no {'SCRAM' if mechanism is None else mechanism} credentials in {store.path}", FAILED
+        )
     print(f"user {args.user}: {'all SCRAM' if mechanism is None else mechanism} credentials deleted")
     return OK
 
@@ -97,28 +99,41 @@ def _fail(message: str, code: int) -> int:
 
 def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
-        "users", help="add, delete or list the SCRAM users of a broker's log directory",
-        formatter_class=argparse.RawDescriptionHelpFormatter, description=__doc__.split("\n\n", 1)[1],
+        "users",
+        help="add, delete or list the SCRAM users of a broker's log directory",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__.split("\n\n", 1)[1],
         epilog="examples:\n"
-               "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt "
-               "--log-dir /var/lib/kafkalog\n"
-               "  kafkalog users add bob --password s3cret --log-dir data          # both SCRAM mechanisms\n"
-               "  kafkalog users delete bob --log-dir data\n"
-               "  kafkalog users list --log-dir data\n\n"
-               "exit status: 0 success, 1 failed (no such user, unreadable file), 2 usage error")
+        "  kafkalog users add alice --mechanism SCRAM-SHA-512 --password-file alice.txt "
+        "--log-dir /var/lib/kafkalog\n"
+        "  kafkalog users add bob --password s3cret --log-dir data          # both SCRAM mechanisms\n"
+        "  kafkalog users delete bob --log-dir data\n"
+        "  kafkalog users list --log-dir data\n\n"
+        "exit status: 0 success, 1 failed (no such user, unreadable file), 2 usage error",
+    )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="add|delete|list", parser_class=Parser)
-    for verb, action, summary in (("add", _add, "store a user's SCRAM credentials (replacing any)"),
-                                  ("delete", _delete, "delete a user's SCRAM credentials"),
-                                  ("list", _list, "list the users and their mechanisms")):
+    for verb, action, summary in (
+        ("add", _add, "store a user's SCRAM credentials (replacing any)"),
+        ("delete", _delete, "delete a user's SCRAM credentials"),
+        ("list", _list, "list the users and their mechanisms"),
+    ):
         sub = verbs.add_parser(verb, help=summary, description=summary)
         if verb != "list":
             sub.add_argument("user", metavar="USER")
-            sub.add_argument("--mechanism", choices=[*SCRAM_MECHANISMS, ALL_MECHANISMS], default=ALL_MECHANISMS,
-                             help="SCRAM-SHA-256, SCRAM-SHA-512 or all (default all)")
+            sub.add_argument(
+                "--mechanism",
+                choices=[*SCRAM_MECHANISMS, ALL_MECHANISMS],
+                default=ALL_MECHANISMS,
+                help="SCRAM-SHA-256, SCRAM-SHA-512 or all (default all)",
+            )
         if verb == "add":
             sub.add_argument("--password", help="the password (visible to other users of the machine)")
             sub.add_argument("--password-file", metavar="FILE", help="a file holding the password; - for stdin")
-            sub.add_argument("--iterations", type=int, default=SCRAM_ITERATIONS,
-                             help=f"SCRAM iterations (default {SCRAM_ITERATIONS}, at least 4096)")
+            sub.add_argument(
+                "--iterations",
+                type=int,
+                default=SCRAM_ITERATIONS,
+                help=f"SCRAM iterations (default {SCRAM_ITERATIONS}, at least 4096)",
+            )
         sub.add_argument("--log-dir", required=True, help="the broker's log directory")
         sub.set_defaults(func=_run, action=action)

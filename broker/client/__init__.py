@@ -17,8 +17,14 @@ from .admin import BROKER_RESOURCE, DEFAULT_CONFIG, TOPIC_RESOURCE, ConfigEntry,
 from .batches import BATCH_BYTES, Batcher
 from .client import KafkaClient
 from .connection import AuthenticationError, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
-from .errors import (AuthorizationError, BrokerUnavailableError, KafkaError, OffsetOutOfRangeError, RecordsRefusedError,
-                     UnknownTopicOrPartitionError)
+from .errors import (
+    AuthorizationError,
+    BrokerUnavailableError,
+    KafkaError,
+    OffsetOutOfRangeError,
+    RecordsRefusedError,
+    UnknownTopicOrPartitionError,
+)
 from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .groups import CommittedOffset, GroupClient, GroupsUnsupportedError
 from .idempotence import ProducerSequences
@@ -29,11 +35,47 @@ from .producer import ACKS_ALL
 from .security import KEYS as SECURITY_KEYS
 from .security import PLAINTEXT, ClientSecurity, SecuritySettingError, from_settings, hidden_secrets
 
-__all__ = ["ACKS_ALL", "BATCH_BYTES", "BROKER_RESOURCE", "DEFAULT_CONFIG", "EARLIEST", "LATEST", "PLAINTEXT",
-           "READ_COMMITTED", "READ_UNCOMMITTED", "SECURITY_KEYS", "TOPIC_RESOURCE", "AclClient",
-           "AuthenticationError", "AuthorizationError", "Batcher", "Broker", "BrokerConnection",
-           "BrokerConnectionError", "BrokerUnavailableError", "ClientSecurity", "CommittedOffset", "ConfigEntry",
-           "FetchResult", "GroupClient", "GroupMember", "GroupsUnsupportedError", "KafkaClient", "KafkaError",
-           "ListedOffset", "Metadata", "NewTopic", "OffsetOutOfRangeError", "ProducerSequences",
-           "RecordsRefusedError", "SecuritySettingError", "UnknownTopicOrPartitionError", "UnsupportedVersionError",
-           "describe_text", "from_settings", "hidden_secrets", "parse_bootstrap", "partition_for_key"]
+__all__ = [
+    "ACKS_ALL",
+    "BATCH_BYTES",
+    "BROKER_RESOURCE",
+    "DEFAULT_CONFIG",
+    "EARLIEST",
+    "LATEST",
+    "PLAINTEXT",
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "SECURITY_KEYS",
+    "TOPIC_RESOURCE",
+    "AclClient",
+    "AuthenticationError",
+    "AuthorizationError",
+    "Batcher",
+    "Broker",
+    "BrokerConnection",
+    "BrokerConnectionError",
+    "BrokerUnavailableError",
+    "ClientSecurity",
+    "CommittedOffset",
+    "ConfigEntry",
+    "FetchResult",
+    "GroupClient",
+    "GroupMember",
+    "GroupsUnsupportedError",
+    "KafkaClient",
+    "KafkaError",
+    "ListedOffset",
+    "Metadata",
+    "NewTopic",
+    "OffsetOutOfRangeError",
+    "ProducerSequences",
+    "RecordsRefusedError",
+    "SecuritySettingError",
+    "UnknownTopicOrPartitionError",
+    "UnsupportedVersionError",
+    "describe_text",
+    "from_settings",
+    "hidden_secrets",
+    "parse_bootstrap",
+    "partition_for_key",
+]

@@ -39,24 +39,42 @@ class ConfigEntry(NamedTuple):
 
 
 def create_topics_body(topics: Sequence[NewTopic], timeout_ms: int, validate_only: bool) -> Body:
-    return {"topics": [{"name": t.name, "num_partitions": t.partitions, "replication_factor": t.replication_factor,
-                        "assignments": [],
-                        "configs": [{"name": k, "value": v} for k, v in (t.configs or {}).items()]}
-                       for t in topics],
-            "timeout_ms": timeout_ms, "validate_only": validate_only}
+    return {
+        "topics": [
+            {
+                "name": t.name,
+                "num_partitions": t.partitions,
+                "replication_factor": t.replication_factor,
+                "assignments": [],
+                "configs": [{"name": k, "value": v} for k, v in (t.configs or {}).items()],
+            }
+            for t in topics
+        ],
+        "timeout_ms": timeout_ms,
+        "validate_only": validate_only,
+    }
 
 
 def created_topics(response: Body, principal: str | None) -> dict[str, KafkaError | None]:
-    return {t["name"]: error_for(t["error_code"], f"topic {t['name']!r}", t["error_message"], principal=principal,
-                                 needs="CREATE")
-            for t in response["topics"]}
+    return {
+        t["name"]: error_for(
+            t["error_code"], f"topic {t['name']!r}", t["error_message"], principal=principal, needs="CREATE"
+        )
+        for t in response["topics"]
+    }
 
 
 def deleted_topics(response: Body, principal: str | None) -> dict[str, KafkaError | None]:
-    return {r["name"]: error_for(r["error_code"], f"topic {r['name']!r}",
-                                 internal_refusal(r["error_code"], "cannot be deleted"), principal=principal,
-                                 needs="DELETE")
-            for r in response["responses"]}
+    return {
+        r["name"]: error_for(
+            r["error_code"],
+            f"topic {r['name']!r}",
+            internal_refusal(r["error_code"], "cannot be deleted"),
+            principal=principal,
+            needs="DELETE",
+        )
+        for r in response["responses"]
+    }
 
 
 def check_created_partitions(response: Body, topic: str, principal: str | None) -> None:
@@ -65,31 +83,50 @@ def check_created_partitions(response: Body, topic: str, principal: str | None) 
 
 
 def describe_configs_body(name: str, resource_type: int, documentation: bool) -> Body:
-    return {"resources": [{"resource_type": resource_type, "resource_name": name, "configuration_keys": None}],
-            "include_synonyms": False, "include_documentation": documentation}
+    return {
+        "resources": [{"resource_type": resource_type, "resource_name": name, "configuration_keys": None}],
+        "include_synonyms": False,
+        "include_documentation": documentation,
+    }
 
 
-def config_entries(response: Body, name: str, resource_type: int,
-                   principal: str | None) -> list[ConfigEntry]:
+def config_entries(response: Body, name: str, resource_type: int, principal: str | None) -> list[ConfigEntry]:
     [result] = response["results"]
-    raise_for(result["error_code"], resource_subject(resource_type, name), result["error_message"],
-              principal=principal, needs="DESCRIBE_CONFIGS")
-    return [ConfigEntry(c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"],
-                        c["documentation"] or None) for c in result["configs"]]
+    raise_for(
+        result["error_code"],
+        resource_subject(resource_type, name),
+        result["error_message"],
+        principal=principal,
+        needs="DESCRIBE_CONFIGS",
+    )
+    return [
+        ConfigEntry(
+            c["name"], c["value"], _config_source(c), c["read_only"], c["is_sensitive"], c["documentation"] or None
+        )
+        for c in result["configs"]
+    ]
 
 
-def alter_configs_body(name: str, changes: Mapping[str, str | None], resource_type: int,
-                       validate_only: bool) -> Body:
-    configs = [{"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
-               for key, value in changes.items()]
-    return {"resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
-            "validate_only": validate_only}
+def alter_configs_body(name: str, changes: Mapping[str, str | None], resource_type: int, validate_only: bool) -> Body:
+    configs = [
+        {"name": key, "config_operation": DELETE_CONFIG if value is None else SET_CONFIG, "value": value}
+        for key, value in changes.items()
+    ]
+    return {
+        "resources": [{"resource_type": resource_type, "resource_name": name, "configs": configs}],
+        "validate_only": validate_only,
+    }
 
 
 def check_altered_configs(response: Body, name: str, resource_type: int, principal: str | None) -> None:
     [result] = response["responses"]
-    raise_for(result["error_code"], resource_subject(resource_type, name), result["error_message"],
-              principal=principal, needs="ALTER_CONFIGS")
+    raise_for(
+        result["error_code"],
+        resource_subject(resource_type, name),
+        result["error_message"],
+        principal=principal,
+        needs="ALTER_CONFIGS",
+    )
 
 
 def delete_records_body(before: Mapping[TopicPartition, int], timeout_ms: int) -> Body:
@@ -105,9 +142,14 @@ def low_watermarks(response: Body, principal: str | None) -> dict[TopicPartition
     found = {}
     for topic in response["topics"]:
         for p in topic["partitions"]:
-            raise_for_partition(p["error_code"], topic["name"], p["partition_index"],
-                                internal_refusal(p["error_code"], "its records cannot be deleted"),
-                                principal=principal, needs="DELETE")
+            raise_for_partition(
+                p["error_code"],
+                topic["name"],
+                p["partition_index"],
+                internal_refusal(p["error_code"], "its records cannot be deleted"),
+                principal=principal,
+                needs="DELETE",
+            )
             found[(topic["name"], p["partition_index"])] = p["low_watermark"]
     return found
 

@@ -30,7 +30,7 @@ def assign_range(subscriptions: Subscriptions, partitions: Mapping[str, list[int
         for index, member in enumerate(members):
             count = share + (index < extra)
             if count:
-                assigned[member][topic] = numbers[start:start + count]
+                assigned[member][topic] = numbers[start : start + count]
             start += count
     return assigned
 

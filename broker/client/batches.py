@@ -42,9 +42,19 @@ def record_size(record: ProducerRecord) -> int:
 
 
 class Batcher:
-    def __init__(self, client: KafkaClient, topic: str, partitions: list[int], fixed_partition: int | None, codec: int,
-                 acks: int, on_refused: Callable[[int, str], None], *, batch_bytes: int = BATCH_BYTES,
-                 sequences: ProducerSequences | None = None):
+    def __init__(
+        self,
+        client: KafkaClient,
+        topic: str,
+        partitions: list[int],
+        fixed_partition: int | None,
+        codec: int,
+        acks: int,
+        on_refused: Callable[[int, str], None],
+        *,
+        batch_bytes: int = BATCH_BYTES,
+        sequences: ProducerSequences | None = None,
+    ):
         self.client, self.topic, self.partitions = client, topic, partitions
         self.fixed_partition, self.codec, self.acks = fixed_partition, codec, acks
         self.on_refused = on_refused  # (record number, reason) -> None
@@ -107,8 +117,9 @@ class Batcher:
             self.not_stored += [number for number, _ in entries]
             return
         self.in_flight = [number for number, _ in entries]
-        refused = self.client.produce_each(self.topic, partition, [record for _, record in entries], self.codec,
-                                           self.acks, sequences=self.sequences)
+        refused = self.client.produce_each(
+            self.topic, partition, [record for _, record in entries], self.codec, self.acks, sequences=self.sequences
+        )
         self.in_flight = []
         for index, error in sorted(refused.items()):
             number, record = entries[index]

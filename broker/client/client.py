@@ -54,9 +54,18 @@ T = TypeVar("T")
 
 
 class KafkaClient:
-    def __init__(self, bootstrap_servers: str, *, timeout: float = 30.0, client_id: str = "kafkalog",
-                 retries: int = 5, retry_backoff_ms: int = 200, max_fetch_bytes: int = 256 * 1024 * 1024,
-                 isolation_level: int = READ_UNCOMMITTED, security: ClientSecurity = PLAINTEXT):
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        timeout: float = 30.0,
+        client_id: str = "kafkalog",
+        retries: int = 5,
+        retry_backoff_ms: int = 200,
+        max_fetch_bytes: int = 256 * 1024 * 1024,
+        isolation_level: int = READ_UNCOMMITTED,
+        security: ClientSecurity = PLAINTEXT,
+    ):
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.security = security
         self.timeout, self.client_id = timeout, client_id
@@ -91,8 +100,9 @@ class KafkaClient:
     def __enter__(self) -> "KafkaClient":
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close()
 
     def retrying(self, action: Callable[[], T], what: str) -> T:
@@ -112,8 +122,11 @@ class KafkaClient:
         from the bootstrap list, in random order); the answer, which the cluster metadata takes in."""
         errors = []
         known = self.cluster.current.brokers
-        for host, port in random.sample(self.bootstrap, len(self.bootstrap)) if not known else \
-                [(b.host, b.port) for b in known.values()]:
+        for host, port in (
+            random.sample(self.bootstrap, len(self.bootstrap))
+            if not known
+            else [(b.host, b.port) for b in known.values()]
+        ):
             try:
                 connection = BrokerConnection(host, port, self.timeout, self.client_id, self.security)
             except BrokerConnectionError as exc:
@@ -132,8 +145,12 @@ class KafkaClient:
             for node_id in [n for n in self._connections if n not in answer.brokers]:
                 self._drop(node_id)
             return answer
-        raise BrokerConnectionError("no broker of " + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
-                                    + " could be reached: " + "; ".join(errors))
+        raise BrokerConnectionError(
+            "no broker of "
+            + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
+            + " could be reached: "
+            + "; ".join(errors)
+        )
 
     def partitions_of(self, topic: str, create: bool = False) -> list[int]:
         """The partition numbers of a topic; UnknownTopicOrPartitionError if it does not exist (and,
@@ -173,8 +190,9 @@ class KafkaClient:
             if (topic, partition) not in current.leaders:
                 if topic in current.topic_errors:
                     raise self.topic_error(topic, current.topic_errors[topic])
-                raise UnknownTopicOrPartitionError(f"{topic}-{partition} does not exist",
-                                                   ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                raise UnknownTopicOrPartitionError(
+                    f"{topic}-{partition} does not exist", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                )
         return self.cluster.leaders(partitions)
 
     def _by_leader(self, partitions: list[TopicPartition]) -> dict[int, list[TopicPartition]]:
@@ -188,6 +206,7 @@ class KafkaClient:
         def lookup() -> Broker:
             leader = self._leader(topic, partition)  # first: it may fetch the metadata anew
             return self.cluster.current.brokers[leader]
+
         return self.retrying(lookup, "leader lookup")
 
     # -- list offsets --------------------------------------------------------------------
@@ -202,8 +221,11 @@ class KafkaClient:
     def _list_offsets(self, wanted: Mapping[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
         results = {}
         for node_id, led in self._by_leader(list(wanted)).items():
-            response = self.request(node_id, ApiKey.LIST_OFFSETS,
-                                    fetcher.list_offsets_body({tp: wanted[tp] for tp in led}, self.isolation_level))
+            response = self.request(
+                node_id,
+                ApiKey.LIST_OFFSETS,
+                fetcher.list_offsets_body({tp: wanted[tp] for tp in led}, self.isolation_level),
+            )
             results.update(fetcher.listed_offsets(response, self.security.principal))
         return results
 
@@ -214,28 +236,42 @@ class KafkaClient:
         if there is data (the size is doubled, up to ``max_fetch_bytes``, until one fits)."""
         size = max_bytes
         while True:
-            result = self.retrying(partial(self._fetch, topic, partition, offset, size, max_wait_ms),
-                                   f"fetch {topic}-{partition}@{offset}")
+            result = self.retrying(
+                partial(self._fetch, topic, partition, offset, size, max_wait_ms), f"fetch {topic}-{partition}@{offset}"
+            )
             whole = fetcher.holds_a_whole_entry(result.records)
             if not len(result.records) or whole or size >= self.max_fetch_bytes:
                 if len(result.records) and not whole:
-                    raise KafkaError(f"{topic}-{partition}@{offset}: a batch is larger than max_fetch_bytes "
-                                     f"({self.max_fetch_bytes})", ErrorCode.MESSAGE_TOO_LARGE)
+                    raise KafkaError(
+                        f"{topic}-{partition}@{offset}: a batch is larger than max_fetch_bytes "
+                        f"({self.max_fetch_bytes})",
+                        ErrorCode.MESSAGE_TOO_LARGE,
+                    )
                 return result
             size = min(size * 2, self.max_fetch_bytes)
 
     def _fetch(self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_ms: int) -> FetchResult:
         node_id = self._leader(topic, partition)
-        response = self.request(node_id, ApiKey.FETCH,
-                                fetcher.fetch_body(topic, partition, offset, max_bytes, max_wait_ms,
-                                                   self.isolation_level),
-                                extra_wait=max(max_wait_ms, 0) / 1000)
+        response = self.request(
+            node_id,
+            ApiKey.FETCH,
+            fetcher.fetch_body(topic, partition, offset, max_bytes, max_wait_ms, self.isolation_level),
+            extra_wait=max(max_wait_ms, 0) / 1000,
+        )
         return fetcher.fetch_result(response, topic, partition, offset, self.security.principal)
 
     # -- produce -------------------------------------------------------------------------
 
-    def produce(self, topic: str, partition: int, records: Sequence[ProducerRecord], compression: int = Codec.NONE,
-                acks: int = 1, timestamp: int | None = None, sequences: ProducerSequences | None = None) -> int | None:
+    def produce(
+        self,
+        topic: str,
+        partition: int,
+        records: Sequence[ProducerRecord],
+        compression: int = Codec.NONE,
+        acks: int = 1,
+        timestamp: int | None = None,
+        sequences: ProducerSequences | None = None,
+    ) -> int | None:
         """Append ``records`` to a partition as one v2 batch. A record is ``(key, value)``, bytes or
         None, stamped ``timestamp`` (epoch ms; default now), or ``(key, value, timestamp)`` (None: the
         default), or ``(key, value, timestamp, headers)`` with headers ``((str, bytes | None), ...)``.
@@ -257,9 +293,16 @@ class KafkaClient:
             sequences.acknowledged(topic, partition, len(records))
         return offset
 
-    def produce_each(self, topic: str, partition: int, records: Sequence[ProducerRecord],
-                     compression: int = Codec.NONE, acks: int = 1, timestamp: int | None = None,
-                     sequences: ProducerSequences | None = None) -> dict[int, KafkaError | UnsupportedVersionError]:
+    def produce_each(
+        self,
+        topic: str,
+        partition: int,
+        records: Sequence[ProducerRecord],
+        compression: int = Codec.NONE,
+        acks: int = 1,
+        timestamp: int | None = None,
+        sequences: ProducerSequences | None = None,
+    ) -> dict[int, KafkaError | UnsupportedVersionError]:
         """Append ``records`` (as for ``produce``) in as few batches as the broker accepts: a batch it
         refuses because of its records is split (around the records it names, else in halves) until
         each refused record is alone. Returns ``{index in records: error}`` for every record not
@@ -287,11 +330,15 @@ class KafkaClient:
 
     def init_producer_id(self) -> ProducerSequences:
         """A new idempotent producer (InitProducerId, without a transactional id), its sequences at 0."""
-        response = self.admin_request(ApiKey.INIT_PRODUCER_ID,
-                                      {"transactional_id": None, "transaction_timeout_ms": INT32_MAX},
-                                      "init producer id")
-        error = error_for(response["error_code"], "an idempotent producer id", principal=self.security.principal,
-                          needs="IDEMPOTENT_WRITE on the cluster, or WRITE on a topic")
+        response = self.admin_request(
+            ApiKey.INIT_PRODUCER_ID, {"transactional_id": None, "transaction_timeout_ms": INT32_MAX}, "init producer id"
+        )
+        error = error_for(
+            response["error_code"],
+            "an idempotent producer id",
+            principal=self.security.principal,
+            needs="IDEMPOTENT_WRITE on the cluster, or WRITE on a topic",
+        )
         if error is not None:
             raise error
         return ProducerSequences(response["producer_id"], response["producer_epoch"])
@@ -302,44 +349,60 @@ class KafkaClient:
         if acks == 0:
             self._send(node_id, ApiKey.PRODUCE, body)
             return None
-        return producer.produced_offset(self.request(node_id, ApiKey.PRODUCE, body), topic, partition,
-                                        self.security.principal)
+        return producer.produced_offset(
+            self.request(node_id, ApiKey.PRODUCE, body), topic, partition, self.security.principal
+        )
 
     # -- topic admin ---------------------------------------------------------------------
 
     def create_topics(self, topics: Sequence[NewTopic], validate_only: bool = False) -> dict[str, KafkaError | None]:
         """Create topics; ``{name: None}`` for each one created, or the KafkaError the broker answered."""
-        response = self.admin_request(ApiKey.CREATE_TOPICS,
-                                      admin.create_topics_body(topics, int(self.timeout * 1000), validate_only))
+        response = self.admin_request(
+            ApiKey.CREATE_TOPICS, admin.create_topics_body(topics, int(self.timeout * 1000), validate_only)
+        )
         return admin.created_topics(response, self.security.principal)
 
     def delete_topics(self, names: Iterable[str]) -> dict[str, KafkaError | None]:
         """Delete topics; ``{name: None}`` for each one deleted, or the KafkaError the broker answered."""
-        response = self.admin_request(ApiKey.DELETE_TOPICS, {"topic_names": list(names),
-                                                             "timeout_ms": int(self.timeout * 1000)})
+        response = self.admin_request(
+            ApiKey.DELETE_TOPICS, {"topic_names": list(names), "timeout_ms": int(self.timeout * 1000)}
+        )
         return admin.deleted_topics(response, self.security.principal)
 
     def create_partitions(self, topic: str, count: int, validate_only: bool = False) -> None:
         """Grow ``topic`` to ``count`` partitions (KafkaError if the broker refuses)."""
-        response = self.admin_request(ApiKey.CREATE_PARTITIONS, {
-            "topics": [{"name": topic, "count": count, "assignments": None}],
-            "timeout_ms": int(self.timeout * 1000), "validate_only": validate_only})
+        response = self.admin_request(
+            ApiKey.CREATE_PARTITIONS,
+            {
+                "topics": [{"name": topic, "count": count, "assignments": None}],
+                "timeout_ms": int(self.timeout * 1000),
+                "validate_only": validate_only,
+            },
+        )
         admin.check_created_partitions(response, topic, self.security.principal)
 
-    def describe_configs(self, topic: str, resource_type: int = TOPIC_RESOURCE,
-                         documentation: bool = False) -> list[ConfigEntry]:
+    def describe_configs(
+        self, topic: str, resource_type: int = TOPIC_RESOURCE, documentation: bool = False
+    ) -> list[ConfigEntry]:
         """Every setting of a topic (or, with BROKER_RESOURCE, of a broker id or "" for the
         cluster default) with its value and where the value comes from (and its documentation)."""
-        response = self.admin_request(ApiKey.DESCRIBE_CONFIGS,
-                                      admin.describe_configs_body(topic, resource_type, documentation))
+        response = self.admin_request(
+            ApiKey.DESCRIBE_CONFIGS, admin.describe_configs_body(topic, resource_type, documentation)
+        )
         return admin.config_entries(response, topic, resource_type, self.security.principal)
 
-    def alter_configs(self, name: str, changes: Mapping[str, str | None], resource_type: int = TOPIC_RESOURCE,
-                      validate_only: bool = False) -> None:
+    def alter_configs(
+        self,
+        name: str,
+        changes: Mapping[str, str | None],
+        resource_type: int = TOPIC_RESOURCE,
+        validate_only: bool = False,
+    ) -> None:
         """Set settings (``{key: value}``) or remove them back to their defaults (``{key: None}``)
         on a topic or a broker resource, one by one (IncrementalAlterConfigs)."""
-        response = self.admin_request(ApiKey.INCREMENTAL_ALTER_CONFIGS,
-                                      admin.alter_configs_body(name, changes, resource_type, validate_only))
+        response = self.admin_request(
+            ApiKey.INCREMENTAL_ALTER_CONFIGS, admin.alter_configs_body(name, changes, resource_type, validate_only)
+        )
         admin.check_altered_configs(response, name, resource_type, self.security.principal)
 
     def delete_records(self, before: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -350,9 +413,11 @@ class KafkaClient:
     def _delete_records(self, before: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         low_watermarks = {}
         for node_id, led in self._by_leader(list(before)).items():
-            response = self.request(node_id, ApiKey.DELETE_RECORDS,
-                                    admin.delete_records_body({tp: before[tp] for tp in led},
-                                                              int(self.timeout * 1000)))
+            response = self.request(
+                node_id,
+                ApiKey.DELETE_RECORDS,
+                admin.delete_records_body({tp: before[tp] for tp in led}, int(self.timeout * 1000)),
+            )
             low_watermarks.update(admin.low_watermarks(response, self.security.principal))
         return low_watermarks
 
@@ -371,8 +436,10 @@ class KafkaClient:
 
     def admin_request(self, api_key: ApiKey, body: Body, what: str | None = None) -> Body:
         """A request for the controller (any broker when the cluster names none), retried."""
-        return self.retrying(lambda: self.request(self.controller_or_any(), api_key, body),
-                             what or api_key.name.lower().replace("_", " "))
+        return self.retrying(
+            lambda: self.request(self.controller_or_any(), api_key, body),
+            what or api_key.name.lower().replace("_", " "),
+        )
 
     def controller_or_any(self) -> int:
         """The node id of the controller, or of any broker when the cluster names none."""
@@ -383,8 +450,9 @@ class KafkaClient:
 
     # -- requests ------------------------------------------------------------------------
 
-    def request(self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0,
-                max_version: int | None = None) -> Body:
+    def request(
+        self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0, max_version: int | None = None
+    ) -> Body:
         """One request to broker ``node_id`` and its answer (the connection is dropped if it breaks)."""
         try:
             return self.connection(node_id).request(api_key, body, extra_wait, max_version)

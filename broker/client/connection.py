@@ -58,8 +58,14 @@ class UnsupportedVersionError(Exception):
 
 
 class BrokerConnection:
-    def __init__(self, host: str, port: int, timeout: float = 30.0, client_id: str = "kafkalog",
-                 security: ClientSecurity = PLAINTEXT):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float = 30.0,
+        client_id: str = "kafkalog",
+        security: ClientSecurity = PLAINTEXT,
+    ):
         self.host, self.port, self.timeout, self.client_id = host, port, timeout, client_id
         self._correlation_id = 0
         try:
@@ -82,22 +88,29 @@ class BrokerConnection:
         try:
             self._sock = security.tls_context().wrap_socket(self._sock, server_hostname=self.host)
         except ssl.SSLCertVerificationError as exc:
-            raise AuthenticationError(f"TLS handshake with {self.address} failed: the broker's certificate is not "
-                                      f"trusted ({exc.verify_message}; see ssl.truststore.location)") from None
-        except (OSError, socket.timeout) as exc:
-            raise BrokerConnectionError(f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener? "
-                                        f"If not, the client needs security.protocol=PLAINTEXT (or SASL_PLAINTEXT)"
-                                        ) from None
+            raise AuthenticationError(
+                f"TLS handshake with {self.address} failed: the broker's certificate is not "
+                f"trusted ({exc.verify_message}; see ssl.truststore.location)"
+            ) from None
+        except (TimeoutError, OSError) as exc:
+            raise BrokerConnectionError(
+                f"TLS handshake with {self.address} failed ({exc}): is it a TLS listener? "
+                f"If not, the client needs security.protocol=PLAINTEXT (or SASL_PLAINTEXT)"
+            ) from None
 
     def _authenticate(self, security: ClientSecurity) -> None:
         """SASL: SaslHandshake v1 picks the mechanism, SaslAuthenticate carries its tokens."""
         handshake = self._call(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": security.mechanism})
         if handshake["error_code"] == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
-            raise AuthenticationError(f"{self.address} does not accept SASL mechanism {security.mechanism} "
-                                      f"(it accepts {', '.join(handshake['mechanisms'])})")
+            raise AuthenticationError(
+                f"{self.address} does not accept SASL mechanism {security.mechanism} "
+                f"(it accepts {', '.join(handshake['mechanisms'])})"
+            )
         if handshake["error_code"] != ErrorCode.NONE:
-            raise AuthenticationError(f"{self.address} refused the SASL handshake (error {handshake['error_code']}): "
-                                      f"is it a SASL listener (security.protocol SASL_PLAINTEXT or SASL_SSL)?")
+            raise AuthenticationError(
+                f"{self.address} refused the SASL handshake (error {handshake['error_code']}): "
+                f"is it a SASL listener (security.protocol SASL_PLAINTEXT or SASL_SSL)?"
+            )
         # from_settings gives a SASL protocol a mechanism, a user name and a password
         assert security.mechanism and security.username is not None and security.password is not None
         exchange = client_exchange(security.mechanism, security.username, security.password)
@@ -105,8 +118,10 @@ class BrokerConnection:
         while token is not None:
             answer = self._call(ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": token})
             if answer["error_code"] != ErrorCode.NONE:
-                raise AuthenticationError(f"{self.address} refused user {security.username!r} with "
-                                          f"{security.mechanism}: {answer['error_message'] or answer['error_code']}")
+                raise AuthenticationError(
+                    f"{self.address} refused user {security.username!r} with "
+                    f"{security.mechanism}: {answer['error_message'] or answer['error_code']}"
+                )
             try:
                 token = exchange.respond(answer["auth_bytes"])
             except AuthenticationFailed as exc:
@@ -138,10 +153,13 @@ class BrokerConnection:
             if low <= high:
                 return high
         if theirs is None:
-            raise UnsupportedVersionError(f"the broker at {self.address} does not implement {api_key.name} "
-                                          f"(API key {int(api_key)})")
-        raise UnsupportedVersionError(f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
-                                      f"this client {ours.min_version}-{ours.max_version}")
+            raise UnsupportedVersionError(
+                f"the broker at {self.address} does not implement {api_key.name} (API key {int(api_key)})"
+            )
+        raise UnsupportedVersionError(
+            f"{self.address} supports {api_key.name} versions {theirs[0]}-{theirs[1]}, "
+            f"this client {ours.min_version}-{ours.max_version}"
+        )
 
     def request(self, api_key: ApiKey, body: Body, extra_wait: float = 0.0, max_version: int | None = None) -> Body:
         """Send a request at the negotiated version (at most ``max_version`` if given, for a caller
@@ -160,7 +178,7 @@ class BrokerConnection:
         version = self.version_for(api_key)
         try:
             self._send_request(api_key, version, body, time.monotonic() + self.timeout)
-        except (OSError, socket.timeout) as exc:
+        except (TimeoutError, OSError) as exc:
             self.close()
             raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}") from None
 
@@ -176,17 +194,21 @@ class BrokerConnection:
             if self._plaintext_hello and _looks_like_tls(prefix):
                 raise _TlsRecord("the broker answered with a TLS record")
             response = self._receive(frames.SIZE.unpack(prefix)[0], deadline)
-        except (OSError, socket.timeout) as exc:
+        except (TimeoutError, OSError) as exc:
             self.close()
-            hint = _TLS_HINT if self._plaintext_hello and isinstance(exc, (_ClosedByBroker, _TlsRecord,
-                                                                          ConnectionResetError)) else ""
+            hint = (
+                _TLS_HINT
+                if self._plaintext_hello and isinstance(exc, (_ClosedByBroker, _TlsRecord, ConnectionResetError))
+                else ""
+            )
             raise BrokerConnectionError(f"{api_key.name} to {self.address} failed: {exc}{hint}") from None
         self._plaintext_hello = False
         (correlation_id,) = _CORRELATION.unpack_from(response)
         if correlation_id != self._correlation_id:
             self.close()
-            raise BrokerConnectionError(f"{self.address} answered correlation id {correlation_id}, "
-                                        f"expected {self._correlation_id}")
+            raise BrokerConnectionError(
+                f"{self.address} answered correlation id {correlation_id}, expected {self._correlation_id}"
+            )
         reader = Reader(response, 4)
         if api_key == ApiKey.API_VERSIONS and len(response) >= 6 and struct.unpack_from(">h", response, 4)[0]:
             version = 0  # Kafka answers any ApiVersions error with a v0 body
@@ -194,8 +216,9 @@ class BrokerConnection:
             return APIS[api_key].response.decode(reader, version)
         except ProtocolError as exc:
             self.close()
-            raise BrokerConnectionError(f"unreadable {api_key.name} v{version} response from {self.address}: "
-                                        f"{exc}") from None
+            raise BrokerConnectionError(
+                f"unreadable {api_key.name} v{version} response from {self.address}: {exc}"
+            ) from None
 
     def _send(self, data: bytes, deadline: float) -> None:
         self._sock.settimeout(max(deadline - time.monotonic(), 0.001))

@@ -7,8 +7,9 @@ the principal denied and the operation it needs, an ``UnknownTopicOrPartitionErr
 
 from broker.protocol.errors import ErrorCode, error_name
 
-DENIED = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED,
-                    ErrorCode.CLUSTER_AUTHORIZATION_FAILED})
+DENIED = frozenset(
+    {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+)
 
 
 class KafkaError(Exception):
@@ -43,14 +44,18 @@ class BrokerUnavailableError(KafkaError):
 
 class OffsetOutOfRangeError(KafkaError):
     def __init__(self, topic: str, partition: int, offset: int, log_start_offset: int, high_watermark: int):
-        super().__init__(f"offset {offset} of {topic}-{partition} is out of range "
-                         f"(the broker holds [{log_start_offset}, {high_watermark}))", ErrorCode.OFFSET_OUT_OF_RANGE)
+        super().__init__(
+            f"offset {offset} of {topic}-{partition} is out of range "
+            f"(the broker holds [{log_start_offset}, {high_watermark}))",
+            ErrorCode.OFFSET_OUT_OF_RANGE,
+        )
         self.topic, self.partition, self.offset = topic, partition, offset
         self.log_start_offset, self.high_watermark = log_start_offset, high_watermark
 
 
-def error_for(code: int, subject: str, message: str | None = None, *, principal: str | None = None,
-              needs: str | None = None) -> KafkaError | None:
+def error_for(
+    code: int, subject: str, message: str | None = None, *, principal: str | None = None, needs: str | None = None
+) -> KafkaError | None:
     """The KafkaError for an error code the broker answered about ``subject``, None for no error;
     an authorization failure names the ``principal`` denied and the operation it ``needs``."""
     if code == ErrorCode.NONE:
@@ -67,12 +72,16 @@ def error_for(code: int, subject: str, message: str | None = None, *, principal:
 
 def _denied(code: int, subject: str, principal: str | None, needs: str | None) -> AuthorizationError:
     resource = "the cluster" if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else subject
-    return AuthorizationError(f"access to {resource} denied for {principal or 'this client'} "
-                              f"({f'needs {needs}; ' if needs else ''}{error_name(code)})", code)
+    return AuthorizationError(
+        f"access to {resource} denied for {principal or 'this client'} "
+        f"({f'needs {needs}; ' if needs else ''}{error_name(code)})",
+        code,
+    )
 
 
-def raise_for(code: int, subject: str, message: str | None = None, *, principal: str | None = None,
-              needs: str | None = None) -> None:
+def raise_for(
+    code: int, subject: str, message: str | None = None, *, principal: str | None = None, needs: str | None = None
+) -> None:
     """Raise ``error_for``'s error, if any."""
     error = error_for(code, subject, message, principal=principal, needs=needs)
     if error is not None:

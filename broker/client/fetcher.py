@@ -21,6 +21,7 @@ READ_COMMITTED = 1
 class ListedOffset(NamedTuple):
     """A ListOffsets answer for one partition: the offset found (-1 when no record is at or after the
     timestamp asked) and the timestamp of its record (-1 for EARLIEST and LATEST)."""
+
     offset: int
     timestamp: int
 
@@ -36,10 +37,14 @@ def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int
     """A ListOffsets request for ``{(topic, partition): timestamp, EARLIEST or LATEST}``."""
     topics: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), timestamp in wanted.items():
-        topics.setdefault(topic, []).append({"partition_index": partition, "current_leader_epoch": -1,
-                                             "timestamp": timestamp})
-    return {"replica_id": -1, "isolation_level": isolation_level,
-            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+        topics.setdefault(topic, []).append(
+            {"partition_index": partition, "current_leader_epoch": -1, "timestamp": timestamp}
+        )
+    return {
+        "replica_id": -1,
+        "isolation_level": isolation_level,
+        "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+    }
 
 
 def listed_offsets(response: Body, principal: str | None) -> dict[TopicPartition, ListedOffset]:
@@ -47,25 +52,43 @@ def listed_offsets(response: Body, principal: str | None) -> dict[TopicPartition
     results = {}
     for topic in response["topics"]:
         for p in topic["partitions"]:
-            raise_for_partition(p["error_code"], topic["name"], p["partition_index"], principal=principal,
-                                needs="DESCRIBE")
+            raise_for_partition(
+                p["error_code"], topic["name"], p["partition_index"], principal=principal, needs="DESCRIBE"
+            )
             results[(topic["name"], p["partition_index"])] = ListedOffset(p["offset"], p["timestamp"])
     return results
 
 
-def fetch_body(topic: str, partition: int, offset: int, max_bytes: int, max_wait_ms: int,
-               isolation_level: int) -> Body:
+def fetch_body(topic: str, partition: int, offset: int, max_bytes: int, max_wait_ms: int, isolation_level: int) -> Body:
     """A Fetch request (sessionless, as a stateless reader sends it) for one partition from ``offset``."""
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": max_bytes,
-            "isolation_level": isolation_level, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "partitions": [{
-                "partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
-                "log_start_offset": -1, "partition_max_bytes": max_bytes}]}],
-            "forgotten_topics_data": [], "rack_id": ""}
+    return {
+        "replica_id": -1,
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": 1,
+        "max_bytes": max_bytes,
+        "isolation_level": isolation_level,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": max_bytes,
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
 
 
-def fetch_result(response: Body, topic: str, partition: int, offset: int,
-                 principal: str | None) -> FetchResult:
+def fetch_result(response: Body, topic: str, partition: int, offset: int, principal: str | None) -> FetchResult:
     """The FetchResult of a Fetch answer for one partition, or its error."""
     if response["error_code"]:
         raise_for_partition(response["error_code"], topic, partition, principal=principal, needs="READ")

@@ -31,23 +31,33 @@ from .retry import RetriableError, TopicPartition
 GROUP_KEY_TYPE = 0  # FindCoordinator key_type of a consumer group (1 is a transactional id)
 NO_GENERATION, NO_MEMBER = -1, ""  # an offset commit from outside the group (an admin tool)
 CONSUMER_PROTOCOL = "consumer"
-_COORDINATOR_MOVED = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                      ErrorCode.NOT_COORDINATOR}
-_NEEDED_FOR = {ApiKey.LIST_GROUPS: "listing consumer groups", ApiKey.DESCRIBE_GROUPS: "describing consumer groups",
-               ApiKey.DELETE_GROUPS: "deleting consumer groups", ApiKey.OFFSET_DELETE: "deleting a group's offsets"}
+_COORDINATOR_MOVED = {
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+}
+_NEEDED_FOR = {
+    ApiKey.LIST_GROUPS: "listing consumer groups",
+    ApiKey.DESCRIBE_GROUPS: "describing consumer groups",
+    ApiKey.DELETE_GROUPS: "deleting consumer groups",
+    ApiKey.OFFSET_DELETE: "deleting a group's offsets",
+}
 
 
 class GroupsUnsupportedError(KafkaError):
     """A broker does not offer a consumer-group API this call needs; ``api`` is which."""
 
     def __init__(self, address: str, api: ApiKey):
-        super().__init__(f"{address} does not support {_NEEDED_FOR.get(api, 'consumer groups')} "
-                         f"(it offers no {_api_name(api)} API)", ErrorCode.UNSUPPORTED_VERSION)
+        super().__init__(
+            f"{address} does not support {_NEEDED_FOR.get(api, 'consumer groups')} (it offers no {_api_name(api)} API)",
+            ErrorCode.UNSUPPORTED_VERSION,
+        )
         self.api = api
 
 
 class MemberDescription(NamedTuple):
     """A member as ``describe`` shows it (``membership.GroupMember`` is a member this process runs)."""
+
     member_id: str
     instance_id: str | None  # static membership's group.instance.id
     client_id: str
@@ -88,13 +98,22 @@ class GroupClient:
         if coordinator not in self.client.cluster.current.brokers:
             self.client.refresh_metadata([])
         if coordinator not in self.client.cluster.current.brokers:
-            raise RetriableError(f"coordinator {coordinator} of {group!r} is not in the metadata",
-                                 ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            raise RetriableError(
+                f"coordinator {coordinator} of {group!r} is not in the metadata", ErrorCode.COORDINATOR_NOT_AVAILABLE
+            )
         return coordinator
 
-    def _to_coordinator(self, group: str, api_key: ApiKey, body: Body, what: str, extra_wait: float = 0.0,
-                        max_version: int | None = None) -> Body:
+    def _to_coordinator(
+        self,
+        group: str,
+        api_key: ApiKey,
+        body: Body,
+        what: str,
+        extra_wait: float = 0.0,
+        max_version: int | None = None,
+    ) -> Body:
         """Send a request to the group's coordinator (found again, and retried, when it moved)."""
+
         def send() -> Body:
             if group not in self._coordinators:
                 self._coordinators[group] = self._find_coordinator(group)
@@ -108,10 +127,12 @@ class GroupClient:
                 del self._coordinators[group]
                 raise RetriableError(f"group {group!r}: {ErrorCode(moved[0]).name}", moved[0])
             return response
+
         return self.client.retrying(send, what)
 
-    def _request(self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0,
-                 max_version: int | None = None) -> Body:
+    def _request(
+        self, node_id: int, api_key: ApiKey, body: Body, extra_wait: float = 0.0, max_version: int | None = None
+    ) -> Body:
         """``extra_wait``: seconds the coordinator may hold the answer on purpose (a JoinGroup waits
         for the other members up to the rebalance timeout)."""
         connection = self.client.connection(node_id)
@@ -136,40 +157,58 @@ class GroupClient:
 
     def describe(self, group: str) -> GroupDescription:
         """The group's state and members, with each member's assigned partitions."""
-        response = self._to_coordinator(group, ApiKey.DESCRIBE_GROUPS,
-                                        {"groups": [group], "include_authorized_operations": False},
-                                        f"describe group {group!r}")
+        response = self._to_coordinator(
+            group,
+            ApiKey.DESCRIBE_GROUPS,
+            {"groups": [group], "include_authorized_operations": False},
+            f"describe group {group!r}",
+        )
         [found] = response["groups"]
         _raise_for_group(found["error_code"], group, principal=self.principal)
-        members = [MemberDescription(m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
-                               assigned_partitions(m["member_assignment"])
-                               if found["protocol_type"] == CONSUMER_PROTOCOL else {})
-                   for m in found["members"]]
-        return GroupDescription(group, found["group_state"], found["protocol_type"], found["protocol_data"],
-                                sorted(members, key=lambda m: m.member_id))
+        members = [
+            MemberDescription(
+                m["member_id"],
+                m["group_instance_id"],
+                m["client_id"],
+                m["client_host"],
+                assigned_partitions(m["member_assignment"]) if found["protocol_type"] == CONSUMER_PROTOCOL else {},
+            )
+            for m in found["members"]
+        ]
+        return GroupDescription(
+            group,
+            found["group_state"],
+            found["protocol_type"],
+            found["protocol_data"],
+            sorted(members, key=lambda m: m.member_id),
+        )
 
     def delete_groups(self, groups: list[str]) -> dict[str, KafkaError | None]:
         """Delete groups (and their offsets); ``{group: None}`` for each deleted, or its KafkaError
         (NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND...)."""
         results = {}
         for group in groups:
-            response = self._to_coordinator(group, ApiKey.DELETE_GROUPS, {"groups_names": [group]},
-                                            f"delete group {group!r}")
+            response = self._to_coordinator(
+                group, ApiKey.DELETE_GROUPS, {"groups_names": [group]}, f"delete group {group!r}"
+            )
             for result in response["results"]:
-                results[result["group_id"]] = _group_error(result["error_code"], result["group_id"],
-                                                           principal=self.principal)
+                results[result["group_id"]] = _group_error(
+                    result["error_code"], result["group_id"], principal=self.principal
+                )
         return results
 
     # -- offsets ---------------------------------------------------------------------------
 
-    def committed(self, group: str,
-                  topics: Mapping[str, Iterable[int]] | None = None) -> dict[TopicPartition, CommittedOffset]:
+    def committed(
+        self, group: str, topics: Mapping[str, Iterable[int]] | None = None
+    ) -> dict[TopicPartition, CommittedOffset]:
         """``{(topic, partition): CommittedOffset}`` of the group: for ``{topic: [partitions]}``,
         or for every topic it committed to (None; OffsetFetch v2+). Partitions without a committed
         offset are left out."""
         wanted = None if topics is None else [{"name": t, "partition_indexes": list(ps)} for t, ps in topics.items()]
-        response = self._to_coordinator(group, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": wanted},
-                                        f"fetch the offsets of group {group!r}")
+        response = self._to_coordinator(
+            group, ApiKey.OFFSET_FETCH, {"group_id": group, "topics": wanted}, f"fetch the offsets of group {group!r}"
+        )
         _raise_for_group(response["error_code"], group, principal=self.principal)
         if response["topics"] is None:  # a broker that cannot list them (librdkafka's mock): ask for every partition
             every: dict[str, list[int]] = {}
@@ -179,49 +218,76 @@ class GroupClient:
         offsets = {}
         for topic in response["topics"]:
             for p in topic["partitions"]:
-                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}",
-                                 principal=self.principal)
+                _raise_for_group(
+                    p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}", principal=self.principal
+                )
                 if p["committed_offset"] >= 0:
                     offsets[(topic["name"], p["partition_index"])] = CommittedOffset(
-                        p["committed_offset"], p["committed_leader_epoch"], p["metadata"])
+                        p["committed_offset"], p["committed_leader_epoch"], p["metadata"]
+                    )
         return offsets
 
-    def commit(self, group: str, offsets: Mapping[TopicPartition, int], metadata: str = "",
-               generation: int = NO_GENERATION, member_id: str = NO_MEMBER) -> None:
+    def commit(
+        self,
+        group: str,
+        offsets: Mapping[TopicPartition, int],
+        metadata: str = "",
+        generation: int = NO_GENERATION,
+        member_id: str = NO_MEMBER,
+    ) -> None:
         """Commit ``{(topic, partition): offset}`` for the group: by default from outside it (generation
         -1, no member id), which the coordinator refuses while the group has active members
         (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS, raised as a KafkaError); a
         member gives its generation and member id."""
         topics: dict[str, list[dict[str, Any]]] = {}
         for (topic, partition), offset in sorted(offsets.items()):
-            topics.setdefault(topic, []).append({
-                "partition_index": partition, "committed_offset": offset, "committed_leader_epoch": -1,
-                "commit_timestamp": -1, "committed_metadata": metadata})
-        body = {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member_id,
-                "group_instance_id": None, "retention_time_ms": -1,
-                "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+            topics.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "committed_offset": offset,
+                    "committed_leader_epoch": -1,
+                    "commit_timestamp": -1,
+                    "committed_metadata": metadata,
+                }
+            )
+        body = {
+            "group_id": group,
+            "generation_id_or_member_epoch": generation,
+            "member_id": member_id,
+            "group_instance_id": None,
+            "retention_time_ms": -1,
+            "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+        }
 
         response = self._to_coordinator(group, ApiKey.OFFSET_COMMIT, body, f"commit offsets of group {group!r}")
         for topic in response["topics"]:
             for p in topic["partitions"]:
-                _raise_for_group(p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}",
-                                 principal=self.principal)
+                _raise_for_group(
+                    p["error_code"], f"group {group!r} {topic['name']}-{p['partition_index']}", principal=self.principal
+                )
 
-    def delete_offsets(self, group: str,
-                       partitions: Iterable[TopicPartition]) -> dict[TopicPartition, KafkaError | None]:
+    def delete_offsets(
+        self, group: str, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, KafkaError | None]:
         """Delete the group's committed offsets of ``[(topic, partition)]`` (OffsetDelete; refused
         for topics the group is subscribed to); ``{(topic, partition): None or KafkaError}``."""
         topics: dict[str, list[dict[str, int]]] = {}
         for topic, partition in sorted(partitions):
             topics.setdefault(topic, []).append({"partition_index": partition})
-        response = self._to_coordinator(group, ApiKey.OFFSET_DELETE, {
-            "group_id": group, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
-            f"delete offsets of group {group!r}")
+        response = self._to_coordinator(
+            group,
+            ApiKey.OFFSET_DELETE,
+            {"group_id": group, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]},
+            f"delete offsets of group {group!r}",
+        )
         _raise_for_group(response["error_code"], group, principal=self.principal)
-        return {(t["name"], p["partition_index"]): _group_error(p["error_code"],
-                                                                f"group {group!r} {t['name']}-{p['partition_index']}",
-                                                                principal=self.principal)
-                for t in response["topics"] for p in t["partitions"]}
+        return {
+            (t["name"], p["partition_index"]): _group_error(
+                p["error_code"], f"group {group!r} {t['name']}-{p['partition_index']}", principal=self.principal
+            )
+            for t in response["topics"]
+            for p in t["partitions"]
+        }
 
 
 def _error_codes(response: Body) -> list[int]:
@@ -253,8 +319,9 @@ def _raise_for_group(code: int, subject: str, message: str | None = None, *, pri
         raise error
 
 
-def _group_error(code: int, subject: str, message: str | None = None, *,
-                 principal: str | None = None) -> KafkaError | None:
+def _group_error(
+    code: int, subject: str, message: str | None = None, *, principal: str | None = None
+) -> KafkaError | None:
     subject = subject if subject.startswith(("group ", "the ")) else f"group {subject!r}"
     return error_for(code, subject, message, principal=principal)
 

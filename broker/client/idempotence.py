@@ -16,6 +16,7 @@ INT32_MAX = 2**31 - 1
 
 class BatchFields(TypedDict):
     """The producer fields of a batch, as ``batch.build`` takes them."""
+
     producer_id: int
     producer_epoch: int
     base_sequence: int
@@ -28,8 +29,11 @@ class ProducerSequences:
 
     def batch_fields(self, topic: str, partition: int) -> BatchFields:
         """The producer fields of the next batch to ``topic``-``partition`` (``batch.build``'s arguments)."""
-        return {"producer_id": self.producer_id, "producer_epoch": self.epoch,
-                "base_sequence": self._next.get((topic, partition), 0)}
+        return {
+            "producer_id": self.producer_id,
+            "producer_epoch": self.epoch,
+            "base_sequence": self._next.get((topic, partition), 0),
+        }
 
     def acknowledged(self, topic: str, partition: int, records: int) -> None:
         """A batch of ``records`` to ``topic``-``partition`` was stored: its successor follows it (wrapping

@@ -19,8 +19,15 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 
-from broker.coordinator.consumer_protocol import (Assignment, ConsumerProtocolError, Subscription, decode_assignment,
-                                                  decode_subscription, encode_assignment, encode_subscription)
+from broker.coordinator.consumer_protocol import (
+    Assignment,
+    ConsumerProtocolError,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
@@ -43,8 +50,15 @@ _REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorC
 class GroupMember:
     """A member of ``group`` subscribed to ``topics``, through ``client`` (its retries and timeout)."""
 
-    def __init__(self, client: KafkaClient, group: str, topics: list[str], *, session_timeout_ms: int = 10_000,
-                 rebalance_timeout_ms: int = 30_000):
+    def __init__(
+        self,
+        client: KafkaClient,
+        group: str,
+        topics: list[str],
+        *,
+        session_timeout_ms: int = 10_000,
+        rebalance_timeout_ms: int = 30_000,
+    ):
         self.client, self.group, self.topics = client, group, sorted(set(topics))
         self.session_timeout_ms, self.rebalance_timeout_ms = session_timeout_ms, rebalance_timeout_ms
         self.groups = GroupClient(client)
@@ -65,18 +79,26 @@ class GroupMember:
             if assignment is not None:
                 self._next_heartbeat = time.monotonic() + self._heartbeat_interval
                 return assignment
-        raise KafkaError(f"group {self.group!r}: no stable membership after {JOIN_ATTEMPTS} attempts to join",
-                         ErrorCode.REBALANCE_IN_PROGRESS)
+        raise KafkaError(
+            f"group {self.group!r}: no stable membership after {JOIN_ATTEMPTS} attempts to join",
+            ErrorCode.REBALANCE_IN_PROGRESS,
+        )
 
     def _join_group(self) -> bool:
         """One JoinGroup; False when it must be sent again (a member id to use, or a stale one)."""
         metadata = encode_subscription(Subscription(tuple(self.topics)), SUBSCRIPTION_VERSION)
-        body = {"group_id": self.group, "session_timeout_ms": self.session_timeout_ms,
-                "rebalance_timeout_ms": self.rebalance_timeout_ms, "member_id": self.member_id,
-                "group_instance_id": None, "protocol_type": CONSUMER_PROTOCOL,
-                "protocols": [{"name": name, "metadata": metadata} for name in ASSIGNORS]}
-        response = self.groups._to_coordinator(self.group, ApiKey.JOIN_GROUP, body, f"join group {self.group!r}",
-                                               self.rebalance_timeout_ms / 1000)
+        body = {
+            "group_id": self.group,
+            "session_timeout_ms": self.session_timeout_ms,
+            "rebalance_timeout_ms": self.rebalance_timeout_ms,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+            "protocol_type": CONSUMER_PROTOCOL,
+            "protocols": [{"name": name, "metadata": metadata} for name in ASSIGNORS],
+        }
+        response = self.groups._to_coordinator(
+            self.group, ApiKey.JOIN_GROUP, body, f"join group {self.group!r}", self.rebalance_timeout_ms / 1000
+        )
         code = response["error_code"]
         if code == ErrorCode.MEMBER_ID_REQUIRED:
             self.member_id = response["member_id"]
@@ -93,11 +115,16 @@ class GroupMember:
     def _sync_group(self) -> dict[str, list[int]] | None:
         """SyncGroup (with every member's assignment when leading); None when the group rebalanced meanwhile."""
         assignments = self._assign() if self.leader else {}
-        body = {"group_id": self.group, "generation_id": self.generation, "member_id": self.member_id,
-                "group_instance_id": None,
-                "assignments": [{"member_id": m, "assignment": a} for m, a in sorted(assignments.items())]}
-        response = self.groups._to_coordinator(self.group, ApiKey.SYNC_GROUP, body, f"sync group {self.group!r}",
-                                               self.rebalance_timeout_ms / 1000)
+        body = {
+            "group_id": self.group,
+            "generation_id": self.generation,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+            "assignments": [{"member_id": m, "assignment": a} for m, a in sorted(assignments.items())],
+        }
+        response = self.groups._to_coordinator(
+            self.group, ApiKey.SYNC_GROUP, body, f"sync group {self.group!r}", self.rebalance_timeout_ms / 1000
+        )
         if response["error_code"] in _REJOIN:
             self._forget_if_unknown(response["error_code"])
             return None
@@ -114,24 +141,31 @@ class GroupMember:
         """As the leader: ``{member id: assignment bytes}`` from the members' subscriptions."""
         assignor = ASSIGNORS.get(self.protocol or "")
         if assignor is None:
-            raise KafkaError(f"group {self.group!r} chose assignor {self.protocol!r}, which this member does "
-                             f"not implement ({', '.join(ASSIGNORS)})", ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+            raise KafkaError(
+                f"group {self.group!r} chose assignor {self.protocol!r}, which this member does "
+                f"not implement ({', '.join(ASSIGNORS)})",
+                ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+            )
         subscriptions: dict[str, set[str]] = {}
         for member, metadata in self._members.items():
             try:
                 subscriptions[member] = set(decode_subscription(metadata).topics)
             except ConsumerProtocolError as exc:
-                log.warning("group %r: member %s sent an unreadable subscription (%s): it gets nothing",
-                            self.group, member, exc)
+                log.warning(
+                    "group %r: member %s sent an unreadable subscription (%s): it gets nothing", self.group, member, exc
+                )
                 subscriptions[member] = set()
         wanted = sorted(set[str]().union(*subscriptions.values()))
         leaders = self.client.metadata(wanted).leaders if wanted else {}
         partitions: dict[str, list[int]] = {}
         for topic, partition in leaders:
             partitions.setdefault(topic, []).append(partition)
-        return {member: encode_assignment(Assignment(tuple((t, tuple(ps)) for t, ps in sorted(assigned.items()))),
-                                          ASSIGNMENT_VERSION)
-                for member, assigned in assignor(subscriptions, partitions).items()}
+        return {
+            member: encode_assignment(
+                Assignment(tuple((t, tuple(ps)) for t, ps in sorted(assigned.items()))), ASSIGNMENT_VERSION
+            )
+            for member, assigned in assignor(subscriptions, partitions).items()
+        }
 
     # -- staying in ------------------------------------------------------------------------
 
@@ -144,10 +178,13 @@ class GroupMember:
         rebalancing, or no longer knows this member or generation)."""
         if time.monotonic() < self._next_heartbeat:
             return True
-        body = {"group_id": self.group, "generation_id": self.generation, "member_id": self.member_id,
-                "group_instance_id": None}
-        response = self.groups._to_coordinator(self.group, ApiKey.HEARTBEAT, body,
-                                               f"heartbeat to group {self.group!r}")
+        body = {
+            "group_id": self.group,
+            "generation_id": self.generation,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+        }
+        response = self.groups._to_coordinator(self.group, ApiKey.HEARTBEAT, body, f"heartbeat to group {self.group!r}")
         self._next_heartbeat = time.monotonic() + self._heartbeat_interval
         if response["error_code"] in _REJOIN:
             self._forget_if_unknown(response["error_code"])
@@ -179,10 +216,14 @@ class GroupMember:
         """Leave the group now (its other members take this member's partitions at once)."""
         if self.member_id == NO_MEMBER:
             return
-        body = {"group_id": self.group, "member_id": self.member_id,
-                "members": [{"member_id": self.member_id, "group_instance_id": None}]}
-        response = self.groups._to_coordinator(self.group, ApiKey.LEAVE_GROUP, body, f"leave group {self.group!r}",
-                                               max_version=LEAVE_GROUP_VERSION)
+        body = {
+            "group_id": self.group,
+            "member_id": self.member_id,
+            "members": [{"member_id": self.member_id, "group_instance_id": None}],
+        }
+        response = self.groups._to_coordinator(
+            self.group, ApiKey.LEAVE_GROUP, body, f"leave group {self.group!r}", max_version=LEAVE_GROUP_VERSION
+        )
         codes = [response["error_code"]] + [m["error_code"] for m in response["members"] or ()]
         self.member_id, self.generation = NO_MEMBER, NO_GENERATION
         for code in codes:

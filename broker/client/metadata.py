@@ -61,8 +61,15 @@ def from_response(response: Body) -> Metadata:
         for p in topic["partitions"]:
             leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
             replicas[(topic["name"], p["partition_index"])] = tuple(p["replica_nodes"])
-    return Metadata(brokers, leaders, topic_errors, response["controller_id"], frozenset(internal),
-                    response.get("cluster_id"), replicas)
+    return Metadata(
+        brokers,
+        leaders,
+        topic_errors,
+        response["controller_id"],
+        frozenset(internal),
+        response.get("cluster_id"),
+        replicas,
+    )
 
 
 class ClusterMetadata:
@@ -83,7 +90,8 @@ class ClusterMetadata:
             leaders={**{tp: n for tp, n in kept.leaders.items() if tp[0] not in asked}, **answer.leaders},
             topic_errors={**{t: c for t, c in kept.topic_errors.items() if t not in asked}, **answer.topic_errors},
             internal=frozenset(t for t in kept.internal if t not in asked) | answer.internal,
-            replicas={**{tp: r for tp, r in kept.replicas.items() if tp[0] not in asked}, **answer.replicas})
+            replicas={**{tp: r for tp, r in kept.replicas.items() if tp[0] not in asked}, **answer.replicas},
+        )
 
     def forget_after(self, failure: BrokerConnectionError | RetriableError) -> None:
         """Forget what ``failure`` made stale: after a broken connection all of it (the cluster may
@@ -94,7 +102,8 @@ class ClusterMetadata:
         elif failure.partitions:
             stale = set(failure.partitions)
             self.current = self.current._replace(
-                leaders={tp: leader for tp, leader in self.current.leaders.items() if tp not in stale})
+                leaders={tp: leader for tp, leader in self.current.leaders.items() if tp not in stale}
+            )
 
     def leaders(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """``{(topic, partition): leader node id}`` by ``current`` (which must list each of them);
@@ -102,25 +111,27 @@ class ClusterMetadata:
         found = {tp: self.current.leaders[tp] for tp in partitions}
         leaderless = sorted(tp for tp, leader in found.items() if leader < 0)
         if leaderless:
-            raise RetriableError(no_leader(self.current, leaderless), ErrorCode.LEADER_NOT_AVAILABLE,
-                                 tuple(leaderless))
+            raise RetriableError(no_leader(self.current, leaderless), ErrorCode.LEADER_NOT_AVAILABLE, tuple(leaderless))
         return found
 
 
 def no_leader(metadata: Metadata, partitions: list[TopicPartition]) -> str:
     """``t-1, t-4 have no leader (LEADER_NOT_AVAILABLE): broker 2, which holds them, is down (live
     brokers: 1, 3)``; the brokers named when the metadata lists the partitions' replicas."""
-    names = ", ".join(f"{t}-{p}" for t, p in partitions[:SHOWN_PARTITIONS]) + \
-        (f" and {len(partitions) - SHOWN_PARTITIONS} more" if len(partitions) > SHOWN_PARTITIONS else "")
+    names = ", ".join(f"{t}-{p}" for t, p in partitions[:SHOWN_PARTITIONS]) + (
+        f" and {len(partitions) - SHOWN_PARTITIONS} more" if len(partitions) > SHOWN_PARTITIONS else ""
+    )
     one = len(partitions) == 1
     message = f"{names} {'has' if one else 'have'} no leader (LEADER_NOT_AVAILABLE)"
     down = sorted({r for tp in partitions for r in metadata.replicas.get(tp, ()) if r not in metadata.brokers})
     if not down:
         return message
     live = ", ".join(map(str, sorted(metadata.brokers))) or "none"
-    return (f"{message}: broker{'s' if len(down) > 1 else ''} {', '.join(map(str, down))}, which "
-            f"{'hold' if len(down) > 1 else 'holds'} {'it' if one else 'them'}, {'are' if len(down) > 1 else 'is'} "
-            f"down (live brokers: {live})")
+    return (
+        f"{message}: broker{'s' if len(down) > 1 else ''} {', '.join(map(str, down))}, which "
+        f"{'hold' if len(down) > 1 else 'holds'} {'it' if one else 'them'}, {'are' if len(down) > 1 else 'is'} "
+        f"down (live brokers: {live})"
+    )
 
 
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
@@ -129,8 +140,15 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
     out = []
     for item in (re.sub(r"^[A-Za-z0-9_]+://", "", s.strip()) for s in servers.split(",")):
         host, sep, port = item.rpartition(":")
-        if (not item or not sep or not host or any(c.isspace() for c in host) or not port.isascii()
-                or not port.isdigit() or not 0 < int(port) < 65536):
+        if (
+            not item
+            or not sep
+            or not host
+            or any(c.isspace() for c in host)
+            or not port.isascii()
+            or not port.isdigit()
+            or not 0 < int(port) < 65536
+        ):
             raise ValueError(f"{servers!r} is not a list of host:port (for example 127.0.0.1:9092,broker2:9092)")
         out.append((host.strip("[]"), int(port)))
     return out

@@ -15,8 +15,15 @@ from .retry import raise_for_partition
 
 ACKS_ALL = -1
 # Produce errors that refuse a batch because of its records: a smaller batch may be accepted.
-RECORD_ERRORS = frozenset({ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_RECORD,
-                           ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_TIMESTAMP})
+RECORD_ERRORS = frozenset(
+    {
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.INVALID_RECORD,
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.INVALID_TIMESTAMP,
+    }
+)
 
 # ``(key, value)``, ``(key, value, timestamp or None)`` or ``(key, value, timestamp or None, headers)``
 ProducerRecord = tuple[Any, ...]
@@ -30,8 +37,12 @@ def record(offset: int, fields: ProducerRecord, default_timestamp: int) -> Recor
 
 
 def produce_body(topic: str, partition: int, data: bytes, acks: int, timeout_ms: int) -> Body:
-    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
-            "topics": [{"name": topic, "partitions": [{"index": partition, "records": data}]}]}
+    return {
+        "transactional_id": None,
+        "acks": acks,
+        "timeout_ms": timeout_ms,
+        "topics": [{"name": topic, "partitions": [{"index": partition, "records": data}]}],
+    }
 
 
 def produced_offset(response: Body, topic: str, partition: int, principal: str | None) -> int:
@@ -42,8 +53,9 @@ def produced_offset(response: Body, topic: str, partition: int, principal: str |
         error = error_for(result["error_code"], f"{topic}-{partition}", result["error_message"])
         assert error is not None
         raise RecordsRefusedError(str(error), error.code, [e["batch_index"] for e in result.get("record_errors") or ()])
-    raise_for_partition(result["error_code"], topic, partition, result["error_message"], principal=principal,
-                        needs="WRITE")
+    raise_for_partition(
+        result["error_code"], topic, partition, result["error_message"], principal=principal, needs="WRITE"
+    )
     offset: int = result["base_offset"]
     return offset
 

@@ -25,9 +25,17 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 TopicPartition = tuple[str, int]
 
-RETRIABLE = frozenset({ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.REQUEST_TIMED_OUT,
-                       ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.KAFKA_STORAGE_ERROR,
-                       ErrorCode.OFFSET_NOT_AVAILABLE})
+RETRIABLE = frozenset(
+    {
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
+    }
+)
 
 
 class RetriableError(Exception):
@@ -40,8 +48,15 @@ class RetriableError(Exception):
         self.partitions = partitions
 
 
-def raise_for_partition(code: int, topic: str, partition: int, message: str | None = None, *,
-                        principal: str | None = None, needs: str | None = None) -> None:
+def raise_for_partition(
+    code: int,
+    topic: str,
+    partition: int,
+    message: str | None = None,
+    *,
+    principal: str | None = None,
+    needs: str | None = None,
+) -> None:
     """Raise for an error code answered about one partition: RetriableError if transient, else the
     KafkaError that names it (nothing for no error)."""
     if code in RETRIABLE:
@@ -56,10 +71,11 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0 for the first): exponential, with 20% jitter."""
-        return self.retry_backoff_ms * 2.0 ** attempt * (0.8 + 0.4 * random.random()) / 1000
+        return self.retry_backoff_ms * 2.0**attempt * (0.8 + 0.4 * random.random()) / 1000
 
-    def run(self, action: Callable[[], T], what: str,
-            on_retry: Callable[[BrokerConnectionError | RetriableError], None]) -> T:
+    def run(
+        self, action: Callable[[], T], what: str, on_retry: Callable[[BrokerConnectionError | RetriableError], None]
+    ) -> T:
         """``action()``; after a transient failure, wait, let ``on_retry`` forget what the failure made
         stale, and try again, ``retries`` times at most."""
         attempt = 0
@@ -69,8 +85,9 @@ class RetryPolicy:
             except (BrokerConnectionError, RetriableError) as exc:
                 if attempt == self.retries:
                     if isinstance(exc, BrokerConnectionError):
-                        raise BrokerUnavailableError(f"{what} failed after {self.retries + 1} attempts: {exc}",
-                                                     ErrorCode.UNKNOWN_SERVER_ERROR) from None
+                        raise BrokerUnavailableError(
+                            f"{what} failed after {self.retries + 1} attempts: {exc}", ErrorCode.UNKNOWN_SERVER_ERROR
+                        ) from None
                     raise KafkaError(f"{what} failed after {self.retries + 1} attempts: {exc}", exc.code) from None
                 log.info("%s: %s; retrying", what, exc)
                 time.sleep(self.backoff(attempt))

@@ -24,12 +24,26 @@ from broker.security.sasl import MECHANISMS
 from broker.security.tls import client_context
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-KEYS = ("security.protocol", "ssl.truststore.location", "ssl.ca.location", "ssl.truststore.type",
-        "ssl.truststore.password", "ssl.endpoint.identification.algorithm", "ssl.keystore.location",
-        "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password", "sasl.mechanism", "sasl.mechanisms",
-        "sasl.jaas.config", "sasl.username", "sasl.password")
-SECRET_KEYS = frozenset({"ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "sasl.jaas.config",
-                         "sasl.password"})
+KEYS = (
+    "security.protocol",
+    "ssl.truststore.location",
+    "ssl.ca.location",
+    "ssl.truststore.type",
+    "ssl.truststore.password",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.jaas.config",
+    "sasl.username",
+    "sasl.password",
+)
+SECRET_KEYS = frozenset(
+    {"ssl.truststore.password", "ssl.keystore.password", "ssl.key.password", "sasl.jaas.config", "sasl.password"}
+)
 HIDDEN = "[hidden]"  # what Kafka shows for a password setting
 
 
@@ -71,12 +85,18 @@ class ClientSecurity:
         return "User:ANONYMOUS"
 
     def tls_context(self, prefix: str = "") -> ssl.SSLContext:
-        keystore = (self.keystore, self.keystore_type, self.keystore_password, self.key_password) \
-            if self.keystore else None
+        keystore = (
+            (self.keystore, self.keystore_type, self.keystore_password, self.key_password) if self.keystore else None
+        )
         try:
-            return client_context(self.truststore, self.truststore_type, self.truststore_password,
-                                  self.check_hostname, keystore,
-                                  (prefix + "ssl.truststore.location", prefix + "ssl.keystore.location"))
+            return client_context(
+                self.truststore,
+                self.truststore_type,
+                self.truststore_password,
+                self.check_hostname,
+                keystore,
+                (prefix + "ssl.truststore.location", prefix + "ssl.keystore.location"),
+            )
         except ConfigError as exc:
             raise SecuritySettingError(str(exc)) from None
 
@@ -94,19 +114,22 @@ def hidden_secrets(settings: Mapping[str, str], prefix: str = "") -> dict[str, s
 def from_settings(settings: Mapping[str, str], prefix: str = "") -> ClientSecurity:
     """The security of Kafka client ``settings`` (other keys are ignored); ``prefix`` is how the keys
     are spelt to the user (``kafka.`` for Spark options), for the errors."""
+
     def name(key: str) -> str:
         return prefix + key
 
     values = {k: str(v).strip() for k, v in settings.items() if k in KEYS}
     protocol = values.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in PROTOCOLS:
-        raise SecuritySettingError(f"{name('security.protocol')}: {values['security.protocol']!r} is not one of "
-                                   f"{', '.join(PROTOCOLS)}")
+        raise SecuritySettingError(
+            f"{name('security.protocol')}: {values['security.protocol']!r} is not one of {', '.join(PROTOCOLS)}"
+        )
     truststore = values.get("ssl.truststore.location") or values.get("ssl.ca.location")
     algorithm = values.get("ssl.endpoint.identification.algorithm", "https").lower()
     if algorithm not in ("https", ""):
-        raise SecuritySettingError(f"{name('ssl.endpoint.identification.algorithm')}: {algorithm!r} is not https or "
-                                   f"empty (no host name check)")
+        raise SecuritySettingError(
+            f"{name('ssl.endpoint.identification.algorithm')}: {algorithm!r} is not https or empty (no host name check)"
+        )
     mechanism = (values.get("sasl.mechanism") or values.get("sasl.mechanisms") or "").upper() or None
     username, password = values.get("sasl.username"), values.get("sasl.password")
     if "sasl.jaas.config" in values:
@@ -118,18 +141,30 @@ def from_settings(settings: Mapping[str, str], prefix: str = "") -> ClientSecuri
         if mechanism is None:
             mechanism = "GSSAPI"  # Kafka's default, which is not supported: say so below
         if mechanism not in MECHANISMS:
-            raise SecuritySettingError(f"{name('sasl.mechanism')}: {mechanism!r} is not supported; use one of "
-                                       f"{', '.join(MECHANISMS)}")
+            raise SecuritySettingError(
+                f"{name('sasl.mechanism')}: {mechanism!r} is not supported; use one of {', '.join(MECHANISMS)}"
+            )
         if not username or password is None:
-            raise SecuritySettingError(f"{name('sasl.jaas.config')}: {protocol} needs a user name and password, for "
-                                       f"example {name('sasl.jaas.config')}=org.apache.kafka.common.security.scram."
-                                       f"ScramLoginModule required username=\"alice\" password=\"...\";")
+            raise SecuritySettingError(
+                f"{name('sasl.jaas.config')}: {protocol} needs a user name and password, for "
+                f"example {name('sasl.jaas.config')}=org.apache.kafka.common.security.scram."
+                f'ScramLoginModule required username="alice" password="...";'
+            )
     # otherwise SASL settings are ignored, as Kafka's clients do
-    security = ClientSecurity(protocol, truststore, values.get("ssl.truststore.type"),
-                              values.get("ssl.truststore.password"), algorithm == "https",
-                              values.get("ssl.keystore.location"), values.get("ssl.keystore.type"),
-                              values.get("ssl.keystore.password"), values.get("ssl.key.password"),
-                              mechanism if protocol.startswith("SASL_") else None, username, password)
+    security = ClientSecurity(
+        protocol,
+        truststore,
+        values.get("ssl.truststore.type"),
+        values.get("ssl.truststore.password"),
+        algorithm == "https",
+        values.get("ssl.keystore.location"),
+        values.get("ssl.keystore.type"),
+        values.get("ssl.keystore.password"),
+        values.get("ssl.key.password"),
+        mechanism if protocol.startswith("SASL_") else None,
+        username,
+        password,
+    )
     if security.uses_tls:
         security.tls_context(prefix)  # a missing or unreadable store is an error now, naming its setting
     return security

@@ -27,9 +27,20 @@ from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 
 from .metadata_cache import NO_LEADER
 from .rerun_thread import RerunThread
-from .zookeeper_data import (BROKER_IDS_PATH, CONTROLLER_EPOCH_PATH, DELETE_TOPICS_PATH, TOPIC_CONFIGS_PATH,
-                             TOPICS_PATH, PartitionStateNode, ZooKeeperConnect, parse_partition_state,
-                             parse_topic_assignment, partition_state_json, partition_state_path, topic_path)
+from .zookeeper_data import (
+    BROKER_IDS_PATH,
+    CONTROLLER_EPOCH_PATH,
+    DELETE_TOPICS_PATH,
+    TOPIC_CONFIGS_PATH,
+    TOPICS_PATH,
+    PartitionStateNode,
+    ZooKeeperConnect,
+    parse_partition_state,
+    parse_topic_assignment,
+    partition_state_json,
+    partition_state_path,
+    topic_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +140,14 @@ class Controller:
                 operations.append(("create", path, partition_state_json(leader, 0, [replica], epoch)))
             elif state[0] != leader:
                 operations.append(("set_data", path, partition_state_json(leader, state[1] + 1, [replica], epoch)))
-                log.info("%s-%d: leader %d at leader epoch %d (was led by %d)", name, partition, leader, state[1] + 1,
-                         state[0])
+                log.info(
+                    "%s-%d: leader %d at leader epoch %d (was led by %d)",
+                    name,
+                    partition,
+                    leader,
+                    state[1] + 1,
+                    state[0],
+                )
         if operations:
             self._commit(operations, epoch_version)
 

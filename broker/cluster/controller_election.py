@@ -18,7 +18,6 @@ from kazoo.protocol.states import ZnodeStat
 from kazoo.recipe.watchers import DataWatch
 
 from .controller import Controller
-
 from .zookeeper_data import CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, ZooKeeperConnect, controller_json, parse_controller
 
 log = logging.getLogger(__name__)
@@ -45,9 +44,12 @@ class ControllerElection:
 
     def _elect(self) -> None:
         try:
-            self._client.create(self._connect.path(CONTROLLER_PATH),
-                                controller_json(self.broker_id, int(time.time() * 1000)), ephemeral=True,
-                                makepath=True)
+            self._client.create(
+                self._connect.path(CONTROLLER_PATH),
+                controller_json(self.broker_id, int(time.time() * 1000)),
+                ephemeral=True,
+                makepath=True,
+            )
         except NodeExistsError:  # another broker was quicker: the watch says which
             return
         except KazooException as exc:  # the session is in trouble: the watch fires again once it is back

@@ -28,8 +28,14 @@ class _ChangingTopics(Protocol):
 
 
 class LocalMetadata:
-    def __init__(self, topics: _ChangingTopics, cluster_id: str, endpoint: BrokerEndpoint, cache: MetadataCache,
-                 replicas: ReplicaManager):
+    def __init__(
+        self,
+        topics: _ChangingTopics,
+        cluster_id: str,
+        endpoint: BrokerEndpoint,
+        cache: MetadataCache,
+        replicas: ReplicaManager,
+    ):
         self._topics = topics
         self._cluster_id = cluster_id
         self._endpoint = endpoint
@@ -49,9 +55,13 @@ class LocalMetadata:
         """Publish the registry's current topics as the cluster's image."""
         with self._published:
             node = self._endpoint.node_id
-            topics = {name: [PartitionState(replicas[0], LOCAL_LEADER_EPOCH, tuple(replicas), tuple(replicas))
-                             for replicas in assign_replicas(0, count, [node])]
-                      for name, count in self._topics.partition_counts().items()}
+            topics = {
+                name: [
+                    PartitionState(replicas[0], LOCAL_LEADER_EPOCH, tuple(replicas), tuple(replicas))
+                    for replicas in assign_replicas(0, count, [node])
+                ]
+                for name, count in self._topics.partition_counts().items()
+            }
             image = ClusterImage.of(self._cluster_id, node, [self._endpoint], topics)
             self._replicas.apply(image)
             self._cache.update(image)

@@ -18,6 +18,7 @@ NO_LEADER = -1  # Kafka's leader id of a partition whose leader is not available
 class Endpoint:
     """One listener of a broker as its clients reach it (Kafka's ``EndPoint``): the listener's name,
     its security protocol and the advertised host and port."""
+
     listener: str
     security_protocol: str
     host: str
@@ -35,6 +36,7 @@ class BrokerEndpoint:
     """A live broker: its id, rack and one endpoint per listener (Kafka's ``Broker``). ``host`` and
     ``port`` are Kafka's legacy fields, those of its PLAINTEXT endpoint (None and -1 without one);
     built with ``endpoints`` left out, the broker has the one PLAINTEXT listener at ``host:port``."""
+
     node_id: int
     host: str | None
     port: int
@@ -49,8 +51,7 @@ class BrokerEndpoint:
     def of(cls, node_id: int, endpoints: Iterable[Endpoint], rack: str | None = None) -> "BrokerEndpoint":
         endpoints = tuple(endpoints)
         plaintext = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), None)
-        return cls(node_id, plaintext.host if plaintext else None, plaintext.port if plaintext else -1, rack,
-                   endpoints)
+        return cls(node_id, plaintext.host if plaintext else None, plaintext.port if plaintext else -1, rack, endpoints)
 
     def endpoint(self, listener: str) -> Endpoint | None:
         """The endpoint of the listener named ``listener``; None when this broker has no such listener."""
@@ -60,6 +61,7 @@ class BrokerEndpoint:
 @dataclasses.dataclass(frozen=True)
 class PartitionState:
     """A partition as the cluster assigned it (Kafka's ``LeaderAndIsr`` plus the replica list)."""
+
     leader: int
     leader_epoch: int
     replicas: tuple[int, ...]
@@ -71,6 +73,7 @@ class ClusterImage:
     """One consistent picture of the cluster; ``topics`` maps a name to its partitions, by index;
     ``topic_ids`` a name to the id that tells it from an earlier topic of the same name (in
     ZooKeeper, the creation zxid of ``/brokers/topics/<topic>``; a single broker has none)."""
+
     cluster_id: str
     controller_id: int
     brokers: tuple[BrokerEndpoint, ...]
@@ -78,12 +81,21 @@ class ClusterImage:
     topic_ids: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))  # str -> int
 
     @classmethod
-    def of(cls, cluster_id: str, controller_id: int, brokers: Iterable[BrokerEndpoint],
-           topics: Mapping[str, Iterable[PartitionState]],
-           topic_ids: Mapping[str, int] | None = None) -> "ClusterImage":
-        return cls(cluster_id, controller_id, tuple(brokers),
-                   MappingProxyType({name: tuple(partitions) for name, partitions in topics.items()}),
-                   MappingProxyType(dict(topic_ids or {})))
+    def of(
+        cls,
+        cluster_id: str,
+        controller_id: int,
+        brokers: Iterable[BrokerEndpoint],
+        topics: Mapping[str, Iterable[PartitionState]],
+        topic_ids: Mapping[str, int] | None = None,
+    ) -> "ClusterImage":
+        return cls(
+            cluster_id,
+            controller_id,
+            tuple(brokers),
+            MappingProxyType({name: tuple(partitions) for name, partitions in topics.items()}),
+            MappingProxyType(dict(topic_ids or {})),
+        )
 
 
 EMPTY = ClusterImage.of("", NO_LEADER, (), {})

@@ -21,8 +21,10 @@ def check_replication_factor(factor: int, live_brokers: int | None = None) -> No
     if live_brokers is not None and factor > live_brokers:
         raise PlacementError(f"replication factor {factor} is larger than the {live_brokers} available broker(s)")
     if factor > MAX_REPLICATION_FACTOR:
-        raise PlacementError(f"replication factor {factor} is not supported: each partition has one replica "
-                             f"(replication is not built yet), so the factor can only be {MAX_REPLICATION_FACTOR}")
+        raise PlacementError(
+            f"replication factor {factor} is not supported: each partition has one replica "
+            f"(replication is not built yet), so the factor can only be {MAX_REPLICATION_FACTOR}"
+        )
 
 
 def check_assignment(broker_ids: list[int], live_broker_ids: list[int]) -> None:
@@ -32,8 +34,9 @@ def check_assignment(broker_ids: list[int], live_broker_ids: list[int]) -> None:
         raise PlacementError(f"replica list {broker_ids} names a broker twice")
     unknown = sorted(set(broker_ids) - set(live_broker_ids))
     if unknown:
-        raise PlacementError(f"replica list {broker_ids} names broker(s) {unknown} that are not live "
-                             f"(live: {sorted(live_broker_ids)})")
+        raise PlacementError(
+            f"replica list {broker_ids} names broker(s) {unknown} that are not live (live: {sorted(live_broker_ids)})"
+        )
 
 
 def follow_assignment(requested: list[list[int]], count: int, live_broker_ids: list[int]) -> list[list[int]]:

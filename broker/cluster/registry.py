@@ -30,8 +30,15 @@ from broker.log.manager import new_cluster_id
 from .controller import Controller
 from .controller_election import ControllerElection
 from .metadata_cache import BrokerEndpoint
-from .zookeeper_data import (CLUSTER_ID_PATH, PERSISTENT_PATHS, ZooKeeperConnect, broker_path,
-                             broker_registration_json, cluster_id_json, parse_cluster_id)
+from .zookeeper_data import (
+    CLUSTER_ID_PATH,
+    PERSISTENT_PATHS,
+    ZooKeeperConnect,
+    broker_path,
+    broker_registration_json,
+    cluster_id_json,
+    parse_cluster_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +107,11 @@ class ZooKeeperRegistry:
             self._client.start(timeout=self._connection_timeout_s)
         except KazooTimeoutError:
             self._client.close()
-            raise RegistryError(f"cannot reach ZooKeeper at {self.connect.hosts} within "
-                                f"{self._connection_timeout_s:g} s (zookeeper.connect; "
-                                f"zookeeper.connection.timeout.ms)") from None
+            raise RegistryError(
+                f"cannot reach ZooKeeper at {self.connect.hosts} within "
+                f"{self._connection_timeout_s:g} s (zookeeper.connect; "
+                f"zookeeper.connection.timeout.ms)"
+            ) from None
         self._client.add_listener(self._on_state_change)
 
     @contextlib.contextmanager
@@ -147,17 +156,24 @@ class ZooKeeperRegistry:
             try:
                 self._create_registration(endpoint)
             except NodeExistsError:
-                raise RegistryError(f"broker id {endpoint.node_id} is already registered in ZooKeeper at "
-                                    f"{self.connect} ({path}, by {self._registered_at(path)}): another broker runs "
-                                    f"with this id; give this one another --broker-id") from None
+                raise RegistryError(
+                    f"broker id {endpoint.node_id} is already registered in ZooKeeper at "
+                    f"{self.connect} ({path}, by {self._registered_at(path)}): another broker runs "
+                    f"with this id; give this one another --broker-id"
+                ) from None
             self._endpoint = endpoint
             log.info("registered broker %d in ZooKeeper at %s", endpoint.node_id, self.connect)
             self._controller = Controller(self._client, self.connect, endpoint.node_id)
             ControllerElection(self._client, self.connect, endpoint.node_id, self._controller).start()
 
     def _create_registration(self, endpoint: BrokerEndpoint) -> None:
-        data = broker_registration_json(endpoint.host, endpoint.port, int(time.time() * 1000), endpoint.rack,
-                                        [(e.listener, e.security_protocol, e.url) for e in endpoint.endpoints])
+        data = broker_registration_json(
+            endpoint.host,
+            endpoint.port,
+            int(time.time() * 1000),
+            endpoint.rack,
+            [(e.listener, e.security_protocol, e.url) for e in endpoint.endpoints],
+        )
         self._client.create(self.connect.path(broker_path(endpoint.node_id)), data, ephemeral=True, makepath=True)
 
     def _registered_at(self, path: str) -> str:
@@ -175,8 +191,10 @@ class ZooKeeperRegistry:
         ephemeral registration with it; once connected with a new session, register again."""
         if state == KazooState.LOST and not self._closing:
             self._session_lost = True
-            log.warning("ZooKeeper session lost: broker %s is not registered until it reconnects",
-                        self._endpoint.node_id if self._endpoint else "(not yet registered)")
+            log.warning(
+                "ZooKeeper session lost: broker %s is not registered until it reconnects",
+                self._endpoint.node_id if self._endpoint else "(not yet registered)",
+            )
         elif state == KazooState.CONNECTED and self._session_lost:
             self._session_lost = False
             if self._endpoint is not None:
@@ -189,8 +207,11 @@ class ZooKeeperRegistry:
             self._create_registration(endpoint)
             log.info("registered broker %d again after a new ZooKeeper session", endpoint.node_id)
         except NodeExistsError:
-            log.error("broker id %d was registered by another broker while this one's ZooKeeper session was "
-                      "lost; this broker stays unregistered: stop one of them", endpoint.node_id)
+            log.error(
+                "broker id %d was registered by another broker while this one's ZooKeeper session was "
+                "lost; this broker stays unregistered: stop one of them",
+                endpoint.node_id,
+            )
         except KazooException as exc:  # lost again: the next new session tries again
             self._session_lost = True
             log.warning("cannot register broker %d again yet: %r", endpoint.node_id, exc)
@@ -208,5 +229,6 @@ def registry_for(config) -> Registry:
     """The registry a broker's configuration asks for."""
     if not config.zookeeper_connect:
         return StandaloneRegistry()
-    return ZooKeeperRegistry(config.zookeeper_connect, config.zookeeper_session_timeout_ms,
-                             config.zookeeper_connection_timeout_ms)
+    return ZooKeeperRegistry(
+        config.zookeeper_connect, config.zookeeper_session_timeout_ms, config.zookeeper_connection_timeout_ms
+    )

@@ -34,11 +34,14 @@ def validate_name(name: str) -> None:
     if name in (".", ".."):
         raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name cannot be {name!r}")
     if len(name) > MAX_NAME_LENGTH:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"topic name is {len(name)} characters long, the limit is {MAX_NAME_LENGTH}")
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"topic name is {len(name)} characters long, the limit is {MAX_NAME_LENGTH}",
+        )
     if not _LEGAL_NAME.fullmatch(name):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"topic name {name!r} may only contain letters, digits, '.', '_' and '-'")
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name {name!r} may only contain letters, digits, '.', '_' and '-'"
+        )
 
 
 def check_new_partitions(count: int) -> None:
@@ -46,18 +49,23 @@ def check_new_partitions(count: int) -> None:
     if count < 1:
         raise TopicError(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be at least 1, got {count}")
     if count > MAX_PARTITIONS:
-        raise TopicError(ErrorCode.POLICY_VIOLATION,
-                         f"{count} partitions is more than one operation may create ({MAX_PARTITIONS})")
+        raise TopicError(
+            ErrorCode.POLICY_VIOLATION, f"{count} partitions is more than one operation may create ({MAX_PARTITIONS})"
+        )
 
 
 def check_partition_increase(name: str, current: int, count: int) -> None:
     """TopicError unless a topic of ``current`` partitions may grow to ``count`` (it never shrinks)."""
     if count <= current:
-        raise TopicError(ErrorCode.INVALID_PARTITIONS,
-                         f"topic {name!r} has {current} partitions; the new count must be higher, got {count}")
+        raise TopicError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"topic {name!r} has {current} partitions; the new count must be higher, got {count}",
+        )
     if count - current > MAX_PARTITIONS:
-        raise TopicError(ErrorCode.POLICY_VIOLATION, f"{count - current} new partitions is more than one "
-                                                      f"operation may create ({MAX_PARTITIONS})")
+        raise TopicError(
+            ErrorCode.POLICY_VIOLATION,
+            f"{count - current} new partitions is more than one operation may create ({MAX_PARTITIONS})",
+        )
 
 
 def check_new_name(name: str, existing: Collection[str]) -> None:
@@ -66,8 +74,10 @@ def check_new_name(name: str, existing: Collection[str]) -> None:
         raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
     collision = next((t for t in existing if t.replace(".", "_") == name.replace(".", "_")), None)
     if collision:
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)")
+        raise TopicError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"topic {name!r} collides with existing topic {collision!r} ('.' and '_' collide)",
+        )
 
 
 def check_not_internal(name: str, refused: str) -> None:
@@ -83,8 +93,11 @@ def checked_topic_config(name: str, configs: dict[str, str], defaults: LogConfig
     (retention would delete the live state its coordinator replays at start)."""
     config = checked_config(configs, defaults)
     if name in INTERNAL_TOPICS and config.cleanup_policy != "compact":
-        raise TopicError(ErrorCode.INVALID_CONFIG, f"cleanup.policy: topic {name!r} is an internal topic and "
-                                                   f"must stay compact (it would be {config.cleanup_policy!r})")
+        raise TopicError(
+            ErrorCode.INVALID_CONFIG,
+            f"cleanup.policy: topic {name!r} is an internal topic and "
+            f"must stay compact (it would be {config.cleanup_policy!r})",
+        )
     return config
 
 

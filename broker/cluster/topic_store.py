@@ -41,15 +41,22 @@ class TopicStore(Protocol):
         """The partition count of a topic; None when there is no such topic."""
         ...
 
-    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               validate_only: bool = False, replicas: list[list[int]] | None = None) -> None:
+    def create(
+        self,
+        name: str,
+        partitions: int,
+        configs: dict[str, str] | None = None,
+        validate_only: bool = False,
+        replicas: list[list[int]] | None = None,
+    ) -> None:
         """Create a topic; ``replicas``: a manual assignment, each partition's replica list."""
         ...
 
     def delete(self, name: str) -> None: ...
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False,
-                       replicas: list[list[int]] | None = None) -> None:
+    def add_partitions(
+        self, name: str, count: int, validate_only: bool = False, replicas: list[list[int]] | None = None
+    ) -> None:
         """Grow a topic to ``count`` partitions; ``replicas``: a manual assignment of the new ones."""
         ...
 

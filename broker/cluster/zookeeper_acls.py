@@ -29,17 +29,28 @@ from broker.security.acl_store import AclStoreError
 from broker.security.acls import Acl, AclFilter, PatternType, ResourceType
 
 from .rerun_thread import RerunThread
-from .zookeeper_data import (ACL_CHANGE_PREFIX, ACL_CHANGES_PATH, ACL_PATH, EXTENDED_ACL_CHANGES_PATH,
-                             PREFIXED_ACL_PATH, ZooKeeperConnect, acl_change_json, acl_resource_path, acls_json,
-                             kafka_name, parse_acls)
+from .zookeeper_data import (
+    ACL_CHANGE_PREFIX,
+    ACL_CHANGES_PATH,
+    ACL_PATH,
+    EXTENDED_ACL_CHANGES_PATH,
+    PREFIXED_ACL_PATH,
+    ZooKeeperConnect,
+    acl_change_json,
+    acl_resource_path,
+    acls_json,
+    kafka_name,
+    parse_acls,
+)
 
 NOTIFICATION_EXPIRY_MS = 15 * 60 * 1000  # as Kafka's
 _ROOTS = ((ACL_PATH, PatternType.LITERAL), (PREFIXED_ACL_PATH, PatternType.PREFIXED))
 
 
 class ZooKeeperAcls:
-    def __init__(self, client: KazooClient, connect: ZooKeeperConnect,
-                 notification_expiry_ms: int = NOTIFICATION_EXPIRY_MS):
+    def __init__(
+        self, client: KazooClient, connect: ZooKeeperConnect, notification_expiry_ms: int = NOTIFICATION_EXPIRY_MS
+    ):
         self._client = client
         self._connect = connect
         self._notification_expiry_ms = notification_expiry_ms
@@ -93,9 +104,12 @@ class ZooKeeperAcls:
         with self._read_lock, _zookeeper("read the ACLs"):
             for path in (ACL_CHANGES_PATH, EXTENDED_ACL_CHANGES_PATH):
                 self._client.get_children(self._path(path), watch=self.changed)
-            nodes = [(kind, name, pattern_type, f"{root}/{kind}/{name}")
-                     for root, pattern_type in _ROOTS for kind in self._children(root)
-                     for name in self._children(f"{root}/{kind}")]
+            nodes = [
+                (kind, name, pattern_type, f"{root}/{kind}/{name}")
+                for root, pattern_type in _ROOTS
+                for kind in self._children(root)
+                for name in self._children(f"{root}/{kind}")
+            ]
             reads = [self._client.get_async(self._path(path)) for *_, path in nodes]
             acls = []
             for (kind, name, pattern_type, path), read in zip(nodes, reads, strict=True):
@@ -145,8 +159,9 @@ class ZooKeeperAcls:
                 break
             except (BadVersionError, NodeExistsError, NoNodeError, NotEmptyError):  # changed meanwhile
                 continue
-        changes = self._path(EXTENDED_ACL_CHANGES_PATH if pattern.pattern_type == PatternType.PREFIXED
-                             else ACL_CHANGES_PATH)
+        changes = self._path(
+            EXTENDED_ACL_CHANGES_PATH if pattern.pattern_type == PatternType.PREFIXED else ACL_CHANGES_PATH
+        )
         self._client.create(f"{changes}/{ACL_CHANGE_PREFIX}", acl_change_json(pattern), sequence=True)
         self._remove_expired_notifications(changes)
 

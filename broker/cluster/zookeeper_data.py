@@ -25,8 +25,9 @@ class ZooKeeperConnect:
         servers = [h.strip() for h in hosts.split(",")]
         chroot = (slash + chroot).rstrip("/")
         if not all(_HOST_PORT.fullmatch(s) for s in servers) or "//" in chroot or any(c.isspace() for c in chroot):
-            raise ValueError(f"{text!r} is not HOST:PORT[,HOST:PORT...][/chroot] "
-                             f"(for example zk1:2181,zk2:2181/kafkalog)")
+            raise ValueError(
+                f"{text!r} is not HOST:PORT[,HOST:PORT...][/chroot] (for example zk1:2181,zk2:2181/kafkalog)"
+            )
         self.hosts = ",".join(servers)
         self.chroot = chroot
 
@@ -53,25 +54,38 @@ def parse_cluster_id(data: bytes) -> str:
         raise ValueError(f"{CLUSTER_ID_PATH} holds {data[:100]!r}, not Kafka's cluster id JSON") from None
 
 
-def broker_registration_json(host: str | None, port: int, timestamp_ms: int, rack: str | None = None,
-                             endpoints: list[tuple[str, str, str]] | None = None) -> bytes:
+def broker_registration_json(
+    host: str | None,
+    port: int,
+    timestamp_ms: int,
+    rack: str | None = None,
+    endpoints: list[tuple[str, str, str]] | None = None,
+) -> bytes:
     """What Kafka 2.x writes to ``/brokers/ids/<id>``: ``endpoints`` (``NAME://host:port`` per listener)
     with ``listener_security_protocol_map``, and the legacy ``host``/``port`` of the PLAINTEXT listener
     (null and -1 without one). ``endpoints`` are ``(listener, security protocol, url)``; without
     them the broker has one PLAINTEXT listener at ``host:port``."""
     if endpoints is None:
         endpoints = [("PLAINTEXT", "PLAINTEXT", f"PLAINTEXT://{host}:{port}")]
-    return json.dumps({
-        "listener_security_protocol_map": {listener: protocol for listener, protocol, _ in endpoints},
-        "endpoints": [url for _, _, url in endpoints],
-        "rack": rack, "jmx_port": -1, "host": host, "timestamp": str(timestamp_ms), "port": port,
-        "version": BROKER_REGISTRATION_VERSION,
-    }, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "listener_security_protocol_map": {listener: protocol for listener, protocol, _ in endpoints},
+            "endpoints": [url for _, _, url in endpoints],
+            "rack": rack,
+            "jmx_port": -1,
+            "host": host,
+            "timestamp": str(timestamp_ms),
+            "port": port,
+            "version": BROKER_REGISTRATION_VERSION,
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 def controller_json(broker_id: int, timestamp_ms: int) -> bytes:
-    return json.dumps({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)},
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)}, separators=(",", ":")
+    ).encode()
 
 
 TOPICS_PATH = "/brokers/topics"
@@ -99,8 +113,14 @@ def _json(value: Any) -> bytes:
 
 def topic_assignment_json(replicas: list[list[int]]) -> bytes:
     """``/brokers/topics/<topic>``: each partition's replica list, by partition index."""
-    return _json({"version": 2, "partitions": {str(p): list(r) for p, r in enumerate(replicas)},
-                  "adding_replicas": {}, "removing_replicas": {}})
+    return _json(
+        {
+            "version": 2,
+            "partitions": {str(p): list(r) for p, r in enumerate(replicas)},
+            "adding_replicas": {},
+            "removing_replicas": {},
+        }
+    )
 
 
 def parse_topic_assignment(data: bytes) -> list[tuple[int, ...]]:
@@ -114,8 +134,15 @@ def parse_topic_assignment(data: bytes) -> list[tuple[int, ...]]:
 
 def partition_state_json(leader: int, leader_epoch: int, isr: Iterable[int], controller_epoch: int) -> bytes:
     """``/brokers/topics/<topic>/partitions/<n>/state``, Kafka's ``LeaderAndIsr`` with its controller epoch."""
-    return _json({"controller_epoch": controller_epoch, "leader": leader, "version": 1, "leader_epoch": leader_epoch,
-                  "isr": list(isr)})
+    return _json(
+        {
+            "controller_epoch": controller_epoch,
+            "leader": leader,
+            "version": 1,
+            "leader_epoch": leader_epoch,
+            "isr": list(isr),
+        }
+    )
 
 
 PartitionStateNode = tuple[int, int, tuple[int, ...], int]  # (leader, leader epoch, isr, controller epoch)
@@ -125,8 +152,12 @@ def parse_partition_state(data: bytes) -> PartitionStateNode:
     """(leader, leader epoch, isr, controller epoch) of a partition state node."""
     try:
         state = json.loads(data)
-        return int(state["leader"]), int(state["leader_epoch"]), tuple(int(b) for b in state["isr"]), \
-            int(state["controller_epoch"])
+        return (
+            int(state["leader"]),
+            int(state["leader_epoch"]),
+            tuple(int(b) for b in state["isr"]),
+            int(state["controller_epoch"]),
+        )
     except (ValueError, KeyError, TypeError):
         raise ValueError(f"not Kafka's partition state JSON: {data[:100]!r}") from None
 
@@ -185,19 +216,38 @@ def acl_resource_path(acl: Acl) -> str:
 
 def acls_json(acls: Iterable[Acl]) -> bytes:
     """A resource pattern's node: its ACLs as Kafka's access control entries."""
-    return _json({"version": 1, "acls": [
-        {"principal": acl.principal, "permissionType": kafka_name(acl.permission),
-         "operation": kafka_name(acl.operation), "host": acl.host} for acl in acls]})
+    return _json(
+        {
+            "version": 1,
+            "acls": [
+                {
+                    "principal": acl.principal,
+                    "permissionType": kafka_name(acl.permission),
+                    "operation": kafka_name(acl.operation),
+                    "host": acl.host,
+                }
+                for acl in acls
+            ],
+        }
+    )
 
 
 def parse_acls(resource_type: str, name: str, pattern_type: PatternType, data: bytes) -> list[Acl]:
     """The ACLs of the node of ``resource_type`` (Kafka's spelling) and ``name``."""
     try:
         kind = _by_kafka_name(ResourceType, resource_type)
-        return [Acl.checked(kind, name, pattern_type, entry["principal"], entry["host"],
-                            _by_kafka_name(Operation, entry["operation"]),
-                            _by_kafka_name(Permission, entry["permissionType"]))
-                for entry in json.loads(data)["acls"]]
+        return [
+            Acl.checked(
+                kind,
+                name,
+                pattern_type,
+                entry["principal"],
+                entry["host"],
+                _by_kafka_name(Operation, entry["operation"]),
+                _by_kafka_name(Permission, entry["permissionType"]),
+            )
+            for entry in json.loads(data)["acls"]
+        ]
     except (ValueError, KeyError, TypeError):  # AclError is a ValueError
         raise ValueError(f"not Kafka's ACL JSON for {resource_type}/{name}: {data[:100]!r}") from None
 
@@ -205,8 +255,14 @@ def parse_acls(resource_type: str, name: str, pattern_type: PatternType, data: b
 def acl_change_json(acl: Acl) -> bytes:
     """What a change notification names: ``Topic:orders`` for a literal pattern, Kafka's JSON for another."""
     if acl.pattern_type == PatternType.PREFIXED:
-        return _json({"version": 1, "resourceType": kafka_name(acl.resource_type), "name": acl.name,
-                      "patternType": acl.pattern_type.name})
+        return _json(
+            {
+                "version": 1,
+                "resourceType": kafka_name(acl.resource_type),
+                "name": acl.name,
+                "patternType": acl.pattern_type.name,
+            }
+        )
     return f"{kafka_name(acl.resource_type)}:{acl.name}".encode()
 
 

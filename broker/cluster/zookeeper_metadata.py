@@ -31,19 +31,38 @@ from broker.replica.replica_manager import ReplicaManager
 from .metadata_cache import NO_LEADER, BrokerEndpoint, ClusterImage, Endpoint, MetadataCache, PartitionState
 from .rerun_thread import RerunThread
 from .topic_rules import DEFAULT_BROKER_RESOURCE
-from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, CONTROLLER_PATH, DEFAULT_BROKER_CONFIG,
-                             TOPIC_CONFIGS_PATH, TOPICS_PATH, ZooKeeperConnect, broker_path, parse_broker_registration,
-                             parse_config, parse_controller, parse_partition_state, parse_topic_assignment,
-                             partition_state_path, topic_path)
+from .zookeeper_data import (
+    BROKER_CONFIGS_PATH,
+    BROKER_IDS_PATH,
+    CONTROLLER_PATH,
+    DEFAULT_BROKER_CONFIG,
+    TOPIC_CONFIGS_PATH,
+    TOPICS_PATH,
+    ZooKeeperConnect,
+    broker_path,
+    parse_broker_registration,
+    parse_config,
+    parse_controller,
+    parse_partition_state,
+    parse_topic_assignment,
+    partition_state_path,
+    topic_path,
+)
 from .zookeeper_topics import ZooKeeperTopics
 
 log = logging.getLogger(__name__)
 
 
-
 class ZooKeeperMetadata:
-    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, cluster_id: str, cache: MetadataCache,
-                 replicas: ReplicaManager, topics: ZooKeeperTopics):
+    def __init__(
+        self,
+        client: KazooClient,
+        connect: ZooKeeperConnect,
+        cluster_id: str,
+        cache: MetadataCache,
+        replicas: ReplicaManager,
+        topics: ZooKeeperTopics,
+    ):
         """``topics`` is the ZooKeeperTopics store (settings), ``replicas`` the ReplicaManager."""
         self._client = client
         self._connect = connect
@@ -80,15 +99,26 @@ class ZooKeeperMetadata:
         """Read the cluster and publish it."""
         self._refresh_with(*self._read())
 
-    def _refresh_with(self, image: ClusterImage, topic_ids: dict[str, int], topic_configs: dict[str, dict[str, str]],
-                      broker_configs: dict[str, dict[str, str]]) -> None:
+    def _refresh_with(
+        self,
+        image: ClusterImage,
+        topic_ids: dict[str, int],
+        topic_configs: dict[str, dict[str, str]],
+        broker_configs: dict[str, dict[str, str]],
+    ) -> None:
         before = self._cache.image
         self._topics.update_configs(topic_configs, broker_configs)
         recreated = {name for name, created in topic_ids.items() if self._topic_ids.get(name, created) != created}
         if recreated:  # deleted and created again since the last read: the old logs go before the new topic is served
-            self._publish(ClusterImage.of(image.cluster_id, image.controller_id, image.brokers,
-                                          {n: s for n, s in image.topics.items() if n not in recreated},
-                                          {n: i for n, i in image.topic_ids.items() if n not in recreated}))
+            self._publish(
+                ClusterImage.of(
+                    image.cluster_id,
+                    image.controller_id,
+                    image.brokers,
+                    {n: s for n, s in image.topics.items() if n not in recreated},
+                    {n: i for n, i in image.topic_ids.items() if n not in recreated},
+                )
+            )
             for topic in recreated & before.topics.keys():
                 self._replicas.delete_topic_logs(topic, len(before.topics[topic]))
         self._publish(image)
@@ -112,24 +142,40 @@ class ZooKeeperMetadata:
         default_configs = path(f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}")
         own_configs = path(f"{BROKER_CONFIGS_PATH}/{self._cache.node_id}")
         created: dict[str, int] = {}
-        first = self._get_all([path(CONTROLLER_PATH), default_configs, own_configs]
-                              + [path(broker_path(int(i))) for i in ids] + [path(topic_path(n)) for n in names]
-                              + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names], created)
+        first = self._get_all(
+            [path(CONTROLLER_PATH), default_configs, own_configs]
+            + [path(broker_path(int(i))) for i in ids]
+            + [path(topic_path(n)) for n in names]
+            + [path(f"{TOPIC_CONFIGS_PATH}/{n}") for n in names],
+            created,
+        )
         controller = first[path(CONTROLLER_PATH)]
         brokers = [self._broker(int(i), first[path(broker_path(int(i)))]) for i in sorted(ids, key=int)]
         found = {n: first[path(topic_path(n))] for n in names}
         assignments = {n: parse_topic_assignment(data) for n, data in found.items() if data is not None}
-        states = self._get_all([path(partition_state_path(n, p)) for n, replicas in assignments.items()
-                                for p in range(len(replicas))])
-        topics = {name: [self._partition(replicas, states[path(partition_state_path(name, p))])
-                         for p, replicas in enumerate(replica_lists)]
-                  for name, replica_lists in assignments.items()}
+        states = self._get_all(
+            [path(partition_state_path(n, p)) for n, replicas in assignments.items() for p in range(len(replicas))]
+        )
+        topics = {
+            name: [
+                self._partition(replicas, states[path(partition_state_path(name, p))])
+                for p, replicas in enumerate(replica_lists)
+            ]
+            for name, replica_lists in assignments.items()
+        }
         topic_ids = {n: created[path(topic_path(n))] for n in assignments}
-        image = ClusterImage.of(self._cluster_id, NO_LEADER if controller is None else parse_controller(controller),
-                                [b for b in brokers if b is not None], topics, topic_ids)
+        image = ClusterImage.of(
+            self._cluster_id,
+            NO_LEADER if controller is None else parse_controller(controller),
+            [b for b in brokers if b is not None],
+            topics,
+            topic_ids,
+        )
         topic_configs = {n: _config(first[path(f"{TOPIC_CONFIGS_PATH}/{n}")]) for n in assignments}
-        broker_configs = {DEFAULT_BROKER_RESOURCE: _config(first[default_configs]),
-                          str(self._cache.node_id): _config(first[own_configs])}
+        broker_configs = {
+            DEFAULT_BROKER_RESOURCE: _config(first[default_configs]),
+            str(self._cache.node_id): _config(first[own_configs]),
+        }
         return image, topic_ids, topic_configs, broker_configs
 
     def _get_all(self, paths: list[str], created: dict[str, int] | None = None) -> dict[str, bytes | None]:

@@ -31,18 +31,43 @@ from broker.replica.replica_manager import ReplicaManager
 from .metadata_cache import NO_LEADER, MetadataCache
 from .metadata_source import MetadataSource
 from .placement import PlacementError, assign_replicas, follow_assignment
-from .topic_rules import (DEFAULT_BROKER_RESOURCE, TopicError, broker_defaults, check_new_name,
-                          check_partition_increase, checked_config, checked_new_topic, checked_topic_config)
-from .zookeeper_data import (BROKER_CONFIGS_PATH, BROKER_IDS_PATH, DEFAULT_BROKER_CONFIG, DELETE_TOPICS_PATH,
-                             TOPIC_CONFIGS_PATH, TOPICS_PATH, ZooKeeperConnect, config_json, parse_topic_assignment,
-                             topic_assignment_json, topic_path)
+from .topic_rules import (
+    DEFAULT_BROKER_RESOURCE,
+    TopicError,
+    broker_defaults,
+    check_new_name,
+    check_partition_increase,
+    checked_config,
+    checked_new_topic,
+    checked_topic_config,
+)
+from .zookeeper_data import (
+    BROKER_CONFIGS_PATH,
+    BROKER_IDS_PATH,
+    DEFAULT_BROKER_CONFIG,
+    DELETE_TOPICS_PATH,
+    TOPIC_CONFIGS_PATH,
+    TOPICS_PATH,
+    ZooKeeperConnect,
+    config_json,
+    parse_topic_assignment,
+    topic_assignment_json,
+    topic_path,
+)
 
 WAIT_SECONDS = 30.0
 
 
 class ZooKeeperTopics:
-    def __init__(self, client: KazooClient, connect: ZooKeeperConnect, static_defaults: LogConfig, broker_id: int,
-                 cache: MetadataCache, wait_seconds: float = WAIT_SECONDS):
+    def __init__(
+        self,
+        client: KazooClient,
+        connect: ZooKeeperConnect,
+        static_defaults: LogConfig,
+        broker_id: int,
+        cache: MetadataCache,
+        wait_seconds: float = WAIT_SECONDS,
+    ):
         self._client = client
         self._connect = connect
         self.static_defaults = static_defaults
@@ -74,12 +99,16 @@ class ZooKeeperTopics:
     def broker_overrides(self, resource_name: str) -> dict[str, str]:
         return dict(self._broker_configs.get(resource_name, {}))
 
-    def update_configs(self, topic_configs: dict[str, dict[str, str]],
-                       broker_configs: dict[str, dict[str, str]]) -> None:
+    def update_configs(
+        self, topic_configs: dict[str, dict[str, str]], broker_configs: dict[str, dict[str, str]]
+    ) -> None:
         """The settings read from ZooKeeper; those that changed go to this broker's running logs."""
         broker_changed = broker_configs != self._broker_configs
-        changed = [name for name, configs in topic_configs.items()
-                   if broker_changed or self._topic_configs.get(name) != configs]
+        changed = [
+            name
+            for name, configs in topic_configs.items()
+            if broker_changed or self._topic_configs.get(name) != configs
+        ]
         self._topic_configs, self._broker_configs = topic_configs, broker_configs
         self._replicas.reconfigure({name: self.config_for(name) for name in changed})
 
@@ -90,8 +119,14 @@ class ZooKeeperTopics:
 
     # -- changes -------------------------------------------------------------------------
 
-    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               validate_only: bool = False, replicas: list[list[int]] | None = None) -> None:
+    def create(
+        self,
+        name: str,
+        partitions: int,
+        configs: dict[str, str] | None = None,
+        validate_only: bool = False,
+        replicas: list[list[int]] | None = None,
+    ) -> None:
         """Create a topic; ``replicas``: a manual assignment, each partition's replica list."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
         with _zookeeper(f"create topic {name!r}"):
@@ -121,12 +156,15 @@ class ZooKeeperTopics:
             except NodeExistsError:  # asked already: wait for it as well
                 pass
         if not self.metadata.wait_until(lambda: not self._cache.contains_topic(name), self._wait_seconds):
-            raise TopicError(ErrorCode.REQUEST_TIMED_OUT,
-                             f"topic {name!r} is marked for deletion; the controller deletes it once every broker "
-                             f"holding its partitions is live")
+            raise TopicError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"topic {name!r} is marked for deletion; the controller deletes it once every broker "
+                f"holding its partitions is live",
+            )
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False,
-                       replicas: list[list[int]] | None = None) -> None:
+    def add_partitions(
+        self, name: str, count: int, validate_only: bool = False, replicas: list[list[int]] | None = None
+    ) -> None:
         """Grow a topic to ``count`` partitions; ``replicas``: a manual assignment of the new ones."""
         path = self._path(topic_path(name))
         with _zookeeper(f"add partitions to {name!r}"):
@@ -165,8 +203,9 @@ class ZooKeeperTopics:
         node = DEFAULT_BROKER_CONFIG if resource_name == DEFAULT_BROKER_RESOURCE else resource_name
         with _zookeeper(f"alter the settings of broker resource {resource_name!r}"):
             self._write_config(self._path(f"{BROKER_CONFIGS_PATH}/{node}"), configs)
-        self._wait_for_configs(lambda: self._broker_configs.get(resource_name, {}) == configs,
-                               f"broker resource {resource_name!r}")
+        self._wait_for_configs(
+            lambda: self._broker_configs.get(resource_name, {}) == configs, f"broker resource {resource_name!r}"
+        )
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -198,15 +237,19 @@ class ZooKeeperTopics:
         def placed() -> bool:
             states = self._cache.partitions(name)
             return states is not None and len(states) >= partitions and all(s.leader != NO_LEADER for s in states)
+
         if not self.metadata.wait_until(placed, self._wait_seconds):
-            raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"topic {name!r} was {done}, but its partitions have no "
-                                                          f"leader yet (is a controller running?)")
+            raise TopicError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"topic {name!r} was {done}, but its partitions have no leader yet (is a controller running?)",
+            )
 
     def _wait_for_configs(self, applied: Callable[[], bool], what: str) -> None:
         if not self.metadata.wait_until(applied, self._wait_seconds):
-            raise TopicError(ErrorCode.REQUEST_TIMED_OUT, f"the settings of {what} were written to ZooKeeper but "
-                                                          f"have not reached this broker yet")
-
+            raise TopicError(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"the settings of {what} were written to ZooKeeper but have not reached this broker yet",
+            )
 
 
 @contextlib.contextmanager

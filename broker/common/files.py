@@ -40,8 +40,11 @@ def write_atomically(path: str, data: bytes, private: bool = False) -> None:
 
 def remove_stale_temporaries(directory: str) -> list[str]:
     """Remove the ``*.tmp`` files a crash left in ``directory`` (never a committed file); return their names."""
-    stale = sorted(name for name in os.listdir(directory)
-                   if name.endswith(TEMP_SUFFIX) and os.path.isfile(os.path.join(directory, name)))
+    stale = sorted(
+        name
+        for name in os.listdir(directory)
+        if name.endswith(TEMP_SUFFIX) and os.path.isfile(os.path.join(directory, name))
+    )
     for name in stale:
         _remove_if_present(os.path.join(directory, name))
     return stale

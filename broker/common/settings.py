@@ -50,6 +50,7 @@ def boolean_setting(key: str, text: str) -> bool:
 
 def integer_setting(minimum: int, maximum: int = LONG_MAX) -> Callable[[str, str], int]:
     """The parser of an integer setting between ``minimum`` and ``maximum``."""
+
     def parse(key: str, text: str) -> int:
         try:
             value = parse_integer(text)
@@ -58,14 +59,17 @@ def integer_setting(minimum: int, maximum: int = LONG_MAX) -> Callable[[str, str
         if not minimum <= value <= maximum:
             raise ConfigError(f"{key}: {value} is out of range, it must be between {minimum} and {maximum}")
         return value
+
     return parse
 
 
 def choice_setting(*choices: str) -> Callable[[str, str], str]:
     """The parser of a setting that is one of ``choices`` (case matters)."""
+
     def parse(key: str, text: str) -> str:
         try:
             return parse_choice(text, choices)
         except ValueError as exc:
             raise ConfigError(f"{key}: {exc}") from None
+
     return parse

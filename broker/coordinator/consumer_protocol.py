@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from broker.protocol.types import (
-    INT32, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Field, ProtocolError, Reader, Struct, Writer,
+    INT32,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    STRING,
+    Array,
+    Field,
+    ProtocolError,
+    Reader,
+    Struct,
+    Writer,
 )
 
 HIGHEST_VERSION = 3
@@ -39,6 +48,7 @@ class ConsumerProtocolError(ValueError):
 @dataclass(frozen=True)
 class Subscription:
     """What a member asks for when it joins: its topics, and (v1+) what it owns from the last generation."""
+
     topics: tuple[str, ...]
     user_data: bytes | None = None
     owned_partitions: TopicPartitions = ()
@@ -49,6 +59,7 @@ class Subscription:
 @dataclass(frozen=True)
 class Assignment:
     """What the leader gives a member: partitions by topic."""
+
     partitions: TopicPartitions
     user_data: bytes | None = None
 
@@ -60,16 +71,25 @@ def encode_subscription(subscription: Subscription, version: int = HIGHEST_VERSI
         raise ConsumerProtocolError(f"subscription v{version} cannot carry generation id {subscription.generation_id}")
     if subscription.rack_id is not None and version < 3:
         raise ConsumerProtocolError(f"subscription v{version} cannot carry rack id {subscription.rack_id!r}")
-    fields = {"topics": subscription.topics, "user_data": subscription.user_data,
-              "owned_partitions": _encodable(subscription.owned_partitions),
-              "generation_id": subscription.generation_id, "rack_id": subscription.rack_id}
+    fields = {
+        "topics": subscription.topics,
+        "user_data": subscription.user_data,
+        "owned_partitions": _encodable(subscription.owned_partitions),
+        "generation_id": subscription.generation_id,
+        "rack_id": subscription.rack_id,
+    }
     return _encode(_SUBSCRIPTION, fields, version, "subscription")
 
 
 def decode_subscription(data: bytes) -> Subscription:
     fields = _decode(_SUBSCRIPTION, data, "subscription")
-    return Subscription(tuple(fields["topics"]), _bytes(fields["user_data"]), _grouped(fields["owned_partitions"]),
-                        fields["generation_id"], fields["rack_id"])
+    return Subscription(
+        tuple(fields["topics"]),
+        _bytes(fields["user_data"]),
+        _grouped(fields["owned_partitions"]),
+        fields["generation_id"],
+        fields["rack_id"],
+    )
 
 
 def encode_assignment(assignment: Assignment, version: int = HIGHEST_VERSION) -> bytes:

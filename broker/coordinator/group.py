@@ -32,8 +32,13 @@ _LEGAL_PREVIOUS = {  # Kafka's GroupMetadata.validPreviousStates
     GroupState.PREPARING_REBALANCE: {GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY},
     GroupState.COMPLETING_REBALANCE: {GroupState.PREPARING_REBALANCE},
     GroupState.STABLE: {GroupState.COMPLETING_REBALANCE},
-    GroupState.DEAD: {GroupState.STABLE, GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE,
-                      GroupState.EMPTY, GroupState.DEAD},
+    GroupState.DEAD: {
+        GroupState.STABLE,
+        GroupState.PREPARING_REBALANCE,
+        GroupState.COMPLETING_REBALANCE,
+        GroupState.EMPTY,
+        GroupState.DEAD,
+    },
 }
 
 
@@ -46,6 +51,7 @@ def protocols_bytes(protocols: dict[str, bytes]) -> int:
 class Member:
     """A member: its protocols in preference order (name -> opaque metadata), its assignment, and
     the JoinGroup or SyncGroup response it is waiting for (a callable, or None)."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -162,24 +168,50 @@ class Group:
     def value(self, now: int) -> GroupValue:
         """The group metadata record of the current generation (``__consumer_offsets``)."""
         return GroupValue(
-            protocol_type=self.protocol_type or "", generation=self.generation, protocol=self.protocol,
-            leader=self.leader, current_state_timestamp=now,
-            members=tuple(GroupMember(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                      m.rebalance_timeout_ms, m.session_timeout_ms,
-                                      m.protocols.get(self.protocol, b"") if self.protocol is not None else b"",
-                                      m.assignment)
-                          for m in self.members.values()))
+            protocol_type=self.protocol_type or "",
+            generation=self.generation,
+            protocol=self.protocol,
+            leader=self.leader,
+            current_state_timestamp=now,
+            members=tuple(
+                GroupMember(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.protocols.get(self.protocol, b"") if self.protocol is not None else b"",
+                    m.assignment,
+                )
+                for m in self.members.values()
+            ),
+        )
 
     @classmethod
     def loaded(cls, group_id: str, value: GroupValue, now: int) -> "Group":
         """A group as its last metadata record describes it: Stable with its members, or Empty."""
-        group = cls(group_id, generation=value.generation, protocol_type=value.protocol_type or None,
-                    protocol=value.protocol, state_timestamp=value.current_state_timestamp
-                    if value.current_state_timestamp != -1 else now)
+        group = cls(
+            group_id,
+            generation=value.generation,
+            protocol_type=value.protocol_type or None,
+            protocol=value.protocol,
+            state_timestamp=value.current_state_timestamp if value.current_state_timestamp != -1 else now,
+        )
         for m in value.members:
-            group.add(Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
-                             m.rebalance_timeout, value.protocol_type,
-                             {value.protocol: m.subscription} if value.protocol is not None else {}, m.assignment))
+            group.add(
+                Member(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.session_timeout,
+                    m.rebalance_timeout,
+                    value.protocol_type,
+                    {value.protocol: m.subscription} if value.protocol is not None else {},
+                    m.assignment,
+                )
+            )
         group.leader = value.leader if value.leader in group.members else group.leader
         group.state = GroupState.STABLE if group.members else GroupState.EMPTY
         return group

@@ -25,8 +25,7 @@ from broker.protocol.errors import ErrorCode
 from .config import MAX_GROUP_ID_LENGTH, MAX_MEMBER_METADATA_BYTES, GroupConfig
 from .consumer_protocol import ConsumerProtocolError, decode_subscription
 from .group import Group, GroupState, Member, protocols_bytes
-from .offset_manager import (Offsets, OffsetsStore, OffsetManager, Replayed, StoreError, TopicPartition,
-                             warn_on_failure)
+from .offset_manager import OffsetManager, Offsets, OffsetsStore, Replayed, StoreError, TopicPartition, warn_on_failure
 from .offsets_records import OffsetValue
 from .timers import Deadlines
 
@@ -46,8 +45,11 @@ _STORE_ERRORS = {
 }
 _TOO_LARGE = (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE)
 _COMMIT_ERRORS = {**_STORE_ERRORS, **dict.fromkeys(_TOO_LARGE, ErrorCode.INVALID_COMMIT_OFFSET_SIZE)}
-_GROUP_ERRORS = {**_STORE_ERRORS, ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
-                 **dict.fromkeys(_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR)}
+_GROUP_ERRORS = {
+    **_STORE_ERRORS,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
+    **dict.fromkeys(_TOO_LARGE, ErrorCode.UNKNOWN_SERVER_ERROR),
+}
 
 
 def _answer_to(error: StoreError | None, table: dict[ErrorCode, ErrorCode]) -> ErrorCode:
@@ -157,8 +159,7 @@ class GroupCoordinator:
             respond(JoinResult(error, member_id=request.member_id))
             return
         protocols = dict(request.protocols)
-        if not self.config.min_session_timeout_ms <= request.session_timeout_ms <= \
-                self.config.max_session_timeout_ms:
+        if not self.config.min_session_timeout_ms <= request.session_timeout_ms <= self.config.max_session_timeout_ms:
             respond(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=request.member_id))
             return
         if len(protocols) != len(request.protocols) or protocols_bytes(protocols) > MAX_MEMBER_METADATA_BYTES:
@@ -181,21 +182,31 @@ class GroupCoordinator:
         else:
             self._join_known(group, request, protocols, respond)
 
-    def _over_metadata_bound(self, group: Group, member_id: str, instance_id: str | None,
-                             protocols: dict[str, bytes]) -> bool:
+    def _over_metadata_bound(
+        self, group: Group, member_id: str, instance_id: str | None, protocols: dict[str, bytes]
+    ) -> bool:
         """Whether the group's members would hold more than ``group.max.metadata.bytes`` of protocol
         metadata once this member's (new, or replacing its own) is in."""
-        replaced = member_id if member_id in group.members else \
-            group.static_members.get(instance_id) if instance_id is not None else None
+        replaced = (
+            member_id
+            if member_id in group.members
+            else group.static_members.get(instance_id)
+            if instance_id is not None
+            else None
+        )
         total = group.metadata_bytes_without(replaced) + protocols_bytes(protocols)
         if total <= self.config.max_metadata_bytes:
             return False
-        log.info("group %r: refusing a member: its members' protocol metadata would be %d bytes, over "
-                 "group.max.metadata.bytes=%d", group.group_id, total, self.config.max_metadata_bytes)
+        log.info(
+            "group %r: refusing a member: its members' protocol metadata would be %d bytes, over "
+            "group.max.metadata.bytes=%d",
+            group.group_id,
+            total,
+            self.config.max_metadata_bytes,
+        )
         return True
 
-    def _join_new(self, group: Group, request: JoinRequest, protocols: dict[str, bytes],
-                  respond: JoinRespond) -> None:
+    def _join_new(self, group: Group, request: JoinRequest, protocols: dict[str, bytes], respond: JoinRespond) -> None:
         instance_id = request.group_instance_id
         member_id = f"{request.client_id or 'member'}-{uuid.uuid4()}"
         if instance_id is not None and instance_id in group.static_members:
@@ -211,8 +222,9 @@ class GroupCoordinator:
             return
         self._add_and_rebalance(group, request, protocols, member_id, respond)
 
-    def _join_known(self, group: Group, request: JoinRequest, protocols: dict[str, bytes],
-                    respond: JoinRespond) -> None:
+    def _join_known(
+        self, group: Group, request: JoinRequest, protocols: dict[str, bytes], respond: JoinRespond
+    ) -> None:
         member_id = request.member_id
         if member_id in group.pending_members:
             group.pending_members.discard(member_id)
@@ -227,8 +239,13 @@ class GroupCoordinator:
             respond(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
             return
         unchanged = member.same_protocols(protocols)
-        if group.is_(GroupState.COMPLETING_REBALANCE) and unchanged or \
-                group.is_(GroupState.STABLE) and unchanged and member_id != group.leader:
+        if (
+            group.is_(GroupState.COMPLETING_REBALANCE)
+            and unchanged
+            or group.is_(GroupState.STABLE)
+            and unchanged
+            and member_id != group.leader
+        ):
             respond(self._join_result(group, member))  # a rejoin that changes nothing: this generation
             return
         self._update_member(member, request, protocols)
@@ -239,8 +256,15 @@ class GroupCoordinator:
         else:
             self._prepare_rebalance(group, f"member {member_id} rejoined")
 
-    def _replace_static_member(self, group: Group, request: JoinRequest, instance_id: str,
-                               protocols: dict[str, bytes], member_id: str, respond: JoinRespond) -> None:
+    def _replace_static_member(
+        self,
+        group: Group,
+        request: JoinRequest,
+        instance_id: str,
+        protocols: dict[str, bytes],
+        member_id: str,
+        respond: JoinRespond,
+    ) -> None:
         """A static member restarted: it takes its old place; in a Stable group whose protocol
         stays the one chosen (its metadata may differ: what it owned is gone) it gets the current
         generation back without a rebalance, as in Kafka."""
@@ -255,8 +279,12 @@ class GroupCoordinator:
         if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol:
 
             def stored(error: StoreError | None) -> None:
-                respond(self._join_result(group, member) if error is None else
-                        JoinResult(_answer_to(error, _GROUP_ERRORS), member_id=member_id))
+                respond(
+                    self._join_result(group, member)
+                    if error is None
+                    else JoinResult(_answer_to(error, _GROUP_ERRORS), member_id=member_id)
+                )
+
             self.offsets.store_group(group, self.clock(), stored)
             return
         member.awaiting_join = respond
@@ -271,11 +299,20 @@ class GroupCoordinator:
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         member.client_id, member.client_host = request.client_id, request.client_host
 
-    def _add_and_rebalance(self, group: Group, request: JoinRequest, protocols: dict[str, bytes], member_id: str,
-                           respond: JoinRespond) -> None:
-        member = Member(member_id, request.group_instance_id, request.client_id, request.client_host,
-                        request.session_timeout_ms, request.rebalance_timeout_ms, request.protocol_type,
-                        protocols, awaiting_join=respond)
+    def _add_and_rebalance(
+        self, group: Group, request: JoinRequest, protocols: dict[str, bytes], member_id: str, respond: JoinRespond
+    ) -> None:
+        member = Member(
+            member_id,
+            request.group_instance_id,
+            request.client_id,
+            request.client_host,
+            request.session_timeout_ms,
+            request.rebalance_timeout_ms,
+            request.protocol_type,
+            protocols,
+            awaiting_join=respond,
+        )
         group.add(member)
         group.new_member_joined = True
         self._schedule_session(group, member)
@@ -324,13 +361,19 @@ class GroupCoordinator:
             group.protocol = None
             group.transition(GroupState.EMPTY, now)
             log.info("group %r: generation %d has no members", group.group_id, group.generation)
-            self.offsets.store_group(group, now,
-                                     warn_on_failure(f"group {group.group_id!r}: cannot store its metadata"))
+            self.offsets.store_group(
+                group, now, warn_on_failure(f"group {group.group_id!r}: cannot store its metadata")
+            )
             return
         group.protocol = group.select_protocol()
         group.transition(GroupState.COMPLETING_REBALANCE, now)
-        log.info("group %r: generation %d with %d member(s), protocol %s", group.group_id, group.generation,
-                 len(group.members), group.protocol)
+        log.info(
+            "group %r: generation %d with %d member(s), protocol %s",
+            group.group_id,
+            group.generation,
+            len(group.members),
+            group.protocol,
+        )
         for member in group.members.values():
             self._answer_join(member, self._join_result(group, member))
             self._schedule_session(group, member)
@@ -338,15 +381,24 @@ class GroupCoordinator:
     def _join_result(self, group: Group, member: Member) -> JoinResult:
         members: tuple[tuple[str, str | None, bytes], ...] = ()
         if member.member_id == group.leader and group.protocol is not None:
-            members = tuple((m.member_id, m.group_instance_id, m.metadata_for(group.protocol))
-                            for m in group.members.values())
-        return JoinResult(ErrorCode.NONE, group.generation, group.protocol or "", group.leader or "",
-                          member.member_id, members)
+            members = tuple(
+                (m.member_id, m.group_instance_id, m.metadata_for(group.protocol)) for m in group.members.values()
+            )
+        return JoinResult(
+            ErrorCode.NONE, group.generation, group.protocol or "", group.leader or "", member.member_id, members
+        )
 
     # -- SyncGroup ------------------------------------------------------------------------------
 
-    def sync(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
-             assignments: list[tuple[str, bytes]], respond: SyncRespond) -> None:
+    def sync(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        assignments: list[tuple[str, bytes]],
+        respond: SyncRespond,
+    ) -> None:
         error = self._member_error(group_id, generation, member_id, instance_id)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:  # older clients do not expect it here
             error = ErrorCode.REBALANCE_IN_PROGRESS
@@ -385,6 +437,7 @@ class GroupCoordinator:
             group.transition(GroupState.STABLE, self.clock())
             for member in group.members.values():
                 self._answer_sync(member, SyncResult(ErrorCode.NONE, member.assignment))
+
         self.offsets.store_group(group, self.clock(), stored)
 
     # -- Heartbeat and LeaveGroup ----------------------------------------------------------------
@@ -507,8 +560,10 @@ class GroupCoordinator:
             group.initial_delay_left_ms -= delay
             self.deadlines.set(("initial-delay", group.group_id), self.clock() + delay)
             return
-        self.deadlines.set(("join", group.group_id), self.clock() + max(
-            (m.rebalance_timeout_ms for m in group.members.values()), default=0))
+        self.deadlines.set(
+            ("join", group.group_id),
+            self.clock() + max((m.rebalance_timeout_ms for m in group.members.values()), default=0),
+        )
         self._maybe_complete_join(group)
 
     # -- answers ------------------------------------------------------------------------------
@@ -534,11 +589,20 @@ class GroupCoordinator:
 
     # -- offsets ------------------------------------------------------------------------------
 
-    def commit_offsets(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
-                       retention_ms: int, commits: list[OffsetCommit], respond: CommitRespond) -> None:
+    def commit_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        retention_ms: int,
+        commits: list[OffsetCommit],
+        respond: CommitRespond,
+    ) -> None:
         """``respond({(topic, partition): error})``, after the append. Commits from outside the
         group protocol (generation -1, no member: ``assign()`` users) are accepted while the group
         has no members."""
+
         def answer(error: ErrorCode) -> None:
             respond({(c.topic, c.partition): error for c in commits})
 
@@ -587,10 +651,12 @@ class GroupCoordinator:
             if error is not None:
                 log.warning("group %r: cannot store its offsets: %s", group_id, error)
             respond({**results, **{partition: code for partition in values}})
+
         self.offsets.store_offsets(group, values, stored)
 
-    def fetch_offsets(self, group_id: str, partitions: list[TopicPartition] | None
-                      ) -> tuple[ErrorCode, dict[TopicPartition, OffsetValue | None]]:
+    def fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None
+    ) -> tuple[ErrorCode, dict[TopicPartition, OffsetValue | None]]:
         """``(error, {(topic, partition): OffsetValue or None})``; all the group's offsets for None."""
         error = self._group_error(group_id)
         if error:
@@ -616,6 +682,7 @@ class GroupCoordinator:
         def stored(error: StoreError | None) -> None:
             code = _answer_to(error, _COMMIT_ERRORS)
             respond(ErrorCode.NONE, {**results, **{p: code for p in deletable}})
+
         self.offsets.delete_offsets(group, deletable, stored)
 
     def _subscribed_topics(self, group: Group) -> set[str]:

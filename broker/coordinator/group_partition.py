@@ -7,7 +7,7 @@ is ``n == Integer.MIN_VALUE ? 0 : Math.abs(n)`` (clients/.../common/utils/Utils.
 every negative hash (``abs(-1)`` is 1, ``-1 & 0x7fffffff`` is 2147483647), so this matters.
 """
 
-_INT32_MIN = -2**31
+_INT32_MIN = -(2**31)
 
 
 def java_string_hash(text: str) -> int:

@@ -21,8 +21,17 @@ from broker.protocol.errors import ErrorCode
 from .config import GroupConfig
 from .group import Group, GroupState
 from .group_partition import partition_for
-from .offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecordError, OffsetValue, decode_key, \
-    decode_value, encode_key, encode_value
+from .offsets_records import (
+    GroupKey,
+    GroupValue,
+    OffsetKey,
+    OffsetsRecordError,
+    OffsetValue,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
 
 log = logging.getLogger(__name__)
 
@@ -133,13 +142,16 @@ class OffsetManager:
 
     def store_offsets(self, group: Group, offsets: Offsets, done: Done) -> None:
         """Commit ``offsets``; they enter the cache once appended. ``done(error)``."""
-        records = [(encode_key(OffsetKey(group.group_id, topic, partition)), encode_value(value))
-                   for (topic, partition), value in offsets.items()]
+        records = [
+            (encode_key(OffsetKey(group.group_id, topic, partition)), encode_value(value))
+            for (topic, partition), value in offsets.items()
+        ]
 
         def appended(error: StoreError | None) -> None:
             if error is None and self.groups.get(group.group_id) is group:
                 group.offsets.update(offsets)
             done(error)
+
         self._append(group.group_id, records, appended)
 
     def delete_offsets(self, group: Group, partitions: Iterable[TopicPartition], done: Done) -> None:
@@ -148,21 +160,24 @@ class OffsetManager:
         if not present:
             done(None)
             return
-        records: list[Record] = [(encode_key(OffsetKey(group.group_id, topic, partition)), None)
-                                 for topic, partition in present]
+        records: list[Record] = [
+            (encode_key(OffsetKey(group.group_id, topic, partition)), None) for topic, partition in present
+        ]
 
         def appended(error: StoreError | None) -> None:
             if error is None:
                 for p in present:
                     group.offsets.pop(p, None)
             done(error)
+
         self._append(group.group_id, records, appended)
 
     def delete_group(self, group: Group, now: int, done: Done) -> None:
         """The group is Dead at once; tombstones for its offsets and metadata, then it leaves the
         cache (back to Empty if they cannot be written). ``done(error)``."""
-        records: list[Record] = [(encode_key(OffsetKey(group.group_id, topic, partition)), None)
-                                 for topic, partition in group.offsets]
+        records: list[Record] = [
+            (encode_key(OffsetKey(group.group_id, topic, partition)), None) for topic, partition in group.offsets
+        ]
         records.append((encode_key(GroupKey(group.group_id)), None))
         previous = group.state
         group.transition(GroupState.DEAD, now)
@@ -174,6 +189,7 @@ class OffsetManager:
             else:
                 group.state = previous
             done(error)
+
         self._append(group.group_id, records, appended)
 
     # -- reads -----------------------------------------------------------------------------
@@ -219,7 +235,9 @@ class OffsetManager:
 
 def warn_on_failure(what: str) -> Done:
     """A ``done`` callback for writes nobody waits for: a failure is one log line (the next check retries)."""
+
     def done(error: StoreError | None) -> None:
         if error is not None:
             log.warning("%s: %s", what, error)
+
     return done

@@ -21,10 +21,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, overload
 
 from broker.protocol.flexible import (
-    COMPACT_BYTES, COMPACT_NULLABLE_STRING, COMPACT_STRING, CompactArray, FlexibleStruct,
+    COMPACT_BYTES,
+    COMPACT_NULLABLE_STRING,
+    COMPACT_STRING,
+    CompactArray,
+    FlexibleStruct,
 )
 from broker.protocol.types import (
-    BYTES, INT32, INT64, NULLABLE_STRING, STRING, Array, Field, FieldType, ProtocolError, Reader, Struct, Writer,
+    BYTES,
+    INT32,
+    INT64,
+    NULLABLE_STRING,
+    STRING,
+    Array,
+    Field,
+    FieldType,
+    ProtocolError,
+    Reader,
+    Struct,
+    Writer,
 )
 
 OFFSET_KEY_VERSIONS = (0, 1)
@@ -39,6 +54,8 @@ Fields = dict[str, Any]  # a struct's fields by name, as the protocol types deco
 
 _OFFSET_KEY = Struct(("group", STRING), ("topic", STRING), ("partition", INT32))
 _GROUP_KEY = Struct(("group", STRING))
+
+
 def _offset_value(struct: type[Struct], string: FieldType) -> Struct:
     return struct(
         ("offset", INT64),
@@ -49,8 +66,9 @@ def _offset_value(struct: type[Struct], string: FieldType) -> Struct:
     )
 
 
-def _group_value(struct: type[Struct], array: type[Array[Any]], string: FieldType, nullable_string: FieldType,
-                 opaque: FieldType) -> Struct:
+def _group_value(
+    struct: type[Struct], array: type[Array[Any]], string: FieldType, nullable_string: FieldType, opaque: FieldType
+) -> Struct:
     member = struct(
         ("member_id", string),
         Field("group_instance_id", nullable_string, since=3),
@@ -75,8 +93,9 @@ _OFFSET_VALUE = _offset_value(Struct, STRING)
 _GROUP_VALUE = _group_value(Struct, Array, STRING, NULLABLE_STRING, BYTES)
 # v4 and later are flexible (KIP-915); Kafka writes v3 (v1 with an expire timestamp) and reads v4
 _FLEXIBLE_OFFSET_VALUE = _offset_value(FlexibleStruct, COMPACT_STRING)
-_FLEXIBLE_GROUP_VALUE = _group_value(FlexibleStruct, CompactArray, COMPACT_STRING, COMPACT_NULLABLE_STRING,
-                                     COMPACT_BYTES)
+_FLEXIBLE_GROUP_VALUE = _group_value(
+    FlexibleStruct, CompactArray, COMPACT_STRING, COMPACT_NULLABLE_STRING, COMPACT_BYTES
+)
 FIRST_FLEXIBLE_VERSION = 4
 
 
@@ -95,6 +114,7 @@ class OffsetsRecordError(ValueError):
 @dataclass(frozen=True)
 class OffsetKey:
     """The key of a committed offset: one partition of one topic, for one group."""
+
     group: str
     topic: str
     partition: int
@@ -103,12 +123,14 @@ class OffsetKey:
 @dataclass(frozen=True)
 class GroupKey:
     """The key of a group's metadata."""
+
     group: str
 
 
 @dataclass(frozen=True)
 class OffsetValue:
     """A committed offset. -1 means absent for the leader epoch and the expire timestamp."""
+
     offset: int
     metadata: str = ""
     commit_timestamp: int = -1
@@ -119,6 +141,7 @@ class OffsetValue:
 @dataclass(frozen=True)
 class GroupMember:
     """One member of a group, with its opaque subscription and assignment (consumer_protocol)."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -132,6 +155,7 @@ class GroupMember:
 @dataclass(frozen=True)
 class GroupValue:
     """A group's metadata as the coordinator stores it after each generation."""
+
     protocol_type: str
     generation: int
     protocol: str | None
@@ -173,8 +197,9 @@ def decode_key(data: bytes | None) -> OffsetKey | GroupKey:
         return OffsetKey(**_decode(_OFFSET_KEY, data, version, "offset commit key"))
     if version == GROUP_KEY_VERSION:
         return GroupKey(**_decode(_GROUP_KEY, data, version, "group metadata key"))
-    raise OffsetsRecordError(f"__consumer_offsets key version {version} is unknown (0 and 1: offset commit, "
-                             f"2: group metadata)")
+    raise OffsetsRecordError(
+        f"__consumer_offsets key version {version} is unknown (0 and 1: offset commit, 2: group metadata)"
+    )
 
 
 def encode_value(value: OffsetValue | GroupValue | None, version: int | None = None) -> bytes | None:
@@ -184,15 +209,17 @@ def encode_value(value: OffsetValue | GroupValue | None, version: int | None = N
     if isinstance(value, OffsetValue):
         if version is None:
             version = 1 if value.expire_timestamp != -1 else 3
-        return _encode_checked(_offset_value_schema(version), asdict(value), version, OFFSET_VALUE_VERSIONS,
-                               "offset commit value")
+        return _encode_checked(
+            _offset_value_schema(version), asdict(value), version, OFFSET_VALUE_VERSIONS, "offset commit value"
+        )
     if version is None:
         version = GROUP_VALUE_VERSION_WRITTEN
     fields = asdict(value)
     if version == 0:  # v0 readers take the session timeout as the rebalance timeout
         if any(m.rebalance_timeout != m.session_timeout for m in value.members):
-            raise OffsetsRecordError("group metadata value v0 cannot carry a rebalance timeout other than the "
-                                     "session timeout")
+            raise OffsetsRecordError(
+                "group metadata value v0 cannot carry a rebalance timeout other than the session timeout"
+            )
         for member in fields["members"]:
             del member["rebalance_timeout"]
     return _encode_checked(_group_value_schema(version), fields, version, GROUP_VALUE_VERSIONS, "group metadata value")

@@ -52,14 +52,16 @@ class CleanerStats(NamedTuple):
 
 
 class Cleaner:
-    def __init__(self, dedupe_buffer_bytes: int,
-                 should_abort: Callable[[PartitionLog], bool] = lambda partition_log: False):
+    def __init__(
+        self, dedupe_buffer_bytes: int, should_abort: Callable[[PartitionLog], bool] = lambda partition_log: False
+    ):
         self.offset_map = OffsetMap(dedupe_buffer_bytes)
         self._should_abort = should_abort
         self._tally = [0, 0, 0, 0]  # this pass's bytes read, bytes written, records read, records kept
 
-    def clean(self, partition_log: PartitionLog, first_dirty: int, first_uncleanable: int,
-              now_ms: int) -> tuple[int, CleanerStats]:
+    def clean(
+        self, partition_log: PartitionLog, first_dirty: int, first_uncleanable: int, now_ms: int
+    ) -> tuple[int, CleanerStats]:
         """One pass; returns ``(the next first dirty offset, what it did)``. Raises CleaningAborted."""
         started = time.monotonic()
         self._tally = [0, 0, 0, 0]
@@ -73,8 +75,9 @@ class Cleaner:
         read, written, records, kept = self._tally
         return map_end, CleanerStats(read, written, records, kept, time.monotonic() - started)
 
-    def _build_offset_map(self, partition_log: PartitionLog, segments: Sequence[LogSegment], first_dirty: int,
-                          first_uncleanable: int) -> int:
+    def _build_offset_map(
+        self, partition_log: PartitionLog, segments: Sequence[LogSegment], first_dirty: int, first_uncleanable: int
+    ) -> int:
         """Fill the map from ``first_dirty``; return the offset after the last batch it holds."""
         offset_map = self.offset_map
         offset_map.clear()
@@ -100,15 +103,21 @@ class Cleaner:
                 map_end = header.last_offset + 1
         return map_end
 
-    def _clean_group(self, partition_log: PartitionLog, group: list[LogSegment], map_end: int,
-                     horizon_ms: int) -> None:
+    def _clean_group(self, partition_log: PartitionLog, group: list[LogSegment], map_end: int, horizon_ms: int) -> None:
         config = partition_log.config
-        cleaned = LogSegment.create(partition_log.directory, group[0].base_offset, config.index_interval_bytes,
-                                    config.segment_index_bytes, CLEANED_SUFFIX, partition_log.clock)
+        cleaned = LogSegment.create(
+            partition_log.directory,
+            group[0].base_offset,
+            config.index_interval_bytes,
+            config.segment_index_bytes,
+            CLEANED_SUFFIX,
+            partition_log.clock,
+        )
         try:
             for segment in group:
-                self._copy_kept(partition_log, segment, cleaned, map_end,
-                                drop_tombstones=segment.largest_timestamp < horizon_ms)
+                self._copy_kept(
+                    partition_log, segment, cleaned, map_end, drop_tombstones=segment.largest_timestamp < horizon_ms
+                )
             cleaned.on_become_inactive()
             cleaned.flush()
             self._check(partition_log)
@@ -121,11 +130,13 @@ class Cleaner:
                 cleaned.delete()
             raise
         self._tally[1] += cleaned.size
-        log.debug("%s: cleaned %d segment(s) from %d into %r", partition_log.name, len(group), group[0].base_offset,
-                  cleaned)
+        log.debug(
+            "%s: cleaned %d segment(s) from %d into %r", partition_log.name, len(group), group[0].base_offset, cleaned
+        )
 
-    def _copy_kept(self, partition_log: PartitionLog, segment: LogSegment, cleaned: LogSegment, map_end: int,
-                   drop_tombstones: bool) -> None:
+    def _copy_kept(
+        self, partition_log: PartitionLog, segment: LogSegment, cleaned: LogSegment, map_end: int, drop_tombstones: bool
+    ) -> None:
         offset_map = self.offset_map
 
         def keep(record: retain.RecordKey) -> bool:
@@ -170,9 +181,11 @@ def group_segments(segments: Sequence[LogSegment], config: LogConfig) -> list[li
     for segment in segments:
         if groups:
             group = groups[-1]
-            fits = (sum(s.size for s in group) + segment.size <= config.segment_bytes
-                    and _index_bytes(group) + _index_bytes([segment]) <= config.segment_index_bytes
-                    and segment.next_offset - 1 - group[0].base_offset <= RELATIVE_OFFSET_MAX)
+            fits = (
+                sum(s.size for s in group) + segment.size <= config.segment_bytes
+                and _index_bytes(group) + _index_bytes([segment]) <= config.segment_index_bytes
+                and segment.next_offset - 1 - group[0].base_offset <= RELATIVE_OFFSET_MAX
+            )
             if fits:
                 group.append(segment)
                 continue

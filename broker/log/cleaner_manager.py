@@ -64,13 +64,17 @@ class LogCleanerManager:
         with self._condition:
             candidates = []
             for partition_log in self._all_logs():
-                if not partition_log.config.compacted or partition_log in self._in_progress or \
-                        partition_log in self._uncleanable:
+                if (
+                    not partition_log.config.compacted
+                    or partition_log in self._in_progress
+                    or partition_log in self._uncleanable
+                ):
                     continue
                 found = self.cleanable(partition_log, now_ms)
                 if found.first_dirty < found.first_uncleanable and (
-                        found.dirty_ratio >= partition_log.config.min_cleanable_dirty_ratio
-                        or self._waited_too_long(found, now_ms)):
+                    found.dirty_ratio >= partition_log.config.min_cleanable_dirty_ratio
+                    or self._waited_too_long(found, now_ms)
+                ):
                     candidates.append(found)
             if not candidates:
                 return None
@@ -111,7 +115,8 @@ class LogCleanerManager:
                 if partition_log is None or cleaning is partition_log:
                     self._in_progress[cleaning] = True
             self._condition.wait_for(
-                lambda: not any(partition_log is None or c is partition_log for c in self._in_progress), timeout)
+                lambda: not any(partition_log is None or c is partition_log for c in self._in_progress), timeout
+            )
 
     def forget(self, topic: str, partition: int) -> None:
         """A deleted log's checkpoint entry goes (a topic re-created under its name starts clean)."""

@@ -9,7 +9,8 @@ storage are stored and described, and their ``Setting.no_effect`` says why.
 
 import dataclasses
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from broker.common.settings import LONG_MAX, ConfigError, boolean_setting, choice_setting, integer_setting
 from broker.records.compression import Codec
@@ -32,8 +33,9 @@ def _level(minimum: int, maximum: int, *extra: int) -> Callable[[str, str], int]
     in_range = integer_setting(minimum, maximum)
 
     def parse(key: str, text: str) -> int:
-        value = integer_setting(-2**31, 2**31 - 1)(key, text)
+        value = integer_setting(-(2**31), 2**31 - 1)(key, text)
         return value if value in extra else in_range(key, text)
+
     return parse
 
 
@@ -69,8 +71,10 @@ def _message_format_version(key: str, text: str) -> str:
 
 def _remote_storage(key: str, text: str) -> bool:
     if boolean_setting(key, text):
-        raise ConfigError(f"{key}: tiered storage is not enabled on this broker "
-                          f"(remote.log.storage.system.enable is false), so it cannot be enabled for a topic")
+        raise ConfigError(
+            f"{key}: tiered storage is not enabled on this broker "
+            f"(remote.log.storage.system.enable is false), so it cannot be enabled for a topic"
+        )
     return False
 
 
@@ -129,8 +133,9 @@ class LogConfig:
     local_retention_bytes: int = -2
 
     @classmethod
-    def from_properties(cls, properties: Mapping[str, str], base: "LogConfig | None" = None,
-                        broker_level: bool = False) -> "LogConfig":
+    def from_properties(
+        cls, properties: Mapping[str, str], base: "LogConfig | None" = None, broker_level: bool = False
+    ) -> "LogConfig":
         """``base`` (default: Kafka's defaults) with ``properties`` applied.
 
         Keys are topic-level names (``retention.ms``), or broker-level names (``log.retention.ms``)
@@ -164,8 +169,10 @@ class LogConfig:
         """How far before and after the broker's clock a CreateTime record's timestamp may lie
         (``message.timestamp.before.max.ms`` and ``...after.max.ms``; each left at Long.MAX falls back
         to the deprecated ``message.timestamp.difference.max.ms``, as Kafka 3.6+ does)."""
+
         def bound(value: int) -> int:
             return value if value != LONG_MAX else self.message_timestamp_difference_max_ms
+
         return bound(self.message_timestamp_before_max_ms), bound(self.message_timestamp_after_max_ms)
 
     @property
@@ -194,58 +201,141 @@ SETTINGS = (
     Setting("segment_bytes", "segment.bytes", "log.segment.bytes", integer_setting(14, 2**31 - 1), "INT"),
     Setting("segment_ms", "segment.ms", "log.roll.ms", integer_setting(1)),
     Setting("segment_jitter_ms", "segment.jitter.ms", "log.roll.jitter.ms", integer_setting(0)),
-    Setting("segment_index_bytes", "segment.index.bytes", "log.index.size.max.bytes",
-            integer_setting(12, 2**31 - 1), "INT"),
-    Setting("index_interval_bytes", "index.interval.bytes", "log.index.interval.bytes",
-            integer_setting(0, 2**31 - 1), "INT"),
+    Setting(
+        "segment_index_bytes", "segment.index.bytes", "log.index.size.max.bytes", integer_setting(12, 2**31 - 1), "INT"
+    ),
+    Setting(
+        "index_interval_bytes", "index.interval.bytes", "log.index.interval.bytes", integer_setting(0, 2**31 - 1), "INT"
+    ),
     Setting("retention_ms", "retention.ms", "log.retention.ms", integer_setting(-1)),
     Setting("retention_bytes", "retention.bytes", "log.retention.bytes", integer_setting(-1)),
     Setting("flush_messages", "flush.messages", "log.flush.interval.messages", integer_setting(1)),
     Setting("flush_ms", "flush.ms", "log.flush.interval.ms", integer_setting(0)),
     Setting("max_message_bytes", "max.message.bytes", "message.max.bytes", integer_setting(0, 2**31 - 1), "INT"),
-    Setting("message_timestamp_type", "message.timestamp.type", "log.message.timestamp.type",
-            choice_setting(*TIMESTAMP_TYPES), "STRING"),
+    Setting(
+        "message_timestamp_type",
+        "message.timestamp.type",
+        "log.message.timestamp.type",
+        choice_setting(*TIMESTAMP_TYPES),
+        "STRING",
+    ),
     Setting("cleanup_policy", "cleanup.policy", "log.cleanup.policy", _cleanup_policy, "LIST"),
     Setting("file_delete_delay_ms", "file.delete.delay.ms", "log.segment.delete.delay.ms", integer_setting(0)),
     Setting("compression_type", "compression.type", "compression.type", choice_setting(*CODEC_NAMES), "STRING"),
-    Setting("compression_gzip_level", "compression.gzip.level", "compression.gzip.level", _level(1, 9, -1), "INT",
-            _DEFAULT_LEVEL),
-    Setting("compression_lz4_level", "compression.lz4.level", "compression.lz4.level", _level(1, 17), "INT",
-            _DEFAULT_LEVEL),
-    Setting("compression_zstd_level", "compression.zstd.level", "compression.zstd.level", _level(-131072, 22),
-            "INT", _DEFAULT_LEVEL),
+    Setting(
+        "compression_gzip_level",
+        "compression.gzip.level",
+        "compression.gzip.level",
+        _level(1, 9, -1),
+        "INT",
+        _DEFAULT_LEVEL,
+    ),
+    Setting(
+        "compression_lz4_level", "compression.lz4.level", "compression.lz4.level", _level(1, 17), "INT", _DEFAULT_LEVEL
+    ),
+    Setting(
+        "compression_zstd_level",
+        "compression.zstd.level",
+        "compression.zstd.level",
+        _level(-131072, 22),
+        "INT",
+        _DEFAULT_LEVEL,
+    ),
     Setting("delete_retention_ms", "delete.retention.ms", "log.cleaner.delete.retention.ms", integer_setting(0)),
-    Setting("min_compaction_lag_ms", "min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms",
-            integer_setting(0)),
-    Setting("max_compaction_lag_ms", "max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms",
-            integer_setting(1)),
-    Setting("min_cleanable_dirty_ratio", "min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", _ratio,
-            "DOUBLE"),
-    Setting("min_insync_replicas", "min.insync.replicas", "min.insync.replicas", integer_setting(1, 2**31 - 1),
-            "INT", _ONE_REPLICA + " (acks=all waits for that one replica only)"),
-    Setting("unclean_leader_election_enable", "unclean.leader.election.enable", "unclean.leader.election.enable",
-            boolean_setting, "BOOLEAN", _ONE_REPLICA),
-    Setting("leader_replication_throttled_replicas", "leader.replication.throttled.replicas", None,
-            _throttled_replicas, "LIST", _ONE_REPLICA),
-    Setting("follower_replication_throttled_replicas", "follower.replication.throttled.replicas", None,
-            _throttled_replicas, "LIST", _ONE_REPLICA),
-    Setting("preallocate", "preallocate", "log.preallocate", boolean_setting, "BOOLEAN",
-            "segment files grow as they are written"),
-    Setting("message_timestamp_before_max_ms", "message.timestamp.before.max.ms",
-            "log.message.timestamp.before.max.ms", integer_setting(0)),
-    Setting("message_timestamp_after_max_ms", "message.timestamp.after.max.ms",
-            "log.message.timestamp.after.max.ms", integer_setting(0)),
-    Setting("message_timestamp_difference_max_ms", "message.timestamp.difference.max.ms",
-            "log.message.timestamp.difference.max.ms", integer_setting(0)),
-    Setting("message_downconversion_enable", "message.downconversion.enable", "log.message.downconversion.enable",
-            boolean_setting, "BOOLEAN", "fetches below v4 are not served, so nothing is ever down-converted"),
-    Setting("message_format_version", "message.format.version", "log.message.format.version",
-            _message_format_version, "STRING", "deprecated by Kafka 3.0: batches are always stored in format v2"),
+    Setting("min_compaction_lag_ms", "min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", integer_setting(0)),
+    Setting("max_compaction_lag_ms", "max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", integer_setting(1)),
+    Setting(
+        "min_cleanable_dirty_ratio", "min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", _ratio, "DOUBLE"
+    ),
+    Setting(
+        "min_insync_replicas",
+        "min.insync.replicas",
+        "min.insync.replicas",
+        integer_setting(1, 2**31 - 1),
+        "INT",
+        _ONE_REPLICA + " (acks=all waits for that one replica only)",
+    ),
+    Setting(
+        "unclean_leader_election_enable",
+        "unclean.leader.election.enable",
+        "unclean.leader.election.enable",
+        boolean_setting,
+        "BOOLEAN",
+        _ONE_REPLICA,
+    ),
+    Setting(
+        "leader_replication_throttled_replicas",
+        "leader.replication.throttled.replicas",
+        None,
+        _throttled_replicas,
+        "LIST",
+        _ONE_REPLICA,
+    ),
+    Setting(
+        "follower_replication_throttled_replicas",
+        "follower.replication.throttled.replicas",
+        None,
+        _throttled_replicas,
+        "LIST",
+        _ONE_REPLICA,
+    ),
+    Setting(
+        "preallocate",
+        "preallocate",
+        "log.preallocate",
+        boolean_setting,
+        "BOOLEAN",
+        "segment files grow as they are written",
+    ),
+    Setting(
+        "message_timestamp_before_max_ms",
+        "message.timestamp.before.max.ms",
+        "log.message.timestamp.before.max.ms",
+        integer_setting(0),
+    ),
+    Setting(
+        "message_timestamp_after_max_ms",
+        "message.timestamp.after.max.ms",
+        "log.message.timestamp.after.max.ms",
+        integer_setting(0),
+    ),
+    Setting(
+        "message_timestamp_difference_max_ms",
+        "message.timestamp.difference.max.ms",
+        "log.message.timestamp.difference.max.ms",
+        integer_setting(0),
+    ),
+    Setting(
+        "message_downconversion_enable",
+        "message.downconversion.enable",
+        "log.message.downconversion.enable",
+        boolean_setting,
+        "BOOLEAN",
+        "fetches below v4 are not served, so nothing is ever down-converted",
+    ),
+    Setting(
+        "message_format_version",
+        "message.format.version",
+        "log.message.format.version",
+        _message_format_version,
+        "STRING",
+        "deprecated by Kafka 3.0: batches are always stored in format v2",
+    ),
     Setting("remote_storage_enable", "remote.storage.enable", None, _remote_storage, "BOOLEAN", _NO_TIERED_STORAGE),
-    Setting("local_retention_ms", "local.retention.ms", "log.local.retention.ms", integer_setting(-2),
-            no_effect=_NO_TIERED_STORAGE),
-    Setting("local_retention_bytes", "local.retention.bytes", "log.local.retention.bytes", integer_setting(-2),
-            no_effect=_NO_TIERED_STORAGE),
+    Setting(
+        "local_retention_ms",
+        "local.retention.ms",
+        "log.local.retention.ms",
+        integer_setting(-2),
+        no_effect=_NO_TIERED_STORAGE,
+    ),
+    Setting(
+        "local_retention_bytes",
+        "local.retention.bytes",
+        "log.local.retention.bytes",
+        integer_setting(-2),
+        no_effect=_NO_TIERED_STORAGE,
+    ),
 )
 TOPIC_SETTINGS = {s.topic_key: s for s in SETTINGS}
 BROKER_SETTINGS = {s.broker_key: s for s in SETTINGS if s.broker_key}

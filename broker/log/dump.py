@@ -97,8 +97,9 @@ def _dump_log(path: str, records: bool, data: bool, summary: Item) -> Iterator[t
                     summary["validBatches"] += 1
                 else:
                     summary["invalidBatches"] += 1
-                    summary["invalid"].append({"file": path, "position": position,
-                                               "reason": item.get("recordsError", "CRC mismatch")})
+                    summary["invalid"].append(
+                        {"file": path, "position": position, "reason": item.get("recordsError", "CRC mismatch")}
+                    )
                 yield "batch", item
         except InvalidEntryError as exc:
             problem = {"file": path, "position": exc.position, "reason": exc.reason}
@@ -115,20 +116,31 @@ def _describe_entry(path: str, position: int, header: EntryHeader, entry: bytes,
     except CorruptRecordError:
         crc_valid = False
     item = {
-        "file": path, "position": position, "size": header.size, "magic": header.magic,
-        "baseOffset": getattr(header, "base_offset", None), "lastOffset": header.last_offset,
+        "file": path,
+        "position": position,
+        "size": header.size,
+        "magic": header.magic,
+        "baseOffset": getattr(header, "base_offset", None),
+        "lastOffset": header.last_offset,
         "count": getattr(header, "records_count", None),
         "compression": _codec_name(header.attributes),
         "timestampType": TimestampType(header.timestamp_type).name,
-        "maxTimestamp": header.max_timestamp, "crc": header.crc, "crcValid": crc_valid,
+        "maxTimestamp": header.max_timestamp,
+        "crc": header.crc,
+        "crcValid": crc_valid,
     }
     if isinstance(header, BatchHeader):  # magic 2
-        item.update({
-            "partitionLeaderEpoch": header.partition_leader_epoch, "producerId": header.producer_id,
-            "producerEpoch": header.producer_epoch, "baseSequence": header.base_sequence,
-            "lastSequence": header.last_sequence, "isTransactional": header.is_transactional,
-            "isControl": header.is_control,
-        })
+        item.update(
+            {
+                "partitionLeaderEpoch": header.partition_leader_epoch,
+                "producerId": header.producer_id,
+                "producerEpoch": header.producer_epoch,
+                "baseSequence": header.base_sequence,
+                "lastSequence": header.last_sequence,
+                "isTransactional": header.is_transactional,
+                "isControl": header.is_control,
+            }
+        )
     if crc_valid:
         try:
             decoded = record_set.decode_entry(entry, verify_crc=False)
@@ -139,13 +151,17 @@ def _describe_entry(path: str, position: int, header: EntryHeader, entry: bytes,
                 item["baseOffset"] = decoded.base_offset
                 item["count"] = len(decoded.records)
             if records:
-                item["records"] = [{
-                    "offset": r.offset, "timestamp": r.timestamp,
-                    "keySize": -1 if r.key is None else len(r.key),
-                    "valueSize": -1 if r.value is None else len(r.value),
-                    "headerKeys": [k for k, _ in r.headers],
-                    **({"key": r.key, "payload": r.value, "headers": r.headers} if data else {}),
-                } for r in decoded.records]
+                item["records"] = [
+                    {
+                        "offset": r.offset,
+                        "timestamp": r.timestamp,
+                        "keySize": -1 if r.key is None else len(r.key),
+                        "valueSize": -1 if r.value is None else len(r.value),
+                        "headerKeys": [k for k, _ in r.headers],
+                        **({"key": r.key, "payload": r.value, "headers": r.headers} if data else {}),
+                    }
+                    for r in decoded.records
+                ]
     return item
 
 
@@ -165,8 +181,9 @@ def _dump_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
     whole = len(data) - len(data) % entry.size
     entries = entries_before_zero_tail(data, whole // entry.size, entry.size)  # not the preallocated zeros
     previous = None
-    for position, fields in zip(range(0, whole, entry.size),
-                                struct.iter_unpack(entry.format, data[:entries * entry.size]), strict=False):
+    for position, fields in zip(
+        range(0, whole, entry.size), struct.iter_unpack(entry.format, data[: entries * entry.size]), strict=False
+    ):
         if is_time_index:
             item = {"file": path, "timestamp": fields[0], "offset": base_offset + fields[1]}
             key = (fields[0], fields[1])
@@ -181,8 +198,11 @@ def _dump_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
         summary["indexEntries"] += 1
         yield "index", item
     if whole != len(data):
-        problem = {"file": path, "position": whole,
-                   "reason": f"{len(data) - whole} trailing bytes are not a whole {entry.size}-byte entry"}
+        problem = {
+            "file": path,
+            "position": whole,
+            "reason": f"{len(data) - whole} trailing bytes are not a whole {entry.size}-byte entry",
+        }
         summary["invalid"].append(problem)
         yield "invalid", problem
 
@@ -192,9 +212,25 @@ def format_text(kind: str, item: Item) -> str:
     if kind == "file":
         return f"Dumping {item['file']}"
     if kind == "batch":
-        fields = ["baseOffset", "lastOffset", "count", "position", "size", "magic", "compression",
-                  "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
-                  "partitionLeaderEpoch", "isTransactional", "isControl", "crc", "crcValid"]
+        fields = [
+            "baseOffset",
+            "lastOffset",
+            "count",
+            "position",
+            "size",
+            "magic",
+            "compression",
+            "timestampType",
+            "maxTimestamp",
+            "producerId",
+            "producerEpoch",
+            "baseSequence",
+            "partitionLeaderEpoch",
+            "isTransactional",
+            "isControl",
+            "crc",
+            "crcValid",
+        ]
         line = " ".join(f"{f}: {_text(item[f])}" for f in fields if f in item)
         if "recordsError" in item:
             line += f" recordsError: {item['recordsError']}"
@@ -207,8 +243,10 @@ def format_text(kind: str, item: Item) -> str:
         return f"INVALID {item['file']} at position {item['position']}: {item['reason']}"
     if kind == "summary":
         verdict = "all bytes valid" if not item["invalid"] else f"{len(item['invalid'])} problem(s) found"
-        return (f"summary: {item['files']} file(s), {item['validBatches']} valid batch(es), "
-                f"{item['invalidBatches']} invalid batch(es), {item['indexEntries']} index entries; {verdict}")
+        return (
+            f"summary: {item['files']} file(s), {item['validBatches']} valid batch(es), "
+            f"{item['invalidBatches']} invalid batch(es), {item['indexEntries']} index entries; {verdict}"
+        )
     raise ValueError(kind)
 
 

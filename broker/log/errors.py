@@ -11,8 +11,10 @@ class OffsetOutOfRangeError(LogError):
     """A read asked for an offset below the log start offset or above the log end offset."""
 
     def __init__(self, topic_partition: str, offset: int, log_start_offset: int, log_end_offset: int):
-        super().__init__(f"offset {offset} is out of range for {topic_partition}: "
-                         f"the log holds [{log_start_offset}, {log_end_offset})")
+        super().__init__(
+            f"offset {offset} is out of range for {topic_partition}: "
+            f"the log holds [{log_start_offset}, {log_end_offset})"
+        )
         self.offset = offset
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_end_offset

@@ -87,7 +87,7 @@ def _walk(fd: int, start: int, end: int, whole: bool) -> Iterator[tuple[int, Ent
         entry = None
         if whole:
             if rel + header.size <= len(buf):
-                entry = buf[rel:rel + header.size]
+                entry = buf[rel : rel + header.size]
             else:
                 entry = os.pread(fd, header.size, pos)
         yield pos, header, entry

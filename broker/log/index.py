@@ -219,7 +219,7 @@ class _SparseIndex:
         first = block * _BLOCK
         entries = min(_BLOCK, count - first)
         block_format = self._block_format if entries == _BLOCK else struct.Struct(">" + self._fields * entries)
-        column = block_format.unpack_from(mapped, first * size)[field::len(self._fields)]
+        column = block_format.unpack_from(mapped, first * size)[field :: len(self._fields)]
         return first + bisect.bisect_right(column, key) - 1, mapped
 
     def _summary_of(self, mapped: mmap.mmap, count: int) -> "tuple[array[int], array[int]]":
@@ -280,7 +280,7 @@ def entries_before_zero_tail(mapped: mmap.mmap | bytes, slots: int, size: int) -
     low, high = 0, slots
     while low < high:
         middle = (low + high) // 2
-        if mapped[middle * size:(middle + 1) * size] == zero:
+        if mapped[middle * size : (middle + 1) * size] == zero:
             high = middle
         else:
             low = middle + 1
@@ -310,8 +310,9 @@ class OffsetIndex(_SparseIndex):
 
     def append(self, offset: int, position: int) -> None:
         if self._last is not None and offset - self.base_offset <= self._last[0]:
-            raise ValueError(f"index entry for offset {offset} is not after the last one "
-                             f"({self.base_offset + self._last[0]})")
+            raise ValueError(
+                f"index entry for offset {offset} is not after the last one ({self.base_offset + self._last[0]})"
+            )
         self._append(self._to_entry(offset, position))
 
     def lookup(self, offset: int) -> tuple[int, int]:

@@ -21,15 +21,29 @@ from typing import NamedTuple
 
 from broker.common.clock import Clock
 from broker.common.files import TEMP_SUFFIX, fsync_directory
+
 from .config import LogConfig
 from .errors import CorruptIndexError, InvalidEntryError
-from .segment import (CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,
-                      LogSegment, filename_prefix)
+from .segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+    filename_prefix,
+)
 
 log = logging.getLogger(__name__)
 
-_DISPOSABLE_SUFFIXES = (TEMP_SUFFIX, CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX + SWAP_SUFFIX,
-                        TIME_INDEX_SUFFIX + SWAP_SUFFIX)
+_DISPOSABLE_SUFFIXES = (
+    TEMP_SUFFIX,
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX + SWAP_SUFFIX,
+    TIME_INDEX_SUFFIX + SWAP_SUFFIX,
+)
 
 
 class LoadedLog(NamedTuple):
@@ -39,8 +53,14 @@ class LoadedLog(NamedTuple):
     had_clean_shutdown: bool
 
 
-def load(directory: str, config: LogConfig, recovery_point: int, log_start_offset: int,
-         had_clean_shutdown: bool, clock: Clock) -> LoadedLog:
+def load(
+    directory: str,
+    config: LogConfig,
+    recovery_point: int,
+    log_start_offset: int,
+    had_clean_shutdown: bool,
+    clock: Clock,
+) -> LoadedLog:
     """``clock`` stamps the segments opened (their ``created_ms``)."""
     _clean_directory(directory)
     _finish_swaps(directory, config, clock)
@@ -56,24 +76,36 @@ def load(directory: str, config: LogConfig, recovery_point: int, log_start_offse
                 log.warning("%s: rebuilding the indexes of segment %d (%s)", directory, segment.base_offset, exc)
                 needs_recovery = True
         if needs_recovery and segment.recover() > 0:
-            later = segments[i + 1:]
-            log.warning("%s: corruption found in segment %d; truncated it at byte %d and deleted %d later segment(s)",
-                        directory, segment.base_offset, segment.size, len(later))
+            later = segments[i + 1 :]
+            log.warning(
+                "%s: corruption found in segment %d; truncated it at byte %d and deleted %d later segment(s)",
+                directory,
+                segment.base_offset,
+                segment.size,
+                len(later),
+            )
             for dropped in later:
                 dropped.delete()
-            del segments[i + 1:]
+            del segments[i + 1 :]
             break
 
     log_end_offset = segments[-1].next_offset if segments else log_start_offset
     if segments and log_end_offset < log_start_offset:
-        log.warning("%s: the log ends at %d, below its log start offset %d; starting it empty",
-                    directory, log_end_offset, log_start_offset)
+        log.warning(
+            "%s: the log ends at %d, below its log start offset %d; starting it empty",
+            directory,
+            log_end_offset,
+            log_start_offset,
+        )
         for segment in segments:
             segment.delete()
         segments = []
     if not segments:
-        segments = [LogSegment.create(directory, log_start_offset, config.index_interval_bytes,
-                                      config.segment_index_bytes, clock=clock)]
+        segments = [
+            LogSegment.create(
+                directory, log_start_offset, config.index_interval_bytes, config.segment_index_bytes, clock=clock
+            )
+        ]
     log_start_offset = max(log_start_offset, segments[0].base_offset)
     log_end_offset = segments[-1].next_offset
     recovery_point = log_end_offset if had_clean_shutdown else min(recovery_point, log_end_offset)
@@ -90,11 +122,11 @@ def _clean_directory(directory: str) -> list[int]:
     for name in names:
         if name.endswith(_DISPOSABLE_SUFFIXES):
             os.unlink(os.path.join(directory, name))
-    bases = sorted(int(name[:-len(LOG_SUFFIX)]) for name in names if _is_segment_file(name, LOG_SUFFIX))
+    bases = sorted(int(name[: -len(LOG_SUFFIX)]) for name in names if _is_segment_file(name, LOG_SUFFIX))
     present = set(bases)
     for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
         for name in names:
-            if _is_segment_file(name, suffix) and int(name[:-len(suffix)]) not in present:
+            if _is_segment_file(name, suffix) and int(name[: -len(suffix)]) not in present:
                 log.info("%s: deleting orphan index %s", directory, name)
                 os.unlink(os.path.join(directory, name))
     return bases
@@ -102,11 +134,13 @@ def _clean_directory(directory: str) -> list[int]:
 
 def _finish_swaps(directory: str, config: LogConfig, clock: Clock) -> None:
     """Put every ``.log.swap`` segment in place of the segments it was cleaned from."""
-    swaps = sorted(int(name[:-len(LOG_SUFFIX + SWAP_SUFFIX)]) for name in os.listdir(directory)
-                   if _is_segment_file(name, LOG_SUFFIX + SWAP_SUFFIX))
+    swaps = sorted(
+        int(name[: -len(LOG_SUFFIX + SWAP_SUFFIX)])
+        for name in os.listdir(directory)
+        if _is_segment_file(name, LOG_SUFFIX + SWAP_SUFFIX)
+    )
     for base in swaps:
-        swap = LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, SWAP_SUFFIX,
-                          clock)
+        swap = LogSegment(directory, base, config.index_interval_bytes, config.segment_index_bytes, SWAP_SUFFIX, clock)
         try:
             swap.recover()
             replaced = [other for other in _segment_bases(directory) if base < other < swap.next_offset]
@@ -118,12 +152,16 @@ def _finish_swaps(directory: str, config: LogConfig, clock: Clock) -> None:
         finally:
             swap.discard()
         fsync_directory(directory)
-        log.warning("%s: finished the swap of cleaned segment %d interrupted by a crash (it replaces %d other "
-                    "segment(s))", directory, base, len(replaced))
+        log.warning(
+            "%s: finished the swap of cleaned segment %d interrupted by a crash (it replaces %d other segment(s))",
+            directory,
+            base,
+            len(replaced),
+        )
 
 
 def _segment_bases(directory: str) -> list[int]:
-    return sorted(int(name[:-len(LOG_SUFFIX)]) for name in os.listdir(directory) if _is_segment_file(name, LOG_SUFFIX))
+    return sorted(int(name[: -len(LOG_SUFFIX)]) for name in os.listdir(directory) if _is_segment_file(name, LOG_SUFFIX))
 
 
 def _unlink_if_present(path: str) -> None:
@@ -134,7 +172,7 @@ def _unlink_if_present(path: str) -> None:
 
 
 def _is_segment_file(name: str, suffix: str) -> bool:
-    stem = name[:-len(suffix)]
+    stem = name[: -len(suffix)]
     return name.endswith(suffix) and len(stem) == 20 and stem.isdigit()
 
 

@@ -40,16 +40,22 @@ DEFAULT_CLEANER_SETTINGS = CleanerSettings()
 
 
 class LogCleaner:
-    def __init__(self, log_dir: str, all_logs: Callable[[], list[PartitionLog]],
-                 settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS,
-                 clock: Clock = wall_clock_ms):
+    def __init__(
+        self,
+        log_dir: str,
+        all_logs: Callable[[], list[PartitionLog]],
+        settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS,
+        clock: Clock = wall_clock_ms,
+    ):
         """``clock`` is the time min/max.compaction.lag.ms and delete.retention.ms go by."""
         self.settings = settings
         self._clock = clock
         self.manager = LogCleanerManager(log_dir, all_logs)
         self._stopping = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(i,), name=f"log-cleaner-{i}", daemon=True)
-                         for i in range(settings.threads if settings.enable else 0)]
+        self._threads = [
+            threading.Thread(target=self._run, args=(i,), name=f"log-cleaner-{i}", daemon=True)
+            for i in range(settings.threads if settings.enable else 0)
+        ]
 
     def start(self) -> "LogCleaner":
         for thread in self._threads:
@@ -87,9 +93,18 @@ class LogCleaner:
         try:
             first_dirty, stats = cleaner.clean(found.log, found.first_dirty, found.first_uncleanable, now_ms)
             mb = stats.bytes_read / 1e6
-            log.info("%s: cleaned [%d, %d): read %.2f MB in %.2f s (%.1f MB/s), wrote %.2f MB, kept %d of %d "
-                     "records", name, found.first_dirty, first_dirty, mb, stats.seconds,
-                     mb / max(stats.seconds, 1e-6), stats.bytes_written / 1e6, stats.records_kept, stats.records_read)
+            log.info(
+                "%s: cleaned [%d, %d): read %.2f MB in %.2f s (%.1f MB/s), wrote %.2f MB, kept %d of %d records",
+                name,
+                found.first_dirty,
+                first_dirty,
+                mb,
+                stats.seconds,
+                mb / max(stats.seconds, 1e-6),
+                stats.bytes_written / 1e6,
+                stats.records_kept,
+                stats.records_read,
+            )
         except CleaningAborted as exc:
             log.info("%s", exc)
         except (LogError, OSError) as exc:

@@ -53,11 +53,20 @@ _SHUTDOWN_FLUSH_THREADS = 8  # fsyncs in parallel share the filesystem's journal
 class LogManager:
     """Opens, creates, deletes and maintains the partition logs under ``log_dir``."""
 
-    def __init__(self, log_dir: str, default_config: LogConfig | None = None, *, broker_id: int = 0,
-                 cluster_id: str | None = None, topic_config: Callable[[str], LogConfig] | None = None,
-                 recovery_threads: int = 1, checkpoint_interval_ms: int = 60_000,
-                 retention_check_interval_ms: int = 300_000,
-                 cleaner_settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS, clock: Clock = wall_clock_ms):
+    def __init__(
+        self,
+        log_dir: str,
+        default_config: LogConfig | None = None,
+        *,
+        broker_id: int = 0,
+        cluster_id: str | None = None,
+        topic_config: Callable[[str], LogConfig] | None = None,
+        recovery_threads: int = 1,
+        checkpoint_interval_ms: int = 60_000,
+        retention_check_interval_ms: int = 300_000,
+        cleaner_settings: CleanerSettings = DEFAULT_CLEANER_SETTINGS,
+        clock: Clock = wall_clock_ms,
+    ):
         """``topic_config(topic)`` returns the LogConfig of a topic (default: ``default_config``).
         ``clock`` is the time the logs and the cleaner go by.
         ``cluster_id``, when given (a cluster registry's), is the cluster the directory must belong
@@ -92,8 +101,9 @@ class LogManager:
             self._load_logs()
             self._log_descriptor_needs()
             scheduler.schedule(self._checkpoint_interval_ms, self.write_checkpoints, self._checkpoint_interval_ms)
-            scheduler.schedule(self._retention_check_interval_ms, self.enforce_retention,
-                               self._retention_check_interval_ms)
+            scheduler.schedule(
+                self._retention_check_interval_ms, self.enforce_retention, self._retention_check_interval_ms
+            )
             self.cleaner = LogCleaner(self.log_dir, self.all_logs, self._cleaner_settings, self._clock).start()
         except BaseException:
             if self._scheduler is not None:
@@ -116,8 +126,10 @@ class LogManager:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise LogDirInUseError(f"log directory {self.log_dir} is in use by another process "
-                                   f"(pid {holder}); stop it or choose another --log-dir") from None
+            raise LogDirInUseError(
+                f"log directory {self.log_dir} is in use by another process "
+                f"(pid {holder}); stop it or choose another --log-dir"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
@@ -136,13 +148,17 @@ class LogManager:
             write_atomically(path, text.encode())
             properties = _read_properties(path)
         if properties.get("broker.id") != str(self.broker_id):
-            raise LogDirConfigError(f"log directory {self.log_dir} belongs to broker.id={properties.get('broker.id')}, "
-                                    f"not {self.broker_id} ({path})")
+            raise LogDirConfigError(
+                f"log directory {self.log_dir} belongs to broker.id={properties.get('broker.id')}, "
+                f"not {self.broker_id} ({path})"
+            )
         stored = properties.get("cluster.id", "")
         if self.cluster_id and stored and stored != self.cluster_id:
-            raise LogDirConfigError(f"log directory {self.log_dir} belongs to cluster {stored}, not to cluster "
-                                    f"{self.cluster_id} that this broker joins ({path}): is zookeeper.connect "
-                                    f"pointing at the wrong ZooKeeper or chroot?")
+            raise LogDirConfigError(
+                f"log directory {self.log_dir} belongs to cluster {stored}, not to cluster "
+                f"{self.cluster_id} that this broker joins ({path}): is zookeeper.connect "
+                f"pointing at the wrong ZooKeeper or chroot?"
+            )
         self.cluster_id = stored or self.cluster_id
 
     def _load_logs(self) -> None:
@@ -169,9 +185,14 @@ class LogManager:
 
         def open_log(key: tuple[str, int]) -> PartitionLog:
             return PartitionLog.open(
-                partitions[key], self._topic_config(key[0]), recovery_point=recovery_points.get(key, 0),
-                log_start_offset=start_offsets.get(key, 0), had_clean_shutdown=self.had_clean_shutdown,
-                scheduler=self._scheduler, clock=self._clock)
+                partitions[key],
+                self._topic_config(key[0]),
+                recovery_point=recovery_points.get(key, 0),
+                log_start_offset=start_offsets.get(key, 0),
+                had_clean_shutdown=self.had_clean_shutdown,
+                scheduler=self._scheduler,
+                clock=self._clock,
+            )
 
         with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
             self._logs.update(zip(partitions, recovery.map(open_log, partitions), strict=True))
@@ -179,14 +200,24 @@ class LogManager:
             os.unlink(marker)
             fsync_directory(self.log_dir)
         if self._logs:
-            log.info("loaded %d log(s) from %s after %s shutdown", len(self._logs), self.log_dir,
-                     "a clean" if self.had_clean_shutdown else "an unclean")
+            log.info(
+                "loaded %d log(s) from %s after %s shutdown",
+                len(self._logs),
+                self.log_dir,
+                "a clean" if self.had_clean_shutdown else "an unclean",
+            )
 
     def _log_descriptor_needs(self) -> None:
         segments = sum(len(lg.segments) for lg in self._logs.values())
-        log.info("descriptor limit %d: the logs keep at most %d files open, least recently used closed first "
-                 "(%d log(s), %d segment(s): %d files to keep every one open)", open_files.descriptor_limit(),
-                 OPEN_FILES.limit, len(self._logs), segments, 3 * segments)
+        log.info(
+            "descriptor limit %d: the logs keep at most %d files open, least recently used closed first "
+            "(%d log(s), %d segment(s): %d files to keep every one open)",
+            open_files.descriptor_limit(),
+            OPEN_FILES.limit,
+            len(self._logs),
+            segments,
+            3 * segments,
+        )
 
     # -- the logs ------------------------------------------------------------------------
 
@@ -204,8 +235,9 @@ class LogManager:
             directory = os.path.join(self.log_dir, f"{topic}-{partition}")
             new_directory = not os.path.isdir(directory)
             try:
-                created = PartitionLog.open(directory, self._topic_config(topic), scheduler=self._scheduler,
-                                             clock=self._clock)
+                created = PartitionLog.open(
+                    directory, self._topic_config(topic), scheduler=self._scheduler, clock=self._clock
+                )
             except BaseException as exc:
                 if new_directory:  # a partition is made whole or not at all (EMFILE, a full disk)
                     self._set_aside(directory, delay_ms=0)
@@ -252,7 +284,7 @@ class LogManager:
     def _rename_aside(self, directory: str, kind: str) -> str:
         """Rename a partition directory ``<name>.<id><kind>``, out of the logs' way; the new path."""
         suffix = f".{uuid.uuid4().hex}{kind}"
-        name = os.path.basename(directory)[:MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
+        name = os.path.basename(directory)[: MAX_FILE_NAME - len(suffix)]  # long topic names: Kafka cuts too
         aside = os.path.join(self.log_dir, name + suffix)
         os.rename(directory, aside)
         try:
@@ -268,12 +300,16 @@ class LogManager:
         self._write_log_start_offsets()
 
     def _write_recovery_points(self) -> None:
-        checkpoints.write(os.path.join(self.log_dir, RECOVERY_POINT_FILE),
-                          {(lg.topic, lg.partition): lg.recovery_point for lg in self.all_logs()})
+        checkpoints.write(
+            os.path.join(self.log_dir, RECOVERY_POINT_FILE),
+            {(lg.topic, lg.partition): lg.recovery_point for lg in self.all_logs()},
+        )
 
     def _write_log_start_offsets(self) -> None:
-        checkpoints.write(os.path.join(self.log_dir, LOG_START_OFFSET_FILE),
-                          {(lg.topic, lg.partition): lg.log_start_offset for lg in self.all_logs()})
+        checkpoints.write(
+            os.path.join(self.log_dir, LOG_START_OFFSET_FILE),
+            {(lg.topic, lg.partition): lg.log_start_offset for lg in self.all_logs()},
+        )
 
     def enforce_retention(self) -> int:
         """Apply retention to every log; return the number of segments deleted."""
@@ -316,13 +352,19 @@ class LogManager:
             attempt("writing the recovery point checkpoint", self._write_recovery_points)
             attempt("writing the log start offset checkpoint", self._write_log_start_offsets)
             if logs_closed_cleanly:
-                attempt("writing the clean-shutdown marker", lambda: write_atomically(
-                    os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}'))
+                attempt(
+                    "writing the clean-shutdown marker",
+                    lambda: write_atomically(
+                        os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), b'{"version":0,"brokerEpoch":-1}'
+                    ),
+                )
         finally:
             self._release_lock()
         if failures:
-            raise LogStorageError(f"the shutdown of {self.log_dir} was not clean: {len(failures)} step(s) failed "
-                                  f"(first: {failures[0]}); the next start recovers the logs")
+            raise LogStorageError(
+                f"the shutdown of {self.log_dir} was not clean: {len(failures)} step(s) failed "
+                f"(first: {failures[0]}); the next start recovers the logs"
+            )
 
     def __enter__(self) -> "LogManager":
         return self.open()

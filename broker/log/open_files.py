@@ -52,7 +52,7 @@ class OpenFiles:
             if len(self._last_used) <= self.limit:
                 return
             by_age = sorted(self._last_used.items(), key=lambda item: item[1])
-            idle = [stale for stale, _ in by_age[:len(by_age) - self.limit + self.limit // 10]]
+            idle = [stale for stale, _ in by_age[: len(by_age) - self.limit + self.limit // 10]]
             for stale in idle:
                 del self._last_used[stale]
         for stale in idle:

@@ -22,16 +22,24 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from broker.common.clock import Clock, wall_clock_ms
+from broker.common.files import fsync_directory
+from broker.common.settings import LONG_MAX
 from broker.records import batch, record_check, record_set, retain
 from broker.records.batch import BatchHeader
 from broker.records.errors import CorruptRecordError
 
 from . import loader
-from broker.common.files import fsync_directory
-from broker.common.settings import LONG_MAX
 from .config import LogConfig
-from .errors import (InvalidBatchError, InvalidRecordError, InvalidTimestampError, LogDeletedError, LogError,
-                     LogStorageError, OffsetOutOfRangeError, RecordTooLargeError)
+from .errors import (
+    InvalidBatchError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    LogDeletedError,
+    LogError,
+    LogStorageError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+)
 from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
 from .scheduler import Scheduler
@@ -63,8 +71,14 @@ def parse_directory_name(name: str) -> tuple[str, int]:
 class PartitionLog:
     """The log of one topic partition, in ``directory`` (named ``<topic>-<partition>``)."""
 
-    def __init__(self, directory: str, config: LogConfig, loaded: loader.LoadedLog, scheduler: Scheduler | None = None,
-                 clock: Clock = wall_clock_ms):
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig,
+        loaded: loader.LoadedLog,
+        scheduler: Scheduler | None = None,
+        clock: Clock = wall_clock_ms,
+    ):
         self.directory = directory
         self.topic, self.partition = parse_directory_name(os.path.basename(directory))
         self.config = config
@@ -83,9 +97,17 @@ class PartitionLog:
         self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
 
     @classmethod
-    def open(cls, directory: str, config: LogConfig | None = None, *, recovery_point: int = 0,
-             log_start_offset: int = 0, had_clean_shutdown: bool = False, scheduler: Scheduler | None = None,
-             clock: Clock = wall_clock_ms) -> "PartitionLog":
+    def open(
+        cls,
+        directory: str,
+        config: LogConfig | None = None,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        had_clean_shutdown: bool = False,
+        scheduler: Scheduler | None = None,
+        clock: Clock = wall_clock_ms,
+    ) -> "PartitionLog":
         """Open (creating if needed) the log in ``directory``, recovering it after an unclean stop.
 
         ``scheduler`` (a ``Scheduler``) runs the asynchronous work: flushes on roll and on
@@ -141,8 +163,15 @@ class PartitionLog:
             if len(headers) == 1:
                 duplicate = self.producer_state.check(headers[0][1])
                 if duplicate is not None:
-                    return AppendResult(duplicate.first_offset, duplicate.last_offset, headers[0][1].records_count,
-                                        headers[0][1].max_timestamp, log_append_time, self.log_start_offset, True)
+                    return AppendResult(
+                        duplicate.first_offset,
+                        duplicate.last_offset,
+                        headers[0][1].records_count,
+                        headers[0][1].max_timestamp,
+                        log_append_time,
+                        self.log_start_offset,
+                        True,
+                    )
             first_offset = self.log_end_offset
             last_offset = first_offset + sum(h.last_offset_delta + 1 for _, h in headers) - 1
             total_size = sum(h.size for _, h in headers)
@@ -156,8 +185,12 @@ class PartitionLog:
                 if self.config.uses_log_append_time:
                     entry = batch.with_log_append_time(entry, log_append_time)
                     header = header._replace(max_timestamp=log_append_time)
-                stored.append((header._replace(base_offset=next_offset),
-                               batch.with_offset_and_epoch(entry, next_offset, leader_epoch)))
+                stored.append(
+                    (
+                        header._replace(base_offset=next_offset),
+                        batch.with_offset_and_epoch(entry, next_offset, leader_epoch),
+                    )
+                )
                 next_offset += header.last_offset_delta + 1
             segment.append(stored)
             for header, _ in stored:
@@ -165,8 +198,14 @@ class PartitionLog:
             if self._first_unflushed_ms is None:
                 self._first_unflushed_ms = now
             self._schedule_time_flush(now)
-            result = AppendResult(first_offset, last_offset, sum(h.records_count for _, h in headers),
-                                  max_timestamp, log_append_time, self.log_start_offset)
+            result = AppendResult(
+                first_offset,
+                last_offset,
+                sum(h.records_count for _, h in headers),
+                max_timestamp,
+                log_append_time,
+                self.log_start_offset,
+            )
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush()
         return result
@@ -195,16 +234,20 @@ class PartitionLog:
             if not isinstance(header, batch.BatchHeader):  # magic 0 or 1
                 raise InvalidRecordError(f"{self.name}: magic {header.magic} must be up-converted to v2 before append")
             if header.size > self.config.max_message_bytes:
-                raise RecordTooLargeError(f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
-                                          f"({self.config.max_message_bytes})")
-            entry: Buffer = view[position:position + header.size]
+                raise RecordTooLargeError(
+                    f"{self.name}: batch of {header.size} bytes exceeds max.message.bytes "
+                    f"({self.config.max_message_bytes})"
+                )
+            entry: Buffer = view[position : position + header.size]
             try:
                 batch.validate(entry)
             except CorruptRecordError as exc:
                 raise InvalidBatchError(f"{self.name}: {exc}") from None
             if header.records_count <= 0 or header.last_offset_delta + 1 != header.records_count:
-                raise InvalidRecordError(f"{self.name}: batch counts {header.records_count} records but spans "
-                                         f"{header.last_offset_delta + 1} offsets")
+                raise InvalidRecordError(
+                    f"{self.name}: batch counts {header.records_count} records but spans "
+                    f"{header.last_offset_delta + 1} offsets"
+                )
             if header.is_control:
                 raise InvalidRecordError(f"{self.name}: clients may not write control batches")
             if header.producer_id >= 0 and header.base_sequence < 0:
@@ -230,9 +273,12 @@ class PartitionLog:
         named, the others of the batch with them (Kafka too)."""
         keyless = tuple(index for index, record in enumerate(retain.keys(entry, header)) if record.key is None)
         if keyless:
-            raise InvalidRecordError(f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
-                                     f"cannot accept a record without a key ({_named(keyless)})", keyless,
-                                     "a record without a key on a compacted topic")
+            raise InvalidRecordError(
+                f"{self.name}: a compacted topic (cleanup.policy={self.config.cleanup_policy}) "
+                f"cannot accept a record without a key ({_named(keyless)})",
+                keyless,
+                "a record without a key on a compacted topic",
+            )
 
     def _check_timestamps(self, entry: Buffer, header: BatchHeader, largest_timestamp: int, now_ms: int) -> None:
         """Refuse a batch with records timestamped too far from ``now_ms``, each named (Kafka's
@@ -241,9 +287,12 @@ class PartitionLog:
         before_ms, after_ms = self.config.timestamp_bounds_ms
         if largest_timestamp - now_ms <= after_ms and before_ms == LONG_MAX:
             return
-        out_of_range = [(index, record.timestamp) for index, record in enumerate(retain.keys(entry, header))
-                        if record.timestamp != -1 and
-                        (now_ms - record.timestamp > before_ms or record.timestamp - now_ms > after_ms)]
+        out_of_range = [
+            (index, record.timestamp)
+            for index, record in enumerate(retain.keys(entry, header))
+            if record.timestamp != -1
+            and (now_ms - record.timestamp > before_ms or record.timestamp - now_ms > after_ms)
+        ]
         if out_of_range:
             index, timestamp = out_of_range[0]
             side, bound = ("before", before_ms) if timestamp < now_ms else ("after", after_ms)
@@ -251,15 +300,17 @@ class PartitionLog:
             raise InvalidTimestampError(
                 f"{self.name}: record {index}'s timestamp {timestamp} lies more than "
                 f"message.timestamp.{side}.max.ms ({bound}) {side} the broker's clock ({now_ms})"
-                + (f" ({_named(indexes)} out of range)" if len(indexes) > 1 else ""), indexes,
-                "a timestamp further from the broker's clock than message.timestamp.before/after.max.ms allow")
+                + (f" ({_named(indexes)} out of range)" if len(indexes) > 1 else ""),
+                indexes,
+                "a timestamp further from the broker's clock than message.timestamp.before/after.max.ms allow",
+            )
 
-    def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int,
-                    now_ms: int) -> LogSegment:
+    def _maybe_roll(self, size: int, batch_count: int, max_timestamp: int, max_offset: int, now_ms: int) -> LogSegment:
         segment = self.active_segment
         roll_ms = self.config.segment_ms - self.config.segment_jitter_ms
-        if segment.should_roll(size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms,
-                               batch_count):
+        if segment.should_roll(
+            size, max_timestamp, max_offset, now_ms, self.config.segment_bytes, roll_ms, batch_count
+        ):
             segment = self.roll()
         return segment
 
@@ -272,8 +323,13 @@ class PartitionLog:
             new_base = self.log_end_offset
             try:
                 old.on_become_inactive()
-                segment = LogSegment.create(self.directory, new_base, self.config.index_interval_bytes,
-                                            self.config.segment_index_bytes, clock=self.clock)
+                segment = LogSegment.create(
+                    self.directory,
+                    new_base,
+                    self.config.index_interval_bytes,
+                    self.config.segment_index_bytes,
+                    clock=self.clock,
+                )
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
             self._segments = self._segments + (segment,)
@@ -369,8 +425,12 @@ class PartitionLog:
 
         Called with the lock held. At most one such flush is pending per log at any time.
         """
-        if self._scheduler is None or self.config.flush_ms >= LONG_MAX or self._time_flush_scheduled or \
-                self._first_unflushed_ms is None:
+        if (
+            self._scheduler is None
+            or self.config.flush_ms >= LONG_MAX
+            or self._time_flush_scheduled
+            or self._first_unflushed_ms is None
+        ):
             return
         if delay_ms is None:
             delay_ms = max(0, self._first_unflushed_ms + self.config.flush_ms - now)
@@ -408,8 +468,12 @@ class PartitionLog:
             self._drop_leading_segments(len(doomed))
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
             self.producer_state.remove_before(self.log_start_offset)
-        log.info("%s: retention deleted %d segment(s); log start offset is now %d",
-                 self.name, len(doomed), self.log_start_offset)
+        log.info(
+            "%s: retention deleted %d segment(s); log start offset is now %d",
+            self.name,
+            len(doomed),
+            self.log_start_offset,
+        )
         self._delete_later(doomed)
         return len(doomed)
 
@@ -429,8 +493,11 @@ class PartitionLog:
                 return self.log_start_offset
             self.log_start_offset = offset
             below = 0
-            while below < len(self._segments) and 0 < self._segments[below].size and \
-                    self._segments[below].next_offset <= offset:
+            while (
+                below < len(self._segments)
+                and 0 < self._segments[below].size
+                and self._segments[below].next_offset <= offset
+            ):
                 below += 1
             doomed = self._segments[:below]
             if below:
@@ -463,8 +530,9 @@ class PartitionLog:
         for segment in self._segments:
             if segment.size == 0 and segment is self._segments[-1]:
                 break
-            expired = (config.deletes and config.retention_ms >= 0
-                       and now - segment.largest_timestamp > config.retention_ms)
+            expired = (
+                config.deletes and config.retention_ms >= 0 and now - segment.largest_timestamp > config.retention_ms
+            )
             oversize = config.deletes and excess >= segment.size
             deleted = segment.next_offset <= self.log_start_offset
             if not (expired or oversize or deleted):
@@ -484,8 +552,12 @@ class PartitionLog:
         with self._lock:
             segments = self._segments
             first = next((i for i, s in enumerate(segments) if s is old[0]), None)
-            if self._deleted or first is None or first + len(old) >= len(segments) or \
-                    any(a is not b for a, b in zip(segments[first:first + len(old)], old, strict=True)):
+            if (
+                self._deleted
+                or first is None
+                or first + len(old) >= len(segments)
+                or any(a is not b for a, b in zip(segments[first : first + len(old)], old, strict=True))
+            ):
                 return False
             assert cleaned.suffix == SWAP_SUFFIX and cleaned.base_offset == old[0].base_offset
             try:
@@ -494,9 +566,11 @@ class PartitionLog:
                 cleaned.change_suffix("")
                 fsync_directory(self.directory)
             except OSError as exc:
-                raise LogStorageError(f"{self.name}: cannot swap in cleaned segment {cleaned.base_offset}: "
-                                      f"{exc.strerror or exc} (the next start finishes the swap)") from exc
-            self._segments = segments[:first] + (cleaned,) + segments[first + len(old):]
+                raise LogStorageError(
+                    f"{self.name}: cannot swap in cleaned segment {cleaned.base_offset}: "
+                    f"{exc.strerror or exc} (the next start finishes the swap)"
+                ) from exc
+            self._segments = segments[:first] + (cleaned,) + segments[first + len(old) :]
         self._delete_later(old)
         return True
 
@@ -535,8 +609,10 @@ class PartitionLog:
                 segment.discard()
 
     def __repr__(self) -> str:
-        return (f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
-                f"segments={len(self._segments)})")
+        return (
+            f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
+            f"segments={len(self._segments)})"
+        )
 
 
 def _named(indexes: tuple[int, ...]) -> str:

@@ -75,20 +75,22 @@ class ProducerState:
         if entry is None:
             return None  # any sequence: its state may be gone with its batches (retention, a re-created topic)
         if header.producer_epoch < entry.epoch:
-            raise InvalidProducerEpochError(f"producer {header.producer_id} epoch {header.producer_epoch} is older "
-                                            f"than the current epoch {entry.epoch}")
+            raise InvalidProducerEpochError(
+                f"producer {header.producer_id} epoch {header.producer_epoch} is older "
+                f"than the current epoch {entry.epoch}"
+            )
         if header.producer_epoch > entry.epoch:
             if first != 0:
-                raise OutOfOrderSequenceError(f"producer {header.producer_id} starts epoch {header.producer_epoch} "
-                                              f"at sequence {first}, not 0")
+                raise OutOfOrderSequenceError(
+                    f"producer {header.producer_id} starts epoch {header.producer_epoch} at sequence {first}, not 0"
+                )
             return None
         for cached in entry.batches:
             if (cached.first_sequence, cached.last_sequence) == (first, last):
                 return cached
         expected = 0 if entry.last_sequence == _INT32_MAX else entry.last_sequence + 1
         if first != expected:
-            raise OutOfOrderSequenceError(f"producer {header.producer_id} sent sequence {first}, "
-                                          f"expected {expected}")
+            raise OutOfOrderSequenceError(f"producer {header.producer_id} sent sequence {first}, expected {expected}")
         return None
 
     def update(self, header: BatchHeader, first_offset: int) -> None:
@@ -98,8 +100,11 @@ class ProducerState:
         entry = self.producers.get(header.producer_id)
         if entry is None or header.producer_epoch != entry.epoch:
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_epoch, header.max_timestamp)
-        entry.batches.append(CachedBatch(header.base_sequence, header.last_sequence, first_offset,
-                                         first_offset + header.last_offset_delta))
+        entry.batches.append(
+            CachedBatch(
+                header.base_sequence, header.last_sequence, first_offset, first_offset + header.last_offset_delta
+            )
+        )
         entry.last_timestamp = max(entry.last_timestamp, header.max_timestamp)
 
     def remove_before(self, offset: int) -> None:
@@ -117,21 +122,32 @@ class ProducerState:
 
     def snapshot_offsets(self) -> list[int]:
         names = [n for n in os.listdir(self.directory) if n.endswith(SNAPSHOT_SUFFIX)]
-        return sorted(int(n[:-len(SNAPSHOT_SUFFIX)]) for n in names if n[:-len(SNAPSHOT_SUFFIX)].isdigit())
+        return sorted(int(n[: -len(SNAPSHOT_SUFFIX)]) for n in names if n[: -len(SNAPSHOT_SUFFIX)].isdigit())
 
     def write_snapshot(self, offset: int) -> None:
         entries = b"".join(
-            _SNAPSHOT_ENTRY.pack(producer_id, entry.epoch, last.last_sequence, last.last_offset,
-                                 last.last_offset - last.first_offset, entry.last_timestamp, -1, -1)
-            for producer_id, entry in self.producers.items() if entry.batches
-            for last in (entry.batches[-1],))
+            _SNAPSHOT_ENTRY.pack(
+                producer_id,
+                entry.epoch,
+                last.last_sequence,
+                last.last_offset,
+                last.last_offset - last.first_offset,
+                entry.last_timestamp,
+                -1,
+                -1,
+            )
+            for producer_id, entry in self.producers.items()
+            if entry.batches
+            for last in (entry.batches[-1],)
+        )
         count = struct.pack(">i", len(entries) // _SNAPSHOT_ENTRY.size)
         body = count + entries
         data = struct.pack(">hI", _SNAPSHOT_VERSION, crc32c(body)) + body
         write_atomically(self._snapshot_path(offset), data)
 
-    def load(self, log_end_offset: int, replay: Callable[[int], Iterable[BatchHeader]],
-             clean_shutdown: bool = False) -> None:
+    def load(
+        self, log_end_offset: int, replay: Callable[[int], Iterable[BatchHeader]], clean_shutdown: bool = False
+    ) -> None:
         """Load the newest snapshot at or below the log end (dropping newer or corrupt ones), then
         ``replay(from_offset)`` must yield the headers of the batches from that offset on.
 
@@ -161,8 +177,9 @@ class ProducerState:
         if version != _SNAPSHOT_VERSION or crc32c(body) != crc or len(body) != 4 + count * _SNAPSHOT_ENTRY.size:
             return False
         self.producers.clear()
-        for producer_id, epoch, last_sequence, last_offset, delta, timestamp, _, _ in \
-                _SNAPSHOT_ENTRY.iter_unpack(body[4:]):
+        for producer_id, epoch, last_sequence, last_offset, delta, timestamp, _, _ in _SNAPSHOT_ENTRY.iter_unpack(
+            body[4:]
+        ):
             entry = self.producers[producer_id] = ProducerEntry(epoch, timestamp)
             entry.batches.append(CachedBatch(last_sequence - delta, last_sequence, last_offset - delta, last_offset))
         return True

@@ -41,8 +41,15 @@ def filename_prefix(offset: int) -> str:
 class LogSegment:
     """A segment of a partition log, starting at ``base_offset``."""
 
-    def __init__(self, directory: str, base_offset: int, index_interval_bytes: int, max_index_bytes: int,
-                 suffix: str = "", clock: Clock = wall_clock_ms):
+    def __init__(
+        self,
+        directory: str,
+        base_offset: int,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+        clock: Clock = wall_clock_ms,
+    ):
         """``suffix`` follows every file name (``.cleaned``, ``.swap``) for a segment not in a log yet;
         ``clock`` stamps ``created_ms`` (what ``segment.ms`` measures when records carry no timestamp)."""
         self.directory = directory
@@ -68,8 +75,15 @@ class LogSegment:
         self._bytes_since_last_index_entry = 0
 
     @classmethod
-    def create(cls, directory: str, base_offset: int, index_interval_bytes: int,
-               max_index_bytes: int, suffix: str = "", clock: Clock = wall_clock_ms) -> "LogSegment":
+    def create(
+        cls,
+        directory: str,
+        base_offset: int,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+        clock: Clock = wall_clock_ms,
+    ) -> "LogSegment":
         """A new, empty segment (any files left with this base offset are emptied)."""
         segment = cls(directory, base_offset, index_interval_bytes, max_index_bytes, suffix, clock)
         os.ftruncate(segment.file.fileno(), 0)
@@ -196,8 +210,14 @@ class LogSegment:
         """
         position = self.size
         total = sum(header.size for header, _ in batches)
-        before = (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
-                  self._bytes_since_last_index_entry, len(self.offset_index), len(self.time_index))
+        before = (
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            self.first_batch_timestamp,
+            self._bytes_since_last_index_entry,
+            len(self.offset_index),
+            len(self.time_index),
+        )
         if self.write_back_error is not None:
             raise self.write_back_error
         try:
@@ -218,8 +238,14 @@ class LogSegment:
         self.end = (batches[-1][0].last_offset + 1, position + total)
 
     def _undo_append(self, position: int, before: tuple[int, int, int | None, int, int, int]) -> None:
-        (self.max_timestamp, self.offset_of_max_timestamp, self.first_batch_timestamp,
-         self._bytes_since_last_index_entry, offset_entries, time_entries) = before
+        (
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            self.first_batch_timestamp,
+            self._bytes_since_last_index_entry,
+            offset_entries,
+            time_entries,
+        ) = before
         self.offset_index.truncate_entries(offset_entries)
         self.time_index.truncate_entries(time_entries)
         try:
@@ -227,8 +253,16 @@ class LogSegment:
         except OSError:
             pass  # the next recovery truncates the partial entry at the same place
 
-    def should_roll(self, batch_size: int, max_timestamp: int, max_offset: int, now_ms: int,
-                    segment_bytes: int, roll_ms: int, batch_count: int = 1) -> bool:
+    def should_roll(
+        self,
+        batch_size: int,
+        max_timestamp: int,
+        max_offset: int,
+        now_ms: int,
+        segment_bytes: int,
+        roll_ms: int,
+        batch_count: int = 1,
+    ) -> bool:
         """Kafka's roll rule: full file, full index, offset out of int32 range, or aged past roll_ms."""
         if self.size == 0:
             return False
@@ -265,8 +299,9 @@ class LogSegment:
                 return position, header
         return None
 
-    def read(self, offset: int, max_bytes: int, max_position: int | None = None,
-             min_one_batch: bool = True) -> FileSlice | None:
+    def read(
+        self, offset: int, max_bytes: int, max_position: int | None = None, min_one_batch: bool = True
+    ) -> FileSlice | None:
         """Whole batches from the one containing ``offset``: at most ``max_bytes`` but at least one
         batch when ``min_one_batch``, never past ``max_position``. None if nothing is there."""
         end = self.size if max_position is None else min(max_position, self.size)
@@ -381,8 +416,8 @@ class LogSegment:
         goes by the ``.log``: once it is renamed, the indexes are too). The files stay open."""
         for index in (self.offset_index, self.time_index):
             if os.path.exists(index.path):
-                index.rename(index.path[:len(index.path) - len(self.suffix)] + suffix)
-        new_log_path = self.log_path[:len(self.log_path) - len(self.suffix)] + suffix
+                index.rename(index.path[: len(index.path) - len(self.suffix)] + suffix)
+        new_log_path = self.log_path[: len(self.log_path) - len(self.suffix)] + suffix
         os.rename(self.log_path, new_log_path)
         self.log_path = new_log_path
         self.suffix = suffix

@@ -62,7 +62,8 @@ class WriteBack:
                 except OSError as exc:
                     self.error = LogStorageError(
                         f"{self.path}: writing its data back to disk failed when its idle descriptor was "
-                        f"closed ({exc.strerror or exc}); it may not be on disk until a restart recovers it")
+                        f"closed ({exc.strerror or exc}); it may not be on disk until a restart recovers it"
+                    )
                     log.error("%s", self.error)
             let_go()
         finally:

@@ -78,8 +78,13 @@ def unsupported_api_versions_reply(correlation_id: int) -> bytes:
     Clients decode it as v0 whatever version they sent (kafka-python loops forever otherwise).
     """
     api = APIS[ApiKey.API_VERSIONS]
-    parts, _ = encode_response(correlation_id, ApiKey.API_VERSIONS, 0, {
-        "error_code": ErrorCode.UNSUPPORTED_VERSION,
-        "api_keys": [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}],
-    })
+    parts, _ = encode_response(
+        correlation_id,
+        ApiKey.API_VERSIONS,
+        0,
+        {
+            "error_code": ErrorCode.UNSUPPORTED_VERSION,
+            "api_keys": [{"api_key": api.key, "min_version": api.min_version, "max_version": api.max_version}],
+        },
+    )
     return cast(bytes, parts[0])  # one buffered part: no file slice

@@ -93,7 +93,7 @@ class Reader:
     def take(self, size: int) -> memoryview:
         if size < 0 or self.pos + size > len(self.buf):
             raise ProtocolError(f"field of {size} bytes at {self.pos} overruns the message ({self.remaining} left)")
-        view = self.buf[self.pos:self.pos + size]
+        view = self.buf[self.pos : self.pos + size]
         self.pos += size
         return view
 

@@ -177,34 +177,55 @@ def decode(batch: Bytes, verify_crc: bool = True) -> DecodedBatch:
     header = validate(batch) if verify_crc else parse_header(batch)
     if header.size > len(batch):
         raise CorruptRecordError(f"record batch declares {header.size} bytes but {len(batch)} are present")
-    payload: Bytes = memoryview(batch)[HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[HEADER_SIZE : header.size]
     if header.compression != Codec.NONE:
         payload = decompress(header.compression, payload)
     if header.timestamp_type == TimestampType.LOG_APPEND_TIME:
         fixed_timestamp = header.max_timestamp
     else:
         fixed_timestamp = None
-    records = decode_records(payload, header.records_count, header.base_offset,
-                              header.base_timestamp, fixed_timestamp)
-    return DecodedBatch(header.base_offset, header.last_offset, MAGIC, header.timestamp_type,
-                        header.is_control, header.is_transactional, header.producer_id, records)
+    records = decode_records(payload, header.records_count, header.base_offset, header.base_timestamp, fixed_timestamp)
+    return DecodedBatch(
+        header.base_offset,
+        header.last_offset,
+        MAGIC,
+        header.timestamp_type,
+        header.is_control,
+        header.is_transactional,
+        header.producer_id,
+        records,
+    )
 
 
-def decode_records(buf: Bytes, count: int, base_offset: int, base_timestamp: int,
-                   fixed_timestamp: int | None = None) -> list[Record]:
+def decode_records(
+    buf: Bytes, count: int, base_offset: int, base_timestamp: int, fixed_timestamp: int | None = None
+) -> list[Record]:
     """The ``count`` records of a batch's (decompressed) records section; every byte must belong to one."""
     if fixed_timestamp is not None:
-        return [Record(base_offset + r.offset_delta, fixed_timestamp, r.key, r.value, r.headers)
-                for r in record_walk.walk(buf, count)]
-    return [Record(base_offset + r.offset_delta, base_timestamp + r.timestamp_delta, r.key, r.value, r.headers)
-            for r in record_walk.walk(buf, count)]
+        return [
+            Record(base_offset + r.offset_delta, fixed_timestamp, r.key, r.value, r.headers)
+            for r in record_walk.walk(buf, count)
+        ]
+    return [
+        Record(base_offset + r.offset_delta, base_timestamp + r.timestamp_delta, r.key, r.value, r.headers)
+        for r in record_walk.walk(buf, count)
+    ]
 
 
-def build(records: Sequence[Record], *, base_offset: int = 0, compression: int = Codec.NONE,
-          timestamp_type: int = TimestampType.CREATE_TIME, producer_id: int = NO_PRODUCER_ID,
-          producer_epoch: int = NO_PRODUCER_EPOCH, base_sequence: int = NO_SEQUENCE,
-          partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH, is_transactional: bool = False,
-          is_control: bool = False, max_timestamp: int | None = None) -> bytes:
+def build(
+    records: Sequence[Record],
+    *,
+    base_offset: int = 0,
+    compression: int = Codec.NONE,
+    timestamp_type: int = TimestampType.CREATE_TIME,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    max_timestamp: int | None = None,
+) -> bytes:
     """Build one v2 batch holding ``records``.
 
     Each record's offset is absolute: its delta is ``record.offset - base_offset`` (so gaps are
@@ -224,18 +245,30 @@ def build(records: Sequence[Record], *, base_offset: int = 0, compression: int =
         attributes |= _TRANSACTIONAL_BIT
     if is_control:
         attributes |= _CONTROL_BIT
-    batch = bytearray(HEADER.pack(
-        base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body), partition_leader_epoch, MAGIC, 0,
-        attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
-        base_sequence, len(records)))
+    batch = bytearray(
+        HEADER.pack(
+            base_offset,
+            HEADER_SIZE - LOG_OVERHEAD + len(body),
+            partition_leader_epoch,
+            MAGIC,
+            0,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+    )
     batch += body
     struct.pack_into(">I", batch, MAGIC_OFFSET + 1, compute_crc(batch))
     return bytes(batch)
 
 
 def _encode_record(record: Record, base_offset: int, base_timestamp: int) -> bytes:
-    parts = [b"\x00", encode_varint(record.timestamp - base_timestamp),
-             encode_varint(record.offset - base_offset)]
+    parts = [b"\x00", encode_varint(record.timestamp - base_timestamp), encode_varint(record.offset - base_offset)]
     _append_optional_bytes(parts, record.key)
     _append_optional_bytes(parts, record.value)
     parts.append(encode_varint(len(record.headers)))
@@ -265,8 +298,12 @@ def with_offset_and_epoch(batch: Bytes, base_offset: int, partition_leader_epoch
     Neither field is covered by the CRC, and every other byte is passed through untouched (no copy).
     """
     view = memoryview(batch)
-    return [struct.pack(">q", base_offset), view[8:PARTITION_LEADER_EPOCH_OFFSET],
-            struct.pack(">i", partition_leader_epoch), view[MAGIC_OFFSET:]]
+    return [
+        struct.pack(">q", base_offset),
+        view[8:PARTITION_LEADER_EPOCH_OFFSET],
+        struct.pack(">i", partition_leader_epoch),
+        view[MAGIC_OFFSET:],
+    ]
 
 
 def with_log_append_time(batch: Bytes, timestamp: int) -> bytearray:

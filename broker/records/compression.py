@@ -150,7 +150,7 @@ def _xerial_snappy_compress(data: Bytes) -> bytes:
     view = memoryview(data)
     out = [_XERIAL_HEADER.pack(XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_COMPATIBLE_VERSION)]
     for start in range(0, len(view), _XERIAL_BLOCK_SIZE):
-        block = snappy.compress(bytes(view[start:start + _XERIAL_BLOCK_SIZE]))
+        block = snappy.compress(bytes(view[start : start + _XERIAL_BLOCK_SIZE]))
         out.append(_BLOCK_LENGTH.pack(len(block)))
         out.append(block)
     return b"".join(out)
@@ -171,12 +171,12 @@ def _xerial_snappy_decompress(data: Bytes, max_size: int) -> memoryview:
         pos += 4
         if length < 0 or pos + length > len(view):
             raise CorruptRecordError(f"xerial snappy block of {length} bytes overruns the data")
-        block = bytes(view[pos:pos + length])
+        block = bytes(view[pos : pos + length])
         declared = _raw_snappy_length(block, max_size - total)
         blocks.append((block, total, declared))
         total += declared
         pos += length
     out = memoryview(_output_buffer(total))
     for block, start, declared in blocks:
-        cramjam.snappy.decompress_raw_into(block, out[start:start + declared])
+        cramjam.snappy.decompress_raw_into(block, out[start : start + declared])
     return out

@@ -6,7 +6,6 @@ fallback when the extension was not built. ``CRC32C_IMPLEMENTATION`` says which 
 """
 
 import zlib
-
 from collections.abc import Callable
 
 from .buffers import Bytes

@@ -103,13 +103,13 @@ def decode(entry: Bytes, verify_crc: bool = True, max_decompressed: int = DEFAUL
         if value is None:
             raise CorruptRecordError("compressed legacy wrapper has a null value")
         if header.magic == 0 and header.compression == Codec.LZ4:
-            raise UnsupportedCodecError("LZ4 in magic-0 messages (Kafka 0.8/0.9, with its non-standard "
-                                        "frame checksum) is not supported")
+            raise UnsupportedCodecError(
+                "LZ4 in magic-0 messages (Kafka 0.8/0.9, with its non-standard frame checksum) is not supported"
+            )
         inner = decompress(header.compression, value, max_decompressed)
         records = _decode_inner(inner, header, verify_crc)
     first = records[0].offset if records else header.offset
-    return DecodedBatch(first, header.offset, header.magic, header.timestamp_type,
-                        False, False, -1, records)
+    return DecodedBatch(first, header.offset, header.magic, header.timestamp_type, False, False, -1, records)
 
 
 def _key_and_value(entry: Bytes, header: LegacyHeader) -> tuple[bytes | None, bytes | None]:
@@ -131,7 +131,7 @@ def _read_bytes(buf: Bytes, pos: int, end: int) -> tuple[bytes | None, int]:
         return None, pos
     if pos + length > end:
         raise CorruptRecordError(f"legacy message field of {length} bytes overruns the message")
-    return bytes(buf[pos:pos + length]), pos + length
+    return bytes(buf[pos : pos + length]), pos + length
 
 
 def _decode_inner(inner: Bytes, wrapper: LegacyHeader, verify_crc: bool) -> list[Record]:
@@ -139,7 +139,7 @@ def _decode_inner(inner: Bytes, wrapper: LegacyHeader, verify_crc: bool) -> list
     pos = 0
     while pos < len(inner):
         header = parse_header(inner, pos)
-        entry = memoryview(inner)[pos:pos + header.size]
+        entry = memoryview(inner)[pos : pos + header.size]
         if len(entry) < header.size:
             raise CorruptRecordError("truncated message inside a compressed legacy wrapper")
         if verify_crc:
@@ -157,6 +157,7 @@ def _decode_inner(inner: Bytes, wrapper: LegacyHeader, verify_crc: bool) -> list
     else:
         shift = 0
     log_append = wrapper.timestamp_type == TimestampType.LOG_APPEND_TIME
-    return [Record(h.offset + shift, wrapper.timestamp if log_append else h.timestamp, key, value)
-            for h, key, value in messages]
-
+    return [
+        Record(h.offset + shift, wrapper.timestamp if log_append else h.timestamp, key, value)
+        for h, key, value in messages
+    ]

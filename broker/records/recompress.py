@@ -23,13 +23,19 @@ def with_codec(data: Bytes, codec: Codec, max_decompressed: int = DEFAULT_MAX_DE
     header = batch.validate(data)
     if header.compression == codec:
         return data
-    section: Bytes = memoryview(data)[batch.HEADER_SIZE:header.size]
+    section: Bytes = memoryview(data)[batch.HEADER_SIZE : header.size]
     if header.compression != Codec.NONE:
         section = decompress(header.compression, section, max_decompressed)
     body = compress(codec, section)
-    rebuilt = bytearray(batch.HEADER.pack(*header._replace(
-        batch_length=batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body), crc=0,
-        attributes=(header.attributes & ~_CODEC_BITS) | int(codec))))
+    rebuilt = bytearray(
+        batch.HEADER.pack(
+            *header._replace(
+                batch_length=batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body),
+                crc=0,
+                attributes=(header.attributes & ~_CODEC_BITS) | int(codec),
+            )
+        )
+    )
     rebuilt += body
     struct.pack_into(">I", rebuilt, batch.MAGIC_OFFSET + 1, batch.compute_crc(rebuilt))
     return bytes(rebuilt)

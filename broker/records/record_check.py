@@ -40,7 +40,7 @@ class InvalidRecordsError(CorruptRecordError):
 def check(batch: Bytes, header: batch_format.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
     """Walk every record of ``batch`` (one CRC-checked v2 batch, ``header`` parsed from it);
     return the largest record timestamp, or raise InvalidRecordsError."""
-    payload: Bytes = memoryview(batch)[batch_format.HEADER_SIZE:header.size]
+    payload: Bytes = memoryview(batch)[batch_format.HEADER_SIZE : header.size]
     if header.compression != Codec.NONE:
         try:
             payload = decompress(header.compression, payload, max_decompressed)

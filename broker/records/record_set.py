@@ -8,8 +8,8 @@ with a partial entry; iteration stops before it.
 from collections.abc import Iterator
 
 from . import batch, legacy
-from .buffers import Bytes
 from .batch import Record, TimestampType
+from .buffers import Bytes
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec
 from .errors import CorruptRecordError
 
@@ -80,7 +80,7 @@ def iter_batches(buf: Bytes, verify_crc: bool = True) -> Iterator[batch.DecodedB
     """Decode every complete entry in ``buf`` (control batches included) as ``DecodedBatch``es."""
     view = memoryview(buf)
     for pos, header in iter_entries(view):
-        yield decode_entry(view[pos:pos + header.size], verify_crc)
+        yield decode_entry(view[pos : pos + header.size], verify_crc)
 
 
 def iter_user_records(buf: Bytes, verify_crc: bool = True) -> Iterator[tuple[TimestampType, Record]]:
@@ -111,7 +111,7 @@ def upconvert(buf: Bytes, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> b
     for pos, header in entries:
         if codec == Codec.NONE:
             codec = header.compression
-        records.extend(legacy.decode(view[pos:pos + header.size], max_decompressed=max_decompressed).records)
+        records.extend(legacy.decode(view[pos : pos + header.size], max_decompressed=max_decompressed).records)
     if not records:
         raise CorruptRecordError("legacy message set holds no messages")
     renumbered = [Record(i, r.timestamp, r.key, r.value) for i, r in enumerate(records)]

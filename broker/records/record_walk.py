@@ -114,7 +114,7 @@ def walk(records: Bytes, count: int) -> Iterator[RecordView]:
                 raise RecordWalkError.at(index, HEADER_KEY_NULL)
             if key_length > record_end - pos:
                 raise RecordWalkError.at(index, HEADER_KEY_OVERRUN)
-            header_key = str(section[pos:pos + key_length], "utf-8", "replace")
+            header_key = str(section[pos : pos + key_length], "utf-8", "replace")
             header_value, pos = _optional_bytes(section, pos + key_length, record_end, index, HEADER_VALUE_OVERRUN)
             headers.append((header_key, header_value))
         if pos != record_end:
@@ -134,4 +134,4 @@ def _optional_bytes(section: bytes, pos: int, record_end: int, index: int, overr
         return None, pos
     if length > record_end - pos:
         raise RecordWalkError.at(index, overrun)
-    return section[pos:pos + length], pos + length
+    return section[pos : pos + length], pos + length

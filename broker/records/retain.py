@@ -54,19 +54,27 @@ def keys(entry: Bytes, header: batch.BatchHeader, max_decompressed: int = DEFAUL
     return [span.record for span in _spans(_records_section(entry, header, max_decompressed), header)]
 
 
-def keyed_offsets(entry: Bytes, header: batch.BatchHeader,
-                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[tuple[bytes, int]]:
+def keyed_offsets(
+    entry: Bytes, header: batch.BatchHeader, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
+) -> list[tuple[bytes, int]]:
     """``(key, offset)`` of every record of one v2 batch that has a key (the cleaner's key map)."""
     section = _records_section(entry, header, max_decompressed)
     if _native_spans is None or header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
         return [(key, span.record.offset) for span in _spans(section, header) if (key := span.record.key) is not None]
     base_offset = header.base_offset
-    return [(key, base_offset + offset_delta) for _, _, offset_delta, _, key, _ in _native_walk(section, header)
-            if key is not None]
+    return [
+        (key, base_offset + offset_delta)
+        for _, _, offset_delta, _, key, _ in _native_walk(section, header)
+        if key is not None
+    ]
 
 
-def retain(entry: Bytes, header: batch.BatchHeader, keep: Callable[[RecordKey], bool],
-           max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes | None:
+def retain(
+    entry: Bytes,
+    header: batch.BatchHeader,
+    keep: Callable[[RecordKey], bool],
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+) -> bytes | None:
     """``entry`` with only the records for which ``keep(RecordKey)`` is true: the same bytes when it
     keeps all of them, None when it keeps none, otherwise a rebuilt batch (see the module doc)."""
     section = _records_section(entry, header, max_decompressed)
@@ -76,22 +84,29 @@ def retain(entry: Bytes, header: batch.BatchHeader, keep: Callable[[RecordKey], 
         return bytes(entry)
     if not kept:
         return None
-    body = b"".join(section[span.start:span.end] for span in kept)
+    body = b"".join(section[span.start : span.end] for span in kept)
     if header.compression != Codec.NONE:
         body = compress(header.compression, body)
     max_timestamp = header.max_timestamp
     if header.timestamp_type == batch.TimestampType.CREATE_TIME:
         max_timestamp = max(span.record.timestamp for span in kept)
-    rebuilt = bytearray(batch.HEADER.pack(*header._replace(
-        batch_length=batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body), crc=0, max_timestamp=max_timestamp,
-        records_count=len(kept))))
+    rebuilt = bytearray(
+        batch.HEADER.pack(
+            *header._replace(
+                batch_length=batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body),
+                crc=0,
+                max_timestamp=max_timestamp,
+                records_count=len(kept),
+            )
+        )
+    )
     rebuilt += body
     struct.pack_into(">I", rebuilt, batch.MAGIC_OFFSET + 1, batch.compute_crc(rebuilt))
     return bytes(rebuilt)
 
 
 def _records_section(entry: Bytes, header: batch.BatchHeader, max_decompressed: int) -> bytes:
-    section: Bytes = memoryview(entry)[batch.HEADER_SIZE:header.size]
+    section: Bytes = memoryview(entry)[batch.HEADER_SIZE : header.size]
     if header.compression != Codec.NONE:
         section = decompress(header.compression, section, max_decompressed)
     return bytes(section)
@@ -104,10 +119,14 @@ def _spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
     found = _native_walk(section, header)
     base_offset, base_timestamp = header.base_offset, header.base_timestamp
     if header.timestamp_type == batch.TimestampType.LOG_APPEND_TIME:
-        return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, header.max_timestamp))
-                for start, end, offset_delta, _, key, tombstone in found]
-    return [_Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, base_timestamp + timestamp_delta))
-            for start, end, offset_delta, timestamp_delta, key, tombstone in found]
+        return [
+            _Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, header.max_timestamp))
+            for start, end, offset_delta, _, key, tombstone in found
+        ]
+    return [
+        _Span(start, end, RecordKey(base_offset + offset_delta, key, tombstone, base_timestamp + timestamp_delta))
+        for start, end, offset_delta, timestamp_delta, key, tombstone in found
+    ]
 
 
 def _native_walk(section: bytes, header: batch.BatchHeader) -> list[_NativeSpan]:
@@ -131,8 +150,13 @@ def _python_spans(section: bytes, header: batch.BatchHeader) -> list[_Span]:
             if not 0 <= record.offset_delta <= _INT32_MAX:
                 raise record_walk.RecordWalkError.at(index, "its offset delta is invalid")
             timestamp = header.max_timestamp if log_append_time else header.base_timestamp + record.timestamp_delta
-            spans.append(_Span(record.start, record.end, RecordKey(
-                header.base_offset + record.offset_delta, record.key, record.value is None, timestamp)))
+            spans.append(
+                _Span(
+                    record.start,
+                    record.end,
+                    RecordKey(header.base_offset + record.offset_delta, record.key, record.value is None, timestamp),
+                )
+            )
     except record_walk.RecordWalkError as exc:
         raise CorruptRecordError(f"batch at offset {header.base_offset}: {exc}") from None
     return spans

@@ -31,16 +31,21 @@ def interrupted_deletions(log_dir: str, partition_counts: Mapping[str, int]) -> 
     if not set_aside:
         return []
     present = set(os.listdir(log_dir))
-    return [name for name, count in partition_counts.items()
-            if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present
-                   for p in range(count))]
+    return [
+        name
+        for name, count in partition_counts.items()
+        if any(f"{name}-{p}"[:_DELETED_NAME_LENGTH] in set_aside and f"{name}-{p}" not in present for p in range(count))
+    ]
 
 
 def directories_set_aside(log_dir: str, topic: str, partitions: Iterable[int]) -> list[str]:
     """The directories of ``topic``'s ``partitions`` renamed aside for deletion."""
     set_aside = _set_aside(log_dir)
-    return [directory for partition in partitions
-            for directory in set_aside.get(f"{topic}-{partition}"[:_DELETED_NAME_LENGTH], [])]
+    return [
+        directory
+        for partition in partitions
+        for directory in set_aside.get(f"{topic}-{partition}"[:_DELETED_NAME_LENGTH], [])
+    ]
 
 
 def free_files(directory: str) -> None:

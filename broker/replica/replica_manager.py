@@ -171,9 +171,11 @@ class ReplicaManager:
             raise _not_served(applied, self.node_id, topic, index)
         if current_leader_epoch != NO_EPOCH and current_leader_epoch != partition.leader_epoch:
             newer = current_leader_epoch > partition.leader_epoch
-            raise PartitionError(ErrorCode.UNKNOWN_LEADER_EPOCH if newer else ErrorCode.FENCED_LEADER_EPOCH,
-                                 f"{topic}-{index} is at leader epoch {partition.leader_epoch}, "
-                                 f"the request knows {current_leader_epoch}")
+            raise PartitionError(
+                ErrorCode.UNKNOWN_LEADER_EPOCH if newer else ErrorCode.FENCED_LEADER_EPOCH,
+                f"{topic}-{index} is at leader epoch {partition.leader_epoch}, "
+                f"the request knows {current_leader_epoch}",
+            )
         return partition
 
     def local_log(self, topic: str, index: int) -> PartitionLog | None:
@@ -222,5 +224,7 @@ def _not_served(applied: _Applied, node_id: int, topic: str, index: int) -> Part
         return PartitionError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} does not exist")
     if states[index].leader == NO_LEADER:
         return PartitionError(ErrorCode.LEADER_NOT_AVAILABLE, f"{topic}-{index} has no leader now")
-    return PartitionError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                          f"broker {node_id} does not lead {topic}-{index} (broker {states[index].leader} does)")
+    return PartitionError(
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        f"broker {node_id} does not lead {topic}-{index} (broker {states[index].leader} does)",
+    )

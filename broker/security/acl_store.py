@@ -86,9 +86,18 @@ class LocalAcls:
             return removed
 
     def _replace(self, acls: tuple[Acl, ...]) -> None:
-        entries = [{"resource_type": acl.resource_type.name, "name": acl.name, "pattern_type": acl.pattern_type.name,
-                    "principal": acl.principal, "host": acl.host, "operation": acl.operation.name,
-                    "permission": acl.permission.name} for acl in acls]
+        entries = [
+            {
+                "resource_type": acl.resource_type.name,
+                "name": acl.name,
+                "pattern_type": acl.pattern_type.name,
+                "principal": acl.principal,
+                "host": acl.host,
+                "operation": acl.operation.name,
+                "permission": acl.permission.name,
+            }
+            for acl in acls
+        ]
         data = json.dumps({"version": _VERSION, "acls": entries}, indent=1)
         try:
             write_atomically(self.path, data.encode())
@@ -102,9 +111,18 @@ class LocalAcls:
                 data = json.load(f)
             if data.get("version") != _VERSION or not isinstance(data.get("acls"), list):
                 raise ValueError("unknown layout")
-            return tuple(Acl.checked(ResourceType[e["resource_type"]], e["name"], PatternType[e["pattern_type"]],
-                                     e["principal"], e["host"], Operation[e["operation"]], Permission[e["permission"]])
-                         for e in data["acls"])
+            return tuple(
+                Acl.checked(
+                    ResourceType[e["resource_type"]],
+                    e["name"],
+                    PatternType[e["pattern_type"]],
+                    e["principal"],
+                    e["host"],
+                    Operation[e["operation"]],
+                    Permission[e["permission"]],
+                )
+                for e in data["acls"]
+            )
         except FileNotFoundError:
             return ()
         except OSError as exc:

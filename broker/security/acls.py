@@ -77,11 +77,21 @@ class Permission(enum.IntEnum):
 
 Op = Operation
 SUPPORTED_OPERATIONS = {  # what each resource type knows, as Kafka's ResourceType/AclEntry say
-    ResourceType.TOPIC: frozenset({Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS,
-                                   Op.ALTER_CONFIGS}),
+    ResourceType.TOPIC: frozenset(
+        {Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}
+    ),
     ResourceType.GROUP: frozenset({Op.READ, Op.DESCRIBE, Op.DELETE}),
-    ResourceType.CLUSTER: frozenset({Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS,
-                                     Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE}),
+    ResourceType.CLUSTER: frozenset(
+        {
+            Op.CREATE,
+            Op.ALTER,
+            Op.DESCRIBE,
+            Op.CLUSTER_ACTION,
+            Op.DESCRIBE_CONFIGS,
+            Op.ALTER_CONFIGS,
+            Op.IDEMPOTENT_WRITE,
+        }
+    ),
     ResourceType.TRANSACTIONAL_ID: frozenset({Op.DESCRIBE, Op.WRITE}),
 }
 _IMPLIED_BY = {  # an ALLOW of any of these operations also allows the key
@@ -116,6 +126,7 @@ def parse_host(text: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class Acl:
     """One ACL (Kafka's AclBinding): a resource pattern and an access control entry."""
+
     resource_type: ResourceType
     name: str
     pattern_type: PatternType
@@ -125,8 +136,16 @@ class Acl:
     permission: Permission
 
     @classmethod
-    def checked(cls, resource_type: int, name: str, pattern_type: int, principal: str, host: str,
-                operation: int, permission: int) -> "Acl":
+    def checked(
+        cls,
+        resource_type: int,
+        name: str,
+        pattern_type: int,
+        principal: str,
+        host: str,
+        operation: int,
+        permission: int,
+    ) -> "Acl":
         """An ACL from the values a client sent or the store holds (AclError if one is not valid)."""
         resource_type = _member(ResourceType, resource_type, "resource type")
         if resource_type not in SUPPORTED_OPERATIONS:
@@ -145,8 +164,9 @@ class Acl:
         permission = _member(Permission, permission, "permission type")
         if permission not in (Permission.ALLOW, Permission.DENY):
             raise AclError(f"permission type {permission.name} is not ALLOW or DENY")
-        return cls(resource_type, name, pattern_type, parse_principal(principal), parse_host(host), operation,
-                   permission)
+        return cls(
+            resource_type, name, pattern_type, parse_principal(principal), parse_host(host), operation, permission
+        )
 
     def covers(self, resource_type: ResourceType, name: str) -> bool:
         """Whether this ACL's resource pattern matches the resource."""
@@ -164,6 +184,7 @@ class Acl:
 class AclFilter:
     """Which ACLs DescribeAcls and DeleteAcls mean (Kafka's AclBindingFilter): None or ANY match
     anything; pattern type MATCH means every ACL that would apply to the named resource."""
+
     resource_type: ResourceType
     name: str | None
     pattern_type: PatternType
@@ -173,20 +194,38 @@ class AclFilter:
     permission: Permission
 
     @classmethod
-    def checked(cls, resource_type: int, name: str | None, pattern_type: int, principal: str | None,
-                host: str | None, operation: int, permission: int) -> "AclFilter":
-        values = (_member(ResourceType, resource_type, "resource type"), name,
-                  _member(PatternType, pattern_type, "pattern type"), principal, host,
-                  _member(Operation, operation, "operation"), _member(Permission, permission, "permission type"))
+    def checked(
+        cls,
+        resource_type: int,
+        name: str | None,
+        pattern_type: int,
+        principal: str | None,
+        host: str | None,
+        operation: int,
+        permission: int,
+    ) -> "AclFilter":
+        values = (
+            _member(ResourceType, resource_type, "resource type"),
+            name,
+            _member(PatternType, pattern_type, "pattern type"),
+            principal,
+            host,
+            _member(Operation, operation, "operation"),
+            _member(Permission, permission, "permission type"),
+        )
         if any(value == 0 for value in values if isinstance(value, enum.IntEnum)):
             raise AclError("a filter with an UNKNOWN resource type, pattern type, operation or permission")
         return cls(*values)
 
     def matches(self, acl: Acl) -> bool:
-        return (self.resource_type in (ResourceType.ANY, acl.resource_type)
-                and self._matches_name(acl)
-                and self.principal in (None, acl.principal) and self.host in (None, acl.host)
-                and self.operation in (Op.ANY, acl.operation) and self.permission in (Permission.ANY, acl.permission))
+        return (
+            self.resource_type in (ResourceType.ANY, acl.resource_type)
+            and self._matches_name(acl)
+            and self.principal in (None, acl.principal)
+            and self.host in (None, acl.host)
+            and self.operation in (Op.ANY, acl.operation)
+            and self.permission in (Permission.ANY, acl.permission)
+        )
 
     def _matches_name(self, acl: Acl) -> bool:
         if self.pattern_type not in (PatternType.ANY, PatternType.MATCH, acl.pattern_type):
@@ -212,6 +251,7 @@ def _member(kind: type[_Enum], value: int, what: str) -> _Enum:
 class AuthorizerSettings:
     """``authorizer.class.name`` (any name turns the authorizer on), ``super.users`` and
     ``allow.everyone.if.no.acl.found``, by Kafka's names."""
+
     enabled: bool = False
     super_users: frozenset = frozenset()
     allow_everyone_if_no_acl_found: bool = False
@@ -226,8 +266,9 @@ class AuthorizerSettings:
                 parse_principal(user)
             except AclError as exc:
                 raise ConfigError(f"super.users: {exc} (users are separated by ';')") from None
-        allow_everyone = boolean_setting("allow.everyone.if.no.acl.found",
-                                         properties.get("allow.everyone.if.no.acl.found", "false"))
+        allow_everyone = boolean_setting(
+            "allow.everyone.if.no.acl.found", properties.get("allow.everyone.if.no.acl.found", "false")
+        )
         return cls(bool(properties.get("authorizer.class.name", "").strip()), super_users, allow_everyone)
 
 
@@ -246,8 +287,11 @@ class _Index:
                 self._literal.setdefault((acl.resource_type, acl.name), []).append(acl)
 
     def covering(self, resource_type: ResourceType, name: str) -> list:
-        return (self._literal.get((resource_type, name), []) + self._literal.get((resource_type, WILDCARD), [])
-                + [acl for acl in self._prefixed.get(resource_type, ()) if name.startswith(acl.name)])
+        return (
+            self._literal.get((resource_type, name), [])
+            + self._literal.get((resource_type, WILDCARD), [])
+            + [acl for acl in self._prefixed.get(resource_type, ()) if name.startswith(acl.name)]
+        )
 
 
 class Authorizer:
@@ -271,18 +315,27 @@ class Authorizer:
     def enabled(self) -> bool:
         return self.settings.enabled
 
-    def authorize(self, principal: str, host: str, operation: Operation, resource_type: ResourceType,
-                  name: str, log_denied: bool = True) -> bool:
+    def authorize(
+        self,
+        principal: str,
+        host: str,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: str,
+        log_denied: bool = True,
+    ) -> bool:
         allowed = self._decide(principal, host, operation, resource_type, name)
         if not allowed and log_denied:
-            log.info("principal %s from %s denied %s on %s %r", principal, host, operation.name,
-                     resource_type.name, name)
+            log.info(
+                "principal %s from %s denied %s on %s %r", principal, host, operation.name, resource_type.name, name
+            )
         return allowed
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> set:
         """The operations of the resource type the principal may do on the resource."""
-        return {op for op in SUPPORTED_OPERATIONS[resource_type]
-                if self._decide(principal, host, op, resource_type, name)}
+        return {
+            op for op in SUPPORTED_OPERATIONS[resource_type] if self._decide(principal, host, op, resource_type, name)
+        }
 
     def authorize_any(self, principal: str, host: str, operation: Operation, resource_type: ResourceType) -> bool:
         """Whether the principal may do ``operation`` on some resource of the type (Kafka's
@@ -294,11 +347,11 @@ class Authorizer:
             return self.settings.allow_everyone_if_no_acl_found
         mine = [acl for acl in acls if acl.applies_to(principal, host) and acl.operation in (operation, Op.ALL)]
         denied = [acl for acl in mine if acl.permission == Permission.DENY]
-        return any(acl.permission == Permission.ALLOW and not any(_denies_all(deny, acl) for deny in denied)
-                   for acl in mine)
+        return any(
+            acl.permission == Permission.ALLOW and not any(_denies_all(deny, acl) for deny in denied) for acl in mine
+        )
 
-    def _decide(self, principal: str, host: str, operation: Operation, resource_type: ResourceType,
-                name: str) -> bool:
+    def _decide(self, principal: str, host: str, operation: Operation, resource_type: ResourceType, name: str) -> bool:
         if not self.settings.enabled or principal in self.settings.super_users:
             return True
         acls = self._current().covering(resource_type, name)

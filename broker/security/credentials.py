@@ -24,6 +24,7 @@ _VERSION = 1
 
 class _StoredCredential(TypedDict):
     """One user's credential for one mechanism as the file keeps it (bytes in base64)."""
+
     salt: str
     stored_key: str
     server_key: str
@@ -46,8 +47,12 @@ class ScramCredentials:
         entry = self._users.get(username, {}).get(mechanism)
         if entry is None:
             return None
-        return (base64.b64decode(entry["salt"]), base64.b64decode(entry["stored_key"]),
-                base64.b64decode(entry["server_key"]), entry["iterations"])
+        return (
+            base64.b64decode(entry["salt"]),
+            base64.b64decode(entry["stored_key"]),
+            base64.b64decode(entry["server_key"]),
+            entry["iterations"],
+        )
 
     def users(self) -> dict[str, list[str]]:
         """Each user with the mechanisms it has credentials for."""
@@ -58,8 +63,12 @@ class ScramCredentials:
         if mechanism not in SCRAM_MECHANISMS:
             raise CredentialsError(f"mechanism {mechanism!r} is not one of {', '.join(SCRAM_MECHANISMS)}")
         salt, stored_key, server_key, iterations = scram_credential(mechanism, password, iterations)
-        entry: _StoredCredential = {"salt": _b64(salt), "stored_key": _b64(stored_key),
-                                    "server_key": _b64(server_key), "iterations": iterations}
+        entry: _StoredCredential = {
+            "salt": _b64(salt),
+            "stored_key": _b64(stored_key),
+            "server_key": _b64(server_key),
+            "iterations": iterations,
+        }
         with self._locked():
             self._users.setdefault(username, {})[mechanism] = entry
             self._write()

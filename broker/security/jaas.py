@@ -13,8 +13,9 @@ MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
-_ENTRY = re.compile(r'\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?P<options>.*?);\s*$',
-                    re.DOTALL)
+_ENTRY = re.compile(
+    r"\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?P<options>.*?);\s*$", re.DOTALL
+)
 _OPTION = re.compile(r'\s*(?P<key>[\w.-]+)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<bare>[^\s"]+))')
 
 
@@ -33,14 +34,16 @@ class JaasConfig(NamedTuple):
 
     def users(self) -> dict[str, str]:
         """PlainLoginModule's ``user_<name>`` options: the broker's PLAIN users and their passwords."""
-        return {key[len("user_"):]: value for key, value in self.options.items() if key.startswith("user_")}
+        return {key[len("user_") :]: value for key, value in self.options.items() if key.startswith("user_")}
 
 
 def parse(key: str, text: str) -> JaasConfig:
     match = _ENTRY.match(text or "")
     if not match:
-        raise JaasError(f"{key}: not a JAAS login entry; for example {key}=org.apache.kafka.common.security.scram."
-                        f"ScramLoginModule required username=\"alice\" password=\"...\";")
+        raise JaasError(
+            f"{key}: not a JAAS login entry; for example {key}=org.apache.kafka.common.security.scram."
+            f'ScramLoginModule required username="alice" password="...";'
+        )
     module = match.group("module")
     if module not in MODULES:
         raise JaasError(f"{key}: login module {module} is not supported (use {' or '.join(MODULES)})")
@@ -49,7 +52,7 @@ def parse(key: str, text: str) -> JaasConfig:
     while rest[position:].strip():
         option = _OPTION.match(rest, position)
         if not option:
-            raise JaasError(f"{key}: cannot read the options of {module} (write them as name=\"value\")")
+            raise JaasError(f'{key}: cannot read the options of {module} (write them as name="value")')
         value = option.group("quoted")
         options[option.group("key")] = re.sub(r"\\(.)", r"\1", value) if value is not None else option.group("bare")
         position = option.end()

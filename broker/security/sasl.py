@@ -49,8 +49,11 @@ class PlainServer:
             raise AuthenticationFailed("Authentication failed: a PLAIN token is authzid NUL username NUL password")
         authzid, username, password = (part.decode("utf-8", "replace") for part in parts)
         expected = self._password_of(username)
-        if expected is None or not hmac.compare_digest(password.encode(), expected.encode()) or \
-                authzid not in ("", username):
+        if (
+            expected is None
+            or not hmac.compare_digest(password.encode(), expected.encode())
+            or authzid not in ("", username)
+        ):
             raise _failure(PLAIN)
         self.complete, self.principal = True, f"User:{username}"
         return b""
@@ -63,6 +66,7 @@ class ScramServer:
         self.mechanism = mechanism
         self._credential_of = credential_of
         from scramp import ScramMechanism
+
         self._username: str | None = None
         self._server = ScramMechanism(mechanism).make_server(self._auth_info)
         self._step = 0
@@ -81,6 +85,7 @@ class ScramServer:
         before 2.6.1 (Debian's kcat, for one) sends ``r=<client nonce><client nonce><server nonce>``
         and signs that, so the proof still decides."""
         from scramp.core import Nonce
+
         sent = next((part[2:] for part in client_final.split(",") if part.startswith("r=")), "")
         expected = str(self._server.nonce)
         if len(sent) > len(expected) and sent.endswith(expected):
@@ -88,6 +93,7 @@ class ScramServer:
 
     def respond(self, token: bytes) -> bytes:
         from scramp import ScramException
+
         try:
             text = bytes(token).decode("utf-8")
             if self._step == 0:
@@ -106,8 +112,9 @@ class ScramServer:
         return reply.encode()
 
 
-def server_exchange(mechanism: str, plain_password_of: PasswordOf,
-                    scram_credential_of: CredentialOf) -> PlainServer | ScramServer:
+def server_exchange(
+    mechanism: str, plain_password_of: PasswordOf, scram_credential_of: CredentialOf
+) -> PlainServer | ScramServer:
     if mechanism == PLAIN:
         return PlainServer(plain_password_of)
     return ScramServer(mechanism, scram_credential_of)
@@ -127,6 +134,7 @@ class PlainClient:
 class ScramClientExchange:
     def __init__(self, mechanism: str, username: str, password: str):
         from scramp import ScramClient
+
         self._client = ScramClient([mechanism], username, password)
 
     def first(self) -> bytes:
@@ -135,6 +143,7 @@ class ScramClientExchange:
     def respond(self, challenge: bytes) -> bytes | None:
         """The client-final message for the server-first one; None once the server-final checked out."""
         from scramp import ScramException
+
         text = bytes(challenge).decode("utf-8", "replace")
         try:
             if text.startswith("v=") or text.startswith("e="):
@@ -157,4 +166,5 @@ def client_exchange(mechanism: str, username: str, password: str) -> PlainClient
 def scram_credential(mechanism: str, password: str, iterations: int = SCRAM_ITERATIONS) -> ScramCredential:
     """(salt, stored_key, server_key, iterations) for a password: what the broker stores, never the password."""
     from scramp import ScramMechanism
+
     return ScramMechanism(mechanism).make_auth_info(password, iteration_count=iterations)

@@ -11,11 +11,25 @@ from typing import overload
 
 from broker.common.settings import ConfigError
 
-TLS_KEYS = ("ssl.keystore.location", "ssl.keystore.type", "ssl.keystore.password", "ssl.key.password",
-            "ssl.truststore.location", "ssl.truststore.type", "ssl.truststore.password", "ssl.client.auth",
-            "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.handshake.timeout.ms")
-SASL_KEYS = ("sasl.enabled.mechanisms", "sasl.jaas.config", "sasl.server.max.receive.size",
-             "connection.failed.authentication.delay.ms")
+TLS_KEYS = (
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.truststore.password",
+    "ssl.client.auth",
+    "ssl.enabled.protocols",
+    "ssl.cipher.suites",
+    "ssl.handshake.timeout.ms",
+)
+SASL_KEYS = (
+    "sasl.enabled.mechanisms",
+    "sasl.jaas.config",
+    "sasl.server.max.receive.size",
+    "connection.failed.authentication.delay.ms",
+)
 KEYS = TLS_KEYS + SASL_KEYS
 _LISTENER_KEY = re.compile(r"listener\.name\.([a-z0-9_-]+)\.(?:(plain|scram-sha-256|scram-sha-512)\.)?(.+)")
 SECRET_KEYS = ("ssl.keystore.password", "ssl.key.password", "ssl.truststore.password", "sasl.jaas.config")

@@ -34,8 +34,10 @@ DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
 def _store_type(key: str, text: str | None, allowed: tuple[str, ...] = STORE_TYPES) -> str:
     value = (text or "PEM").strip().upper()
     if value == "JKS" and value not in allowed:
-        raise ConfigError(f"{key}: JKS key stores are not supported; convert the store to PKCS12 with "
-                          f"keytool -importkeystore -srcstoretype JKS -deststoretype PKCS12 ...")
+        raise ConfigError(
+            f"{key}: JKS key stores are not supported; convert the store to PKCS12 with "
+            f"keytool -importkeystore -srcstoretype JKS -deststoretype PKCS12 ..."
+        )
     if value not in allowed:
         raise ConfigError(f"{key}: {text!r} is not one of {', '.join(allowed)}")
     return value
@@ -49,9 +51,11 @@ def _read(key: str, path: str) -> bytes:
         raise ConfigError(f"{key}: {path}: {exc.strerror or exc}") from None
 
 
-def _pkcs12(key: str, path: str, password: str | None
-            ) -> "tuple[PrivateKeyTypes | None, x509.Certificate | None, list[x509.Certificate]]":
+def _pkcs12(
+    key: str, path: str, password: str | None
+) -> "tuple[PrivateKeyTypes | None, x509.Certificate | None, list[x509.Certificate]]":
     from cryptography.hazmat.primitives.serialization import pkcs12  # imported here: few runs need it
+
     try:
         return pkcs12.load_key_and_certificates(_read(key, path), password.encode() if password else None)
     except ValueError:
@@ -62,6 +66,7 @@ def _jks_certificates(key: str, path: str, password: str | None) -> str:
     """The trusted certificates of a JKS trust store, as PEM (pyjks checks the store's integrity
     with the password when one is given, as Java's keytool does)."""
     import jks  # imported here: few runs need it
+
     try:
         store = jks.KeyStore.loads(_read(key, path), password or None, try_decrypt_keys=False)
     except jks.util.KeystoreSignatureException:
@@ -74,8 +79,7 @@ def _jks_certificates(key: str, path: str, password: str | None) -> str:
     return "".join(pems)
 
 
-def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: str | None,
-                    password: str | None) -> None:
+def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: str | None, password: str | None) -> None:
     """Trust the CA certificates of a PEM, PKCS12 or JKS store."""
     kind = _store_type(key.replace("location", "type"), store_type, (*STORE_TYPES, "JKS"))
     if kind == "JKS":
@@ -87,6 +91,7 @@ def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: st
         if not certificates:
             raise ConfigError(f"{key}: {path} holds no certificate")
         from cryptography.hazmat.primitives import serialization
+
         cadata = "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)
         context.load_verify_locations(cadata=cadata)
         return
@@ -97,25 +102,37 @@ def load_truststore(context: ssl.SSLContext, key: str, path: str, store_type: st
         raise ConfigError(f"{key}: {path} holds no PEM certificate ({exc.reason or exc})") from None
 
 
-def load_keystore(context: ssl.SSLContext, key: str, path: str, store_type: str | None, store_password: str | None,
-                  key_password: str | None) -> None:
+def load_keystore(
+    context: ssl.SSLContext,
+    key: str,
+    path: str,
+    store_type: str | None,
+    store_password: str | None,
+    key_password: str | None,
+) -> None:
     """Load the private key and certificate chain of a PEM or PKCS12 store."""
     if _store_type(key.replace("location", "type"), store_type) == "PEM":
         _read(key, path)
         try:
             context.load_cert_chain(path, password=key_password or None)
         except ssl.SSLError as exc:
-            raise ConfigError(f"{key}: {path} does not hold a private key and its certificate, or ssl.key.password "
-                              f"is wrong ({exc.reason or exc})") from None
+            raise ConfigError(
+                f"{key}: {path} does not hold a private key and its certificate, or ssl.key.password "
+                f"is wrong ({exc.reason or exc})"
+            ) from None
         return
     private_key, certificate, chain = _pkcs12(key, path, store_password)
     if private_key is None or certificate is None:
         raise ConfigError(f"{key}: {path} holds no private key with its certificate")
     # ssl loads keys only from files: a private temporary file, the key encrypted with a one-off password
     from cryptography.hazmat.primitives import serialization
+
     one_off = secrets.token_hex(16)
-    pem = private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.BestAvailableEncryption(one_off.encode()))
+    pem = private_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(one_off.encode()),
+    )
     pem += b"".join(c.public_bytes(serialization.Encoding.PEM) for c in [certificate, *(chain or [])])
     with tempfile.NamedTemporaryFile(prefix="kafkalog-keystore-", suffix=".pem") as f:
         os.fchmod(f.fileno(), 0o600)
@@ -140,47 +157,72 @@ class ListenerTls(NamedTuple):
 
 def listener_tls(settings: ListenerSettings) -> ListenerTls:
     """The TLS of one listener (``settings``: a ``ListenerSettings``): context and handshake timeout."""
-    return ListenerTls(server_context(settings),
-                       settings.integer("ssl.handshake.timeout.ms", DEFAULT_HANDSHAKE_TIMEOUT_MS, minimum=1))
+    return ListenerTls(
+        server_context(settings), settings.integer("ssl.handshake.timeout.ms", DEFAULT_HANDSHAKE_TIMEOUT_MS, minimum=1)
+    )
 
 
 def server_context(settings: ListenerSettings) -> ssl.SSLContext:
     """The TLS context of one listener (``settings``: a ``ListenerSettings``)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    _protocols(context, settings.key_of("ssl.enabled.protocols") or "ssl.enabled.protocols",
-               settings.get("ssl.enabled.protocols"))
+    _protocols(
+        context,
+        settings.key_of("ssl.enabled.protocols") or "ssl.enabled.protocols",
+        settings.get("ssl.enabled.protocols"),
+    )
     ciphers = settings.get("ssl.cipher.suites")
     if ciphers:
         try:
             context.set_ciphers(":".join(c.strip() for c in ciphers.split(",")))
         except ssl.SSLError:
-            raise ConfigError(f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is "
-                              "available") from None
+            raise ConfigError(
+                f"{settings.key_of('ssl.cipher.suites')}: no cipher of {ciphers!r} is available"
+            ) from None
     location = settings.get("ssl.keystore.location")
     if not location:
-        raise ConfigError(f"ssl.keystore.location: listener {settings.listener_name} uses TLS and needs a key store "
-                          f"(for example --set ssl.keystore.location=/etc/kafkalog/broker.pem)")
-    load_keystore(context, settings.key_of("ssl.keystore.location") or "ssl.keystore.location", location,
-                  settings.get("ssl.keystore.type"), settings.get("ssl.keystore.password"),
-                  settings.get("ssl.key.password"))
+        raise ConfigError(
+            f"ssl.keystore.location: listener {settings.listener_name} uses TLS and needs a key store "
+            f"(for example --set ssl.keystore.location=/etc/kafkalog/broker.pem)"
+        )
+    load_keystore(
+        context,
+        settings.key_of("ssl.keystore.location") or "ssl.keystore.location",
+        location,
+        settings.get("ssl.keystore.type"),
+        settings.get("ssl.keystore.password"),
+        settings.get("ssl.key.password"),
+    )
     client_auth = (settings.get("ssl.client.auth") or "none").lower()
     if client_auth not in CLIENT_AUTH:
-        raise ConfigError(f"{settings.key_of('ssl.client.auth')}: {client_auth!r} is not one of "
-                          f"{', '.join(CLIENT_AUTH)}")
+        raise ConfigError(
+            f"{settings.key_of('ssl.client.auth')}: {client_auth!r} is not one of {', '.join(CLIENT_AUTH)}"
+        )
     truststore = settings.get("ssl.truststore.location")
     if truststore:
-        load_truststore(context, settings.key_of("ssl.truststore.location") or "ssl.truststore.location", truststore,
-                        settings.get("ssl.truststore.type"), settings.get("ssl.truststore.password"))
+        load_truststore(
+            context,
+            settings.key_of("ssl.truststore.location") or "ssl.truststore.location",
+            truststore,
+            settings.get("ssl.truststore.type"),
+            settings.get("ssl.truststore.password"),
+        )
     elif client_auth != "none":
-        raise ConfigError(f"ssl.truststore.location: ssl.client.auth={client_auth} on listener "
-                          f"{settings.listener_name} needs the CA certificates that sign client certificates")
+        raise ConfigError(
+            f"ssl.truststore.location: ssl.client.auth={client_auth} on listener "
+            f"{settings.listener_name} needs the CA certificates that sign client certificates"
+        )
     context.verify_mode = CLIENT_AUTH[client_auth]
     return context
 
 
-def client_context(ca_location: str | None, ca_type: str | None = None, ca_password: str | None = None,
-                   check_hostname: bool = True, keystore: tuple | None = None,
-                   key_names: tuple = ("ssl.truststore.location", "ssl.keystore.location")) -> ssl.SSLContext:
+def client_context(
+    ca_location: str | None,
+    ca_type: str | None = None,
+    ca_password: str | None = None,
+    check_hostname: bool = True,
+    keystore: tuple | None = None,
+    key_names: tuple = ("ssl.truststore.location", "ssl.keystore.location"),
+) -> ssl.SSLContext:
     """A client's TLS context: the system's CAs or the given trust store, the host name checked
     unless told otherwise, and optionally a client certificate (``keystore``: location, type,
     store password, key password)."""
@@ -199,6 +241,7 @@ def principal_of(der_certificate: bytes | None) -> str | None:
     if not der_certificate:
         return None
     from cryptography import x509
+
     return "User:" + x509.load_der_x509_certificate(der_certificate).subject.rfc4514_string()
 
 
@@ -207,7 +250,13 @@ def handshake_failure(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError) or "taking longer" in str(exc):  # asyncio's handshake timeout
         return "the client did not finish the TLS handshake in time"
     reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
-    if reason in ("WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE",
-                  "UNEXPECTED_RECORD", "PACKET_LENGTH_TOO_LONG"):
+    if reason in (
+        "WRONG_VERSION_NUMBER",
+        "HTTP_REQUEST",
+        "UNKNOWN_PROTOCOL",
+        "RECORD_LAYER_FAILURE",
+        "UNEXPECTED_RECORD",
+        "PACKET_LENGTH_TOO_LONG",
+    ):
         return f"not a TLS client ({reason}): is it using security.protocol PLAINTEXT or SASL_PLAINTEXT?"
     return f"TLS handshake failed ({reason})"

@@ -46,8 +46,13 @@ async def exchange(ctx, token: bytes) -> bytes:
             raise AuthenticationFailed("Authentication failed: the broker cannot read its credentials") from None
     except AuthenticationFailed as exc:
         session.close_after_response = True
-        log.warning("authentication of %s on listener %s with %s failed: %s", session.client_address,
-                    session.listener, session.sasl_exchange.mechanism, exc)
+        log.warning(
+            "authentication of %s on listener %s with %s failed: %s",
+            session.client_address,
+            session.listener,
+            session.sasl_exchange.mechanism,
+            exc,
+        )
         await asyncio.sleep(ctx.config.sasl[session.listener].failed_authentication_delay_ms / 1000)
         raise
     if session.sasl_exchange.complete:

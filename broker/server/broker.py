@@ -77,14 +77,22 @@ class Broker:
             os.makedirs(config.log_dir, exist_ok=True)
             metadata = MetadataCache(config.broker_id)
             topics = _topic_store(registry, config, metadata)
-            log_manager = LogManager(config.log_dir, config.log, broker_id=config.broker_id, cluster_id=cluster_id,
-                                     topic_config=topics.config_for,
-                                     recovery_threads=config.num_recovery_threads_per_data_dir,
-                                     checkpoint_interval_ms=config.checkpoint_interval_ms,
-                                     retention_check_interval_ms=config.retention_check_interval_ms,
-                                     cleaner_settings=CleanerSettings(config.cleaner_enable, config.cleaner_threads,
-                                                                      config.cleaner_dedupe_buffer_size,
-                                                                      config.cleaner_backoff_ms)).open()
+            log_manager = LogManager(
+                config.log_dir,
+                config.log,
+                broker_id=config.broker_id,
+                cluster_id=cluster_id,
+                topic_config=topics.config_for,
+                recovery_threads=config.num_recovery_threads_per_data_dir,
+                checkpoint_interval_ms=config.checkpoint_interval_ms,
+                retention_check_interval_ms=config.retention_check_interval_ms,
+                cleaner_settings=CleanerSettings(
+                    config.cleaner_enable,
+                    config.cleaner_threads,
+                    config.cleaner_dedupe_buffer_size,
+                    config.cleaner_backoff_ms,
+                ),
+            ).open()
         except BaseException:
             registry.close()
             raise
@@ -99,12 +107,15 @@ class Broker:
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
-            bound = [(listener, server.sockets[0].getsockname()[1])
-                     for listener, server in zip(config.listeners, self._servers, strict=True)]
+            bound = [
+                (listener, server.sockets[0].getsockname()[1])
+                for listener, server in zip(config.listeners, self._servers, strict=True)
+            ]
             endpoint = broker_endpoint(config, bound)
             assert log_manager.cluster_id is not None  # an open log directory belongs to a cluster
-            self.metadata_source = source = _metadata_source(registry, topics, log_manager.cluster_id, endpoint,
-                                                             metadata, replicas)
+            self.metadata_source = source = _metadata_source(
+                registry, topics, log_manager.cluster_id, endpoint, metadata, replicas
+            )
             await asyncio.to_thread(registry.register, endpoint)
             await asyncio.to_thread(source.start)  # this broker among the live ones
         except BaseException:
@@ -116,18 +127,29 @@ class Broker:
             registry.close()
             raise
         self._registry = registry
-        self.ctx = ctx = BrokerContext(config, metadata, replicas, topics, producer_ids, DataWaiters(),
-                                       IoPool(config.num_io_threads), RequestMemory(config.queued_max_request_bytes),
-                                       {listener.name: port for listener, port in bound},
-                                       ScramCredentials(config.log_dir), acls, Authorizer(config.authorizer, acls.acls))
+        self.ctx = ctx = BrokerContext(
+            config,
+            metadata,
+            replicas,
+            topics,
+            producer_ids,
+            DataWaiters(),
+            IoPool(config.num_io_threads),
+            RequestMemory(config.queued_max_request_bytes),
+            {listener.name: port for listener, port in bound},
+            ScramCredentials(config.log_dir),
+            acls,
+            Authorizer(config.authorizer, acls.acls),
+        )
         ctx.groups = GroupRuntime(ctx)
         ctx.groups.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
 
-    async def _on_connection(self, listener: Listener, reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> None:
+    async def _on_connection(
+        self, listener: Listener, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         session = Session(listener.name, listener.security_protocol, writer.get_extra_info("peername"))
         tls = self.config.tls.get(listener.name)
         if tls and not await start_tls(writer, tls, session):
@@ -158,8 +180,11 @@ class Broker:
             connections = dict(self._connections)
             _, late = await asyncio.wait(list(connections), timeout=SHUTDOWN_GRACE_SECONDS)
             if late:
-                log.error("%d request(s) still in flight after %d s; shutting down without them",
-                          len(late), SHUTDOWN_GRACE_SECONDS)
+                log.error(
+                    "%d request(s) still in flight after %d s; shutting down without them",
+                    len(late),
+                    SHUTDOWN_GRACE_SECONDS,
+                )
             abandoned = sum(c.abandoned for c in connections.values())
             if abandoned:
                 log.warning("abandoned the responses to %d connection(s) that were not reading", abandoned)
@@ -175,8 +200,7 @@ class Broker:
             registry.close()  # the registration goes with the session
 
 
-def _topic_store(registry: Registry, config: BrokerConfig,
-                 metadata: MetadataCache) -> TopicRegistry | ZooKeeperTopics:
+def _topic_store(registry: Registry, config: BrokerConfig, metadata: MetadataCache) -> TopicRegistry | ZooKeeperTopics:
     """Where topics are kept: ZooKeeper in a cluster, ``topics.json`` on a single broker (one interface)."""
     if isinstance(registry, ZooKeeperRegistry):
         return ZooKeeperTopics(registry.client, registry.connect, config.log, config.broker_id, metadata)
@@ -192,9 +216,14 @@ def _acl_store(registry: Registry, config: BrokerConfig) -> AclStore:
     return LocalAcls(config.log_dir)
 
 
-def _metadata_source(registry: Registry, topics: TopicRegistry | ZooKeeperTopics,
-                     cluster_id: str, endpoint: BrokerEndpoint, metadata: MetadataCache,
-                     replicas: ReplicaManager) -> MetadataSource:
+def _metadata_source(
+    registry: Registry,
+    topics: TopicRegistry | ZooKeeperTopics,
+    cluster_id: str,
+    endpoint: BrokerEndpoint,
+    metadata: MetadataCache,
+    replicas: ReplicaManager,
+) -> MetadataSource:
     """What publishes the cluster to ``metadata`` and ``replicas``: ZooKeeper's nodes in a cluster, the
     topic store's changes on a single broker."""
     if isinstance(topics, ZooKeeperTopics):
@@ -209,9 +238,13 @@ def _metadata_source(registry: Registry, topics: TopicRegistry | ZooKeeperTopics
 def broker_endpoint(config: BrokerConfig, bound: list[tuple[Listener, int]]) -> BrokerEndpoint:
     """This broker as the cluster sees it: for each listener, the address advertised to its clients
     (``advertised.listeners``, else the listener's host and bound port)."""
-    return BrokerEndpoint.of(config.broker_id, [
-        Endpoint(listener.name, listener.security_protocol, *config.advertised_address(listener, port))
-        for listener, port in bound])
+    return BrokerEndpoint.of(
+        config.broker_id,
+        [
+            Endpoint(listener.name, listener.security_protocol, *config.advertised_address(listener, port))
+            for listener, port in bound
+        ],
+    )
 
 
 class BindError(OSError):
@@ -224,8 +257,9 @@ class BindError(OSError):
 
 async def _bind(listener: Listener, on_connection) -> asyncio.Server:
     try:
-        return await asyncio.start_server(on_connection, listener.host or None, listener.port, reuse_address=True,
-                                          start_serving=False)
+        return await asyncio.start_server(
+            on_connection, listener.host or None, listener.port, reuse_address=True, start_serving=False
+        )
     except OSError as exc:
         raise BindError(listener, exc) from None
 
@@ -268,6 +302,5 @@ async def serve(config: BrokerConfig) -> int:
 
 
 def run(config: BrokerConfig) -> int:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return asyncio.run(serve(config))

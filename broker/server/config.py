@@ -145,8 +145,14 @@ _COARSE_TIME_KEYS = {
     "log.retention.minutes": ("log.retention.ms", 60_000),
     "log.roll.hours": ("log.roll.ms", HOUR_MS),
 }
-KNOWN_KEYS = sorted(set(_BROKER_KEYS) | set(BROKER_SETTINGS) | set(_COARSE_TIME_KEYS) | set(security_settings.KEYS)
-                    | set(group_config.KEYS) | set(AuthorizerSettings.KEYS))
+KNOWN_KEYS = sorted(
+    set(_BROKER_KEYS)
+    | set(BROKER_SETTINGS)
+    | set(_COARSE_TIME_KEYS)
+    | set(security_settings.KEYS)
+    | set(group_config.KEYS)
+    | set(AuthorizerSettings.KEYS)
+)
 
 
 def parse_set_option(pair: str) -> tuple[str, str]:
@@ -164,8 +170,10 @@ def _group_config(properties: Mapping[str, str]) -> GroupConfig:
             values[field] = integer_setting(minimum, 2**31 - 1)(key, properties[key]) * unit
     config = GroupConfig(**values)
     if config.min_session_timeout_ms > config.max_session_timeout_ms:
-        raise ConfigError(f"group.min.session.timeout.ms: {config.min_session_timeout_ms} is more than "
-                          f"group.max.session.timeout.ms ({config.max_session_timeout_ms})")
+        raise ConfigError(
+            f"group.min.session.timeout.ms: {config.min_session_timeout_ms} is more than "
+            f"group.max.session.timeout.ms ({config.max_session_timeout_ms})"
+        )
     return config
 
 
@@ -192,8 +200,12 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
             fields[field] = value
     host, port = flags.pop("host", None), flags.pop("port", None)
     fields["listeners"], fields["advertised"] = listener_settings.parse(
-        properties.get("listeners"), properties.get("listener.security.protocol.map"),
-        properties.get("advertised.listeners"), host, None if port is None else port_setting("--port", str(port)))
+        properties.get("listeners"),
+        properties.get("listener.security.protocol.map"),
+        properties.get("advertised.listeners"),
+        host,
+        None if port is None else port_setting("--port", str(port)),
+    )
     for name, value in flags.items():
         if value is not None:
             if name in _FLAGS:
@@ -211,8 +223,12 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
     bound: tuple[Listener, ...] = fields["listeners"]
     fields["tls"] = {
         listener.name: listener_tls(security_settings.ListenerSettings(security, listener.name))
-        for listener in bound if listener.security_protocol in ("SSL", "SASL_SSL")}
+        for listener in bound
+        if listener.security_protocol in ("SSL", "SASL_SSL")
+    }
     fields["sasl"] = {
         listener.name: listener_sasl(security_settings.ListenerSettings(security, listener.name))
-        for listener in bound if listener.security_protocol.startswith("SASL_")}
+        for listener in bound
+        if listener.security_protocol.startswith("SASL_")
+    }
     return BrokerConfig(**fields)

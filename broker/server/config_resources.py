@@ -41,8 +41,10 @@ _STATIC_BROKER_SETTINGS = {
     "broker.id": ("INT", lambda c: c.broker_id),
     "log.dirs": ("STRING", lambda c: c.log_dir),
     "listeners": ("STRING", lambda c: ",".join(listener.url for listener in c.listeners)),
-    "listener.security.protocol.map": ("STRING", lambda c: ",".join(f"{listener.name}:{listener.security_protocol}"
-                                                                    for listener in c.listeners)),
+    "listener.security.protocol.map": (
+        "STRING",
+        lambda c: ",".join(f"{listener.name}:{listener.security_protocol}" for listener in c.listeners),
+    ),
     "advertised.listeners": ("STRING", lambda c: ",".join(listener.url for listener in c.advertised.values()) or None),
     "num.partitions": ("INT", lambda c: c.num_partitions),
     "auto.create.topics.enable": ("BOOLEAN", lambda c: c.auto_create_topics),
@@ -69,8 +71,7 @@ def authorize_resource(ctx, resource_type: int, name: str, operation: acls.Opera
     on the resource: on the topic, or on the cluster for a broker resource."""
     if resource_type == ResourceType.TOPIC and not ctx.allows(operation, acls.ResourceType.TOPIC, name):
         raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to {operation.name} topic {name!r}")
-    if resource_type == ResourceType.BROKER and not ctx.allows(operation, acls.ResourceType.CLUSTER,
-                                                               acls.CLUSTER_NAME):
+    if resource_type == ResourceType.BROKER and not ctx.allows(operation, acls.ResourceType.CLUSTER, acls.CLUSTER_NAME):
         raise TopicError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"not authorized to {operation.name} the cluster")
 
 
@@ -82,18 +83,31 @@ def check_resource(ctx, resource_type: int, name: str) -> None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
     elif resource_type == ResourceType.BROKER:
         if name not in (DEFAULT_BROKER_RESOURCE, str(ctx.node_id)):
-            raise TopicError(ErrorCode.INVALID_REQUEST,
-                             f"broker {name!r} is not this broker: name {ctx.node_id}, or '' for the cluster default")
+            raise TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"broker {name!r} is not this broker: name {ctx.node_id}, or '' for the cluster default",
+            )
     else:
-        raise TopicError(ErrorCode.INVALID_REQUEST, f"resource type {resource_type} is not supported; only topics "
-                                                    f"({ResourceType.TOPIC}) and brokers ({ResourceType.BROKER}) are")
+        raise TopicError(
+            ErrorCode.INVALID_REQUEST,
+            f"resource type {resource_type} is not supported; only topics "
+            f"({ResourceType.TOPIC}) and brokers ({ResourceType.BROKER}) are",
+        )
 
 
 def _entry(name: str, synonyms: list[dict], config_type: str, read_only: bool, documentation=None) -> dict:
     source = synonyms[0]["source"]
-    return {"name": name, "value": synonyms[0]["value"], "read_only": read_only, "config_source": source,
-            "is_default": source == ConfigSource.DEFAULT_CONFIG, "is_sensitive": False, "synonyms": synonyms,
-            "config_type": CONFIG_TYPES[config_type], "documentation": documentation}
+    return {
+        "name": name,
+        "value": synonyms[0]["value"],
+        "read_only": read_only,
+        "config_source": source,
+        "is_default": source == ConfigSource.DEFAULT_CONFIG,
+        "is_sensitive": False,
+        "synonyms": synonyms,
+        "config_type": CONFIG_TYPES[config_type],
+        "documentation": documentation,
+    }
 
 
 def _documentation(setting) -> str | None:
@@ -104,16 +118,28 @@ def _broker_level_synonyms(ctx, setting) -> list[dict]:
     """The broker-level sources of a log setting, highest precedence first; Kafka's default last."""
     key = setting.broker_key or setting.topic_key
     found = []
-    for resource, source in ((str(ctx.node_id), ConfigSource.DYNAMIC_BROKER_CONFIG),
-                             (DEFAULT_BROKER_RESOURCE, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)):
+    for resource, source in (
+        (str(ctx.node_id), ConfigSource.DYNAMIC_BROKER_CONFIG),
+        (DEFAULT_BROKER_RESOURCE, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+    ):
         given = ctx.topics.broker_overrides(resource)
         if key in given:
             found.append({"name": key, "value": format_value(setting.parse(key, given[key])), "source": source})
     if key in ctx.config.log_settings_given:
-        found.append({"name": key, "value": format_value(getattr(ctx.topics.static_defaults, setting.field)),
-                      "source": ConfigSource.STATIC_BROKER_CONFIG})
-    found.append({"name": key, "value": format_value(getattr(_KAFKA_DEFAULTS, setting.field)),
-                  "source": ConfigSource.DEFAULT_CONFIG})
+        found.append(
+            {
+                "name": key,
+                "value": format_value(getattr(ctx.topics.static_defaults, setting.field)),
+                "source": ConfigSource.STATIC_BROKER_CONFIG,
+            }
+        )
+    found.append(
+        {
+            "name": key,
+            "value": format_value(getattr(_KAFKA_DEFAULTS, setting.field)),
+            "source": ConfigSource.DEFAULT_CONFIG,
+        }
+    )
     return found
 
 
@@ -125,8 +151,14 @@ def topic_configs(ctx, topic: str) -> list[dict]:
     for setting in SETTINGS:
         synonyms = _broker_level_synonyms(ctx, setting)
         if setting.topic_key in overrides:
-            synonyms.insert(0, {"name": setting.topic_key, "value": format_value(getattr(effective, setting.field)),
-                                "source": ConfigSource.DYNAMIC_TOPIC_CONFIG})
+            synonyms.insert(
+                0,
+                {
+                    "name": setting.topic_key,
+                    "value": format_value(getattr(effective, setting.field)),
+                    "source": ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                },
+            )
         configs.append(_entry(setting.topic_key, synonyms, setting.config_type, False, _documentation(setting)))
     return configs
 
@@ -135,11 +167,29 @@ def broker_configs(ctx, resource_name: str) -> list[dict]:
     """The settings of this broker (every one), or of the cluster default (those set dynamically)."""
     if resource_name == DEFAULT_BROKER_RESOURCE:
         given = ctx.topics.broker_overrides(DEFAULT_BROKER_RESOURCE)
-        return [_entry(key, [{"name": key, "value": value, "source": ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG}],
-                       setting.config_type, False, _documentation(setting))
-                for setting in SETTINGS for key, value in given.items() if key == setting.broker_key]
-    configs = [_entry(setting.broker_key, _broker_level_synonyms(ctx, setting), setting.config_type, False,
-                      _documentation(setting)) for setting in SETTINGS if setting.broker_key]
+        return [
+            _entry(
+                key,
+                [{"name": key, "value": value, "source": ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG}],
+                setting.config_type,
+                False,
+                _documentation(setting),
+            )
+            for setting in SETTINGS
+            for key, value in given.items()
+            if key == setting.broker_key
+        ]
+    configs = [
+        _entry(
+            setting.broker_key,
+            _broker_level_synonyms(ctx, setting),
+            setting.config_type,
+            False,
+            _documentation(setting),
+        )
+        for setting in SETTINGS
+        if setting.broker_key
+    ]
     defaults = BrokerConfig(log_dir="")
     for key, (config_type, value_of) in _STATIC_BROKER_SETTINGS.items():
         value = value_of(ctx.config)

@@ -67,8 +67,9 @@ class Connection:
         self.peer = session.client_address
         self.tls = writer.get_extra_info("ssl_object") is not None
         if ctx.config.socket_send_buffer_bytes > 0:  # what the kernel holds of responses not yet read
-            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
-                                                       ctx.config.socket_send_buffer_bytes)
+            writer.get_extra_info("socket").setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDBUF, ctx.config.socket_send_buffer_bytes
+            )
         self.handling = False  # inside a handler: shutdown lets the request finish
         self.sending = False  # writing a response, waiting for the client to take it
         self.abandoned = False  # closed with part of a response unsent
@@ -135,9 +136,12 @@ class Connection:
         size = frames.SIZE.unpack(prefix)[0]
         limit = authentication.frame_limit(self.ctx)
         if prefix.startswith(TLS_HANDSHAKE_START) and not self.tls:
-            log.warning("closing %s: a TLS handshake on listener %s, which is %s: is the client using "
-                        "security.protocol SSL?", self.peer, self.ctx.session.listener,
-                        self.ctx.session.security_protocol)
+            log.warning(
+                "closing %s: a TLS handshake on listener %s, which is %s: is the client using security.protocol SSL?",
+                self.peer,
+                self.ctx.session.listener,
+                self.ctx.session.security_protocol,
+            )
             return None
         if size < 0 or size > limit:
             setting = "socket.request.max.bytes" if self.ctx.session.authenticated else "sasl.server.max.receive.size"
@@ -174,12 +178,22 @@ class Connection:
         if not api.min_version <= header.api_version <= api.max_version:
             if api.key == ApiKey.API_VERSIONS:
                 return [frames.unsupported_api_versions_reply(header.correlation_id)]
-            log.warning("closing %s: %s v%d is not supported (%d-%d)", self.peer, api.key.name,
-                        header.api_version, api.min_version, api.max_version)
+            log.warning(
+                "closing %s: %s v%d is not supported (%d-%d)",
+                self.peer,
+                api.key.name,
+                header.api_version,
+                api.min_version,
+                api.max_version,
+            )
             return _CLOSE
         if not authentication.allowed(self.ctx.session, api.key):
-            log.warning("closing %s: %s before SASL authentication on listener %s", self.peer, api.key.name,
-                        self.ctx.session.listener)
+            log.warning(
+                "closing %s: %s before SASL authentication on listener %s",
+                self.peer,
+                api.key.name,
+                self.ctx.session.listener,
+            )
             return _CLOSE
         try:
             request = frames.decode_request_body(header, body_reader)
@@ -195,8 +209,12 @@ class Connection:
             log.error("%s v%d request from %s failed: %s", api.key.name, header.api_version, self.peer, exc)
             response = error_response(api.key, request, ErrorCode.KAFKA_STORAGE_ERROR, error_text(exc))
         except Exception:
-            log.exception("%s v%d request from %s failed; answered UNKNOWN_SERVER_ERROR", api.key.name,
-                          header.api_version, self.peer)
+            log.exception(
+                "%s v%d request from %s failed; answered UNKNOWN_SERVER_ERROR",
+                api.key.name,
+                header.api_version,
+                self.peer,
+            )
             response = _unknown_server_error(api.key, request)
         if api.key == ApiKey.PRODUCE and request["acks"] == 0 and response is not None:
             return _CLOSE  # a failed acks=0 produce: the client expects no answer, as in Kafka the connection closes
@@ -205,11 +223,16 @@ class Connection:
         try:
             parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version, response)
         except ValueError:
-            log.exception("cannot encode the %s v%d response to %s; answered UNKNOWN_SERVER_ERROR", api.key.name,
-                          header.api_version, self.peer)
+            log.exception(
+                "cannot encode the %s v%d response to %s; answered UNKNOWN_SERVER_ERROR",
+                api.key.name,
+                header.api_version,
+                self.peer,
+            )
             try:
-                parts, _ = frames.encode_response(header.correlation_id, api.key, header.api_version,
-                                                  _unknown_server_error(api.key, request))
+                parts, _ = frames.encode_response(
+                    header.correlation_id, api.key, header.api_version, _unknown_server_error(api.key, request)
+                )
             except ValueError:
                 return _CLOSE
         return parts
@@ -227,7 +250,7 @@ class Connection:
             if isinstance(part, bytes):
                 view = memoryview(part)
                 for start in range(0, len(view), WRITE_PIECE_BYTES):
-                    self.writer.write(view[start:start + WRITE_PIECE_BYTES])
+                    self.writer.write(view[start : start + WRITE_PIECE_BYTES])
                     await self._drained()
             elif self.tls:
                 for piece in part.pieces(TLS_PIECE_BYTES):
@@ -251,8 +274,9 @@ class Connection:
         try:
             await asyncio.wait_for(self.writer.drain(), idle_ms / 1000)
         except asyncio.TimeoutError:
-            log.info("closing %s: it took nothing more of its response for connections.max.idle.ms=%d",
-                     self.peer, idle_ms)
+            log.info(
+                "closing %s: it took nothing more of its response for connections.max.idle.ms=%d", self.peer, idle_ms
+            )
             raise ConnectionAbortedError("the client does not read") from None
 
 

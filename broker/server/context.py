@@ -57,7 +57,7 @@ MAX_ERROR_MESSAGE = 1000
 def error_text(error) -> str:
     """An error message for a response, short enough to encode whatever names the client sent."""
     text = str(error)
-    return text if len(text) <= MAX_ERROR_MESSAGE else text[:MAX_ERROR_MESSAGE - 3] + "..."
+    return text if len(text) <= MAX_ERROR_MESSAGE else text[: MAX_ERROR_MESSAGE - 3] + "..."
 
 
 class CloseConnection(Exception):

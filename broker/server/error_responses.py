@@ -10,21 +10,46 @@ from broker.protocol.apis import ApiKey
 
 
 def _produce(request, code, message):
-    return {"responses": [{"name": t["name"], "partitions": [
-        {"index": p["index"], "error_code": code, "base_offset": -1, "error_message": message}
-        for p in t["partitions"]]} for t in request["topics"]]}
+    return {
+        "responses": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {"index": p["index"], "error_code": code, "base_offset": -1, "error_message": message}
+                    for p in t["partitions"]
+                ],
+            }
+            for t in request["topics"]
+        ]
+    }
 
 
 def _fetch(request, code, message):
-    return {"error_code": code, "responses": [{"topic": t["topic"], "partitions": [
-        {"partition_index": p["partition"], "error_code": code, "high_watermark": -1, "records": b""}
-        for p in t["partitions"]]} for t in request["topics"]]}
+    return {
+        "error_code": code,
+        "responses": [
+            {
+                "topic": t["topic"],
+                "partitions": [
+                    {"partition_index": p["partition"], "error_code": code, "high_watermark": -1, "records": b""}
+                    for p in t["partitions"]
+                ],
+            }
+            for t in request["topics"]
+        ],
+    }
 
 
 def _list_offsets(request, code, message):
-    return {"topics": [{"name": t["name"], "partitions": [
-        {"partition_index": p["partition_index"], "error_code": code}
-        for p in t["partitions"]]} for t in request["topics"]]}
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [{"partition_index": p["partition_index"], "error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
 
 
 def _metadata(request, code, message):
@@ -36,8 +61,7 @@ def _api_versions(request, code, message):
 
 
 def _create_topics(request, code, message):
-    return {"topics": [{"name": t["name"], "error_code": code, "error_message": message}
-                       for t in request["topics"]]}
+    return {"topics": [{"name": t["name"], "error_code": code, "error_message": message} for t in request["topics"]]}
 
 
 def _delete_topics(request, code, message):
@@ -45,9 +69,18 @@ def _delete_topics(request, code, message):
 
 
 def _delete_records(request, code, message):
-    return {"topics": [{"name": t["name"], "partitions": [
-        {"partition_index": p["partition_index"], "low_watermark": -1, "error_code": code}
-        for p in t["partitions"]]} for t in request["topics"]]}
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {"partition_index": p["partition_index"], "low_watermark": -1, "error_code": code}
+                    for p in t["partitions"]
+                ],
+            }
+            for t in request["topics"]
+        ]
+    }
 
 
 def _init_producer_id(request, code, message):
@@ -55,18 +88,35 @@ def _init_producer_id(request, code, message):
 
 
 def _describe_configs(request, code, message):
-    return {"results": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
-                         "resource_name": r["resource_name"]} for r in request["resources"]]}
+    return {
+        "results": [
+            {
+                "error_code": code,
+                "error_message": message,
+                "resource_type": r["resource_type"],
+                "resource_name": r["resource_name"],
+            }
+            for r in request["resources"]
+        ]
+    }
 
 
 def _alter_configs(request, code, message):  # IncrementalAlterConfigs v0 answers in the same shape
-    return {"responses": [{"error_code": code, "error_message": message, "resource_type": r["resource_type"],
-                           "resource_name": r["resource_name"]} for r in request["resources"]]}
+    return {
+        "responses": [
+            {
+                "error_code": code,
+                "error_message": message,
+                "resource_type": r["resource_type"],
+                "resource_name": r["resource_name"],
+            }
+            for r in request["resources"]
+        ]
+    }
 
 
 def _create_partitions(request, code, message):
-    return {"results": [{"name": t["name"], "error_code": code, "error_message": message}
-                        for t in request["topics"]]}
+    return {"results": [{"name": t["name"], "error_code": code, "error_message": message} for t in request["topics"]]}
 
 
 def _describe_log_dirs(request, code, message):
@@ -79,20 +129,37 @@ def _sasl_handshake(request, code, message):
 
 def _sasl_authenticate(request, code, message):
     return {"error_code": code, "error_message": message, "auth_bytes": b""}
+
+
 def _error_code(request, code, message):  # FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup
     return {"error_code": code}
 
 
 def _offset_commit(request, code, message):
-    return {"topics": [{"name": t["name"], "partitions": [
-        {"partition_index": p["partition_index"], "error_code": code}
-        for p in t["partitions"]]} for t in request["topics"]]}
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [{"partition_index": p["partition_index"], "error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
 
 
 def _offset_fetch(request, code, message):  # v0-1 have no top-level error: each partition says it
-    return {"error_code": code, "topics": [{"name": t["name"], "partitions": [
-        {"partition_index": p, "committed_offset": -1, "error_code": code}
-        for p in t["partition_indexes"]]} for t in request["topics"] or []]}
+    return {
+        "error_code": code,
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [
+                    {"partition_index": p, "committed_offset": -1, "error_code": code} for p in t["partition_indexes"]
+                ],
+            }
+            for t in request["topics"] or []
+        ],
+    }
 
 
 def _describe_groups(request, code, message):

@@ -72,8 +72,12 @@ class GroupRuntime:
         config = ctx.config.group
         existing = ctx.topics.partitions(OFFSETS_TOPIC)
         if existing is not None and existing != config.offsets_topic_partitions:
-            log.info("%s has %d partitions; offsets.topic.num.partitions=%d applies only to a new one",
-                     OFFSETS_TOPIC, existing, config.offsets_topic_partitions)
+            log.info(
+                "%s has %d partitions; offsets.topic.num.partitions=%d applies only to a new one",
+                OFFSETS_TOPIC,
+                existing,
+                config.offsets_topic_partitions,
+            )
             config = dataclasses.replace(config, offsets_topic_partitions=existing)
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
         self._timer: asyncio.TimerHandle | None = None
@@ -97,6 +101,7 @@ class GroupRuntime:
         def respond(*value) -> None:
             if not future.done():
                 future.set_result(value[0] if len(value) == 1 else value)
+
         self.call(function, *args, respond)
         return await future
 
@@ -107,8 +112,12 @@ class GroupRuntime:
                 return
             config = self.coordinator.config
             try:
-                await self.ctx.io.run(self.ctx.topics.create, OFFSETS_TOPIC, config.offsets_topic_partitions,
-                                      offsets_topic_configs(config.offsets_topic_segment_bytes))
+                await self.ctx.io.run(
+                    self.ctx.topics.create,
+                    OFFSETS_TOPIC,
+                    config.offsets_topic_partitions,
+                    offsets_topic_configs(config.offsets_topic_segment_bytes),
+                )
             except TopicError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                     raise
@@ -150,6 +159,7 @@ class GroupRuntime:
             topics = set(self.ctx.replicas.image.topics)
             gone, seen = seen - topics, topics
             loop.call_soon_threadsafe(self.follow_metadata, gone)
+
         self.ctx.replicas.on_apply = applied
         self.follow_leadership()
         self.arm()  # offset expiry runs from the start
@@ -177,8 +187,11 @@ class GroupRuntime:
         if self.ctx.stopping:
             return
         offsets = self.coordinator.offsets
-        led = {index: partition for index, partition in self.ctx.replicas.led_partitions(OFFSETS_TOPIC).items()
-               if index < self.coordinator.config.offsets_topic_partitions}
+        led = {
+            index: partition
+            for index, partition in self.ctx.replicas.led_partitions(OFFSETS_TOPIC).items()
+            if index < self.coordinator.config.offsets_topic_partitions
+        }
         for index in sorted(offsets.owned - led.keys()):
             self.call(self.coordinator.unload, index)
             log.info("no longer the coordinator of the groups of %s-%d", OFFSETS_TOPIC, index)
@@ -195,8 +208,12 @@ class GroupRuntime:
         try:
             replayed = await self.ctx.io.run(self._read_partition, partition)
         except (OSError, LogError) as exc:
-            log.error("cannot load %s-%d: %s; its groups stay unavailable until it is led here anew",
-                      OFFSETS_TOPIC, partition, exc)
+            log.error(
+                "cannot load %s-%d: %s; its groups stay unavailable until it is led here anew",
+                OFFSETS_TOPIC,
+                partition,
+                exc,
+            )
             return
         if partition in self.coordinator.offsets.loading:  # still led here
             self.call(self.coordinator.install, partition, replayed)

@@ -45,15 +45,18 @@ class RequestContext:
     def allows(self, operation, resource_type, name: str, log_denied: bool = True) -> bool:
         """Whether this session may do ``operation`` on the resource (``broker.security.acls``); a
         denial is logged unless another check follows it."""
-        return self._shared.authorizer.authorize(self.session.principal, self.session.client_address[0], operation,
-                                                 resource_type, name, log_denied)
+        return self._shared.authorizer.authorize(
+            self.session.principal, self.session.client_address[0], operation, resource_type, name, log_denied
+        )
 
     def allows_any(self, operation, resource_type) -> bool:
         """Whether this session may do ``operation`` on some resource of the type."""
-        return self._shared.authorizer.authorize_any(self.session.principal, self.session.client_address[0],
-                                                     operation, resource_type)
+        return self._shared.authorizer.authorize_any(
+            self.session.principal, self.session.client_address[0], operation, resource_type
+        )
 
     def allowed_operations(self, resource_type, name: str) -> set:
         """The operations this session may do on the resource (Metadata's authorized operations)."""
-        return self._shared.authorizer.authorized_operations(self.session.principal, self.session.client_address[0],
-                                                             resource_type, name)
+        return self._shared.authorizer.authorized_operations(
+            self.session.principal, self.session.client_address[0], resource_type, name
+        )

@@ -25,12 +25,12 @@ async def start_tls(writer: asyncio.StreamWriter, tls: ListenerTls, session: Ses
     try:
         await writer.start_tls(tls.context, ssl_handshake_timeout=tls.handshake_timeout_ms / 1000)
     except (OSError, asyncio.TimeoutError, ssl.SSLError) as exc:
-        log.warning("closing %s on TLS listener %s: %s", session.client_address, session.listener,
-                    handshake_failure(exc))
+        log.warning(
+            "closing %s on TLS listener %s: %s", session.client_address, session.listener, handshake_failure(exc)
+        )
         writer.transport.abort()
         return False
     principal = principal_of(writer.get_extra_info("ssl_object").getpeercert(binary_form=True))
     if principal:
         session.principal = principal
     return True
-

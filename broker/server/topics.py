@@ -30,9 +30,16 @@ import logging
 import os
 import threading
 
-from broker.cluster.topic_rules import (INTERNAL_TOPICS, TopicError, broker_defaults, check_new_name,
-                                        check_partition_increase, checked_config, checked_new_topic,
-                                        checked_topic_config)
+from broker.cluster.topic_rules import (
+    INTERNAL_TOPICS,
+    TopicError,
+    broker_defaults,
+    check_new_name,
+    check_partition_increase,
+    checked_config,
+    checked_new_topic,
+    checked_topic_config,
+)
 from broker.common.files import write_atomically
 from broker.common.settings import ConfigError
 from broker.log.config import LogConfig
@@ -64,8 +71,10 @@ class TopicRegistry:
         try:
             with open(self.path, encoding="utf-8") as f:
                 stored = json.load(f)
-            self._topics = {name: {"partitions": int(t["partitions"]), "configs": dict(t["configs"])}
-                            for name, t in stored["topics"].items()}
+            self._topics = {
+                name: {"partitions": int(t["partitions"]), "configs": dict(t["configs"])}
+                for name, t in stored["topics"].items()
+            }
             self._broker_configs = {name: dict(c) for name, c in stored.get("broker_configs", {}).items()}
             for name in self._topics:  # every stored setting must still be valid
                 self.config_for(name)
@@ -75,7 +84,8 @@ class TopicRegistry:
             raise ConfigError(f"{self.path} is not a valid topics file ({exc}); restore it or move it aside") from None
         # seen before the log manager opens the directory and removes the renamed-aside partitions
         self._interrupted_deletions = interrupted_deletions(
-            log_dir, {name: topic["partitions"] for name, topic in self._topics.items()})
+            log_dir, {name: topic["partitions"] for name, topic in self._topics.items()}
+        )
 
     @property
     def defaults(self) -> LogConfig:
@@ -148,8 +158,14 @@ class TopicRegistry:
 
     # -- changes -------------------------------------------------------------------------
 
-    def create(self, name: str, partitions: int, configs: dict[str, str] | None = None,
-               validate_only: bool = False, replicas: list[list[int]] | None = None) -> None:
+    def create(
+        self,
+        name: str,
+        partitions: int,
+        configs: dict[str, str] | None = None,
+        validate_only: bool = False,
+        replicas: list[list[int]] | None = None,
+    ) -> None:
         """Create a topic, or raise TopicError with the Kafka error code to answer. A manual
         assignment (``replicas``, checked by the handler) can only name this broker: nothing to follow."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
@@ -158,14 +174,16 @@ class TopicRegistry:
             if validate_only:
                 return
             before = self._topics
-            self._commit({**before, name: {"partitions": partitions, "configs": configs}},
-                         f"cannot create topic {name!r}")
+            self._commit(
+                {**before, name: {"partitions": partitions, "configs": configs}}, f"cannot create topic {name!r}"
+            )
             try:
                 self._replicas.make_partitions(name, range(partitions))
             except (OSError, LogError) as exc:
                 self._withdraw(name, range(partitions), before)
-                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                 f"cannot create the partitions of {name!r}: {exc}") from None
+                raise TopicError(
+                    ErrorCode.KAFKA_STORAGE_ERROR, f"cannot create the partitions of {name!r}: {exc}"
+                ) from None
             self.on_change()
 
     def _withdraw(self, name: str, partitions: range, before: dict[str, dict]) -> None:
@@ -222,13 +240,13 @@ class TopicRegistry:
                 failures.append(f"{name}-{partition}: {exc}")
                 if partition == 0:
                     self._replicas.make_partitions(name, [partition])
-                    raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                     f"cannot delete topic {name!r}: {exc}") from None
+                    raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot delete topic {name!r}: {exc}") from None
         if failures:
             log.error("deleting topic %r: %s; the next start finishes the deletion", name, "; ".join(failures))
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False,
-                       replicas: list[list[int]] | None = None) -> None:
+    def add_partitions(
+        self, name: str, count: int, validate_only: bool = False, replicas: list[list[int]] | None = None
+    ) -> None:
         """Grow a topic to ``count`` partitions (CreatePartitions); a topic never shrinks. ``replicas``
         as for ``create``."""
         with self._lock:
@@ -245,8 +263,9 @@ class TopicRegistry:
                 self._replicas.make_partitions(name, range(current, count))
             except (OSError, LogError) as exc:
                 self._withdraw(name, range(current, count), before)
-                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                 f"cannot create the new partitions of {name!r}: {exc}") from None
+                raise TopicError(
+                    ErrorCode.KAFKA_STORAGE_ERROR, f"cannot create the new partitions of {name!r}: {exc}"
+                ) from None
             self.on_change()
 
     def alter_topic_configs(self, name: str, configs: dict[str, str], validate_only: bool = False) -> None:
@@ -258,8 +277,10 @@ class TopicRegistry:
                 raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
             if validate_only:
                 return
-            self._commit({**self._topics, name: {**topic, "configs": dict(configs)}},
-                         f"cannot alter the settings of topic {name!r}")
+            self._commit(
+                {**self._topics, name: {**topic, "configs": dict(configs)}},
+                f"cannot alter the settings of topic {name!r}",
+            )
         self._apply([name])
 
     def alter_broker_configs(self, resource_name: str, configs: dict[str, str], validate_only: bool = False) -> None:
@@ -272,8 +293,9 @@ class TopicRegistry:
             broker_configs = {other: c for other, c in self._broker_configs.items() if other != resource_name}
             if configs:
                 broker_configs[resource_name] = dict(configs)
-            self._commit(self._topics, f"cannot alter the settings of broker resource {resource_name!r}",
-                         broker_configs)
+            self._commit(
+                self._topics, f"cannot alter the settings of broker resource {resource_name!r}", broker_configs
+            )
         self._apply(self.names())
 
     def _apply(self, names: list[str]) -> None:

@@ -6,5 +6,15 @@ from .location import CheckpointError, Location, to_uri
 from .lock import CheckpointLock, LockHeldError
 from .store import CheckpointStore, PartitionPlan, Run, TaskCheckpoint, write_task_checkpoint
 
-__all__ = ["CheckpointError", "CheckpointLock", "CheckpointStore", "Location", "LockHeldError", "PartitionPlan", "Run",
-           "TaskCheckpoint", "to_uri", "write_task_checkpoint"]
+__all__ = [
+    "CheckpointError",
+    "CheckpointLock",
+    "CheckpointStore",
+    "Location",
+    "LockHeldError",
+    "PartitionPlan",
+    "Run",
+    "TaskCheckpoint",
+    "to_uri",
+    "write_task_checkpoint",
+]

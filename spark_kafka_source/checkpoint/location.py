@@ -43,7 +43,7 @@ class Location:
     def __init__(self, uri: str) -> None:
         self.uri = to_uri(uri)
         if self.uri.startswith(LOCAL_PREFIX):  # a local path as is: no URI decoding of "#", "%", spaces
-            self.fs, self.path = pafs.LocalFileSystem(), self.uri[len(LOCAL_PREFIX):]
+            self.fs, self.path = pafs.LocalFileSystem(), self.uri[len(LOCAL_PREFIX) :]
         else:
             try:
                 self.fs, self.path = pafs.FileSystem.from_uri(self.uri)

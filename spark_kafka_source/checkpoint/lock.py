@@ -73,9 +73,17 @@ class CheckpointLock:
 
     def _content(self) -> bytes:
         pid = os.getpid()
-        return json.dumps({"owner": self.owner, "host": socket.gethostname(), "pid": pid,
-                           "process_start": _process_start(pid), "purpose": self.purpose,
-                           "heartbeat": time.time()}, sort_keys=True).encode()
+        return json.dumps(
+            {
+                "owner": self.owner,
+                "host": socket.gethostname(),
+                "pid": pid,
+                "process_start": _process_start(pid),
+                "purpose": self.purpose,
+                "heartbeat": time.time(),
+            },
+            sort_keys=True,
+        ).encode()
 
     def acquire(self) -> "CheckpointLock":
         for _ in range(5):
@@ -89,7 +97,8 @@ class CheckpointLock:
                     f"another run holds the lock of {self.location.uri}: pid {holder.get('pid')} on "
                     f"{holder.get('host')}, heartbeat {time.time() - holder.get('heartbeat', 0):.0f} s ago; a lock "
                     f"whose process is gone is taken over at once, one on another host after {self.stale_after:.0f} "
-                    f"s without heartbeat")
+                    f"s without heartbeat"
+                )
             if self._take_over(holder):
                 return self._held()
         raise LockHeldError(f"could not take the lock of {self.location.uri}: other runs keep contending for it")
@@ -139,8 +148,13 @@ class CheckpointLock:
             self.location.write_bytes(LOCK_FILE, self._content())
         finally:
             self.location.delete(marker)
-        log.warning("took over the stale lock of %s (pid %s on %s, last heartbeat %.0f s ago)", self.location.uri,
-                    holder.get("pid"), holder.get("host"), time.time() - float(holder.get("heartbeat", 0)))
+        log.warning(
+            "took over the stale lock of %s (pid %s on %s, last heartbeat %.0f s ago)",
+            self.location.uri,
+            holder.get("pid"),
+            holder.get("host"),
+            time.time() - float(holder.get("heartbeat", 0)),
+        )
         return True
 
     def _clear_abandoned(self, marker: str) -> None:
@@ -171,8 +185,10 @@ class CheckpointLock:
         if not self.lost and not self._still_ours():
             self._lose()
         if self.lost:
-            raise LockHeldError(f"this run lost the lock of {self.location.uri} to another run (its heartbeat "
-                                f"stopped for more than {self.stale_after:.0f} s); it stops without committing")
+            raise LockHeldError(
+                f"this run lost the lock of {self.location.uri} to another run (its heartbeat "
+                f"stopped for more than {self.stale_after:.0f} s); it stops without committing"
+            )
 
     def release(self) -> None:
         self._stop.set()

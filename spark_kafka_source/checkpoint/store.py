@@ -135,9 +135,15 @@ class CheckpointStore:
             files = [f for f in self.location.names(name) if not f.endswith(".tmp")]
             if "plan.json" not in files:
                 newest = index == len(numbers) - 1
-                damage = [] if newest and not files else [
-                    f"{self.uri}/{name} has no plan.json" + ("" if newest else ", yet later runs exist")
-                    + (f" (it holds {', '.join(files)})" if files else "")]
+                damage = (
+                    []
+                    if newest and not files
+                    else [
+                        f"{self.uri}/{name} has no plan.json"
+                        + ("" if newest else ", yet later runs exist")
+                        + (f" (it holds {', '.join(files)})" if files else "")
+                    ]
+                )
                 entries.append(RunEntry(number, None, damage))
                 continue
             entries.append(self._read_run(number, files))
@@ -149,8 +155,17 @@ class CheckpointStore:
             plan = self._versioned(f"{name}/plan.json")
             if plan["run"] != number:
                 raise CheckpointError(f"{self.uri}/{name}/plan.json belongs to run {plan['run']}, not {number}")
-            ranges = [PartitionPlan(str(p["topic"]), int(p["partition"]), int(p["start"]), int(p["end"]),
-                                    int(p["leader_id"]), str(p["leader"])) for p in plan["partitions"]]
+            ranges = [
+                PartitionPlan(
+                    str(p["topic"]),
+                    int(p["partition"]),
+                    int(p["start"]),
+                    int(p["end"]),
+                    int(p["leader_id"]),
+                    str(p["leader"]),
+                )
+                for p in plan["partitions"]
+            ]
             created, details = str(plan["created"]), dict(plan.get("details") or {})
         except (KeyError, TypeError, ValueError) as exc:
             return RunEntry(number, None, [f"{self.uri}/{name}/plan.json is corrupt (bad or missing field {exc})"])
@@ -169,8 +184,10 @@ class CheckpointStore:
     def _versioned(self, name: str) -> dict:
         value = self.location.read_json(name)
         if value.get("version") != FORMAT_VERSION:
-            raise CheckpointError(f"{self.uri}/{name} has format version {value.get('version')!r}; this version of "
-                                  f"kafkalog reads version {FORMAT_VERSION}")
+            raise CheckpointError(
+                f"{self.uri}/{name} has format version {value.get('version')!r}; this version of "
+                f"kafkalog reads version {FORMAT_VERSION}"
+            )
         return value
 
     def effective_runs(self) -> list[Run]:
@@ -197,8 +214,11 @@ class CheckpointStore:
         planned = [r.number for r in (self.runs() if runs is None else runs)]
         unplanned_last = numbers and (not planned or numbers[-1] > planned[-1])
         candidate = numbers[-1] if unplanned_last else (planned[-1] + 1 if planned else 1)
-        set_aside = [int(n[:RUN_DIGITS]) for n in self.location.names("runs")
-                     if n[:RUN_DIGITS].isdigit() and n[RUN_DIGITS:].startswith((DAMAGED, DELETING))]
+        set_aside = [
+            int(n[:RUN_DIGITS])
+            for n in self.location.names("runs")
+            if n[:RUN_DIGITS].isdigit() and n[RUN_DIGITS:].startswith((DAMAGED, DELETING))
+        ]
         return max([candidate] + [n + 1 for n in set_aside])
 
     def tasks(self, number: int) -> list[TaskCheckpoint]:
@@ -232,24 +252,35 @@ class CheckpointStore:
 
     def write_plan(self, number: int, plan: list[PartitionPlan], details: dict) -> Run:
         created = now_iso()
-        self.location.write_json(f"{self.run_name(number)}/plan.json", {
-            "version": FORMAT_VERSION, "run": number, "created": created, "details": details,
-            "partitions": [p._asdict() for p in plan]})
+        self.location.write_json(
+            f"{self.run_name(number)}/plan.json",
+            {
+                "version": FORMAT_VERSION,
+                "run": number,
+                "created": created,
+                "details": details,
+                "partitions": [p._asdict() for p in plan],
+            },
+        )
         return Run(number, list(plan), created, details)
 
     def tasks_uri(self, number: int) -> str:
         return f"{self.uri}/{self.run_name(number)}/tasks"
 
     def commit(self, number: int, details: dict) -> None:
-        self.location.write_json(f"{self.run_name(number)}/commit.json",
-                                 {"version": FORMAT_VERSION, "run": number, "committed": now_iso(), **details})
+        self.location.write_json(
+            f"{self.run_name(number)}/commit.json",
+            {"version": FORMAT_VERSION, "run": number, "committed": now_iso(), **details},
+        )
 
     def write_report(self, number: int, report: dict) -> None:
         self.location.write_json(f"{self.run_name(number)}/report.json", {"version": FORMAT_VERSION, **report})
 
     def supersede(self, number: int, reason: dict) -> None:
-        self.location.write_json(f"{self.run_name(number)}/superseded.json",
-                                 {"version": FORMAT_VERSION, "run": number, "superseded": now_iso(), **reason})
+        self.location.write_json(
+            f"{self.run_name(number)}/superseded.json",
+            {"version": FORMAT_VERSION, "run": number, "superseded": now_iso(), **reason},
+        )
 
     def set_aside_damaged(self, number: int) -> str | None:
         """Rename a damaged run's directory out of the layout (kept for inspection); its new name."""
@@ -257,8 +288,11 @@ class CheckpointStore:
         if not self.location.exists(name):
             return None
         taken = set(self.location.names("runs"))
-        aside = next(f"{name}{DAMAGED}{suffix}" for suffix in ("", *(f"-{i}" for i in range(2, 10_000)))
-                     if f"{name}{DAMAGED}{suffix}".split("/")[-1] not in taken)
+        aside = next(
+            f"{name}{DAMAGED}{suffix}"
+            for suffix in ("", *(f"-{i}" for i in range(2, 10_000)))
+            if f"{name}{DAMAGED}{suffix}".split("/")[-1] not in taken
+        )
         self.location.move(name, aside)
         return f"{self.uri}/{aside}"
 
@@ -274,10 +308,12 @@ class CheckpointStore:
         for run in runs:
             if run.committed and run.superseded is None:
                 protected.update({p.key: run.number for p in run.plan})
-        removable = [r.number for r in runs[:max(len(runs) - keep, 0)] if r.number not in set(protected.values())]
+        removable = [r.number for r in runs[: max(len(runs) - keep, 0)] if r.number not in set(protected.values())]
         if removable:
-            self.location.write_json(RETENTION_FILE, {"version": FORMAT_VERSION, "removed_below": max(
-                self.removed_below(), max(removable) + 1)})
+            self.location.write_json(
+                RETENTION_FILE,
+                {"version": FORMAT_VERSION, "removed_below": max(self.removed_below(), max(removable) + 1)},
+            )
         for number in removable:
             self.location.move(self.run_name(number), self.run_name(number) + DELETING)
         for name in self.location.names("runs"):
@@ -285,7 +321,10 @@ class CheckpointStore:
                 self.location.delete(f"runs/{name}")
         return removable
 
+
 def write_task_checkpoint(tasks_uri: str, task: TaskCheckpoint) -> None:
     """Called in a Spark task when its slice is read completely (a retry rewrites the same file)."""
-    Location(tasks_uri).write_json(f"{task.topic}-{task.partition}-{task.start}.json",
-                                   {"version": FORMAT_VERSION, "written": now_iso(), **task._asdict()})
+    Location(tasks_uri).write_json(
+        f"{task.topic}-{task.partition}-{task.start}.json",
+        {"version": FORMAT_VERSION, "written": now_iso(), **task._asdict()},
+    )

@@ -23,8 +23,13 @@ class Children:
         output = self.directory / f"child-{len(self.started)}.out"
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         with open(output, "wb") as sink:
-            process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], cwd=ROOT,
-                                       env=env, stdout=sink, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+                cwd=ROOT,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
         self.started.append((process, output))
         return process
 

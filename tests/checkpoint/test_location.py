@@ -8,9 +8,15 @@ import time
 
 import pytest
 
-from spark_kafka_source.checkpoint import CheckpointError, CheckpointLock, CheckpointStore, Location, PartitionPlan
+from spark_kafka_source.checkpoint import (
+    CheckpointError,
+    CheckpointLock,
+    CheckpointStore,
+    Location,
+    PartitionPlan,
+    to_uri,
+)
 from spark_kafka_source.checkpoint import location as location_module
-from spark_kafka_source.checkpoint import to_uri
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(60)
@@ -21,6 +27,7 @@ def leftovers(directory) -> list[str]:
 
 
 # -- URIs ---------------------------------------------------------------------------------------
+
 
 def test_plain_paths_and_file_uris_name_the_same_directory(tmp_path):
     plain = Location(str(tmp_path / "ck") + "/")
@@ -67,9 +74,10 @@ def test_a_plain_path_with_special_characters_names_that_directory(tmp_path, nam
 
 # -- whole-file writes and reads ------------------------------------------------------------------
 
+
 def test_write_json_read_json_round_trip(tmp_path):
     location = Location(str(tmp_path))
-    value = {"text": "ünïcödé ✓", "nested": {"list": [1, 2.5, None, True]}, "big": 2 ** 62, "empty": {}}
+    value = {"text": "ünïcödé ✓", "nested": {"list": [1, 2.5, None, True]}, "big": 2**62, "empty": {}}
     location.write_json("deep/er/file.json", value)
     assert location.read_json("deep/er/file.json") == value
     location.write_json("deep/er/file.json", {"replaced": 1})
@@ -104,17 +112,21 @@ def test_a_missing_file_is_a_checkpoint_error_naming_it(tmp_path):
         Location(str(tmp_path)).read_json("runs/plan.json")
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"", "is corrupt or truncated (0 bytes"),
-    (b'{"version": 1, "partitions": [{"topic": "t", "par', "is corrupt or truncated (49 bytes"),
-    (b"\x00\x00\x00\x00", "is corrupt or truncated (4 bytes"),
-    (b"\xff\xfe{}", "is corrupt or truncated"),
-    (b"not json at all", "is corrupt or truncated"),
-    (b"[1, 2]", "is corrupt: a JSON object was expected"),
-    (b'"text"', "is corrupt: a JSON object was expected"),
-    (b"null", "is corrupt: a JSON object was expected"),
-    (b"17", "is corrupt: a JSON object was expected"),
-], ids=["empty", "truncated", "zeros", "not-utf8", "text", "list", "string", "null", "number"])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"", "is corrupt or truncated (0 bytes"),
+        (b'{"version": 1, "partitions": [{"topic": "t", "par', "is corrupt or truncated (49 bytes"),
+        (b"\x00\x00\x00\x00", "is corrupt or truncated (4 bytes"),
+        (b"\xff\xfe{}", "is corrupt or truncated"),
+        (b"not json at all", "is corrupt or truncated"),
+        (b"[1, 2]", "is corrupt: a JSON object was expected"),
+        (b'"text"', "is corrupt: a JSON object was expected"),
+        (b"null", "is corrupt: a JSON object was expected"),
+        (b"17", "is corrupt: a JSON object was expected"),
+    ],
+    ids=["empty", "truncated", "zeros", "not-utf8", "text", "list", "string", "null", "number"],
+)
 def test_corrupt_truncated_or_non_object_json_is_a_checkpoint_error_naming_the_file(tmp_path, content, problem):
     (tmp_path / "c.json").write_bytes(content)
     with pytest.raises(CheckpointError) as raised:
@@ -152,8 +164,11 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_complete_file(tmp_p
     for round_number in range(12):
         ready = tmp_path / f"ready-{round_number}"
         writer = children.start(WRITER, directory, ready)
-        wait_for(lambda ready=ready, writer=writer: ready.exists() or writer.poll() is not None, timeout=30,
-                 what="the writer to start")
+        wait_for(
+            lambda ready=ready, writer=writer: ready.exists() or writer.poll() is not None,
+            timeout=30,
+            what="the writer to start",
+        )
         assert writer.poll() is None, children.output(writer)
         time.sleep(0.05 + 0.037 * round_number)
         children.kill(writer)
@@ -185,6 +200,7 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path,
 
 
 # -- exclusive creation ---------------------------------------------------------------------------
+
 
 def test_create_exclusively_creates_once_and_never_replaces(tmp_path):
     location = Location(str(tmp_path))
@@ -242,11 +258,20 @@ def test_create_exclusively_among_racing_processes_exactly_one_wins(tmp_path, ch
     go = tmp_path / "go"
     results = [tmp_path / f"result-{i}" for i in range(6)]
     processes = [children.start(CONTENDER, directory, go, result) for result in results]
-    wait_for(lambda: all(r.with_name(r.name + ".ready").exists() for r in results)
-             or any(p.poll() not in (None, 0) for p in processes), timeout=30, what="the contenders to start")
+    wait_for(
+        lambda: (
+            all(r.with_name(r.name + ".ready").exists() for r in results)
+            or any(p.poll() not in (None, 0) for p in processes)
+        ),
+        timeout=30,
+        what="the contenders to start",
+    )
     go.touch()
-    wait_for(lambda: all(r.exists() for r in results) or any(p.poll() not in (None, 0) for p in processes),
-             timeout=30, what="the contenders to finish")
+    wait_for(
+        lambda: all(r.exists() for r in results) or any(p.poll() not in (None, 0) for p in processes),
+        timeout=30,
+        what="the contenders to finish",
+    )
     assert all(r.exists() for r in results), [children.output(p) for p in processes]
     won = [[flag == "1" for flag in r.read_text().split()] for r in results]
     for name_index in range(20):
@@ -257,6 +282,7 @@ def test_create_exclusively_among_racing_processes_exactly_one_wins(tmp_path, ch
 
 
 # -- object stores: no rename (pyarrow's in-memory mock:// filesystem) -----------------------------
+
 
 @pytest.fixture
 def no_settle(monkeypatch):

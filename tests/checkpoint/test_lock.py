@@ -41,8 +41,15 @@ def holder(location: Location) -> dict:
 
 def plant(location: Location, **fields) -> dict:
     """Write a lock file as another run would have left it."""
-    content = {"owner": "someone-else", "host": socket.gethostname(), "pid": os.getpid(), "process_start": None,
-               "purpose": "load", "heartbeat": time.time(), **fields}
+    content = {
+        "owner": "someone-else",
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "process_start": None,
+        "purpose": "load",
+        "heartbeat": time.time(),
+        **fields,
+    }
     location.write_bytes("lock.json", json.dumps(content).encode())
     return content
 
@@ -96,8 +103,9 @@ HOLDER = """
 """
 
 
-def test_a_live_lock_of_another_process_is_kept_and_a_killed_ones_is_taken_over_at_once(tmp_path, location,
-                                                                                          children, locks):
+def test_a_live_lock_of_another_process_is_kept_and_a_killed_ones_is_taken_over_at_once(
+    tmp_path, location, children, locks
+):
     ready = tmp_path / "ready"
     process = children.start(HOLDER, location.uri, ready)
     wait_for(lambda: ready.exists() or process.poll() is not None, timeout=30, what="the child to take the lock")
@@ -120,7 +128,7 @@ def test_a_lock_whose_heartbeat_is_older_than_stale_after_is_taken_over(location
 
 
 def test_a_fresh_lock_of_another_host_is_not_taken_over(location, locks):
-    plant(location, host="another-host", pid=2 ** 22 + 12345, heartbeat=time.time() - 60)  # no such pid here
+    plant(location, host="another-host", pid=2**22 + 12345, heartbeat=time.time() - 60)  # no such pid here
     with pytest.raises(LockHeldError, match="pid 4206649 on another-host, heartbeat 60 s ago"):
         locks(location, stale_after=120).acquire()
     assert holder(location)["owner"] == "someone-else"
@@ -191,7 +199,7 @@ def test_check_fails_as_soon_as_the_lock_was_taken_over(location, locks):
         first.check()  # the resumed holder must not go on to commit over the new one
 
 
-GARBAGE = b"\x00\x00{\"owner\": \"trunc"
+GARBAGE = b'\x00\x00{"owner": "trunc'
 
 
 def test_an_unreadable_lock_file_is_judged_by_its_age(location, locks):

@@ -5,8 +5,13 @@ import json
 
 import pytest
 
-from spark_kafka_source.checkpoint import (CheckpointError, CheckpointStore, PartitionPlan, TaskCheckpoint,
-                                           write_task_checkpoint)
+from spark_kafka_source.checkpoint import (
+    CheckpointError,
+    CheckpointStore,
+    PartitionPlan,
+    TaskCheckpoint,
+    write_task_checkpoint,
+)
 from spark_kafka_source.checkpoint.store import FORMAT_VERSION
 
 pytestmark = pytest.mark.timeout(30)
@@ -54,6 +59,7 @@ def rewrite(store: CheckpointStore, name: str, change) -> None:
 
 # -- runs and their states ------------------------------------------------------------------------
 
+
 def test_an_empty_or_missing_checkpoint_has_no_runs(store):
     assert store.runs() == [] and store.effective_runs() == [] and store.pending_run() is None
     assert store.committed_ends() == {} and store.next_run_number() == 1
@@ -70,8 +76,14 @@ def test_a_run_round_trips_with_its_plan_details_and_markers(store):
     assert read.ranges() == {key: part(*key, *se) for key, se in ranges.items()}
     plan_file = json.loads(open(run_dir(store, 1) + "/plan.json").read())
     assert plan_file["version"] == FORMAT_VERSION and plan_file["run"] == 1
-    assert plan_file["partitions"][0] == {"topic": "events", "partition": 0, "start": 0, "end": 10, "leader_id": 0,
-                                          "leader": "127.0.0.1:9092"}
+    assert plan_file["partitions"][0] == {
+        "topic": "events",
+        "partition": 0,
+        "start": 0,
+        "end": 10,
+        "leader_id": 0,
+        "leader": "127.0.0.1:9092",
+    }
     store.commit(1, {"records": 98})
     [read] = store.runs()
     assert read.committed and not read.pending and read.commit["records"] == 98 and read.commit["run"] == 1
@@ -102,7 +114,11 @@ def test_states_pending_committed_superseded(store):
     add_run(store, 4, {("t", 0): (9, 12)}, "pending")
     runs = store.runs()
     assert [(r.number, r.committed, r.pending, r.superseded is not None) for r in runs] == [
-        (1, True, False, False), (2, True, False, True), (3, True, False, False), (4, False, True, False)]
+        (1, True, False, False),
+        (2, True, False, True),
+        (3, True, False, False),
+        (4, False, True, False),
+    ]
     assert [r.number for r in store.effective_runs()] == [1, 3, 4]
     assert store.pending_run().number == 4
     store.commit(4, {})
@@ -118,6 +134,7 @@ def test_a_superseded_pending_run_is_not_pending(store):
 
 
 # -- where the next run starts ------------------------------------------------------------------
+
 
 def test_committed_ends_fold_the_committed_runs_in_order(store):
     add_run(store, 1, {("a", 0): (0, 10), ("a", 1): (0, 10), ("b", 0): (0, 4)})
@@ -146,6 +163,7 @@ def test_committed_ends_of_a_given_list_of_runs(store):
 
 # -- run numbers after a killed run ---------------------------------------------------------------
 
+
 def test_next_run_number_follows_the_newest_planned_run(store):
     add_run(store, 1, {("t", 0): (0, 1)})
     add_run(store, 2, {("t", 0): (1, 2)}, "superseded")
@@ -165,8 +183,9 @@ def test_a_newest_run_directory_without_plan_is_ignored_and_its_number_reused(st
     assert store.committed_ends() == {("t", 0): 1}
 
 
-@pytest.mark.parametrize("content", [["tasks/t-0-0.json"], ["commit.json", "report.json"]],
-                         ids=["tasks-only", "committed"])
+@pytest.mark.parametrize(
+    "content", [["tasks/t-0-0.json"], ["commit.json", "report.json"]], ids=["tasks-only", "committed"]
+)
 def test_a_newest_run_directory_that_lost_its_plan_is_damage_not_a_number_to_reuse(store, content):
     """Tasks and commits are written after the plan: without it, the run's plan was lost."""
     add_run(store, 1, {("t", 0): (0, 1)})
@@ -196,6 +215,7 @@ def test_a_run_directory_without_plan_followed_by_later_runs_is_an_error(store):
 
 # -- versions and corrupt files -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["plan.json", "commit.json", "superseded.json"])
 @pytest.mark.parametrize("version", [2, 0, None, "1"])
 def test_another_format_version_is_an_error_naming_the_file(store, name, version):
@@ -210,8 +230,10 @@ def test_another_format_version_is_an_error_naming_the_file(store, name, version
     rewrite(store, f"runs/00000001/{name}", set_version)
     with pytest.raises(CheckpointError) as raised:
         store.runs()
-    assert str(raised.value) == (f"{store.uri}/runs/00000001/{name} has format version {version!r}; this version "
-                                 f"of kafkalog reads version {FORMAT_VERSION}")
+    assert str(raised.value) == (
+        f"{store.uri}/runs/00000001/{name} has format version {version!r}; this version "
+        f"of kafkalog reads version {FORMAT_VERSION}"
+    )
 
 
 def _drop(key):
@@ -224,23 +246,39 @@ def _edit_partition(key, new):
             del value["partitions"][0][key]
         else:
             value["partitions"][0][key] = new
+
     return change
 
 
-@pytest.mark.parametrize("change, problem", [
-    (_drop("partitions"), "is corrupt (bad or missing field 'partitions')"),
-    (_drop("run"), "is corrupt (bad or missing field 'run')"),
-    (_drop("created"), "is corrupt (bad or missing field 'created')"),
-    (lambda v: v.update(partitions=7), "is corrupt (bad or missing field"),
-    (lambda v: v.update(partitions=[[1, 2]]), "is corrupt (bad or missing field"),
-    (lambda v: v.update(partitions={"t": 1}), "is corrupt (bad or missing field"),
-    (_edit_partition("end", KeyError), "is corrupt (bad or missing field 'end')"),
-    (_edit_partition("start", "ten"), "is corrupt (bad or missing field invalid literal for int()"),
-    (_edit_partition("partition", None), "is corrupt (bad or missing field"),
-    (_edit_partition("leader_id", KeyError), "is corrupt (bad or missing field 'leader_id')"),
-    (lambda v: v.update(run=7), "belongs to run 7, not 1"),
-], ids=["no-partitions", "no-run", "no-created", "partitions-number", "partition-list", "partitions-object",
-        "no-end", "start-text", "partition-null", "no-leader-id", "other-run"])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (_drop("partitions"), "is corrupt (bad or missing field 'partitions')"),
+        (_drop("run"), "is corrupt (bad or missing field 'run')"),
+        (_drop("created"), "is corrupt (bad or missing field 'created')"),
+        (lambda v: v.update(partitions=7), "is corrupt (bad or missing field"),
+        (lambda v: v.update(partitions=[[1, 2]]), "is corrupt (bad or missing field"),
+        (lambda v: v.update(partitions={"t": 1}), "is corrupt (bad or missing field"),
+        (_edit_partition("end", KeyError), "is corrupt (bad or missing field 'end')"),
+        (_edit_partition("start", "ten"), "is corrupt (bad or missing field invalid literal for int()"),
+        (_edit_partition("partition", None), "is corrupt (bad or missing field"),
+        (_edit_partition("leader_id", KeyError), "is corrupt (bad or missing field 'leader_id')"),
+        (lambda v: v.update(run=7), "belongs to run 7, not 1"),
+    ],
+    ids=[
+        "no-partitions",
+        "no-run",
+        "no-created",
+        "partitions-number",
+        "partition-list",
+        "partitions-object",
+        "no-end",
+        "start-text",
+        "partition-null",
+        "no-leader-id",
+        "other-run",
+    ],
+)
 def test_a_corrupt_plan_is_an_error_naming_the_file(store, change, problem):
     add_run(store, 1, {("t", 0): (0, 1)})
     rewrite(store, "runs/00000001/plan.json", change)
@@ -300,10 +338,13 @@ def test_tasks_of_a_run_without_tasks_is_empty(store):
     assert store.tasks(1) == [] and store.tasks(99) == []
 
 
-@pytest.mark.parametrize("change, problem", [
-    (lambda v: v.pop("records"), "is corrupt (missing field 'records')"),
-    (lambda v: v.update(version=3), "has format version 3"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (lambda v: v.pop("records"), "is corrupt (missing field 'records')"),
+        (lambda v: v.update(version=3), "has format version 3"),
+    ],
+)
 def test_a_corrupt_task_checkpoint_is_an_error_naming_the_file(store, change, problem):
     write_task_checkpoint(store.tasks_uri(1), TASKS[0])
     rewrite(store, "runs/00000001/tasks/events-1-50.json", change)
@@ -321,6 +362,7 @@ def test_a_report_round_trips(store):
 
 
 # -- retention ------------------------------------------------------------------------------------
+
 
 def numbers(store) -> list[int]:
     return [r.number for r in store.runs()]

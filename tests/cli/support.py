@@ -19,8 +19,7 @@ from typing import NamedTuple
 
 import confluent_kafka
 
-from broker.client import LATEST, KafkaClient
-from broker.client import GroupClient
+from broker.client import LATEST, GroupClient, KafkaClient
 from broker.records import record_set
 
 COMMAND_TIMEOUT = 60
@@ -37,8 +36,13 @@ class Rec(NamedTuple):
 
 def kafkalog(*args, input: bytes | str | None = None, timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess:
     text = not isinstance(input, bytes)
-    return subprocess.run([sys.executable, "-m", "broker.cli", *map(str, args)], input=input, capture_output=True,
-                          text=text, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "broker.cli", *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+    )
 
 
 def one_line_error(done: subprocess.CompletedProcess, code: int, prefix: str) -> str:
@@ -57,12 +61,19 @@ def topic_for(request, tag: str = "") -> str:
 
 def produce_records(bootstrap: str, topic: str, records) -> None:
     """Produce ``(partition, key, value, timestamp)`` tuples with confluent-kafka, every one acknowledged."""
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5,
-                                         "message.timeout.ms": WAIT_SECONDS * 1000})
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "message.timeout.ms": WAIT_SECONDS * 1000}
+    )
     errors = []
     for partition, key, value, timestamp in records:
-        producer.produce(topic, key=key, value=value, partition=partition, timestamp=timestamp,
-                         on_delivery=lambda err, msg: errors.append(err) if err else None)
+        producer.produce(
+            topic,
+            key=key,
+            value=value,
+            partition=partition,
+            timestamp=timestamp,
+            on_delivery=lambda err, msg: errors.append(err) if err else None,
+        )
     assert producer.flush(WAIT_SECONDS) == 0, "records not delivered in time"
     assert not errors, errors
 
@@ -70,20 +81,28 @@ def produce_records(bootstrap: str, topic: str, records) -> None:
 def consume_records(bootstrap: str, topic: str, partitions, count: int) -> list[Rec]:
     """``count`` records from the beginning of ``partitions`` (confluent-kafka, ``assign()``), sorted by
     partition and offset; fails if they do not all arrive within WAIT_SECONDS."""
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"cli-{topic}",
-                                         "enable.auto.commit": False, "auto.offset.reset": "error"})
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"cli-{topic}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+        }
+    )
     got = []
     try:
-        consumer.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
-                         for p in partitions])
+        consumer.assign(
+            [confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in partitions]
+        )
         deadline = time.monotonic() + WAIT_SECONDS
         while len(got) < count and time.monotonic() < deadline:
             message = consumer.poll(0.2)
             if message is None:
                 continue
             assert message.error() is None, message.error()
-            got.append(Rec(message.partition(), message.offset(), message.key(), message.value(),
-                           message.timestamp()[1]))
+            got.append(
+                Rec(message.partition(), message.offset(), message.key(), message.value(), message.timestamp()[1])
+            )
     finally:
         consumer.close()
     assert len(got) == count, f"{len(got)} records consumed, {count} expected"

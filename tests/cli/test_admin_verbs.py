@@ -4,8 +4,7 @@ or the project's), and each error with its exit code and one-line message."""
 
 import json
 
-from broker.client import EARLIEST, KafkaClient
-from broker.client import BROKER_RESOURCE
+from broker.client import BROKER_RESOURCE, EARLIEST, KafkaClient
 
 from .support import kafkalog, one_line_error, produce_records, topic_for
 
@@ -28,33 +27,62 @@ def test_topics_alter_adds_partitions(broker, request):
     with KafkaClient(broker.bootstrap) as client:
         assert client.partitions_of(topic) == [0, 1, 2, 3, 4]
     done = kafkalog("topics", "alter", topic, "--partitions", "3", "--bootstrap-server", broker.bootstrap)
-    assert "has 5 partitions; the new count must be higher, got 3" in one_line_error(
-        done, 1, "kafkalog topics alter: ")
+    assert "has 5 partitions; the new count must be higher, got 3" in one_line_error(done, 1, "kafkalog topics alter: ")
 
 
 def test_configs_alter_and_describe_a_topic(broker, request):
     topic = created(broker, request)
-    out = run_ok(broker, "configs", "alter", "--topic", topic,
-                 "--add-config", "retention.ms=3600000,cleanup.policy=[delete]", "--add-config", "flush.messages=10")
+    out = run_ok(
+        broker,
+        "configs",
+        "alter",
+        "--topic",
+        topic,
+        "--add-config",
+        "retention.ms=3600000,cleanup.policy=[delete]",
+        "--add-config",
+        "flush.messages=10",
+    )
     assert out == f"changed topic {topic}: retention.ms=3600000, cleanup.policy=delete, flush.messages=10\n"
-    run_ok(broker, "configs", "alter", "--entity-type", "topics", "--entity-name", topic,
-           "--delete-config", "flush.messages")
+    run_ok(
+        broker,
+        "configs",
+        "alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+        "--delete-config",
+        "flush.messages",
+    )
     shown = json.loads(run_ok(broker, "configs", "describe", "--topic", topic, "--format", "json"))
     assert {c["name"]: (c["value"], c["source"]) for c in shown["configs"]} == {
-        "retention.ms": ("3600000", "DYNAMIC_TOPIC_CONFIG"), "cleanup.policy": ("delete", "DYNAMIC_TOPIC_CONFIG")}
-    every = json.loads(run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation",
-                              "--format", "json"))
+        "retention.ms": ("3600000", "DYNAMIC_TOPIC_CONFIG"),
+        "cleanup.policy": ("delete", "DYNAMIC_TOPIC_CONFIG"),
+    }
+    every = json.loads(
+        run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation", "--format", "json")
+    )
     notes = {c["name"]: c["documentation"] for c in every["configs"]}
     assert len(notes) > 30 and notes["retention.ms"] is None and notes["delete.retention.ms"] is None  # compaction
     assert notes["min.insync.replicas"].startswith("Accepted and stored, no effect on this broker: the broker runs")
     table = run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation")
     assert "preallocate" in table and "segment files grow as they are written" in table
 
-    done = kafkalog("configs", "alter", "--topic", topic, "--add-config", "retention.ms=soon",
-                    "--bootstrap-server", broker.bootstrap)
+    done = kafkalog(
+        "configs",
+        "alter",
+        "--topic",
+        topic,
+        "--add-config",
+        "retention.ms=soon",
+        "--bootstrap-server",
+        broker.bootstrap,
+    )
     assert "retention.ms: 'soon' is not an integer" in one_line_error(done, 1, "kafkalog configs alter: ")
-    done = kafkalog("configs", "alter", "--topic", topic, "--add-config", "retention", "--bootstrap-server",
-                    broker.bootstrap)
+    done = kafkalog(
+        "configs", "alter", "--topic", topic, "--add-config", "retention", "--bootstrap-server", broker.bootstrap
+    )
     one_line_error(done, 2, "kafkalog configs alter: argument --add-config: 'retention' is not KEY=VALUE")
     done = kafkalog("configs", "describe", "--bootstrap-server", broker.bootstrap)
     one_line_error(done, 2, "kafkalog configs describe: name exactly one of --topic NAME, --broker ID")
@@ -65,32 +93,45 @@ def test_configs_alter_the_brokers_settings(broker):
     assert out == "changed broker 0: log.cleaner.min.compaction.lag.ms=5\n"
     with KafkaClient(broker.bootstrap) as client:
         entries = {e.name: e for e in client.describe_configs("0", BROKER_RESOURCE)}
-    assert (entries["log.cleaner.min.compaction.lag.ms"].value, entries["log.cleaner.min.compaction.lag.ms"].source) \
-        == ("5", 2)
+    assert (
+        entries["log.cleaner.min.compaction.lag.ms"].value,
+        entries["log.cleaner.min.compaction.lag.ms"].source,
+    ) == ("5", 2)
     table = run_ok(broker, "configs", "describe", "--entity-type", "brokers", "--entity-name", "0")
     assert "log.cleaner.min.compaction.lag.ms  5      DYNAMIC_BROKER_CONFIG" in table
-    done = kafkalog("configs", "alter", "--broker", "0", "--add-config", "num.partitions=9",
-                    "--bootstrap-server", broker.bootstrap)
+    done = kafkalog(
+        "configs", "alter", "--broker", "0", "--add-config", "num.partitions=9", "--bootstrap-server", broker.bootstrap
+    )
     assert "num.partitions: cannot be updated while the broker runs" in one_line_error(
-        done, 1, "kafkalog configs alter: ")
-    assert run_ok(broker, "configs", "describe", "--broker-defaults") == \
-        "the cluster-wide broker defaults: no dynamic settings (--all shows every setting)\n"
+        done, 1, "kafkalog configs alter: "
+    )
+    assert (
+        run_ok(broker, "configs", "describe", "--broker-defaults")
+        == "the cluster-wide broker defaults: no dynamic settings (--all shows every setting)\n"
+    )
 
 
 def test_delete_records_moves_the_earliest_offset(broker, request):
     topic = created(broker, request)
-    produce_records(broker.bootstrap, topic, [(0, None, b"v%d" % i, 0) for i in range(6)]
-                    + [(1, None, b"w", 0)])
+    produce_records(broker.bootstrap, topic, [(0, None, b"v%d" % i, 0) for i in range(6)] + [(1, None, b"w", 0)])
     out = run_ok(broker, "delete-records", topic, "--before", "0:4", "--before", "1:end")
-    assert out == (f"{topic}-0: records before offset 4 deleted (log start offset 4)\n"
-                   f"{topic}-1: records before offset 1 deleted (log start offset 1)\n")
+    assert out == (
+        f"{topic}-0: records before offset 4 deleted (log start offset 4)\n"
+        f"{topic}-1: records before offset 1 deleted (log start offset 1)\n"
+    )
     with KafkaClient(broker.bootstrap) as client:
         earliest = client.list_offsets({(topic, 0): EARLIEST, (topic, 1): EARLIEST})
     assert {key: found[0] for key, found in earliest.items()} == {(topic, 0): 4, (topic, 1): 1}
-    for before, code, message in (("0:7", 1, f"--before 0:7 (the latest offset of {topic}-0 is 6) is past the end: "
-                                             f"records can be deleted up to the latest offset (PARTITION:end deletes "
-                                             f"every record stored now) (OFFSET_OUT_OF_RANGE)"),
-                                  ("9:1", 1, "has no partition 9"),
-                                  ("0:x", 2, "'0:x' is not PARTITION:OFFSET")):
+    for before, code, message in (
+        (
+            "0:7",
+            1,
+            f"--before 0:7 (the latest offset of {topic}-0 is 6) is past the end: "
+            f"records can be deleted up to the latest offset (PARTITION:end deletes "
+            f"every record stored now) (OFFSET_OUT_OF_RANGE)",
+        ),
+        ("9:1", 1, "has no partition 9"),
+        ("0:x", 2, "'0:x' is not PARTITION:OFFSET"),
+    ):
         done = kafkalog("delete-records", topic, "--before", before, "--bootstrap-server", broker.bootstrap)
         assert message in one_line_error(done, code, "kafkalog delete-records: ")

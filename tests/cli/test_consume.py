@@ -16,8 +16,7 @@ import uuid
 import confluent_kafka
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import NewTopic
+from broker.client import KafkaClient, NewTopic
 from tests.waiting import wait_for
 
 from ..log.util import garble_first_record
@@ -33,8 +32,9 @@ def _value(i: int) -> bytes:
     return {4: b"\xff\x00 not utf-8", 7: b"tab\there\nnew line", 11: b""}.get(i, f"value {i} \u00e9t\u00e9".encode())
 
 
-RECORDS = [(i % PARTITIONS, None if i % 10 == 9 else f"key-{i}".encode(), _value(i), BASE + 1000 * i)
-           for i in range(COUNT)]
+RECORDS = [
+    (i % PARTITIONS, None if i % 10 == 9 else f"key-{i}".encode(), _value(i), BASE + 1000 * i) for i in range(COUNT)
+]
 # (partition, offset, key, value, timestamp) as the broker stores them: offsets count up per partition
 STORED = [(p, i // PARTITIONS, k, v, t) for i, (p, k, v, t) in enumerate(RECORDS)]
 
@@ -112,13 +112,17 @@ def test_one_partition_from_an_offset(broker, topic):
     assert sorted(every_partition) == sorted(plain_line(r) for r in STORED if r[1] >= 8)
     done = consume(broker, topic, "--offset", "1000")  # past the end: nothing, no error, but a note
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == (f"kafkalog consume: no records to print: --offset 1000 is at or past the end of every "
-                           f"partition of {topic} (end offsets 0: 10, 1: 10, 2: 10)\n")
+    assert done.stderr == (
+        f"kafkalog consume: no records to print: --offset 1000 is at or past the end of every "
+        f"partition of {topic} (end offsets 0: 10, 1: 10, 2: 10)\n"
+    )
 
 
 def test_max_records(broker, topic):
-    assert plain_lines(consume(broker, topic, "--partition", "2", "--max-records", "4")) == \
-        [plain_line(r) for r in STORED if r[0] == 2][:4]
+    assert (
+        plain_lines(consume(broker, topic, "--partition", "2", "--max-records", "4"))
+        == [plain_line(r) for r in STORED if r[0] == 2][:4]
+    )
     lines = plain_lines(consume(broker, topic, "--max-records", "13"))
     assert len(lines) == 13 and set(lines) <= {plain_line(r) for r in STORED}
     assert len(plain_lines(consume(broker, topic, "--max-messages", "5"))) == 5  # kafka-console-consumer's name
@@ -128,8 +132,9 @@ def offsets_for_time(broker, topic, timestamp: int) -> dict:
     """confluent-kafka's answer: the first offset at or after ``timestamp`` per partition (-1: none)."""
     consumer = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "cli-times"})
     try:
-        found = consumer.offsets_for_times([confluent_kafka.TopicPartition(topic, p, timestamp)
-                                            for p in range(PARTITIONS)], timeout=WAIT_SECONDS)
+        found = consumer.offsets_for_times(
+            [confluent_kafka.TopicPartition(topic, p, timestamp) for p in range(PARTITIONS)], timeout=WAIT_SECONDS
+        )
     finally:
         consumer.close()
     return {tp.partition: tp.offset for tp in found}
@@ -139,10 +144,12 @@ def offsets_for_time(broker, topic, timestamp: int) -> dict:
 def test_from_time_starts_where_the_time_index_says(broker, topic, form):
     timestamp = BASE + 14_500  # between records 14 and 15
     moment = datetime.datetime.fromtimestamp(timestamp / 1000, tz=datetime.timezone.utc)
-    text = {"epoch-ms": str(timestamp),
-            "iso-utc": moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-            "iso-offset": moment.astimezone(datetime.timezone(datetime.timedelta(hours=2))).isoformat(),
-            "iso-naive": moment.replace(tzinfo=None).isoformat()}[form]
+    text = {
+        "epoch-ms": str(timestamp),
+        "iso-utc": moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "iso-offset": moment.astimezone(datetime.timezone(datetime.timedelta(hours=2))).isoformat(),
+        "iso-naive": moment.replace(tzinfo=None).isoformat(),
+    }[form]
     lines = plain_lines(consume(broker, topic, "--from-time", text))
     assert sorted(lines) == sorted(plain_line(r) for r in STORED if r[4] >= timestamp)
     first = {}
@@ -156,8 +163,10 @@ def test_from_time_before_and_after_every_record(broker, topic):
     assert len(plain_lines(consume(broker, topic, "--from-time", "2000-01-01T00:00:00Z"))) == COUNT
     done = consume(broker, topic, "--partition", "1", "--from-time", str(BASE + 1000 * COUNT))
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == (f"kafkalog consume: no records to print: no record of partition 1 of {topic} is "
-                           f"stamped at or after --from-time\n")
+    assert done.stderr == (
+        f"kafkalog consume: no records to print: no record of partition 1 of {topic} is "
+        f"stamped at or after --from-time\n"
+    )
 
 
 def test_an_empty_topic_says_so(broker, request):
@@ -173,9 +182,27 @@ def test_follow_from_an_offset_past_the_end_prints_nothing_below_it(broker, requ
     """Found as: --offset 12 --follow on a partition ending at 10 printed offsets 10 and 11 once they came."""
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"old", BASE)] * 2)
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--partition", "0", "--offset",
-                                "4", "--follow", "--max-records", "2", "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--partition",
+            "0",
+            "--offset",
+            "4",
+            "--follow",
+            "--max-records",
+            "2",
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # connected: most likely following already, so the records below come after it (the test holds either way)
         wait_for(lambda: connected_to(process.pid, broker.port), WAIT_SECONDS, what="the consumer connecting")
@@ -190,9 +217,23 @@ def test_follow_from_an_offset_past_the_end_prints_nothing_below_it(broker, requ
 def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, request):
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--max-records",
-                                "3", "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--follow",
+            "--max-records",
+            "3",
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout.readline().endswith("\tbefore\n")  # it is running and caught up
         produce_records(broker.bootstrap, topic, [(1, b"k", b"after 1", BASE + 1), (0, None, b"after 2", BASE + 2)])
@@ -204,9 +245,23 @@ def test_follow_prints_records_produced_later_and_stops_at_max_records(broker, r
 
 
 def test_ctrl_c_ends_follow_with_status_0(broker, topic):
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--partition", "0",
-                                "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--follow",
+            "--partition",
+            "0",
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout.readline()  # following now
         process.send_signal(signal.SIGINT)
@@ -219,8 +274,11 @@ def test_ctrl_c_ends_follow_with_status_0(broker, topic):
 def test_a_reader_that_goes_away_is_not_an_error(broker, request):
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"x" * 200, BASE + i) for i in range(2000)])
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server",
-                                broker.bootstrap], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "broker.cli", "consume", topic, "--bootstrap-server", broker.bootstrap],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert process.stdout.readline().startswith(b"0\t0\t")
         process.stdout.close()  # like `| head -1`
@@ -237,25 +295,35 @@ def test_a_stored_batch_whose_records_do_not_decode_is_a_one_line_error(broker, 
         client.create_topics([NewTopic(topic, 1)])
     produce_records(broker.bootstrap, topic, [(0, b"k", b"v", BASE)])
     garble_first_record(broker.log_dir, topic)
-    message = one_line_error(consume(broker, topic), 1,
-                             f"kafkalog consume: {topic}-0: the batch at offset 0 is unreadable: ")
+    message = one_line_error(
+        consume(broker, topic), 1, f"kafkalog consume: {topic}-0: the batch at offset 0 is unreadable: "
+    )
     assert "overruns its batch" in message
 
 
 def test_errors(broker, topic):
-    one_line_error(consume(broker, "no-such-topic"), 1,
-                   f"kafkalog consume: topic 'no-such-topic' does not exist on {broker.bootstrap}")
-    one_line_error(consume(broker, topic, "--partition", "3"), 1,
-                   f"kafkalog consume: topic {topic!r} has no partition 3 (its partitions are 0-2)")
+    one_line_error(
+        consume(broker, "no-such-topic"),
+        1,
+        f"kafkalog consume: topic 'no-such-topic' does not exist on {broker.bootstrap}",
+    )
+    one_line_error(
+        consume(broker, topic, "--partition", "3"),
+        1,
+        f"kafkalog consume: topic {topic!r} has no partition 3 (its partitions are 0-2)",
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--offset", "-3"], "argument --offset: '-3' is not a whole number >= 0"),
-    (["--from-time", "yesterday"], "argument --from-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
-    (["--offset", "1", "--from-time", "0"], "argument --from-time: not allowed with argument --offset"),
-    (["--max-records", "0"], "argument --max-records/--max-messages: '0' is not a whole number >= 1"),
-    (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--offset", "-3"], "argument --offset: '-3' is not a whole number >= 0"),
+        (["--from-time", "yesterday"], "argument --from-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
+        (["--offset", "1", "--from-time", "0"], "argument --from-time: not allowed with argument --offset"),
+        (["--max-records", "0"], "argument --max-records/--max-messages: '0' is not a whole number >= 1"),
+        (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
+    ],
+)
 def test_usage_errors_exit_2(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
 
@@ -265,23 +333,35 @@ def test_json_lines_show_headers_in_order_with_exact_bytes(broker, request):
     with KafkaClient(broker.bootstrap, timeout=10) as client:
         assert client.create_topics([NewTopic(topic, 1)]) == {topic: None}
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
-    producer.produce(topic, value=b"v", partition=0, headers=[("trace", b"t-1"), ("bin", b"\xff\x00"),
-                                                              ("trace", None)])
+    producer.produce(topic, value=b"v", partition=0, headers=[("trace", b"t-1"), ("bin", b"\xff\x00"), ("trace", None)])
     producer.produce(topic, value=b"none", partition=0)
     assert producer.flush(WAIT_SECONDS) == 0
     done = consume(broker, "--topic", topic, "--format", "json")
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["headers"] for line in done.stdout.splitlines()] == [
-        [{"key": "trace", "value": "t-1"}, {"key": "bin", "value": "/wA=", "valueEncoding": "base64"},
-         {"key": "trace", "value": None}], []]
+        [
+            {"key": "trace", "value": "t-1"},
+            {"key": "bin", "value": "/wA=", "valueEncoding": "base64"},
+            {"key": "trace", "value": None},
+        ],
+        [],
+    ]
 
 
 def test_plain_keys_and_values_are_escaped_so_that_different_bytes_never_print_alike(broker, request):
     """Found as: a key holding a tab and one holding backslash-t printed alike, and NUL bytes raw."""
     topic = topic_for(request)
-    shown = {b"a\tb": "a\\tb", b"a\\tb": "a\\\\tb", b"a\x00b": "a\\x00b", b"a\xffb": "a\\xffb",
-             b"a\\xffb": "a\\\\xffb", b"\x1b[31m": "\\x1b[31m", "no\u00a0break".encode(): "no\\u00a0break",
-             "line\u2028sep".encode(): "line\\u2028sep", "\u00e9t\u00e9 \u65e5".encode(): "\u00e9t\u00e9 \u65e5"}
+    shown = {
+        b"a\tb": "a\\tb",
+        b"a\\tb": "a\\\\tb",
+        b"a\x00b": "a\\x00b",
+        b"a\xffb": "a\\xffb",
+        b"a\\xffb": "a\\\\xffb",
+        b"\x1b[31m": "\\x1b[31m",
+        "no\u00a0break".encode(): "no\\u00a0break",
+        "line\u2028sep".encode(): "line\\u2028sep",
+        "\u00e9t\u00e9 \u65e5".encode(): "\u00e9t\u00e9 \u65e5",
+    }
     produce_records(broker.bootstrap, topic, [(0, key, key, BASE) for key in shown])
     lines = plain_lines(consume(broker, topic, "--partition", "0"))
     assert [line.split("\t")[3:] for line in lines] == [[text, text] for text in shown.values()]
@@ -291,28 +371,61 @@ def test_plain_keys_and_values_are_escaped_so_that_different_bytes_never_print_a
 def test_kafka_console_consumer_spellings(broker, topic):
     """kafka-console-consumer.sh's --from-beginning, --max-messages, --property print.X=true|false and
     --offset earliest|latest."""
-    done = consume(broker, "--topic", topic, "--partition", "1", "--from-beginning", "--max-messages", "2",
-                   "--property", "print.key=true", "--property", "print.partition=false",
-                   "--property", "print.timestamp=false")
+    done = consume(
+        broker,
+        "--topic",
+        topic,
+        "--partition",
+        "1",
+        "--from-beginning",
+        "--max-messages",
+        "2",
+        "--property",
+        "print.key=true",
+        "--property",
+        "print.partition=false",
+        "--property",
+        "print.timestamp=false",
+    )
     assert plain_lines(done) == [f"{o}\t{_text(k)}\t{_text(v)}" for p, o, k, v, _ in STORED if p == 1][:2]
-    done = consume(broker, "--topic", topic, "--partition", "2", "--property", "print.offset=false",
-                   "--property", "print.key=false", "--property", "print.timestamp=false", "--max-messages", "1")
+    done = consume(
+        broker,
+        "--topic",
+        topic,
+        "--partition",
+        "2",
+        "--property",
+        "print.offset=false",
+        "--property",
+        "print.key=false",
+        "--property",
+        "print.timestamp=false",
+        "--max-messages",
+        "1",
+    )
     assert plain_lines(done) == [f"2\t{_text(v)}" for p, o, k, v, _ in STORED if p == 2][:1]
     assert plain_lines(consume(broker, topic, "--offset", "earliest")) == plain_lines(consume(broker, topic))
     done = consume(broker, topic, "--offset", "latest")
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == (f"kafkalog consume: no records to print: --offset latest starts at the end of every "
-                           f"partition of {topic} (--follow prints the records that come)\n")
+    assert done.stderr == (
+        f"kafkalog consume: no records to print: --offset latest starts at the end of every "
+        f"partition of {topic} (--follow prints the records that come)\n"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--property", "print.headers=true"], "--property print.headers: not a property of this consumer (it takes "
-                                           "print.partition=true|false, "),
-    (["--property", "print.key=yes"], "--property print.key=yes: the value is true or false"),
-    (["--property", "print.key"], "'print.key' is not KEY=VALUE"),
-    (["--property", "print.key=true", "--format", "json"], "--property print.* chooses the columns of plain lines"),
-    (["--retry-for", "5"], "--retry-for bounds the retries of --follow"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--property", "print.headers=true"],
+            "--property print.headers: not a property of this consumer (it takes print.partition=true|false, ",
+        ),
+        (["--property", "print.key=yes"], "--property print.key=yes: the value is true or false"),
+        (["--property", "print.key"], "'print.key' is not KEY=VALUE"),
+        (["--property", "print.key=true", "--format", "json"], "--property print.* chooses the columns of plain lines"),
+        (["--retry-for", "5"], "--retry-for bounds the retries of --follow"),
+    ],
+)
 def test_property_and_retry_for_usage_errors(broker, topic, args, message):
     assert message in one_line_error(consume(broker, topic, *args), 2, "kafkalog consume: ")
 
@@ -331,9 +444,22 @@ def _following_a_dead_broker(start_broker, request, *args, before_the_kill=None)
     broker = start_broker({"num.partitions": "1"})
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"before", BASE)])
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", *args,
-                                "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--follow",
+            *args,
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _kill_later(process)
     assert process.stdout.readline().endswith("\tbefore\n")
     if before_the_kill is not None:
@@ -370,11 +496,15 @@ def test_follow_in_a_group_waits_out_its_coordinator_and_goes_on_when_it_returns
     group = topic_for(request, "group")
 
     def first_record_committed(broker, topic):  # else it is printed again after the outage: at least once
-        wait_for(lambda: committed(broker.bootstrap, group, topic, 1) == {0: 1}, WAIT_SECONDS,
-                 what="the member's commit of its first record")
+        wait_for(
+            lambda: committed(broker.bootstrap, group, topic, 1) == {0: 1},
+            WAIT_SECONDS,
+            what="the member's commit of its first record",
+        )
 
-    broker, topic, process = _following_a_dead_broker(start_broker, request, "--group", group, "--max-records", "2",
-                                                      before_the_kill=first_record_committed)
+    broker, topic, process = _following_a_dead_broker(
+        start_broker, request, "--group", group, "--max-records", "2", before_the_kill=first_record_committed
+    )
     try:
         assert process.stderr.readline().startswith(f"kafkalog consume: group {group!r} generation 1: assigned")
         assert " cannot be read now (" in process.stderr.readline()
@@ -404,9 +534,23 @@ def test_follow_started_while_the_broker_is_down_waits_for_it(start_broker, requ
     topic = topic_for(request)
     produce_records(broker.bootstrap, topic, [(0, None, b"stored", BASE)])
     broker.kill()
-    process = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--max-records", "1",
-                                "--bootstrap-server", broker.bootstrap],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--follow",
+            "--max-records",
+            "1",
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _kill_later(process)
     try:
         first = process.stderr.readline()

@@ -16,8 +16,7 @@ import threading
 import confluent_kafka
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from tests.waiting import wait_for
 
 from .support import WAIT_SECONDS, committed, kafkalog, one_line_error, produce_records, topic_for
@@ -34,9 +33,26 @@ class Member:
 
     def __init__(self, bootstrap: str, topic: str, group: str):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "broker.cli", "consume", topic, "--group", group, "--follow", "--format", "json",
-             "--session-timeout-ms", SESSION_MS, "--bootstrap-server", bootstrap],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "broker.cli",
+                "consume",
+                topic,
+                "--group",
+                group,
+                "--follow",
+                "--format",
+                "json",
+                "--session-timeout-ms",
+                SESSION_MS,
+                "--bootstrap-server",
+                bootstrap,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines, self.notes = queue.Queue(), queue.Queue()
         self.records, self.stderr = [], []
         for stream, into in ((self.process.stdout, self.lines), (self.process.stderr, self.notes)):
@@ -98,13 +114,12 @@ def values(*of) -> list[str]:
     return sorted(v for member in of for _, _, v in member.records)
 
 
-
-
 def committed_by_describe(bootstrap: str, group: str) -> dict:
     done = kafkalog("groups", "describe", group, "--format", "json", "--bootstrap-server", bootstrap)
     assert done.returncode == 0, done.stderr
-    return {r["partition"]: (r["currentOffset"], r["logEndOffset"], r["lag"])
-            for r in json.loads(done.stdout)["partitions"]}
+    return {
+        r["partition"]: (r["currentOffset"], r["logEndOffset"], r["lag"]) for r in json.loads(done.stdout)["partitions"]
+    }
 
 
 def test_two_members_split_the_partitions_then_one_leaves_and_the_other_takes_over(mock, topic, members, request):
@@ -113,9 +128,15 @@ def test_two_members_split_the_partitions_then_one_leaves_and_the_other_takes_ov
     wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the first member's join")
     wait_for(lambda: len(values(first)) == PARTITIONS, WAIT_SECONDS, what="the records produced before")
     second = members(bootstrap, topic, group)
-    wait_for(lambda: second.assigned() and first.assigned() and
-             sorted(first.assigned() + second.assigned()) == list(range(PARTITIONS)), REBALANCE_SECONDS,
-             what="the split between two members")
+    wait_for(
+        lambda: (
+            second.assigned()
+            and first.assigned()
+            and sorted(first.assigned() + second.assigned()) == list(range(PARTITIONS))
+        ),
+        REBALANCE_SECONDS,
+        what="the split between two members",
+    )
     split = (first.assigned(), second.assigned())
     assert split == ([0, 1], [2, 3]) or split == ([2, 3], [0, 1])  # range: two consecutive partitions each
 
@@ -128,8 +149,11 @@ def test_two_members_split_the_partitions_then_one_leaves_and_the_other_takes_ov
     assert "left group" in second.stderr[-1]
     wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the take-over")
     after = produce(bootstrap, topic, "after")
-    wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during) + len(after), WAIT_SECONDS,
-             what="the records after the take-over")
+    wait_for(
+        lambda: len(values(first, second)) == PARTITIONS + len(during) + len(after),
+        WAIT_SECONDS,
+        what="the records after the take-over",
+    )
     assert values(first, second) == sorted({f"before-{p}" for p in range(PARTITIONS)} | during | after)
     assert first.stop() == 0
 
@@ -138,24 +162,37 @@ def test_two_members_split_the_partitions_then_one_leaves_and_the_other_takes_ov
 
 
 def test_a_killed_member_is_dropped_after_its_session_and_its_committed_records_are_not_printed_again(
-        mock, topic, members, request):
+    mock, topic, members, request
+):
     bootstrap, group = mock[0], topic_for(request, "group")
     first = members(bootstrap, topic, group)
     wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the first member's join")
     second = members(bootstrap, topic, group)
-    wait_for(lambda: second.assigned() and first.assigned() and
-             sorted(first.assigned() + second.assigned()) == list(range(PARTITIONS)), REBALANCE_SECONDS,
-             what="the split between two members")
+    wait_for(
+        lambda: (
+            second.assigned()
+            and first.assigned()
+            and sorted(first.assigned() + second.assigned()) == list(range(PARTITIONS))
+        ),
+        REBALANCE_SECONDS,
+        what="the split between two members",
+    )
     during = produce(bootstrap, topic, "split")
     wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during), WAIT_SECONDS, what="the new records")
-    wait_for(lambda: committed(bootstrap, group, topic, PARTITIONS) == {p: 3 for p in range(PARTITIONS)}, WAIT_SECONDS,
-             what="the commits of what was printed")  # (a kill between printing and committing prints again)
+    wait_for(
+        lambda: committed(bootstrap, group, topic, PARTITIONS) == {p: 3 for p in range(PARTITIONS)},
+        WAIT_SECONDS,
+        what="the commits of what was printed",
+    )  # (a kill between printing and committing prints again)
     second.process.kill()  # no leave: the coordinator waits for the session timeout
     second.process.wait(WAIT_SECONDS)
     wait_for(lambda: first.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="the take-over")
     after = produce(bootstrap, topic, "after")
-    wait_for(lambda: len(values(first, second)) == PARTITIONS + len(during) + len(after), WAIT_SECONDS,
-             what="the records after the take-over")
+    wait_for(
+        lambda: len(values(first, second)) == PARTITIONS + len(during) + len(after),
+        WAIT_SECONDS,
+        what="the records after the take-over",
+    )
     # the killed member had committed what it printed: the new owner starts after it, nothing twice
     assert values(first, second) == sorted({f"before-{p}" for p in range(PARTITIONS)} | during | after)
     assert first.stop() == 0
@@ -165,9 +202,16 @@ def test_a_member_shares_its_group_with_a_confluent_kafka_subscriber(mock, topic
     bootstrap, group = mock[0], topic_for(request, "group")
     ours = members(bootstrap, topic, group)
     wait_for(lambda: ours.assigned() == list(range(PARTITIONS)), REBALANCE_SECONDS, what="our member's join")
-    theirs = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 3,
-                                       "session.timeout.ms": int(SESSION_MS), "auto.offset.reset": "earliest",
-                                       "enable.auto.commit": False})
+    theirs = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "log_level": 3,
+            "session.timeout.ms": int(SESSION_MS),
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     got = []
     try:
         theirs.subscribe([topic])
@@ -178,6 +222,7 @@ def test_a_member_shares_its_group_with_a_confluent_kafka_subscriber(mock, topic
                 got.append((message.partition(), message.value().decode()))
                 theirs.commit(message, asynchronous=False)
             return len(ours.assigned() or []) == PARTITIONS // 2 and len(theirs.assignment()) == PARTITIONS // 2
+
         wait_for(both_assigned, REBALANCE_SECONDS, interval=0, what="the split with confluent-kafka")
         assert sorted(ours.assigned() + [tp.partition for tp in theirs.assignment()]) == list(range(PARTITIONS))
 
@@ -189,6 +234,7 @@ def test_a_member_shares_its_group_with_a_confluent_kafka_subscriber(mock, topic
                 got.append((message.partition(), message.value().decode()))
                 theirs.commit(message, asynchronous=False)
             return len({v for _, v in got if v.startswith("mixed")} | set(values(ours))) >= len(during) + PARTITIONS
+
         wait_for(all_consumed, WAIT_SECONDS, interval=0, what="the records produced after the split")
         mine = [v for v in values(ours) if v.startswith("mixed")]
         theirs_values = [v for _, v in got if v.startswith("mixed")]
@@ -208,8 +254,18 @@ def test_a_run_starts_where_the_group_committed_and_reset_latest_skips_the_past(
     done = kafkalog(*consume)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == PARTITIONS - 3  # the rest, not the three already printed
-    fresh = kafkalog("consume", topic, "--group", topic_for(request, "fresh"), "--auto-offset-reset", "latest",
-                     "--session-timeout-ms", SESSION_MS, "--bootstrap-server", bootstrap)
+    fresh = kafkalog(
+        "consume",
+        topic,
+        "--group",
+        topic_for(request, "fresh"),
+        "--auto-offset-reset",
+        "latest",
+        "--session-timeout-ms",
+        SESSION_MS,
+        "--bootstrap-server",
+        bootstrap,
+    )
     assert (fresh.returncode, fresh.stdout) == (0, ""), fresh.stderr
 
 

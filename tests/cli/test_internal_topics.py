@@ -45,8 +45,13 @@ def groups_and_offsets(bootstrap: str, topic: str) -> dict:
     for group in listed.stdout.split():
         consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
         try:
-            [position] = [tp for tp in consumer.committed([confluent_kafka.TopicPartition(topic, p) for p in (0, 1)],
-                                                          timeout=WAIT_SECONDS) if tp.offset >= 0]
+            [position] = [
+                tp
+                for tp in consumer.committed(
+                    [confluent_kafka.TopicPartition(topic, p) for p in (0, 1)], timeout=WAIT_SECONDS
+                )
+                if tp.offset >= 0
+            ]
         finally:
             consumer.close()
         found[group] = position.offset
@@ -74,8 +79,9 @@ def refused_on_the_wire(bootstrap: str) -> None:
 def not_auto_created(broker) -> None:
     """Metadata that may create topics leaves the transaction log to its coordinator (there is none yet)."""
     with connect_to(broker) as client:
-        answer = client.call(ApiKey.METADATA, 4, {"topics": [{"name": "__transaction_state"}],
-                                                  "allow_auto_topic_creation": True})
+        answer = client.call(
+            ApiKey.METADATA, 4, {"topics": [{"name": "__transaction_state"}], "allow_auto_topic_creation": True}
+        )
     assert answer["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
@@ -89,20 +95,38 @@ def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_grou
     assert groups_and_offsets(bootstrap, topic) == committed
 
     refusals = [
-        (("topics", "delete", OFFSETS), "kafkalog topics delete: topic '__consumer_offsets': it is an internal topic "
-                                        "and cannot be deleted (INVALID_TOPIC_EXCEPTION)"),
-        (("delete-records", OFFSETS, "--before", "0:end", "--before", "1:end", "--before", "2:end"),
-         "kafkalog delete-records: __consumer_offsets-0: it is an internal topic and its records cannot be deleted "
-         "(INVALID_TOPIC_EXCEPTION)"),
-        (("topics", "alter", OFFSETS, "--partitions", "51"),
-         "kafkalog topics alter: topic '__consumer_offsets' is an internal topic and its partition count cannot "
-         "be changed (INVALID_TOPIC_EXCEPTION)"),
-        (("configs", "alter", "--topic", OFFSETS, "--add-config", "cleanup.policy=[compact,delete]"),
-         "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
-         "compact (it would be 'compact,delete') (INVALID_CONFIG)"),
-        (("configs", "alter", "--topic", OFFSETS, "--delete-config", "cleanup.policy"),  # back to the broker's delete
-         "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
-         "compact (it would be 'delete') (INVALID_CONFIG)"),
+        (
+            ("topics", "delete", OFFSETS),
+            "kafkalog topics delete: topic '__consumer_offsets': it is an internal topic "
+            "and cannot be deleted (INVALID_TOPIC_EXCEPTION)",
+        ),
+        (
+            ("delete-records", OFFSETS, "--before", "0:end", "--before", "1:end", "--before", "2:end"),
+            "kafkalog delete-records: __consumer_offsets-0: it is an internal topic and its records cannot be deleted "
+            "(INVALID_TOPIC_EXCEPTION)",
+        ),
+        (
+            ("topics", "alter", OFFSETS, "--partitions", "51"),
+            "kafkalog topics alter: topic '__consumer_offsets' is an internal topic and its partition count cannot "
+            "be changed (INVALID_TOPIC_EXCEPTION)",
+        ),
+        (
+            ("configs", "alter", "--topic", OFFSETS, "--add-config", "cleanup.policy=[compact,delete]"),
+            "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
+            "compact (it would be 'compact,delete') (INVALID_CONFIG)",
+        ),
+        (
+            (
+                "configs",
+                "alter",
+                "--topic",
+                OFFSETS,
+                "--delete-config",
+                "cleanup.policy",
+            ),  # back to the broker's delete
+            "kafkalog configs alter: cleanup.policy: topic '__consumer_offsets' is an internal topic and must stay "
+            "compact (it would be 'delete') (INVALID_CONFIG)",
+        ),
     ]
     for args, message in refusals:
         assert one_line_error(kafkalog(*args, "--bootstrap-server", bootstrap), 1, message.split(":")[0]) == message
@@ -120,8 +144,13 @@ def test_the_offsets_topic_refuses_every_change_that_would_lose_or_move_the_grou
 def test_an_offsets_topic_found_on_disk_without_its_settings_is_adopted_compacted(start_broker, tmp_path, request):
     """A log directory without ``topics.json`` (a copied one): the broker's defaults, here a retention
     of 1 ms, must not delete the commits of the ``__consumer_offsets`` it adopts."""
-    small = {"log.segment.bytes": "1024", "offsets.topic.segment.bytes": "1024", "offsets.topic.num.partitions": "1",
-             "log.flush.interval.messages": "1", **FAST_GROUPS}
+    small = {
+        "log.segment.bytes": "1024",
+        "offsets.topic.segment.bytes": "1024",
+        "offsets.topic.num.partitions": "1",
+        "log.flush.interval.messages": "1",
+        **FAST_GROUPS,
+    }
     broker = start_broker(small, log_dir=tmp_path / "copied")
     topic = topic_for(request)
     created = kafkalog("topics", "create", topic, "--partitions", "2", "--bootstrap-server", broker.bootstrap)
@@ -133,12 +162,21 @@ def test_an_offsets_topic_found_on_disk_without_its_settings_is_adopted_compacte
     broker.start()
     witness = topic_for(request, "witness")
     assert kafkalog("topics", "create", witness, "--bootstrap-server", broker.bootstrap).returncode == 0
-    assert kafkalog("produce", witness, "--bootstrap-server", broker.bootstrap,
-                    input="".join(f"{'x' * 100}-{i}\n" for i in range(50))).returncode == 0
+    assert (
+        kafkalog(
+            "produce",
+            witness,
+            "--bootstrap-server",
+            broker.bootstrap,
+            input="".join(f"{'x' * 100}-{i}\n" for i in range(50)),
+        ).returncode
+        == 0
+    )
 
     def witness_start() -> int:
         listed = kafkalog("topics", "describe", witness, "--format", "json", "--bootstrap-server", broker.bootstrap)
         return json.loads(listed.stdout)["partitions"][0]["earliestOffset"]
+
     wait_for(lambda: witness_start() > 0, timeout=WAIT_SECONDS, what="retention to delete old segments")
     assert broker.stop() == 0  # the groups come back from what the log kept
     broker.start()

@@ -16,8 +16,16 @@ import pytest
 from kafka.partitioner.default import murmur2
 
 from ..waiting import wait_for
-from .support import (Rec, consume_records, kafkalog, latest_offsets, one_line_error, stored_codecs, topic_for,
-                      WAIT_SECONDS)
+from .support import (
+    WAIT_SECONDS,
+    Rec,
+    consume_records,
+    kafkalog,
+    latest_offsets,
+    one_line_error,
+    stored_codecs,
+    topic_for,
+)
 
 PARTITIONS = 4  # the broker fixture's num.partitions
 
@@ -35,14 +43,20 @@ def produce(broker, topic, *args, input=None):
 
 def producing(broker, topic, *args) -> subprocess.Popen:
     """``kafkalog produce`` reading from a pipe the test writes to."""
-    return subprocess.Popen([sys.executable, "-m", "broker.cli", "produce", topic, *args, "--bootstrap-server",
-                             broker.bootstrap], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "broker.cli", "produce", topic, *args, "--bootstrap-server", broker.bootstrap],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def wait_until_stored(broker, topic, count: int) -> None:
     """Until partition 0 holds ``count`` records (sent while the input pauses), at most WAIT_SECONDS."""
-    wait_for(lambda: latest_offsets(broker.bootstrap, topic, [0])[0] >= count, timeout=WAIT_SECONDS,
-             what="the lines sent while the input paused")
+    wait_for(
+        lambda: latest_offsets(broker.bootstrap, topic, [0])[0] >= count,
+        timeout=WAIT_SECONDS,
+        what="the lines sent while the input paused",
+    )
 
 
 def key_values(records: list[Rec]) -> list[tuple]:
@@ -81,8 +95,9 @@ def test_a_file_with_crlf_empty_lines_utf8_binary_and_no_final_newline(broker, r
 def test_each_codec_is_what_the_broker_stores(broker, request, codec):
     topic = new_topic(broker, request, "--partitions", "1")
     lines = [f"k{i % 3}|{'compressible value ' * 5}{i}" for i in range(200)]
-    done = produce(broker, topic, "--key-separator", "|", "--compression", codec, "--partition", "0",
-                   input="\n".join(lines))
+    done = produce(
+        broker, topic, "--key-separator", "|", "--compression", codec, "--partition", "0", input="\n".join(lines)
+    )
     assert done.returncode == 0, done.stderr
     assert stored_codecs(broker.bootstrap, topic, 0) == [codec]
     got = consume_records(broker.bootstrap, topic, [0], 200)
@@ -133,8 +148,12 @@ def test_lines_are_sent_while_the_input_pauses(broker, request):
 def test_a_line_without_the_separator_stops_after_sending_the_lines_before_it(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
     done = produce(broker, topic, "--key-separator", "=", input="a=1\nb=2\nno separator\nc=3\n")
-    one_line_error(done, 1, "kafkalog produce: line 3 not stored: no key separator '='; stopped (--on-error stop): "
-                            "2 lines stored; not stored: line 3; anything after line 3 was not read")
+    one_line_error(
+        done,
+        1,
+        "kafkalog produce: line 3 not stored: no key separator '='; stopped (--on-error stop): "
+        "2 lines stored; not stored: line 3; anything after line 3 was not read",
+    )
     assert [(r.key, r.value) for r in consume_records(broker.bootstrap, topic, [0], 2)] == [(b"a", b"1"), (b"b", b"2")]
 
 
@@ -151,20 +170,29 @@ def big_input(tmp_path):
 
 def stored_values(broker, topic, partitions: int) -> list[bytes]:
     count = sum(latest_offsets(broker.bootstrap, topic, range(partitions)).values())
-    return [r.value for r in sorted(consume_records(broker.bootstrap, topic, range(partitions), count),
-                                    key=lambda r: (r.partition, r.offset))]
+    return [
+        r.value
+        for r in sorted(
+            consume_records(broker.bootstrap, topic, range(partitions), count), key=lambda r: (r.partition, r.offset)
+        )
+    ]
 
 
 def test_a_too_large_line_stops_the_run_there_and_every_line_before_it_is_stored(broker, request, tmp_path):
     """Found as: 13,444 of 20,000 lines stored, the good lines batched with the large one dropped."""
     topic = new_topic(broker, request, "--partitions", "1")
     path, lines = big_input(tmp_path)
-    message = one_line_error(produce(broker, topic, "--file", path), 1,
-                             f"kafkalog produce: line {BIG_LINE} not stored: a record of 5,242,880 bytes: {topic}-0: ")
+    message = one_line_error(
+        produce(broker, topic, "--file", path),
+        1,
+        f"kafkalog produce: line {BIG_LINE} not stored: a record of 5,242,880 bytes: {topic}-0: ",
+    )
     assert "MESSAGE_TOO_LARGE" in message
-    assert message.endswith(f"stopped (--on-error stop): 20,000 lines stored; not stored: line {BIG_LINE}; "
-                            f"anything after line {BIG_LINE} was not read")
-    assert stored_values(broker, topic, 1) == [line.encode() for line in lines[:BIG_LINE - 1]]
+    assert message.endswith(
+        f"stopped (--on-error stop): 20,000 lines stored; not stored: line {BIG_LINE}; "
+        f"anything after line {BIG_LINE} was not read"
+    )
+    assert stored_values(broker, topic, 1) == [line.encode() for line in lines[: BIG_LINE - 1]]
 
 
 def test_with_on_error_skip_only_the_too_large_line_is_left_out(broker, request, tmp_path):
@@ -175,9 +203,10 @@ def test_with_on_error_skip_only_the_too_large_line_is_left_out(broker, request,
     named, summary = done.stderr.splitlines()
     assert named.startswith(f"kafkalog produce: line {BIG_LINE} not stored: a record of 5,242,880 bytes: ")
     assert "MESSAGE_TOO_LARGE" in named
-    assert summary == (f"kafkalog produce: skipped lines (--on-error skip): 20,010 lines stored; "
-                       f"not stored: line {BIG_LINE}")
-    expected = lines[:BIG_LINE - 1] + lines[BIG_LINE:]
+    assert summary == (
+        f"kafkalog produce: skipped lines (--on-error skip): 20,010 lines stored; not stored: line {BIG_LINE}"
+    )
+    expected = lines[: BIG_LINE - 1] + lines[BIG_LINE:]
     assert sorted(stored_values(broker, topic, 3)) == sorted(line.encode() for line in expected)
 
 
@@ -194,7 +223,8 @@ def test_records_refused_inside_a_batch_are_named_and_the_rest_keep_their_order(
     expected = [tuple(line.encode().split(b":")) for i, line in enumerate(lines, 1) if i not in (30, 61)]
     for partition in range(PARTITIONS):
         assert [(r.key, r.value) for r in got if r.partition == partition] == [
-            (k, v) for k, v in expected if (murmur2(bytearray(k)) & 0x7FFFFFFF) % PARTITIONS == partition]
+            (k, v) for k, v in expected if (murmur2(bytearray(k)) & 0x7FFFFFFF) % PARTITIONS == partition
+        ]
 
 
 def test_a_refused_line_ends_a_run_whose_input_is_still_open(broker, request):
@@ -242,61 +272,92 @@ def test_a_missing_topic_is_created_where_the_broker_creates_topics_on_first_use
     done = produce(broker, missing, input="x\ny\n")
     assert (done.returncode, done.stderr) == (0, "")
     assert sorted(r.value for r in consume_records(broker.bootstrap, missing, range(PARTITIONS), 2)) == [b"x", b"y"]
-    one_line_error(produce(broker, "bad name!", input="x\n"), 1,  # what the broker cannot create is named so
-                   "kafkalog produce: 'bad name!' is not a valid topic name: at most 249 ASCII letters, digits, '.', "
-                   "'_' and '-' (INVALID_TOPIC_EXCEPTION)")
+    one_line_error(
+        produce(broker, "bad name!", input="x\n"),
+        1,  # what the broker cannot create is named so
+        "kafkalog produce: 'bad name!' is not a valid topic name: at most 249 ASCII letters, digits, '.', "
+        "'_' and '-' (INVALID_TOPIC_EXCEPTION)",
+    )
 
 
 def test_a_missing_topic_is_refused_where_the_broker_does_not_create_topics(start_broker, request):
     broker = start_broker({"auto.create.topics.enable": "false"})
     missing = topic_for(request, "missing")
-    one_line_error(produce(broker, missing, input="x\n"), 1,
-                   f"kafkalog produce: topic {missing!r} does not exist on {broker.bootstrap} (and the broker does "
-                   f"not create topics on first use: auto.create.topics.enable=false; create it with `kafkalog "
-                   f"topics create`)")
+    one_line_error(
+        produce(broker, missing, input="x\n"),
+        1,
+        f"kafkalog produce: topic {missing!r} does not exist on {broker.bootstrap} (and the broker does "
+        f"not create topics on first use: auto.create.topics.enable=false; create it with `kafkalog "
+        f"topics create`)",
+    )
 
 
 def test_kafka_console_producer_properties_split_keys(broker, request):
     """kafka-console-producer.sh's --property parse.key=true, with key.separator (a tab by default),
     --compression-codec and --request-required-acks."""
     topic = new_topic(broker, request, "--partitions", "1")
-    done = kafkalog("produce", "--topic", topic, "--property", "parse.key=true", "--property", "key.separator=:",
-                    "--compression-codec", "gzip", "--request-required-acks", "all",
-                    "--bootstrap-server", f"PLAINTEXT://{broker.bootstrap}", input="k1:v1\nk2:v:2\n")
+    done = kafkalog(
+        "produce",
+        "--topic",
+        topic,
+        "--property",
+        "parse.key=true",
+        "--property",
+        "key.separator=:",
+        "--compression-codec",
+        "gzip",
+        "--request-required-acks",
+        "all",
+        "--bootstrap-server",
+        f"PLAINTEXT://{broker.bootstrap}",
+        input="k1:v1\nk2:v:2\n",
+    )
     assert (done.returncode, done.stderr) == (0, "")
     done = produce(broker, topic, "--property", "parse.key=true", input="k3\tv3\n")
     assert (done.returncode, done.stderr) == (0, "")
     assert key_values(consume_records(broker.bootstrap, topic, [0], 3)) == [
-        (0, b"k1", b"v1"), (0, b"k2", b"v:2"), (0, b"k3", b"v3")]
+        (0, b"k1", b"v1"),
+        (0, b"k2", b"v:2"),
+        (0, b"k3", b"v3"),
+    ]
     assert stored_codecs(broker.bootstrap, topic, 0) == ["gzip", "none"]
 
 
 def test_operation_errors_exit_1(broker, request):
     topic = new_topic(broker, request, "--partitions", "2", "--config", "max.message.bytes=1000")
-    one_line_error(produce(broker, topic, "--partition", "2", input="x\n"), 1,
-                   f"kafkalog produce: topic {topic!r} has no partition 2 (its partitions are 0-1)")
-    message = one_line_error(produce(broker, topic, input="small\n" + "y" * 5000 + "\n"), 1,
-                             "kafkalog produce: line 2 not stored: a record of 5,000 bytes: ")
+    one_line_error(
+        produce(broker, topic, "--partition", "2", input="x\n"),
+        1,
+        f"kafkalog produce: topic {topic!r} has no partition 2 (its partitions are 0-1)",
+    )
+    message = one_line_error(
+        produce(broker, topic, input="small\n" + "y" * 5000 + "\n"),
+        1,
+        "kafkalog produce: line 2 not stored: a record of 5,000 bytes: ",
+    )
     assert any(f"{topic}-{partition}:" in message for partition in (0, 1))  # the sticky partition, picked at random
     assert "MESSAGE_TOO_LARGE" in message and "1 line stored" in message
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--compression", "brotli"], "argument --compression/--compression-codec: invalid choice: 'brotli'"),
-    (["--acks", "2"], "argument --acks/--request-required-acks: invalid choice: '2'"),
-    (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
-    (["--key-separator", ""], "--key-separator cannot be empty"),
-    (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
-    (["--header", "no-value"], "argument --header: 'no-value' is not KEY=VALUE"),
-    (["--header", "=v"], "argument --header: '=v' is not KEY=VALUE"),
-    (["--property", "ignore.error=true"], "--property ignore.error: not a property of this producer"),
-    (["--property", "parse.key=1"], "--property parse.key=1: the value is true or false"),
-    (["--property", "key.separator=:"], "--property key.separator needs --property parse.key=true"),
-    (["--property", "parse.key=true", "--key-separator", ":"], "give one"),
-    (["--timestamp", "yesterday"], "argument --timestamp: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
-    (["--format", "json", "--key-separator", ":"], "--key-separator splits plain lines"),
-    (["--on-error", "ignore"], "argument --on-error: invalid choice: 'ignore'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--compression", "brotli"], "argument --compression/--compression-codec: invalid choice: 'brotli'"),
+        (["--acks", "2"], "argument --acks/--request-required-acks: invalid choice: '2'"),
+        (["--partition", "-1"], "argument --partition: '-1' is not a whole number >= 0"),
+        (["--key-separator", ""], "--key-separator cannot be empty"),
+        (["--file", "/nonexistent/lines.txt"], "--file /nonexistent/lines.txt: No such file or directory"),
+        (["--header", "no-value"], "argument --header: 'no-value' is not KEY=VALUE"),
+        (["--header", "=v"], "argument --header: '=v' is not KEY=VALUE"),
+        (["--property", "ignore.error=true"], "--property ignore.error: not a property of this producer"),
+        (["--property", "parse.key=1"], "--property parse.key=1: the value is true or false"),
+        (["--property", "key.separator=:"], "--property key.separator needs --property parse.key=true"),
+        (["--property", "parse.key=true", "--key-separator", ":"], "give one"),
+        (["--timestamp", "yesterday"], "argument --timestamp: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
+        (["--format", "json", "--key-separator", ":"], "--key-separator splits plain lines"),
+        (["--on-error", "ignore"], "argument --on-error: invalid choice: 'ignore'"),
+    ],
+)
 def test_usage_errors_exit_2(broker, args, message):
     done = produce(broker, "any-topic", *args, input="x\n")
     assert message in one_line_error(done, 2, "kafkalog produce: ")
@@ -304,8 +365,9 @@ def test_usage_errors_exit_2(broker, args, message):
 
 def consumed_with_headers(bootstrap: str, topic: str, count: int) -> list[tuple]:
     """(key, value, timestamp, headers) of ``count`` records of partition 0, read by confluent-kafka."""
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"cli-{topic}",
-                                         "enable.auto.commit": False})
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"cli-{topic}", "enable.auto.commit": False}
+    )
     got = []
     try:
         consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
@@ -323,38 +385,80 @@ def consumed_with_headers(bootstrap: str, topic: str, count: int) -> list[tuple]
 
 def test_headers_and_a_timestamp_for_every_line(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
-    done = produce(broker, topic, "--key-separator", ":", "--header", "source=web", "--header", "empty=",
-                   "--timestamp", "2026-11-20T13:00:00Z", input="u1:a\nu2:b\n")
+    done = produce(
+        broker,
+        topic,
+        "--key-separator",
+        ":",
+        "--header",
+        "source=web",
+        "--header",
+        "empty=",
+        "--timestamp",
+        "2026-11-20T13:00:00Z",
+        input="u1:a\nu2:b\n",
+    )
     assert (done.returncode, done.stderr) == (0, "")
     stamp = int(datetime.datetime(2026, 11, 20, 13, tzinfo=datetime.timezone.utc).timestamp() * 1000)
     headers = [("source", b"web"), ("empty", b"")]
-    assert consumed_with_headers(broker.bootstrap, topic, 2) == [(b"u1", b"a", stamp, headers),
-                                                                 (b"u2", b"b", stamp, headers)]
+    assert consumed_with_headers(broker.bootstrap, topic, 2) == [
+        (b"u1", b"a", stamp, headers),
+        (b"u2", b"b", stamp, headers),
+    ]
 
 
 def test_json_lines_carry_key_value_headers_and_timestamp(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
-    lines = [{"key": "k1", "value": "v1", "headers": [{"key": "h", "value": "1"}, {"key": "h", "value": None}],
-              "timestamp": 1_700_000_000_000},
-             {"key": None, "value": base64.b64encode(b"\xff\x00").decode(), "valueEncoding": "base64",
-              "headers": {"trace": "t-7"}, "timestamp": "2023-11-14T22:13:20.005Z"},
-             {"value": None, "topic": "ignored", "partition": 9, "offset": 5, "timestampType": "CreateTime"}]
-    done = produce(broker, topic, "--format", "json", "--header", "via=cli", "--timestamp", "1000",
-                   input="".join(json.dumps(line) + "\n" for line in lines))
+    lines = [
+        {
+            "key": "k1",
+            "value": "v1",
+            "headers": [{"key": "h", "value": "1"}, {"key": "h", "value": None}],
+            "timestamp": 1_700_000_000_000,
+        },
+        {
+            "key": None,
+            "value": base64.b64encode(b"\xff\x00").decode(),
+            "valueEncoding": "base64",
+            "headers": {"trace": "t-7"},
+            "timestamp": "2023-11-14T22:13:20.005Z",
+        },
+        {"value": None, "topic": "ignored", "partition": 9, "offset": 5, "timestampType": "CreateTime"},
+    ]
+    done = produce(
+        broker,
+        topic,
+        "--format",
+        "json",
+        "--header",
+        "via=cli",
+        "--timestamp",
+        "1000",
+        input="".join(json.dumps(line) + "\n" for line in lines),
+    )
     assert (done.returncode, done.stderr) == (0, "")
     assert consumed_with_headers(broker.bootstrap, topic, 3) == [
         (b"k1", b"v1", 1_700_000_000_000, [("h", b"1"), ("h", None), ("via", b"cli")]),
         (None, b"\xff\x00", 1_700_000_000_005, [("trace", b"t-7"), ("via", b"cli")]),
-        (None, None, 1000, [("via", b"cli")])]
+        (None, None, 1000, [("via", b"cli")]),
+    ]
 
 
 def test_what_consume_prints_as_json_produces_the_same_records(broker, request):
     source, copy = new_topic(broker, request, "--partitions", "1"), topic_for(request, "copy")
-    assert kafkalog("topics", "create", copy, "--partitions", "1", "--bootstrap-server", broker.bootstrap).returncode == 0
+    assert (
+        kafkalog("topics", "create", copy, "--partitions", "1", "--bootstrap-server", broker.bootstrap).returncode == 0
+    )
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap})
     for i, (key, value) in enumerate([(b"k", b"v"), (b"\xfe", b"tab\tnew\nline"), (None, b"\x00\xff")]):
-        producer.produce(source, key=key, value=value, partition=0, timestamp=1_600_000_000_000 + i,
-                         headers=[("bin", b"\xff"), ("text", "\u00e9".encode()), ("none", None)])
+        producer.produce(
+            source,
+            key=key,
+            value=value,
+            partition=0,
+            timestamp=1_600_000_000_000 + i,
+            headers=[("bin", b"\xff"), ("text", "\u00e9".encode()), ("none", None)],
+        )
     assert producer.flush(WAIT_SECONDS) == 0
     printed = kafkalog("consume", "--topic", source, "--format", "json", "--bootstrap-servers", broker.bootstrap)
     assert printed.returncode == 0, printed.stderr
@@ -365,9 +469,18 @@ def test_what_consume_prints_as_json_produces_the_same_records(broker, request):
 
 def test_bad_json_lines_are_named_and_skipped(broker, request):
     topic = new_topic(broker, request, "--partitions", "1")
-    lines = ['{"value": "good 1"}', "not json", '["a list"]', '{"value": 5}', '{"vlaue": "typo"}',
-             '{"value": "x", "timestamp": -5}', '{"value": "x", "valueEncoding": "base64"}',
-             '{"value": "x", "headers": [1]}', '{"value": "\\ud800"}', '{"value": "good 2"}']
+    lines = [
+        '{"value": "good 1"}',
+        "not json",
+        '["a list"]',
+        '{"value": 5}',
+        '{"vlaue": "typo"}',
+        '{"value": "x", "timestamp": -5}',
+        '{"value": "x", "valueEncoding": "base64"}',
+        '{"value": "x", "headers": [1]}',
+        '{"value": "\\ud800"}',
+        '{"value": "good 2"}',
+    ]
     done = produce(broker, topic, "--format", "json", "--on-error", "skip", input="\n".join(lines) + "\n")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     reasons = done.stderr.splitlines()

@@ -51,13 +51,23 @@ def commit(broker, group: str, topic: str, offset: int) -> None:
 
 def subscribed_values(broker, group: str, topic: str, count: int) -> list[bytes]:
     """What a confluent-kafka member of ``group`` (auto.offset.reset earliest) reads of ``topic``."""
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
-                                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     got = []
     try:
         consumer.subscribe([topic])
-        wait_for(lambda: got.extend(m.value() for m in consumer.consume(count, 0.5) if not m.error())
-                 or len(got) >= count, timeout=60, interval=0, what=f"{count} records in group {group!r}")
+        wait_for(
+            lambda: got.extend(m.value() for m in consumer.consume(count, 0.5) if not m.error()) or len(got) >= count,
+            timeout=60,
+            interval=0,
+            what=f"{count} records in group {group!r}",
+        )
     finally:
         consumer.close()
     return got
@@ -78,8 +88,11 @@ def test_deleting_a_topic_deletes_the_groups_offsets_of_it_and_a_restart_keeps_t
     assert "100" in describe(broker, "G").stdout
 
     assert run(broker, "topics", "delete", topic).returncode == 0
-    wait_for(lambda: "consumer group 'G' does not exist" in describe(broker, "G").stderr, timeout=WAIT_SECONDS,
-             what="group G, whose only offsets were of the deleted topic, to be gone")
+    wait_for(
+        lambda: "consumer group 'G' does not exist" in describe(broker, "G").stderr,
+        timeout=WAIT_SECONDS,
+        what="group G, whose only offsets were of the deleted topic, to be gone",
+    )
     assert broker.stop() == 0
     broker.start()
     assert "consumer group 'G' does not exist" in describe(broker, "G").stderr
@@ -100,19 +113,23 @@ def test_a_committed_offset_outside_the_log_starts_at_the_reset_offset_and_none_
     commit(broker, "G", topic, 3)
     assert run(broker, "delete-records", topic, "--before", "0:8").returncode == 0
 
-    failed = run(broker, "consume", topic, "--group", "G", "--auto-offset-reset", "none",
-                 "--session-timeout-ms", "60000")
+    failed = run(
+        broker, "consume", topic, "--group", "G", "--auto-offset-reset", "none", "--session-timeout-ms", "60000"
+    )
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     assert failed.stderr.splitlines()[-1] == (
         f"kafkalog consume: {topic}-0: offset 3 is outside the log, which holds offsets 8 to 10 and "
-        f"--auto-offset-reset is none (give earliest or latest to start there)")
+        f"--auto-offset-reset is none (give earliest or latest to start there)"
+    )
     # left at once: no member waits out its 60 s session
     assert "is Empty, with 0 active members" in describe(broker, "G").stdout
 
     below = run(broker, "consume", topic, "--group", "G")
     assert consumed_offsets(below) == [8, 9]
-    assert f"{topic}-0: offset 3 is outside the log, which holds offsets 8 to 10; starting at the earliest " \
-           f"offset 8 (--auto-offset-reset)" in below.stderr
+    assert (
+        f"{topic}-0: offset 3 is outside the log, which holds offsets 8 to 10; starting at the earliest "
+        f"offset 8 (--auto-offset-reset)" in below.stderr
+    )
 
     commit(broker, "G", topic, 50)
     described = json.loads(run(broker, "groups", "describe", "G", "--format", "json").stdout)
@@ -128,10 +145,25 @@ def test_a_following_member_whose_position_was_deleted_meanwhile_goes_on_from_th
     broker, topic = durable, topic_for(request)
     assert run(broker, "topics", "create", topic, "--partitions", "1").returncode == 0
     produce_records(broker.bootstrap, topic, [(0, None, b"x" * 1000, 0)] * 4000)  # 4 fetches of 1 MiB
-    member = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--group", "F", "--follow",
-                               "--session-timeout-ms", "120000",  # held longer than 10 s, it would be dropped
-                               "--bootstrap-server", broker.bootstrap],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    member = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "consume",
+            topic,
+            "--group",
+            "F",
+            "--follow",
+            "--session-timeout-ms",
+            "120000",  # held longer than 10 s, it would be dropped
+            "--bootstrap-server",
+            broker.bootstrap,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     notes, lines = queue.Queue(), queue.Queue()
     try:
         threading.Thread(target=lambda: [notes.put(line) for line in member.stderr], daemon=True).start()
@@ -146,6 +178,7 @@ def test_a_following_member_whose_position_was_deleted_meanwhile_goes_on_from_th
             while not lines.empty():
                 printed.append(int(lines.get().split("\t")[1]))
             return printed[-3:] == [4000, 4001, 4002]
+
         wait_for(read_all_new, timeout=60, what="the records produced after the deletion")
         member.send_signal(signal.SIGTERM)
         assert member.wait(WAIT_SECONDS) == 0
@@ -156,5 +189,8 @@ def test_a_following_member_whose_position_was_deleted_meanwhile_goes_on_from_th
     held = printed[:-3]  # the fetches made before the deletion, printed whole; nothing of the deleted after
     assert held == list(range(len(held))) and len(held) < 4000
     stderr = "".join(notes.queue)  # the new records may have been appended before the reset
-    assert re.search(f"{topic}-0: offset {len(held)} is outside the log, which holds offsets 4000 to 400[0-3]; "
-                     f"starting at the earliest offset 4000 \\(--auto-offset-reset\\)", stderr), stderr
+    assert re.search(
+        f"{topic}-0: offset {len(held)} is outside the log, which holds offsets 4000 to 400[0-3]; "
+        f"starting at the earliest offset 4000 \\(--auto-offset-reset\\)",
+        stderr,
+    ), stderr

@@ -24,22 +24,42 @@ def listed(broker) -> list[str]:
 
 def test_create_list_describe_delete_round_trip(broker, request):
     topic = topic_for(request)
-    done = kafkalog("topics", "create", topic, "--partitions", "3", "--config", "retention.ms=1000",
-                    "--config", "segment.bytes=1048576", "--bootstrap-server", broker.bootstrap)
+    done = kafkalog(
+        "topics",
+        "create",
+        topic,
+        "--partitions",
+        "3",
+        "--config",
+        "retention.ms=1000",
+        "--config",
+        "segment.bytes=1048576",
+        "--bootstrap-server",
+        broker.bootstrap,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, f"created topic {topic}\n", "")
     assert topic in listed(broker) and listed(broker) == sorted(listed(broker))
 
     [description] = described(broker, topic)
     assert (description["topic"], description["controller"]) == (topic, 0)
-    assert description["partitions"] == [{"partition": p, "leader": 0, "earliestOffset": 0, "latestOffset": 0,
-                                          "sizeBytes": 0} for p in range(3)]
+    assert description["partitions"] == [
+        {"partition": p, "leader": 0, "earliestOffset": 0, "latestOffset": 0, "sizeBytes": 0} for p in range(3)
+    ]
     configs = description["configs"]
-    assert configs["retention.ms"] == {"value": "1000", "source": "DYNAMIC_TOPIC_CONFIG", "readOnly": False,
-                                       "sensitive": False}
-    assert (configs["segment.bytes"]["value"], configs["segment.bytes"]["source"]) == \
-        ("1048576", "DYNAMIC_TOPIC_CONFIG")
-    assert (configs["max.message.bytes"]["value"], configs["max.message.bytes"]["source"]) == ("1048588",
-                                                                                               "DEFAULT_CONFIG")
+    assert configs["retention.ms"] == {
+        "value": "1000",
+        "source": "DYNAMIC_TOPIC_CONFIG",
+        "readOnly": False,
+        "sensitive": False,
+    }
+    assert (configs["segment.bytes"]["value"], configs["segment.bytes"]["source"]) == (
+        "1048576",
+        "DYNAMIC_TOPIC_CONFIG",
+    )
+    assert (configs["max.message.bytes"]["value"], configs["max.message.bytes"]["source"]) == (
+        "1048588",
+        "DEFAULT_CONFIG",
+    )
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # a third-party view of the same topic
     resource = ConfigResource(ResourceType.TOPIC, topic)
     entry = admin.describe_configs([resource], request_timeout=15)[resource].result(timeout=20)["retention.ms"]
@@ -49,8 +69,11 @@ def test_create_list_describe_delete_round_trip(broker, request):
     done = kafkalog("topics", "delete", topic, "--bootstrap-server", broker.bootstrap)
     assert (done.returncode, done.stdout) == (0, f"deleted topic {topic}\n")
     assert topic not in listed(broker)
-    one_line_error(kafkalog("topics", "describe", topic, "--bootstrap-server", broker.bootstrap), 1,
-                   f"kafkalog topics describe: topic {topic!r} does not exist on {broker.bootstrap}")
+    one_line_error(
+        kafkalog("topics", "describe", topic, "--bootstrap-server", broker.bootstrap),
+        1,
+        f"kafkalog topics describe: topic {topic!r} does not exist on {broker.bootstrap}",
+    )
 
 
 def test_describe_shows_offsets_and_sizes_once_records_arrive(broker, request):
@@ -60,8 +83,11 @@ def test_describe_shows_offsets_and_sizes_once_records_arrive(broker, request):
     produce_records(broker.bootstrap, topic, [(1, b"k%d" % i, b"v" * 100, 1_700_000_000_000 + i) for i in range(7)])
     [description] = described(broker, topic)
     first, second = description["partitions"]
-    assert (first["latestOffset"], second["latestOffset"]) == (0, 7) == tuple(latest_offsets(
-        broker.bootstrap, topic, [0, 1]).values())
+    assert (
+        (first["latestOffset"], second["latestOffset"])
+        == (0, 7)
+        == tuple(latest_offsets(broker.bootstrap, topic, [0, 1]).values())
+    )
     assert first["sizeBytes"] == 0 and second["sizeBytes"] > 700
 
     plain = kafkalog("topics", "describe", topic, "--bootstrap-server", broker.bootstrap)
@@ -88,12 +114,15 @@ def test_several_topics_at_once_and_partial_failures(broker, request):
     one_line_error(done, 1, f"kafkalog topics describe: topic {missing!r} does not exist on {broker.bootstrap}")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--partitions", "2"], "already exists (TOPIC_ALREADY_EXISTS)"),
-    (["--config", "no.such.setting=1"], "no.such.setting: unknown topic log setting (INVALID_CONFIG)"),
-    (["--config", "retention.ms=soon"], "retention.ms: 'soon' is not an integer"),
-    (["--replication-factor", "3"], "INVALID_REPLICATION_FACTOR"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--partitions", "2"], "already exists (TOPIC_ALREADY_EXISTS)"),
+        (["--config", "no.such.setting=1"], "no.such.setting: unknown topic log setting (INVALID_CONFIG)"),
+        (["--config", "retention.ms=soon"], "retention.ms: 'soon' is not an integer"),
+        (["--replication-factor", "3"], "INVALID_REPLICATION_FACTOR"),
+    ],
+)
 def test_create_errors_exit_1_with_the_brokers_reason(broker, request, args, message):
     topic = topic_for(request)
     if "--partitions" in args:
@@ -122,8 +151,11 @@ def test_if_not_exists_if_exists_and_validate_only_make_scripts_idempotent(broke
         done = kafkalog("topics", "delete", topic, "--if-exists", "--bootstrap-server", broker.bootstrap)
         assert done.returncode == 0 and done.stderr == ""
     assert "does not exist: nothing to do" in done.stdout
-    one_line_error(kafkalog("topics", "delete", topic, "--bootstrap-server", broker.bootstrap), 1,
-                   f"kafkalog topics delete: topic {topic!r} does not exist")
+    one_line_error(
+        kafkalog("topics", "delete", topic, "--bootstrap-server", broker.bootstrap),
+        1,
+        f"kafkalog topics delete: topic {topic!r} does not exist",
+    )
 
 
 def test_kafka_topics_and_configs_spellings(broker, request):
@@ -143,15 +175,19 @@ def test_kafka_topics_and_configs_spellings(broker, request):
     every = [json.loads(line) for line in ok("topics", "--describe", "--format", "json").splitlines()]
     assert [d["topic"] for d in every] == listed(broker)  # no topic named: every topic, as kafka-topics
     assert ok("topics", "--topic", topic, "--alter", "--partitions", "3") == f"altered topic {topic}: 3 partitions\n"
-    assert ok("configs", "--entity-type", "topics", "--entity-name", topic, "--alter", "--add-config",
-              "retention.ms=1000") == f"changed topic {topic}: retention.ms=1000\n"
-    described = json.loads(ok("configs", "--describe", "--entity-type", "topics", "--entity-name", topic,
-                              "--format", "json"))
+    assert (
+        ok("configs", "--entity-type", "topics", "--entity-name", topic, "--alter", "--add-config", "retention.ms=1000")
+        == f"changed topic {topic}: retention.ms=1000\n"
+    )
+    described = json.loads(
+        ok("configs", "--describe", "--entity-type", "topics", "--entity-name", topic, "--format", "json")
+    )
     assert [(c["name"], c["value"]) for c in described["configs"]] == [("retention.ms", "1000")]
     assert ok("topics", "--delete", "--topic", topic) == f"deleted topic {topic}\n"
     two = kafkalog("topics", "--describe", "--delete", "--topic", topic, *bootstrap)  # which one: a usage error
-    one_line_error(two, 2, "kafkalog topics: --describe and --delete are two actions: give one "
-                           "(see 'kafkalog topics --help')")
+    one_line_error(
+        two, 2, "kafkalog topics: --describe and --delete are two actions: give one (see 'kafkalog topics --help')"
+    )
 
 
 def test_list_as_json(broker, request):

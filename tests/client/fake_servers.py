@@ -97,8 +97,8 @@ class _ThreadedServer:
                     try:
                         while len(buffer) >= 4 and len(buffer) >= 4 + _SIZE.unpack_from(buffer)[0]:
                             size = _SIZE.unpack_from(buffer)[0]
-                            frame = bytes(buffer[4:4 + size])
-                            del buffer[:4 + size]
+                            frame = bytes(buffer[4 : 4 + size])
+                            del buffer[: 4 + size]
                             reply = self._answer(frame)
                             if reply is not None:
                                 conn.sendall(reply)
@@ -149,9 +149,18 @@ class TlsAlertListener(_ThreadedServer):
 class FakeBroker(_ThreadedServer):
     """Node 0 on 127.0.0.1, leader of ``topic`` partition 0, whose log is ``batches`` (from offset 0)."""
 
-    def __init__(self, topic: str, batches: list[bytes], *, truncate: bool = True, api_versions_max: int = 2,
-                 advertised: dict | None = None, close_on: tuple = (), fetch_errors: tuple = (),
-                 metadata_errors: tuple = ()):
+    def __init__(
+        self,
+        topic: str,
+        batches: list[bytes],
+        *,
+        truncate: bool = True,
+        api_versions_max: int = 2,
+        advertised: dict | None = None,
+        close_on: tuple = (),
+        fetch_errors: tuple = (),
+        metadata_errors: tuple = (),
+    ):
         super().__init__()
         self.close_on = set(close_on)  # API keys answered by closing the connection
         self.fetch_errors = list(fetch_errors)  # partition error codes for the first fetches
@@ -167,8 +176,11 @@ class FakeBroker(_ThreadedServer):
         self.requests: list[tuple[int, int, dict]] = []  # (api key, version, decoded body)
 
     def fetch_sizes(self) -> list[int]:
-        return [body["topics"][0]["partitions"][0]["partition_max_bytes"]
-                for key, _, body in self.requests if key == ApiKey.FETCH]
+        return [
+            body["topics"][0]["partitions"][0]["partition_max_bytes"]
+            for key, _, body in self.requests
+            if key == ApiKey.FETCH
+        ]
 
     def versions_used(self, api_key: ApiKey) -> list[int]:
         return [version for key, version, _ in self.requests if key == api_key]
@@ -183,17 +195,35 @@ class FakeBroker(_ThreadedServer):
         if key == ApiKey.API_VERSIONS:
             self.requests.append((key, version, {}))
             if version > self.api_versions_max:  # Kafka's reply: a v0 body with error 35
-                return _encode(cid, key, 0, {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": [
-                    {"api_key": key, "min_version": 0, "max_version": self.api_versions_max}]})
-            return _encode(cid, key, version, {"error_code": ErrorCode.NONE, "throttle_time_ms": 0, "api_keys": [
-                {"api_key": k, "min_version": lo, "max_version": hi} for k, (lo, hi) in self.advertised.items()]})
+                return _encode(
+                    cid,
+                    key,
+                    0,
+                    {
+                        "error_code": ErrorCode.UNSUPPORTED_VERSION,
+                        "api_keys": [{"api_key": key, "min_version": 0, "max_version": self.api_versions_max}],
+                    },
+                )
+            return _encode(
+                cid,
+                key,
+                version,
+                {
+                    "error_code": ErrorCode.NONE,
+                    "throttle_time_ms": 0,
+                    "api_keys": [
+                        {"api_key": k, "min_version": lo, "max_version": hi} for k, (lo, hi) in self.advertised.items()
+                    ],
+                },
+            )
         body = frames.decode_request_body(header, reader)
         self.requests.append((key, version, body))
         low, high = self.advertised.get(key, (0, -1))
         if not low <= version <= high:
             raise AssertionError(f"client sent {ApiKey(key).name} v{version}, outside the advertised {low}-{high}")
-        handler = {ApiKey.METADATA: self._metadata, ApiKey.FETCH: self._fetch,
-                   ApiKey.LIST_OFFSETS: self._list_offsets}[ApiKey(key)]
+        handler = {ApiKey.METADATA: self._metadata, ApiKey.FETCH: self._fetch, ApiKey.LIST_OFFSETS: self._list_offsets}[
+            ApiKey(key)
+        ]
         return _encode(cid, key, version, handler(body, version))
 
     def _metadata(self, body: dict, version: int) -> dict:
@@ -202,18 +232,44 @@ class FakeBroker(_ThreadedServer):
         topics = []
         for name in names:
             if name == self.topic and self.metadata_errors:
-                topics.append({"error_code": self.metadata_errors.pop(0), "name": name, "is_internal": False,
-                               "partitions": []})
+                topics.append(
+                    {"error_code": self.metadata_errors.pop(0), "name": name, "is_internal": False, "partitions": []}
+                )
             elif name == self.topic:
-                topics.append({"error_code": 0, "name": name, "is_internal": False, "partitions": [{
-                    "error_code": 0, "partition_index": 0, "leader_id": 0, "leader_epoch": 0,
-                    "replica_nodes": [0], "isr_nodes": [0], "offline_replicas": []}]})
+                topics.append(
+                    {
+                        "error_code": 0,
+                        "name": name,
+                        "is_internal": False,
+                        "partitions": [
+                            {
+                                "error_code": 0,
+                                "partition_index": 0,
+                                "leader_id": 0,
+                                "leader_epoch": 0,
+                                "replica_nodes": [0],
+                                "isr_nodes": [0],
+                                "offline_replicas": [],
+                            }
+                        ],
+                    }
+                )
             else:
-                topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
-                               "is_internal": False, "partitions": []})
-        return {"throttle_time_ms": 0, "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port,
-                                                    "rack": None}],
-                "cluster_id": "fake", "controller_id": 0, "topics": topics}
+                topics.append(
+                    {
+                        "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        "name": name,
+                        "is_internal": False,
+                        "partitions": [],
+                    }
+                )
+        return {
+            "throttle_time_ms": 0,
+            "brokers": [{"node_id": 0, "host": "127.0.0.1", "port": self.port, "rack": None}],
+            "cluster_id": "fake",
+            "controller_id": 0,
+            "topics": topics,
+        }
 
     def _fetch(self, body: dict, version: int) -> dict:
         (topic,) = body["topics"]
@@ -240,12 +296,28 @@ class FakeBroker(_ThreadedServer):
                         break
                     end = pos + h.size
                 records = self.log[start:end]
-        return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": [{
-            "topic": topic["topic"], "partitions": [{
-                "partition_index": wanted["partition"], "error_code": error,
-                "high_watermark": self.high_watermark, "last_stable_offset": self.high_watermark,
-                "log_start_offset": 0, "aborted_transactions": [], "preferred_read_replica": -1,
-                "records": records}]}]}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "session_id": 0,
+            "responses": [
+                {
+                    "topic": topic["topic"],
+                    "partitions": [
+                        {
+                            "partition_index": wanted["partition"],
+                            "error_code": error,
+                            "high_watermark": self.high_watermark,
+                            "last_stable_offset": self.high_watermark,
+                            "log_start_offset": 0,
+                            "aborted_transactions": [],
+                            "preferred_read_replica": -1,
+                            "records": records,
+                        }
+                    ],
+                }
+            ],
+        }
 
     def _list_offsets(self, body: dict, version: int) -> dict:
         topics = []
@@ -253,8 +325,15 @@ class FakeBroker(_ThreadedServer):
             partitions = []
             for p in topic["partitions"]:
                 offset = {-2: 0, -1: self.high_watermark}.get(p["timestamp"], -1)
-                partitions.append({"partition_index": p["partition_index"], "error_code": 0, "timestamp": -1,
-                                   "offset": offset, "leader_epoch": 0})
+                partitions.append(
+                    {
+                        "partition_index": p["partition_index"],
+                        "error_code": 0,
+                        "timestamp": -1,
+                        "offset": offset,
+                        "leader_epoch": 0,
+                    }
+                )
             topics.append({"name": topic["name"], "partitions": partitions})
         return {"throttle_time_ms": 0, "topics": topics}
 

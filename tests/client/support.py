@@ -47,9 +47,15 @@ def topic_for(request, tag: str = "") -> str:
 def produce(bootstrap: str, topic: str, groups, compression: str = "none") -> list[Record]:
     """Produce each group of ``Msg`` (flushing after each one) and return, in production order,
     one ``(partition, Record)`` per message with the offset the broker assigned."""
-    producer = confluent_kafka.Producer({
-        "bootstrap.servers": bootstrap, "compression.type": compression, "linger.ms": 1000,
-        "message.timeout.ms": PRODUCE_TIMEOUT * 1000, "enable.idempotence": False})
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": compression,
+            "linger.ms": 1000,
+            "message.timeout.ms": PRODUCE_TIMEOUT * 1000,
+            "enable.idempotence": False,
+        }
+    )
     delivered, errors = {}, []
 
     def on_delivery(index):
@@ -58,6 +64,7 @@ def produce(bootstrap: str, topic: str, groups, compression: str = "none") -> li
                 errors.append(err)
             else:
                 delivered[index] = (message.partition(), message.offset())
+
         return report
 
     produced = []
@@ -69,9 +76,15 @@ def produce(bootstrap: str, topic: str, groups, compression: str = "none") -> li
             for msg in group:
                 index = len(produced)
                 produced.append(msg)
-                producer.produce(topic, key=msg.key, value=msg.value, partition=msg.partition,
-                                 timestamp=msg.timestamp, headers=list(msg.headers) or None,
-                                 on_delivery=on_delivery(index))
+                producer.produce(
+                    topic,
+                    key=msg.key,
+                    value=msg.value,
+                    partition=msg.partition,
+                    timestamp=msg.timestamp,
+                    headers=list(msg.headers) or None,
+                    on_delivery=on_delivery(index),
+                )
             remaining = producer.flush(PRODUCE_TIMEOUT)
             assert remaining == 0, f"{remaining} messages not delivered within {PRODUCE_TIMEOUT}s"
     finally:
@@ -110,8 +123,9 @@ def stored_batches(client, topic: str, partition: int) -> list[tuple[int, int]]:
     raise AssertionError(f"{topic}-{partition}: still below {end} after 10000 fetches")
 
 
-def read_partition(client, topic: str, partition: int, start: int = 0, max_bytes: int = 1 << 16,
-                   end: int | None = None) -> list[Record]:
+def read_partition(
+    client, topic: str, partition: int, start: int = 0, max_bytes: int = 1 << 16, end: int | None = None
+) -> list[Record]:
     """Every data record of ``topic``-``partition`` in ``[start, end)`` (end: the high watermark)."""
     if end is None:
         end = client.list_offsets({(topic, partition): LATEST})[(topic, partition)][0]

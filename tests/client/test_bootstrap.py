@@ -5,35 +5,60 @@ import random
 
 import pytest
 
-from broker.client import KafkaClient, KafkaError
-from broker.client import BrokerUnavailableError, NewTopic, parse_bootstrap
-from broker.client import BrokerConnection, BrokerConnectionError
+from broker.client import (
+    BrokerConnection,
+    BrokerConnectionError,
+    BrokerUnavailableError,
+    KafkaClient,
+    KafkaError,
+    NewTopic,
+    parse_bootstrap,
+)
 
 from .support import closed_port
 
 EXAMPLE = "for example 127.0.0.1:9092"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("127.0.0.1:9092", [("127.0.0.1", 9092)]),
-    ("h1:9092,h2:9093", [("h1", 9092), ("h2", 9093)]),
-    ("  h1:9092 ,  h2:9093  ", [("h1", 9092), ("h2", 9093)]),
-    ("h1:9092, h2:9093,\th3:1", [("h1", 9092), ("h2", 9093), ("h3", 1)]),
-    ("[::1]:9092", [("::1", 9092)]),
-    ("localhost:65535", [("localhost", 65535)]),
-    # a listener name before the address, as Kafka's clients ignore it
-    ("PLAINTEXT://h1:9092,SASL_SSL://[::1]:9093", [("h1", 9092), ("::1", 9093)]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("127.0.0.1:9092", [("127.0.0.1", 9092)]),
+        ("h1:9092,h2:9093", [("h1", 9092), ("h2", 9093)]),
+        ("  h1:9092 ,  h2:9093  ", [("h1", 9092), ("h2", 9093)]),
+        ("h1:9092, h2:9093,\th3:1", [("h1", 9092), ("h2", 9093), ("h3", 1)]),
+        ("[::1]:9092", [("::1", 9092)]),
+        ("localhost:65535", [("localhost", 65535)]),
+        # a listener name before the address, as Kafka's clients ignore it
+        ("PLAINTEXT://h1:9092,SASL_SSL://[::1]:9093", [("h1", 9092), ("::1", 9093)]),
+    ],
+)
 def test_parse_bootstrap_accepts(text, expected):
     assert parse_bootstrap(text) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "", " ", "host", "host:", ":9092", "host:port", "host:0", "host:65536", "host:-1", "host:9092:",
-    "h1:9092,", "h1:9092,,h2:9092", ",h1:9092", "host:9O92",
-    "host:\u00b2",  # a character str.isdigit() accepts but int() refuses
-    "PLAINTEXT://", "PLAINTEXT://host",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "host",
+        "host:",
+        ":9092",
+        "host:port",
+        "host:0",
+        "host:65536",
+        "host:-1",
+        "host:9092:",
+        "h1:9092,",
+        "h1:9092,,h2:9092",
+        ",h1:9092",
+        "host:9O92",
+        "host:\u00b2",  # a character str.isdigit() accepts but int() refuses
+        "PLAINTEXT://",
+        "PLAINTEXT://host",
+    ],
+)
 def test_parse_bootstrap_rejects_with_an_example(text):
     with pytest.raises(ValueError, match=EXAMPLE) as info:
         parse_bootstrap(text)
@@ -89,18 +114,21 @@ def test_all_unreachable_fails_fast_naming_every_address():
         assert address in message
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.partitions_of("t"),
-    lambda c: c.topics(),
-    lambda c: c.fetch("t", 0, 0, 1024),
-    lambda c: c.list_offsets({("t", 0): -1}),
-    lambda c: c.produce("t", 0, [(None, b"v")]),
-    lambda c: c.produce("t", 0, [(None, b"v")], acks=0),
-    lambda c: c.create_topics([NewTopic("t")]),
-    lambda c: c.delete_topics(["t"]),
-    lambda c: c.describe_configs("t"),
-    lambda c: c.partition_sizes("t", [0]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.partitions_of("t"),
+        lambda c: c.topics(),
+        lambda c: c.fetch("t", 0, 0, 1024),
+        lambda c: c.list_offsets({("t", 0): -1}),
+        lambda c: c.produce("t", 0, [(None, b"v")]),
+        lambda c: c.produce("t", 0, [(None, b"v")], acks=0),
+        lambda c: c.create_topics([NewTopic("t")]),
+        lambda c: c.delete_topics(["t"]),
+        lambda c: c.describe_configs("t"),
+        lambda c: c.partition_sizes("t", [0]),
+    ],
+)
 def test_every_call_fails_cleanly_when_nothing_is_reachable(call):
     address = f"127.0.0.1:{closed_port()}"
     with KafkaClient(address, timeout=5, retries=1, retry_backoff_ms=10) as client:

@@ -26,7 +26,7 @@ def _messages(group: int, partition: int) -> list[Msg]:
         Msg(partition, None, f"{tag}-no-key".encode(), (), base + 1),
         Msg(partition, f"{tag}-tombstone".encode(), None, (("why", b"deleted"),), base + 2),
         Msg(partition, b"", b"", (("empty", b""), ("null", None)), base - 50),
-        Msg(partition, "ключ-ü".encode(), bytes(range(256)) * 4, (("ü-header", "wert".encode()),), base + 3),
+        Msg(partition, "ключ-ü".encode(), bytes(range(256)) * 4, (("ü-header", b"wert"),), base + 3),
         Msg(partition, f"{tag}-last".encode(), b"x" * 3000, (), base + 4),
     ]
 
@@ -60,16 +60,30 @@ def _every_batch_header(client, topic, partition, end):
 def test_lz4_batches_on_our_broker(broker, request):
     """lz4 from another producer (kafka-python), which our broker does get compressed."""
     topic = topic_for(request)
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, compression_type="lz4", linger_ms=1000,
-                             request_timeout_ms=15000, max_block_ms=15000)
-    groups = [[m._replace(headers=tuple((k, v) for k, v in m.headers if v is not None))  # no null headers there
-               for m in _messages(g, 0)] for g in range(GROUPS)]
+    producer = KafkaProducer(
+        bootstrap_servers=broker.bootstrap,
+        compression_type="lz4",
+        linger_ms=1000,
+        request_timeout_ms=15000,
+        max_block_ms=15000,
+    )
+    groups = [
+        [
+            m._replace(headers=tuple((k, v) for k, v in m.headers if v is not None))  # no null headers there
+            for m in _messages(g, 0)
+        ]
+        for g in range(GROUPS)
+    ]
     messages = [m for group in groups for m in group]
     try:
         futures = []
         for group in groups:
-            futures += [producer.send(topic, key=m.key, value=m.value, headers=list(m.headers), partition=0,
-                                      timestamp_ms=m.timestamp) for m in group]
+            futures += [
+                producer.send(
+                    topic, key=m.key, value=m.value, headers=list(m.headers), partition=0, timestamp_ms=m.timestamp
+                )
+                for m in group
+            ]
             producer.flush(timeout=20)
         offsets = [f.get(timeout=20).offset for f in futures]
     finally:

@@ -9,8 +9,7 @@ import signal
 
 import pytest
 
-from broker.client import EARLIEST, LATEST, KafkaClient, KafkaError
-from broker.client import BrokerConnection, BrokerConnectionError
+from broker.client import EARLIEST, LATEST, BrokerConnection, BrokerConnectionError, KafkaClient, KafkaError
 from broker.records.record_set import iter_user_records
 
 from ..waiting import wait_for
@@ -46,8 +45,10 @@ def test_fetch_after_kill_and_restart_reconnects(loaded, start_broker):
         restarted = _restart(start_broker, process)
         assert restarted.port == process.port
         assert read_partition(client, topic, 0) == expected[0]
-        assert client.list_offsets({(topic, 1): EARLIEST, (topic, 0): LATEST}) == {(topic, 1): (0, -1),
-                                                                                  (topic, 0): (6, -1)}
+        assert client.list_offsets({(topic, 1): EARLIEST, (topic, 0): LATEST}) == {
+            (topic, 1): (0, -1),
+            (topic, 0): (6, -1),
+        }
 
 
 def test_list_offsets_after_kill_and_restart_reconnects(loaded, start_broker):
@@ -68,8 +69,10 @@ def test_broker_back_within_the_retry_window(loaded, start_broker, caplog):
         wait_for(lambda: any("retrying" in r.getMessage() for r in caplog.records), what="the fetch retrying")
         return _restart(start_broker, process)
 
-    with KafkaClient(process.bootstrap, timeout=5, retries=6, retry_backoff_ms=200) as client, \
-            concurrent.futures.ThreadPoolExecutor(1) as pool:
+    with (
+        KafkaClient(process.bootstrap, timeout=5, retries=6, retry_backoff_ms=200) as client,
+        concurrent.futures.ThreadPoolExecutor(1) as pool,
+    ):
         _holding_connections(client, topic)
         process.kill()
         restarting = pool.submit(restart_once_retrying)
@@ -111,6 +114,7 @@ def test_retries_run_out_while_the_broker_stays_down(loaded):
 
 
 # -- a broker that never answers -----------------------------------------------------------
+
 
 def test_connection_to_a_silent_listener_times_out():
     with SilentListener() as silent:

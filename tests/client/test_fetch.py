@@ -26,9 +26,19 @@ def loaded(cluster):
     """A topic with known batch boundaries on SMALL and one ~20 KB batch on LARGE."""
     topic = f"fetch-{cluster.name}-{uuid.uuid4().hex[:8]}"
     rng = random.Random(7)
-    groups = [[Msg(SMALL, b"key-%02d" % (10 * g + i), b"value-%02d-" % (10 * g + i) * 8,
-                   (("batch", str(g).encode()), ("i", str(i).encode())), 1_700_000_000_000 + 10 * g + i)
-               for i in range(10)] for g in range(3)]
+    groups = [
+        [
+            Msg(
+                SMALL,
+                b"key-%02d" % (10 * g + i),
+                b"value-%02d-" % (10 * g + i) * 8,
+                (("batch", str(g).encode()), ("i", str(i).encode())),
+                1_700_000_000_000 + 10 * g + i,
+            )
+            for i in range(10)
+        ]
+        for g in range(3)
+    ]
     groups[0] += [Msg(LARGE, b"big-%d" % i, rng.randbytes(1000), (), 1_700_000_000_000 + i) for i in range(20)]
     expected = expected_by_partition(produce(cluster.bootstrap, topic, groups))
     with KafkaClient(cluster.bootstrap, timeout=10) as client:
@@ -58,7 +68,7 @@ def test_from_the_start(cluster, loaded, client):
     boundaries = [(b.base_offset, b.last_offset) for b in batches]
     # our broker fills max_bytes with whole batches; the mock answers one batch per fetch
     assert boundaries == (stored[SMALL] if cluster.name == "kafkalog" else stored[SMALL][:1])
-    assert [r for b in batches for r in b.records] == expected[SMALL][:boundaries[-1][1] + 1]
+    assert [r for b in batches for r in b.records] == expected[SMALL][: boundaries[-1][1] + 1]
     assert (result.high_watermark, result.log_start_offset, result.last_stable_offset) == (END, 0, END)
 
 
@@ -78,7 +88,7 @@ def test_from_any_offset_returns_the_batch_holding_it(loaded, client, offset):
     assert batches and (batches[0].base_offset, batches[0].last_offset) == holding
     assert all(b.base_offset == a.last_offset + 1 for a, b in zip(batches, batches[1:], strict=False))
     records = [r for b in batches for r in b.records if r.offset >= offset]
-    assert records == expected[SMALL][offset:batches[-1].last_offset + 1]
+    assert records == expected[SMALL][offset : batches[-1].last_offset + 1]
 
 
 def test_at_the_end_is_empty(loaded, client):
@@ -124,7 +134,7 @@ def test_smaller_than_one_batch_still_returns_that_whole_batch(loaded, client, m
     assert len(result.records) > max_bytes
     batches = _batches(result)
     assert batches and (batches[0].base_offset, batches[0].last_offset) == (base, last)
-    assert batches[0].records == expected[LARGE][base:last + 1]
+    assert batches[0].records == expected[LARGE][base : last + 1]
 
 
 def _wait_for_log_start(client, topic, partition) -> int:
@@ -143,8 +153,14 @@ def _check_below_log_start(client, topic, partition, expected: list[Record], hig
 
 
 def test_below_the_log_start_on_our_broker(start_broker, request):
-    process = start_broker({"num.partitions": "1", "log.segment.bytes": "4096", "log.retention.bytes": "16384",
-                            "log.retention.check.interval.ms": "100"})
+    process = start_broker(
+        {
+            "num.partitions": "1",
+            "log.segment.bytes": "4096",
+            "log.retention.bytes": "16384",
+            "log.retention.check.interval.ms": "100",
+        }
+    )
     topic = topic_for(request)
     rng = random.Random(3)
     now = int(time.time() * 1000)  # recent: older records would all be past retention.ms (7 days)
@@ -158,8 +174,9 @@ def test_below_the_log_start_on_the_mock(mock_cluster, request):
     """The mock keeps about 5 MiB per partition: 7 MB of incompressible values push the start up."""
     topic = topic_for(request)
     value = random.Random(5).randbytes(10_000)
-    groups = [[Msg(0, b"k%d" % i, value, (), 1_700_000_000_000 + i) for i in range(j, j + 100)]
-              for j in range(0, 700, 100)]
+    groups = [
+        [Msg(0, b"k%d" % i, value, (), 1_700_000_000_000 + i) for i in range(j, j + 100)] for j in range(0, 700, 100)
+    ]
     expected = [r for _, r in produce(mock_cluster.bootstrap, topic, groups)]
     with KafkaClient(mock_cluster.bootstrap, timeout=10, retries=1) as client:
         _check_below_log_start(client, topic, 0, expected, 700)

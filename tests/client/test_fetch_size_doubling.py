@@ -21,8 +21,16 @@ TOPIC = "doubling"
 
 
 def _records(first: int, count: int, rng) -> list[Record]:
-    return [Record(first + i, 1_700_000_000_000 + first + i, b"k%d" % (first + i), rng.randbytes(1000),
-                   (("n", str(first + i).encode()),)) for i in range(count)]
+    return [
+        Record(
+            first + i,
+            1_700_000_000_000 + first + i,
+            b"k%d" % (first + i),
+            rng.randbytes(1000),
+            (("n", str(first + i).encode()),),
+        )
+        for i in range(count)
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,8 @@ import confluent_kafka
 import pytest
 from kafka.protocol.consumer import ConsumerProtocolAssignment
 
-from broker.client import KafkaClient, KafkaError
-from broker.client import parse_bootstrap
+from broker.client import BrokerConnection, KafkaClient, KafkaError, parse_bootstrap
 from broker.client.groups import GroupClient, GroupsUnsupportedError, assigned_partitions
-from broker.client import BrokerConnection
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.server.handlers import HANDLERS
@@ -20,8 +18,15 @@ from broker.server.handlers import HANDLERS
 from .support import topic_for
 
 WAIT_SECONDS = 20
-GROUP_APIS = {ApiKey.FIND_COORDINATOR, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.LIST_GROUPS,
-              ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE}
+GROUP_APIS = {
+    ApiKey.FIND_COORDINATOR,
+    ApiKey.OFFSET_COMMIT,
+    ApiKey.OFFSET_FETCH,
+    ApiKey.LIST_GROUPS,
+    ApiKey.DESCRIBE_GROUPS,
+    ApiKey.DELETE_GROUPS,
+    ApiKey.OFFSET_DELETE,
+}
 
 
 @pytest.fixture
@@ -42,8 +47,15 @@ def create_topic(bootstrap: str, topic: str) -> list[int]:
 
 def subscribed_member(bootstrap: str, group: str, topic: str) -> confluent_kafka.Consumer:
     """A confluent-kafka consumer that joined ``group`` with subscribe() and got its assignment."""
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 3,
-                                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "log_level": 3,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.subscribe([topic])
     deadline = time.monotonic() + WAIT_SECONDS
     while not consumer.assignment() and time.monotonic() < deadline:
@@ -83,8 +95,10 @@ def test_every_group_call_against_our_broker(broker, request):
             with pytest.raises(KafkaError) as refused:
                 groups.commit(group, {(topic, partitions[0]): 0})
             assert refused.value.code == ErrorCode.UNKNOWN_MEMBER_ID
-            assert groups.delete_offsets(group, [(topic, partitions[0])])[(topic, partitions[0])].code == \
-                ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            assert (
+                groups.delete_offsets(group, [(topic, partitions[0])])[(topic, partitions[0])].code
+                == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            )
             assert groups.delete_groups([group])[group].code == ErrorCode.NON_EMPTY_GROUP
         finally:
             member.close()
@@ -104,7 +118,9 @@ def test_commit_and_fetch_offsets_with_metadata(groups, mock_cluster, request):
     groups.commit(group, {(topic, partitions[0]): 1, (topic, partitions[1]): 0}, metadata="run 7")
     found = groups.committed(group, {topic: partitions})  # the mock answers its partitions' leader epochs
     assert {tp: (c.offset, c.metadata) for tp, c in found.items()} == {
-        (topic, partitions[0]): (1, "run 7"), (topic, partitions[1]): (0, "run 7")}
+        (topic, partitions[0]): (1, "run 7"),
+        (topic, partitions[1]): (0, "run 7"),
+    }
     everything = groups.committed(group)  # all topics: the mock echoes null, the client asks for every partition
     assert {tp: c.offset for tp, c in everything.items()} == {(topic, partitions[0]): 1, (topic, partitions[1]): 0}
 
@@ -134,8 +150,12 @@ def test_apis_the_mock_lacks_are_named(groups):
 def test_assignments_decode_as_kafka_encodes_them():
     partition = ConsumerProtocolAssignment._struct.fields["assigned_partitions"].data_class
     for version in range(4):
-        encoded = ConsumerProtocolAssignment(assigned_partitions=[partition(topic="orders", partitions=[2, 0]),
-                                                                  partition(topic="\u00e9", partitions=[])],
-                                             user_data=b"sticky").encode(version=version)
+        encoded = ConsumerProtocolAssignment(
+            assigned_partitions=[
+                partition(topic="orders", partitions=[2, 0]),
+                partition(topic="\u00e9", partitions=[]),
+            ],
+            user_data=b"sticky",
+        ).encode(version=version)
         assert assigned_partitions(bytes(encoded)) == {"orders": [0, 2], "\u00e9": []}
     assert assigned_partitions(b"") == {} and assigned_partitions(b"\x00\x00\x00") == {}

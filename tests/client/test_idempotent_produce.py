@@ -5,8 +5,7 @@ partition, on both brokers; acks other than all are refused."""
 
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import ACKS_ALL, NewTopic
+from broker.client import ACKS_ALL, KafkaClient, NewTopic
 from broker.protocol.apis import ApiKey
 
 from ..spark.proxy import RecordingProxy
@@ -38,13 +37,23 @@ def values_after_a_lost_answer(proxy, bootstrap: str, topic: str, idempotent: bo
 def test_a_retried_batch_of_an_idempotent_producer_is_stored_once(behind_proxy, request):
     proxy, bootstrap = behind_proxy
     assert values_after_a_lost_answer(proxy, bootstrap, topic_for(request), idempotent=True) == [
-        b"first", b"second", b"third", b"fourth"]
+        b"first",
+        b"second",
+        b"third",
+        b"fourth",
+    ]
 
 
 def test_without_sequences_the_same_retry_stores_the_batch_twice(behind_proxy, request):
     proxy, bootstrap = behind_proxy
     assert values_after_a_lost_answer(proxy, bootstrap, topic_for(request), idempotent=False) == [
-        b"first", b"second", b"third", b"second", b"third", b"fourth"]
+        b"first",
+        b"second",
+        b"third",
+        b"second",
+        b"third",
+        b"fourth",
+    ]
 
 
 def test_sequences_count_records_per_partition_on_both_brokers(cluster, request):

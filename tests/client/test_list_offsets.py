@@ -48,17 +48,22 @@ def test_by_timestamp_on_our_broker(broker, request):
                 found = client.list_offsets({(topic, partition): BASE + STEP * i})
                 assert found == {(topic, partition): (i, BASE + STEP * i)}
             # between two records: the later one
-            assert client.list_offsets({(topic, partition): BASE + STEP * 2 + 1}) == \
-                {(topic, partition): (3, BASE + STEP * 3)}
+            assert client.list_offsets({(topic, partition): BASE + STEP * 2 + 1}) == {
+                (topic, partition): (3, BASE + STEP * 3)
+            }
             # before the first: the first record
             for before in (0, BASE - 1):
                 assert client.list_offsets({(topic, partition): before}) == {(topic, partition): (0, BASE)}
             # after the last: none
-            assert client.list_offsets({(topic, partition): BASE + STEP * (count - 1) + 1}) == \
-                {(topic, partition): (-1, -1)}
+            assert client.list_offsets({(topic, partition): BASE + STEP * (count - 1) + 1}) == {
+                (topic, partition): (-1, -1)
+            }
         # several partitions and kinds in one call
         assert client.list_offsets({(topic, 0): BASE + STEP * 7, (topic, 1): LATEST, (topic, 2): EARLIEST}) == {
-            (topic, 0): (7, BASE + STEP * 7), (topic, 1): (5, -1), (topic, 2): (0, -1)}
+            (topic, 0): (7, BASE + STEP * 7),
+            (topic, 1): (5, -1),
+            (topic, 2): (0, -1),
+        }
 
 
 @pytest.mark.parametrize("timestamp", [0, BASE, BASE + STEP, BASE + 10**9])
@@ -66,5 +71,7 @@ def test_by_timestamp_on_the_mock_answers_minus_one(mock_cluster, request, times
     topic = topic_for(request)
     _produce_timed(mock_cluster.bootstrap, topic, {0: 4, 1: 4})
     with KafkaClient(mock_cluster.bootstrap, timeout=10) as client:
-        assert client.list_offsets({(topic, 0): timestamp, (topic, 1): timestamp}) == \
-            {(topic, 0): (-1, -1), (topic, 1): (-1, -1)}
+        assert client.list_offsets({(topic, 0): timestamp, (topic, 1): timestamp}) == {
+            (topic, 0): (-1, -1),
+            (topic, 1): (-1, -1),
+        }

@@ -7,8 +7,7 @@ import time
 import confluent_kafka
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import GroupMember
+from broker.client import GroupMember, KafkaClient
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(120)

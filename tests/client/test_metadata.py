@@ -4,8 +4,7 @@ import os
 
 import pytest
 
-from broker.client import EARLIEST, LATEST, KafkaClient, UnknownTopicOrPartitionError
-from broker.client import BrokerConnection
+from broker.client import EARLIEST, LATEST, BrokerConnection, KafkaClient, UnknownTopicOrPartitionError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
@@ -15,8 +14,19 @@ PARTITIONS = 4  # num.partitions of our broker; librdkafka's mock also auto-crea
 
 
 def _fill(cluster, topic, per_partition=(3, 5, 7, 2)):
-    groups = [[Msg(p, f"{topic}-{p}-{i}".encode(), f"p{p}-value-{i}".encode(), (("p", str(p).encode()),),
-                   1_700_000_000_000 + i) for p, count in enumerate(per_partition) for i in range(count)]]
+    groups = [
+        [
+            Msg(
+                p,
+                f"{topic}-{p}-{i}".encode(),
+                f"p{p}-value-{i}".encode(),
+                (("p", str(p).encode()),),
+                1_700_000_000_000 + i,
+            )
+            for p, count in enumerate(per_partition)
+            for i in range(count)
+        ]
+    ]
     return expected_by_partition(produce(cluster.bootstrap, topic, groups))
 
 
@@ -52,8 +62,9 @@ def test_mock_spreads_leaders_and_every_partition_is_read_from_its_leader(mock_c
             assert read_partition(client, topic, partition) == expected[partition]
         wanted = {(topic, p): LATEST for p in range(PARTITIONS)}
         assert client.list_offsets(wanted) == {(topic, p): (len(expected[p]), -1) for p in range(PARTITIONS)}
-        assert client.list_offsets({(topic, p): EARLIEST for p in range(PARTITIONS)}) == \
-            {(topic, p): (0, -1) for p in range(PARTITIONS)}
+        assert client.list_offsets({(topic, p): EARLIEST for p in range(PARTITIONS)}) == {
+            (topic, p): (0, -1) for p in range(PARTITIONS)
+        }
         assert set(client._connections) == set(leaders.values())  # one connection per leader used
 
 
@@ -67,8 +78,13 @@ def test_mock_non_leaders_refuse_so_routing_matters(mock_cluster, request):
     other = next(b for n, b in metadata.brokers.items() if n != leader)
     connection = BrokerConnection(other.host, other.port, timeout=10)
     try:
-        response = connection.request(ApiKey.LIST_OFFSETS, {"replica_id": -1, "topics": [
-            {"name": topic, "partitions": [{"partition_index": 0, "timestamp": LATEST}]}]})
+        response = connection.request(
+            ApiKey.LIST_OFFSETS,
+            {
+                "replica_id": -1,
+                "topics": [{"name": topic, "partitions": [{"partition_index": 0, "timestamp": LATEST}]}],
+            },
+        )
     finally:
         connection.close()
     assert response["topics"][0]["partitions"][0]["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -79,10 +95,12 @@ def test_unknown_topic(cluster, request, call):
     topic = topic_for(request, "missing")
     with KafkaClient(cluster.bootstrap, timeout=10, retries=1, retry_backoff_ms=10) as client:
         with pytest.raises(UnknownTopicOrPartitionError) as info:
-            {"partitions_of": lambda: client.partitions_of(topic),
-             "leader_of": lambda: client.leader_of(topic, 0),
-             "fetch": lambda: client.fetch(topic, 0, 0, 1024),
-             "list_offsets": lambda: client.list_offsets({(topic, 0): LATEST})}[call]()
+            {
+                "partitions_of": lambda: client.partitions_of(topic),
+                "leader_of": lambda: client.leader_of(topic, 0),
+                "fetch": lambda: client.fetch(topic, 0, 0, 1024),
+                "list_offsets": lambda: client.list_offsets({(topic, 0): LATEST}),
+            }[call]()
     assert info.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert topic in str(info.value)
 

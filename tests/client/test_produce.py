@@ -5,8 +5,7 @@ import time
 
 import pytest
 
-from broker.client import KafkaClient, KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError
-from broker.client import ACKS_ALL, NewTopic
+from broker.client import ACKS_ALL, KafkaClient, KafkaError, NewTopic, RecordsRefusedError, UnknownTopicOrPartitionError
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 from broker.records.batch import Record
@@ -15,8 +14,13 @@ from broker.records.compression import Codec
 from .support import existing_topic, read_partition, topic_for
 
 TIMESTAMP = 1_700_000_000_000
-RECORDS = [(b"k1", b"v1"), (None, b"no key"), (b"tombstone", None), (b"", b""),
-           ("ключ".encode(), bytes(range(256)) * 20)]
+RECORDS = [
+    (b"k1", b"v1"),
+    (None, b"no key"),
+    (b"tombstone", None),
+    (b"", b""),
+    ("ключ".encode(), bytes(range(256)) * 20),
+]
 
 
 def stored_codecs(client, topic: str, partition: int, end: int) -> list[Codec]:
@@ -50,8 +54,11 @@ def test_acks_0_gets_no_answer_and_the_records_arrive(broker, request):
         assert client.produce(topic, 2, [(b"a", b"1")], acks=0) is None
         assert client.produce(topic, 2, [(b"b", b"2")], acks=0) is None
         assert client.produce(topic, 2, [(b"c", b"3")], acks=1) == 2  # answered after the two before it
-        assert [(r.key, r.value) for r in read_partition(client, topic, 2)] == \
-            [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+        assert [(r.key, r.value) for r in read_partition(client, topic, 2)] == [
+            (b"a", b"1"),
+            (b"b", b"2"),
+            (b"c", b"3"),
+        ]
 
 
 def test_records_default_to_the_current_time(cluster, request):
@@ -91,8 +98,9 @@ def test_produce_each_splits_a_refused_batch_until_each_refused_record_is_alone(
         assert client.create_topics([NewTopic(topic, 1, {"max.message.bytes": "1000"})]) == {topic: None}
         refused = client.produce_each(topic, 0, records)
         assert sorted(refused) == [3, 4, 9]
-        assert all(isinstance(e, RecordsRefusedError) and e.code == ErrorCode.MESSAGE_TOO_LARGE
-                   for e in refused.values())
+        assert all(
+            isinstance(e, RecordsRefusedError) and e.code == ErrorCode.MESSAGE_TOO_LARGE for e in refused.values()
+        )
         stored = [r.value for r in read_partition(client, topic, 0)]
     assert stored == [value for i, (_, value) in enumerate(records) if i not in (3, 4, 9)]
 
@@ -108,6 +116,7 @@ def test_produce_each_sends_the_runs_between_every_record_the_broker_names_once(
         def counted(topic, partition, part, *args):  # the real produce, its batch sizes noted
             batches.append(len(part))
             return produce(topic, partition, part, *args)
+
         monkeypatch.setattr(client, "produce", counted)
         refused = client.produce_each(topic, 0, records)
         assert sorted(refused) == sorted(keyless)

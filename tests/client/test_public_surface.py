@@ -27,10 +27,18 @@ def _client_imports(path: pathlib.Path) -> list[str]:
 
 
 def test_callers_import_only_the_public_surface():
-    outside = [path for folder in CALLERS for path in sorted((ROOT / folder).rglob("*.py"))
-               if (ROOT / "broker" / "client") not in path.parents]
+    outside = [
+        path
+        for folder in CALLERS
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if (ROOT / "broker" / "client") not in path.parents
+    ]
     assert outside, "no caller found: the folders moved?"
-    wrong = [f"{path.relative_to(ROOT)}: {found}" for path in outside for found in _client_imports(path)
-             if not found.startswith("broker.client: ")
-             or not set(found.split(": ", 1)[1].split(", ")) <= set(broker.client.__all__)]
+    wrong = [
+        f"{path.relative_to(ROOT)}: {found}"
+        for path in outside
+        for found in _client_imports(path)
+        if not found.startswith("broker.client: ")
+        or not set(found.split(": ", 1)[1].split(", ")) <= set(broker.client.__all__)
+    ]
     assert wrong == []

@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from broker.client import KafkaClient, KafkaError
-from broker.client import READ_COMMITTED
+from broker.client import READ_COMMITTED, KafkaClient, KafkaError
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
@@ -27,18 +26,27 @@ def _bodies(fake, api_key):
 
 def test_request_fields():
     with FakeBroker(TOPIC, _batches()) as fake:
-        with KafkaClient(fake.bootstrap, timeout=5, retries=0, client_id="my-reader",
-                         isolation_level=READ_COMMITTED) as client:
+        with KafkaClient(
+            fake.bootstrap, timeout=5, retries=0, client_id="my-reader", isolation_level=READ_COMMITTED
+        ) as client:
             client.fetch(TOPIC, 0, 2, 12345, max_wait_ms=7)
             client.list_offsets({(TOPIC, 0): 1_700_000_000_001})
             client.topics()
     assert set(fake.client_ids) == {"my-reader"}
     (fetch,) = _bodies(fake, ApiKey.FETCH)
-    assert (fetch["replica_id"], fetch["isolation_level"], fetch["max_wait_ms"], fetch["max_bytes"]) == \
-        (-1, READ_COMMITTED, 7, 12345)
+    assert (fetch["replica_id"], fetch["isolation_level"], fetch["max_wait_ms"], fetch["max_bytes"]) == (
+        -1,
+        READ_COMMITTED,
+        7,
+        12345,
+    )
     (wanted,) = fetch["topics"][0]["partitions"]
-    assert (fetch["topics"][0]["topic"], wanted["partition"], wanted["fetch_offset"], wanted["partition_max_bytes"]) \
-        == (TOPIC, 0, 2, 12345)
+    assert (
+        fetch["topics"][0]["topic"],
+        wanted["partition"],
+        wanted["fetch_offset"],
+        wanted["partition_max_bytes"],
+    ) == (TOPIC, 0, 2, 12345)
     (list_offsets,) = _bodies(fake, ApiKey.LIST_OFFSETS)
     assert (list_offsets["replica_id"], list_offsets["isolation_level"]) == (-1, READ_COMMITTED)
     assert list_offsets["topics"][0]["partitions"][0]["timestamp"] == 1_700_000_000_001
@@ -47,8 +55,9 @@ def test_request_fields():
     assert metadata[-1]["topics"] is None  # topics(): all topics
 
 
-@pytest.mark.parametrize("code", [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE,
-                                  ErrorCode.UNKNOWN_LEADER_EPOCH])
+@pytest.mark.parametrize(
+    "code", [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.UNKNOWN_LEADER_EPOCH]
+)
 def test_retriable_fetch_error_refreshes_metadata_and_retries(code):
     with FakeBroker(TOPIC, _batches(), fetch_errors=[code, code]) as fake:
         with KafkaClient(fake.bootstrap, timeout=5, retries=2, retry_backoff_ms=10) as client:

@@ -16,12 +16,15 @@ def _failing(failures):
         if failures:
             raise failures.pop(0)
         return "done"
+
     return action
 
 
 def test_transient_failures_are_retried_and_each_is_handed_to_on_retry():
-    failures = [BrokerConnectionError("reset"),
-                RetriableError("t-0: error 6", ErrorCode.NOT_LEADER_OR_FOLLOWER, (("t", 0),))]
+    failures = [
+        BrokerConnectionError("reset"),
+        RetriableError("t-0: error 6", ErrorCode.NOT_LEADER_OR_FOLLOWER, (("t", 0),)),
+    ]
     handed = []
     assert RetryPolicy(retries=2, retry_backoff_ms=0).run(_failing(list(failures)), "fetch", handed.append) == "done"
     assert handed == failures
@@ -50,14 +53,18 @@ def test_a_final_error_is_raised_at_once():
 def test_the_backoff_doubles_with_each_attempt_within_its_jitter():
     policy = RetryPolicy(retries=5, retry_backoff_ms=100)
     for attempt in range(5):
-        nominal = 0.1 * 2 ** attempt
+        nominal = 0.1 * 2**attempt
         assert 0.8 * nominal <= policy.backoff(attempt) <= 1.2 * nominal
 
 
 def _cluster() -> ClusterMetadata:
     cluster = ClusterMetadata()
-    cluster.current = Metadata({1: Broker(1, "h1", 9092), 2: Broker(2, "h2", 9092)},
-                               {("t", 0): 1, ("t", 1): 2, ("u", 0): 1}, {}, controller_id=1)
+    cluster.current = Metadata(
+        {1: Broker(1, "h1", 9092), 2: Broker(2, "h2", 9092)},
+        {("t", 0): 1, ("t", 1): 2, ("u", 0): 1},
+        {},
+        controller_id=1,
+    )
     return cluster
 
 
@@ -82,8 +89,7 @@ def test_a_broken_connection_forgets_everything_so_the_next_request_bootstraps_a
 
 def test_an_answer_about_some_topics_replaces_what_is_known_of_them_and_keeps_the_others():
     cluster = _cluster()
-    answer = Metadata({2: Broker(2, "h2", 9092), 3: Broker(3, "h3", 9092)}, {("t", 0): 3}, {"gone": 3},
-                      controller_id=3)
+    answer = Metadata({2: Broker(2, "h2", 9092), 3: Broker(3, "h3", 9092)}, {("t", 0): 3}, {"gone": 3}, controller_id=3)
     cluster.update(answer, ["t", "gone"])
     assert cluster.current.leaders == {("t", 0): 3, ("u", 0): 1}  # t-1 no longer exists
     assert (set(cluster.current.brokers), cluster.current.controller_id) == ({2, 3}, 3)
@@ -94,8 +100,9 @@ def test_an_answer_about_some_topics_replaces_what_is_known_of_them_and_keeps_th
 
 def test_partitions_without_a_leader_are_named_together_and_made_stale():
     cluster = _cluster()
-    cluster.current = cluster.current._replace(leaders={("t", 0): -1, ("t", 1): 2, ("u", 0): -1},
-                                               replicas={("t", 0): (3,), ("u", 0): (3,)})
+    cluster.current = cluster.current._replace(
+        leaders={("t", 0): -1, ("t", 1): 2, ("u", 0): -1}, replicas={("t", 0): (3,), ("u", 0): (3,)}
+    )
     with pytest.raises(RetriableError, match="t-0, u-0 have no leader .*broker 3, which holds them, is down") as info:
         cluster.leaders([("t", 0), ("t", 1), ("u", 0)])
     assert info.value.partitions == (("t", 0), ("u", 0))
@@ -103,8 +110,10 @@ def test_partitions_without_a_leader_are_named_together_and_made_stale():
 
 def test_a_topic_created_after_the_metadata_was_fetched_is_found(broker, request):
     first, later = topic_for(request, "first"), topic_for(request, "later")
-    with KafkaClient(broker.bootstrap, timeout=10, retries=0) as client, \
-            KafkaClient(broker.bootstrap, timeout=10) as admin:
+    with (
+        KafkaClient(broker.bootstrap, timeout=10, retries=0) as client,
+        KafkaClient(broker.bootstrap, timeout=10) as admin,
+    ):
         assert admin.create_topics([NewTopic(first, 1)]) == {first: None}
         client.produce(first, 0, [(b"k", b"v")])
         assert admin.create_topics([NewTopic(later, 2)]) == {later: None}

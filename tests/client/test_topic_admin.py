@@ -7,8 +7,16 @@ import os
 
 import pytest
 
-from broker.client import EARLIEST, KafkaClient, KafkaError, UnknownTopicOrPartitionError
-from broker.client import BROKER_RESOURCE, DEFAULT_CONFIG, ConfigEntry, NewTopic
+from broker.client import (
+    BROKER_RESOURCE,
+    DEFAULT_CONFIG,
+    EARLIEST,
+    ConfigEntry,
+    KafkaClient,
+    KafkaError,
+    NewTopic,
+    UnknownTopicOrPartitionError,
+)
 from broker.log.config import TOPIC_SETTINGS
 from broker.protocol.errors import ErrorCode
 
@@ -25,8 +33,10 @@ def client(broker):
 
 def test_create_with_partitions_and_configs_then_delete(client, request):
     topic, defaulted = topic_for(request, "a"), topic_for(request, "b")
-    assert client.create_topics([NewTopic(topic, 3, {"retention.ms": "1000"}), NewTopic(defaulted)]) == \
-        {topic: None, defaulted: None}
+    assert client.create_topics([NewTopic(topic, 3, {"retention.ms": "1000"}), NewTopic(defaulted)]) == {
+        topic: None,
+        defaulted: None,
+    }
     assert client.partitions_of(topic) == [0, 1, 2]
     assert client.partitions_of(defaulted) == [0, 1, 2, 3]  # the broker's num.partitions
     assert client.delete_topics([topic, defaulted]) == {topic: None, defaulted: None}
@@ -42,11 +52,21 @@ def test_validate_only_creates_nothing(client, request):
 def test_errors_are_per_topic_with_kafkas_codes_and_the_brokers_reasons(client, request):
     existing, fine, bad_config = topic_for(request, "existing"), topic_for(request, "fine"), topic_for(request, "cfg")
     client.create_topics([NewTopic(existing, 1)])
-    errors = client.create_topics([NewTopic(existing, 1), NewTopic("bad name", 1), NewTopic(fine, 1),
-                                   NewTopic(bad_config, 1, {"retention.ms": "soon"})])
+    errors = client.create_topics(
+        [
+            NewTopic(existing, 1),
+            NewTopic("bad name", 1),
+            NewTopic(fine, 1),
+            NewTopic(bad_config, 1, {"retention.ms": "soon"}),
+        ]
+    )
     codes = {name: error.code if error else None for name, error in errors.items()}
-    assert codes == {existing: ErrorCode.TOPIC_ALREADY_EXISTS, "bad name": ErrorCode.INVALID_TOPIC_EXCEPTION,
-                     fine: None, bad_config: ErrorCode.INVALID_CONFIG}
+    assert codes == {
+        existing: ErrorCode.TOPIC_ALREADY_EXISTS,
+        "bad name": ErrorCode.INVALID_TOPIC_EXCEPTION,
+        fine: None,
+        bad_config: ErrorCode.INVALID_CONFIG,
+    }
     assert str(errors[existing]) == f"topic {existing!r} already exists (TOPIC_ALREADY_EXISTS)"
     assert "retention.ms: 'soon' is not an integer" in str(errors[bad_config])
     missing = topic_for(request, "missing")

@@ -57,8 +57,12 @@ def _one_batch() -> bytes:
 
 
 def test_lower_advertised_maxima_are_used_for_every_request():
-    advertised = {ApiKey.API_VERSIONS: (0, 2), ApiKey.METADATA: (0, 4), ApiKey.FETCH: (4, 7),
-                  ApiKey.LIST_OFFSETS: (1, 2)}
+    advertised = {
+        ApiKey.API_VERSIONS: (0, 2),
+        ApiKey.METADATA: (0, 4),
+        ApiKey.FETCH: (4, 7),
+        ApiKey.LIST_OFFSETS: (1, 2),
+    }
     with FakeBroker("t", [_one_batch()], advertised=advertised) as fake:
         with KafkaClient(fake.bootstrap, timeout=5, retries=0) as client:
             result = client.fetch("t", 0, 0, 1 << 16)

@@ -43,8 +43,11 @@ def cluster(tmp_path_factory):
     a short ZooKeeper session, so that a killed broker's partitions lose their leader within seconds."""
     if java_executable() is None:
         pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
-    with EmbeddedCluster(tmp_path_factory.mktemp("cluster"), brokers=3,
-                         settings={"zookeeper.session.timeout.ms": "2000", "offsets.topic.num.partitions": "6"}) as running:
+    with EmbeddedCluster(
+        tmp_path_factory.mktemp("cluster"),
+        brokers=3,
+        settings={"zookeeper.session.timeout.ms": "2000", "offsets.topic.num.partitions": "6"},
+    ) as running:
         yield running
 
 

@@ -48,8 +48,13 @@ class SparkStandalone:
     def environment(self) -> dict:
         """The daemons' environment (and the base of a driver's): everything on 127.0.0.1, executors'
         Python workers running this Python."""
-        return {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
-                "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1"}
+        return {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_DAEMON_MEMORY": DAEMON_MEMORY,
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_NO_DAEMONIZE": "1",
+        }
 
     def state(self) -> dict:
         """The master's JSON status: its workers, its running and completed applications."""
@@ -65,21 +70,52 @@ class SparkStandalone:
     def _spawn(self, name: str, *arguments: str) -> None:
         spark_class = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-class")
         with open(self.directory / f"{name}.log", "ab") as log:
-            self.processes.append(subprocess.Popen([spark_class, *arguments], env=self.environment(), stdout=log,
-                                                   stderr=subprocess.STDOUT, start_new_session=True))
+            self.processes.append(
+                subprocess.Popen(
+                    [spark_class, *arguments],
+                    env=self.environment(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
 
     def start(self) -> "SparkStandalone":
         self.directory.mkdir(parents=True, exist_ok=True)
         try:
-            self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                        "--port", str(self.port), "--webui-port", str(self.webui_port))
+            self._spawn(
+                "master",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.webui_port),
+            )
             for number in range(1, self.workers + 1):
                 self.worker_dir(number).mkdir(exist_ok=True)
-                self._spawn(f"worker-{number}", "org.apache.spark.deploy.worker.Worker", self.master_url,
-                            "--host", "127.0.0.1", "--webui-port", "0", "--cores", "1", "--memory", "1g",
-                            "--work-dir", str(self.worker_dir(number)))
-            wait_for(lambda: len(self.alive_workers()) == self.workers or self._exited(), START_TIMEOUT,
-                     interval=0.5, what=f"{self.workers} workers registered with the master (see {self.directory})")
+                self._spawn(
+                    f"worker-{number}",
+                    "org.apache.spark.deploy.worker.Worker",
+                    self.master_url,
+                    "--host",
+                    "127.0.0.1",
+                    "--webui-port",
+                    "0",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--work-dir",
+                    str(self.worker_dir(number)),
+                )
+            wait_for(
+                lambda: len(self.alive_workers()) == self.workers or self._exited(),
+                START_TIMEOUT,
+                interval=0.5,
+                what=f"{self.workers} workers registered with the master (see {self.directory})",
+            )
             if self._exited():
                 raise RuntimeError(f"a Spark daemon exited while starting: see the logs in {self.directory}")
         except BaseException:

@@ -14,11 +14,13 @@ from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.security.acl_store import AclStore, AclStoreError, LocalAcls
 from broker.security.acls import Acl, AclFilter, Operation, PatternType, Permission, ResourceType
 
-KEPT = Acl.checked(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", Operation.READ,
-                   Permission.ALLOW)
+KEPT = Acl.checked(
+    ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*", Operation.READ, Permission.ALLOW
+)
 GONE = Acl.checked(ResourceType.GROUP, "g", PatternType.PREFIXED, "User:alice", "*", Operation.READ, Permission.DENY)
-EVERY_GROUP_ACL = AclFilter.checked(ResourceType.GROUP, None, PatternType.ANY, None, None, Operation.ANY,
-                                    Permission.ANY)
+EVERY_GROUP_ACL = AclFilter.checked(
+    ResourceType.GROUP, None, PatternType.ANY, None, None, Operation.ANY, Permission.ANY
+)
 EVERY_DENY = AclFilter.checked(ResourceType.ANY, None, PatternType.ANY, None, None, Operation.ANY, Permission.DENY)
 EVERY_WRITE = AclFilter.checked(ResourceType.ANY, None, PatternType.ANY, None, None, Operation.WRITE, Permission.ANY)
 

@@ -27,8 +27,12 @@ START_SECONDS = 120
 
 def start_cluster(data_dir) -> tuple[subprocess.Popen, list[str]]:
     """The running command and its lines up to ``bootstrap.servers=...``."""
-    process = subprocess.Popen([KAFKALOG, "cluster", "--brokers", "3", "--data-dir", str(data_dir)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [KAFKALOG, "cluster", "--brokers", "3", "--data-dir", str(data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in process.stdout], daemon=True).start()
     read = []
@@ -96,32 +100,38 @@ def test_one_command_runs_a_cluster_that_spreads_topics_and_stops_cleanly(data_d
 
 
 def broker_pid(data_dir, broker_id: int) -> int:
-    [pid] = [pid for pid in broker_pids(data_dir)
-             if f"{data_dir}/broker-{broker_id}" in psutil.Process(pid).cmdline()]
+    [pid] = [pid for pid in broker_pids(data_dir) if f"{data_dir}/broker-{broker_id}" in psutil.Process(pid).cmdline()]
     return pid
 
 
 def test_a_dead_broker_is_named_reaped_and_restarted_by_restart_broker(data_dir):
     process, lines = start_cluster(data_dir)
     errors = []
-    threading.Thread(target=lambda: [errors.append(line.rstrip("\n")) for line in process.stderr],
-                     daemon=True).start()
+    threading.Thread(target=lambda: [errors.append(line.rstrip("\n")) for line in process.stderr], daemon=True).start()
     try:
         bootstrap = lines[-1].split("=", 1)[1]
         address = lines[2].split()[2]  # "broker 2: 127.0.0.1:<port> (log dir ...)"
         again = kafkalog("cluster", "--data-dir", data_dir)
         assert (again.returncode, again.stderr) == (
-            1, f"kafkalog cluster: a kafkalog cluster already runs on {data_dir} (pid {process.pid})\n")
+            1,
+            f"kafkalog cluster: a kafkalog cluster already runs on {data_dir} (pid {process.pid})\n",
+        )
         running = kafkalog("cluster", "restart-broker", "2", "--data-dir", data_dir)
         assert running.returncode == 1 and running.stderr.startswith(
-            "kafkalog cluster restart-broker: broker 2 not restarted: it is running (pid "), running.stderr
+            "kafkalog cluster restart-broker: broker 2 not restarted: it is running (pid "
+        ), running.stderr
         victim = broker_pid(data_dir, 2)
         os.kill(victim, signal.SIGKILL)
-        notice = wait_for(lambda: [line for line in errors if "broker 2 died" in line], timeout=30,
-                          what="the notice of the dead broker")
-        assert notice == [f"kafkalog cluster: broker 2 died (killed by signal 9; its log: "
-                          f"{data_dir}/broker-2.broker.log); start it again with: kafkalog cluster restart-broker 2 "
-                          f"--data-dir {data_dir}"]
+        notice = wait_for(
+            lambda: [line for line in errors if "broker 2 died" in line],
+            timeout=30,
+            what="the notice of the dead broker",
+        )
+        assert notice == [
+            f"kafkalog cluster: broker 2 died (killed by signal 9; its log: "
+            f"{data_dir}/broker-2.broker.log); start it again with: kafkalog cluster restart-broker 2 "
+            f"--data-dir {data_dir}"
+        ]
         assert not psutil.pid_exists(victim)  # reaped: no zombie
         restarted = kafkalog("cluster", "restart-broker", "2", "--data-dir", data_dir)
         assert (restarted.returncode, restarted.stdout) == (0, f"broker 2 restarted on {address}\n"), restarted.stderr
@@ -134,8 +144,10 @@ def test_a_dead_broker_is_named_reaped_and_restarted_by_restart_broker(data_dir)
     assert not any("Connection dropped" in line or "Failed connecting" in line for line in errors), errors
     assert errors[-2:] == ["kafkalog cluster: broker 2 restarted on " + address, "kafkalog cluster: stopped"], errors
     gone = kafkalog("cluster", "restart-broker", "2", "--data-dir", data_dir)
-    assert gone.returncode == 1 and gone.stderr == (f"kafkalog cluster restart-broker: no kafkalog cluster runs on "
-                                                    f"{data_dir} (start one: kafkalog cluster --data-dir {data_dir})\n")
+    assert gone.returncode == 1 and gone.stderr == (
+        f"kafkalog cluster restart-broker: no kafkalog cluster runs on "
+        f"{data_dir} (start one: kafkalog cluster --data-dir {data_dir})\n"
+    )
 
 
 def test_a_cluster_that_cannot_start_says_why_in_one_line(data_dir):

@@ -11,9 +11,7 @@ import threading
 
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import NewTopic
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient, NewTopic
 from broker.coordinator.group_partition import partition_for
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from tests.cli.support import kafkalog, one_line_error, produce_records
@@ -47,8 +45,9 @@ def test_any_broker_describes_the_cluster_its_controller_and_what_each_broker_le
     for through in cluster.brokers:
         found = described(cluster, "--topic", "described", through=through)
         assert (found["clusterId"], found["controller"], found["offlinePartitions"]) == (cluster_id, controller, [])
-        assert [(b["id"], b["host"], b["port"]) for b in found["brokers"]] == \
-            [(i, "127.0.0.1", broker.port) for i, broker in cluster.brokers.items()]
+        assert [(b["id"], b["host"], b["port"]) for b in found["brokers"]] == [
+            (i, "127.0.0.1", broker.port) for i, broker in cluster.brokers.items()
+        ]
         for broker in found["brokers"]:
             mine = [p for p, holder in enumerate(placed) if holder == broker["id"]]
             assert broker["partitions"] == [{"topic": "described", "partition": p} for p in mine]
@@ -58,8 +57,10 @@ def test_any_broker_describes_the_cluster_its_controller_and_what_each_broker_le
     lines = describe(cluster, "--topic", "described").splitlines()
     assert lines[:2] == [f"cluster id: {cluster_id}", f"controller: {controller}"]
     leads = [p for p, holder in enumerate(placed) if holder == 1]
-    assert lines[2] == (f"broker 1: 127.0.0.1:{cluster.brokers[1].port}, leads {len(leads)} partition(s)"
-                        + (": " + ", ".join(f"described-{p}" for p in leads) if leads else ""))
+    assert lines[2] == (
+        f"broker 1: 127.0.0.1:{cluster.brokers[1].port}, leads {len(leads)} partition(s)"
+        + (": " + ", ".join(f"described-{p}" for p in leads) if leads else "")
+    )
     assert lines[5:] == ["offline partitions: 0"]
 
 
@@ -69,22 +70,32 @@ def test_the_partitions_of_a_killed_broker_are_listed_offline_until_it_returns(c
     assert gone, "round-robin over 3 brokers gives each of them 2 of the 6 partitions"
     cluster.brokers[victim].kill()
     try:
-        found = wait_for(lambda: (d := described(cluster, "--topic", "described")) and
-                         len(d["offlinePartitions"]) == len(gone) and d, timeout=60, interval=0.5,
-                         what="the killed broker's partitions to lose their leader")
+        found = wait_for(
+            lambda: (
+                (d := described(cluster, "--topic", "described")) and len(d["offlinePartitions"]) == len(gone) and d
+            ),
+            timeout=60,
+            interval=0.5,
+            what="the killed broker's partitions to lose their leader",
+        )
         assert [b["id"] for b in found["brokers"]] == [1, 2]
-        assert found["offlinePartitions"] == [{"topic": "described", "partition": p, "replicas": [victim],
-                                               "replicasLive": False} for p in gone]
+        assert found["offlinePartitions"] == [
+            {"topic": "described", "partition": p, "replicas": [victim], "replicasLive": False} for p in gone
+        ]
         settings = tmp_path / "client.properties"  # the security settings of the other commands, here plaintext
         settings.write_text("security.protocol=PLAINTEXT\n")
         lines = describe(cluster, "--topic", "described", "--command-config", settings, through=2).splitlines()
-        assert lines[-len(gone) - 1:] == [f"offline partitions: {len(gone)}"] + [
-            f"  described-{p} (on broker {victim}, not live)" for p in gone]
+        assert lines[-len(gone) - 1 :] == [f"offline partitions: {len(gone)}"] + [
+            f"  described-{p} (on broker {victim}, not live)" for p in gone
+        ]
     finally:
         cluster.brokers[victim].start()  # the module's other tests see the whole cluster
-    found = wait_for(lambda: (d := described(cluster, "--topic", "described")) and
-                     not d["offlinePartitions"] and d, timeout=60, interval=0.5,
-                     what="the broker's partitions to be led again")
+    found = wait_for(
+        lambda: (d := described(cluster, "--topic", "described")) and not d["offlinePartitions"] and d,
+        timeout=60,
+        interval=0.5,
+        what="the broker's partitions to be led again",
+    )
     assert [p["partition"] for p in found["brokers"][victim - 1]["partitions"]] == gone
 
 
@@ -111,54 +122,84 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
     produce_records(cluster.bootstrap, topic, [(p, None, b"first %d" % p, 1000) for p in range(6)])
     through = cluster.brokers[1].bootstrap
     group = _group_coordinated_elsewhere(cluster, victim, {(topic, p): 1 for p in range(6)})
-    follow = subprocess.Popen([sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--bootstrap-server",
-                               through], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "broker.cli", "consume", topic, "--follow", "--bootstrap-server", through],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     killer = threading.Timer(240, follow.kill)  # bounds every read of its pipes below
     killer.daemon = True
     killer.start()
     try:
-        assert sorted(follow.stdout.readline().split("\t")[-1] for _ in range(6)) == [
-            f"first {p}\n" for p in range(6)]
+        assert sorted(follow.stdout.readline().split("\t")[-1] for _ in range(6)) == [f"first {p}\n" for p in range(6)]
         cluster.brokers[victim].kill()
         try:
-            wait_for(lambda: len(described(cluster, "--topic", topic)["offlinePartitions"]) == len(gone), timeout=60,
-                     interval=0.5, what="the killed broker's partitions to lose their leader")
+            wait_for(
+                lambda: len(described(cluster, "--topic", topic)["offlinePartitions"]) == len(gone),
+                timeout=60,
+                interval=0.5,
+                what="the killed broker's partitions to lose their leader",
+            )
             done = kafkalog("topics", "describe", topic, "--format", "json", "--bootstrap-server", through)
             assert (done.returncode, done.stderr) == (0, "")
             shown = {p["partition"]: p for p in json.loads(done.stdout)["partitions"]}
             for p in gone:
-                assert shown[p] == {"partition": p, "leader": None, "earliestOffset": None, "latestOffset": None,
-                                    "sizeBytes": None}
-            assert all(shown[p]["leader"] == placed[p] and shown[p]["latestOffset"] == 1
-                       for p in range(6) if p not in gone)
-            done = kafkalog("topics", "--describe", "--topic", topic, "--unavailable-partitions", "--format", "json",
-                            "--bootstrap-server", through)
+                assert shown[p] == {
+                    "partition": p,
+                    "leader": None,
+                    "earliestOffset": None,
+                    "latestOffset": None,
+                    "sizeBytes": None,
+                }
+            assert all(
+                shown[p]["leader"] == placed[p] and shown[p]["latestOffset"] == 1 for p in range(6) if p not in gone
+            )
+            done = kafkalog(
+                "topics",
+                "--describe",
+                "--topic",
+                topic,
+                "--unavailable-partitions",
+                "--format",
+                "json",
+                "--bootstrap-server",
+                through,
+            )
             assert [p["partition"] for p in json.loads(done.stdout)["partitions"]] == gone, done.stderr
             plain = kafkalog("topics", "describe", topic, "--bootstrap-server", through).stdout.splitlines()
             assert [line.split()[:4] for line in plain if line.startswith(tuple(map(str, gone)))] == [
-                [str(p), "none", "-", "-"] for p in gone]
+                [str(p), "none", "-", "-"] for p in gone
+            ]
 
             done = kafkalog("consume", topic, "--bootstrap-server", through)
             assert sorted(line.split("\t")[-1] for line in done.stdout.splitlines()) == [
-                f"first {p}" for p in range(6) if p not in gone]
+                f"first {p}" for p in range(6) if p not in gone
+            ]
             names = ", ".join(f"{topic}-{p}" for p in gone)
             assert one_line_error(done, 1, "kafkalog consume: ") == (
                 f"kafkalog consume: {names} have no leader (LEADER_NOT_AVAILABLE: broker {victim} is down): reading "
-                f"the other partitions; not read (exit status 1)")
+                f"the other partitions; not read (exit status 1)"
+            )
 
             done = kafkalog("groups", "describe", group, "--format", "json", "--bootstrap-server", through)
             assert (done.returncode, done.stderr) == (0, "")
-            assert [(r["partition"], r["currentOffset"], r["logEndOffset"], r["lag"])
-                    for r in json.loads(done.stdout)["partitions"]] == [
-                (p, 1, None, None) if p in gone else (p, 1, 1, 0) for p in range(6)]
+            assert [
+                (r["partition"], r["currentOffset"], r["logEndOffset"], r["lag"])
+                for r in json.loads(done.stdout)["partitions"]
+            ] == [(p, 1, None, None) if p in gone else (p, 1, 1, 0) for p in range(6)]
 
             alive = next(p for p in range(6) if p not in gone)
             produce_records(through, topic, [(alive, None, b"during", 2000)])
             assert follow.stdout.readline().endswith("\tduring\n")  # the others are still read
         finally:
             cluster.brokers[victim].start()
-        wait_for(lambda: not described(cluster, "--topic", topic)["offlinePartitions"], timeout=60, interval=0.5,
-                 what="the broker's partitions to be led again")
+        wait_for(
+            lambda: not described(cluster, "--topic", topic)["offlinePartitions"],
+            timeout=60,
+            interval=0.5,
+            what="the broker's partitions to be led again",
+        )
         produce_records(cluster.bootstrap, topic, [(gone[0], None, b"after", 3000)])
         assert follow.stdout.readline() == f"{gone[0]}\t1\t1970-01-01T00:00:03.000Z\tnull\tafter\n"
         follow.send_signal(signal.SIGINT)

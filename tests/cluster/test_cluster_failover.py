@@ -29,8 +29,11 @@ def test_a_dead_broker_s_partitions_have_no_leader_until_it_returns_with_every_a
     led = [p["partition_index"] for p in partitions(survivor, topic) if p["leader_id"] == victim]
     assert len(led) == 2
     cluster.brokers[victim].kill()
-    wait_for(lambda: all(p["leader_id"] == -1 for p in partitions(survivor, topic) if p["partition_index"] in led),
-             timeout=60, what="the dead broker's partitions to lose their leader")
+    wait_for(
+        lambda: all(p["leader_id"] == -1 for p in partitions(survivor, topic) if p["partition_index"] in led),
+        timeout=60,
+        what="the dead broker's partitions to lose their leader",
+    )
     for p in partitions(survivor, topic):
         if p["partition_index"] in led:
             assert (p["error_code"], p["leader_epoch"]) == (ErrorCode.LEADER_NOT_AVAILABLE, 1)
@@ -39,11 +42,19 @@ def test_a_dead_broker_s_partitions_have_no_leader_until_it_returns_with_every_a
             assert (p["error_code"], p["leader_epoch"]) == (ErrorCode.NONE, 0)
     assert sorted(b["node_id"] for b in metadata(survivor)["brokers"]) == [1, 3]
     cluster.brokers[victim].start()
-    wait_for(lambda: all(p["leader_id"] == victim for p in partitions(survivor, topic) if p["partition_index"] in led),
-             timeout=60, what="the broker to lead its partitions again")
+    wait_for(
+        lambda: all(p["leader_id"] == victim for p in partitions(survivor, topic) if p["partition_index"] in led),
+        timeout=60,
+        what="the broker to lead its partitions again",
+    )
     assert {p["leader_epoch"] for p in partitions(survivor, topic) if p["partition_index"] in led} == {2}
-    wait_for(lambda: all(p["leader_id"] == victim for p in partitions(cluster.brokers[victim], topic)
-                         if p["partition_index"] in led), timeout=30, what="the returned broker's own metadata")
+    wait_for(
+        lambda: all(
+            p["leader_id"] == victim for p in partitions(cluster.brokers[victim], topic) if p["partition_index"] in led
+        ),
+        timeout=30,
+        what="the returned broker's own metadata",
+    )
     got = ADAPTERS["confluent"](cluster.bootstrap).consume_all(topic, len(records), partitions=range(PARTITIONS))
     assert_same_records(got, with_offsets(records))
 
@@ -53,11 +64,15 @@ def test_a_dead_controller_is_replaced_and_the_new_one_places_topics(cluster):
     assert old in cluster.brokers
     cluster.brokers[old].kill()
     other = cluster.brokers[next(i for i in cluster.brokers if i != old)]
-    new = wait_for(lambda: (c := metadata(other)["controller_id"]) not in (old, -1) and c, timeout=60,
-                   what="another controller")
+    new = wait_for(
+        lambda: (c := metadata(other)["controller_id"]) not in (old, -1) and c, timeout=60, what="another controller"
+    )
     assert new in cluster.brokers
-    wait_for(lambda: old not in [b["node_id"] for b in metadata(other)["brokers"]], timeout=30,
-             what="the dead controller to leave the live brokers")
+    wait_for(
+        lambda: old not in [b["node_id"] for b in metadata(other)["brokers"]],
+        timeout=30,
+        what="the dead controller to leave the live brokers",
+    )
     assert create_topic(other, "after-failover", 4) == ErrorCode.NONE
     assert {p["leader_id"] for p in partitions(other, "after-failover")} == set(cluster.brokers) - {old}
     cluster.brokers[old].start()  # it comes back as an ordinary broker

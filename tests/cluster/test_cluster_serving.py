@@ -10,8 +10,7 @@ import json
 
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import BrokerConnection
+from broker.client import BrokerConnection, KafkaClient
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.cli.support import kafkalog
@@ -31,8 +30,10 @@ def test_a_broker_answers_not_leader_for_partitions_led_elsewhere(cluster):
         for broker_id, broker in cluster.brokers.items():
             answer = list_offsets(broker, "led", partition)
             expected = ErrorCode.NONE if broker_id == leader else ErrorCode.NOT_LEADER_OR_FOLLOWER
-            assert (answer["error_code"], answer["offset"] if broker_id == leader else None) == \
-                (expected, 0 if broker_id == leader else None)
+            assert (answer["error_code"], answer["offset"] if broker_id == leader else None) == (
+                expected,
+                0 if broker_id == leader else None,
+            )
 
 
 @pytest.mark.parametrize("kind", list(ADAPTERS))
@@ -41,8 +42,11 @@ def test_each_client_produces_to_and_reads_from_every_partition_across_the_broke
     topic = f"clients-{kind}"
     with client.admin() as admin:
         admin.create_topic(topic, PARTITIONS)
-    wait_for(lambda: set(leaders(metadata(cluster.brokers[2], [topic]), topic)) == {1, 2, 3}, timeout=30,
-             what="the partitions' leaders on all three brokers")  # another broker may learn of them a little later
+    wait_for(
+        lambda: set(leaders(metadata(cluster.brokers[2], [topic]), topic)) == {1, 2, 3},
+        timeout=30,
+        what="the partitions' leaders on all three brokers",
+    )  # another broker may learn of them a little later
     records = make_records(60, partitions=tuple(range(PARTITIONS)), tag=kind)
     client.produce(topic, records)
     got = client.consume_all(topic, len(records), partitions=range(PARTITIONS))
@@ -65,8 +69,9 @@ def test_auto_created_topics_are_placed_over_the_brokers(cluster):
     for broker in cluster.brokers.values():
         connection = BrokerConnection("127.0.0.1", broker.port, timeout=60)
         try:
-            response = connection.request(ApiKey.METADATA, {"topics": [{"name": f"auto-{broker.port}"}],
-                                                            "allow_auto_topic_creation": True})
+            response = connection.request(
+                ApiKey.METADATA, {"topics": [{"name": f"auto-{broker.port}"}], "allow_auto_topic_creation": True}
+            )
         finally:
             connection.close()
         [topic] = response["topics"]
@@ -77,15 +82,17 @@ def test_auto_created_topics_are_placed_over_the_brokers(cluster):
 def test_the_spark_source_reads_a_topic_spread_over_three_brokers_one_task_per_partition(cluster, spark):
     topic = "spark-spread"
     created_everywhere(cluster, 3, topic, PARTITIONS)
-    msgs = [Msg(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i)
-            for i in range(10) for p in range(PARTITIONS)]
+    msgs = [
+        Msg(p, f"k{i}".encode(), f"v{i}".encode(), 1_700_000_000_000 + i) for i in range(10) for p in range(PARTITIONS)
+    ]
     expected = produce(cluster.bootstrap, topic, msgs)
     df = load(spark, cluster.bootstrap, subscribe=topic)
     assert df.rdd.getNumPartitions() == PARTITIONS  # one task per partition, each fetching from its leader
     assert_rows(rows(df), expected)
     with KafkaClient(cluster.bootstrap) as client:
-        assert {client.leader_of(topic, p).port for p in range(PARTITIONS)} == \
-            {broker.port for broker in cluster.brokers.values()}
+        assert {client.leader_of(topic, p).port for p in range(PARTITIONS)} == {
+            broker.port for broker in cluster.brokers.values()
+        }
 
 
 def test_the_command_line_produces_to_and_reads_from_every_partition_across_the_brokers(cluster):
@@ -95,8 +102,9 @@ def test_the_command_line_produces_to_and_reads_from_every_partition_across_the_
     topic = "cli-spread"
     created_everywhere(cluster, 2, topic, PARTITIONS)
     lines = [f"user-{i}:view-{i}" for i in range(60)]
-    produced = kafkalog("produce", topic, "--key-separator", ":", "--bootstrap-server", cluster.bootstrap,
-                        input="\n".join(lines) + "\n")
+    produced = kafkalog(
+        "produce", topic, "--key-separator", ":", "--bootstrap-server", cluster.bootstrap, input="\n".join(lines) + "\n"
+    )
     assert produced.returncode == 0, produced.stderr
     consumed = kafkalog("consume", topic, "--format", "json", "--bootstrap-server", cluster.bootstrap)
     assert consumed.returncode == 0, consumed.stderr
@@ -105,12 +113,16 @@ def test_the_command_line_produces_to_and_reads_from_every_partition_across_the_
     assert {r["partition"] for r in read} == set(range(PARTITIONS))  # murmur2 of 60 keys reaches every partition
     with KafkaClient(cluster.bootstrap) as client:
         assert {client.leader_of(topic, r["partition"]).node_id for r in read} == {1, 2, 3}
-    grouped = kafkalog("consume", topic, "--group", "cli-spread-group", "--max-records", "60",
-                       "--bootstrap-server", cluster.bootstrap)
+    grouped = kafkalog(
+        "consume", topic, "--group", "cli-spread-group", "--max-records", "60", "--bootstrap-server", cluster.bootstrap
+    )
     assert grouped.returncode == 0 and len(grouped.stdout.splitlines()) == 60, grouped.stderr
-    described = kafkalog("groups", "describe", "cli-spread-group", "--format", "json",
-                         "--bootstrap-server", cluster.bootstrap)
+    described = kafkalog(
+        "groups", "describe", "cli-spread-group", "--format", "json", "--bootstrap-server", cluster.bootstrap
+    )
     assert described.returncode == 0, described.stderr
     ends = {p: sum(r["partition"] == p for r in read) for p in range(PARTITIONS)}
-    committed = {row["partition"]: (row["currentOffset"], row["lag"]) for row in json.loads(described.stdout)["partitions"]}
+    committed = {
+        row["partition"]: (row["currentOffset"], row["lag"]) for row in json.loads(described.stdout)["partitions"]
+    }
     assert committed == {p: (end, 0) for p, end in ends.items()}

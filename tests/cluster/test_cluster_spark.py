@@ -22,10 +22,10 @@ import pytest
 from pyspark.errors import AnalysisException, PythonException, StreamingQueryException
 
 import jobs.load
+from broker.client import LATEST, KafkaClient
 from jobs import consistency
 from jobs.output import Output
 from spark_kafka_source.checkpoint import CheckpointStore
-from broker.client import LATEST, KafkaClient
 from tests.cli.support import kafkalog
 from tests.jobs.loads import Result, assert_exactly_once, load_args, ok, output_rows, run_load, tree
 from tests.spark.feed import Msg, assert_rows, load, produce, rows
@@ -37,8 +37,7 @@ pytestmark = pytest.mark.timeout(180)
 
 PARTITIONS = 6
 VICTIM = 2
-FAST_RETRIES = {"fetchOffset.numRetries": "2", "fetchOffset.retryIntervalMs": "100",
-                "kafka.request.timeout.ms": "5000"}
+FAST_RETRIES = {"fetchOffset.numRetries": "2", "fetchOffset.retryIntervalMs": "100", "kafka.request.timeout.ms": "5000"}
 STREAM_SECONDS = 90
 
 
@@ -49,8 +48,11 @@ def partition_leaders(broker, topic: str) -> dict:
 
 
 def records(topic: str, per_partition: int, tag: str) -> list[Msg]:
-    return [Msg(p, f"{tag}-k{i}".encode(), f"{tag}-v{i}".encode(), 1_700_000_000_000 + i)
-            for i in range(per_partition) for p in range(PARTITIONS)]
+    return [
+        Msg(p, f"{tag}-k{i}".encode(), f"{tag}-v{i}".encode(), 1_700_000_000_000 + i)
+        for i in range(per_partition)
+        for p in range(PARTITIONS)
+    ]
 
 
 def spread_topic(cluster, topic: str, per_partition: int = 10) -> tuple[list, list[int]]:
@@ -76,8 +78,11 @@ def broker_dead(cluster, topic: str, led: list[int]):
 
 def leaderless(cluster, topic: str, led: list[int]) -> None:
     """Wait until the dead victim's partitions have no leader (its ZooKeeper session is over)."""
-    wait_for(lambda: all(partition_leaders(cluster.brokers[1], topic)[p] == -1 for p in led), timeout=60,
-             what="the dead broker's partitions to lose their leader")
+    wait_for(
+        lambda: all(partition_leaders(cluster.brokers[1], topic)[p] == -1 for p in led),
+        timeout=60,
+        what="the dead broker's partitions to lose their leader",
+    )
 
 
 def back_again(cluster, topic: str, led: list[int]) -> None:
@@ -87,8 +92,11 @@ def back_again(cluster, topic: str, led: list[int]) -> None:
         leaderless(cluster, topic, led)
         cluster.brokers[VICTIM].start()
     for broker in cluster.brokers.values():
-        wait_for(lambda broker=broker: all(partition_leaders(broker, topic)[p] == VICTIM for p in led), timeout=60,
-                 what="the returned broker to lead its partitions again")
+        wait_for(
+            lambda broker=broker: all(partition_leaders(broker, topic)[p] == VICTIM for p in led),
+            timeout=60,
+            what="the returned broker to lead its partitions again",
+        )
 
 
 def one_line(message: str) -> str:
@@ -133,12 +141,23 @@ def test_a_broker_dead_between_planning_and_reading_fails_the_task_then_the_same
 
 def load_run(cluster, bootstrap: str, topic: str, output) -> Result:
     """One ``kafkalog load`` run in this process (the shared Spark session), with short retries."""
-    return run_load(load_args(bootstrap, topic, output, "--option", "fetchOffset.numRetries=2",
-                              "--option", "fetchOffset.retryIntervalMs=100"), output.parent)
+    return run_load(
+        load_args(
+            bootstrap,
+            topic,
+            output,
+            "--option",
+            "fetchOffset.numRetries=2",
+            "--option",
+            "fetchOffset.retryIntervalMs=100",
+        ),
+        output.parent,
+    )
 
 
 def test_a_load_run_while_a_broker_is_down_fails_committing_nothing_and_the_next_run_loads_exactly_once(
-        cluster, spark, tmp_path):
+    cluster, spark, tmp_path
+):
     topic = "load-down-at-planning"
     first, led = spread_topic(cluster, topic)
     bootstrap, output = cluster.bootstrap, tmp_path / "out"
@@ -157,7 +176,8 @@ def test_a_load_run_while_a_broker_is_down_fails_committing_nothing_and_the_next
 
 
 def test_a_broker_killed_between_planning_and_writing_fails_the_run_and_the_rerun_loads_exactly_once(
-        cluster, spark, tmp_path, monkeypatch):
+    cluster, spark, tmp_path, monkeypatch
+):
     topic = "load-dies-mid-run"
     produced, led = spread_topic(cluster, topic)
     bootstrap, output = cluster.bootstrap, tmp_path / "out"
@@ -204,8 +224,13 @@ def test_keyless_lines_produced_while_a_broker_is_down_go_to_the_partitions_with
     runs, lines = 8, 50
     with broker_dead(cluster, topic, led):
         for run in range(runs):  # each run starts on a random partition: once, one in three was leaderless
-            done = kafkalog("produce", topic, "--bootstrap-server", bootstrap,
-                            input="".join(f"run {run} line {i}\n" for i in range(lines)))
+            done = kafkalog(
+                "produce",
+                topic,
+                "--bootstrap-server",
+                bootstrap,
+                input="".join(f"run {run} line {i}\n" for i in range(lines)),
+            )
             assert done.returncode == 0, done.stderr
         assert sum(stored_per_partition(cluster.brokers[1].bootstrap, topic, live).values()) == runs * lines
 
@@ -217,8 +242,9 @@ def test_keyless_rows_written_while_a_broker_is_down_go_to_the_partitions_with_a
     count = 4_000
     df = spark.range(count).selectExpr("CAST(id AS STRING) AS value").repartition(4)
     with broker_dead(cluster, topic, led):
-        df.write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", bootstrap) \
-            .option("topic", topic).save()  # once, 4 tasks of 4 failed, two after storing records
+        df.write.format("kafkalog").mode("append").option("kafka.bootstrap.servers", bootstrap).option(
+            "topic", topic
+        ).save()  # once, 4 tasks of 4 failed, two after storing records
     stored = load(spark, bootstrap, subscribe=topic).select("partition", "value").collect()
     assert sorted(int(bytes(r.value)) for r in stored) == list(range(count))  # each once
     assert not {r.partition for r in stored} & set(led)
@@ -229,15 +255,26 @@ def test_keyless_rows_written_while_a_broker_is_down_go_to_the_partitions_with_a
 
 def available_now(spark, bootstrap: str, topic: str, out, checkpoint):
     """An AvailableNow query of ``topic`` into a Parquet file sink, from the earliest offsets."""
-    frame = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-             .option("subscribe", topic).option("startingOffsets", "earliest")
-             .options(**FAST_RETRIES).load())
-    return (frame.writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True).start())
+    frame = (
+        spark.readStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .options(**FAST_RETRIES)
+        .load()
+    )
+    return (
+        frame.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
 
 
 def test_a_stream_started_while_a_broker_is_down_fails_naming_it_and_restarted_reads_each_offset_once(
-        cluster, spark, tmp_path):
+    cluster, spark, tmp_path
+):
     topic = "stream-through-a-kill"
     first, led = spread_topic(cluster, topic)
     bootstrap, out, checkpoint = cluster.bootstrap, tmp_path / "out", tmp_path / "checkpoint"

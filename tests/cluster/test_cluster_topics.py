@@ -10,8 +10,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from broker.client import KafkaClient
-from broker.client import BrokerConnection
+from broker.client import BrokerConnection, KafkaClient
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from tests.waiting import wait_for
@@ -31,10 +30,23 @@ def request(broker, api: ApiKey, body: dict) -> dict:
 
 
 def create_topic(broker, name: str, partitions: int, configs: dict | None = None) -> int:
-    response = request(broker, ApiKey.CREATE_TOPICS, {
-        "topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1, "assignments": [],
-                    "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-        "timeout_ms": 30000, "validate_only": False})
+    response = request(
+        broker,
+        ApiKey.CREATE_TOPICS,
+        {
+            "topics": [
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": 1,
+                    "assignments": [],
+                    "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+                }
+            ],
+            "timeout_ms": 30000,
+            "validate_only": False,
+        },
+    )
     return response["topics"][0]["error_code"]
 
 
@@ -45,23 +57,41 @@ def created_everywhere(cluster, through: int, name: str, partitions: int) -> lis
     found = {}
     for broker_id, broker in cluster.brokers.items():
         found[broker_id] = wait_for(
-            lambda broker=broker: len(ids := leaders(metadata(broker, [name]), name)) == partitions and -1 not in ids
-            and ids,
-            timeout=30, what=f"broker {broker_id} to know {name}'s leaders")
+            lambda broker=broker: (
+                len(ids := leaders(metadata(broker, [name]), name)) == partitions and -1 not in ids and ids
+            ),
+            timeout=30,
+            what=f"broker {broker_id} to know {name}'s leaders",
+        )
     assert len({tuple(ids) for ids in found.values()}) == 1
     return found[through]
 
 
 def list_offsets(broker, topic: str, partition: int) -> dict:
     """ListOffsets (latest) of one partition, asked of ``broker``."""
-    response = request(broker, ApiKey.LIST_OFFSETS, {"replica_id": -1, "isolation_level": 0, "topics": [
-        {"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}]}]})
+    response = request(
+        broker,
+        ApiKey.LIST_OFFSETS,
+        {
+            "replica_id": -1,
+            "isolation_level": 0,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [{"partition_index": partition, "current_leader_epoch": -1, "timestamp": -1}],
+                }
+            ],
+        },
+    )
     return response["topics"][0]["partitions"][0]
 
 
 def metadata(broker, topics=None) -> dict:
-    return request(broker, ApiKey.METADATA, {"topics": None if topics is None else [{"name": t} for t in topics],
-                                              "allow_auto_topic_creation": False})
+    return request(
+        broker,
+        ApiKey.METADATA,
+        {"topics": None if topics is None else [{"name": t} for t in topics], "allow_auto_topic_creation": False},
+    )
 
 
 def leaders(response: dict, topic: str) -> list[int]:
@@ -88,17 +118,27 @@ def test_topics_created_through_each_broker_are_spread_over_all_three_and_writte
         assert all(replicas[p + 1][0] == replicas[p][0] % 3 + 1 for p in range(5))  # round-robin over 1, 2, 3
         for p in range(6):
             state = znode(kazoo, f"/brokers/topics/{name}/partitions/{p}/state")
-            assert state == {"controller_epoch": controller_epoch, "leader": replicas[p][0], "version": 1,
-                             "leader_epoch": 0, "isr": replicas[p]}
+            assert state == {
+                "controller_epoch": controller_epoch,
+                "leader": replicas[p][0],
+                "version": 1,
+                "leader_epoch": 0,
+                "isr": replicas[p],
+            }
         assert znode(kazoo, f"/config/topics/{name}") == {"version": 1, "config": {"retention.ms": "3600000"}}
         for other in cluster.brokers.values():  # every broker knows the topic and its leaders at once or soon
-            wait_for(lambda other=other, name=name, replicas=replicas:
-                     leaders(metadata(other, [name]), name) == [r[0] for r in replicas], timeout=30,
-                     what=f"broker {other.port} to see {name}'s leaders")
+            wait_for(
+                lambda other=other, name=name, replicas=replicas: (
+                    leaders(metadata(other, [name]), name) == [r[0] for r in replicas]
+                ),
+                timeout=30,
+                what=f"broker {other.port} to see {name}'s leaders",
+            )
     response = metadata(cluster.brokers[1])
     assert response["controller_id"] == controller
-    assert sorted((b["node_id"], b["port"]) for b in response["brokers"]) == \
-        sorted((broker_id, broker.port) for broker_id, broker in cluster.brokers.items())
+    assert sorted((b["node_id"], b["port"]) for b in response["brokers"]) == sorted(
+        (broker_id, broker.port) for broker_id, broker in cluster.brokers.items()
+    )
 
 
 def test_a_topic_name_is_taken_cluster_wide(cluster):
@@ -110,8 +150,11 @@ def test_a_topic_name_is_taken_cluster_wide(cluster):
 
 def test_partitions_added_through_any_broker_get_leaders(cluster, kazoo):
     assert create_topic(cluster.brokers[1], "growing", 2) == ErrorCode.NONE
-    response = request(cluster.brokers[3], ApiKey.CREATE_PARTITIONS, {
-        "topics": [{"name": "growing", "count": 5, "assignments": None}], "timeout_ms": 30000, "validate_only": False})
+    response = request(
+        cluster.brokers[3],
+        ApiKey.CREATE_PARTITIONS,
+        {"topics": [{"name": "growing", "count": 5, "assignments": None}], "timeout_ms": 30000, "validate_only": False},
+    )
     assert response["results"][0]["error_code"] == ErrorCode.NONE
     assert len(znode(kazoo, "/brokers/topics/growing")["partitions"]) == 5
     found = leaders(metadata(cluster.brokers[3], ["growing"]), "growing")
@@ -120,17 +163,37 @@ def test_partitions_added_through_any_broker_get_leaders(cluster, kazoo):
 
 def test_topic_settings_changed_through_one_broker_reach_every_broker(cluster, kazoo):
     assert create_topic(cluster.brokers[1], "tuned", 3) == ErrorCode.NONE
-    response = request(cluster.brokers[2], ApiKey.ALTER_CONFIGS, {"resources": [
-        {"resource_type": 2, "resource_name": "tuned", "configs": [{"name": "retention.bytes", "value": "12345"}]}],
-        "validate_only": False})
+    response = request(
+        cluster.brokers[2],
+        ApiKey.ALTER_CONFIGS,
+        {
+            "resources": [
+                {
+                    "resource_type": 2,
+                    "resource_name": "tuned",
+                    "configs": [{"name": "retention.bytes", "value": "12345"}],
+                }
+            ],
+            "validate_only": False,
+        },
+    )
     assert response["responses"][0]["error_code"] == ErrorCode.NONE
     assert znode(kazoo, "/config/topics/tuned") == {"version": 1, "config": {"retention.bytes": "12345"}}
 
     def described(broker) -> str | None:
-        result = request(broker, ApiKey.DESCRIBE_CONFIGS, {"resources": [
-            {"resource_type": 2, "resource_name": "tuned", "configuration_keys": ["retention.bytes"]}],
-            "include_synonyms": False, "include_documentation": False})["results"][0]
+        result = request(
+            broker,
+            ApiKey.DESCRIBE_CONFIGS,
+            {
+                "resources": [
+                    {"resource_type": 2, "resource_name": "tuned", "configuration_keys": ["retention.bytes"]}
+                ],
+                "include_synonyms": False,
+                "include_documentation": False,
+            },
+        )["results"][0]
         return result["configs"][0]["value"] if result["configs"] else None
+
     for broker in cluster.brokers.values():
         wait_for(lambda broker=broker: described(broker) == "12345", timeout=30, what="the setting on every broker")
 
@@ -138,16 +201,24 @@ def test_topic_settings_changed_through_one_broker_reach_every_broker(cluster, k
 def test_a_topic_deleted_through_a_broker_leaves_zookeeper_and_every_broker_s_disk(cluster, kazoo):
     assert create_topic(cluster.brokers[2], "doomed", 3) == ErrorCode.NONE
     directories = [f"{b.log_dir}/doomed-{p}" for b in cluster.brokers.values() for p in range(3)]
-    wait_for(lambda: sum(os.path.isdir(d) for d in directories) == 3, timeout=30,
-             what="each partition's directory on its leader (and only there)")
+    wait_for(
+        lambda: sum(os.path.isdir(d) for d in directories) == 3,
+        timeout=30,
+        what="each partition's directory on its leader (and only there)",
+    )
     response = request(cluster.brokers[1], ApiKey.DELETE_TOPICS, {"topic_names": ["doomed"], "timeout_ms": 30000})
     assert response["responses"][0]["error_code"] == ErrorCode.NONE
     assert not kazoo.exists("/brokers/topics/doomed") and not kazoo.exists("/config/topics/doomed")
     assert kazoo.get_children("/admin/delete_topics") == []
     wait_for(lambda: not any(os.path.isdir(d) for d in directories), timeout=30, what="the partition directories to go")
     for broker in cluster.brokers.values():
-        wait_for(lambda broker=broker: metadata(broker, ["doomed"])["topics"][0]["error_code"] ==
-                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, timeout=30, what="every broker to forget the topic")
+        wait_for(
+            lambda broker=broker: (
+                metadata(broker, ["doomed"])["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            ),
+            timeout=30,
+            what="every broker to forget the topic",
+        )
     assert create_topic(cluster.brokers[3], "doomed", 1) == ErrorCode.NONE  # the name is free again
 
 
@@ -160,8 +231,12 @@ def test_a_topic_deleted_and_created_again_between_two_reads_starts_empty(cluste
         assert client.list_offsets({("reborn", 0): -1})[("reborn", 0)][0] == 3
     assignment = kazoo.get("/brokers/topics/reborn")[0]
     again = kazoo.transaction()
-    for path in ("/brokers/topics/reborn/partitions/0/state", "/brokers/topics/reborn/partitions/0",
-                 "/brokers/topics/reborn/partitions", "/brokers/topics/reborn"):
+    for path in (
+        "/brokers/topics/reborn/partitions/0/state",
+        "/brokers/topics/reborn/partitions/0",
+        "/brokers/topics/reborn/partitions",
+        "/brokers/topics/reborn",
+    ):
         again.delete(path)
     again.create("/brokers/topics/reborn", assignment)
     assert not any(isinstance(result, Exception) for result in again.commit())
@@ -169,10 +244,17 @@ def test_a_topic_deleted_and_created_again_between_two_reads_starts_empty(cluste
     def latest() -> int | None:
         answer = list_offsets(cluster.brokers[leader], "reborn", 0)
         return answer["offset"] if answer["error_code"] == ErrorCode.NONE else None
-    wait_for(lambda: kazoo.exists("/brokers/topics/reborn/partitions/0/state"), timeout=30,
-             what="the controller to elect the new partition's leader")
-    assert wait_for(lambda: [offset] if (offset := latest()) is not None else None, timeout=30,
-                    what="the leader to serve the new partition") == [0]
+
+    wait_for(
+        lambda: kazoo.exists("/brokers/topics/reborn/partitions/0/state"),
+        timeout=30,
+        what="the controller to elect the new partition's leader",
+    )
+    assert wait_for(
+        lambda: [offset] if (offset := latest()) is not None else None,
+        timeout=30,
+        what="the leader to serve the new partition",
+    ) == [0]
 
 
 def confluent_admin(cluster) -> AdminClient:
@@ -195,16 +277,20 @@ def test_a_manual_replica_assignment_from_a_third_party_admin_client_is_followed
     assert confluent_error(created) == 0
     assert [znode(kazoo, "/brokers/topics/placed")["partitions"][str(p)] for p in range(4)] == wanted
     for broker in cluster.brokers.values():
-        wait_for(lambda broker=broker: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2], timeout=30,
-                 what=f"broker {broker.port} to see the named leaders")
+        wait_for(
+            lambda broker=broker: leaders(metadata(broker, ["placed"]), "placed") == [3, 1, 3, 2],
+            timeout=30,
+            what=f"broker {broker.port} to see the named leaders",
+        )
     grown = admin.create_partitions([NewPartitions("placed", 6, replica_assignment=[[1], [1]])])["placed"]
     assert confluent_error(grown) == 0
     assert leaders(metadata(cluster.brokers[2], ["placed"]), "placed") == [3, 1, 3, 2, 1, 1]
     with KafkaClient(cluster.bootstrap) as client:  # each named broker serves its partition
         for partition in range(6):
             client.produce("placed", partition, [(b"k", b"v")])
-        assert {p: offsets[0] for (_, p), offsets in client.list_offsets(
-            {("placed", p): -1 for p in range(6)}).items()} == {p: 1 for p in range(6)}
+        assert {
+            p: offsets[0] for (_, p), offsets in client.list_offsets({("placed", p): -1 for p in range(6)}).items()
+        } == {p: 1 for p in range(6)}
 
 
 def test_a_manual_replica_assignment_naming_a_broker_that_is_not_live_is_refused(cluster, kazoo):

@@ -3,8 +3,13 @@ replica per partition, on live brokers), and round-robin placement of new partit
 
 import pytest
 
-from broker.cluster.placement import (PlacementError, assign_replicas, check_assignment, check_replication_factor,
-                                     follow_assignment)
+from broker.cluster.placement import (
+    PlacementError,
+    assign_replicas,
+    check_assignment,
+    check_replication_factor,
+    follow_assignment,
+)
 
 
 def test_replication_factor_must_fit_the_live_brokers_and_be_one():

@@ -22,7 +22,6 @@ import pyspark
 import pytest
 
 from jobs import submit
-
 from tests.jobs.loads import RUN_TIMEOUT, Result, assert_exactly_once, load_args, ok, output_rows, run_dir
 from tests.processes import kill_tree
 from tests.spark.feed import Rec, messages, produce
@@ -37,11 +36,17 @@ KAFKALOG = str(Path(sys.executable).with_name("kafkalog"))
 # a driver and its executors on 127.0.0.1, small heaps, one core on each worker, and no task before
 # both executors registered (so the tasks are spread over both workers)
 DRIVER_CONF = {
-    "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1", "spark.ui.enabled": "false",
-    "spark.driver.memory": "512m", "spark.executor.memory": "512m", "spark.cores.max": "2",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.ui.enabled": "false",
+    "spark.driver.memory": "512m",
+    "spark.executor.memory": "512m",
+    "spark.cores.max": "2",
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-    "spark.scheduler.minRegisteredResourcesRatio": "1.0", "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s"}
+    "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+    "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+}
 
 READ = """
 import os, sys
@@ -87,20 +92,43 @@ def conf_arguments() -> list[str]:
     return [f"{key}={value}" for key, value in DRIVER_CONF.items()]
 
 
-def test_the_source_reads_every_record_of_three_brokers_in_executors_of_both_workers(cluster, spark_cluster,
-                                                                                      tmp_path):
+def test_the_source_reads_every_record_of_three_brokers_in_executors_of_both_workers(cluster, spark_cluster, tmp_path):
     topic = "standalone-read"
     created_everywhere(cluster, 1, topic, PARTITIONS)
     expected = produce(cluster.bootstrap, topic, messages(120, partitions=tuple(range(PARTITIONS)), tag="read"))
     output = tmp_path / "read"
-    finished = subprocess.run([sys.executable, "-c", READ, spark_cluster.master_url, cluster.bootstrap, topic,
-                               str(output), *conf_arguments()], env=driver_environment(spark_cluster),
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            READ,
+            spark_cluster.master_url,
+            cluster.bootstrap,
+            topic,
+            str(output),
+            *conf_arguments(),
+        ],
+        env=driver_environment(spark_cluster),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert finished.returncode == 0, finished.stderr[-4000:]
 
     table = ds.dataset(str(output), format="parquet").to_table().to_pylist()
-    got = sorted(Rec(r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["ts_ms"], r["timestampType"],
-                     tuple((h["key"], h["value"]) for h in r["headers"] or ()) or None) for r in table)
+    got = sorted(
+        Rec(
+            r["topic"],
+            r["partition"],
+            r["offset"],
+            r["key"],
+            r["value"],
+            r["ts_ms"],
+            r["timestampType"],
+            tuple((h["key"], h["value"]) for h in r["headers"] or ()) or None,
+        )
+        for r in table
+    )
     assert got == sorted(expected)
     workers = {str(spark_cluster.worker_dir(n)) + os.sep: n for n in (1, 2)}
     executors = {}  # partition -> the working directories of the executors that read it
@@ -122,9 +150,13 @@ class Load:
         directory.mkdir(parents=True, exist_ok=True)
         conf = [item for setting in conf_arguments() for item in ("--conf", setting)]
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen([KAFKALOG, "load", *args, "--master", spark_cluster.master_url, *conf],
-                                            env=driver_environment(spark_cluster), stdout=out, stderr=err,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                [KAFKALOG, "load", *args, "--master", spark_cluster.master_url, *conf],
+                env=driver_environment(spark_cluster),
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
         Load.started.append(self)
 
     def wait(self) -> Result:
@@ -132,8 +164,9 @@ class Load:
             code = self.process.wait(RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
             kill_tree(self.process)
-            raise AssertionError(f"the load did not end within {RUN_TIMEOUT}s; stderr:\n"
-                                 f"{self.stderr_path.read_text()[-3000:]}") from None
+            raise AssertionError(
+                f"the load did not end within {RUN_TIMEOUT}s; stderr:\n{self.stderr_path.read_text()[-3000:]}"
+            ) from None
         return Result(code, self.stdout_path.read_text(), self.stderr_path.read_text())
 
 
@@ -144,8 +177,11 @@ def kill_leader_of(cluster, topic: str, partition: int) -> tuple[int, list[str]]
     victim = leaders[partition]
     survivor = next(b for broker_id, b in cluster.brokers.items() if broker_id != victim)
     cluster.brokers[victim].kill()
-    wait_for(lambda: partitions(survivor, topic)[partition]["leader_id"] == -1, timeout=60,
-             what=f"partition {partition} to lose its leader, broker {victim}")
+    wait_for(
+        lambda: partitions(survivor, topic)[partition]["leader_id"] == -1,
+        timeout=60,
+        what=f"partition {partition} to lose its leader, broker {victim}",
+    )
     return victim, [f"{topic}-{p}" for p, leader in enumerate(leaders) if leader == victim]
 
 
@@ -156,12 +192,14 @@ def names_one_of(line: str, names: list[str]) -> bool:
 def restart(cluster, broker_id: int, topic: str) -> None:
     cluster.brokers[broker_id].start()
     for broker in cluster.brokers.values():
-        wait_for(lambda broker=broker: -1 not in [p["leader_id"] for p in partitions(broker, topic)], timeout=60,
-                 what=f"every partition of {topic} led again after broker {broker_id} returned")
+        wait_for(
+            lambda broker=broker: -1 not in [p["leader_id"] for p in partitions(broker, topic)],
+            timeout=60,
+            what=f"every partition of {topic} led again after broker {broker_id} returned",
+        )
 
 
-def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_kills(cluster, spark_cluster,
-                                                                                       tmp_path):
+def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_kills(cluster, spark_cluster, tmp_path):
     topic = "standalone-load"
     created_everywhere(cluster, 2, topic, PARTITIONS)
     bootstrap, output = cluster.bootstrap, tmp_path / "output"
@@ -184,11 +222,19 @@ def test_kafkalog_load_on_the_standalone_cluster_is_exactly_once_through_broker_
     # task of the dead broker failed (each after the client's retries, here 200 ms apart), nothing is published
     produced += produce(bootstrap, topic, messages(600, partitions=every, tag="third"))
     tasks = run_dir(output, 2) / "tasks"
-    running = Load(spark_cluster, load_args(bootstrap, topic, output, "--max-records-per-partition", "20",
-                                            "--option", "fetchOffset.retryIntervalMs=200"),
-                   tmp_path / "killed-during-the-run")
-    wait_for(lambda: (tasks.exists() and any(tasks.iterdir())) or running.process.poll() is not None,
-             timeout=RUN_TIMEOUT, interval=0.05, what="the first task's checkpoint")
+    running = Load(
+        spark_cluster,
+        load_args(
+            bootstrap, topic, output, "--max-records-per-partition", "20", "--option", "fetchOffset.retryIntervalMs=200"
+        ),
+        tmp_path / "killed-during-the-run",
+    )
+    wait_for(
+        lambda: (tasks.exists() and any(tasks.iterdir())) or running.process.poll() is not None,
+        timeout=RUN_TIMEOUT,
+        interval=0.05,
+        what="the first task's checkpoint",
+    )
     victim, unavailable = kill_leader_of(cluster, topic, PARTITIONS - 1)
     failed = running.wait()
     assert failed.code == 1, failed
@@ -210,9 +256,20 @@ def test_spark_submit_runs_the_load_job_on_the_standalone_cluster(cluster, spark
     spark_submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
     conf = [item for setting in conf_arguments() for item in ("--conf", setting)]
     output = tmp_path / "output"
-    finished = subprocess.run([spark_submit, "--master", spark_cluster.master_url, *conf, submit.__file__,
-                               *load_args(cluster.bootstrap, topic, output)], env=driver_environment(spark_cluster),
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    finished = subprocess.run(
+        [
+            spark_submit,
+            "--master",
+            spark_cluster.master_url,
+            *conf,
+            submit.__file__,
+            *load_args(cluster.bootstrap, topic, output),
+        ],
+        env=driver_environment(spark_cluster),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     ok(Result(finished.returncode, finished.stdout, finished.stderr))
     assert_exactly_once(output, produced)
     ran = [app for app in spark_cluster.state()["completedapps"] if app["id"] not in before]

@@ -49,8 +49,9 @@ def commit(transaction) -> None:
 
 
 def strays(broker, name: str) -> list[str]:
-    return sorted(entry for entry in os.listdir(broker.log_dir)
-                  if entry.startswith(f"{name}-") and entry.endswith("-stray"))
+    return sorted(
+        entry for entry in os.listdir(broker.log_dir) if entry.startswith(f"{name}-") and entry.endswith("-stray")
+    )
 
 
 @pytest.fixture
@@ -67,8 +68,9 @@ def kill(broker, kazoo) -> None:
     wait_for(lambda: not kazoo.exists(f"/brokers/ids/{AWAY}"), timeout=60, what="the killed broker's session to expire")
 
 
-def test_a_broker_that_missed_a_deletion_sets_the_old_partitions_aside_and_keeps_its_others(cluster, cluster_kazoo,
-                                                                                            away):
+def test_a_broker_that_missed_a_deletion_sets_the_old_partitions_aside_and_keeps_its_others(
+    cluster, cluster_kazoo, away
+):
     create(cluster, "missed", [[AWAY], [AWAY], [1]])
     create(cluster, "kept", [[AWAY]])
     with KafkaClient(cluster.bootstrap) as client:

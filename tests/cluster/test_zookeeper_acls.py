@@ -18,8 +18,9 @@ USERS = 10
 
 
 def topic_acl(principal: str) -> Acl:
-    return Acl.checked(ResourceType.TOPIC, "orders", PatternType.LITERAL, principal, "*", Operation.READ,
-                       Permission.ALLOW)
+    return Acl.checked(
+        ResourceType.TOPIC, "orders", PatternType.LITERAL, principal, "*", Operation.READ, Permission.ALLOW
+    )
 
 
 def test_concurrent_changes_through_two_brokers_all_land_and_old_notifications_go(zookeeper, kazoo):
@@ -30,8 +31,9 @@ def test_concurrent_changes_through_two_brokers_all_land_and_old_notifications_g
     second = ZooKeeperAcls(other, connect)
     try:
         wanted = [topic_acl(f"User:u{i}") for i in range(USERS)]
-        adders = [threading.Thread(target=(first if i % 2 else second).add, args=([acl],))
-                  for i, acl in enumerate(wanted)]
+        adders = [
+            threading.Thread(target=(first if i % 2 else second).add, args=([acl],)) for i, acl in enumerate(wanted)
+        ]
         for adder in adders:
             adder.start()
         for adder in adders:
@@ -44,8 +46,9 @@ def test_concurrent_changes_through_two_brokers_all_land_and_old_notifications_g
         first.add([topic_acl("User:last")])  # removes every notification made before it
         assert len(kazoo.get_children(connect.path("/kafka-acl-changes"))) <= 1
 
-        nested = Acl.checked(ResourceType.GROUP, "loaders/eu", PatternType.LITERAL, "User:etl", "*",
-                             Operation.READ, Permission.ALLOW)
+        nested = Acl.checked(
+            ResourceType.GROUP, "loaders/eu", PatternType.LITERAL, "User:etl", "*", Operation.READ, Permission.ALLOW
+        )
         with pytest.raises(AclStoreError, match="'/'"):
             first.add([nested])
         assert not kazoo.exists(connect.path("/kafka-acl/Group"))

@@ -19,12 +19,20 @@ from broker.embedded import EmbeddedBroker
 from tests.cli.support import consume_records, produce_records
 from tests.waiting import wait_for
 
-REGISTRATION_KEYS = {"listener_security_protocol_map", "endpoints", "rack", "jmx_port", "host", "timestamp", "port",
-                     "version"}
+REGISTRATION_KEYS = {
+    "listener_security_protocol_map",
+    "endpoints",
+    "rack",
+    "jmx_port",
+    "host",
+    "timestamp",
+    "port",
+    "version",
+}
 
 
 def chroot(zookeeper: str) -> str:
-    return zookeeper[zookeeper.index("/"):]
+    return zookeeper[zookeeper.index("/") :]
 
 
 def registration(kazoo, zookeeper: str, broker_id: int):
@@ -38,8 +46,9 @@ def registration(kazoo, zookeeper: str, broker_id: int):
 
 
 def run_broker(*args, timeout=90) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker", "--port", "0", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "broker", "--port", "0", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def last_line(result: subprocess.CompletedProcess) -> str:
@@ -53,32 +62,49 @@ def test_a_broker_registers_with_kafkas_json_and_its_cluster_id_and_leaves_on_st
         assert f"cluster.id={cluster['id']}\n" in (tmp_path / "log" / "meta.properties").read_text()
         found, owner = registration(kazoo, zookeeper, 3)
         assert set(found) == REGISTRATION_KEYS and owner != 0  # ephemeral: owned by the broker's session
-        assert (found["host"], found["port"], found["endpoints"]) == \
-            ("127.0.0.1", broker.port, [f"PLAINTEXT://127.0.0.1:{broker.port}"])
-        assert (found["listener_security_protocol_map"], found["version"], found["jmx_port"], found["rack"]) == \
-            ({"PLAINTEXT": "PLAINTEXT"}, 5, -1, None)
+        assert (found["host"], found["port"], found["endpoints"]) == (
+            "127.0.0.1",
+            broker.port,
+            [f"PLAINTEXT://127.0.0.1:{broker.port}"],
+        )
+        assert (found["listener_security_protocol_map"], found["version"], found["jmx_port"], found["rack"]) == (
+            {"PLAINTEXT": "PLAINTEXT"},
+            5,
+            -1,
+            None,
+        )
         assert found["timestamp"].isdigit()
         assert broker.stop() == 0
         assert registration(kazoo, zookeeper, 3) is None  # gone with the session, not after its timeout
 
 
-def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_listeners_own(tmp_path, zookeeper,
-                                                                                             kazoo):
-    settings = {"zookeeper.connect": zookeeper, "broker.id": "4",
-                "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,REPLICATION://127.0.0.1:0",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,REPLICATION:PLAINTEXT",
-                "advertised.listeners": "REPLICATION://replica.example:19094",
-                "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
-                "listener.name.internal.plain.sasl.jaas.config":
-                    ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-                     'user_admin="secret";')}
+def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_listeners_own(
+    tmp_path, zookeeper, kazoo
+):
+    settings = {
+        "zookeeper.connect": zookeeper,
+        "broker.id": "4",
+        "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,REPLICATION://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,REPLICATION:PLAINTEXT",
+        "advertised.listeners": "REPLICATION://replica.example:19094",
+        "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.internal.plain.sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="secret";'
+        ),
+    }
     with EmbeddedBroker(tmp_path / "log", settings) as broker:
         plaintext, internal, _ = broker.ports
         found, _ = registration(kazoo, zookeeper, 4)
-        assert found["endpoints"] == [f"PLAINTEXT://127.0.0.1:{plaintext}", f"INTERNAL://127.0.0.1:{internal}",
-                                      "REPLICATION://replica.example:19094"]
-        assert found["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SASL_PLAINTEXT",
-                                                           "REPLICATION": "PLAINTEXT"}
+        assert found["endpoints"] == [
+            f"PLAINTEXT://127.0.0.1:{plaintext}",
+            f"INTERNAL://127.0.0.1:{internal}",
+            "REPLICATION://replica.example:19094",
+        ]
+        assert found["listener_security_protocol_map"] == {
+            "PLAINTEXT": "PLAINTEXT",
+            "INTERNAL": "SASL_PLAINTEXT",
+            "REPLICATION": "PLAINTEXT",
+        }
         assert (found["host"], found["port"]) == ("127.0.0.1", plaintext)  # the first PLAINTEXT listener's
         with KafkaClient(broker.bootstrap_of(0)) as client:
             assert [(b.host, b.port) for b in client.metadata().brokers.values()] == [("127.0.0.1", plaintext)]
@@ -89,13 +115,15 @@ def test_a_broker_registers_one_endpoint_per_listener_and_metadata_answers_the_l
 def test_a_second_broker_with_the_same_id_is_refused_and_the_first_stays(tmp_path, zookeeper, kazoo):
     with EmbeddedBroker(tmp_path / "first", {"zookeeper.connect": zookeeper, "broker.id": "1"}) as first:
         before = registration(kazoo, zookeeper, 1)
-        result = run_broker("--log-dir", str(tmp_path / "second"), "--broker-id", "1",
-                            "--set", f"zookeeper.connect={zookeeper}")
+        result = run_broker(
+            "--log-dir", str(tmp_path / "second"), "--broker-id", "1", "--set", f"zookeeper.connect={zookeeper}"
+        )
         assert result.returncode == 1 and result.stdout == ""
         assert last_line(result) == (
             f"kafkalog broker: broker id 1 is already registered in ZooKeeper at {zookeeper} "
             f"({chroot(zookeeper)}/brokers/ids/1, by 127.0.0.1:{first.port}): another broker runs with this id; "
-            f"give this one another --broker-id")
+            f"give this one another --broker-id"
+        )
         assert registration(kazoo, zookeeper, 1) == before
 
 
@@ -115,8 +143,9 @@ def partition_state(kazoo, zookeeper: str, topic: str, partition: int) -> dict:
     return json.loads(kazoo.get(f"{chroot(zookeeper)}/brokers/topics/{topic}/partitions/{partition}/state")[0])
 
 
-def test_a_running_broker_whose_session_expired_registers_stands_and_leads_its_partitions_again(tmp_path, zookeeper,
-                                                                                                 kazoo):
+def test_a_running_broker_whose_session_expired_registers_stands_and_leads_its_partitions_again(
+    tmp_path, zookeeper, kazoo
+):
     """Broker 1 is frozen (SIGSTOP: no heartbeats) until ZooKeeper expires its session for real, then
     thawed: it registers again with a new session; the controller (broker 2, or broker 1's successor)
     took its partitions' leadership away meanwhile and gives it back at a higher leader epoch; broker
@@ -136,26 +165,46 @@ def test_a_running_broker_whose_session_expired_registers_stands_and_leads_its_p
         frozen.process.send_signal(signal.SIGSTOP)
         try:
             wait_for(lambda: registration(kazoo, zookeeper, 1) is None, timeout=60, what="the session to expire")
-            away = wait_for(lambda: (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)]) and
-                            all(state["leader"] == -1 for state in s) and s, timeout=60, interval=0.2,
-                            what="the controller to take the frozen broker's leadership away")
+            away = wait_for(
+                lambda: (
+                    (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)])
+                    and all(state["leader"] == -1 for state in s)
+                    and s
+                ),
+                timeout=60,
+                interval=0.2,
+                what="the controller to take the frozen broker's leadership away",
+            )
             assert controller(kazoo, zookeeper)[0] == 2
         finally:
             frozen.process.send_signal(signal.SIGCONT)
         again = wait_for(lambda: registration(kazoo, zookeeper, 1), timeout=60, what="the broker to register again")
         assert again[1] != first_session and again[0]["port"] == frozen.port
-        wait_for(lambda: "registered broker 1 again after a new ZooKeeper session" in frozen.stderr_tail(100),
-                 timeout=30, what="the broker's log line")  # written just after the node
-        states = wait_for(lambda: (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)]) and
-                          all(state["leader"] == 1 for state in s) and s, timeout=60, interval=0.2,
-                          what="the broker to lead its partitions again")
+        wait_for(
+            lambda: "registered broker 1 again after a new ZooKeeper session" in frozen.stderr_tail(100),
+            timeout=30,
+            what="the broker's log line",
+        )  # written just after the node
+        states = wait_for(
+            lambda: (
+                (s := [partition_state(kazoo, zookeeper, "kept", p) for p in (0, 1)])
+                and all(state["leader"] == 1 for state in s)
+                and s
+            ),
+            timeout=60,
+            interval=0.2,
+            what="the broker to lead its partitions again",
+        )
         assert all(back["leader_epoch"] > gone["leader_epoch"] > 0 for back, gone in zip(states, away, strict=True))
         found = consume_records(frozen.bootstrap, "kept", [0, 1], len(records))
         assert [(r.partition, r.key, r.value, r.timestamp) for r in found] == records
         epoch = controller(kazoo, zookeeper)[1]
         other.kill()
-        wait_for(lambda: controller(kazoo, zookeeper) == (1, epoch + 1), timeout=60,
-                 what="the broker to stand for controller again, and win once broker 2 is gone")
+        wait_for(
+            lambda: controller(kazoo, zookeeper) == (1, epoch + 1),
+            timeout=60,
+            what="the broker to stand for controller again, and win once broker 2 is gone",
+        )
     finally:
         frozen.kill()
         other.kill()
@@ -165,8 +214,9 @@ def test_a_chroot_the_broker_may_not_write_to_is_one_line(tmp_path, zookeeper, k
     kazoo.create(chroot(zookeeper), acl=[make_acl("world", "anyone", read=True)])  # read-only for everyone
     result = run_broker("--log-dir", str(tmp_path / "log"), "--set", f"zookeeper.connect={zookeeper}")
     assert result.returncode == 1
-    assert last_line(result) == (f"kafkalog broker: cannot read or create the cluster id in ZooKeeper at "
-                                 f"{zookeeper}: NoAuthError()")
+    assert last_line(result) == (
+        f"kafkalog broker: cannot read or create the cluster id in ZooKeeper at {zookeeper}: NoAuthError()"
+    )
     assert not (tmp_path / "log").exists()
 
 
@@ -174,11 +224,19 @@ def test_an_unreachable_zookeeper_is_one_line(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]  # nothing listens there once the socket is closed
-    result = run_broker("--log-dir", str(tmp_path / "log"), "--set", f"zookeeper.connect=127.0.0.1:{closed}",
-                        "--set", "zookeeper.connection.timeout.ms=1000")
+    result = run_broker(
+        "--log-dir",
+        str(tmp_path / "log"),
+        "--set",
+        f"zookeeper.connect=127.0.0.1:{closed}",
+        "--set",
+        "zookeeper.connection.timeout.ms=1000",
+    )
     assert result.returncode == 1
-    assert last_line(result) == (f"kafkalog broker: cannot reach ZooKeeper at 127.0.0.1:{closed} within 1 s "
-                                 f"(zookeeper.connect; zookeeper.connection.timeout.ms)")
+    assert last_line(result) == (
+        f"kafkalog broker: cannot reach ZooKeeper at 127.0.0.1:{closed} within 1 s "
+        f"(zookeeper.connect; zookeeper.connection.timeout.ms)"
+    )
     assert not (tmp_path / "log").exists()  # nothing made before the cluster is known
 
 
@@ -203,11 +261,17 @@ def test_one_broker_is_elected_controller_and_another_takes_over_when_it_dies(tm
         assert first in brokers and epoch == 1
         assert sorted(kazoo.get_children(f"{chroot(zookeeper)}/brokers/ids")) == ["1", "2", "3"]
         brokers[first].kill()  # no clean stop: the node goes when the session times out
-        second, epoch = wait_for(lambda: (c := controller(kazoo, zookeeper)) and c[0] != first and c[1] > 1 and c,
-                                 timeout=60, what="another controller with a new epoch")
+        second, epoch = wait_for(
+            lambda: (c := controller(kazoo, zookeeper)) and c[0] != first and c[1] > 1 and c,
+            timeout=60,
+            what="another controller with a new epoch",
+        )
         assert second in brokers and epoch == 2
-        wait_for(lambda: f"broker {second} is the controller (controller epoch 2)" in brokers[second].stderr_tail(100),
-                 timeout=30, what="the new controller's log line")
+        wait_for(
+            lambda: f"broker {second} is the controller (controller epoch 2)" in brokers[second].stderr_tail(100),
+            timeout=30,
+            what="the new controller's log line",
+        )
     finally:
         for broker in brokers.values():
             broker.kill()

@@ -45,8 +45,9 @@ class Store:
 
 def make(config=None):
     clock, store = FakeClock(), Store()
-    config = config or GroupConfig(initial_rebalance_delay_ms=DELAY, min_session_timeout_ms=1000,
-                                   offsets_topic_partitions=3)
+    config = config or GroupConfig(
+        initial_rebalance_delay_ms=DELAY, min_session_timeout_ms=1000, offsets_topic_partitions=3
+    )
     coordinator = GroupCoordinator(config, store, clock)
     for partition in range(config.offsets_topic_partitions):
         coordinator.install(partition, ({}, {}))
@@ -68,11 +69,23 @@ class Answer:
         return self.values[0]
 
 
-def join(coordinator, member_id="", group="g", protocols=(("range", b"r"),), instance=None, session=SESSION,
-         v4=True, protocol_type="consumer"):
+def join(
+    coordinator,
+    member_id="",
+    group="g",
+    protocols=(("range", b"r"),),
+    instance=None,
+    session=SESSION,
+    v4=True,
+    protocol_type="consumer",
+):
     answer = Answer()
-    coordinator.join(JoinRequest(group, member_id, instance, "client", "/127.0.0.1", session, REBALANCE,
-                                 protocol_type, list(protocols), v4), answer)
+    coordinator.join(
+        JoinRequest(
+            group, member_id, instance, "client", "/127.0.0.1", session, REBALANCE, protocol_type, list(protocols), v4
+        ),
+        answer,
+    )
     return answer
 
 
@@ -180,12 +193,15 @@ def test_members_that_do_not_rejoin_are_dropped_at_the_rebalance_timeout():
 
 
 def test_bad_joins_are_refused_with_kafkas_codes():
-    coordinator, clock, _ = make(GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000,
-                                             max_size=2, offsets_topic_partitions=1))
+    coordinator, clock, _ = make(
+        GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000, max_size=2, offsets_topic_partitions=1)
+    )
     assert join(coordinator, session=999).one.error == ErrorCode.INVALID_SESSION_TIMEOUT
     assert join(coordinator, group="").one.error == ErrorCode.INVALID_GROUP_ID
-    assert join(coordinator, protocols=[("range", b"x" * MAX_MEMBER_METADATA_BYTES)]).one.error == \
-        ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert (
+        join(coordinator, protocols=[("range", b"x" * MAX_MEMBER_METADATA_BYTES)]).one.error
+        == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
     assert join(coordinator, protocols=[]).one.error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     assert join(coordinator, member_id="made-up").one.error == ErrorCode.UNKNOWN_MEMBER_ID
     first = join(coordinator, v4=False, protocols=[("range", b"")]).one
@@ -199,8 +215,14 @@ def test_bad_joins_are_refused_with_kafkas_codes():
 
 
 def test_a_group_holds_at_most_group_max_metadata_bytes_of_member_metadata():
-    coordinator, clock, _ = make(GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000,
-                                             max_metadata_bytes=3 * 1000, offsets_topic_partitions=1))
+    coordinator, clock, _ = make(
+        GroupConfig(
+            initial_rebalance_delay_ms=0,
+            min_session_timeout_ms=1000,
+            max_metadata_bytes=3 * 1000,
+            offsets_topic_partitions=1,
+        )
+    )
     for n in range(3):  # 3 x (5 + 995) bytes: exactly the bound
         join(coordinator, v4=False, instance=f"i{n}", protocols=[("range", b"x" * 995)])
     group = coordinator.groups["g"]
@@ -228,8 +250,11 @@ def test_pending_members_that_never_come_back_expire():
 def test_the_protocol_is_one_every_member_supports_by_vote():
     coordinator, clock, _ = make()
     ids = [join(coordinator).one.member_id for _ in range(3)]
-    preferences = [[("roundrobin", b""), ("range", b"")], [("range", b""), ("roundrobin", b"")],
-                   [("range", b""), ("sticky", b""), ("roundrobin", b"")]]
+    preferences = [
+        [("roundrobin", b""), ("range", b"")],
+        [("range", b""), ("roundrobin", b"")],
+        [("range", b""), ("sticky", b""), ("roundrobin", b"")],
+    ]
     answers = [join(coordinator, member_id=i, protocols=p) for i, p in zip(ids, preferences, strict=True)]
     delays(coordinator, clock, 3)
     assert {a.one.protocol for a in answers} == {"range"}
@@ -270,8 +295,9 @@ def test_leave_group_batches_answer_per_member():
 
 def commit(coordinator, group="g", generation=-1, member="", offsets=((("t", 0), 5),), metadata="m"):
     answer = Answer()
-    coordinator.commit_offsets(group, generation, member, None, -1,
-                               [OffsetCommit(t, p, o, 3, metadata) for (t, p), o in offsets], answer)
+    coordinator.commit_offsets(
+        group, generation, member, None, -1, [OffsetCommit(t, p, o, 3, metadata) for (t, p), o in offsets], answer
+    )
     return answer.one
 
 
@@ -340,8 +366,13 @@ def test_groups_are_loading_until_their_partition_is_replayed_and_then_come_back
 
 
 def test_offsets_of_an_empty_group_expire_after_the_retention_as_tombstones():
-    config = GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1000, offsets_topic_partitions=1,
-                         offsets_retention_ms=60_000, offsets_retention_check_interval_ms=1_000)
+    config = GroupConfig(
+        initial_rebalance_delay_ms=0,
+        min_session_timeout_ms=1000,
+        offsets_topic_partitions=1,
+        offsets_retention_ms=60_000,
+        offsets_retention_check_interval_ms=1_000,
+    )
     coordinator, clock, store = make(config)
     commit(coordinator, offsets=((("t", 0), 1),))
     advance(coordinator, clock, 30_000)
@@ -366,8 +397,13 @@ def test_a_deleted_topic_takes_every_groups_offsets_of_it_and_an_empty_group_lef
     assert set(coordinator.groups["mixed"].offsets) == {("kept", 0)}
     assert "only" not in coordinator.groups  # Empty and nothing left: deleted, as Kafka's cleanup does
     tombstones = {k for k, v in store.decoded() if v is None}
-    assert tombstones == {OffsetKey("g", "gone", 0), OffsetKey("g", "gone", 1), OffsetKey("mixed", "gone", 0),
-                          OffsetKey("only", "gone", 2), GroupKey("only")}
+    assert tombstones == {
+        OffsetKey("g", "gone", 0),
+        OffsetKey("g", "gone", 1),
+        OffsetKey("mixed", "gone", 0),
+        OffsetKey("only", "gone", 2),
+        GroupKey("only"),
+    }
 
 
 def test_delete_group_and_offset_delete():

@@ -31,7 +31,7 @@ def test_matches_java_and_kafka(group, java_hash, of_50, of_7):
 
 
 def test_integer_min_value_maps_to_partition_zero_not_to_a_negative_partition():
-    assert kafka_abs(-2**31) == 0
+    assert kafka_abs(-(2**31)) == 0
     assert partition_for("polygenelubricants", 7) == 0
 
 

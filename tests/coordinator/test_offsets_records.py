@@ -6,8 +6,17 @@ import struct
 import pytest
 
 from broker.coordinator.offsets_records import (
-    GroupKey, GroupMember, GroupValue, OffsetKey, OffsetsRecordError, OffsetValue, decode_key, decode_value,
-    encode_key, encode_value, version_of,
+    GroupKey,
+    GroupMember,
+    GroupValue,
+    OffsetKey,
+    OffsetsRecordError,
+    OffsetValue,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    version_of,
 )
 
 
@@ -39,8 +48,10 @@ def test_group_key_v2_bytes():
 
 OFFSET_VALUES = {  # version: (bytes as Kafka writes them, decoded value)
     0: (struct.pack(">hq", 0, 42) + s("meta") + struct.pack(">q", T), OffsetValue(42, "meta", T)),
-    1: (struct.pack(">hq", 1, 42) + s("meta") + struct.pack(">qq", T, T + 5),
-        OffsetValue(42, "meta", T, expire_timestamp=T + 5)),
+    1: (
+        struct.pack(">hq", 1, 42) + s("meta") + struct.pack(">qq", T, T + 5),
+        OffsetValue(42, "meta", T, expire_timestamp=T + 5),
+    ),
     2: (struct.pack(">hq", 2, 42) + s("") + struct.pack(">q", T), OffsetValue(42, "", T)),
     3: (struct.pack(">hqi", 3, 42, 7) + s("meta") + struct.pack(">q", T), OffsetValue(42, "meta", T, 7)),
 }
@@ -77,8 +88,16 @@ def group_value_bytes(version: int) -> bytes:
 
 @pytest.mark.parametrize("version", range(4))
 def test_group_value_bytes_every_version(version):
-    member = GroupMember("m-1", "instance-1" if version >= 3 else None, "client-1", "/10.0.0.1",
-                         300_000 if version >= 1 else 10_000, 10_000, b"\x00\x01sub", b"\x00\x01asg")
+    member = GroupMember(
+        "m-1",
+        "instance-1" if version >= 3 else None,
+        "client-1",
+        "/10.0.0.1",
+        300_000 if version >= 1 else 10_000,
+        10_000,
+        b"\x00\x01sub",
+        b"\x00\x01asg",
+    )
     value = GroupValue("consumer", 5, "range", "m-1", T if version >= 2 else -1, (member,))
     assert decode_value(GroupKey("g"), group_value_bytes(version)) == value
     assert encode_value(value, version) == group_value_bytes(version)
@@ -88,10 +107,19 @@ def test_flexible_v4_values_compact_encodings_and_tagged_fields_skipped():
     tagged = b"\x01" + b"\x05\x02ab"  # one unknown tagged field: tag 5, 2 bytes
     data = struct.pack(">hqi", 4, 42, 7) + b"\x05meta" + struct.pack(">q", T) + tagged
     assert decode_value(OffsetKey("g", "t", 0), data) == OffsetValue(42, "meta", T, 7)
-    assert encode_value(OffsetValue(42, "meta", T, 7), 4) == data[:-len(tagged)] + b"\x00"
+    assert encode_value(OffsetValue(42, "meta", T, 7), 4) == data[: -len(tagged)] + b"\x00"
     member = b"\x02m" + b"\x00" + b"\x02c" + b"\x02h" + struct.pack(">ii", 20, 10) + b"\x02s" + b"\x01" + tagged
-    data = struct.pack(">h", 4) + b"\x09consumer" + struct.pack(">i", 3) + b"\x00" + b"\x02m" + \
-        struct.pack(">q", T) + b"\x02" + member + b"\x00"
+    data = (
+        struct.pack(">h", 4)
+        + b"\x09consumer"
+        + struct.pack(">i", 3)
+        + b"\x00"
+        + b"\x02m"
+        + struct.pack(">q", T)
+        + b"\x02"
+        + member
+        + b"\x00"
+    )
     value = GroupValue("consumer", 3, None, "m", T, (GroupMember("m", None, "c", "h", 20, 10, b"s", b""),))
     assert decode_value(GroupKey("g"), data) == value
     assert decode_value(GroupKey("g"), encode_value(value, 4)) == value
@@ -99,8 +127,14 @@ def test_flexible_v4_values_compact_encodings_and_tagged_fields_skipped():
 
 
 def test_empty_group_with_null_protocol_and_leader():
-    data = struct.pack(">h", 3) + s("consumer") + struct.pack(">i", 0) + NULL_STRING + NULL_STRING + \
-        struct.pack(">qi", T, 0)
+    data = (
+        struct.pack(">h", 3)
+        + s("consumer")
+        + struct.pack(">i", 0)
+        + NULL_STRING
+        + NULL_STRING
+        + struct.pack(">qi", T, 0)
+    )
     value = GroupValue("consumer", 0, None, None, T, ())
     assert decode_value(GroupKey("g"), data) == value
     assert encode_value(value) == data
@@ -137,33 +171,46 @@ GOOD_KEY = encode_key(OffsetKey("g", "t", 0))
 GOOD_OFFSET = OFFSET_VALUES[3][0]
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"", "key of 0 bytes has no version"),
-    (b"\x00", "key of 1 bytes has no version"),
-    (struct.pack(">h", 3) + s("g"), "key version 3 is unknown"),
-    (struct.pack(">h", -1), "key version -1 is unknown"),
-    (GOOD_KEY[:-1], "offset commit key v1: truncated"),
-    (GOOD_KEY + b"\x00", "offset commit key v1: 1 bytes after the last field"),
-    (struct.pack(">hh", 2, 5) + b"ab", "group metadata key v2: field of 5 bytes .* overruns"),
-    (struct.pack(">hh", 2, -2), "group metadata key v2: string length -2"),
-    (struct.pack(">hh", 2, 2) + b"\xff\xfe", "group metadata key v2: string at 4 is not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "key of 0 bytes has no version"),
+        (b"\x00", "key of 1 bytes has no version"),
+        (struct.pack(">h", 3) + s("g"), "key version 3 is unknown"),
+        (struct.pack(">h", -1), "key version -1 is unknown"),
+        (GOOD_KEY[:-1], "offset commit key v1: truncated"),
+        (GOOD_KEY + b"\x00", "offset commit key v1: 1 bytes after the last field"),
+        (struct.pack(">hh", 2, 5) + b"ab", "group metadata key v2: field of 5 bytes .* overruns"),
+        (struct.pack(">hh", 2, -2), "group metadata key v2: string length -2"),
+        (struct.pack(">hh", 2, 2) + b"\xff\xfe", "group metadata key v2: string at 4 is not UTF-8"),
+    ],
+)
 def test_malformed_keys_are_refused_with_one_clear_line(data, message):
     with pytest.raises(OffsetsRecordError, match=message) as info:
         decode_key(data)
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("key, data, message", [
-    (OffsetKey("g", "t", 0), struct.pack(">h", 5) + GOOD_OFFSET[2:], "offset commit value version 5 is unknown"),
-    (OffsetKey("g", "t", 0), struct.pack(">hqi", 4, 1, 2) + b"\x00", "offset commit value v4: null for a non-nullable"),
-    (OffsetKey("g", "t", 0), GOOD_OFFSET[:10], "offset commit value v3: truncated"),
-    (GroupKey("g"), struct.pack(">h", 9), "group metadata value version 9 is unknown"),
-    (GroupKey("g"), group_value_bytes(3)[:-2], "group metadata value v3: field of 5 bytes"),
-    # a hostile member count: bounded by the bytes present, not allocated
-    (GroupKey("g"), group_value_bytes(1)[:2 + 10 + 4 + 7 + 5] + struct.pack(">i", 2**31 - 1),
-     "group metadata value v1: array of 2147483647 elements"),
-])
+@pytest.mark.parametrize(
+    "key, data, message",
+    [
+        (OffsetKey("g", "t", 0), struct.pack(">h", 5) + GOOD_OFFSET[2:], "offset commit value version 5 is unknown"),
+        (
+            OffsetKey("g", "t", 0),
+            struct.pack(">hqi", 4, 1, 2) + b"\x00",
+            "offset commit value v4: null for a non-nullable",
+        ),
+        (OffsetKey("g", "t", 0), GOOD_OFFSET[:10], "offset commit value v3: truncated"),
+        (GroupKey("g"), struct.pack(">h", 9), "group metadata value version 9 is unknown"),
+        (GroupKey("g"), group_value_bytes(3)[:-2], "group metadata value v3: field of 5 bytes"),
+        # a hostile member count: bounded by the bytes present, not allocated
+        (
+            GroupKey("g"),
+            group_value_bytes(1)[: 2 + 10 + 4 + 7 + 5] + struct.pack(">i", 2**31 - 1),
+            "group metadata value v1: array of 2147483647 elements",
+        ),
+    ],
+)
 def test_malformed_values_are_refused_with_one_clear_line(key, data, message):
     with pytest.raises(OffsetsRecordError, match=message):
         decode_value(key, data)

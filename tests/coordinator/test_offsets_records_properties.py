@@ -5,15 +5,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from broker.coordinator.offsets_records import (
-    GroupKey, GroupMember, GroupValue, OffsetKey, OffsetsRecordError, OffsetValue, decode_key, decode_value,
-    encode_key, encode_value,
+    GroupKey,
+    GroupMember,
+    GroupValue,
+    OffsetKey,
+    OffsetsRecordError,
+    OffsetValue,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
 )
 
 ROUND_TRIP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
-int32s = st.integers(-2**31, 2**31 - 1)
-int64s = st.integers(-2**63, 2**63 - 1)
+int32s = st.integers(-(2**31), 2**31 - 1)
+int64s = st.integers(-(2**63), 2**63 - 1)
 names = st.text(max_size=30)
 optional_names = st.none() | names
 opaque = st.binary(max_size=200)
@@ -25,9 +33,13 @@ group_keys = st.builds(GroupKey, names)
 @st.composite
 def offset_values(draw):
     version = draw(st.integers(0, 4))
-    value = OffsetValue(draw(int64s), draw(names), draw(int64s),
-                        leader_epoch=draw(int32s) if version >= 3 else -1,
-                        expire_timestamp=draw(int64s) if version == 1 else -1)
+    value = OffsetValue(
+        draw(int64s),
+        draw(names),
+        draw(int64s),
+        leader_epoch=draw(int32s) if version >= 3 else -1,
+        expire_timestamp=draw(int64s) if version == 1 else -1,
+    )
     return version, value
 
 
@@ -37,11 +49,26 @@ def group_values(draw):
     members = []
     for _ in range(draw(st.integers(0, 4))):
         session = draw(int32s)
-        members.append(GroupMember(draw(names), draw(optional_names) if version >= 3 else None, draw(names),
-                                   draw(names), draw(int32s) if version >= 1 else session, session,
-                                   draw(opaque), draw(opaque)))
-    value = GroupValue(draw(names), draw(int32s), draw(optional_names), draw(optional_names),
-                       draw(int64s) if version >= 2 else -1, tuple(members))
+        members.append(
+            GroupMember(
+                draw(names),
+                draw(optional_names) if version >= 3 else None,
+                draw(names),
+                draw(names),
+                draw(int32s) if version >= 1 else session,
+                session,
+                draw(opaque),
+                draw(opaque),
+            )
+        )
+    value = GroupValue(
+        draw(names),
+        draw(int32s),
+        draw(optional_names),
+        draw(optional_names),
+        draw(int64s) if version >= 2 else -1,
+        tuple(members),
+    )
     return version, value
 
 
@@ -68,8 +95,11 @@ def test_group_values_round_trip_in_every_version(versioned):
 @FUZZ
 @given(st.binary(max_size=300))
 def test_random_bytes_decode_or_raise_the_format_error(data):
-    for decode in (decode_key, lambda d: decode_value(OffsetKey("g", "t", 0), d),
-                   lambda d: decode_value(GroupKey("g"), d)):
+    for decode in (
+        decode_key,
+        lambda d: decode_value(OffsetKey("g", "t", 0), d),
+        lambda d: decode_value(GroupKey("g"), d),
+    ):
         try:
             decode(data)
         except OffsetsRecordError:

@@ -62,18 +62,56 @@ class AiokafkaClient(api.Client):
     idempotent_producer_survives_rejected_batch = False
     describes_configs = False  # its describe_configs gives raw protocol structs; not wrapped
 
-    def producer(self, *, acks=None, idempotence=None, compression="none", linger_ms=5, batch_bytes=None,
-                 max_request_bytes=None, **native):
-        return AiokafkaProducer(Synced(AIOKafkaProducer, linger_ms / 1000 + WAIT_SECONDS, **api.settings(
-            {"bootstrap_servers": self.bootstrap, "linger_ms": linger_ms, "request_timeout_ms": 15000,
-             "compression_type": None if compression == "none" else compression},
-            {"acks": acks, "enable_idempotence": idempotence, "max_batch_size": batch_bytes,
-             "max_request_size": max_request_bytes}, native)))
+    def producer(
+        self,
+        *,
+        acks=None,
+        idempotence=None,
+        compression="none",
+        linger_ms=5,
+        batch_bytes=None,
+        max_request_bytes=None,
+        **native,
+    ):
+        return AiokafkaProducer(
+            Synced(
+                AIOKafkaProducer,
+                linger_ms / 1000 + WAIT_SECONDS,
+                **api.settings(
+                    {
+                        "bootstrap_servers": self.bootstrap,
+                        "linger_ms": linger_ms,
+                        "request_timeout_ms": 15000,
+                        "compression_type": None if compression == "none" else compression,
+                    },
+                    {
+                        "acks": acks,
+                        "enable_idempotence": idempotence,
+                        "max_batch_size": batch_bytes,
+                        "max_request_size": max_request_bytes,
+                    },
+                    native,
+                ),
+            )
+        )
 
-    def consumer(self, *, reset="none", fetch_wait_ms=100, partition_fetch_bytes=None, fetch_bytes=None,
-                 timestamp_type=api.CREATE_TIME, **native):
-        return AiokafkaConsumer(Synced(AIOKafkaConsumer, **consumer_settings(
-            self.bootstrap, reset, fetch_wait_ms, partition_fetch_bytes, fetch_bytes, native)), timestamp_type)
+    def consumer(
+        self,
+        *,
+        reset="none",
+        fetch_wait_ms=100,
+        partition_fetch_bytes=None,
+        fetch_bytes=None,
+        timestamp_type=api.CREATE_TIME,
+        **native,
+    ):
+        return AiokafkaConsumer(
+            Synced(
+                AIOKafkaConsumer,
+                **consumer_settings(self.bootstrap, reset, fetch_wait_ms, partition_fetch_bytes, fetch_bytes, native),
+            ),
+            timestamp_type,
+        )
 
     def admin(self):
         return AiokafkaAdmin(Synced(AIOKafkaAdminClient, bootstrap_servers=self.bootstrap, request_timeout_ms=15000))
@@ -81,6 +119,7 @@ class AiokafkaClient(api.Client):
 
 class AiokafkaProducer(KafkaPythonProducer):
     """``send`` returns an asyncio future; ``flush`` may take ``linger_ms`` longer."""
+
     delivery_errors = aiokafka_errors.KafkaError
 
     def flush(self):
@@ -116,8 +155,9 @@ class AiokafkaAdmin(api.Admin):
         api.raise_first_error([row[1] for row in rows], str(rows))
 
     def create_topic(self, name, partitions, replication=1, configs=None, validate_only=False):
-        new_topic = NewTopic(name, num_partitions=partitions, replication_factor=replication,
-                             topic_configs=configs or {})
+        new_topic = NewTopic(
+            name, num_partitions=partitions, replication_factor=replication, topic_configs=configs or {}
+        )
         self.raise_errors(self.native.create_topics([new_topic], timeout_ms=10000, validate_only=validate_only))
 
     def delete_topic(self, name):
@@ -148,8 +188,11 @@ class AiokafkaAdmin(api.Admin):
             api.raise_first_error([r[0] for r in response.resources], str(response.resources))
 
     def delete_records(self, topic, offsets):
-        answer = self.raising_broker_error(self.native.delete_records, {
-            TopicPartition(topic, p): RecordsToDelete(o) for p, o in offsets.items()}, timeout_ms=10000)
+        answer = self.raising_broker_error(
+            self.native.delete_records,
+            {TopicPartition(topic, p): RecordsToDelete(o) for p, o in offsets.items()},
+            timeout_ms=10000,
+        )
         return {tp.partition: low_watermark for tp, low_watermark in answer.items()}
 
     def close(self):

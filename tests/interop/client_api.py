@@ -39,6 +39,7 @@ class OutOfRange(Exception):
 
 class Delivery(NamedTuple):
     """What the producer learned about one record: where it went, or the error code."""
+
     partition: int | None
     offset: int | None  # None: the client cannot know it (acks=0)
     timestamp: int | None = None
@@ -76,6 +77,7 @@ class Client:
       timestamp_type=CREATE_TIME, **native)`` (``reset``: what an out-of-range position does,
       "earliest", "latest" or "none": raise ``OutOfRange``);
     * ``admin()``."""
+
     name = ""
     # -- capabilities; an adapter that changes one says there why its client differs --
     sends_null_header_values = True
@@ -144,6 +146,7 @@ class Consumer(Closing):
     ``OutOfRange``), ``watermarks(topic, partitions)`` ({partition: (log start, end offset)}),
     ``offsets_for_times(topic, {partition: timestamp})`` ({partition: (offset, timestamp or None)
     of the first record at or after it, or None}) and ``close()``."""
+
     timestamp_type = CREATE_TIME  # every record polled must carry it
 
     def poll(self, count: int, seconds: float = WAIT_SECONDS, grace: float = 0.3) -> list:

@@ -9,10 +9,28 @@ from the statistics librdkafka emits every 50 ms; it checks CRCs only with ``che
 import contextlib
 import json
 
-from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TIMESTAMP_CREATE_TIME, Consumer,
-                             KafkaError, KafkaException, Producer, TopicCollection, TopicPartition)
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
-                                  NewPartitions, NewTopic, ResourceType)
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_STORED,
+    TIMESTAMP_CREATE_TIME,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from . import client_api as api
 from .common import WAIT_SECONDS, Rec, deadline, expired
@@ -27,23 +45,69 @@ class ConfluentClient(api.Client):
     offsets_for_times_gives_timestamp = False  # the offset only; -1 (OFFSET_END) where there is none
     describes_config_types = False  # confluent-kafka's ConfigEntry has no type
 
-    def producer(self, *, acks=None, idempotence=None, compression="none", linger_ms=5, batch_bytes=None,
-                 max_request_bytes=None, **native):
-        return ConfluentProducer(Producer(api.settings(
-            {"bootstrap.servers": self.bootstrap, "linger.ms": linger_ms, "message.timeout.ms": 15000,
-             "compression.type": compression},
-            {"acks": None if acks is None else str(acks), "enable.idempotence": idempotence,
-             "batch.size": batch_bytes, "message.max.bytes": max_request_bytes}, native)))
+    def producer(
+        self,
+        *,
+        acks=None,
+        idempotence=None,
+        compression="none",
+        linger_ms=5,
+        batch_bytes=None,
+        max_request_bytes=None,
+        **native,
+    ):
+        return ConfluentProducer(
+            Producer(
+                api.settings(
+                    {
+                        "bootstrap.servers": self.bootstrap,
+                        "linger.ms": linger_ms,
+                        "message.timeout.ms": 15000,
+                        "compression.type": compression,
+                    },
+                    {
+                        "acks": None if acks is None else str(acks),
+                        "enable.idempotence": idempotence,
+                        "batch.size": batch_bytes,
+                        "message.max.bytes": max_request_bytes,
+                    },
+                    native,
+                )
+            )
+        )
 
-    def consumer(self, *, reset="none", fetch_wait_ms=100, partition_fetch_bytes=None, fetch_bytes=None,
-                 timestamp_type=api.CREATE_TIME, **native):
-        return ConfluentConsumer(api.settings(
-            {"bootstrap.servers": self.bootstrap, "group.id": "interop", "enable.auto.commit": False,
-             "enable.auto.offset.store": False, "auto.offset.reset": "error" if reset == "none" else reset,
-             "fetch.wait.max.ms": fetch_wait_ms, "check.crcs": True, "statistics.interval.ms": 50},
-            {"max.partition.fetch.bytes": partition_fetch_bytes, "fetch.max.bytes": fetch_bytes,
-             # librdkafka refuses a fetch.max.bytes below its message.max.bytes
-             "message.max.bytes": fetch_bytes and min(1000, fetch_bytes)}, native), timestamp_type)
+    def consumer(
+        self,
+        *,
+        reset="none",
+        fetch_wait_ms=100,
+        partition_fetch_bytes=None,
+        fetch_bytes=None,
+        timestamp_type=api.CREATE_TIME,
+        **native,
+    ):
+        return ConfluentConsumer(
+            api.settings(
+                {
+                    "bootstrap.servers": self.bootstrap,
+                    "group.id": "interop",
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "auto.offset.reset": "error" if reset == "none" else reset,
+                    "fetch.wait.max.ms": fetch_wait_ms,
+                    "check.crcs": True,
+                    "statistics.interval.ms": 50,
+                },
+                {
+                    "max.partition.fetch.bytes": partition_fetch_bytes,
+                    "fetch.max.bytes": fetch_bytes,
+                    # librdkafka refuses a fetch.max.bytes below its message.max.bytes
+                    "message.max.bytes": fetch_bytes and min(1000, fetch_bytes),
+                },
+                native,
+            ),
+            timestamp_type,
+        )
 
     def admin(self):
         return ConfluentAdmin(AdminClient({"bootstrap.servers": self.bootstrap}))
@@ -70,12 +134,24 @@ class ConfluentProducer(api.Producer):
         def on_delivery(err, msg):
             ts_type, ts = msg.timestamp()
             offset = msg.offset() if msg.offset() is not None and msg.offset() >= 0 else None
-            self.reports[index] = api.Delivery(msg.partition(), offset, ts, ts_type - TIMESTAMP_CREATE_TIME,
-                                               err.code() if err else 0, str(err) if err else "")
+            self.reports[index] = api.Delivery(
+                msg.partition(),
+                offset,
+                ts,
+                ts_type - TIMESTAMP_CREATE_TIME,
+                err.code() if err else 0,
+                str(err) if err else "",
+            )
 
-        self.native.produce(topic, value=rec.value, key=rec.key, partition=rec.partition,
-                            headers=list(rec.headers) if rec.headers else None, timestamp=rec.timestamp or 0,
-                            on_delivery=on_delivery)
+        self.native.produce(
+            topic,
+            value=rec.value,
+            key=rec.key,
+            partition=rec.partition,
+            headers=list(rec.headers) if rec.headers else None,
+            timestamp=rec.timestamp or 0,
+            on_delivery=on_delivery,
+        )
         self.native.poll(0)
         return index
 
@@ -147,8 +223,7 @@ class ConfluentConsumer(api.Consumer):
         return {p: self.native.get_watermark_offsets(TopicPartition(topic, p), timeout=10) for p in partitions}
 
     def offsets_for_times(self, topic, timestamps):
-        found = self.native.offsets_for_times([TopicPartition(topic, p, t) for p, t in timestamps.items()],
-                                              timeout=10)
+        found = self.native.offsets_for_times([TopicPartition(topic, p, t) for p, t in timestamps.items()], timeout=10)
         assert all(tp.error is None for tp in found), found
         return {tp.partition: None if tp.offset == OFFSET_END else (tp.offset, None) for tp in found}
 
@@ -170,8 +245,12 @@ class ConfluentAdmin(api.Admin):
 
     def create_topic(self, name, partitions, replication=1, configs=None, validate_only=False):
         new_topic = NewTopic(name, num_partitions=partitions, replication_factor=replication, config=configs or {})
-        result(self.native.create_topics([new_topic], operation_timeout=10, request_timeout=15,
-                                         validate_only=validate_only), name)
+        result(
+            self.native.create_topics(
+                [new_topic], operation_timeout=10, request_timeout=15, validate_only=validate_only
+            ),
+            name,
+        )
 
     def delete_topic(self, name):
         result(self.native.delete_topics([name], operation_timeout=10, request_timeout=15), name)
@@ -181,9 +260,14 @@ class ConfluentAdmin(api.Admin):
 
     def describe_topic(self, name):
         described = result(self.native.describe_topics(TopicCollection([name]), request_timeout=15), name)
-        return api.TopicInfo(described.name, described.is_internal, [
-            api.PartitionInfo(p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr])
-            for p in described.partitions])
+        return api.TopicInfo(
+            described.name,
+            described.is_internal,
+            [
+                api.PartitionInfo(p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr])
+                for p in described.partitions
+            ],
+        )
 
     def topic_configs(self, name):
         return self.configs(ConfigResource(ResourceType.TOPIC, name))
@@ -192,27 +276,39 @@ class ConfluentAdmin(api.Admin):
         return self.configs(ConfigResource(ResourceType.BROKER, str(broker_id)))
 
     def add_partitions(self, name, count):
-        result(self.native.create_partitions([NewPartitions(name, count)], operation_timeout=10, request_timeout=15),
-               name)
+        result(
+            self.native.create_partitions([NewPartitions(name, count)], operation_timeout=10, request_timeout=15), name
+        )
 
     def set_configs(self, name, configs, broker=False):
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
-        resource = ConfigResource(ResourceType.BROKER if broker else ResourceType.TOPIC, name,
-                                  incremental_configs=entries)
+        resource = ConfigResource(
+            ResourceType.BROKER if broker else ResourceType.TOPIC, name, incremental_configs=entries
+        )
         futures = self.native.incremental_alter_configs([resource], request_timeout=15)
         result(futures, next(iter(futures)))
 
     def delete_records(self, topic, offsets):
-        futures = self.native.delete_records([TopicPartition(topic, p, o) for p, o in offsets.items()],
-                                             request_timeout=15, operation_timeout=10)
+        futures = self.native.delete_records(
+            [TopicPartition(topic, p, o) for p, o in offsets.items()], request_timeout=15, operation_timeout=10
+        )
         return {tp.partition: result(futures, tp).low_watermark for tp in futures}
 
     def configs(self, resource: ConfigResource) -> dict:
         entries = result(self.native.describe_configs([resource], request_timeout=15), resource)
         source = lambda entry: ConfigSource(entry.source).name  # noqa: E731
-        return {name: api.ConfigEntry(e.value, source(e), e.is_default, e.is_read_only, e.is_sensitive,
-                                      [(s.name, s.value, source(s)) for s in e.synonyms.values()], None)
-                for name, e in entries.items()}
+        return {
+            name: api.ConfigEntry(
+                e.value,
+                source(e),
+                e.is_default,
+                e.is_read_only,
+                e.is_sensitive,
+                [(s.name, s.value, source(s)) for s in e.synonyms.values()],
+                None,
+            )
+            for name, e in entries.items()
+        }
 
     def close(self):
         pass

@@ -22,18 +22,54 @@ class KafkaPythonClient(api.Client):
     broker_error_marker = "exceeds max.message.bytes"  # the broker's error message, passed on
     describe_configs_reports_errors = False  # drops the per-resource error codes
 
-    def producer(self, *, acks=None, idempotence=None, compression="none", linger_ms=5, batch_bytes=None,
-                 max_request_bytes=None, **native):
-        return KafkaPythonProducer(KafkaProducer(**api.settings(
-            {"bootstrap_servers": self.bootstrap, "linger_ms": linger_ms, "request_timeout_ms": 15000,
-             "max_block_ms": 15000, "compression_type": None if compression == "none" else compression},
-            {"acks": acks, "enable_idempotence": idempotence, "batch_size": batch_bytes,
-             "max_request_size": max_request_bytes}, native)))
+    def producer(
+        self,
+        *,
+        acks=None,
+        idempotence=None,
+        compression="none",
+        linger_ms=5,
+        batch_bytes=None,
+        max_request_bytes=None,
+        **native,
+    ):
+        return KafkaPythonProducer(
+            KafkaProducer(
+                **api.settings(
+                    {
+                        "bootstrap_servers": self.bootstrap,
+                        "linger_ms": linger_ms,
+                        "request_timeout_ms": 15000,
+                        "max_block_ms": 15000,
+                        "compression_type": None if compression == "none" else compression,
+                    },
+                    {
+                        "acks": acks,
+                        "enable_idempotence": idempotence,
+                        "batch_size": batch_bytes,
+                        "max_request_size": max_request_bytes,
+                    },
+                    native,
+                )
+            )
+        )
 
-    def consumer(self, *, reset="none", fetch_wait_ms=100, partition_fetch_bytes=None, fetch_bytes=None,
-                 timestamp_type=api.CREATE_TIME, **native):
-        return KafkaPythonConsumer(KafkaConsumer(**consumer_settings(
-            self.bootstrap, reset, fetch_wait_ms, partition_fetch_bytes, fetch_bytes, native)), timestamp_type)
+    def consumer(
+        self,
+        *,
+        reset="none",
+        fetch_wait_ms=100,
+        partition_fetch_bytes=None,
+        fetch_bytes=None,
+        timestamp_type=api.CREATE_TIME,
+        **native,
+    ):
+        return KafkaPythonConsumer(
+            KafkaConsumer(
+                **consumer_settings(self.bootstrap, reset, fetch_wait_ms, partition_fetch_bytes, fetch_bytes, native)
+            ),
+            timestamp_type,
+        )
 
     def admin(self):
         return KafkaPythonAdmin(KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=15000))
@@ -41,9 +77,18 @@ class KafkaPythonClient(api.Client):
 
 def consumer_settings(bootstrap, reset, fetch_wait_ms, partition_fetch_bytes, fetch_bytes, native) -> dict:
     """kafka-python's and aiokafka's consumer configuration from ``Client.consumer``'s options."""
-    return api.settings({"bootstrap_servers": bootstrap, "group_id": None, "enable_auto_commit": False,
-                         "auto_offset_reset": reset, "fetch_max_wait_ms": fetch_wait_ms, "request_timeout_ms": 15000},
-                        {"max_partition_fetch_bytes": partition_fetch_bytes, "fetch_max_bytes": fetch_bytes}, native)
+    return api.settings(
+        {
+            "bootstrap_servers": bootstrap,
+            "group_id": None,
+            "enable_auto_commit": False,
+            "auto_offset_reset": reset,
+            "fetch_max_wait_ms": fetch_wait_ms,
+            "request_timeout_ms": 15000,
+        },
+        {"max_partition_fetch_bytes": partition_fetch_bytes, "fetch_max_bytes": fetch_bytes},
+        native,
+    )
 
 
 class KafkaPythonProducer(api.Producer):
@@ -53,8 +98,14 @@ class KafkaPythonProducer(api.Producer):
         self.native = native
 
     def send(self, topic, rec):
-        return self.native.send(topic, value=rec.value, key=rec.key, headers=list(rec.headers),
-                                partition=rec.partition, timestamp_ms=rec.timestamp)
+        return self.native.send(
+            topic,
+            value=rec.value,
+            key=rec.key,
+            headers=list(rec.headers),
+            partition=rec.partition,
+            timestamp_ms=rec.timestamp,
+        )
 
     def flush(self):
         self.native.flush(timeout=WAIT_SECONDS)
@@ -109,8 +160,16 @@ class KafkaPythonConsumer(api.Consumer):
         got = []
         for record in (r for batch in batches.values() for r in batch):
             self.check_timestamp_type(record.timestamp_type)
-            got.append(Rec(record.partition, record.offset, record.key, record.value, tuple(record.headers or ()),
-                           record.timestamp))
+            got.append(
+                Rec(
+                    record.partition,
+                    record.offset,
+                    record.key,
+                    record.value,
+                    tuple(record.headers or ()),
+                    record.timestamp,
+                )
+            )
         return got
 
     def poll_native(self, timeout_ms: int) -> dict:
@@ -122,8 +181,9 @@ class KafkaPythonConsumer(api.Consumer):
         return {tp.partition: (low[tp], high[tp]) for tp in tps}
 
     def offsets_for_times(self, topic, timestamps):
-        found = self.native.offsets_for_times({self.topic_partition(topic, p): t for p, t in timestamps.items()},
-                                              **self.timeout)
+        found = self.native.offsets_for_times(
+            {self.topic_partition(topic, p): t for p, t in timestamps.items()}, **self.timeout
+        )
         return {tp.partition: o and (o.offset, o.timestamp) for tp, o in found.items()}
 
     def close(self):
@@ -134,8 +194,11 @@ def topic_info(described: dict, name_key: str, partition_keys: tuple) -> api.Top
     """A topic of a metadata response as kafka-python and aiokafka give it, with their own keys for
     the name and for a partition's (id, leader, replicas, isr)."""
     api.raise_first_error([described["error_code"]] + [p["error_code"] for p in described["partitions"]])
-    return api.TopicInfo(described[name_key], described["is_internal"], sorted(
-        api.PartitionInfo(*(p[key] for key in partition_keys)) for p in described["partitions"]))
+    return api.TopicInfo(
+        described[name_key],
+        described["is_internal"],
+        sorted(api.PartitionInfo(*(p[key] for key in partition_keys)) for p in described["partitions"]),
+    )
 
 
 def raising_broker_error(call, *args, **kwargs):
@@ -150,8 +213,9 @@ class KafkaPythonAdmin(api.Admin):
         self.native = native
 
     def create_topic(self, name, partitions, replication=1, configs=None, validate_only=False):
-        new_topic = NewTopic(name, num_partitions=partitions, replication_factor=replication,
-                             topic_configs=configs or {})
+        new_topic = NewTopic(
+            name, num_partitions=partitions, replication_factor=replication, topic_configs=configs or {}
+        )
         raising_broker_error(self.native.create_topics, [new_topic], timeout_ms=10000, validate_only=validate_only)
 
     def delete_topic(self, name):
@@ -171,12 +235,21 @@ class KafkaPythonAdmin(api.Admin):
         return self.configs(ConfigResourceType.BROKER, str(broker_id))
 
     def configs(self, kind, name):
-        described = self.native.describe_configs([ConfigResource(kind, name)], include_synonyms=True,
-                                                 config_filter="all")
-        return {key: api.ConfigEntry(c["value"], c["config_source"], c["config_source"] == "DEFAULT_CONFIG",
-                                     c["read_only"], c["is_sensitive"],
-                                     [(s["name"], s["value"], s["source"]) for s in c["synonyms"]], c["config_type"])
-                for key, c in described[kind.name.lower()][name].items()}
+        described = self.native.describe_configs(
+            [ConfigResource(kind, name)], include_synonyms=True, config_filter="all"
+        )
+        return {
+            key: api.ConfigEntry(
+                c["value"],
+                c["config_source"],
+                c["config_source"] == "DEFAULT_CONFIG",
+                c["read_only"],
+                c["is_sensitive"],
+                [(s["name"], s["value"], s["source"]) for s in c["synonyms"]],
+                c["config_type"],
+            )
+            for key, c in described[kind.name.lower()][name].items()
+        }
 
     def add_partitions(self, name, count):
         raising_broker_error(self.native.create_partitions, {name: NewPartitions(count)}, timeout_ms=10000)
@@ -188,8 +261,9 @@ class KafkaPythonAdmin(api.Admin):
             raise api.BrokerError(int(answer.split("]")[0].removeprefix("[Error ")), answer)
 
     def delete_records(self, topic, offsets):
-        answer = raising_broker_error(self.native.delete_records,
-                                      {TopicPartition(topic, p): o for p, o in offsets.items()}, timeout_ms=10000)
+        answer = raising_broker_error(
+            self.native.delete_records, {TopicPartition(topic, p): o for p, o in offsets.items()}, timeout_ms=10000
+        )
         api.raise_first_error([r["error_code"] for r in answer.values()], str(answer))
         return {tp.partition: r["low_watermark"] for tp, r in answer.items()}
 

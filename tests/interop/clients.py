@@ -12,5 +12,4 @@ ADAPTERS = {kind.name: kind for kind in (ConfluentClient, KafkaPythonClient, Aio
 
 def clients(where=lambda kind: True):
     """Parametrize the ``client`` fixture over the adapter classes for which ``where`` holds."""
-    return pytest.mark.parametrize("client", [name for name, kind in ADAPTERS.items() if where(kind)],
-                                   indirect=True)
+    return pytest.mark.parametrize("client", [name for name, kind in ADAPTERS.items() if where(kind)], indirect=True)

@@ -41,8 +41,14 @@ def topic_name(request) -> str:
     return re.sub(r"[^a-zA-Z0-9._-]+", "_", request.node.name).strip("_")[:200]
 
 
-def make_records(count: int, partitions=(0, 1, 2, 3), base_timestamp: int | None | str = "recent",
-                 value_size: int = 16, headers: bool = True, tag: str = "r") -> list[Rec]:
+def make_records(
+    count: int,
+    partitions=(0, 1, 2, 3),
+    base_timestamp: int | None | str = "recent",
+    value_size: int = 16,
+    headers: bool = True,
+    tag: str = "r",
+) -> list[Rec]:
     """``count`` records spread round-robin over ``partitions``: distinct keys and values, a couple
     of headers (one repeated key), and timestamps ``base_timestamp + i`` ("recent": a minute ago;
     None: no explicit timestamp). Offsets are left as None (see ``with_offsets``)."""
@@ -51,11 +57,18 @@ def make_records(count: int, partitions=(0, 1, 2, 3), base_timestamp: int | None
     records = []
     for i in range(count):
         value = f"{tag}-value-{i:06d}-".encode()
-        value = (value * (value_size // len(value) + 1))[:max(value_size, len(value))]
-        hdrs = ((("seq", str(i).encode()), ("h", b"a"), ("h", b"b")) if headers else ())
-        records.append(Rec(partition=partitions[i % len(partitions)], offset=None, key=f"{tag}-key-{i}".encode(),
-                           value=value, headers=hdrs,
-                           timestamp=None if base_timestamp is None else base_timestamp + i))
+        value = (value * (value_size // len(value) + 1))[: max(value_size, len(value))]
+        hdrs = (("seq", str(i).encode()), ("h", b"a"), ("h", b"b")) if headers else ()
+        records.append(
+            Rec(
+                partition=partitions[i % len(partitions)],
+                offset=None,
+                key=f"{tag}-key-{i}".encode(),
+                value=value,
+                headers=hdrs,
+                timestamp=None if base_timestamp is None else base_timestamp + i,
+            )
+        )
     return records
 
 
@@ -86,9 +99,11 @@ def assert_same_records(got: list[Rec], expected: list[Rec], compare_timestamps:
     for index, (g, e) in enumerate(zip(got, expected, strict=False)):
         if g != e:
             fields = [f for f in Rec._fields if getattr(g, f) != getattr(e, f)]
-            raise AssertionError(f"record #{index} differs in {fields}:\n  got      {g}\n  expected {e}\n"
-                                 f"({len(got)} records consumed, {len(expected)} expected)")
-    extra = got[len(expected):] or expected[len(got):]
+            raise AssertionError(
+                f"record #{index} differs in {fields}:\n  got      {g}\n  expected {e}\n"
+                f"({len(got)} records consumed, {len(expected)} expected)"
+            )
+    extra = got[len(expected) :] or expected[len(got) :]
     which = "unexpected extra" if len(got) > len(expected) else "missing"
     raise AssertionError(f"{len(got)} records consumed, {len(expected)} expected; {which}: {extra[:5]}")
 
@@ -124,21 +139,31 @@ def expired(at: float) -> bool:
     return time.monotonic() > at
 
 
-def compressible_records(count: int, partition: int = 0, base_timestamp: int | None = None,
-                         tag: str = "c") -> list[Rec]:
+def compressible_records(
+    count: int, partition: int = 0, base_timestamp: int | None = None, tag: str = "c"
+) -> list[Rec]:
     """Records with long, highly repetitive values: every codec shrinks a batch of them a lot."""
     records = []
     for i in range(count):
         value = (b"interop compressible payload " * 8) + str(i % 7).encode() * 40
-        records.append(Rec(partition, None, f"{tag}-{i % 10}".encode(), value, (("n", str(i).encode()),),
-                           None if base_timestamp is None else base_timestamp + i))
+        records.append(
+            Rec(
+                partition,
+                None,
+                f"{tag}-{i % 10}".encode(),
+                value,
+                (("n", str(i).encode()),),
+                None if base_timestamp is None else base_timestamp + i,
+            )
+        )
     return records
 
 
 def assert_sequences_continuous(batches: list[dict]) -> None:
     """One producer id for the whole partition, sequences from 0 without gaps or repeats."""
-    assert len({b["producerId"] for b in batches}) == 1 and batches[0]["producerId"] >= 0, \
-        [b["producerId"] for b in batches]
+    assert len({b["producerId"] for b in batches}) == 1 and batches[0]["producerId"] >= 0, [
+        b["producerId"] for b in batches
+    ]
     assert batches[0]["baseSequence"] == 0
     for before, after in zip(batches, batches[1:], strict=False):
         assert after["baseSequence"] == before["lastSequence"] + 1, "sequence gap or repeat in the log"
@@ -151,6 +176,7 @@ def broker_log_checked(broker):
     with open(broker.stderr_path, errors="replace") as f:
         f.seek(start)
         logged = f.read()
-    problems = [line for line in logged.splitlines() if " WARNING " in line or " ERROR " in line
-                or line.startswith("Traceback")]
+    problems = [
+        line for line in logged.splitlines() if " WARNING " in line or " ERROR " in line or line.startswith("Traceback")
+    ]
     assert not problems, "the broker logged problems during this test:\n" + "\n".join(problems[:20])

@@ -61,10 +61,16 @@ class Commits:
 def run_confluent(args) -> None:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    settings = {"bootstrap.servers": args.bootstrap, "group.id": args.group, "auto.offset.reset": "earliest",
-                "enable.auto.commit": False, "session.timeout.ms": args.session_ms,
-                "heartbeat.interval.ms": heartbeat_ms(args), "partition.assignment.strategy": args.strategy,
-                "log_level": 3}
+    settings = {
+        "bootstrap.servers": args.bootstrap,
+        "group.id": args.group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "session.timeout.ms": args.session_ms,
+        "heartbeat.interval.ms": heartbeat_ms(args),
+        "partition.assignment.strategy": args.strategy,
+        "log_level": 3,
+    }
     if args.instance_id:
         settings["group.instance.id"] = args.instance_id
     consumer = Consumer(settings)
@@ -76,8 +82,10 @@ def run_confluent(args) -> None:
         if message is None or message.error():
             continue
         try:  # a partition's own error (ILLEGAL_GENERATION...) is in the result, not raised
-            [result] = consumer.commit(offsets=[TopicPartition(args.topic, message.partition(), message.offset() + 1,
-                                                               metadata=METADATA)], asynchronous=False)
+            [result] = consumer.commit(
+                offsets=[TopicPartition(args.topic, message.partition(), message.offset() + 1, metadata=METADATA)],
+                asynchronous=False,
+            )
             refused = result.error is not None
         except KafkaException:
             refused = True
@@ -100,10 +108,16 @@ def run_kafka_python(args) -> None:
     from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
     from kafka.errors import CommitFailedError, KafkaError
 
-    consumer = KafkaConsumer(args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
-                             auto_offset_reset="earliest", enable_auto_commit=False,
-                             session_timeout_ms=args.session_ms, heartbeat_interval_ms=heartbeat_ms(args),
-                             group_instance_id=args.instance_id)
+    consumer = KafkaConsumer(
+        args.topic,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=args.session_ms,
+        heartbeat_interval_ms=heartbeat_ms(args),
+        group_instance_id=args.instance_id,
+    )
     commits = Commits()
     while not stopping:
         batches = consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS, max_records=1)
@@ -111,8 +125,13 @@ def run_kafka_python(args) -> None:
         for records in batches.values():
             for record in records:
                 try:
-                    consumer.commit({TopicPartition(args.topic, record.partition):
-                                     OffsetAndMetadata(record.offset + 1, METADATA, -1)})
+                    consumer.commit(
+                        {
+                            TopicPartition(args.topic, record.partition): OffsetAndMetadata(
+                                record.offset + 1, METADATA, -1
+                            )
+                        }
+                    )
                     commits.committed(record.partition, record.offset)
                 except (CommitFailedError, KafkaError):
                     commits.failed(record.partition, record.offset)
@@ -125,10 +144,16 @@ async def run_aiokafka(args) -> None:
     from aiokafka.errors import CommitFailedError, KafkaError
     from aiokafka.structs import OffsetAndMetadata
 
-    consumer = AIOKafkaConsumer(args.topic, bootstrap_servers=args.bootstrap, group_id=args.group,
-                                auto_offset_reset="earliest", enable_auto_commit=False,
-                                session_timeout_ms=args.session_ms, heartbeat_interval_ms=heartbeat_ms(args),
-                                group_instance_id=args.instance_id)
+    consumer = AIOKafkaConsumer(
+        args.topic,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=args.session_ms,
+        heartbeat_interval_ms=heartbeat_ms(args),
+        group_instance_id=args.instance_id,
+    )
     await consumer.start()
     commits = Commits()
     while not stopping:
@@ -137,8 +162,9 @@ async def run_aiokafka(args) -> None:
         for records in batches.values():
             for record in records:
                 try:
-                    await consumer.commit({TopicPartition(args.topic, record.partition):
-                                           OffsetAndMetadata(record.offset + 1, METADATA)})
+                    await consumer.commit(
+                        {TopicPartition(args.topic, record.partition): OffsetAndMetadata(record.offset + 1, METADATA)}
+                    )
                     commits.committed(record.partition, record.offset)
                 except (CommitFailedError, KafkaError):
                     commits.failed(record.partition, record.offset)
@@ -162,6 +188,7 @@ def main() -> None:
     def stop(*_):
         global stopping
         stopping = True
+
     signal.signal(signal.SIGTERM, stop)
     if args.client == "confluent":
         run_confluent(args)

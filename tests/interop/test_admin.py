@@ -43,15 +43,18 @@ def test_admin_validate_only_does_not_create(client, topic):
         assert topic not in admin.topic_names()
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("existing", ErrorCode.TOPIC_ALREADY_EXISTS),
-    ("replication-3", ErrorCode.INVALID_REPLICATION_FACTOR),
-    ("bad-name", ErrorCode.INVALID_TOPIC_EXCEPTION),
-    ("name-too-long", ErrorCode.INVALID_TOPIC_EXCEPTION),
-    ("zero-partitions", ErrorCode.INVALID_PARTITIONS),
-    ("unknown-config", ErrorCode.INVALID_CONFIG),
-    ("bad-config-value", ErrorCode.INVALID_CONFIG),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("existing", ErrorCode.TOPIC_ALREADY_EXISTS),
+        ("replication-3", ErrorCode.INVALID_REPLICATION_FACTOR),
+        ("bad-name", ErrorCode.INVALID_TOPIC_EXCEPTION),
+        ("name-too-long", ErrorCode.INVALID_TOPIC_EXCEPTION),
+        ("zero-partitions", ErrorCode.INVALID_PARTITIONS),
+        ("unknown-config", ErrorCode.INVALID_CONFIG),
+        ("bad-config-value", ErrorCode.INVALID_CONFIG),
+    ],
+)
 def test_admin_create_topic_errors(client, topic, case, expected):
     name = {"bad-name": "bad name with spaces!", "name-too-long": "x" * 250}.get(case, topic)
     partitions, replication = (0 if case == "zero-partitions" else 2), (3 if case == "replication-3" else 1)
@@ -115,11 +118,14 @@ def test_admin_adds_partitions_changes_settings_and_deletes_records(broker, clie
     assert_same_records(client.consume(topic, {0: EARLIEST}, 2), records[4:])
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("fewer-partitions", ErrorCode.INVALID_PARTITIONS),
-    ("bad-setting", ErrorCode.INVALID_CONFIG),
-    ("delete-past-the-end", ErrorCode.OFFSET_OUT_OF_RANGE),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("fewer-partitions", ErrorCode.INVALID_PARTITIONS),
+        ("bad-setting", ErrorCode.INVALID_CONFIG),
+        ("delete-past-the-end", ErrorCode.OFFSET_OUT_OF_RANGE),
+    ],
+)
 def test_admin_alter_errors(client, topic, case, expected):
     with client.admin() as admin:
         admin.create_topic(topic, 3)

@@ -14,8 +14,16 @@ from broker.protocol.errors import ErrorCode
 from .client_api import EARLIEST, BrokerError
 from .client_kafka_python import KafkaPythonClient
 from .clients import clients
-from .common import (CODECS, PARTITIONS, assert_same_records, compressible_records, make_records, now_ms,
-                     stored_batches, with_offsets)
+from .common import (
+    CODECS,
+    PARTITIONS,
+    assert_same_records,
+    compressible_records,
+    make_records,
+    now_ms,
+    stored_batches,
+    with_offsets,
+)
 
 only_confluent = clients(where=lambda kind: kind.name == "confluent")
 
@@ -39,8 +47,14 @@ def test_api_version_request_negotiates_the_features_it_needs(broker, client, to
     logger.addHandler(captured)
     records = with_offsets(compressible_records(200, partition=1, base_timestamp=now_ms() - 60_000))
     try:
-        client.produce(topic, records, compression="zstd", idempotence=True, linger_ms=50,
-                       **{"api.version.request": True, "debug": "feature", "logger": logger})
+        client.produce(
+            topic,
+            records,
+            compression="zstd",
+            idempotence=True,
+            linger_ms=50,
+            **{"api.version.request": True, "debug": "feature", "logger": logger},
+        )
     finally:
         logger.removeHandler(captured)
     log = "\n".join(record.getMessage() for record in captured.buffer)
@@ -65,13 +79,20 @@ def test_producer_fetches_metadata_for_an_auto_created_topic(broker, client, top
 @only_confluent
 def test_admin_list_offsets_earliest_latest_and_for_timestamp(client, topic):
     base = now_ms() - 3_600_000
-    client.produce(topic, with_offsets([r._replace(timestamp=base + i * 10_000)
-                                        for i, r in enumerate(make_records(10, partitions=(0,)))]))
+    client.produce(
+        topic,
+        with_offsets(
+            [r._replace(timestamp=base + i * 10_000) for i, r in enumerate(make_records(10, partitions=(0,)))]
+        ),
+    )
     tp = TopicPartition(topic, 0)
-    specs = {"earliest": (OffsetSpec.earliest(), 0), "latest": (OffsetSpec.latest(), 10),
-             "at record 3": (OffsetSpec.for_timestamp(base + 30_000), 3),
-             "before record 4": (OffsetSpec.for_timestamp(base + 35_000), 4),
-             "after the last": (OffsetSpec.for_timestamp(base + 100_000), -1)}
+    specs = {
+        "earliest": (OffsetSpec.earliest(), 0),
+        "latest": (OffsetSpec.latest(), 10),
+        "at record 3": (OffsetSpec.for_timestamp(base + 30_000), 3),
+        "before record 4": (OffsetSpec.for_timestamp(base + 35_000), 4),
+        "after the last": (OffsetSpec.for_timestamp(base + 100_000), -1),
+    }
     with client.admin() as admin:
         for name, (spec, expected) in specs.items():
             info = admin.native.list_offsets({tp: spec}, request_timeout=15)[tp].result(timeout=20)

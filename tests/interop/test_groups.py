@@ -14,8 +14,7 @@ import threading
 
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 
@@ -39,11 +38,17 @@ class Member:
         self.client = client
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.interop.group_member", client, bootstrap, group, topic, *options],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self.errors: list[str] = []
-        self._readers = [threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True),
-                         threading.Thread(target=self._read, args=(self.process.stderr, self.errors), daemon=True)]
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True),
+            threading.Thread(target=self._read, args=(self.process.stderr, self.errors), daemon=True),
+        ]
         for reader in self._readers:
             reader.start()
 
@@ -129,14 +134,16 @@ def stable_ownership(broker, group: str, live: list[Member]) -> bool:
     if owned != ALL_PARTITIONS:
         assert len(owned) == len(set(owned)), f"a partition has two owners: {description}"
         return False
-    return sorted(tuple(m.assignment or ()) for m in live) == \
-        sorted(tuple(sorted(p for ps in m.assignment.values() for p in ps)) for m in description.members)
+    return sorted(tuple(m.assignment or ()) for m in live) == sorted(
+        tuple(sorted(p for ps in m.assignment.values() for p in ps)) for m in description.members
+    )
 
 
 def committed_exactly_once(members: list[Member], count: int) -> bool:
     records = [r for m in members for r in m.records]
-    assert len(records) == len(set(records)), \
-        "records committed twice: " + "; ".join(f"{m.client} said {m.lines}" for m in members)
+    assert len(records) == len(set(records)), "records committed twice: " + "; ".join(
+        f"{m.client} said {m.lines}" for m in members
+    )
     return len(records) == count
 
 
@@ -190,8 +197,7 @@ def test_a_killed_member_is_expired_and_its_partitions_move(broker, members, cli
     wait_until(lambda: stable_ownership(broker, group, both), "two members sharing the partitions", members=both)
     wait_until(lambda: committed_exactly_once(both, 8), "8 records committed", members=both)
     victim.kill()
-    wait_until(lambda: stable_ownership(broker, group, [survivor]), "the survivor owning every partition",
-               members=both)
+    wait_until(lambda: stable_ownership(broker, group, [survivor]), "the survivor owning every partition", members=both)
     produce(broker, topic, 8, start=8)
     wait_until(lambda: committed_exactly_once(both, 16), "16 records committed", members=both)
 
@@ -236,14 +242,16 @@ def test_a_restarted_static_member_gets_its_partitions_back_without_a_rebalance(
     leader = members(client, group, topic, "--instance-id", "host-a", *static)
     wait_until(lambda: leader.assignment == ALL_PARTITIONS, "the first member, the leader", members=[leader])
     follower = members(client, group, topic, "--instance-id", "host-b", *static)
-    wait_until(lambda: stable_ownership(broker, group, [leader, follower]), "two static members",
-               members=[leader, follower])
+    wait_until(
+        lambda: stable_ownership(broker, group, [leader, follower]), "two static members", members=[leader, follower]
+    )
     before, owned, leader_assignments = rebalances(broker, group), follower.assignment, leader.assignments
     follower.kill()
     restarted = members(client, group, topic, "--instance-id", "host-b", *static)
     wait_until(lambda: restarted.assignment == owned, "the restarted member's partitions", members=[restarted])
-    wait_until(lambda: stable_ownership(broker, group, [leader, restarted]), "the group as before",
-               members=[leader, restarted])
+    wait_until(
+        lambda: stable_ownership(broker, group, [leader, restarted]), "the group as before", members=[leader, restarted]
+    )
     assert rebalances(broker, group) == before
     assert leader.assignments == leader_assignments
 
@@ -267,17 +275,20 @@ def test_members_of_each_client_stay_alive_through_a_restart_with_a_large_offset
     topic, group = topic_name(request), topic_name(request) + "-group"
     fill_offsets_topic(broker, topic + "-filler", 100_000)
     produce(broker, topic, 30)
-    started = [Member(c, broker.bootstrap, group, topic, "--strategy", "roundrobin", "--session-ms", "10000")
-               for c in CLIENTS]
+    started = [
+        Member(c, broker.bootstrap, group, topic, "--strategy", "roundrobin", "--session-ms", "10000") for c in CLIENTS
+    ]
     try:
-        wait_until(lambda: stable_ownership(broker, group, started), "three clients sharing the partitions",
-                   members=started)
+        wait_until(
+            lambda: stable_ownership(broker, group, started), "three clients sharing the partitions", members=started
+        )
         wait_until(lambda: committed_exactly_once(started, 30), "30 records committed", members=started)
         assert broker.stop() == 0
         broker.start()
         produce(broker, topic, 30, start=30)
-        wait_until(lambda: committed_exactly_once(started, 60), "60 records committed after the restart",
-                   members=started)
+        wait_until(
+            lambda: committed_exactly_once(started, 60), "60 records committed after the restart", members=started
+        )
         with open(broker.stderr_path, encoding="utf-8", errors="replace") as log:
             assert "loaded the groups of __consumer_offsets-0" in log.read()
         for member in started:

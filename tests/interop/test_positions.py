@@ -9,7 +9,7 @@ after the records. The broker has no group coordinator: consumers ``assign()`` a
 import pytest
 
 from .client_api import EARLIEST, LATEST, OutOfRange
-from .common import (PARTITIONS, Rec, assert_same_records, make_records, now_ms, stored_batches, with_offsets)
+from .common import PARTITIONS, Rec, assert_same_records, make_records, now_ms, stored_batches, with_offsets
 
 GROUPING_LINGER_MS = 5000  # records wait for the flush that closes their batch (aiokafka waits this out)
 
@@ -19,7 +19,8 @@ def test_watermarks_match_the_records_produced(client, topic):
     client.produce(topic, records)
     with client.consumer() as consumer:
         assert consumer.watermarks(topic, range(PARTITIONS)) == {
-            p: (0, sum(1 for r in records if r.partition == p)) for p in range(PARTITIONS)}
+            p: (0, sum(1 for r in records if r.partition == p)) for p in range(PARTITIONS)
+        }
 
 
 def test_assign_from_earliest_reads_one_partition_from_offset_zero(client, topic):
@@ -83,19 +84,22 @@ def test_assign_at_offsets_inside_a_stored_batch(broker, client, topic, codec):
         containing = [b for b in batches if b["baseOffset"] <= offset <= b["lastOffset"]]
         assert containing, f"offset {offset} not stored"
         if offset == 17:
-            assert containing[0]["baseOffset"] < 17 < containing[0]["lastOffset"], \
+            assert containing[0]["baseOffset"] < 17 < containing[0]["lastOffset"], (
                 f"offset 17 should be mid-batch; batches: {[(b['baseOffset'], b['lastOffset']) for b in batches]}"
+            )
         assert_same_records(client.consume(topic, {0: offset}, len(records) - offset), records[offset:])
 
 
 def test_offsets_for_times_before_at_between_and_after_the_records(broker, client, topic):
     base = now_ms() - 3_600_000
-    records = with_offsets([r._replace(timestamp=base + i * 10_000)
-                            for i, r in enumerate(make_records(20, partitions=(0,)))])
+    records = with_offsets(
+        [r._replace(timestamp=base + i * 10_000) for i, r in enumerate(make_records(20, partitions=(0,)))]
+    )
     with client.producer(linger_ms=GROUPING_LINGER_MS) as producer:  # one batch per 6 records
         for start in range(0, len(records), 6):
-            assert [d.offset for d in producer.produce(topic, records[start:start + 6])] == \
-                [r.offset for r in records[start:start + 6]]
+            assert [d.offset for d in producer.produce(topic, records[start : start + 6])] == [
+                r.offset for r in records[start : start + 6]
+            ]
     assert [b["count"] for b in stored_batches(broker.log_dir, topic, 0)] == [6, 6, 6, 2]
     lookups = {
         base - 1_000_000: (0, base),  # before the first record: the first offset

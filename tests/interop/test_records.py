@@ -15,8 +15,19 @@ from broker.protocol.errors import ErrorCode
 
 from .client_api import EARLIEST, LOG_APPEND_TIME, Client
 from .clients import ADAPTERS
-from .common import (CODECS, PARTITIONS, Rec, assert_no_duplicates, assert_same_records, assert_sequences_continuous,
-                     compressible_records, make_records, now_ms, stored_batches, with_offsets)
+from .common import (
+    CODECS,
+    PARTITIONS,
+    Rec,
+    assert_no_duplicates,
+    assert_same_records,
+    assert_sequences_continuous,
+    compressible_records,
+    make_records,
+    now_ms,
+    stored_batches,
+    with_offsets,
+)
 
 
 @pytest.mark.parametrize("acks", [0, 1, "all"])
@@ -31,7 +42,8 @@ def test_produce_with_acks_then_consume_every_record(client, topic, acks):
 
 
 IDEMPOTENCE_CASES = [pytest.param(name, True, id=f"{name}-explicit") for name in ADAPTERS] + [
-    pytest.param(name, None, id=f"{name}-default") for name, kind in ADAPTERS.items() if kind.idempotent_by_default]
+    pytest.param(name, None, id=f"{name}-default") for name, kind in ADAPTERS.items() if kind.idempotent_by_default
+]
 
 
 @pytest.mark.timeout(120)
@@ -59,8 +71,9 @@ def test_codec_round_trip_and_batches_stored_with_that_codec(broker, client, top
     assert_same_records(client.consume(topic, {0: EARLIEST}, len(records)), records)
     batches = stored_batches(broker.log_dir, topic, 0)
     assert sum(b["count"] for b in batches) == len(records)
-    assert {b["compression"] for b in batches} == {codec}, \
+    assert {b["compression"] for b in batches} == {codec}, (
         f"{client.name} asked for {codec} but the broker stored {[b['compression'] for b in batches]}"
+    )
 
 
 def edge_case_records(client: Client, base_ts: int) -> list[Rec]:
@@ -73,8 +86,13 @@ def edge_case_records(client: Client, base_ts: int) -> list[Rec]:
         Rec(1, None, b"", b""),  # empty key and empty value
         *([Rec(0, None, None, None)] if client.sends_null_key_and_value else []),
         Rec(0, None, b"k\x00\xff", b"\x00binary\xff" * 3, (("bin", b"\x00\x01\xff"),)),
-        Rec(1, None, b"hdrs", b"v", null_header + (("empty", b""), ("dup", b"1"), ("dup", b"2"),
-                                                   ("unicode-\u00e9", "\u00e9t\u00e9".encode()))),
+        Rec(
+            1,
+            None,
+            b"hdrs",
+            b"v",
+            null_header + (("empty", b""), ("dup", b"1"), ("dup", b"2"), ("unicode-\u00e9", "\u00e9t\u00e9".encode())),
+        ),
         Rec(3, None, "cl\u00e9".encode(), "val\u00fce".encode()),
         Rec(2, None, b"big", b"x" * 100_000, (("size", b"100000"),)),
     ]
@@ -108,8 +126,9 @@ def test_log_append_time_topic_stamps_records_with_the_broker_clock(client, topi
     assert_same_records(got, records, compare_timestamps=False)
     assert all(before <= r.timestamp <= after for r in got), "not the broker's append time"
     reported_type = LOG_APPEND_TIME if client.delivery_reports_timestamp_type else None
-    assert [(d.timestamp, d.timestamp_type) for d in deliveries] == [(r.timestamp, reported_type) for r in got], \
+    assert [(d.timestamp, d.timestamp_type) for d in deliveries] == [(r.timestamp, reported_type) for r in got], (
         "the produce response's log_append_time differs from the stored timestamps"
+    )
     with client.consumer() as consumer:  # time lookups use the append time, not the producer's timestamps
         for timestamp, expected in ((1_000_050, 0), (got[0].timestamp, 0), (got[-1].timestamp + 1, None)):
             found = consumer.offsets_for_times(topic, {0: timestamp})[0]
@@ -118,9 +137,16 @@ def test_log_append_time_topic_stamps_records_with_the_broker_clock(client, topi
 
 def test_records_larger_than_the_fetch_limits_still_arrive(client, topic):
     base = now_ms() - 60_000
-    records = with_offsets([rec for p in range(PARTITIONS)
-                            for rec in (Rec(p, None, b"big", bytes([65 + p]) * 60_000, (), base),
-                                        Rec(p, None, b"small", b"s", (), base + 1))])
+    records = with_offsets(
+        [
+            rec
+            for p in range(PARTITIONS)
+            for rec in (
+                Rec(p, None, b"big", bytes([65 + p]) * 60_000, (), base),
+                Rec(p, None, b"small", b"s", (), base + 1),
+            )
+        ]
+    )
     client.produce(topic, records, linger_ms=0)
     got = client.consume_all(topic, len(records), partition_fetch_bytes=1024, fetch_bytes=2048)
     assert_same_records(got, records)
@@ -134,8 +160,7 @@ BATCH_OVERHEAD = 72
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("idempotence", [False, True])
-def test_message_max_bytes_is_enforced_by_the_broker_and_nothing_else_is_lost(start_broker, client, topic,
-                                                                             idempotence):
+def test_message_max_bytes_is_enforced_by_the_broker_and_nothing_else_is_lost(start_broker, client, topic, idempotence):
     small_broker = start_broker({"message.max.bytes": str(BROKER_LIMIT)})
     small = client.on(small_broker)
     base = now_ms() - 60_000
@@ -154,8 +179,12 @@ def test_message_max_bytes_is_enforced_by_the_broker_and_nothing_else_is_lost(st
         outcomes += producer.produce(topic, [after])
     finally:
         producer.close()
-    assert [(d.offset, d.error_code) for d in outcomes] == \
-        [(0, 0), (1, 0), (None, ErrorCode.MESSAGE_TOO_LARGE), (2, 0)], outcomes
+    assert [(d.offset, d.error_code) for d in outcomes] == [
+        (0, 0),
+        (1, 0),
+        (None, ErrorCode.MESSAGE_TOO_LARGE),
+        (2, 0),
+    ], outcomes
     if client.broker_error_marker:
         assert client.broker_error_marker in outcomes[2].error_text, "expected the broker's error"
     expected = with_offsets([before, at_limit, after])

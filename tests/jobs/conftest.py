@@ -12,6 +12,7 @@ from tests.spark.feed import create_topic, messages, produce
 
 from .loads import kill_leftovers, load_args, ok, run_load, yesterday_ms
 
+
 @pytest.fixture(autouse=True)
 def no_load_left_running():
     """Whatever happens in a test, no load it started outlives it."""
@@ -22,8 +23,10 @@ def no_load_left_running():
 @pytest.fixture(scope="session")
 def jobs_broker(tmp_path_factory):
     """Retention is checked every 200 ms, so topics with ``retention.bytes`` lose data quickly."""
-    process = EmbeddedBroker(tmp_path_factory.mktemp("jobs-broker") / "log", {
-        "num.partitions": "2", "log.retention.check.interval.ms": "200"}).start()
+    process = EmbeddedBroker(
+        tmp_path_factory.mktemp("jobs-broker") / "log",
+        {"num.partitions": "2", "log.retention.check.interval.ms": "200"},
+    ).start()
     yield process
     process.kill()
 
@@ -62,8 +65,10 @@ def history(jobs_broker, spark, tmp_path_factory) -> History:
     output = base / "output"
     batches, results, ends = [], [], [{(topic, 0): 0, (topic, 1): 0}]
     for number, (count, first, step) in enumerate(HISTORY_BATCHES, 1):
-        msgs = [m._replace(timestamp=first + i * step)
-                for i, m in enumerate(messages(count, partitions=(0, 1), tag=f"run{number}"))]
+        msgs = [
+            m._replace(timestamp=first + i * step)
+            for i, m in enumerate(messages(count, partitions=(0, 1), tag=f"run{number}"))
+        ]
         batches.append(produce(bootstrap, topic, msgs))
         results.append(ok(run_load(load_args(bootstrap, topic, output), base)))
         end = dict(ends[-1])

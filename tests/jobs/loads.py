@@ -43,8 +43,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 180
 # a run in its own process is a short-lived Spark driver: no UI, and a JVM that compiles less and
 # collects simply (starts ~30% faster on 2 busy cores)
-SPARK_CONF = ("--conf", "spark.ui.enabled=false",
-              "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+SPARK_CONF = (
+    "--conf",
+    "spark.ui.enabled=false",
+    "--conf",
+    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+)
 HOUR_MS = 3600 * 1000
 
 
@@ -90,9 +94,14 @@ class LoadProcess:
         self.stdout_path = directory / f"{name}-{index}.out"
         self.stderr_path = directory / f"{name}-{index}.err"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen([sys.executable, "-m", "jobs.load", *args, *SPARK_CONF], cwd=ROOT,
-                                            env=_environment(pause_at), stdout=out, stderr=err,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jobs.load", *args, *SPARK_CONF],
+                cwd=ROOT,
+                env=_environment(pause_at),
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
         LoadProcess.started.append(self)
 
     def stdout(self) -> str:
@@ -102,10 +111,16 @@ class LoadProcess:
         return self.stderr_path.read_text(errors="replace")
 
     def wait_for_stdout(self, text: str, timeout: float = RUN_TIMEOUT) -> None:
-        wait_for(lambda: text in self.stdout() or self.process.poll() is not None, timeout, interval=0.05,
-                 what=f"{text!r} on the load's stdout")
-        assert text in self.stdout(), f"the load ended ({self.process.returncode}) without printing {text!r}; " \
-                                      f"stdout:\n{self.stdout()}\nstderr:\n{self.stderr()[-3000:]}"
+        wait_for(
+            lambda: text in self.stdout() or self.process.poll() is not None,
+            timeout,
+            interval=0.05,
+            what=f"{text!r} on the load's stdout",
+        )
+        assert text in self.stdout(), (
+            f"the load ended ({self.process.returncode}) without printing {text!r}; "
+            f"stdout:\n{self.stdout()}\nstderr:\n{self.stderr()[-3000:]}"
+        )
 
     def wait(self, timeout: float = RUN_TIMEOUT) -> Result:
         try:
@@ -144,6 +159,7 @@ def _run_in_this_process(args: list[str]) -> Result:
     its stdout and stderr captured, and the warnings it logs written to its stderr as they would be
     by Python's last-resort handler in a process of its own."""
     from pyspark.sql import SparkSession
+
     assert SparkSession.getActiveSession() is not None, "an in-process load needs the test's `spark` fixture"
     out, err = io.StringIO(), io.StringIO()
     warnings = logging.StreamHandler(err)
@@ -212,12 +228,25 @@ def output_rows(output) -> list[Row]:
     for fragment in dataset.get_fragments():
         table = fragment.to_table(schema=dataset.schema)
         millis = pc.cast(pc.cast(table.column("timestamp"), pa.timestamp("ms")), pa.int64()).to_pylist()
-        columns = {name: table.column(name).to_pylist()
-                   for name in ("topic", "partition", "offset", "key", "value", "run", "date", "hour")}
+        columns = {
+            name: table.column(name).to_pylist()
+            for name in ("topic", "partition", "offset", "key", "value", "run", "date", "hour")
+        }
         for i, ms in enumerate(millis):
-            rows.append(Row(columns["topic"][i], columns["partition"][i], columns["offset"][i], columns["key"][i],
-                            columns["value"][i], ms, columns["run"][i], str(columns["date"][i]),
-                            columns["hour"][i], fragment.path))
+            rows.append(
+                Row(
+                    columns["topic"][i],
+                    columns["partition"][i],
+                    columns["offset"][i],
+                    columns["key"][i],
+                    columns["value"][i],
+                    ms,
+                    columns["run"][i],
+                    str(columns["date"][i]),
+                    columns["hour"][i],
+                    fragment.path,
+                )
+            )
     return rows
 
 
@@ -234,9 +263,10 @@ def assert_exactly_once(output, expected_recs, rows=None) -> list[Row]:
     duplicated = sorted(k for k, n in counts.items() if n > 1)
     missing = sorted(set(expected) - set(counts))
     extra = sorted(set(counts) - set(expected))
-    assert not (duplicated or missing or extra), \
-        f"{len(rows)} records in the output, {len(expected)} expected: duplicated {len(duplicated)} " \
+    assert not (duplicated or missing or extra), (
+        f"{len(rows)} records in the output, {len(expected)} expected: duplicated {len(duplicated)} "
         f"{duplicated[:5]}, missing {len(missing)} {missing[:5]}, unexpected {len(extra)} {extra[:5]}"
+    )
     for row in rows:
         rec = expected[(row.topic, row.partition, row.offset)]
         assert (row.key, row.value or b"", row.timestamp) == (rec.key, rec.value or b"", rec.timestamp), (row, rec)
@@ -265,21 +295,44 @@ def printed_report(stdout: str) -> dict:
     lines = stdout.splitlines()
     starts = [i for i, line in enumerate(lines) if re.match(r"run \d+.*: \d+ records?, \d+ bytes? in ", line)]
     assert starts, f"no report in stdout:\n{stdout}"
-    head, columns, *rows = lines[starts[-1]:]
-    assert columns.split() == ["topic", "partition", "from", "until", "records", "bytes", "seconds", "latest", "lag",
-                               "lost"]
+    head, columns, *rows = lines[starts[-1] :]
+    assert columns.split() == [
+        "topic",
+        "partition",
+        "from",
+        "until",
+        "records",
+        "bytes",
+        "seconds",
+        "latest",
+        "lag",
+        "lost",
+    ]
     partitions, total = {}, None
     for line in rows:
         cells = line.split()
         if cells and cells[0] == "total":
             count, records, size, seconds, lag, lost = cells[1:]
-            total = {"partitions": int(count), "records": int(records), "bytes": int(size),
-                     "seconds": float(seconds), "lag": int(lag), "lost": int(lost)}
+            total = {
+                "partitions": int(count),
+                "records": int(records),
+                "bytes": int(size),
+                "seconds": float(seconds),
+                "lag": int(lag),
+                "lost": int(lost),
+            }
             break
         topic, partition, start, until, records, size, seconds, latest, lag, lost = cells
-        partitions[(topic, int(partition))] = {"from": int(start), "until": int(until), "records": int(records),
-                                               "bytes": int(size), "seconds": float(seconds),
-                                               "latest": int(latest), "lag": int(lag), "lost": int(lost)}
+        partitions[(topic, int(partition))] = {
+            "from": int(start),
+            "until": int(until),
+            "records": int(records),
+            "bytes": int(size),
+            "seconds": float(seconds),
+            "latest": int(latest),
+            "lag": int(lag),
+            "lost": int(lost),
+        }
     assert total is not None, f"no total row in:\n{stdout}"
     return {"head": head, "partitions": partitions, "total": total}
 
@@ -301,8 +354,9 @@ def assert_report(report: dict, recs, ranges: dict, latest: dict | None = None, 
         if printed is None:
             continue
         row = printed["partitions"][key]
-        assert {k: row[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")} == \
-               {k: p[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")}
+        assert {k: row[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")} == {
+            k: p[k] for k in ("from", "until", "records", "bytes", "latest", "lag", "lost")
+        }
         assert abs(row["seconds"] - p["seconds"]) < 1e-6 and p["seconds"] >= 0
     total = report["total"]
     assert total["partitions"] == len(ranges)
@@ -311,9 +365,18 @@ def assert_report(report: dict, recs, ranges: dict, latest: dict | None = None, 
     assert total["offsets"] == sum(until - start for start, until in ranges.values())
     if printed is None:
         return
-    assert printed["total"] == {"partitions": total["partitions"], "records": total["records"],
-                                "bytes": total["bytes"], "seconds": report["seconds"], "lag": total["lag"],
-                                "lost": total["lost"]}
+    assert printed["total"] == {
+        "partitions": total["partitions"],
+        "records": total["records"],
+        "bytes": total["bytes"],
+        "seconds": report["seconds"],
+        "lag": total["lag"],
+        "lost": total["lost"],
+    }
     head = printed["head"]
-    assert head.startswith(f"run {report['run']}") and f": {counted(total['records'], 'record')}, " \
-        f"{counted(total['bytes'], 'byte')} in {report['seconds']} s -> {report['output']}" in head
+    assert (
+        head.startswith(f"run {report['run']}")
+        and f": {counted(total['records'], 'record')}, "
+        f"{counted(total['bytes'], 'byte')} in {report['seconds']} s -> {report['output']}"
+        in head
+    )

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.timeout(240)
 
 @pytest.fixture(scope="module")
 def compacting_broker(tmp_path_factory):
-    process = EmbeddedBroker(tmp_path_factory.mktemp("compacting") / "log",
-                             {"num.partitions": "1", "log.cleaner.backoff.ms": "50"}).start()
+    process = EmbeddedBroker(
+        tmp_path_factory.mktemp("compacting") / "log", {"num.partitions": "1", "log.cleaner.backoff.ms": "50"}
+    ).start()
     yield process
     process.kill()
 
@@ -30,8 +31,9 @@ def produce_keyed(broker, topic: str, rounds: int, keys: int = 300) -> None:
     rng = random.Random(topic)
     with client(broker.bootstrap) as producer:
         for round_ in range(rounds):
-            producer.produce(topic, 0, [(f"k{rng.randrange(keys)}".encode(), f"r{round_}-{i}".encode())
-                                        for i in range(100)])
+            producer.produce(
+                topic, 0, [(f"k{rng.randrange(keys)}".encode(), f"r{round_}-{i}".encode()) for i in range(100)]
+            )
     wait_until_cleaned(broker.log_dir, topic, active_segment_base(broker.log_dir, topic))
 
 
@@ -53,9 +55,15 @@ def test_spark_reads_a_compacted_topic_across_its_gaps(spark, compacting_broker,
 
     gaps = sorted(set(range(offsets[0], offsets[-1])) - set(offsets))
     start, end = gaps[0], gaps[len(gaps) // 2]  # both inside gaps: missing offsets, not lost data
-    ranged = rows(load(spark, compacting_broker.bootstrap, assign=json.dumps({topic: [0]}),
-                       startingOffsets=json.dumps({topic: {"0": start}}),
-                       endingOffsets=json.dumps({topic: {"0": end}})))
+    ranged = rows(
+        load(
+            spark,
+            compacting_broker.bootstrap,
+            assign=json.dumps({topic: [0]}),
+            startingOffsets=json.dumps({topic: {"0": start}}),
+            endingOffsets=json.dumps({topic: {"0": end}}),
+        )
+    )
     assert [r.offset for r in ranged] == [o for o in offsets if start <= o < end]
 
 

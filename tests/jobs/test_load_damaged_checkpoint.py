@@ -57,8 +57,7 @@ def refused(result, *parts: str) -> str:
 
 
 @pytest.mark.parametrize("damage", ["plan.json removed", "runs/2 removed", "checkpoint removed"])
-def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuilds_it(loaded, tmp_path,
-                                                                                       damage):
+def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuilds_it(loaded, tmp_path, damage):
     """The issue's reproduction: the next run got number 2 again, committed the stale run=2 without
     reading anything, and the new record ended in no output at all. With the whole checkpoint gone,
     the next run loaded everything again as run 1."""
@@ -83,8 +82,10 @@ def test_a_checkpoint_that_lost_the_newest_run_stops_the_load_and_repair_rebuild
     assert repaired.code == 0, repaired
     assert "run 2: rebuilt from the rows of run=2" in repaired.stdout, repaired.stdout
     plan = json.loads((run_dir(output, 2) / "plan.json").read_text())
-    assert {(p["topic"], p["partition"]): (p["start"], p["end"]) for p in plan["partitions"]} == \
-           {(topic, 0): (3, 6), (topic, 1): (3, 6)}
+    assert {(p["topic"], p["partition"]): (p["start"], p["end"]) for p in plan["partitions"]} == {
+        (topic, 0): (3, 6),
+        (topic, 1): (3, 6),
+    }
     assert plan["details"]["repaired"]["from"] == f"{output.as_uri()}/run=2"
 
     result = ok(run_load(args, tmp_path))
@@ -112,8 +113,12 @@ def test_a_committed_run_whose_output_is_gone_stops_the_load_until_rewound(loade
     shutil.rmtree(output / "run=1")
     args = load_args(bootstrap, topic, output)
 
-    refused(run_load(args, tmp_path), "run 1 is committed", f"{output.as_uri()}/run=1 is missing",
-            f"kafkalog load --output {output.as_uri()} --topics ... --rewind-to-run 1")
+    refused(
+        run_load(args, tmp_path),
+        "run 1 is committed",
+        f"{output.as_uri()}/run=1 is missing",
+        f"kafkalog load --output {output.as_uri()} --topics ... --rewind-to-run 1",
+    )
     still = run_load(["--output", str(output), "--repair"], tmp_path)
     assert still.code == 1 and "cannot be rebuilt" in still.one_error(), still
 
@@ -142,9 +147,11 @@ def test_traces_of_runs_the_checkpoint_never_saw_stop_the_load(loaded, tmp_path)
 
     repaired = run_load(["--output", str(output), "--repair"], tmp_path)
     assert repaired.code == 0, repaired
-    for line in ("run 2: rebuilt from the rows of _superseded/run=2 (superseded)",
-                 "run 3: rebuilt from the rows of run=3",
-                 "run 4: removed _staging/run=4 (never published, its offsets load again)"):
+    for line in (
+        "run 2: rebuilt from the rows of _superseded/run=2 (superseded)",
+        "run 3: rebuilt from the rows of run=3",
+        "run 4: removed _staging/run=4 (never published, its offsets load again)",
+    ):
         assert line in repaired.stdout, repaired.stdout
     result = ok(run_load(args, tmp_path))
     assert result.stdout.startswith("run 4: 0 records, "), result.stdout  # run 3 loaded the newest record
@@ -163,16 +170,20 @@ def test_repair_refuses_what_the_rows_cannot_prove_and_rebuilds_what_they_do(loa
     shutil.copyfile(partition0[0], copy)
     before = tree(output)
 
-    refused(run_load(["--output", str(output), "--repair"], tmp_path), "run 2 cannot be rebuilt",
-            f"{topic}-0 holds 6 rows of offsets 3 to 5 (3 distinct), not each offset once")
+    refused(
+        run_load(["--output", str(output), "--repair"], tmp_path),
+        "run 2 cannot be rebuilt",
+        f"{topic}-0 holds 6 rows of offsets 3 to 5 (3 distinct), not each offset once",
+    )
     assert tree(output) == before
 
     copy.unlink()
     for name in partition0:
         Path(name).unlink()
     repaired = run_load(["--output", str(output), "--repair"], tmp_path)
-    assert repaired.code == 0 and "run 2: rebuilt from the rows of run=2: 3 records in 1 partition" in \
-        repaired.stdout, repaired
+    assert (
+        repaired.code == 0 and "run 2: rebuilt from the rows of run=2: 3 records in 1 partition" in repaired.stdout
+    ), repaired
     result = ok(run_load(load_args(bootstrap, topic, output), tmp_path))
     assert result.stdout.startswith("run 3: 4 records, "), result.stdout
     assert_exactly_once(output, recs)

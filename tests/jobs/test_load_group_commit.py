@@ -14,8 +14,7 @@ import sys
 import confluent_kafka
 import pytest
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from jobs.group_commit import default_group_id
 from jobs.output import Output
 from jobs.planner import Rewind
@@ -51,8 +50,13 @@ def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark,
     bootstrap, _ = mock
     topic = f"group-commit-{tmp_path.name}"
     first = produce(bootstrap, topic, messages(12, partitions=(0, 1, 2, 3), tag="first"))
-    settings = LoadSettings(bootstrap_servers=bootstrap, topics=[topic], output=str(tmp_path / "out"),
-                            checkpoint=str(tmp_path / "out" / "_checkpoint"), progress=False)
+    settings = LoadSettings(
+        bootstrap_servers=bootstrap,
+        topics=[topic],
+        output=str(tmp_path / "out"),
+        checkpoint=str(tmp_path / "out" / "_checkpoint"),
+        progress=False,
+    )
     group = default_group_id(Output(settings.output).uri)
     assert group == f"kafkalog-load:{(tmp_path / 'out').as_uri()}"
 
@@ -61,8 +65,23 @@ def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark,
     assert metadata(bootstrap, group, topic) == {"kafkalog load run 1"}
 
     second = produce(bootstrap, topic, messages(8, partitions=(0, 1, 2, 3), tag="second"))
-    shown = subprocess.run([sys.executable, "-m", "broker.cli", "groups", "describe", group, "--format", "json",
-                            "--bootstrap-server", bootstrap], capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "groups",
+            "describe",
+            group,
+            "--format",
+            "json",
+            "--bootstrap-server",
+            bootstrap,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     rows = json.loads(shown.stdout)["partitions"]
     assert {r["partition"]: r["lag"] for r in rows} == {p: 2 for p in range(4)}  # 8 new records, 2 per partition
@@ -98,7 +117,8 @@ def test_each_run_commits_its_end_offsets_and_describe_shows_the_load_lag(spark,
         member.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and warnings[0].startswith(
-        f"kafkalog load warning: run {report['run']}'s end offsets not committed to consumer group {busy!r}"), warnings
+        f"kafkalog load warning: run {report['run']}'s end offsets not committed to consumer group {busy!r}"
+    ), warnings
     assert CheckpointStore(settings.checkpoint).runs()[-1].number == report["run"] and report["total"]["lag"] == 0
 
 

@@ -20,8 +20,17 @@ from jobs.load import spark_settings
 from tests.spark.feed import client, create_topic, messages, produce
 from tests.waiting import wait_for
 
-from .loads import (LoadProcess, assert_exactly_once, assert_report, load_args, ok, printed_report, report_json,
-                    run_dir, run_load)
+from .loads import (
+    LoadProcess,
+    assert_exactly_once,
+    assert_report,
+    load_args,
+    ok,
+    printed_report,
+    report_json,
+    run_dir,
+    run_load,
+)
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -97,8 +106,12 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
     split = ["--max-records-per-partition", "40"]
     writing = LoadProcess(args + split, tmp_path)
     try:
-        wait_for(lambda: (output / "_staging" / "run=2").exists() or writing.process.poll() is not None, 150,
-                 interval=0.01, what="run 2 starting its write")
+        wait_for(
+            lambda: (output / "_staging" / "run=2").exists() or writing.process.poll() is not None,
+            150,
+            interval=0.01,
+            what="run 2 starting its write",
+        )
         assert writing.process.poll() is None, writing.wait()
         time.sleep(random.uniform(0.0, 0.3))  # a random moment of the write
     finally:
@@ -127,13 +140,18 @@ def test_killed_at_every_step_and_during_the_write_each_offset_is_loaded_once(jo
 def _writing_run_1(args: list[str], output, tmp_path) -> LoadProcess:
     """A load started with ``args``, once run 1 starts writing into ``output`` (or the load ended)."""
     loading = LoadProcess(args, tmp_path)
-    wait_for(lambda: (output / "_staging" / "run=1").exists() or loading.process.poll() is not None, 150,
-             interval=0.01, what="run 1 starting its write")
+    wait_for(
+        lambda: (output / "_staging" / "run=1").exists() or loading.process.poll() is not None,
+        150,
+        interval=0.01,
+        what="run 1 starting its write",
+    )
     return loading
 
 
-def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_executes_the_plan_once(jobs_broker,
-                                                                                                    tmp_path):
+def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_executes_the_plan_once(
+    jobs_broker, tmp_path
+):
     bootstrap, topic = jobs_broker.bootstrap, "interrupted"
     create_topic(bootstrap, topic, 2)
     recs = produce(bootstrap, topic, messages(1200, partitions=(0, 1), tag="i", headers=False, value_size=100))
@@ -143,8 +161,9 @@ def test_ctrl_c_during_the_spark_write_says_so_in_one_line_and_the_next_load_exe
     writing.interrupt()
     interrupted = writing.wait()
     assert interrupted.code == 130, interrupted
-    assert interrupted.errors() == ["kafkalog load: interrupted: run 1 was not committed; the next load executes "
-                                    "its plan again"], interrupted.stderr
+    assert interrupted.errors() == [
+        "kafkalog load: interrupted: run 1 was not committed; the next load executes its plan again"
+    ], interrupted.stderr
     assert "Traceback" not in interrupted.stderr and len(interrupted.stderr.splitlines()) <= 3, interrupted.stderr
     assert not (output / "run=1").exists() and not (output / "_checkpoint" / "lock.json").exists()
 
@@ -178,8 +197,9 @@ def test_a_broker_killed_mid_load_fails_the_run_with_one_line_and_no_spark_logs(
 def test_the_quiet_log_settings_come_first_and_verbose_leaves_spark_its_own():
     quiet = f"-Dlog4j2.configurationFile={Path(jobs.load.__file__).with_name('log4j2.properties')}"
     assert spark_settings([], False) == {"spark.driver.extraJavaOptions": quiet}
-    assert spark_settings([("spark.driver.extraJavaOptions", "-XX:+UseSerialGC"), ("spark.ui.enabled", "false")],
-                          False) == {"spark.driver.extraJavaOptions": f"{quiet} -XX:+UseSerialGC",
-                                     "spark.ui.enabled": "false"}
-    assert spark_settings([("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")], True) == \
-           {"spark.driver.extraJavaOptions": "-XX:+UseSerialGC"}
+    assert spark_settings(
+        [("spark.driver.extraJavaOptions", "-XX:+UseSerialGC"), ("spark.ui.enabled", "false")], False
+    ) == {"spark.driver.extraJavaOptions": f"{quiet} -XX:+UseSerialGC", "spark.ui.enabled": "false"}
+    assert spark_settings([("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")], True) == {
+        "spark.driver.extraJavaOptions": "-XX:+UseSerialGC"
+    }

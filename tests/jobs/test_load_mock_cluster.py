@@ -25,8 +25,13 @@ def test_two_runs_fetch_each_partition_from_its_own_leader_and_load_each_offset_
     bootstrap, _ = mock
     topic, led_by = topic_led_by_several_brokers(bootstrap, "mock-load")
     first = produce(bootstrap, topic, messages(24, partitions=(0, 1, 2, 3), tag="first"))
-    settings = LoadSettings(bootstrap_servers=bootstrap, topics=[topic], output=str(tmp_path / "out"),
-                            checkpoint=str(tmp_path / "ckpt"), progress=False)
+    settings = LoadSettings(
+        bootstrap_servers=bootstrap,
+        topics=[topic],
+        output=str(tmp_path / "out"),
+        checkpoint=str(tmp_path / "ckpt"),
+        progress=False,
+    )
     assert load(spark, settings, say=lambda line: None)["total"]["records"] == 24
     second = produce(bootstrap, topic, messages(12, partitions=(0, 1, 2, 3), tag="second"))
     report = load(spark, settings, say=lambda line: None)

@@ -12,8 +12,20 @@ import json
 
 import pytest
 
-from .loads import (LoadProcess, assert_exactly_once, assert_report, iso, load_args, ok, output_rows,
-                    printed_report, report_json, run_dir, run_load, tree)
+from .loads import (
+    LoadProcess,
+    assert_exactly_once,
+    assert_report,
+    iso,
+    load_args,
+    ok,
+    output_rows,
+    printed_report,
+    report_json,
+    run_dir,
+    run_load,
+    tree,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,15 +50,16 @@ def test_rewinds_supersede_runs_and_load_again_without_duplicates_or_gaps(histor
 
     # --dry-run: the same plan from a run number and from an ISO time; nothing changes
     before = tree(output)
-    expected = ["would supersede runs 2, 3 (their output moved under _superseded/)",
-                "would run 4, reading 18 offsets:"]
+    expected = ["would supersede runs 2, 3 (their output moved under _superseded/)", "would run 4, reading 18 offsets:"]
     for rewind in (["--rewind-to-run", "2"], ["--rewind-to-time", iso(moment)]):
         dry = run_load(args + rewind + ["--dry-run"], tmp_path)
         assert dry.code == 0, dry
         lines = dry.stdout.splitlines()
         assert lines[:2] == expected, dry.stdout
-        assert [line.split()[:4] for line in lines[2:]] == [[f"{topic}-0", "[6,", "15)", "9"],
-                                                            [f"{topic}-1", "[6,", "15)", "9"]], dry.stdout
+        assert [line.split()[:4] for line in lines[2:]] == [
+            [f"{topic}-0", "[6,", "15)", "9"],
+            [f"{topic}-1", "[6,", "15)", "9"],
+        ], dry.stdout
     assert tree(output) == before
 
     # --rewind-to-time (epoch ms): runs 2 and 3 superseded, run 4 loads [6, 15) of both partitions
@@ -67,8 +80,12 @@ def test_rewinds_supersede_runs_and_load_again_without_duplicates_or_gaps(histor
         assert names == ["commit.json", "plan.json", "report.json", "superseded.json"], names
         marker = json.loads((run_dir(output, number) / "superseded.json").read_text())
         assert marker["by_run"] == 4 and marker["rewind"] == {"kind": "time", "value": moment}
-    assert history_statuses(output, tmp_path) == {1: "committed", 2: "superseded by run 4",
-                                                  3: "superseded by run 4", 4: "committed"}
+    assert history_statuses(output, tmp_path) == {
+        1: "committed",
+        2: "superseded by run 4",
+        3: "superseded by run 4",
+        4: "committed",
+    }
 
     # --rewind-to-offsets inside run 4 (partition 1 only): run 4 is superseded, and run 5 loads from
     # run 4's start in both partitions
@@ -85,13 +102,21 @@ def test_rewinds_supersede_runs_and_load_again_without_duplicates_or_gaps(histor
     assert {r.run for r in rows} == {6}
     assert sorted(p.name for p in (output / "_superseded").iterdir()) == [f"run={n}" for n in range(1, 6)]
     assert history_statuses(output, tmp_path) == {
-        1: "superseded by run 6", 2: "superseded by run 4", 3: "superseded by run 4", 4: "superseded by run 5",
-        5: "superseded by run 6", 6: "committed"}
+        1: "superseded by run 6",
+        2: "superseded by run 4",
+        3: "superseded by run 4",
+        4: "superseded by run 5",
+        5: "superseded by run 6",
+        6: "committed",
+    }
 
     # a superseded run cannot be rewound to (usage error); the next plain run finds nothing new
     refused = run_load(args + ["--rewind-to-run", "5", "--dry-run"], tmp_path)
-    assert refused.code == 2 and "--rewind-to-run 5: no such committed run in the history (committed runs not " \
-                                 "superseded: 6)" in refused.one_error(), refused
+    assert (
+        refused.code == 2
+        and "--rewind-to-run 5: no such committed run in the history (committed runs not superseded: 6)"
+        in refused.one_error()
+    ), refused
     result = ok(run_load(args, tmp_path))
     report = report_json(output, 7)
     assert_report(report, recs, {p0: (15, 15), p1: (15, 15)}, printed=printed_report(result.stdout))
@@ -111,8 +136,10 @@ def test_a_rewind_before_the_runs_kept_in_the_history_loads_nothing_twice(histor
     for extra in (["--dry-run"], []):
         refused = run_load(args + ["--rewind-to-time", str(inside_run1), *extra], tmp_path)
         assert refused.code == 2, refused
-        assert "the rewind reaches before the oldest run kept in the checkpoint's history (run 3" in \
-            refused.one_error() and "rewind to run 3 or later" in refused.one_error()
+        assert (
+            "the rewind reaches before the oldest run kept in the checkpoint's history (run 3" in refused.one_error()
+            and "rewind to run 3 or later" in refused.one_error()
+        )
     assert tree(output) == before
     assert_exactly_once(output, history.recs)
 
@@ -137,11 +164,13 @@ def test_rewinds_that_name_nothing_or_supersede_nothing_say_so(history, tmp_path
     output = history.copy(tmp_path / "output")
     args = load_args(history.bootstrap, history.topic, output)
     before = tree(output)
-    for offsets, message in ((json.dumps({history.topic: {"7": 1}}),
-                              "--rewind-to-offsets: partition history-7 does not exist (history has partitions 0 "
-                              "to 1)"),
-                             (json.dumps({"elsewhere": {"0": 1}}),
-                              "--rewind-to-offsets: elsewhere is not a topic being loaded")):
+    for offsets, message in (
+        (
+            json.dumps({history.topic: {"7": 1}}),
+            "--rewind-to-offsets: partition history-7 does not exist (history has partitions 0 to 1)",
+        ),
+        (json.dumps({"elsewhere": {"0": 1}}), "--rewind-to-offsets: elsewhere is not a topic being loaded"),
+    ):
         for extra in (["--dry-run"], []):
             refused = run_load(args + ["--rewind-to-offsets", offsets, *extra], tmp_path)
             assert refused.code == 2 and message in refused.one_error(), refused

@@ -17,13 +17,26 @@ import pytest
 from pyspark.sql import functions as F
 
 from broker.client import LATEST
-from jobs.load import parser as load_parser, settings_from, spark_session
+from jobs.load import parser as load_parser
+from jobs.load import settings_from, spark_session
 from jobs.output import output_schema, read_output
 from jobs.runner import load
 from tests.spark.feed import client, create_topic, messages, produce
 
-from .loads import (RUN_TIMEOUT, SPARK_CONF, assert_exactly_once, assert_report, load_args, output_rows, printed_report,
-                    report_json, run_dir, run_load, tree, utc_date_hour)
+from .loads import (
+    RUN_TIMEOUT,
+    SPARK_CONF,
+    assert_exactly_once,
+    assert_report,
+    load_args,
+    output_rows,
+    printed_report,
+    report_json,
+    run_dir,
+    run_load,
+    tree,
+    utc_date_hour,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -66,26 +79,43 @@ def test_runs_load_from_the_last_commit_write_each_offset_once_and_report(histor
     assert shown.code == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0] == f"runs in {output.as_uri()}/_checkpoint:" and lines[1].split()[0] == "run"
-    assert [line.split()[:1] + line.split()[2:] for line in lines[2:]] == \
-           [[str(n), "2", str(len(b)), str(len(b)), "committed"] for n, b in enumerate(history.batches, 1)]
+    assert [line.split()[:1] + line.split()[2:] for line in lines[2:]] == [
+        [str(n), "2", str(len(b)), str(len(b)), "committed"] for n, b in enumerate(history.batches, 1)
+    ]
 
     # a dry run (here with --topic-pattern) finds nothing new and changes nothing
     before = tree(output)
-    dry = run_load(["--bootstrap-servers", history.bootstrap, "--topic-pattern", "hist.*", "--output", str(output),
-                    "--dry-run"], output.parent)
+    dry = run_load(
+        ["--bootstrap-servers", history.bootstrap, "--topic-pattern", "hist.*", "--output", str(output), "--dry-run"],
+        output.parent,
+    )
     assert dry.code == 0, dry
     assert [line.split()[:4] for line in dry.stdout.splitlines()] == [
-        ["would", "run", "4,", "reading"], [f"{topic}-0", "[15,", "15)", "0"], [f"{topic}-1", "[15,", "15)", "0"]]
+        ["would", "run", "4,", "reading"],
+        [f"{topic}-0", "[15,", "15)", "0"],
+        [f"{topic}-1", "[15,", "15)", "0"],
+    ]
     assert tree(output) == before
 
     # the same output read by Spark, as users read it
     df = read_output(spark, str(output))
     assert df.schema == output_schema()
-    read = df.select("topic", "partition", "offset", "run", "key", "value",
-                     F.unix_millis("timestamp").alias("ms"), "hour").collect()
-    assert sorted((r["topic"], r["partition"], r["offset"], r["run"], bytes(r["key"]) if r["key"] is not None else None,
-                   bytes(r["value"]), r["ms"], r["hour"]) for r in read) == \
-           sorted((r.topic, r.partition, r.offset, r.run, r.key, r.value, r.timestamp, r.hour) for r in rows)
+    read = df.select(
+        "topic", "partition", "offset", "run", "key", "value", F.unix_millis("timestamp").alias("ms"), "hour"
+    ).collect()
+    assert sorted(
+        (
+            r["topic"],
+            r["partition"],
+            r["offset"],
+            r["run"],
+            bytes(r["key"]) if r["key"] is not None else None,
+            bytes(r["value"]),
+            r["ms"],
+            r["hour"],
+        )
+        for r in read
+    ) == sorted((r.topic, r.partition, r.offset, r.run, r.key, r.value, r.timestamp, r.hour) for r in rows)
 
 
 def test_hour_directories_have_two_digits(history):
@@ -98,7 +128,7 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
     changes nothing."""
     truncated = history.copy(tmp_path / "truncated")
     plan = run_dir(truncated, 2) / "plan.json"
-    plan.write_bytes(plan.read_bytes()[:len(plan.read_bytes()) // 2])
+    plan.write_bytes(plan.read_bytes()[: len(plan.read_bytes()) // 2])
     garbage = history.copy(tmp_path / "garbage")
     commit = run_dir(garbage, 3) / "commit.json"
     commit.write_bytes(b"\x00\xffnot json at all\x13")
@@ -113,8 +143,12 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
 
     # the same for --dry-run (no Spark involved), and for other shapes of damage; --history shows
     # the other runs, marks the damaged one and names the file and the repair
-    shapes = [(plan, b"", "corrupt or truncated"), (plan, b'{"version": 1}', "is corrupt (bad or missing field"),
-              (plan, b"[1, 2]", "a JSON object was expected"), (commit, b"\x00\xff", "corrupt or truncated")]
+    shapes = [
+        (plan, b"", "corrupt or truncated"),
+        (plan, b'{"version": 1}', "is corrupt (bad or missing field"),
+        (plan, b"[1, 2]", "a JSON object was expected"),
+        (commit, b"\x00\xff", "corrupt or truncated"),
+    ]
     for broken, content, problem in shapes:
         broken.write_bytes(content)
         output = broken.parents[3]
@@ -127,8 +161,9 @@ def test_a_corrupt_or_truncated_checkpoint_file_fails_naming_it(history, tmp_pat
         assert shown.code == 0, shown
         damaged = int(broken.parent.name)
         statuses = {int(row.split()[0]): row.split(None, 5)[-1] for row in shown.stdout.splitlines()[2:5]}
-        assert statuses == {n: "damaged (see the problems below)" if n == damaged else "committed"
-                            for n in (1, 2, 3)}, shown.stdout
+        assert statuses == {
+            n: "damaged (see the problems below)" if n == damaged else "committed" for n in (1, 2, 3)
+        }, shown.stdout
         assert broken.as_uri() in shown.stdout and problem in shown.stdout and "--repair" in shown.stdout, shown.stdout
         if broken == plan:
             plan.write_bytes(before[truncated]["_checkpoint/runs/00000002/plan.json"])
@@ -142,35 +177,61 @@ def test_usage_errors_exit_2(history, tmp_path):
         (["--topics", history.topic], "the following arguments are required: --output"),
         (["--output", str(output)], "name the topics to load"),
         (["--output", str(output), "--topics", " , "], "name the topics to load"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", "{not json"],
-         "--rewind-to-offsets"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", '{"history": {"0": -1}}'],
-         "offsets are integers >= 0"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", '{"history": 5}'],
-         '{"events":{"0":1500}}'),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", "{not json"],
+            "--rewind-to-offsets",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", '{"history": {"0": -1}}'],
+            "offsets are integers >= 0",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", '{"history": 5}'],
+            '{"events":{"0":1500}}',
+        ),
         (["--output", str(output), "--topics", history.topic, "--rewind-to-offsets", "{}"], "--rewind-to-offsets"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-time", "yesterday"],
-         "argument --rewind-to-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "0"],
-         "argument --rewind-to-run: '0' is not a whole number >= 1"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "1", "--rewind-to-time", "1"],
-         "not allowed with argument"),
-        (["--output", str(output), "--topics", history.topic, "--option", "novalue", "--dry-run"],
-         "argument --option: 'novalue' is not KEY=VALUE"),
-        (["--output", str(output), "--topics", history.topic, "--group-id", "", "--dry-run"],
-         "argument --group-id: a consumer group id cannot be empty"),
-        (["--output", str(output), "--topics", history.topic, "--group-id", "g", "--no-group-commit"],
-         "argument --no-group-commit: not allowed with argument --group-id"),
-        (["--output", str(output), "--topic-pattern", "(", "--dry-run"],
-         "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern"),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-time", "yesterday"],
+            "argument --rewind-to-time: 'yesterday' is neither ISO-8601 nor epoch milliseconds",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-run", "0"],
+            "argument --rewind-to-run: '0' is not a whole number >= 1",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-run", "1", "--rewind-to-time", "1"],
+            "not allowed with argument",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--option", "novalue", "--dry-run"],
+            "argument --option: 'novalue' is not KEY=VALUE",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--group-id", "", "--dry-run"],
+            "argument --group-id: a consumer group id cannot be empty",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--group-id", "g", "--no-group-commit"],
+            "argument --no-group-commit: not allowed with argument --group-id",
+        ),
+        (
+            ["--output", str(output), "--topic-pattern", "(", "--dry-run"],
+            "argument --topic-pattern: '(' is not a regular expression (missing ), unterminated subpattern",
+        ),
         (["--output", str(output), "--history", "--repair"], "argument --repair: not allowed with argument --history"),
-        (["--output", str(output), "--dry-run", "--history"],
-         "argument --history: not allowed with argument --dry-run"),
-        (["--output", str(output), "--rewind-to-run", "1", "--repair"],
-         "--repair cannot be combined with a rewind: it repairs the checkpoint and stops (--dry-run shows what the "
-         "rewind would do)"),
-        (["--output", str(output), "--topics", history.topic, "--rewind-to-run", "7", "--dry-run"],
-         "--rewind-to-run 7: no such committed run in the history (committed runs not superseded: 1, 2, 3)"),
+        (
+            ["--output", str(output), "--dry-run", "--history"],
+            "argument --history: not allowed with argument --dry-run",
+        ),
+        (
+            ["--output", str(output), "--rewind-to-run", "1", "--repair"],
+            "--repair cannot be combined with a rewind: it repairs the checkpoint and stops (--dry-run shows what the "
+            "rewind would do)",
+        ),
+        (
+            ["--output", str(output), "--topics", history.topic, "--rewind-to-run", "7", "--dry-run"],
+            "--rewind-to-run 7: no such committed run in the history (committed runs not superseded: 1, 2, 3)",
+        ),
     ]
     for args, message in cases:
         result = run_load(common + args, tmp_path)
@@ -188,8 +249,7 @@ def test_usage_errors_exit_2(history, tmp_path):
     assert tree(output) == before
 
 
-def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empty_run_needs_no_spark(history,
-                                                                                                    tmp_path):
+def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empty_run_needs_no_spark(history, tmp_path):
     """A typo in a scheduled pattern used to commit empty runs for ever (exit 0)."""
     output = tmp_path / "output"
     args = ["--bootstrap-servers", history.bootstrap, "--topic-pattern", "nothing-.*", "--output", str(output)]
@@ -197,8 +257,11 @@ def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empt
         result = run_load(args + extra, tmp_path)
         assert result.code == 2, result
         line = result.one_error()
-        assert f"--topic-pattern 'nothing-.*' matches no topic on {history.bootstrap}" in line and \
-            "--allow-empty" in line and "history" in line, line
+        assert (
+            f"--topic-pattern 'nothing-.*' matches no topic on {history.bootstrap}" in line
+            and "--allow-empty" in line
+            and "history" in line
+        ), line
     assert not list(output.rglob("*.json")) and not list(output.glob("run=*"))
 
     def no_spark():
@@ -206,14 +269,23 @@ def test_a_pattern_matching_no_topic_is_a_usage_error_unless_allowed_and_an_empt
 
     settings = settings_from(load_parser().parse_args(args + ["--allow-empty", "--quiet"]))
     report = load(no_spark, settings, say=lambda line: None)
-    assert report["run"] == 1 and report["total"] == {"partitions": 0, "records": 0, "bytes": 0, "lag": 0,
-                                                      "offsets": 0, "lost": 0}
+    assert report["run"] == 1 and report["total"] == {
+        "partitions": 0,
+        "records": 0,
+        "bytes": 0,
+        "lag": 0,
+        "offsets": 0,
+        "lost": 0,
+    }
     assert sorted(p.name for p in (output / "run=1").iterdir()) == ["_SUCCESS"]
 
     # a run of a topic with no new record: committed without Spark, read back as an empty run
     copied = history.copy(tmp_path / "copied")
-    report = load(no_spark, settings_from(load_parser().parse_args(load_args(history.bootstrap, history.topic,
-                                                                              copied))), say=lambda line: None)
+    report = load(
+        no_spark,
+        settings_from(load_parser().parse_args(load_args(history.bootstrap, history.topic, copied))),
+        say=lambda line: None,
+    )
     assert report["run"] == 4 and report["total"]["records"] == 0 and report["total"]["offsets"] == 0
     assert_exactly_once(copied, history.recs)
 
@@ -224,8 +296,10 @@ def test_a_venvs_python_run_without_activating_it_gives_spark_workers_that_pytho
     elsewhere = tmp_path / "bin"
     elsewhere.mkdir()
     system_python = shutil.which("python3", path="/usr/bin:/bin")
-    if system_python is None or subprocess.run([system_python, "-c", "import pyspark"],
-                                               capture_output=True).returncode == 0:
+    if (
+        system_python is None
+        or subprocess.run([system_python, "-c", "import pyspark"], capture_output=True).returncode == 0
+    ):
         pytest.skip("no python3 without pyspark to put first on PATH")
     (elsewhere / "python3").symlink_to(system_python)
     create_topic(jobs_broker.bootstrap, "worker-python", 1)
@@ -233,8 +307,12 @@ def test_a_venvs_python_run_without_activating_it_gives_spark_workers_that_pytho
     output = tmp_path / "output"
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV")}
     env["PATH"] = f"{elsewhere}{os.pathsep}{env.get('PATH', '')}"
-    command = [str(Path(sys.executable).with_name("kafkalog")), "load",
-               *load_args(jobs_broker.bootstrap, "worker-python", output), *SPARK_CONF]
+    command = [
+        str(Path(sys.executable).with_name("kafkalog")),
+        "load",
+        *load_args(jobs_broker.bootstrap, "worker-python", output),
+        *SPARK_CONF,
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert done.returncode == 0, done.stderr[-3000:]
     assert_exactly_once(output, recs)

@@ -30,6 +30,7 @@ def kill_when(cls, name: str, should_kill) -> None:
         if should_kill(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
         return original(*args, **kwargs)
+
     setattr(cls, name, wrapper)
 
 
@@ -39,6 +40,7 @@ def countdown(n: int):
     def nth(*_args, **_kwargs) -> bool:
         calls[0] += 1
         return calls[0] == n
+
     return nth
 
 

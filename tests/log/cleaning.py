@@ -15,8 +15,13 @@ from .util import read_all
 
 
 def compacted_config(**overrides) -> LogConfig:
-    settings = dict(cleanup_policy="compact", segment_bytes=4096, index_interval_bytes=256,
-                    min_cleanable_dirty_ratio=0.01, delete_retention_ms=10 * 365 * 86_400_000)
+    settings = dict(
+        cleanup_policy="compact",
+        segment_bytes=4096,
+        index_interval_bytes=256,
+        min_cleanable_dirty_ratio=0.01,
+        delete_retention_ms=10 * 365 * 86_400_000,
+    )
     settings.update(overrides)
     return LogConfig(**settings)
 
@@ -25,8 +30,15 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def fill(log: PartitionLog, batches: int, keys: int, per_batch: int = 4, codec: Codec = Codec.NONE,
-         timestamp: int | None = None, tombstone_every: int = 0) -> list:
+def fill(
+    log: PartitionLog,
+    batches: int,
+    keys: int,
+    per_batch: int = 4,
+    codec: Codec = Codec.NONE,
+    timestamp: int | None = None,
+    tombstone_every: int = 0,
+) -> list:
     """Append ``batches`` batches cycling over ``keys`` keys (value names the offset; every
     ``tombstone_every``-th record a tombstone), timestamped by default at the log's clock; return
     the records as stored."""
@@ -37,8 +49,15 @@ def fill(log: PartitionLog, batches: int, keys: int, per_batch: int = 4, codec: 
         records = []
         for offset in range(start, start + per_batch):
             tombstone = tombstone_every and offset % tombstone_every == tombstone_every - 1
-            records.append(Record(offset, timestamp + offset, f"k{offset % keys}".encode(),
-                                  None if tombstone else f"v{offset}".encode(), (("h", str(offset).encode()),)))
+            records.append(
+                Record(
+                    offset,
+                    timestamp + offset,
+                    f"k{offset % keys}".encode(),
+                    None if tombstone else f"v{offset}".encode(),
+                    (("h", str(offset).encode()),),
+                )
+            )
         data = batch.build(records, base_offset=start, compression=codec)
         log.append(data)
         appended += records

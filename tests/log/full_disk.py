@@ -57,7 +57,7 @@ def fill(path, leave_bytes: int = 0) -> str:
     with open(filler, "ab", buffering=0) as f:
         while free_bytes(path) > leave_bytes:
             try:
-                f.write(chunk[:max(1, min(len(chunk), free_bytes(path) - leave_bytes))])
+                f.write(chunk[: max(1, min(len(chunk), free_bytes(path) - leave_bytes))])
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise

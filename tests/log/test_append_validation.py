@@ -32,17 +32,31 @@ def snapshot(log) -> dict:
     for name in sorted(os.listdir(log.directory)):
         with open(os.path.join(log.directory, name), "rb") as f:
             files[name] = f.read()
-    return {"end": log.log_end_offset, "size": log.size_in_bytes, "segments": len(log.segments),
-            "files": files, "records": read_all(log)}
+    return {
+        "end": log.log_end_offset,
+        "size": log.size_in_bytes,
+        "segments": len(log.segments),
+        "files": files,
+        "records": read_all(log),
+    }
 
 
 def expected_index(name: str) -> int:
     return INVALID[name][1]
 
 
-@pytest.mark.parametrize("name", ["offset-delta-gap", "null-header-key", "record-length-past-the-batch",
-                                  "timestamp-delta-overflows-int64", "more-records-than-count", "not-gzip",
-                                  "gzip-offset-delta-gap"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "offset-delta-gap",
+        "null-header-key",
+        "record-length-past-the-batch",
+        "timestamp-delta-overflows-int64",
+        "more-records-than-count",
+        "not-gzip",
+        "gzip-offset-delta-gap",
+    ],
+)
 def test_a_batch_with_a_bad_record_is_refused_with_its_index_and_nothing_changes(tmp_path, name):
     log = open_log(tmp_path)
     log.append(make_batch(3))
@@ -71,8 +85,11 @@ TRUE_MAX = max(STAMPS)
 
 
 def sent_batch(max_timestamp: int, codec: Codec = Codec.NONE) -> bytes:
-    return batch.build([Record(i, t, b"k%d" % i, b"v" * 30) for i, t in enumerate(STAMPS)],
-                       compression=codec, max_timestamp=max_timestamp)
+    return batch.build(
+        [Record(i, t, b"k%d" % i, b"v" * 30) for i, t in enumerate(STAMPS)],
+        compression=codec,
+        max_timestamp=max_timestamp,
+    )
 
 
 def changed_bytes(stored: bytes, sent: bytes) -> set:
@@ -167,11 +184,15 @@ def test_the_lower_bound_names_the_first_record_behind_it_wherever_it_is(tmp_pat
     assert log.log_end_offset == 0
 
 
-@pytest.mark.parametrize("settings, accepted", [
-    ({"message_timestamp_difference_max_ms": HOUR}, False),  # the deprecated key bounds both sides
-    ({"message_timestamp_difference_max_ms": HOUR, "message_timestamp_before_max_ms": 3 * HOUR}, True),
-    ({"message_timestamp_type": "LogAppendTime", "message_timestamp_before_max_ms": HOUR}, True),
-], ids=["difference", "before-overrides-difference", "log-append-time"])
+@pytest.mark.parametrize(
+    "settings, accepted",
+    [
+        ({"message_timestamp_difference_max_ms": HOUR}, False),  # the deprecated key bounds both sides
+        ({"message_timestamp_difference_max_ms": HOUR, "message_timestamp_before_max_ms": 3 * HOUR}, True),
+        ({"message_timestamp_type": "LogAppendTime", "message_timestamp_before_max_ms": HOUR}, True),
+    ],
+    ids=["difference", "before-overrides-difference", "log-append-time"],
+)
 def test_the_deprecated_difference_and_log_append_time(tmp_path, settings, accepted):
     clock = FakeClock()
     log = clocked_log(tmp_path, clock, **settings)

@@ -9,10 +9,10 @@ import threading
 import pytest
 
 from broker import cli
+from broker.common.settings import ConfigError
 from broker.log.checkpoints import read as read_checkpoint
 from broker.log.cleaner import Cleaner, CleaningAborted
 from broker.log.cleaner_manager import CHECKPOINT_FILE
-from broker.common.settings import ConfigError
 from broker.log.config import LogConfig
 from broker.log.errors import InvalidRecordError
 from broker.log.log_cleaner import CleanerSettings, LogCleaner
@@ -23,7 +23,6 @@ from broker.log.segment import LogSegment
 from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
-
 from tests.clock import FakeClock
 from tests.waiting import wait_for
 
@@ -218,16 +217,21 @@ def test_dump_log_reads_cleaned_segments_with_their_gaps(tmp_path, capsys):
     assert cli.main(["dump-log", "--json", "--records", log.directory]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     batches = [line for line in lines if "baseOffset" in line]
-    assert [r["offset"] for b in batches for r in b["records"]] == [r.offset for r in held] != \
-        [r.offset for r in appended]
+    assert (
+        [r["offset"] for b in batches for r in b["records"]] == [r.offset for r in held] != [r.offset for r in appended]
+    )
     assert all(b["crcValid"] and b["count"] <= b["lastOffset"] - b["baseOffset"] + 1 for b in batches)
     assert lines[-1]["summary"]["invalid"] == []
 
 
 def test_the_log_managers_cleaner_threads_clean_every_compacted_log_and_stop_for_a_deleted_one(tmp_path):
     config = compacted_config()
-    manager = LogManager(str(tmp_path), config, topic_config=lambda topic: config if topic != "plain" else LogConfig(),
-                         cleaner_settings=CleanerSettings(threads=2, backoff_ms=10)).open()
+    manager = LogManager(
+        str(tmp_path),
+        config,
+        topic_config=lambda topic: config if topic != "plain" else LogConfig(),
+        cleaner_settings=CleanerSettings(threads=2, backoff_ms=10),
+    ).open()
     try:
         logs = {name: manager.get_or_create_log(name, 0) for name in ("a", "b", "plain", "doomed")}
         appended = {name: fill(log, 100, keys=5) for name, log in logs.items() if name != "plain"}
@@ -236,6 +240,7 @@ def test_the_log_managers_cleaner_threads_clean_every_compacted_log_and_stop_for
 
         def cleaned(name):
             return os.path.exists(checkpoint) and read_checkpoint(checkpoint).get((name, 0), 0) > 0
+
         wait_for(lambda: cleaned("a") and cleaned("b"), 30, what="the cleaner threads cleaning a-0 and b-0")
         for name in ("a", "b"):
             assert_compacted(logs[name], appended[name])
@@ -256,12 +261,27 @@ def test_control_batches_are_kept_whole_and_transactional_batches_keep_their_pro
     entries = []
     for round_ in range(3):
         base = round_ * 3
-        entries.append(batch.build([Record(base + i, now, b"k%d" % i, b"r%d" % round_) for i in range(2)],
-                                   base_offset=base, producer_id=9, producer_epoch=1, base_sequence=base,
-                                   is_transactional=True))
+        entries.append(
+            batch.build(
+                [Record(base + i, now, b"k%d" % i, b"r%d" % round_) for i in range(2)],
+                base_offset=base,
+                producer_id=9,
+                producer_epoch=1,
+                base_sequence=base,
+                is_transactional=True,
+            )
+        )
         key, value = batch.control_record(batch.ControlType.COMMIT)
-        entries.append(batch.build([Record(base + 2, now, key, value)], base_offset=base + 2, producer_id=9,
-                                   producer_epoch=1, is_transactional=True, is_control=True))
+        entries.append(
+            batch.build(
+                [Record(base + 2, now, key, value)],
+                base_offset=base + 2,
+                producer_id=9,
+                producer_epoch=1,
+                is_transactional=True,
+                is_control=True,
+            )
+        )
     for entry in entries:
         segment.append([(batch.parse_header(entry), [entry])])
     segment.close()
@@ -274,12 +294,11 @@ def test_control_batches_are_kept_whole_and_transactional_batches_keep_their_pro
     assert [h.base_offset for h in controls] == [2, 5, 8]  # every marker kept
     data = [(h, batch.decode(e).records) for h, e in stored if not h.is_control]
     assert [[r.offset for r in records] for _, records in data] == [[6, 7]]  # the last values of k0, k1
-    assert all(h.is_transactional and (h.producer_id, h.producer_epoch, h.base_sequence) == (9, 1, 6)
-               for h, _ in data)
+    assert all(h.is_transactional and (h.producer_id, h.producer_epoch, h.base_sequence) == (9, 1, 6) for h, _ in data)
 
 
 def _entries(data: bytes) -> list:
-    return [data[position:position + header.size] for position, header in record_set.iter_entries(data)]
+    return [data[position : position + header.size] for position, header in record_set.iter_entries(data)]
 
 
 def test_a_corrupt_batch_leaves_the_log_uncleaned_and_alone_until_a_restart(tmp_path, caplog):
@@ -290,7 +309,7 @@ def test_a_corrupt_batch_leaves_the_log_uncleaned_and_alone_until_a_restart(tmp_
         data = bytearray(f.read(first.size))
         header = batch.parse_header(data)
         data[batch.HEADER_SIZE] = 0x7E
-        struct.pack_into(">I", data, batch.MAGIC_OFFSET + 1, batch.compute_crc(data[:header.size]))
+        struct.pack_into(">I", data, batch.MAGIC_OFFSET + 1, batch.compute_crc(data[: header.size]))
         f.seek(0)
         f.write(data)
     before = [_file_bytes(segment.log_path) for segment in log.segments]
@@ -311,8 +330,7 @@ def test_reads_and_appends_go_on_while_the_log_is_cleaned(tmp_path):
     """A reader from random offsets and a writer run on their own threads through every pass:
     each read gets whole valid batches of records that were appended, and the appends all land."""
     scheduler = Scheduler()  # replaced segments are deleted after file.delete.delay.ms, as in the broker
-    log = PartitionLog.open(str(tmp_path / "topic-0"), compacted_config(file_delete_delay_ms=2000),
-                            scheduler=scheduler)
+    log = PartitionLog.open(str(tmp_path / "topic-0"), compacted_config(file_delete_delay_ms=2000), scheduler=scheduler)
     appended = fill(log, 200, keys=8)
     stop = threading.Event()
     problems, reads = [], [0]

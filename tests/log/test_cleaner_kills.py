@@ -34,8 +34,13 @@ def original(tmp_path_factory):
 
 
 def run_cleaner(log_dir, step: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tests.log.cleaner_process", str(log_dir), step],
-                          capture_output=True, text=True, timeout=120, cwd=os.getcwd())
+    return subprocess.run(
+        [sys.executable, "-m", "tests.log.cleaner_process", str(log_dir), step],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.getcwd(),
+    )
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -44,8 +49,9 @@ def test_a_kill_at_any_step_loses_and_duplicates_nothing(tmp_path, original, ste
     shutil.copytree(source, tmp_path / "log")
     killed = run_cleaner(tmp_path / "log", step)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    reopened = PartitionLog.open(str(tmp_path / "log" / "topic-0"), compacted_config(segment_bytes=8192),
-                                 recovery_point=0)
+    reopened = PartitionLog.open(
+        str(tmp_path / "log" / "topic-0"), compacted_config(segment_bytes=8192), recovery_point=0
+    )
     assert_compacted(reopened, appended)  # every key's latest record, offsets unique, nothing invented
     assert not [n for n in os.listdir(reopened.directory) if n.endswith((".cleaned", ".swap", ".deleted"))]
     clean_to_the_end(reopened, tmp_path / "log")

@@ -27,8 +27,13 @@ def disk(tmp_path):
 
 
 def idempotent_batch(sequence: int, count: int = 2) -> bytes:
-    return batch.build(make_records(count, sequence, value_size=200), base_offset=sequence,
-                       producer_id=PRODUCER_ID, producer_epoch=0, base_sequence=sequence)
+    return batch.build(
+        make_records(count, sequence, value_size=200),
+        base_offset=sequence,
+        producer_id=PRODUCER_ID,
+        producer_epoch=0,
+        base_sequence=sequence,
+    )
 
 
 def file_sizes(directory) -> dict:
@@ -53,8 +58,7 @@ def test_an_append_that_meets_a_full_disk_leaves_nothing_and_its_retry_is_stored
             before = (log.log_end_offset, file_sizes(log.directory), len(log.active_segment.offset_index))
             with pytest.raises(LogStorageError):
                 log.append(idempotent_batch(2 * appended))
-            assert (log.log_end_offset, file_sizes(log.directory),
-                    len(log.active_segment.offset_index)) == before
+            assert (log.log_end_offset, file_sizes(log.directory), len(log.active_segment.offset_index)) == before
         if filler is None and appended == 20:
             filler = fill(disk)
     assert log.log_end_offset == 2 * appended
@@ -110,8 +114,12 @@ def test_shutdown_on_a_full_disk_attempts_every_step_and_leaves_the_logs_recover
         manager.shutdown()
     failed_steps = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert [line.split(" failed")[0] for line in failed_steps] == [
-        "shutdown: closing t-0", "shutdown: closing t-1", "shutdown: closing t-2",
-        "shutdown: writing the recovery point checkpoint", "shutdown: writing the log start offset checkpoint"]
+        "shutdown: closing t-0",
+        "shutdown: closing t-1",
+        "shutdown: closing t-2",
+        "shutdown: writing the recovery point checkpoint",
+        "shutdown: writing the log start offset checkpoint",
+    ]
     assert all("No space left on device" in line and "\n" not in line for line in failed_steps)
     names = os.listdir(disk / "logs")
     assert CLEAN_SHUTDOWN_FILE not in names and not any(n.endswith(".tmp") for n in names)
@@ -125,8 +133,7 @@ def test_shutdown_on_a_full_disk_attempts_every_step_and_leaves_the_logs_recover
     assert CLEAN_SHUTDOWN_FILE in os.listdir(disk / "logs")
 
 
-def test_a_periodic_task_on_a_full_disk_says_once_that_it_fails_and_once_that_it_works_again(disk, caplog,
-                                                                                              monkeypatch):
+def test_a_periodic_task_on_a_full_disk_says_once_that_it_fails_and_once_that_it_works_again(disk, caplog, monkeypatch):
     """The checkpoints every 10 ms: failing again and again, one line (no traceback), not one per run."""
     caplog.set_level(logging.INFO, logger="broker.log.scheduler")
     runs, real_write = [], LogManager.write_checkpoints
@@ -144,12 +151,16 @@ def test_a_periodic_task_on_a_full_disk_says_once_that_it_fails_and_once_that_it
         failing_from = len(runs)
         wait_for(lambda: len(runs) >= failing_from + 5, 30, what="five checkpoints on the full disk")
         os.unlink(filler)
-        wait_for(lambda: any("works again" in r.getMessage() for r in caplog.records), 30,
-                 what="the checkpoints working again")
+        wait_for(
+            lambda: any("works again" in r.getMessage() for r in caplog.records),
+            30,
+            what="the checkpoints working again",
+        )
     finally:
         manager.shutdown()
     said = [r for r in caplog.records if r.name == "broker.log.scheduler"]
     assert [(r.levelname, r.getMessage().split(":")[0]) for r in said] == [
         ("ERROR", "background task LogManager.write_checkpoints failed"),
-        ("INFO", "background task LogManager.write_checkpoints works again")]
+        ("INFO", "background task LogManager.write_checkpoints works again"),
+    ]
     assert "No space left on device" in said[0].getMessage() and said[0].exc_info is None

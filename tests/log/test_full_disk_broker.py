@@ -25,8 +25,14 @@ PAGE = 4096  # tmpfs allocates whole pages
 
 def consume_values(bootstrap: str, count: int, timeout: float = 60.0, partition: int = 0) -> list:
     """``(offset, value number)`` of every record of a partition, read to its end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "full-disk", "enable.auto.commit": False,
-                         "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "full-disk",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     consumer.assign([TopicPartition(TOPIC, partition, 0)])
     out = []
     deadline = time.monotonic() + timeout
@@ -54,8 +60,16 @@ def test_an_idempotent_producer_on_a_full_disk_stores_every_record_once(tmp_path
     with small_tmpfs(tmp_path / "disk") as disk:
         broker = EmbeddedBroker(disk, {"log.index.interval.bytes": "1", "num.partitions": "1"}).start()
         try:
-            producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
-                                 "linger.ms": 0, "message.timeout.ms": 180_000, "retry.backoff.ms": 50})
+            producer = Producer(
+                {
+                    "bootstrap.servers": broker.bootstrap,
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    "linger.ms": 0,
+                    "message.timeout.ms": 180_000,
+                    "retry.backoff.ms": 50,
+                }
+            )
             acked, failed = {}, []
 
             def on_delivery(error, message):
@@ -115,15 +129,18 @@ def test_sigterm_on_a_full_disk_attempts_every_step_and_the_next_start_recovers(
             assert producer.flush(30) == 0
             filler = fill(disk)
             assert broker.stop() == 1
-            failed_steps = [line for line in broker.stderr_tail(200).splitlines()
-                            if "ERROR broker.log.manager:" in line]
-            assert failed_steps and all("shutdown: " in line and "No space left on device" in line
-                                        for line in failed_steps), failed_steps
+            failed_steps = [
+                line for line in broker.stderr_tail(200).splitlines() if "ERROR broker.log.manager:" in line
+            ]
+            assert failed_steps and all(
+                "shutdown: " in line and "No space left on device" in line for line in failed_steps
+            ), failed_steps
             assert ".kafka_cleanshutdown" not in os.listdir(disk)
             os.unlink(filler)
             broker.start()
-            numbers = sorted(number for _, number in consume_values(broker.bootstrap, 100)) + \
-                sorted(number for _, number in consume_values(broker.bootstrap, 100, partition=1))
+            numbers = sorted(number for _, number in consume_values(broker.bootstrap, 100)) + sorted(
+                number for _, number in consume_values(broker.bootstrap, 100, partition=1)
+            )
             assert sorted(numbers) == list(range(200))
         finally:
             broker.kill()

@@ -62,8 +62,15 @@ def test_reload_reads_back_the_same_entries(offset_index, tmp_path):
     reopened.close()
 
 
-@pytest.mark.parametrize("content", [b"  ", b"\x00" * 7, bytes.fromhex("0000000a00000064" "0000000500000070"),
-                                     bytes.fromhex("0000000a00000064" "0000000b00000010")])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"  ",
+        b"\x00" * 7,
+        bytes.fromhex("0000000a000000640000000500000070"),
+        bytes.fromhex("0000000a000000640000000b00000010"),
+    ],
+)
 def test_corrupt_offset_index_fails_the_sanity_check(tmp_path, content):
     path = tmp_path / "00000000000000000000.index"
     path.write_bytes(content)
@@ -92,7 +99,7 @@ def test_time_index_appends_only_growing_timestamps(tmp_path):
 
 def test_corrupt_time_index_fails_the_sanity_check(tmp_path):
     path = tmp_path / "00000000000000000000.timeindex"
-    path.write_bytes(bytes.fromhex("00000000000007d0 00000005" "00000000000003e8 00000006".replace(" ", "")))
+    path.write_bytes(bytes.fromhex("00000000000007d0 0000000500000000000003e8 00000006".replace(" ", "")))
     index = TimeIndex(str(path), 0, 1200)
     with pytest.raises(CorruptIndexError):
         index.load()

@@ -26,13 +26,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def start_python(code_or_module: list, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *code_or_module], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, *code_or_module], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+    )
 
 
 def read_line(process: subprocess.Popen, timeout: float = 30.0) -> str:
     """One line of the child's stdout, failing the test instead of hanging."""
     import selectors
+
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):
@@ -53,13 +55,18 @@ def test_a_second_manager_on_the_same_directory_is_refused(tmp_path):
 
 @pytest.mark.slow  # starts a process
 def test_a_second_process_is_refused_until_the_first_dies(tmp_path):
-    holder = start_python(["-c", textwrap.dedent(f"""
+    holder = start_python(
+        [
+            "-c",
+            textwrap.dedent(f"""
         from broker.log.manager import LogManager
         import time
         LogManager({str(tmp_path)!r}).open()
         print("locked", flush=True)
         time.sleep(60)
-    """)])
+    """),
+        ]
+    )
     try:
         assert read_line(holder) == "locked"
         with pytest.raises(LogDirInUseError, match=f"pid {holder.pid}"):
@@ -141,7 +148,10 @@ def test_acknowledged_records_survive_sigkill_exactly_once_and_in_order(tmp_path
 
 def test_a_full_disk_fails_the_append_cleanly_and_loses_nothing(tmp_path):
     """A real write failure: the child's file size limit (RLIMIT_FSIZE) makes writes fail with EFBIG."""
-    child = start_python(["-c", textwrap.dedent(f"""
+    child = start_python(
+        [
+            "-c",
+            textwrap.dedent(f"""
         import resource, signal
         from broker.log.config import LogConfig
         from broker.log.errors import LogStorageError
@@ -159,7 +169,9 @@ def test_a_full_disk_fails_the_append_cleanly_and_loses_nothing(tmp_path):
         except LogStorageError as exc:
             print("failed", acked, log.log_end_offset, log.active_segment.size, exc, flush=True)
         print("read", len(log.read(0, 10**6).read()), flush=True)
-    """)])
+    """),
+        ]
+    )
     try:
         failed = read_line(child).split(" ", 4)
         assert failed[0] == "failed" and failed[1] == failed[2] and int(failed[1]) > 0

@@ -96,9 +96,11 @@ def test_the_start_logs_the_descriptor_limit_and_what_the_logs_would_need(tmp_pa
         segments = sum(len(log.segments) for log in manager.all_logs())
         assert segments >= 6
         lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("descriptor limit")]
-        assert lines == [f"descriptor limit {descriptor_limit()}: the logs keep at most {OPEN_FILES.limit} files "
-                         f"open, least recently used closed first (3 log(s), {segments} segment(s): "
-                         f"{3 * segments} files to keep every one open)"]
+        assert lines == [
+            f"descriptor limit {descriptor_limit()}: the logs keep at most {OPEN_FILES.limit} files "
+            f"open, least recently used closed first (3 log(s), {segments} segment(s): "
+            f"{3 * segments} files to keep every one open)"
+        ]
 
 
 @pytest.mark.slow  # starts a process

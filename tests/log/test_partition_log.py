@@ -7,8 +7,13 @@ import struct
 import pytest
 
 from broker.log.config import LogConfig
-from broker.log.errors import (InvalidBatchError, InvalidRecordError, LogDeletedError, OffsetOutOfRangeError,
-                               RecordTooLargeError)
+from broker.log.errors import (
+    InvalidBatchError,
+    InvalidRecordError,
+    LogDeletedError,
+    OffsetOutOfRangeError,
+    RecordTooLargeError,
+)
 from broker.log.index import RELATIVE_OFFSET_MAX
 from broker.log.partition_log import PartitionLog
 from broker.log.scheduler import Scheduler
@@ -36,8 +41,7 @@ def scheduler():
 def test_append_rewrites_only_base_offset_and_leader_epoch(tmp_path):
     log = open_log(tmp_path)
     log.append(make_batch(5))
-    sent = make_batch(4, codec=Codec.GZIP, partition_leader_epoch=-1, producer_id=7, producer_epoch=1,
-                      base_sequence=0)
+    sent = make_batch(4, codec=Codec.GZIP, partition_leader_epoch=-1, producer_id=7, producer_epoch=1, base_sequence=0)
     result = log.append(sent, leader_epoch=3)
     stored = log.read(result.first_offset, 10_000).read()
     assert len(stored) == len(sent)
@@ -101,8 +105,9 @@ def test_invalid_batches_are_refused(tmp_path):
     cases = {
         "control": batch.build([Record(0, BASE_TIME, key, value)], is_control=True),
         "empty": batch.build([]),
-        "count does not match offsets": batch.build([Record(0, BASE_TIME, None, b"a"),
-                                                     Record(5, BASE_TIME, None, b"b")]),
+        "count does not match offsets": batch.build(
+            [Record(0, BASE_TIME, None, b"a"), Record(5, BASE_TIME, None, b"b")]
+        ),
         "idempotent without sequence": make_batch(2, producer_id=4, producer_epoch=0),
     }
     for data in cases.values():
@@ -115,6 +120,7 @@ def test_invalid_batches_are_refused(tmp_path):
 
 def test_legacy_message_sets_must_be_up_converted_first(tmp_path):
     from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
     builder = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
     builder.append(0, timestamp=BASE_TIME, key=b"k", value=b"v")
     legacy = bytes(builder.build())
@@ -127,8 +133,7 @@ def test_legacy_message_sets_must_be_up_converted_first(tmp_path):
 
 def test_log_append_time_topics_stamp_batches_on_append(tmp_path):
     clock = FakeClock()
-    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(message_timestamp_type="LogAppendTime"),
-                            clock=clock)
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(message_timestamp_type="LogAppendTime"), clock=clock)
     result = log.append(make_batch(3, codec=Codec.LZ4))
     assert result.log_append_time == clock()
     stored = log.read(0, 10_000).read()
@@ -196,8 +201,12 @@ def test_a_log_deleted_under_a_request_says_so_instead_of_a_storage_error(tmp_pa
     for i in range(20):
         log.append(make_batch(2, timestamp=BASE_TIME + i))
     log.discard()
-    for attempt in (lambda: log.read(3, 1000), lambda: log.offset_for_timestamp(BASE_TIME),
-                    lambda: log.append(make_batch(1)), lambda: log.delete_records_before(2)):
+    for attempt in (
+        lambda: log.read(3, 1000),
+        lambda: log.offset_for_timestamp(BASE_TIME),
+        lambda: log.append(make_batch(1)),
+        lambda: log.delete_records_before(2),
+    ):
         with pytest.raises(LogDeletedError, match="was deleted"):
             attempt()
 
@@ -235,8 +244,9 @@ def test_offset_for_timestamp_across_segments(tmp_path):
 
 def test_retention_by_time_deletes_old_segments_and_moves_the_log_start(tmp_path):
     clock = FakeClock()
-    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600, retention_ms=3600_000),
-                            clock=clock)
+    log = PartitionLog.open(
+        str(tmp_path / "events-0"), LogConfig(segment_bytes=600, retention_ms=3600_000), clock=clock
+    )
     for _ in range(10):
         log.append(make_batch(2, timestamp=clock()))
     old_segments = len(log.segments)
@@ -280,8 +290,11 @@ def test_retention_of_every_segment_rolls_and_keeps_the_log_end(tmp_path):
 
 
 def test_reads_of_a_deleted_segment_still_work_until_the_delete_delay(tmp_path, scheduler):
-    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig(segment_bytes=600, retention_bytes=1,
-                                                                  file_delete_delay_ms=60_000), scheduler=scheduler)
+    log = PartitionLog.open(
+        str(tmp_path / "events-0"),
+        LogConfig(segment_bytes=600, retention_bytes=1, file_delete_delay_ms=60_000),
+        scheduler=scheduler,
+    )
     for i in range(10):
         log.append(make_batch(2, timestamp=BASE_TIME + i))
     held = log.read(0, 100)
@@ -432,8 +445,10 @@ def test_a_read_in_a_gap_between_segments_returns_the_next_batch(tmp_path, clean
         first = next(record_set.iter_batches(log.read(offset, 1).read()))
         assert first.base_offset == after.base_offset
     assert [r.offset for r in read_all(log)] == [o for o in range(40) if o not in missing]
-    assert log.offset_for_timestamp(BASE_TIME + 5 * gone.base_offset) == (after.base_offset,
-                                                                        BASE_TIME + 5 * after.base_offset)
+    assert log.offset_for_timestamp(BASE_TIME + 5 * gone.base_offset) == (
+        after.base_offset,
+        BASE_TIME + 5 * after.base_offset,
+    )
 
 
 def test_an_append_past_the_relative_offset_limit_rolls_a_new_segment(tmp_path):
@@ -499,8 +514,12 @@ def test_readers_on_other_threads_see_whole_appends_only(tmp_path):
             except Exception as exc:  # noqa: BLE001 - any failure is the finding
                 problems.append(repr(exc))
                 return
-            if not records or records[0] > offset or records != list(range(records[0], records[-1] + 1)) \
-                    or records[-1] >= log.log_end_offset:
+            if (
+                not records
+                or records[0] > offset
+                or records != list(range(records[0], records[-1] + 1))
+                or records[-1] >= log.log_end_offset
+            ):
                 problems.append((offset, records[:3], records[-3:]))
 
     readers = [threading.Thread(target=read_at_random, args=(seed,)) for seed in range(3)]

@@ -91,12 +91,20 @@ def test_leftover_files_are_removed_on_open(tmp_path):
     log = reopen(tmp_path / "t-0", LogConfig())
     fill(log, 5)
     log.close()
-    for name in ["00000000000000000999.index", "00000000000000000999.timeindex", "00000000000000000000.log.deleted",
-                 "recovery.tmp", "00000000000000000005.log.cleaned"]:
+    for name in [
+        "00000000000000000999.index",
+        "00000000000000000999.timeindex",
+        "00000000000000000000.log.deleted",
+        "recovery.tmp",
+        "00000000000000000005.log.cleaned",
+    ]:
         (tmp_path / "t-0" / name).write_bytes(b"junk")
     log = reopen(tmp_path / "t-0", LogConfig(), had_clean_shutdown=True)
-    assert files_in(log.directory) == ["00000000000000000000.index", "00000000000000000000.log",
-                                       "00000000000000000000.timeindex"]
+    assert files_in(log.directory) == [
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000000.timeindex",
+    ]
 
 
 def test_recovery_point_after_unclean_and_clean_opens(tmp_path):
@@ -152,7 +160,7 @@ def test_corruption_in_a_middle_segment_drops_the_later_segments(tmp_path):
     log = reopen(tmp_path / "t-0", config, recovery_point=0)
     assert [s.base_offset for s in log.segments] == [segments[0].base_offset, middle.base_offset]
     assert log.log_end_offset == middle.next_offset - 3
-    assert read_all(log) == appended[:log.log_end_offset]
+    assert read_all(log) == appended[: log.log_end_offset]
     assert files_in(log.directory, ".log") == [f"{segments[0].base_offset:020d}.log", f"{middle.base_offset:020d}.log"]
 
 
@@ -193,8 +201,11 @@ def test_truncation_reloads_the_largest_timestamp_next_offset_and_time_index(tmp
     cut off held the largest timestamps, and afterwards nothing in the log points at them."""
     config = LogConfig(index_interval_bytes=1, segment_bytes=10**6)
     # batch i has records at stamps[i] and stamps[i] + 1; the largest kept one is batch 12's, not the last's
-    stamps = [BASE_TIME + 100 * i for i in range(13)] + [BASE_TIME + 500, BASE_TIME + 600] + \
-             [BASE_TIME + 2000 + i for i in range(5)]
+    stamps = (
+        [BASE_TIME + 100 * i for i in range(13)]
+        + [BASE_TIME + 500, BASE_TIME + 600]
+        + [BASE_TIME + 2000 + i for i in range(5)]
+    )
     batches = [make_batch(2, timestamp=t) for t in stamps]
     log = reopen(tmp_path / "t-0", config)
     positions = []
@@ -210,8 +221,15 @@ def test_truncation_reloads_the_largest_timestamp_next_offset_and_time_index(tmp
 
     def state(lg):
         s = lg.active_segment
-        return (s.next_offset, s.max_timestamp, s.offset_of_max_timestamp, s.time_index.last_entry,
-                len(s.time_index), len(s.offset_index), os.path.getsize(s.time_index.path))
+        return (
+            s.next_offset,
+            s.max_timestamp,
+            s.offset_of_max_timestamp,
+            s.time_index.last_entry,
+            len(s.time_index),
+            len(s.offset_index),
+            os.path.getsize(s.time_index.path),
+        )
 
     assert state(log) == state(reference)
     assert state(log)[:4] == (30, BASE_TIME + 1201, 25, (BASE_TIME + 1201, 25))

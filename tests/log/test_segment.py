@@ -108,7 +108,7 @@ def test_recovery_fixes_a_corrupt_index(segment, suffix):
     for i in range(50):
         append_to_segment(segment, 40 + 3 * i, timestamp=BASE_TIME + 10 * i)
     segment.close()
-    path = segment.log_path[:-len(".log")] + suffix
+    path = segment.log_path[: -len(".log")] + suffix
     with open(path, "r+b") as f:
         f.seek(24)
         f.write(os.urandom(40) + b"  ")

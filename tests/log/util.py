@@ -11,16 +11,29 @@ BASE_TIME = 1_700_000_000_000
 
 
 def make_records(count: int, start: int = 0, timestamp: int = BASE_TIME, value_size: int = 10) -> list:
-    return [Record(start + i, timestamp + i, f"key-{start + i}".encode(),
-                   (f"value-{start + i}-".encode() * value_size)[:max(value_size, 1)])
-            for i in range(count)]
+    return [
+        Record(
+            start + i,
+            timestamp + i,
+            f"key-{start + i}".encode(),
+            (f"value-{start + i}-".encode() * value_size)[: max(value_size, 1)],
+        )
+        for i in range(count)
+    ]
 
 
-def make_batch(count: int = 3, start: int = 0, timestamp: int = BASE_TIME, codec: Codec = Codec.NONE,
-               value_size: int = 10, **kwargs) -> bytes:
+def make_batch(
+    count: int = 3,
+    start: int = 0,
+    timestamp: int = BASE_TIME,
+    codec: Codec = Codec.NONE,
+    value_size: int = 10,
+    **kwargs,
+) -> bytes:
     """A v2 batch with ``count`` records whose offsets start at ``start`` (also the base offset)."""
-    return batch.build(make_records(count, start, timestamp, value_size), base_offset=start,
-                       compression=codec, **kwargs)
+    return batch.build(
+        make_records(count, start, timestamp, value_size), base_offset=start, compression=codec, **kwargs
+    )
 
 
 def append_to_segment(segment, start: int, count: int = 3, timestamp: int = BASE_TIME) -> bytes:

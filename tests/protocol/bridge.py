@@ -6,26 +6,71 @@ kafka-python's classes are generated from Kafka 4.x message JSON, independently 
 here only rename and convert values: all encoding and decoding is done by each library itself.
 """
 
-from kafka.protocol.admin import (CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
-                                  DescribeAclsRequest, DescribeAclsResponse)
-from kafka.protocol.admin import (AlterConfigsRequest, AlterConfigsResponse, CreatePartitionsRequest,
-                                  CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-                                  DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest,
-                                  DeleteTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
-                                  DescribeLogDirsRequest, DescribeLogDirsResponse, IncrementalAlterConfigsRequest,
-                                  IncrementalAlterConfigsResponse)
-from kafka.protocol.admin import (DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
-                                  DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse)
-from kafka.protocol.consumer import (FetchRequest, FetchResponse, HeartbeatRequest, HeartbeatResponse,
-                                     JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
-                                     ListOffsetsRequest, ListOffsetsResponse, OffsetCommitRequest, OffsetCommitResponse,
-                                     OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-                                     SyncGroupRequest, SyncGroupResponse)
-from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
-                                     FindCoordinatorResponse, MetadataRequest, MetadataResponse)
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    CreateAclsRequest,
+    CreateAclsResponse,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
+)
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
-from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
-                                 SaslHandshakeResponse)
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 from kafka.protocol.schemas.fields.codecs import BitField
 
 from broker.protocol.apis import APIS, ApiKey
@@ -68,8 +113,10 @@ KAFKA_PYTHON = {
 RENAMES = {
     (ApiKey.PRODUCE, "request"): {"topics": "topic_data", "partitions": "partition_data"},
     (ApiKey.PRODUCE, "response"): {"partitions": "partition_responses"},
-    (ApiKey.METADATA, "response"): {"topic_authorized_operations": "authorized_operations",
-                                    "cluster_authorized_operations": "authorized_operations"},
+    (ApiKey.METADATA, "response"): {
+        "topic_authorized_operations": "authorized_operations",
+        "cluster_authorized_operations": "authorized_operations",
+    },
 }
 
 

@@ -17,8 +17,16 @@ from .layout import array, i16, i32, i64, nbytes, string
 from .samples import REQUESTS, RESPONSES
 
 API_VERSIONS_V0_REQUEST = bytes.fromhex("0000000b 0012 0000 00000001 0001 63".replace(" ", ""))
-API_VERSIONS_V3_REQUEST = (bytes.fromhex("00000025 0012 0003 00000001 0007") + b"rdkafka" + b"\x00"
-                           + b"\x0b" + b"librdkafka" + b"\x07" + b"2.16.0" + b"\x00")
+API_VERSIONS_V3_REQUEST = (
+    bytes.fromhex("00000025 0012 0003 00000001 0007")
+    + b"rdkafka"
+    + b"\x00"
+    + b"\x0b"
+    + b"librdkafka"
+    + b"\x07"
+    + b"2.16.0"
+    + b"\x00"
+)
 UNSUPPORTED_REPLY = bytes.fromhex("00000010 00000001 0023 00000001 0012 0000 0002".replace(" ", ""))
 
 
@@ -45,6 +53,7 @@ def join(parts) -> bytes:
 
 # --- worked bytes, section 2.3 ------------------------------------------------------------------
 
+
 def test_api_versions_v0_request_worked_bytes():
     frame = API_VERSIONS_V0_REQUEST
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
@@ -66,7 +75,7 @@ def test_api_versions_v3_request_header_v2_skips_tags_after_client_id():
     header, reader = parse_request(frame[4:])
     assert header == RequestHeader(18, 3, 1, "rdkafka")
     # the reader stands at the (flexible) body: two compact strings and an empty tag section
-    assert bytes(reader.buf[reader.pos:]) == b"\x0blibrdkafka\x072.16.0\x00"
+    assert bytes(reader.buf[reader.pos :]) == b"\x0blibrdkafka\x072.16.0\x00"
 
 
 def test_api_versions_v3_worked_bytes_are_what_kafka_python_sends():
@@ -102,14 +111,16 @@ def test_unsupported_api_versions_reply_worked_bytes():
 
 
 def test_unsupported_api_versions_reply_decodes_with_kafka_python():
-    reply = ApiVersionsResponse.decode(frames.unsupported_api_versions_reply(0x01020304), version=3,
-                                       header=True, framed=True)
+    reply = ApiVersionsResponse.decode(
+        frames.unsupported_api_versions_reply(0x01020304), version=3, header=True, framed=True
+    )
     assert reply.header.correlation_id == 0x01020304
     assert reply.error_code == 35
     assert [(k.api_key, k.min_version, k.max_version) for k in reply.api_keys] == [(18, 0, 2)]
 
 
 # --- request headers ----------------------------------------------------------------------------
+
 
 def test_null_client_id():
     header, reader = parse_request(i16(3) + i16(1) + i32(7) + i16(-1) + i32(-1))  # Metadata v1, null topics
@@ -145,16 +156,19 @@ def test_header_shorter_than_eight_bytes_is_rejected(size):
         parse_request((i16(18) + i16(0) + i32(1))[:size])
 
 
-@pytest.mark.parametrize("frame", [
-    pytest.param(i16(18) + i16(0) + i32(1) + b"\x00", id="half-a-length"),
-    pytest.param(i16(18) + i16(0) + i32(1) + i16(5) + b"ab", id="client-id-truncated"),
-    pytest.param(i16(18) + i16(0) + i32(1) + i16(-2), id="negative-length"),
-    pytest.param(i16(18) + i16(0) + i32(1) + i16(-32768), id="most-negative-length"),
-    pytest.param(i16(18) + i16(0) + i32(1) + i16(2) + b"\xc3\x28", id="invalid-utf8"),
-    pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\x01\x00", id="tag-truncated"),
-    pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\x01\x00\x05ab", id="tag-data-truncated"),
-    pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\xff\xff\xff\xff\xff\x01", id="varint-too-long"),
-])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param(i16(18) + i16(0) + i32(1) + b"\x00", id="half-a-length"),
+        pytest.param(i16(18) + i16(0) + i32(1) + i16(5) + b"ab", id="client-id-truncated"),
+        pytest.param(i16(18) + i16(0) + i32(1) + i16(-2), id="negative-length"),
+        pytest.param(i16(18) + i16(0) + i32(1) + i16(-32768), id="most-negative-length"),
+        pytest.param(i16(18) + i16(0) + i32(1) + i16(2) + b"\xc3\x28", id="invalid-utf8"),
+        pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\x01\x00", id="tag-truncated"),
+        pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\x01\x00\x05ab", id="tag-data-truncated"),
+        pytest.param(i16(18) + i16(3) + i32(1) + string("c") + b"\xff\xff\xff\xff\xff\x01", id="varint-too-long"),
+    ],
+)
 def test_bad_request_headers_raise_protocol_error(frame):
     with pytest.raises(ProtocolError):
         parse_request(frame)
@@ -168,13 +182,17 @@ def test_parse_request_accepts_any_buffer():
 
 # --- request bodies -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("extra", [b"\x00", b"\xff" * 9], ids=["one-byte", "nine-bytes"])
 def test_decode_request_body_rejects_leftover_bytes(extra):
     body = array([string("a")])  # Metadata v1
     header, reader = parse_request(i16(3) + i16(1) + i32(1) + string("c") + body)
     assert decode_request_body(header, reader) == {
-        "topics": [{"name": "a"}], "allow_auto_topic_creation": True,
-        "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}
+        "topics": [{"name": "a"}],
+        "allow_auto_topic_creation": True,
+        "include_cluster_authorized_operations": False,
+        "include_topic_authorized_operations": False,
+    }
     header, reader = parse_request(i16(3) + i16(1) + i32(1) + string("c") + body + extra)
     with pytest.raises(ProtocolError, match="left"):
         decode_request_body(header, reader)
@@ -216,6 +234,7 @@ def test_kafka_python_request_frames_parse(key, version, sample):
 
 # --- responses ----------------------------------------------------------------------------------
 
+
 def _response_cases():
     for key in APIS:
         for version in cross_checked_versions(key):
@@ -233,13 +252,18 @@ def test_response_frames_decode_with_kafka_python(key, version, sample):
     response = kafka_python_class(key, "response").decode(frame, version=version, header=True, framed=True)
     assert response.header.correlation_id == -7
     assert from_kafka_python(key, "response", response, version) == canonical(
-        schema(key, "response"), sample.value, version)
+        schema(key, "response"), sample.value, version
+    )
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_produce_v0_to_v2_response_frames_by_hand(version):
-    body = {"responses": [{"name": "t", "partitions": [{"index": 0, "error_code": 0, "base_offset": 5,
-                                                        "log_append_time_ms": 99}]}], "throttle_time_ms": 3}
+    body = {
+        "responses": [
+            {"name": "t", "partitions": [{"index": 0, "error_code": 0, "base_offset": 5, "log_append_time_ms": 99}]}
+        ],
+        "throttle_time_ms": 3,
+    }
     parts, size = encode_response(11, ApiKey.PRODUCE, version, body)
     partition = i32(0) + i16(0) + i64(5) + (i64(99) if version >= 2 else b"")
     expected_body = array([string("t") + array([partition])]) + (i32(3) if version >= 1 else b"")
@@ -254,11 +278,27 @@ def test_response_header_is_v0_even_for_api_versions():
 
 def fetch_body(*records):
     return {
-        "throttle_time_ms": 0, "error_code": 0, "session_id": 0,
-        "responses": [{"topic": "t", "partitions": [
-            {"partition_index": i, "error_code": 0, "high_watermark": 10, "last_stable_offset": 10,
-             "log_start_offset": 0, "aborted_transactions": None, "preferred_read_replica": -1, "records": r}
-            for i, r in enumerate(records)]}],
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "session_id": 0,
+        "responses": [
+            {
+                "topic": "t",
+                "partitions": [
+                    {
+                        "partition_index": i,
+                        "error_code": 0,
+                        "high_watermark": 10,
+                        "last_stable_offset": 10,
+                        "log_start_offset": 0,
+                        "aborted_transactions": None,
+                        "preferred_read_replica": -1,
+                        "records": r,
+                    }
+                    for i, r in enumerate(records)
+                ],
+            }
+        ],
     }
 
 
@@ -275,7 +315,7 @@ def test_fetch_response_keeps_a_file_slice_as_its_own_part(version):
     assert size == len(head) + file_slice.size
     assert int.from_bytes(head[:4], "big") == size - 4
     frame = join(parts)
-    assert frame[len(head):] == data
+    assert frame[len(head) :] == data
     response = FetchResponse.decode(frame, version=version, header=True, framed=True)
     assert response.header.correlation_id == 3
     assert response.responses[0].partitions[0].records == data
@@ -304,8 +344,7 @@ def test_empty_file_slice_still_has_its_length_prefix():
 
 
 def test_produce_response_frame_size_counts_every_byte():
-    body = {"responses": [{"name": "t" * 300, "partitions": [{"index": i} for i in range(50)]}],
-            "throttle_time_ms": 0}
+    body = {"responses": [{"name": "t" * 300, "partitions": [{"index": i} for i in range(50)]}], "throttle_time_ms": 0}
     parts, size = encode_response(1, ApiKey.PRODUCE, 8, body)
     frame = join(parts)
     assert size == len(frame) and int.from_bytes(frame[:4], "big") == len(frame) - 4

@@ -91,8 +91,10 @@ def test_mutated_valid_requests_decode_or_raise_protocol_error(key, version, dat
 
 
 @FUZZ
-@given(st.binary(max_size=120), st.sampled_from([(k, v) for k, a in APIS.items()
-                                                 for v in range(a.min_version, a.max_version + 1)]))
+@given(
+    st.binary(max_size=120),
+    st.sampled_from([(k, v) for k, a in APIS.items() for v in range(a.min_version, a.max_version + 1)]),
+)
 def test_random_frames_parse_or_raise_protocol_error(tail, key_version):
     """A frame with a valid API key and version, then random bytes for client id, tags and body."""
     key, version = key_version

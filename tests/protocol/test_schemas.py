@@ -12,8 +12,15 @@ import pytest
 from broker.protocol.apis import APIS
 from broker.protocol.types import Reader, Writer
 
-from .bridge import (canonical, cross_checked_versions, from_kafka_python, hand_checked_versions,
-                     kafka_python_class, schema, to_kafka_python)
+from .bridge import (
+    canonical,
+    cross_checked_versions,
+    from_kafka_python,
+    hand_checked_versions,
+    kafka_python_class,
+    schema,
+    to_kafka_python,
+)
 from .samples import REQUESTS, RESPONSES
 
 SAMPLES = {"request": REQUESTS, "response": RESPONSES}
@@ -25,8 +32,7 @@ def _cases():
             for version in cross_checked_versions(key):
                 for sample in SAMPLES[kind][key]:
                     if sample.valid_in(version):
-                        yield pytest.param(key, kind, version, sample,
-                                           id=f"{key.name}-v{version}-{kind}-{sample.name}")
+                        yield pytest.param(key, kind, version, sample, id=f"{key.name}-v{version}-{kind}-{sample.name}")
 
 
 CASES = list(_cases())
@@ -46,9 +52,18 @@ def test_every_api_has_samples_and_cross_checked_versions():
 
 @pytest.mark.parametrize("key", list(APIS), ids=lambda k: k.name)
 def test_only_versions_kafka_python_dropped_are_left_to_hand_checks(key):
-    dropped = {"PRODUCE": [0, 1, 2], "CREATE_TOPICS": [0, 1], "DELETE_TOPICS": [0], "DESCRIBE_CONFIGS": [0],
-               "DESCRIBE_LOG_DIRS": [0], "OFFSET_COMMIT": [0, 1],
-               "OFFSET_FETCH": [0], "DESCRIBE_ACLS": [0], "CREATE_ACLS": [0], "DELETE_ACLS": [0]}
+    dropped = {
+        "PRODUCE": [0, 1, 2],
+        "CREATE_TOPICS": [0, 1],
+        "DELETE_TOPICS": [0],
+        "DESCRIBE_CONFIGS": [0],
+        "DESCRIBE_LOG_DIRS": [0],
+        "OFFSET_COMMIT": [0, 1],
+        "OFFSET_FETCH": [0],
+        "DESCRIBE_ACLS": [0],
+        "CREATE_ACLS": [0],
+        "DELETE_ACLS": [0],
+    }
     assert hand_checked_versions(key) == dropped.get(key.name, [])
 
 

@@ -10,8 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.protocol.schemas.fields.codecs import UnsignedVarInt32
 
-from broker.protocol.types import (BOOLEAN, BYTES, INT8, INT16, INT32, INT64, NULLABLE_BYTES, NULLABLE_STRING,
-                                   RECORDS, STRING, Array, Field, ProtocolError, Reader, Struct, Writer)
+from broker.protocol.types import (
+    BOOLEAN,
+    BYTES,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    RECORDS,
+    STRING,
+    Array,
+    Field,
+    ProtocolError,
+    Reader,
+    Struct,
+    Writer,
+)
 
 from .layout import array, i16, i32, nbytes, string
 
@@ -34,6 +50,7 @@ def decode(type_, data, version=0):
 
 
 # --- round trips --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("type_, fmt, bits", INTS, ids=INT_IDS)
 def test_integer_bounds_round_trip(type_, fmt, bits):
@@ -112,8 +129,9 @@ def test_decoded_bytes_are_views_of_the_input():
     assert bytes(view) == b"jello"
 
 
-@pytest.mark.parametrize("type_", [NULLABLE_STRING, NULLABLE_BYTES, RECORDS], ids=["NULLABLE_STRING",
-                                                                                  "NULLABLE_BYTES", "RECORDS"])
+@pytest.mark.parametrize(
+    "type_", [NULLABLE_STRING, NULLABLE_BYTES, RECORDS], ids=["NULLABLE_STRING", "NULLABLE_BYTES", "RECORDS"]
+)
 def test_nullable_types_round_trip_null(type_):
     data = encode(type_, None)
     assert data == (i16(-1) if type_ is NULLABLE_STRING else i32(-1))
@@ -128,25 +146,34 @@ def test_non_nullable_defaults():
 
 # --- nulls where they are not allowed -----------------------------------------------------------
 
-@pytest.mark.parametrize("type_", [STRING, BYTES, Array(INT32), Array(STRING, nullable_since=5)],
-                         ids=["STRING", "BYTES", "ARRAY", "ARRAY-nullable-from-v5"])
+
+@pytest.mark.parametrize(
+    "type_",
+    [STRING, BYTES, Array(INT32), Array(STRING, nullable_since=5)],
+    ids=["STRING", "BYTES", "ARRAY", "ARRAY-nullable-from-v5"],
+)
 def test_encoding_null_into_non_nullable_raises_value_error(type_):
     with pytest.raises(ValueError):
         encode(type_, None, version=4)
 
 
-@pytest.mark.parametrize("type_", [INT8, INT16, INT32, INT64, BOOLEAN],
-                         ids=["INT8", "INT16", "INT32", "INT64", "BOOLEAN"])
+@pytest.mark.parametrize(
+    "type_", [INT8, INT16, INT32, INT64, BOOLEAN], ids=["INT8", "INT16", "INT32", "INT64", "BOOLEAN"]
+)
 def test_encoding_null_into_fixed_width_type_raises_value_error(type_):
     """No fixed-width type is nullable: None must not be written (BOOLEAN must not turn it into false)."""
     with pytest.raises(ValueError):
         encode(type_, None)
 
 
-@pytest.mark.parametrize("type_, data", [
-    (STRING, i16(-1)),
-    (BYTES, i32(-1)),
-], ids=["STRING", "BYTES"])
+@pytest.mark.parametrize(
+    "type_, data",
+    [
+        (STRING, i16(-1)),
+        (BYTES, i32(-1)),
+    ],
+    ids=["STRING", "BYTES"],
+)
 def test_decoding_null_from_non_nullable_raises_protocol_error(type_, data):
     with pytest.raises(ProtocolError):
         type_.decode(Reader(data), 0)
@@ -167,38 +194,65 @@ def test_array_nullable_from_a_version():
 
 # --- Reader errors ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("type_, size", [(INT8, 1), (INT16, 2), (INT32, 4), (INT64, 8), (BOOLEAN, 1)],
-                         ids=["INT8", "INT16", "INT32", "INT64", "BOOLEAN"])
+
+@pytest.mark.parametrize(
+    "type_, size",
+    [(INT8, 1), (INT16, 2), (INT32, 4), (INT64, 8), (BOOLEAN, 1)],
+    ids=["INT8", "INT16", "INT32", "INT64", "BOOLEAN"],
+)
 def test_truncated_fixed_width_values(type_, size):
     for available in range(size):
         with pytest.raises(ProtocolError):
             type_.decode(Reader(b"\x01" * available), 0)
 
 
-@pytest.mark.parametrize("type_, data", [
-    (STRING, b""), (STRING, b"\x00"), (STRING, i16(3) + b"ab"), (NULLABLE_STRING, i16(1)),
-    (BYTES, i16(0)), (BYTES, i32(4) + b"abc"), (NULLABLE_BYTES, i32(2**31 - 1)), (RECORDS, i32(1)),
-    (Array(INT32), b"\x00\x00"), (Array(INT32), i32(2) + i32(1)), (Array(INT64), i32(1) + i32(1)),
-    (Array(STRING), i32(1) + i16(5) + b"abc"),
-], ids=lambda v: v.hex() if isinstance(v, bytes) else type(v).__name__)
+@pytest.mark.parametrize(
+    "type_, data",
+    [
+        (STRING, b""),
+        (STRING, b"\x00"),
+        (STRING, i16(3) + b"ab"),
+        (NULLABLE_STRING, i16(1)),
+        (BYTES, i16(0)),
+        (BYTES, i32(4) + b"abc"),
+        (NULLABLE_BYTES, i32(2**31 - 1)),
+        (RECORDS, i32(1)),
+        (Array(INT32), b"\x00\x00"),
+        (Array(INT32), i32(2) + i32(1)),
+        (Array(INT64), i32(1) + i32(1)),
+        (Array(STRING), i32(1) + i16(5) + b"abc"),
+    ],
+    ids=lambda v: v.hex() if isinstance(v, bytes) else type(v).__name__,
+)
 def test_truncated_variable_length_values(type_, data):
     with pytest.raises(ProtocolError):
         type_.decode(Reader(data), 0)
 
 
-@pytest.mark.parametrize("type_, data", [
-    (STRING, i16(-2) + b"ab"), (STRING, i16(-32768)), (NULLABLE_STRING, i16(-2) + b"ab"),
-    (NULLABLE_STRING, i16(-32768)), (BYTES, i32(-2) + b"ab"), (NULLABLE_BYTES, i32(-2) + b"ab"),
-    (RECORDS, i32(-(2**31))), (Array(INT8), i32(-2) + b"ab"), (Array(INT8, nullable_since=0), i32(-2) + b"ab"),
-    (Array(INT8, nullable_since=0), i32(-(2**31))),
-], ids=lambda v: v.hex() if isinstance(v, bytes) else type(v).__name__)
+@pytest.mark.parametrize(
+    "type_, data",
+    [
+        (STRING, i16(-2) + b"ab"),
+        (STRING, i16(-32768)),
+        (NULLABLE_STRING, i16(-2) + b"ab"),
+        (NULLABLE_STRING, i16(-32768)),
+        (BYTES, i32(-2) + b"ab"),
+        (NULLABLE_BYTES, i32(-2) + b"ab"),
+        (RECORDS, i32(-(2**31))),
+        (Array(INT8), i32(-2) + b"ab"),
+        (Array(INT8, nullable_since=0), i32(-2) + b"ab"),
+        (Array(INT8, nullable_since=0), i32(-(2**31))),
+    ],
+    ids=lambda v: v.hex() if isinstance(v, bytes) else type(v).__name__,
+)
 def test_negative_lengths_other_than_minus_one(type_, data):
     with pytest.raises(ProtocolError):
         type_.decode(Reader(data), 0)
 
 
-@pytest.mark.parametrize("raw", [b"\xff", b"\xc3\x28", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\x80", b"ok\x80"],
-                         ids=lambda b: b.hex())
+@pytest.mark.parametrize(
+    "raw", [b"\xff", b"\xc3\x28", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\x80", b"ok\x80"], ids=lambda b: b.hex()
+)
 @pytest.mark.parametrize("type_", [STRING, NULLABLE_STRING], ids=["STRING", "NULLABLE_STRING"])
 def test_invalid_utf8(type_, raw):
     with pytest.raises(ProtocolError):
@@ -236,6 +290,7 @@ def test_reader_starts_at_a_position():
 
 
 # --- Writer -------------------------------------------------------------------------------------
+
 
 class FileSlice:
     def __init__(self, data: bytes):
@@ -308,13 +363,23 @@ def test_struct_accepts_tuples_for_fields():
     assert EXAMPLE.fields[0] == Field("a", INT16)
 
 
-@pytest.mark.parametrize("version, data, value", [
-    (0, i16(1) + i32(9) + array([b"\x05"]), {"a": 1, "b": "", "c": 9, "d": [{"e": 5, "f": None}], "g": True}),
-    (2, i16(1) + string("s") + array([b"\x05"]), {"a": 1, "b": "s", "c": -1, "d": [{"e": 5, "f": None}], "g": True}),
-    (3, i16(1) + string("s") + array([b"\x05" + string("z")]),
-     {"a": 1, "b": "s", "c": -1, "d": [{"e": 5, "f": "z"}], "g": True}),
-    (5, i16(1) + string("s") + array([]) + b"\x00", {"a": 1, "b": "s", "c": -1, "d": [], "g": False}),
-])
+@pytest.mark.parametrize(
+    "version, data, value",
+    [
+        (0, i16(1) + i32(9) + array([b"\x05"]), {"a": 1, "b": "", "c": 9, "d": [{"e": 5, "f": None}], "g": True}),
+        (
+            2,
+            i16(1) + string("s") + array([b"\x05"]),
+            {"a": 1, "b": "s", "c": -1, "d": [{"e": 5, "f": None}], "g": True},
+        ),
+        (
+            3,
+            i16(1) + string("s") + array([b"\x05" + string("z")]),
+            {"a": 1, "b": "s", "c": -1, "d": [{"e": 5, "f": "z"}], "g": True},
+        ),
+        (5, i16(1) + string("s") + array([]) + b"\x00", {"a": 1, "b": "s", "c": -1, "d": [], "g": False}),
+    ],
+)
 def test_struct_versions(version, data, value):
     assert decode(EXAMPLE, data, version) == value
     assert encode(EXAMPLE, value, version) == data
@@ -338,11 +403,24 @@ def test_array_of_arrays():
 
 # --- unsigned varints and tagged fields ---------------------------------------------------------
 
-@pytest.mark.parametrize("value, hexed", [
-    (0, "00"), (1, "01"), (127, "7f"), (128, "8001"), (300, "ac02"), (16383, "ff7f"), (16384, "808001"),
-    (2**21 - 1, "ffff7f"), (2**28 - 1, "ffffff7f"), (2**28, "8080808001"), (2**31 - 1, "ffffffff07"),
-    (2**32 - 1, "ffffffff0f"),
-])
+
+@pytest.mark.parametrize(
+    "value, hexed",
+    [
+        (0, "00"),
+        (1, "01"),
+        (127, "7f"),
+        (128, "8001"),
+        (300, "ac02"),
+        (16383, "ff7f"),
+        (16384, "808001"),
+        (2**21 - 1, "ffff7f"),
+        (2**28 - 1, "ffffff7f"),
+        (2**28, "8080808001"),
+        (2**31 - 1, "ffffffff07"),
+        (2**32 - 1, "ffffffff0f"),
+    ],
+)
 def test_uvarint_known_encodings(value, hexed):
     reader = Reader(bytes.fromhex(hexed) + b"\xaa")
     assert reader.uvarint() == value

@@ -29,239 +29,552 @@ def _if(condition: bool, data: bytes) -> bytes:
 
 MESSAGES = {
     (ApiKey.PRODUCE, "request"): {
-        "transactional_id": "tx", "acks": -1, "timeout_ms": 1500,
+        "transactional_id": "tx",
+        "acks": -1,
+        "timeout_ms": 1500,
         "topics": [{"name": "t", "partitions": [{"index": 0, "records": b"abc"}, {"index": 1, "records": None}]}],
     },
     (ApiKey.PRODUCE, "response"): {
-        "responses": [{"name": "t", "partitions": [
-            {"index": 1, "error_code": 87, "base_offset": 42, "log_append_time_ms": 1700000000123,
-             "log_start_offset": 5, "record_errors": [{"batch_index": 0, "batch_index_error_message": "bad"}],
-             "error_message": "rejected"},
-            {"index": 2, "error_code": 0, "base_offset": 7, "log_append_time_ms": -1,
-             "log_start_offset": 0, "record_errors": [], "error_message": None},
-        ]}],
+        "responses": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "index": 1,
+                        "error_code": 87,
+                        "base_offset": 42,
+                        "log_append_time_ms": 1700000000123,
+                        "log_start_offset": 5,
+                        "record_errors": [{"batch_index": 0, "batch_index_error_message": "bad"}],
+                        "error_message": "rejected",
+                    },
+                    {
+                        "index": 2,
+                        "error_code": 0,
+                        "base_offset": 7,
+                        "log_append_time_ms": -1,
+                        "log_start_offset": 0,
+                        "record_errors": [],
+                        "error_message": None,
+                    },
+                ],
+            }
+        ],
         "throttle_time_ms": 17,
     },
     (ApiKey.FETCH, "request"): {
-        "replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 1000, "isolation_level": 1,
-        "session_id": 5, "session_epoch": 2,
-        "topics": [{"topic": "t", "partitions": [
-            {"partition": 0, "current_leader_epoch": 3, "fetch_offset": 10, "log_start_offset": 2,
-             "partition_max_bytes": 4096}]}],
+        "replica_id": -1,
+        "max_wait_ms": 500,
+        "min_bytes": 1,
+        "max_bytes": 1000,
+        "isolation_level": 1,
+        "session_id": 5,
+        "session_epoch": 2,
+        "topics": [
+            {
+                "topic": "t",
+                "partitions": [
+                    {
+                        "partition": 0,
+                        "current_leader_epoch": 3,
+                        "fetch_offset": 10,
+                        "log_start_offset": 2,
+                        "partition_max_bytes": 4096,
+                    }
+                ],
+            }
+        ],
         "forgotten_topics_data": [{"topic": "f", "partitions": [4, 5]}],
         "rack_id": "r",
     },
     (ApiKey.FETCH, "response"): {
-        "throttle_time_ms": 3, "error_code": 0, "session_id": 9,
-        "responses": [{"topic": "t", "partitions": [
-            {"partition_index": 0, "error_code": 0, "high_watermark": 100, "last_stable_offset": 90,
-             "log_start_offset": 1, "aborted_transactions": [{"producer_id": 7, "first_offset": 8}],
-             "preferred_read_replica": 2, "records": b"xyz"},
-            {"partition_index": 1, "error_code": 6, "high_watermark": -1, "last_stable_offset": -1,
-             "log_start_offset": -1, "aborted_transactions": None, "preferred_read_replica": -1, "records": None},
-        ]}],
+        "throttle_time_ms": 3,
+        "error_code": 0,
+        "session_id": 9,
+        "responses": [
+            {
+                "topic": "t",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "error_code": 0,
+                        "high_watermark": 100,
+                        "last_stable_offset": 90,
+                        "log_start_offset": 1,
+                        "aborted_transactions": [{"producer_id": 7, "first_offset": 8}],
+                        "preferred_read_replica": 2,
+                        "records": b"xyz",
+                    },
+                    {
+                        "partition_index": 1,
+                        "error_code": 6,
+                        "high_watermark": -1,
+                        "last_stable_offset": -1,
+                        "log_start_offset": -1,
+                        "aborted_transactions": None,
+                        "preferred_read_replica": -1,
+                        "records": None,
+                    },
+                ],
+            }
+        ],
     },
     (ApiKey.LIST_OFFSETS, "request"): {
-        "replica_id": -1, "isolation_level": 1,
+        "replica_id": -1,
+        "isolation_level": 1,
         "topics": [{"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": 4, "timestamp": -1}]}],
     },
     (ApiKey.LIST_OFFSETS, "response"): {
         "throttle_time_ms": 5,
-        "topics": [{"name": "t", "partitions": [
-            {"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": 42, "leader_epoch": 4}]}],
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": 42, "leader_epoch": 4}
+                ],
+            }
+        ],
     },
     (ApiKey.METADATA, "request"): {
-        "topics": [{"name": "a"}, {"name": "b"}], "allow_auto_topic_creation": False,
-        "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True,
+        "topics": [{"name": "a"}, {"name": "b"}],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": True,
+        "include_topic_authorized_operations": True,
     },
     (ApiKey.METADATA, "response"): {
         "throttle_time_ms": 7,
         "brokers": [{"node_id": 1, "host": "h", "port": 9092, "rack": "r"}],
-        "cluster_id": "c", "controller_id": 1,
-        "topics": [{"error_code": 0, "name": "t", "is_internal": True, "partitions": [
-            {"error_code": 0, "partition_index": 0, "leader_id": 1, "leader_epoch": 2,
-             "replica_nodes": [1, 2], "isr_nodes": [1], "offline_replicas": [2]}],
-            "topic_authorized_operations": 0x18}],
+        "cluster_id": "c",
+        "controller_id": 1,
+        "topics": [
+            {
+                "error_code": 0,
+                "name": "t",
+                "is_internal": True,
+                "partitions": [
+                    {
+                        "error_code": 0,
+                        "partition_index": 0,
+                        "leader_id": 1,
+                        "leader_epoch": 2,
+                        "replica_nodes": [1, 2],
+                        "isr_nodes": [1],
+                        "offline_replicas": [2],
+                    }
+                ],
+                "topic_authorized_operations": 0x18,
+            }
+        ],
         "cluster_authorized_operations": 0x84,
     },
     (ApiKey.API_VERSIONS, "request"): {},
     (ApiKey.API_VERSIONS, "response"): {
         "error_code": 0,
-        "api_keys": [{"api_key": 0, "min_version": 0, "max_version": 8},
-                     {"api_key": 18, "min_version": 0, "max_version": 2}],
+        "api_keys": [
+            {"api_key": 0, "min_version": 0, "max_version": 8},
+            {"api_key": 18, "min_version": 0, "max_version": 2},
+        ],
         "throttle_time_ms": 1,
     },
     (ApiKey.CREATE_TOPICS, "request"): {
-        "topics": [{"name": "n", "num_partitions": 3, "replication_factor": 1,
-                    "assignments": [{"partition_index": 0, "broker_ids": [1, 2]}],
-                    "configs": [{"name": "k", "value": "v"}, {"name": "k2", "value": None}]}],
-        "timeout_ms": 1000, "validate_only": True,
+        "topics": [
+            {
+                "name": "n",
+                "num_partitions": 3,
+                "replication_factor": 1,
+                "assignments": [{"partition_index": 0, "broker_ids": [1, 2]}],
+                "configs": [{"name": "k", "value": "v"}, {"name": "k2", "value": None}],
+            }
+        ],
+        "timeout_ms": 1000,
+        "validate_only": True,
     },
     (ApiKey.CREATE_TOPICS, "response"): {
         "throttle_time_ms": 4,
-        "topics": [{"name": "n", "error_code": 36, "error_message": "exists"},
-                   {"name": "m", "error_code": 0, "error_message": None}],
+        "topics": [
+            {"name": "n", "error_code": 36, "error_message": "exists"},
+            {"name": "m", "error_code": 0, "error_message": None},
+        ],
     },
     (ApiKey.DELETE_TOPICS, "request"): {"topic_names": ["a", "b"], "timeout_ms": 1000},
     (ApiKey.DELETE_TOPICS, "response"): {
-        "throttle_time_ms": 4, "responses": [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}],
+        "throttle_time_ms": 4,
+        "responses": [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}],
     },
     (ApiKey.INIT_PRODUCER_ID, "request"): {"transactional_id": None, "transaction_timeout_ms": 1000},
     (ApiKey.INIT_PRODUCER_ID, "response"): {
-        "throttle_time_ms": 0, "error_code": 0, "producer_id": 77, "producer_epoch": 1,
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "producer_id": 77,
+        "producer_epoch": 1,
     },
     (ApiKey.DESCRIBE_CONFIGS, "request"): {
-        "resources": [{"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
-                      {"resource_type": 2, "resource_name": "u", "configuration_keys": None}],
-        "include_synonyms": True, "include_documentation": True,
+        "resources": [
+            {"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
+            {"resource_type": 2, "resource_name": "u", "configuration_keys": None},
+        ],
+        "include_synonyms": True,
+        "include_documentation": True,
     },
     (ApiKey.DESCRIBE_CONFIGS, "response"): {
         "throttle_time_ms": 6,
-        "results": [{"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t", "configs": [
-            {"name": "retention.ms", "value": "1000", "read_only": True, "config_source": 1, "is_default": True,
-             "is_sensitive": False, "synonyms": [{"name": "retention.ms", "value": "1000", "source": 1}],
-             "config_type": 5, "documentation": "d"}]}],
+        "results": [
+            {
+                "error_code": 0,
+                "error_message": None,
+                "resource_type": 2,
+                "resource_name": "t",
+                "configs": [
+                    {
+                        "name": "retention.ms",
+                        "value": "1000",
+                        "read_only": True,
+                        "config_source": 1,
+                        "is_default": True,
+                        "is_sensitive": False,
+                        "synonyms": [{"name": "retention.ms", "value": "1000", "source": 1}],
+                        "config_type": 5,
+                        "documentation": "d",
+                    }
+                ],
+            }
+        ],
     },
     (ApiKey.DESCRIBE_LOG_DIRS, "request"): {"topics": [{"topic": "t", "partitions": [0, 2]}]},
     (ApiKey.DESCRIBE_LOG_DIRS, "response"): {
         "throttle_time_ms": 8,
-        "results": [{"error_code": 0, "log_dir": "/d", "topics": [{"name": "t", "partitions": [
-            {"partition_index": 2, "partition_size": 4096, "offset_lag": 0, "is_future_key": False}]}]}],
+        "results": [
+            {
+                "error_code": 0,
+                "log_dir": "/d",
+                "topics": [
+                    {
+                        "name": "t",
+                        "partitions": [
+                            {"partition_index": 2, "partition_size": 4096, "offset_lag": 0, "is_future_key": False}
+                        ],
+                    }
+                ],
+            }
+        ],
     },
     (ApiKey.DELETE_RECORDS, "request"): {
-        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "offset": 42}]}], "timeout_ms": 1000},
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "offset": 42}]}],
+        "timeout_ms": 1000,
+    },
     (ApiKey.DELETE_RECORDS, "response"): {
         "throttle_time_ms": 3,
-        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "low_watermark": 42, "error_code": 0}]}]},
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "low_watermark": 42, "error_code": 0}]}],
+    },
     (ApiKey.ALTER_CONFIGS, "request"): {
         "resources": [{"resource_type": 2, "resource_name": "t", "configs": [{"name": "k", "value": None}]}],
-        "validate_only": True},
+        "validate_only": True,
+    },
     (ApiKey.ALTER_CONFIGS, "response"): {
         "throttle_time_ms": 2,
-        "responses": [{"error_code": 40, "error_message": "bad", "resource_type": 2, "resource_name": "t"}]},
+        "responses": [{"error_code": 40, "error_message": "bad", "resource_type": 2, "resource_name": "t"}],
+    },
     (ApiKey.CREATE_PARTITIONS, "request"): {
-        "topics": [{"name": "t", "count": 3, "assignments": [{"broker_ids": [0]}]},
-                   {"name": "u", "count": 2, "assignments": None}], "timeout_ms": 1000, "validate_only": False},
+        "topics": [
+            {"name": "t", "count": 3, "assignments": [{"broker_ids": [0]}]},
+            {"name": "u", "count": 2, "assignments": None},
+        ],
+        "timeout_ms": 1000,
+        "validate_only": False,
+    },
     (ApiKey.CREATE_PARTITIONS, "response"): {
-        "throttle_time_ms": 1, "results": [{"name": "t", "error_code": 37, "error_message": None}]},
+        "throttle_time_ms": 1,
+        "results": [{"name": "t", "error_code": 37, "error_message": None}],
+    },
     (ApiKey.INCREMENTAL_ALTER_CONFIGS, "request"): {
-        "resources": [{"resource_type": 4, "resource_name": "0",
-                       "configs": [{"name": "k", "config_operation": 1, "value": None}]}],
-        "validate_only": False},
+        "resources": [
+            {"resource_type": 4, "resource_name": "0", "configs": [{"name": "k", "config_operation": 1, "value": None}]}
+        ],
+        "validate_only": False,
+    },
     (ApiKey.INCREMENTAL_ALTER_CONFIGS, "response"): {
         "throttle_time_ms": 0,
-        "responses": [{"error_code": 0, "error_message": None, "resource_type": 4, "resource_name": "0"}]},
+        "responses": [{"error_code": 0, "error_message": None, "resource_type": 4, "resource_name": "0"}],
+    },
     (ApiKey.OFFSET_COMMIT, "request"): {
-        "group_id": "g", "generation_id_or_member_epoch": 3, "member_id": "m", "group_instance_id": "i",
+        "group_id": "g",
+        "generation_id_or_member_epoch": 3,
+        "member_id": "m",
+        "group_instance_id": "i",
         "retention_time_ms": 60000,
-        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "committed_offset": 42,
-                                                 "committed_leader_epoch": 5, "commit_timestamp": 1700000000000,
-                                                 "committed_metadata": "md"}]}]},
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 1,
+                        "committed_offset": 42,
+                        "committed_leader_epoch": 5,
+                        "commit_timestamp": 1700000000000,
+                        "committed_metadata": "md",
+                    }
+                ],
+            }
+        ],
+    },
     (ApiKey.OFFSET_COMMIT, "response"): {
-        "throttle_time_ms": 2, "topics": [{"name": "t", "partitions": [{"partition_index": 1, "error_code": 25}]}]},
+        "throttle_time_ms": 2,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 1, "error_code": 25}]}],
+    },
     (ApiKey.OFFSET_FETCH, "request"): {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 3]}]},
     (ApiKey.OFFSET_FETCH, "response"): {
-        "throttle_time_ms": 6, "error_code": 14,
-        "topics": [{"name": "t", "partitions": [{"partition_index": 3, "committed_offset": 9,
-                                                 "committed_leader_epoch": 2, "metadata": None, "error_code": 0}]}]},
+        "throttle_time_ms": 6,
+        "error_code": 14,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 3,
+                        "committed_offset": 9,
+                        "committed_leader_epoch": 2,
+                        "metadata": None,
+                        "error_code": 0,
+                    }
+                ],
+            }
+        ],
+    },
     (ApiKey.FIND_COORDINATOR, "request"): {"key": "g", "key_type": 1},
     (ApiKey.FIND_COORDINATOR, "response"): {
-        "throttle_time_ms": 1, "error_code": 0, "error_message": "ok", "node_id": 2, "host": "h", "port": 9092},
+        "throttle_time_ms": 1,
+        "error_code": 0,
+        "error_message": "ok",
+        "node_id": 2,
+        "host": "h",
+        "port": 9092,
+    },
     (ApiKey.DESCRIBE_GROUPS, "request"): {"groups": ["g"], "include_authorized_operations": True},
     (ApiKey.DESCRIBE_GROUPS, "response"): {
         "throttle_time_ms": 4,
-        "groups": [{"error_code": 0, "group_id": "g", "group_state": "Stable", "protocol_type": "consumer",
-                    "protocol_data": "range",
-                    "members": [{"member_id": "m", "group_instance_id": "i", "client_id": "c", "client_host": "/h",
-                                 "member_metadata": b"md", "member_assignment": b"as"}],
-                    "authorized_operations": 8}]},
+        "groups": [
+            {
+                "error_code": 0,
+                "group_id": "g",
+                "group_state": "Stable",
+                "protocol_type": "consumer",
+                "protocol_data": "range",
+                "members": [
+                    {
+                        "member_id": "m",
+                        "group_instance_id": "i",
+                        "client_id": "c",
+                        "client_host": "/h",
+                        "member_metadata": b"md",
+                        "member_assignment": b"as",
+                    }
+                ],
+                "authorized_operations": 8,
+            }
+        ],
+    },
     (ApiKey.LIST_GROUPS, "request"): {},
     (ApiKey.LIST_GROUPS, "response"): {
-        "throttle_time_ms": 5, "error_code": 0, "groups": [{"group_id": "g", "protocol_type": "consumer"}]},
+        "throttle_time_ms": 5,
+        "error_code": 0,
+        "groups": [{"group_id": "g", "protocol_type": "consumer"}],
+    },
     (ApiKey.DELETE_GROUPS, "request"): {"groups_names": ["g", "h"]},
     (ApiKey.DELETE_GROUPS, "response"): {
-        "throttle_time_ms": 0, "results": [{"group_id": "g", "error_code": 0}, {"group_id": "h", "error_code": 68}]},
+        "throttle_time_ms": 0,
+        "results": [{"group_id": "g", "error_code": 0}, {"group_id": "h", "error_code": 68}],
+    },
     (ApiKey.JOIN_GROUP, "request"): {
-        "group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 30000, "member_id": "m",
-        "group_instance_id": "i", "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"md"}]},
+        "group_id": "g",
+        "session_timeout_ms": 6000,
+        "rebalance_timeout_ms": 30000,
+        "member_id": "m",
+        "group_instance_id": "i",
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b"md"}],
+    },
     (ApiKey.JOIN_GROUP, "response"): {
-        "throttle_time_ms": 7, "error_code": 0, "generation_id": 3, "protocol_name": "range", "leader": "m",
-        "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i", "metadata": b"md"}]},
+        "throttle_time_ms": 7,
+        "error_code": 0,
+        "generation_id": 3,
+        "protocol_name": "range",
+        "leader": "m",
+        "member_id": "m",
+        "members": [{"member_id": "m", "group_instance_id": "i", "metadata": b"md"}],
+    },
     (ApiKey.SYNC_GROUP, "request"): {
-        "group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i",
-        "assignments": [{"member_id": "m", "assignment": b"as"}]},
+        "group_id": "g",
+        "generation_id": 3,
+        "member_id": "m",
+        "group_instance_id": "i",
+        "assignments": [{"member_id": "m", "assignment": b"as"}],
+    },
     (ApiKey.SYNC_GROUP, "response"): {"throttle_time_ms": 8, "error_code": 27, "assignment": b"as"},
     (ApiKey.HEARTBEAT, "request"): {"group_id": "g", "generation_id": 3, "member_id": "m", "group_instance_id": "i"},
     (ApiKey.HEARTBEAT, "response"): {"throttle_time_ms": 9, "error_code": 22},
     (ApiKey.LEAVE_GROUP, "request"): {
-        "group_id": "g", "member_id": "m", "members": [{"member_id": "m", "group_instance_id": "i"}]},
+        "group_id": "g",
+        "member_id": "m",
+        "members": [{"member_id": "m", "group_instance_id": "i"}],
+    },
     (ApiKey.LEAVE_GROUP, "response"): {
-        "throttle_time_ms": 1, "error_code": 0,
-        "members": [{"member_id": "m", "group_instance_id": "i", "error_code": 25}]},
+        "throttle_time_ms": 1,
+        "error_code": 0,
+        "members": [{"member_id": "m", "group_instance_id": "i", "error_code": 25}],
+    },
     (ApiKey.DESCRIBE_ACLS, "request"): {
-        "resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 4, "principal_filter": None,
-        "host_filter": "*", "operation": 3, "permission_type": 3},
+        "resource_type_filter": 2,
+        "resource_name_filter": "t",
+        "pattern_type_filter": 4,
+        "principal_filter": None,
+        "host_filter": "*",
+        "operation": 3,
+        "permission_type": 3,
+    },
     (ApiKey.DESCRIBE_ACLS, "response"): {
-        "throttle_time_ms": 4, "error_code": 0, "error_message": None, "resources": [
-            {"resource_type": 2, "resource_name": "t", "pattern_type": 4,
-             "acls": [{"principal": "User:a", "host": "*", "operation": 3, "permission_type": 3}]}]},
-    (ApiKey.CREATE_ACLS, "request"): {"creations": [
-        {"resource_type": 3, "resource_name": "g", "resource_pattern_type": 4, "principal": "User:a", "host": "*",
-         "operation": 3, "permission_type": 2}]},
+        "throttle_time_ms": 4,
+        "error_code": 0,
+        "error_message": None,
+        "resources": [
+            {
+                "resource_type": 2,
+                "resource_name": "t",
+                "pattern_type": 4,
+                "acls": [{"principal": "User:a", "host": "*", "operation": 3, "permission_type": 3}],
+            }
+        ],
+    },
+    (ApiKey.CREATE_ACLS, "request"): {
+        "creations": [
+            {
+                "resource_type": 3,
+                "resource_name": "g",
+                "resource_pattern_type": 4,
+                "principal": "User:a",
+                "host": "*",
+                "operation": 3,
+                "permission_type": 2,
+            }
+        ]
+    },
     (ApiKey.CREATE_ACLS, "response"): {
-        "throttle_time_ms": 2, "results": [{"error_code": 0, "error_message": None},
-                                           {"error_code": 42, "error_message": "bad"}]},
-    (ApiKey.DELETE_ACLS, "request"): {"filters": [
-        {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
-         "principal_filter": "User:a", "host_filter": None, "operation": 1, "permission_type": 1}]},
+        "throttle_time_ms": 2,
+        "results": [{"error_code": 0, "error_message": None}, {"error_code": 42, "error_message": "bad"}],
+    },
+    (ApiKey.DELETE_ACLS, "request"): {
+        "filters": [
+            {
+                "resource_type_filter": 1,
+                "resource_name_filter": None,
+                "pattern_type_filter": 1,
+                "principal_filter": "User:a",
+                "host_filter": None,
+                "operation": 1,
+                "permission_type": 1,
+            }
+        ]
+    },
     (ApiKey.DELETE_ACLS, "response"): {
-        "throttle_time_ms": 0, "filter_results": [{"error_code": 0, "error_message": None, "matching_acls": [
-            {"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t", "pattern_type": 4,
-             "principal": "User:a", "host": "*", "operation": 4, "permission_type": 3}]}]},
-    (ApiKey.OFFSET_DELETE, "request"): {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]},
+        "throttle_time_ms": 0,
+        "filter_results": [
+            {
+                "error_code": 0,
+                "error_message": None,
+                "matching_acls": [
+                    {
+                        "error_code": 0,
+                        "error_message": None,
+                        "resource_type": 2,
+                        "resource_name": "t",
+                        "pattern_type": 4,
+                        "principal": "User:a",
+                        "host": "*",
+                        "operation": 4,
+                        "permission_type": 3,
+                    }
+                ],
+            }
+        ],
+    },
+    (ApiKey.OFFSET_DELETE, "request"): {
+        "group_id": "g",
+        "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}],
+    },
     (ApiKey.OFFSET_DELETE, "response"): {
-        "error_code": 0, "throttle_time_ms": 3,
-        "topics": [{"name": "t", "partitions": [{"partition_index": 2, "error_code": 86}]}]},
+        "error_code": 0,
+        "throttle_time_ms": 3,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 2, "error_code": 86}]}],
+    },
     (ApiKey.SASL_HANDSHAKE, "request"): {"mechanism": "PLAIN"},
     (ApiKey.SASL_HANDSHAKE, "response"): {"error_code": 33, "mechanisms": ["SCRAM-SHA-256", "SCRAM-SHA-512"]},
     (ApiKey.SASL_AUTHENTICATE, "request"): {"auth_bytes": b"\0u\0p"},
-    (ApiKey.SASL_AUTHENTICATE, "response"): {"error_code": 58, "error_message": "no", "auth_bytes": b"",
-                                             "session_lifetime_ms": 9},
+    (ApiKey.SASL_AUTHENTICATE, "response"): {
+        "error_code": 58,
+        "error_message": "no",
+        "auth_bytes": b"",
+        "session_lifetime_ms": 9,
+    },
 }
 
 
 def produce_request(v):
-    return (_if(v >= 3, string("tx")) + i16(-1) + i32(1500)
-            + array([string("t") + array([i32(0) + nbytes(b"abc"), i32(1) + nbytes(None)])]))
+    return (
+        _if(v >= 3, string("tx"))
+        + i16(-1)
+        + i32(1500)
+        + array([string("t") + array([i32(0) + nbytes(b"abc"), i32(1) + nbytes(None)])])
+    )
 
 
 def produce_response(v):
-    first = (i32(1) + i16(87) + i64(42) + _if(v >= 2, i64(1700000000123)) + _if(v >= 5, i64(5))
-             + _if(v >= 8, array([i32(0) + string("bad")]) + string("rejected")))
-    second = (i32(2) + i16(0) + i64(7) + _if(v >= 2, i64(-1)) + _if(v >= 5, i64(0))
-              + _if(v >= 8, array([]) + string(None)))
+    first = (
+        i32(1)
+        + i16(87)
+        + i64(42)
+        + _if(v >= 2, i64(1700000000123))
+        + _if(v >= 5, i64(5))
+        + _if(v >= 8, array([i32(0) + string("bad")]) + string("rejected"))
+    )
+    second = (
+        i32(2) + i16(0) + i64(7) + _if(v >= 2, i64(-1)) + _if(v >= 5, i64(0)) + _if(v >= 8, array([]) + string(None))
+    )
     return array([string("t") + array([first, second])]) + _if(v >= 1, i32(17))
 
 
 def fetch_request(v):
     partition = i32(0) + _if(v >= 9, i32(3)) + i64(10) + _if(v >= 5, i64(2)) + i32(4096)
-    return (i32(-1) + i32(500) + i32(1) + i32(1000) + i8(1) + _if(v >= 7, i32(5) + i32(2))
-            + array([string("t") + array([partition])])
-            + _if(v >= 7, array([string("f") + array([i32(4), i32(5)])]))
-            + _if(v >= 11, string("r")))
+    return (
+        i32(-1)
+        + i32(500)
+        + i32(1)
+        + i32(1000)
+        + i8(1)
+        + _if(v >= 7, i32(5) + i32(2))
+        + array([string("t") + array([partition])])
+        + _if(v >= 7, array([string("f") + array([i32(4), i32(5)])]))
+        + _if(v >= 11, string("r"))
+    )
 
 
 def fetch_response(v):
-    first = (i32(0) + i16(0) + i64(100) + i64(90) + _if(v >= 5, i64(1)) + array([i64(7) + i64(8)])
-             + _if(v >= 11, i32(2)) + nbytes(b"xyz"))
-    second = (i32(1) + i16(6) + i64(-1) + i64(-1) + _if(v >= 5, i64(-1)) + array(None)
-              + _if(v >= 11, i32(-1)) + nbytes(None))
+    first = (
+        i32(0)
+        + i16(0)
+        + i64(100)
+        + i64(90)
+        + _if(v >= 5, i64(1))
+        + array([i64(7) + i64(8)])
+        + _if(v >= 11, i32(2))
+        + nbytes(b"xyz")
+    )
+    second = (
+        i32(1) + i16(6) + i64(-1) + i64(-1) + _if(v >= 5, i64(-1)) + array(None) + _if(v >= 11, i32(-1)) + nbytes(None)
+    )
     return i32(3) + _if(v >= 7, i16(0) + i32(9)) + array([string("t") + array([first, second])])
 
 
 def list_offsets_request(v):
-    return (i32(-1) + _if(v >= 2, i8(1))
-            + array([string("t") + array([i32(0) + _if(v >= 4, i32(4)) + i64(-1)])]))
+    return i32(-1) + _if(v >= 2, i8(1)) + array([string("t") + array([i32(0) + _if(v >= 4, i32(4)) + i64(-1)])])
 
 
 def list_offsets_response(v):
@@ -270,18 +583,29 @@ def list_offsets_response(v):
 
 
 def metadata_request(v):
-    return (array([string("a"), string("b")]) + _if(v >= 4, boolean(False))
-            + _if(v >= 8, boolean(True) + boolean(True)))
+    return array([string("a"), string("b")]) + _if(v >= 4, boolean(False)) + _if(v >= 8, boolean(True) + boolean(True))
 
 
 def metadata_response(v):
     broker = i32(1) + string("h") + i32(9092) + _if(v >= 1, string("r"))
-    partition = (i16(0) + i32(0) + i32(1) + _if(v >= 7, i32(2)) + array([i32(1), i32(2)]) + array([i32(1)])
-                 + _if(v >= 5, array([i32(2)])))
-    topic = (i16(0) + string("t") + _if(v >= 1, boolean(True)) + array([partition])
-             + _if(v >= 8, i32(0x18)))
-    return (_if(v >= 3, i32(7)) + array([broker]) + _if(v >= 2, string("c")) + _if(v >= 1, i32(1))
-            + array([topic]) + _if(v >= 8, i32(0x84)))
+    partition = (
+        i16(0)
+        + i32(0)
+        + i32(1)
+        + _if(v >= 7, i32(2))
+        + array([i32(1), i32(2)])
+        + array([i32(1)])
+        + _if(v >= 5, array([i32(2)]))
+    )
+    topic = i16(0) + string("t") + _if(v >= 1, boolean(True)) + array([partition]) + _if(v >= 8, i32(0x18))
+    return (
+        _if(v >= 3, i32(7))
+        + array([broker])
+        + _if(v >= 2, string("c"))
+        + _if(v >= 1, i32(1))
+        + array([topic])
+        + _if(v >= 8, i32(0x84))
+    )
 
 
 def api_versions_request(v):
@@ -293,14 +617,20 @@ def api_versions_response(v):
 
 
 def create_topics_request(v):
-    topic = (string("n") + i32(3) + i16(1) + array([i32(0) + array([i32(1), i32(2)])])
-             + array([string("k") + string("v"), string("k2") + string(None)]))
+    topic = (
+        string("n")
+        + i32(3)
+        + i16(1)
+        + array([i32(0) + array([i32(1), i32(2)])])
+        + array([string("k") + string("v"), string("k2") + string(None)])
+    )
     return array([topic]) + i32(1000) + _if(v >= 1, boolean(True))
 
 
 def create_topics_response(v):
-    return _if(v >= 2, i32(4)) + array([string("n") + i16(36) + _if(v >= 1, string("exists")),
-                                        string("m") + i16(0) + _if(v >= 1, string(None))])
+    return _if(v >= 2, i32(4)) + array(
+        [string("n") + i16(36) + _if(v >= 1, string("exists")), string("m") + i16(0) + _if(v >= 1, string(None))]
+    )
 
 
 def delete_topics_request(v):
@@ -320,14 +650,24 @@ def init_producer_id_response(v):
 
 
 def describe_configs_request(v):
-    return (array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
-            + _if(v >= 1, boolean(True)) + _if(v >= 3, boolean(True)))
+    return (
+        array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
+        + _if(v >= 1, boolean(True))
+        + _if(v >= 3, boolean(True))
+    )
 
 
 def describe_configs_response(v):
-    config = (string("retention.ms") + string("1000") + boolean(True) + _if(v >= 1, i8(1)) + _if(v == 0, boolean(True))
-              + boolean(False) + _if(v >= 1, array([string("retention.ms") + string("1000") + i8(1)]))
-              + _if(v >= 3, i8(5) + string("d")))
+    config = (
+        string("retention.ms")
+        + string("1000")
+        + boolean(True)
+        + _if(v >= 1, i8(1))
+        + _if(v == 0, boolean(True))
+        + boolean(False)
+        + _if(v >= 1, array([string("retention.ms") + string("1000") + i8(1)]))
+        + _if(v >= 3, i8(5) + string("d"))
+    )
     return i32(6) + array([i16(0) + string(None) + i8(2) + string("t") + array([config])])
 
 
@@ -357,8 +697,11 @@ def alter_configs_response(v):
 
 
 def create_partitions_request(v):
-    return (array([string("t") + i32(3) + array([array([i32(0)])]), string("u") + i32(2) + array(None)])
-            + i32(1000) + boolean(False))
+    return (
+        array([string("t") + i32(3) + array([array([i32(0)])]), string("u") + i32(2) + array(None)])
+        + i32(1000)
+        + boolean(False)
+    )
 
 
 def create_partitions_response(v):
@@ -375,10 +718,16 @@ def incremental_alter_configs_response(v):
 
 # The consumer-group APIs, from Kafka's message JSON.
 
+
 def offset_commit_request(v):
-    partition = (i32(1) + i64(42) + _if(v >= 6, i32(5)) + _if(v == 1, i64(1700000000000)) + string("md"))
-    return (string("g") + _if(v >= 1, i32(3) + string("m")) + _if(v >= 7, string("i"))
-            + _if(2 <= v <= 4, i64(60000)) + array([string("t") + array([partition])]))
+    partition = i32(1) + i64(42) + _if(v >= 6, i32(5)) + _if(v == 1, i64(1700000000000)) + string("md")
+    return (
+        string("g")
+        + _if(v >= 1, i32(3) + string("m"))
+        + _if(v >= 7, string("i"))
+        + _if(2 <= v <= 4, i64(60000))
+        + array([string("t") + array([partition])])
+    )
 
 
 def offset_commit_response(v):
@@ -407,9 +756,16 @@ def describe_groups_request(v):
 
 
 def describe_groups_response(v):
-    member = (string("m") + _if(v >= 4, string("i")) + string("c") + string("/h") + nbytes(b"md") + nbytes(b"as"))
-    group = (i16(0) + string("g") + string("Stable") + string("consumer") + string("range") + array([member])
-             + _if(v >= 3, i32(8)))
+    member = string("m") + _if(v >= 4, string("i")) + string("c") + string("/h") + nbytes(b"md") + nbytes(b"as")
+    group = (
+        i16(0)
+        + string("g")
+        + string("Stable")
+        + string("consumer")
+        + string("range")
+        + array([member])
+        + _if(v >= 3, i32(8))
+    )
     return _if(v >= 1, i32(4)) + array([group])
 
 
@@ -430,8 +786,15 @@ def delete_groups_response(v):
 
 
 def _acl_filter(v, resource_type, name, pattern_type, principal, host, operation, permission):
-    return (i8(resource_type) + string(name) + _if(v >= 1, i8(pattern_type)) + string(principal) + string(host)
-            + i8(operation) + i8(permission))
+    return (
+        i8(resource_type)
+        + string(name)
+        + _if(v >= 1, i8(pattern_type))
+        + string(principal)
+        + string(host)
+        + i8(operation)
+        + i8(permission)
+    )
 
 
 def describe_acls_request(v):
@@ -456,8 +819,17 @@ def delete_acls_request(v):
 
 
 def delete_acls_response(v):
-    matching = (i16(0) + string(None) + i8(2) + string("t") + _if(v >= 1, i8(4)) + string("User:a") + string("*")
-                + i8(4) + i8(3))
+    matching = (
+        i16(0)
+        + string(None)
+        + i8(2)
+        + string("t")
+        + _if(v >= 1, i8(4))
+        + string("User:a")
+        + string("*")
+        + i8(4)
+        + i8(3)
+    )
     return i32(0) + array([i16(0) + string(None) + array([matching])])
 
 
@@ -486,19 +858,24 @@ def sasl_authenticate_response(v):
 
 
 def join_group_request(v):
-    return (string("g") + i32(6000) + _if(v >= 1, i32(30000)) + string("m") + _if(v >= 5, string("i"))
-            + string("consumer") + array([string("range") + nbytes(b"md")]))
+    return (
+        string("g")
+        + i32(6000)
+        + _if(v >= 1, i32(30000))
+        + string("m")
+        + _if(v >= 5, string("i"))
+        + string("consumer")
+        + array([string("range") + nbytes(b"md")])
+    )
 
 
 def join_group_response(v):
     member = string("m") + _if(v >= 5, string("i")) + nbytes(b"md")
-    return (_if(v >= 2, i32(7)) + i16(0) + i32(3) + string("range") + string("m") + string("m")
-            + array([member]))
+    return _if(v >= 2, i32(7)) + i16(0) + i32(3) + string("range") + string("m") + string("m") + array([member])
 
 
 def sync_group_request(v):
-    return (string("g") + i32(3) + string("m") + _if(v >= 3, string("i"))
-            + array([string("m") + nbytes(b"as")]))
+    return string("g") + i32(3) + string("m") + _if(v >= 3, string("i")) + array([string("m") + nbytes(b"as")])
 
 
 def sync_group_response(v):
@@ -612,16 +989,38 @@ ALL_VERSIONS = [
 
 def test_advertised_version_ranges():
     ranges = {api.key.name: (api.min_version, api.max_version) for api in APIS.values()}
-    assert ranges == {"PRODUCE": (0, 8), "FETCH": (4, 11), "LIST_OFFSETS": (1, 5), "METADATA": (0, 8),
-                      "API_VERSIONS": (0, 2), "CREATE_TOPICS": (0, 4), "DELETE_TOPICS": (0, 3),
-                      "INIT_PRODUCER_ID": (0, 1), "DESCRIBE_CONFIGS": (0, 3), "DESCRIBE_LOG_DIRS": (0, 1),
-                      "DELETE_RECORDS": (0, 1), "ALTER_CONFIGS": (0, 1), "CREATE_PARTITIONS": (0, 1),
-                      "INCREMENTAL_ALTER_CONFIGS": (0, 0), "OFFSET_COMMIT": (0, 7), "OFFSET_FETCH": (0, 5),
-                      "FIND_COORDINATOR": (0, 2), "DESCRIBE_GROUPS": (0, 4), "LIST_GROUPS": (0, 2),
-                      "DELETE_GROUPS": (0, 1), "OFFSET_DELETE": (0, 0), "JOIN_GROUP": (0, 5),
-                      "SYNC_GROUP": (0, 3), "HEARTBEAT": (0, 3), "LEAVE_GROUP": (0, 3), "SASL_HANDSHAKE": (0, 1),
-                      "SASL_AUTHENTICATE": (0, 1),
-                      "DESCRIBE_ACLS": (0, 1), "CREATE_ACLS": (0, 1), "DELETE_ACLS": (0, 1)}
+    assert ranges == {
+        "PRODUCE": (0, 8),
+        "FETCH": (4, 11),
+        "LIST_OFFSETS": (1, 5),
+        "METADATA": (0, 8),
+        "API_VERSIONS": (0, 2),
+        "CREATE_TOPICS": (0, 4),
+        "DELETE_TOPICS": (0, 3),
+        "INIT_PRODUCER_ID": (0, 1),
+        "DESCRIBE_CONFIGS": (0, 3),
+        "DESCRIBE_LOG_DIRS": (0, 1),
+        "DELETE_RECORDS": (0, 1),
+        "ALTER_CONFIGS": (0, 1),
+        "CREATE_PARTITIONS": (0, 1),
+        "INCREMENTAL_ALTER_CONFIGS": (0, 0),
+        "OFFSET_COMMIT": (0, 7),
+        "OFFSET_FETCH": (0, 5),
+        "FIND_COORDINATOR": (0, 2),
+        "DESCRIBE_GROUPS": (0, 4),
+        "LIST_GROUPS": (0, 2),
+        "DELETE_GROUPS": (0, 1),
+        "OFFSET_DELETE": (0, 0),
+        "JOIN_GROUP": (0, 5),
+        "SYNC_GROUP": (0, 3),
+        "HEARTBEAT": (0, 3),
+        "LEAVE_GROUP": (0, 3),
+        "SASL_HANDSHAKE": (0, 1),
+        "SASL_AUTHENTICATE": (0, 1),
+        "DESCRIBE_ACLS": (0, 1),
+        "CREATE_ACLS": (0, 1),
+        "DELETE_ACLS": (0, 1),
+    }
 
 
 def test_the_manuals_protocol_table_lists_exactly_the_advertised_versions():
@@ -648,6 +1047,7 @@ def test_hand_layout_decodes_to_the_message(key, kind, version):
 
 # --- Produce ------------------------------------------------------------------------------------
 
+
 def _partitions(body):
     return body["responses"][0]["partitions"]
 
@@ -661,8 +1061,7 @@ def test_produce_request_before_v3_has_no_transactional_id(version):
 
 @pytest.mark.parametrize("version", range(3, 9))
 def test_produce_request_transactional_id_comes_first_from_v3(version):
-    data = encode(ApiKey.PRODUCE, "request", dict(MESSAGES[ApiKey.PRODUCE, "request"], transactional_id=None),
-                  version)
+    data = encode(ApiKey.PRODUCE, "request", dict(MESSAGES[ApiKey.PRODUCE, "request"], transactional_id=None), version)
     assert data.startswith(i16(-1) + i16(-1) + i32(1500))
 
 
@@ -683,8 +1082,10 @@ def test_produce_response_throttle_time_is_the_last_field_from_v1(version):
 
 
 def test_produce_response_v0_ends_with_the_last_partition():
-    v0 = {"responses": [{"name": "t", "partitions": [{"index": 1, "error_code": 87, "base_offset": 42}]}],
-          "throttle_time_ms": 17}
+    v0 = {
+        "responses": [{"name": "t", "partitions": [{"index": 1, "error_code": 87, "base_offset": 42}]}],
+        "throttle_time_ms": 17,
+    }
     assert encode(ApiKey.PRODUCE, "response", v0, 0) == array([string("t") + array([i32(1) + i16(87) + i64(42)])])
 
 
@@ -712,6 +1113,7 @@ def test_produce_response_record_errors_and_error_message_only_in_v8(version):
 
 # --- Fetch --------------------------------------------------------------------------------------
 
+
 def test_fetch_request_v4_isolation_level_follows_max_bytes():
     data = fetch_request(4)
     assert data[:17] == i32(-1) + i32(500) + i32(1) + i32(1000) + i8(1)
@@ -730,7 +1132,8 @@ def test_fetch_request_session_and_forgotten_topics_from_v7(version):
     body = decode(ApiKey.FETCH, "request", fetch_request(version), version)
     assert (body["session_id"], body["session_epoch"]) == (5, 2)
     assert canonical(struct_of(ApiKey.FETCH, "request"), body, version)["forgotten_topics_data"] == [
-        {"topic": "f", "partitions": [4, 5]}]
+        {"topic": "f", "partitions": [4, 5]}
+    ]
 
 
 @pytest.mark.parametrize("version", range(4, 12))
@@ -774,6 +1177,7 @@ def test_fetch_response_aborted_transactions_may_be_null(version):
 
 # --- ListOffsets --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", range(1, 6))
 def test_list_offsets_versions(version):
     request = decode(ApiKey.LIST_OFFSETS, "request", list_offsets_request(version), version)
@@ -787,6 +1191,7 @@ def test_list_offsets_versions(version):
 
 
 # --- Metadata -----------------------------------------------------------------------------------
+
 
 def test_metadata_v0_topics_cannot_be_null():
     with pytest.raises(ProtocolError):
@@ -854,6 +1259,7 @@ def test_metadata_response_optional_fields_by_version(version):
 
 # --- ApiVersions, CreateTopics, DeleteTopics, InitProducerId -------------------------------------
 
+
 @pytest.mark.parametrize("version", range(0, 3))
 def test_api_versions_throttle_from_v1(version):
     body = decode(ApiKey.API_VERSIONS, "response", api_versions_response(version), version)
@@ -877,15 +1283,23 @@ def test_delete_topics_throttle_from_v1(version):
     assert response["throttle_time_ms"] == (4 if version >= 1 else 0)
     assert response["responses"] == [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}]
     assert decode(ApiKey.DELETE_TOPICS, "request", delete_topics_request(version), version) == {
-        "topic_names": ["a", "b"], "timeout_ms": 1000}
+        "topic_names": ["a", "b"],
+        "timeout_ms": 1000,
+    }
 
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_init_producer_id_same_layout_in_v0_and_v1(version):
     assert decode(ApiKey.INIT_PRODUCER_ID, "request", string("tx") + i32(5), version) == {
-        "transactional_id": "tx", "transaction_timeout_ms": 5}
+        "transactional_id": "tx",
+        "transaction_timeout_ms": 5,
+    }
     assert decode(ApiKey.INIT_PRODUCER_ID, "response", init_producer_id_response(version), version) == {
-        "throttle_time_ms": 0, "error_code": 0, "producer_id": 77, "producer_epoch": 1}
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "producer_id": 77,
+        "producer_epoch": 1,
+    }
 
 
 @pytest.mark.parametrize("key, kind, version", ALL_VERSIONS)
@@ -900,6 +1314,7 @@ def test_missing_keys_encode_as_defaults_and_decode_back(key, kind, version):
 
 
 # --- DescribeConfigs, DescribeLogDirs ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("version", range(0, 4))
 def test_describe_configs_request_flags_by_version(version):

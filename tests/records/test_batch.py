@@ -34,12 +34,27 @@ def _sample_records(base_offset=0, base_ts=1_700_000_000_000):
     ]
 
 
-def _batch_with_body(body: bytes, count: int, *, attributes: int = 0, base_offset: int = 0,
-                     base_timestamp: int = 0) -> bytes:
+def _batch_with_body(
+    body: bytes, count: int, *, attributes: int = 0, base_offset: int = 0, base_timestamp: int = 0
+) -> bytes:
     """A v2 batch with a correct header and CRC around an arbitrary (possibly malformed) body."""
-    buf = bytearray(batch.HEADER.pack(
-        base_offset, batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body), -1, batch.MAGIC, 0,
-        attributes, max(count - 1, 0), base_timestamp, base_timestamp, -1, -1, -1, count))
+    buf = bytearray(
+        batch.HEADER.pack(
+            base_offset,
+            batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body),
+            -1,
+            batch.MAGIC,
+            0,
+            attributes,
+            max(count - 1, 0),
+            base_timestamp,
+            base_timestamp,
+            -1,
+            -1,
+            -1,
+            count,
+        )
+    )
     buf += body
     struct.pack_into(">I", buf, 17, batch.compute_crc(buf))
     return bytes(buf)
@@ -60,6 +75,7 @@ GOOD_FIELDS = b"\x00" + _v(0) + _v(0) + _v(1) + b"k" + _v(1) + b"v" + _v(0)
 
 # --- the reference batch -------------------------------------------------------------------
 
+
 def test_crc32c_check_value():
     assert crc32c(b"123456789") == 0xE3069283
 
@@ -79,10 +95,20 @@ def test_reference_batch_decodes_to_exactly_one_record():
 def test_reference_batch_header_fields():
     header = batch.validate(REFERENCE_BATCH)
     assert header == batch.BatchHeader(
-        base_offset=0, batch_length=58, partition_leader_epoch=-1, magic=2, crc=0xE99B8DD8,
-        attributes=0, last_offset_delta=0, base_timestamp=1700000000000,
-        max_timestamp=1700000000000, producer_id=-1, producer_epoch=-1, base_sequence=-1,
-        records_count=1)
+        base_offset=0,
+        batch_length=58,
+        partition_leader_epoch=-1,
+        magic=2,
+        crc=0xE99B8DD8,
+        attributes=0,
+        last_offset_delta=0,
+        base_timestamp=1700000000000,
+        max_timestamp=1700000000000,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        records_count=1,
+    )
     assert header.size == 70
     assert header.compression == Codec.NONE
 
@@ -95,11 +121,19 @@ def test_build_reproduces_reference_batch_bytes():
 
 # --- header fields and attribute bits ------------------------------------------------------
 
+
 @pytest.mark.parametrize("codec", ALL_CODECS, ids=lambda c: c.name.lower())
 def test_header_fields_round_trip_through_build_and_parse_header(codec):
     records = _sample_records(base_offset=1000)
-    built = batch.build(records, base_offset=1000, compression=codec, producer_id=123456789012,
-                        producer_epoch=7, base_sequence=42, partition_leader_epoch=9)
+    built = batch.build(
+        records,
+        base_offset=1000,
+        compression=codec,
+        producer_id=123456789012,
+        producer_epoch=7,
+        base_sequence=42,
+        partition_leader_epoch=9,
+    )
     header = batch.parse_header(built)
     assert header.base_offset == 1000
     assert header.size == len(built)
@@ -126,8 +160,15 @@ def test_header_fields_round_trip_through_build_and_parse_header(codec):
 @pytest.mark.parametrize("is_transactional", [False, True])
 @pytest.mark.parametrize("is_control", [False, True])
 def test_attribute_bits_are_set_exactly(codec, is_transactional, is_control):
-    built = batch.build(_sample_records(), compression=codec, is_transactional=is_transactional,
-                        is_control=is_control, producer_id=5, producer_epoch=0, base_sequence=0)
+    built = batch.build(
+        _sample_records(),
+        compression=codec,
+        is_transactional=is_transactional,
+        is_control=is_control,
+        producer_id=5,
+        producer_epoch=0,
+        base_sequence=0,
+    )
     header = batch.validate(built)
     expected = int(codec) | (0x10 if is_transactional else 0) | (0x20 if is_control else 0)
     assert header.attributes == expected
@@ -144,8 +185,9 @@ def test_attribute_bits_are_set_exactly(codec, is_transactional, is_control):
 def test_log_append_time_batch_carries_bit_and_max_timestamp(codec):
     records = _sample_records()
     append_time = 1_800_000_000_123
-    built = batch.build(records, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME,
-                        max_timestamp=append_time)
+    built = batch.build(
+        records, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=append_time
+    )
     header = batch.validate(built)
     assert header.attributes & 0x08
     assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
@@ -168,19 +210,23 @@ def test_explicit_max_timestamp_is_stored_for_create_time():
     assert header.timestamp_type == TimestampType.CREATE_TIME
 
 
-@pytest.mark.parametrize("base_sequence, count, expected_last", [
-    (0, 1, 0),
-    (10, 5, 14),
-    (INT32_MAX, 1, INT32_MAX),
-    (INT32_MAX, 2, 0),
-    (INT32_MAX - 1, 4, 1),
-    (INT32_MAX - 2, 3, INT32_MAX),
-    (-1, 3, -1),
-])
+@pytest.mark.parametrize(
+    "base_sequence, count, expected_last",
+    [
+        (0, 1, 0),
+        (10, 5, 14),
+        (INT32_MAX, 1, INT32_MAX),
+        (INT32_MAX, 2, 0),
+        (INT32_MAX - 1, 4, 1),
+        (INT32_MAX - 2, 3, INT32_MAX),
+        (-1, 3, -1),
+    ],
+)
 def test_last_sequence_wraps_around_at_int32_max(base_sequence, count, expected_last):
     records = [Record(i, 1, None, b"x") for i in range(count)]
-    built = batch.build(records, producer_id=1 if base_sequence >= 0 else -1, producer_epoch=0,
-                        base_sequence=base_sequence)
+    built = batch.build(
+        records, producer_id=1 if base_sequence >= 0 else -1, producer_epoch=0, base_sequence=base_sequence
+    )
     header = batch.parse_header(built)
     assert header.base_sequence == base_sequence
     assert header.last_sequence == expected_last
@@ -193,8 +239,13 @@ def test_no_producer_fields_default_to_minus_one():
 
 
 def test_extreme_producer_field_values_round_trip():
-    built = batch.build([REFERENCE_RECORD], producer_id=2**63 - 1, producer_epoch=2**15 - 1,
-                        base_sequence=INT32_MAX, partition_leader_epoch=INT32_MAX)
+    built = batch.build(
+        [REFERENCE_RECORD],
+        producer_id=2**63 - 1,
+        producer_epoch=2**15 - 1,
+        base_sequence=INT32_MAX,
+        partition_leader_epoch=INT32_MAX,
+    )
     header = batch.validate(built)
     assert header.producer_id == 2**63 - 1
     assert header.producer_epoch == 2**15 - 1
@@ -203,6 +254,7 @@ def test_extreme_producer_field_values_round_trip():
 
 
 # --- CRC coverage --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def crc_sample_batch():
@@ -251,6 +303,7 @@ def test_changing_batch_length_fails_validation(crc_sample_batch, index):
 
 # --- with_offset_and_epoch / with_log_append_time -----------------------------------------
 
+
 @pytest.mark.parametrize("codec", ALL_CODECS, ids=lambda c: c.name.lower())
 def test_with_offset_and_epoch_changes_only_offset_and_epoch_bytes(codec):
     original = batch.build(_sample_records(), compression=codec, partition_leader_epoch=0)
@@ -286,8 +339,9 @@ def test_with_offset_and_epoch_passes_the_other_bytes_as_views_of_the_input():
 @pytest.mark.parametrize("codec", ALL_CODECS, ids=lambda c: c.name.lower())
 def test_with_log_append_time_sets_bit_max_timestamp_and_crc(codec):
     records = _sample_records()
-    original = batch.build(records, compression=codec, is_transactional=True, producer_id=8,
-                           producer_epoch=0, base_sequence=0)
+    original = batch.build(
+        records, compression=codec, is_transactional=True, producer_id=8, producer_epoch=0, base_sequence=0
+    )
     stamped = bytes(batch.with_log_append_time(original, 1_900_000_000_000))
     header = batch.validate(stamped)
     assert header.timestamp_type == TimestampType.LOG_APPEND_TIME
@@ -319,18 +373,29 @@ def test_with_log_append_time_is_idempotent_on_a_log_append_time_batch():
 
 # --- control batches -----------------------------------------------------------------------
 
+
 def test_control_record_key_and_value_layout():
     assert batch.control_record(ControlType.COMMIT) == (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00")
-    assert batch.control_record(ControlType.ABORT, 0x01020304) == (
-        b"\x00\x00\x00\x00", b"\x00\x00\x01\x02\x03\x04")
+    assert batch.control_record(ControlType.ABORT, 0x01020304) == (b"\x00\x00\x00\x00", b"\x00\x00\x01\x02\x03\x04")
 
 
 def _transaction_with_marker(control_type):
-    data = batch.build([Record(0, 10, b"a", b"1"), Record(1, 11, b"b", b"2")],
-                       is_transactional=True, producer_id=77, producer_epoch=3, base_sequence=0)
+    data = batch.build(
+        [Record(0, 10, b"a", b"1"), Record(1, 11, b"b", b"2")],
+        is_transactional=True,
+        producer_id=77,
+        producer_epoch=3,
+        base_sequence=0,
+    )
     key, value = batch.control_record(control_type, coordinator_epoch=5)
-    marker = batch.build([Record(2, 12, key, value)], base_offset=2, is_transactional=True,
-                         is_control=True, producer_id=77, producer_epoch=3)
+    marker = batch.build(
+        [Record(2, 12, key, value)],
+        base_offset=2,
+        is_transactional=True,
+        is_control=True,
+        producer_id=77,
+        producer_epoch=3,
+    )
     more = batch.build([Record(3, 13, b"c", b"3")], base_offset=3)
     return data + marker + more, (key, value)
 
@@ -357,13 +422,15 @@ def test_iter_user_records_skips_control_batches(control_type):
 
 def test_iter_user_records_on_only_a_control_batch_yields_nothing():
     key, value = batch.control_record(ControlType.COMMIT)
-    marker = batch.build([Record(0, 1, key, value)], is_control=True, is_transactional=True,
-                         producer_id=1, producer_epoch=0)
+    marker = batch.build(
+        [Record(0, 1, key, value)], is_control=True, is_transactional=True, producer_id=1, producer_epoch=0
+    )
     assert list(record_set.iter_user_records(marker)) == []
     assert len(list(record_set.iter_batches(marker))) == 1
 
 
 # --- malformed batches ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("length", [0, 1, 11, 16, 17, 60, 61, 65, 69])
 def test_truncated_reference_batch_is_corrupt(length):
@@ -375,7 +442,7 @@ def test_truncated_reference_batch_is_corrupt(length):
             batch.decode(truncated, verify_crc=verify_crc)
 
 
-@pytest.mark.parametrize("batch_length", [-1, 0, 48, -2**31])
+@pytest.mark.parametrize("batch_length", [-1, 0, 48, -(2**31)])
 def test_batch_length_smaller_than_header_is_corrupt(batch_length):
     buf = bytearray(REFERENCE_BATCH)
     struct.pack_into(">i", buf, 8, batch_length)
@@ -417,24 +484,30 @@ MALFORMED_BODIES = {
     "leftover-bytes-after-last-record": (_record_body(GOOD_FIELDS) + b"\x00\x00", 1),
     "count-larger-than-records": (_record_body(GOOD_FIELDS), 2),
     "negative-record-count": (_record_body(GOOD_FIELDS), -1),
-    "most-negative-record-count": (_record_body(GOOD_FIELDS), -2**31),
+    "most-negative-record-count": (_record_body(GOOD_FIELDS), -(2**31)),
     "zero-count-with-records": (_record_body(GOOD_FIELDS), 0),
     "varint-longer-than-10-bytes": (b"\xff" * 11 + b"\x01", 1),
     "varint-of-10-continuation-bytes": (b"\x80" * 10 + b"\x00" * 10, 1),
     "truncated-varint": (b"\x80\x80", 1),
     # an 11-byte encoding of 0 as the timestamp delta: harmless value, illegal length
-    "timestamp-delta-varint-of-11-bytes": (_record_body(b"\x00" + b"\x80" * 10 + b"\x00" + _v(0) + _v(-1)
-                                                        + _v(-1) + _v(0)), 1),
+    "timestamp-delta-varint-of-11-bytes": (
+        _record_body(b"\x00" + b"\x80" * 10 + b"\x00" + _v(0) + _v(-1) + _v(-1) + _v(0)),
+        1,
+    ),
     "record-fields-shorter-than-length": (_record_body(GOOD_FIELDS + b"\x00\x00"), 1),
     "record-fields-longer-than-length": (_v(len(GOOD_FIELDS) - 2) + GOOD_FIELDS, 1),
     "key-overruns-record": (_record_body(b"\x00" + _v(0) + _v(0) + _v(40) + b"k" + _v(-1) + _v(0)), 1),
     "value-overruns-record": (_record_body(b"\x00" + _v(0) + _v(0) + _v(-1) + _v(40) + b"v" + _v(0)), 1),
     "negative-header-count": (_record_body(b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(-3)), 1),
     "null-header-key": (_record_body(b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(1) + _v(-1) + _v(-1)), 1),
-    "header-value-overruns-record": (_record_body(
-        b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(1) + _v(1) + b"h" + _v(30) + b"x"), 1),
-    "header-count-larger-than-headers": (_record_body(
-        b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(3) + _v(1) + b"h" + _v(-1)), 1),
+    "header-value-overruns-record": (
+        _record_body(b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(1) + _v(1) + b"h" + _v(30) + b"x"),
+        1,
+    ),
+    "header-count-larger-than-headers": (
+        _record_body(b"\x00" + _v(0) + _v(0) + _v(-1) + _v(-1) + _v(3) + _v(1) + b"h" + _v(-1)),
+        1,
+    ),
     "empty-record": (_v(0), 1),
     "empty-payload-with-one-record": (b"", 1),
 }
@@ -485,10 +558,15 @@ def test_unknown_codec_id_in_attributes_raises_unsupported_codec_error(codec_id)
 
 # --- offset gaps ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("codec", ALL_CODECS, ids=lambda c: c.name.lower())
 def test_non_contiguous_offsets_survive_build_and_decode(codec):
-    records = [Record(1000, 1, b"a", b"1"), Record(1002, 2, b"b", b"2"),
-               Record(1010, 3, b"c", b"3"), Record(1000 + 2**20, 4, b"d", b"4")]
+    records = [
+        Record(1000, 1, b"a", b"1"),
+        Record(1002, 2, b"b", b"2"),
+        Record(1010, 3, b"c", b"3"),
+        Record(1000 + 2**20, 4, b"d", b"4"),
+    ]
     built = batch.build(records, base_offset=1000, compression=codec)
     header = batch.validate(built)
     assert header.records_count == 4
@@ -505,6 +583,7 @@ def test_first_record_offset_above_base_offset_survives():
 
 
 # --- record sets: several batches and partial tails ----------------------------------------
+
 
 def _three_batches():
     first = batch.build([Record(0, 1, b"a", b"1"), Record(1, 2, b"b", b"2")])
@@ -531,7 +610,10 @@ def test_iter_entries_stops_silently_at_a_partial_trailing_batch(keep):
     assert [pos for pos, _ in entries] == [0, len(first)]
     decoded = list(record_set.iter_batches(buf))
     assert [r for d in decoded for r in d.records] == [
-        Record(0, 1, b"a", b"1", ()), Record(1, 2, b"b", b"2", ()), Record(2, 3, b"c", b"3", ())]
+        Record(0, 1, b"a", b"1", ()),
+        Record(1, 2, b"b", b"2", ()),
+        Record(2, 3, b"c", b"3", ()),
+    ]
 
 
 @pytest.mark.parametrize("keep", [1, 11, 12, 16, 17, 18, 40, 60, 61, 62, 100, -1])

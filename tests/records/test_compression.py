@@ -79,12 +79,16 @@ def test_none_codec_passes_bytes_through():
     assert decompress(Codec.NONE, memoryview(b"abc")) == b"abc"
 
 
-@pytest.mark.parametrize("codec, magic", [
-    (Codec.GZIP, b"\x1f\x8b"),
-    (Codec.SNAPPY, XERIAL_MAGIC),
-    (Codec.LZ4, b"\x04\x22\x4d\x18"),
-    (Codec.ZSTD, b"\x28\xb5\x2f\xfd"),
-], ids=["gzip", "snappy", "lz4", "zstd"])
+@pytest.mark.parametrize(
+    "codec, magic",
+    [
+        (Codec.GZIP, b"\x1f\x8b"),
+        (Codec.SNAPPY, XERIAL_MAGIC),
+        (Codec.LZ4, b"\x04\x22\x4d\x18"),
+        (Codec.ZSTD, b"\x28\xb5\x2f\xfd"),
+    ],
+    ids=["gzip", "snappy", "lz4", "zstd"],
+)
 def test_compressed_output_starts_with_the_codec_magic(codec, magic):
     assert compress(codec, SAMPLES["text"]).startswith(magic)
 
@@ -96,13 +100,22 @@ def test_compressing_codecs_shrink_repetitive_data():
 
 # --- codec ids and names -------------------------------------------------------------------
 
+
 def test_codec_ids_match_the_attribute_bits():
-    assert [(c.name, int(c)) for c in Codec] == [
-        ("NONE", 0), ("GZIP", 1), ("SNAPPY", 2), ("LZ4", 3), ("ZSTD", 4)]
+    assert [(c.name, int(c)) for c in Codec] == [("NONE", 0), ("GZIP", 1), ("SNAPPY", 2), ("LZ4", 3), ("ZSTD", 4)]
 
 
-@pytest.mark.parametrize("name, codec", [("none", Codec.NONE), ("gzip", Codec.GZIP), ("GZIP", Codec.GZIP),
-                                         ("Snappy", Codec.SNAPPY), ("lz4", Codec.LZ4), ("zstd", Codec.ZSTD)])
+@pytest.mark.parametrize(
+    "name, codec",
+    [
+        ("none", Codec.NONE),
+        ("gzip", Codec.GZIP),
+        ("GZIP", Codec.GZIP),
+        ("Snappy", Codec.SNAPPY),
+        ("lz4", Codec.LZ4),
+        ("zstd", Codec.ZSTD),
+    ],
+)
 def test_codec_from_name(name, codec):
     assert Codec.from_name(name) is codec
 
@@ -127,6 +140,7 @@ def test_unknown_codec_ids_raise_unsupported_codec_error(codec_id):
 
 # --- gzip ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("level", [0, 1, 9])
 def test_gzip_from_other_encoders_decompresses(level):
     data = SAMPLES["text"]
@@ -139,13 +153,14 @@ def test_gzip_multi_member_stream_decompresses():
 
 # --- snappy --------------------------------------------------------------------------------
 
+
 def _xerial_blocks(compressed: bytes) -> list:
     magic, version, compatible = struct.unpack_from(">8sii", compressed)
     assert (magic, version, compatible) == (XERIAL_MAGIC, 1, 1)
     pos, blocks = 16, []
     while pos < len(compressed):
         (length,) = struct.unpack_from(">i", compressed, pos)
-        blocks.append(compressed[pos + 4:pos + 4 + length])
+        blocks.append(compressed[pos + 4 : pos + 4 + length])
         pos += 4 + length
     assert pos == len(compressed)
     return blocks
@@ -171,36 +186,46 @@ def test_snappy_decompress_accepts_raw_snappy(name):
 def test_snappy_decompress_accepts_hand_made_xerial_stream_with_uneven_blocks():
     chunks = [b"a" * 10, b"b" * 70000, b"", b"c" * 5]
     stream = struct.pack(">8sii", XERIAL_MAGIC, 1, 1) + b"".join(
-        struct.pack(">i", len(c)) + c for c in map(snappy.compress, chunks))
+        struct.pack(">i", len(c)) + c for c in map(snappy.compress, chunks)
+    )
     assert decompress(Codec.SNAPPY, stream) == b"".join(chunks)
 
 
 def test_snappy_interoperates_with_kafka_python_xerial_codec():
     from kafka.codec import snappy_decode, snappy_encode
+
     data = SAMPLES["random-100k"]
     assert snappy_decode(compress(Codec.SNAPPY, data)) == data
     assert decompress(Codec.SNAPPY, snappy_encode(data, xerial_compatible=True)) == data
     assert decompress(Codec.SNAPPY, snappy_encode(data, xerial_compatible=False)) == data
 
 
-@pytest.mark.parametrize("stream", [
-    XERIAL_MAGIC,
-    XERIAL_MAGIC + b"\x00\x00\x00\x01",
-    XERIAL_MAGIC + b"\x00\x00\x00\x01\x00\x00\x00",
-], ids=["magic-only", "magic-and-version", "magic-version-and-3-bytes"])
+@pytest.mark.parametrize(
+    "stream",
+    [
+        XERIAL_MAGIC,
+        XERIAL_MAGIC + b"\x00\x00\x00\x01",
+        XERIAL_MAGIC + b"\x00\x00\x00\x01\x00\x00\x00",
+    ],
+    ids=["magic-only", "magic-and-version", "magic-version-and-3-bytes"],
+)
 def test_snappy_xerial_header_cut_short_is_corrupt(stream):
     with pytest.raises(CorruptRecordError):
         decompress(Codec.SNAPPY, stream)
 
 
-@pytest.mark.parametrize("tail", [b"\x00\x00", b"\x00\x00\x00\x10abc", b"\xff\xff\xff\xff"],
-                         ids=["partial-length", "block-overruns", "negative-length"])
+@pytest.mark.parametrize(
+    "tail",
+    [b"\x00\x00", b"\x00\x00\x00\x10abc", b"\xff\xff\xff\xff"],
+    ids=["partial-length", "block-overruns", "negative-length"],
+)
 def test_snappy_xerial_bad_block_framing_is_corrupt(tail):
     with pytest.raises(CorruptRecordError):
         decompress(Codec.SNAPPY, compress(Codec.SNAPPY, b"payload" * 10) + tail)
 
 
 # --- zstd ----------------------------------------------------------------------------------
+
 
 def test_zstd_frame_without_content_size_decompresses():
     data = SAMPLES["text"]
@@ -213,7 +238,7 @@ def test_zstd_frame_without_content_size_decompresses():
 def test_zstd_streaming_compressobj_frame_decompresses(name):
     data = SAMPLES[name]
     compressor = zstandard.ZstdCompressor().compressobj()
-    frame = b"".join(compressor.compress(data[i:i + 10000]) for i in range(0, len(data), 10000))
+    frame = b"".join(compressor.compress(data[i : i + 10000]) for i in range(0, len(data), 10000))
     frame += compressor.flush()
     assert zstandard.frame_content_size(frame) == -1
     assert decompress(Codec.ZSTD, frame) == data
@@ -233,6 +258,7 @@ def test_zstd_output_decodes_with_zstandard_streaming_reader():
 
 
 # --- lz4 -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_lz4_frames_have_block_independence_flag(name):
@@ -254,8 +280,13 @@ def test_lz4_frames_decode_with_lz4_frame_package(name):
 @pytest.mark.parametrize("store_size", [False, True])
 def test_lz4_frames_from_lz4_frame_package_decompress(block_linked, content_checksum, store_size):
     data = SAMPLES["random-100k"] + SAMPLES["text"]
-    frame = lz4.frame.compress(data, block_linked=block_linked, content_checksum=content_checksum,
-                               store_size=store_size, block_size=lz4.frame.BLOCKSIZE_MAX64KB)
+    frame = lz4.frame.compress(
+        data,
+        block_linked=block_linked,
+        content_checksum=content_checksum,
+        store_size=store_size,
+        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+    )
     assert decompress(Codec.LZ4, frame) == data
 
 
@@ -281,7 +312,7 @@ def test_garbage_input_raises_corrupt_record_error(codec, name):
 def test_truncated_compressed_data_raises_corrupt_record_error(codec, fraction):
     compressed = compress(codec, SAMPLES["random-100k"])
     with pytest.raises(CorruptRecordError):
-        decompress(codec, compressed[:int(len(compressed) * fraction)])
+        decompress(codec, compressed[: int(len(compressed) * fraction)])
 
 
 @pytest.mark.parametrize("codec", COMPRESSING, ids=codec_ids)

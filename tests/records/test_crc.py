@@ -27,7 +27,7 @@ def test_check_value(path):
 @pytest.mark.parametrize("path", PATHS)
 @given(data=st.binary(max_size=300), start=st.integers(0, 16))
 def test_equal_to_crcmod_at_any_length_and_alignment(path, data, start):
-    view = memoryview(data)[min(start, len(data)):]
+    view = memoryview(data)[min(start, len(data)) :]
     assert PATHS[path](view) == crcmod_crc32c(view)
 
 

@@ -20,8 +20,13 @@ RECORDS = [
     Record(1, T + 1, None, b"null key " * 20, ()),
     Record(2, T - 100, b"null value", None, ()),
     Record(3, T + 5, b"", b"", ()),
-    Record(4, T + 5, b"hdr", b"x" * 100, (("null-valued", None), ("\u043a\u043b\u044e\u0447", b"\xd0"),
-                                         ("\u65e5\u672c\u8a9e \U0001f389", b"v"))),
+    Record(
+        4,
+        T + 5,
+        b"hdr",
+        b"x" * 100,
+        (("null-valued", None), ("\u043a\u043b\u044e\u0447", b"\xd0"), ("\u65e5\u672c\u8a9e \U0001f389", b"v")),
+    ),
     Record(5, T + 999, b"\x00\xff", b"\x00" * 300, ()),
     Record(6, T + 2, None, None, (("only-header", None),)),
 ]
@@ -45,20 +50,29 @@ codec_ids = lambda c: c.name.lower()  # noqa: E731
 
 def test_aiokafka_supports_every_codec():
     import aiokafka.codec
+
     assert aiokafka.codec.has_gzip() and aiokafka.codec.has_snappy()
     assert aiokafka.codec.has_lz4() and aiokafka.codec.has_zstd()
 
 
-def foreign_build(builder_name, records, codec=Codec.NONE, *, is_transactional=0, producer_id=-1,
-                  producer_epoch=-1, base_sequence=-1) -> bytes:
+def foreign_build(
+    builder_name, records, codec=Codec.NONE, *, is_transactional=0, producer_id=-1, producer_epoch=-1, base_sequence=-1
+) -> bytes:
     """Build with a client's builder; record offsets are deltas from 0, as a producer writes them."""
     builder = BUILDERS[builder_name](
-        magic=2, compression_type=int(codec), is_transactional=is_transactional,
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        batch_size=1 << 23)
+        magic=2,
+        compression_type=int(codec),
+        is_transactional=is_transactional,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        batch_size=1 << 23,
+    )
     for r in records:
-        assert builder.append(r.offset, timestamp=r.timestamp, key=r.key, value=r.value,
-                              headers=list(r.headers)) is not None
+        assert (
+            builder.append(r.offset, timestamp=r.timestamp, key=r.key, value=r.value, headers=list(r.headers))
+            is not None
+        )
     return bytes(builder.build())
 
 
@@ -66,12 +80,12 @@ def foreign_read(reader_name, buf):
     """``(crc_ok, reader, [Record...])`` as a client's reader sees the batch."""
     reader = READERS[reader_name](bytes(buf))
     crc_ok = reader.validate_crc()
-    records = [Record(r.offset, r.timestamp, r.key, r.value, tuple(tuple(h) for h in r.headers))
-               for r in reader]
+    records = [Record(r.offset, r.timestamp, r.key, r.value, tuple(tuple(h) for h in r.headers)) for r in reader]
     return crc_ok, reader, records
 
 
 # --- client builds, we decode --------------------------------------------------------------
+
 
 @pytest.mark.parametrize("codec", CODECS, ids=codec_ids)
 @pytest.mark.parametrize("builder_name", list(BUILDERS))
@@ -95,8 +109,15 @@ def test_client_built_batch_decodes_identically(builder_name, codec):
 
 @pytest.mark.parametrize("builder_name", list(BUILDERS))
 def test_client_built_transactional_batch_header(builder_name):
-    built = foreign_build(builder_name, RECORDS[:3], Codec.NONE, is_transactional=1,
-                          producer_id=4242, producer_epoch=3, base_sequence=2**31 - 2)
+    built = foreign_build(
+        builder_name,
+        RECORDS[:3],
+        Codec.NONE,
+        is_transactional=1,
+        producer_id=4242,
+        producer_epoch=3,
+        base_sequence=2**31 - 2,
+    )
     header = batch.validate(built)
     assert header.is_transactional
     assert header.attributes == 0x10
@@ -118,13 +139,17 @@ def test_client_built_one_mib_value_decodes(builder_name, codec):
 
 @pytest.mark.parametrize("builder_name", list(BUILDERS))
 def test_client_built_single_record_variants(builder_name):
-    for record in [Record(0, T, None, None, ()), Record(0, T, None, b"", ()), Record(0, T, b"", None, ()),
-                   Record(0, 0, b"k", b"v", (("", None),)), Record(0, -1, b"k", b"v", ())]:
+    for record in [
+        Record(0, T, None, None, ()),
+        Record(0, T, None, b"", ()),
+        Record(0, T, b"", None, ()),
+        Record(0, 0, b"k", b"v", (("", None),)),
+        Record(0, -1, b"k", b"v", ()),
+    ]:
         assert batch.decode(foreign_build(builder_name, [record])).records == [record]
 
 
-@pytest.mark.parametrize("builder_name, leader_epoch", [("kafka-python", 0), ("aiokafka", -1),
-                                                        ("aiokafka-py", -1)])
+@pytest.mark.parametrize("builder_name, leader_epoch", [("kafka-python", 0), ("aiokafka", -1), ("aiokafka-py", -1)])
 def test_uncompressed_build_is_byte_identical_to_client_build(builder_name, leader_epoch):
     ours = batch.build(RECORDS, partition_leader_epoch=leader_epoch)
     assert ours == foreign_build(builder_name, RECORDS)
@@ -140,12 +165,20 @@ def test_client_built_batch_with_offset_and_epoch_assigned(builder_name):
 
 # --- we build, clients read ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("codec", CODECS, ids=codec_ids)
 @pytest.mark.parametrize("reader_name", list(READERS))
 def test_our_batch_reads_identically_in_clients(reader_name, codec):
     records = [r._replace(offset=r.offset + 700) for r in RECORDS]
-    built = batch.build(records, base_offset=700, compression=codec, producer_id=99,
-                        producer_epoch=4, base_sequence=10, partition_leader_epoch=6)
+    built = batch.build(
+        records,
+        base_offset=700,
+        compression=codec,
+        producer_id=99,
+        producer_epoch=4,
+        base_sequence=10,
+        partition_leader_epoch=6,
+    )
     crc_ok, reader, seen = foreign_read(reader_name, built)
     assert crc_ok
     assert seen == records
@@ -162,8 +195,15 @@ def test_our_batch_reads_identically_in_clients(reader_name, codec):
 
 @pytest.mark.parametrize("codec", CODECS, ids=codec_ids)
 def test_our_batch_header_fields_seen_by_kafka_python(codec):
-    built = batch.build(RECORDS, compression=codec, partition_leader_epoch=33, producer_id=1,
-                        producer_epoch=0, base_sequence=2**31 - 1, is_transactional=True)
+    built = batch.build(
+        RECORDS,
+        compression=codec,
+        partition_leader_epoch=33,
+        producer_id=1,
+        producer_epoch=0,
+        base_sequence=2**31 - 1,
+        is_transactional=True,
+    )
     reader = kafka_records.DefaultRecordBatch(built)
     assert reader.validate_crc()
     assert reader.leader_epoch == 33
@@ -185,8 +225,9 @@ def test_our_one_mib_value_reads_in_clients(reader_name, codec):
 @pytest.mark.parametrize("codec", CODECS, ids=codec_ids)
 @pytest.mark.parametrize("reader_name", list(READERS))
 def test_our_log_append_time_batch_reads_in_clients(reader_name, codec):
-    built = batch.build(RECORDS, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME,
-                        max_timestamp=T + 10**6)
+    built = batch.build(
+        RECORDS, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=T + 10**6
+    )
     crc_ok, reader, seen = foreign_read(reader_name, built)
     assert crc_ok
     assert reader.timestamp_type == 1
@@ -224,8 +265,14 @@ def test_our_offset_gaps_read_in_clients(reader_name):
 @pytest.mark.parametrize("control_type", list(ControlType), ids=lambda c: c.name.lower())
 def test_our_control_batch_reads_as_control_record_in_kafka_python(control_type):
     key, value = batch.control_record(control_type, coordinator_epoch=9)
-    built = batch.build([Record(10, T, key, value)], base_offset=10, is_control=True,
-                        is_transactional=True, producer_id=5, producer_epoch=1)
+    built = batch.build(
+        [Record(10, T, key, value)],
+        base_offset=10,
+        is_control=True,
+        is_transactional=True,
+        producer_id=5,
+        producer_epoch=1,
+    )
     reader = kafka_records.DefaultRecordBatch(built)
     assert reader.validate_crc()
     assert reader.is_control_batch and reader.is_transactional
@@ -241,8 +288,9 @@ def test_our_control_batch_reads_as_control_record_in_kafka_python(control_type)
 @pytest.mark.parametrize("reader_name", ["aiokafka", "aiokafka-py"])
 def test_our_control_batch_is_flagged_in_aiokafka(reader_name):
     key, value = batch.control_record(ControlType.ABORT)
-    built = batch.build([Record(0, T, key, value)], is_control=True, is_transactional=True,
-                        producer_id=5, producer_epoch=1)
+    built = batch.build(
+        [Record(0, T, key, value)], is_control=True, is_transactional=True, producer_id=5, producer_epoch=1
+    )
     crc_ok, reader, seen = foreign_read(reader_name, built)
     assert crc_ok
     assert reader.is_control_batch

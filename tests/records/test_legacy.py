@@ -23,8 +23,15 @@ MESSAGES = [
 ]
 
 # (magic, codec) pairs kafka-python can build: lz4 in magic 0 needs a non-standard frame.
-BUILDABLE = [(0, Codec.NONE), (0, Codec.GZIP), (0, Codec.SNAPPY),
-             (1, Codec.NONE), (1, Codec.GZIP), (1, Codec.SNAPPY), (1, Codec.LZ4)]
+BUILDABLE = [
+    (0, Codec.NONE),
+    (0, Codec.GZIP),
+    (0, Codec.SNAPPY),
+    (1, Codec.NONE),
+    (1, Codec.GZIP),
+    (1, Codec.SNAPPY),
+    (1, Codec.LZ4),
+]
 BUILDABLE_IDS = [f"magic{m}-{c.name.lower()}" for m, c in BUILDABLE]
 COMPRESSED_V1 = [Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
 
@@ -57,8 +64,7 @@ def kp_read(buf) -> list:
 
 
 def ours(buf) -> list:
-    return [(r.offset, r.timestamp, r.key, r.value)
-            for d in record_set.iter_batches(buf) for r in d.records]
+    return [(r.offset, r.timestamp, r.key, r.value) for d in record_set.iter_batches(buf) for r in d.records]
 
 
 def expected_for(magic, messages=MESSAGES) -> list:
@@ -69,8 +75,7 @@ def _bytes_field(data) -> bytes:
     return struct.pack(">i", -1) if data is None else struct.pack(">i", len(data)) + data
 
 
-def make_message(magic, offset, key, value, *, attributes=0, timestamp=0, crc=None,
-                 size_delta=0) -> bytes:
+def make_message(magic, offset, key, value, *, attributes=0, timestamp=0, crc=None, size_delta=0) -> bytes:
     """One legacy entry by hand (for what kafka-python cannot or will not build)."""
     body = struct.pack(">bb", magic, attributes)
     if magic == 1:
@@ -96,6 +101,7 @@ def rewrite_wrapper(entry, *, offset=None, attributes=None, timestamp=None) -> b
 
 # --- helpers agree with kafka-python -------------------------------------------------------
 
+
 @pytest.mark.parametrize("magic", [0, 1])
 def test_hand_made_message_matches_kafka_python(magic):
     ts = 1_600_000_000_000 if magic == 1 else -1
@@ -104,6 +110,7 @@ def test_hand_made_message_matches_kafka_python(magic):
 
 
 # --- decoding, compared with kafka-python's reader -----------------------------------------
+
 
 @pytest.mark.parametrize("magic, codec", BUILDABLE, ids=BUILDABLE_IDS)
 def test_decoding_matches_kafka_python_reader(magic, codec):
@@ -118,14 +125,14 @@ def test_decoded_batch_metadata(magic, codec):
     assert len(decoded) == (len(MESSAGES) if codec == Codec.NONE else 1)
     for d in decoded:
         assert d.magic == magic
-        assert d.timestamp_type == (TimestampType.NO_TIMESTAMP_TYPE if magic == 0
-                                    else TimestampType.CREATE_TIME)
+        assert d.timestamp_type == (TimestampType.NO_TIMESTAMP_TYPE if magic == 0 else TimestampType.CREATE_TIME)
         assert d.is_control is False
         assert d.is_transactional is False
         assert d.producer_id == -1
         assert all(r.headers == () for r in d.records)
-        assert all(isinstance(r.key, (bytes, type(None))) and isinstance(r.value, (bytes, type(None)))
-                   for r in d.records)
+        assert all(
+            isinstance(r.key, (bytes, type(None))) and isinstance(r.value, (bytes, type(None))) for r in d.records
+        )
 
 
 @pytest.mark.parametrize("magic", [0, 1])
@@ -142,13 +149,14 @@ def test_legacy_decode_of_each_entry_matches(magic, codec):
     buf = kp_set(magic, codec)
     records = []
     for pos, header in record_set.iter_entries(buf):
-        entry = buf[pos:pos + header.size]
+        entry = buf[pos : pos + header.size]
         assert legacy.validate(entry) == header
         records.extend(legacy.decode(entry).records)
     assert [(r.offset, r.timestamp, r.key, r.value) for r in records] == expected_for(magic)
 
 
 # --- offsets and timestamps of compressed wrappers -----------------------------------------
+
 
 @pytest.mark.parametrize("codec", COMPRESSED_V1, ids=lambda c: c.name.lower())
 def test_v1_wrapper_with_relative_inner_offsets_yields_absolute_offsets(codec):
@@ -175,13 +183,11 @@ def test_v0_wrapper_inner_offsets_are_absolute(codec):
 @pytest.mark.parametrize("codec", COMPRESSED_V1, ids=lambda c: c.name.lower())
 def test_log_append_time_wrapper_gives_every_inner_record_its_timestamp(codec):
     append_time = 1_700_000_123_456
-    placed = rewrite_wrapper(kp_build(1, codec), offset=4, attributes=int(codec) | 0x08,
-                             timestamp=append_time)
+    placed = rewrite_wrapper(kp_build(1, codec), offset=4, attributes=int(codec) | 0x08, timestamp=append_time)
     decoded = legacy.decode(placed)
     assert decoded.timestamp_type == TimestampType.LOG_APPEND_TIME
     assert [r.timestamp for r in decoded.records] == [append_time] * len(MESSAGES)
-    assert [(r.offset, r.key, r.value) for r in decoded.records] == [
-        (o, k, v) for o, _, k, v in MESSAGES]
+    assert [(r.offset, r.key, r.value) for r in decoded.records] == [(o, k, v) for o, _, k, v in MESSAGES]
     assert ours(placed) == kp_read(placed)
 
 
@@ -213,11 +219,12 @@ def test_parse_header_fields():
 
 # --- CRC-32 --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("magic, codec", BUILDABLE, ids=BUILDABLE_IDS)
 def test_crc32_corruption_is_detected(magic, codec):
     buf = kp_build(magic, codec, MESSAGES[:2])
     pos, header = next(record_set.iter_entries(buf))
-    entry = buf[:header.size]
+    entry = buf[: header.size]
     for index in range(12, len(entry)):  # the stored CRC, then everything it covers
         corrupted = bytearray(entry)
         corrupted[index] ^= 0x01
@@ -226,7 +233,7 @@ def test_crc32_corruption_is_detected(magic, codec):
         with pytest.raises(CorruptRecordError):
             legacy.validate(bytes(corrupted))
         with pytest.raises(CorruptRecordError):
-            list(record_set.iter_batches(bytes(corrupted) + buf[header.size:]))
+            list(record_set.iter_batches(bytes(corrupted) + buf[header.size :]))
 
 
 def test_offset_and_size_are_outside_the_crc():
@@ -255,6 +262,7 @@ def test_bad_crc_of_an_inner_message_is_detected():
 
 # --- malformed entries ---------------------------------------------------------------------
 
+
 def _wrap(inner: bytes, codec=Codec.GZIP, magic=1) -> bytes:
     return make_message(magic, 0, None, compress(codec, inner), attributes=int(codec), timestamp=1)
 
@@ -268,10 +276,10 @@ MALFORMED_ENTRIES = {
     "shorter-than-prefix": b"\x00" * 10,
     "magic1-missing-timestamp": make_message(1, 0, None, None)[:20],
     "bytes-after-value": rewrite_wrapper(make_message(1, 0, b"k", b"v", size_delta=2) + b"\x00\x00"),
-    "key-length-overruns": rewrite_wrapper(make_message(1, 0, b"k", b"v")[:30] + struct.pack(">i", 99)
-                                           + make_message(1, 0, b"k", b"v")[34:]),
-    "value-length-overruns": rewrite_wrapper(make_message(0, 0, None, b"value")[:22] + struct.pack(">i", 6)
-                                             + b"value"),
+    "key-length-overruns": rewrite_wrapper(
+        make_message(1, 0, b"k", b"v")[:30] + struct.pack(">i", 99) + make_message(1, 0, b"k", b"v")[34:]
+    ),
+    "value-length-overruns": rewrite_wrapper(make_message(0, 0, None, b"value")[:22] + struct.pack(">i", 6) + b"value"),
     "compressed-wrapper-with-null-value": make_message(1, 0, None, None, attributes=1),
     "nested-compression": _wrap(_wrap(make_message(1, 0, b"k", b"v"))),
     "truncated-inner-message": _wrap(make_message(1, 0, b"k", b"value")[:-2]),
@@ -324,6 +332,7 @@ def test_empty_compressed_inner_set_decodes_to_no_records():
 
 # --- magic 0 + LZ4 -------------------------------------------------------------------------
 
+
 def _magic0_lz4_wrapper() -> bytes:
     inner = kp_build(0, Codec.NONE, [(0, -1, b"k", b"v"), (1, -1, None, b"w")])
     return make_message(0, 1, None, compress(Codec.LZ4, inner), attributes=int(Codec.LZ4))
@@ -348,6 +357,7 @@ def test_same_inner_set_in_a_magic1_lz4_wrapper_decodes():
 
 # --- up-conversion -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("magic, codec", BUILDABLE, ids=BUILDABLE_IDS)
 def test_upconvert_makes_one_v2_batch_with_offsets_from_zero(magic, codec):
     legacy_set = kp_build(magic, codec, [(100 + i, ts, k, v) for i, (_, ts, k, v) in enumerate(MESSAGES)])
@@ -361,8 +371,9 @@ def test_upconvert_makes_one_v2_batch_with_offsets_from_zero(magic, codec):
     assert header.timestamp_type == TimestampType.CREATE_TIME
     assert header.producer_id == -1
     decoded = batch.decode(converted)
-    assert decoded.records == [Record(i, ts if magic == 1 else -1, k, v, ())
-                               for i, (_, ts, k, v) in enumerate(MESSAGES)]
+    assert decoded.records == [
+        Record(i, ts if magic == 1 else -1, k, v, ()) for i, (_, ts, k, v) in enumerate(MESSAGES)
+    ]
 
 
 @pytest.mark.parametrize("codec", COMPRESSED_V1, ids=lambda c: c.name.lower())
@@ -374,14 +385,16 @@ def test_upconvert_of_a_log_append_time_wrapper_keeps_the_wrapper_timestamp(code
 
 def test_upconvert_joins_several_legacy_entries_and_takes_the_first_compressed_codec():
     plain = make_message(1, 0, b"a", b"1", timestamp=10)
-    snappy_wrapper = rewrite_wrapper(
-        kp_build(1, Codec.SNAPPY, [(0, 11, b"b", b"2"), (1, 12, b"c", b"3")]), offset=2)
+    snappy_wrapper = rewrite_wrapper(kp_build(1, Codec.SNAPPY, [(0, 11, b"b", b"2"), (1, 12, b"c", b"3")]), offset=2)
     gzip_wrapper = rewrite_wrapper(kp_build(1, Codec.GZIP, [(0, 13, b"d", b"4")]), offset=3)
     converted = record_set.upconvert(plain + snappy_wrapper + gzip_wrapper)
     assert batch.validate(converted).compression == Codec.SNAPPY
     assert batch.decode(converted).records == [
-        Record(0, 10, b"a", b"1", ()), Record(1, 11, b"b", b"2", ()),
-        Record(2, 12, b"c", b"3", ()), Record(3, 13, b"d", b"4", ())]
+        Record(0, 10, b"a", b"1", ()),
+        Record(1, 11, b"b", b"2", ()),
+        Record(2, 12, b"c", b"3", ()),
+        Record(3, 13, b"d", b"4", ()),
+    ]
 
 
 @pytest.mark.parametrize("codec", list(Codec), ids=lambda c: c.name.lower())

@@ -18,12 +18,12 @@ from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
 from broker.records.varint import decode_varint, encode_varint
 
-INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
-ROUND_TRIP = settings(max_examples=150, deadline=None,
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+ROUND_TRIP = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 codecs = st.sampled_from(list(Codec))
 small_bytes = st.binary(max_size=3 * 1024)
@@ -32,7 +32,7 @@ optional_bytes = st.one_of(st.none(), small_bytes)
 # now and then (about 1 in 30) a ~300 KiB value
 values = st.integers(0, 29).flatmap(lambda n: large_bytes if n == 0 else optional_bytes)
 # any two timestamps stay within int64 of each other, so every delta is encodable
-timestamps = st.one_of(st.just(-1), st.just(0), st.integers(0, 2**45), st.integers(-2**61, 2**61))
+timestamps = st.one_of(st.just(-1), st.just(0), st.integers(0, 2**45), st.integers(-(2**61), 2**61))
 headers = st.lists(st.tuples(st.text(max_size=20), optional_bytes), max_size=4).map(tuple)
 
 
@@ -43,19 +43,20 @@ def record_lists(draw, max_size=8):
     offsets = [base_offset + draw(st.integers(0, 5))]
     for gap in draw(st.lists(st.integers(1, 10**6), max_size=max_size - 1)):
         offsets.append(offsets[-1] + gap)
-    records = [Record(o, draw(timestamps), draw(optional_bytes), draw(values), draw(headers))
-               for o in offsets]
+    records = [Record(o, draw(timestamps), draw(optional_bytes), draw(values), draw(headers)) for o in offsets]
     return base_offset, records
 
 
-producer_states = st.fixed_dictionaries({
-    "producer_id": st.one_of(st.just(-1), st.integers(0, INT64_MAX)),
-    "producer_epoch": st.one_of(st.just(-1), st.integers(0, 2**15 - 1)),
-    "base_sequence": st.one_of(st.just(-1), st.integers(0, 2**31 - 1)),
-    "partition_leader_epoch": st.integers(-1, 2**31 - 1),
-    "is_transactional": st.booleans(),
-    "is_control": st.booleans(),
-})
+producer_states = st.fixed_dictionaries(
+    {
+        "producer_id": st.one_of(st.just(-1), st.integers(0, INT64_MAX)),
+        "producer_epoch": st.one_of(st.just(-1), st.integers(0, 2**15 - 1)),
+        "base_sequence": st.one_of(st.just(-1), st.integers(0, 2**31 - 1)),
+        "partition_leader_epoch": st.integers(-1, 2**31 - 1),
+        "is_transactional": st.booleans(),
+        "is_control": st.booleans(),
+    }
+)
 
 
 def _expected_last_sequence(base_sequence, last_offset_delta):
@@ -93,18 +94,22 @@ def test_build_then_decode_returns_the_same_records(offsets_and_records, codec, 
 @given(record_lists(max_size=5), codecs, st.integers(-1, 2**50))
 def test_log_append_time_round_trip_stamps_every_record(offsets_and_records, codec, append_time):
     base_offset, records = offsets_and_records
-    built = batch.build(records, base_offset=base_offset, compression=codec,
-                        timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=append_time)
+    built = batch.build(
+        records,
+        base_offset=base_offset,
+        compression=codec,
+        timestamp_type=TimestampType.LOG_APPEND_TIME,
+        max_timestamp=append_time,
+    )
     decoded = batch.decode(built)
     assert decoded.timestamp_type == TimestampType.LOG_APPEND_TIME
     assert decoded.records == [r._replace(timestamp=append_time) for r in records]
-    stamped = batch.with_log_append_time(batch.build(records, base_offset=base_offset, compression=codec),
-                                         append_time)
+    stamped = batch.with_log_append_time(batch.build(records, base_offset=base_offset, compression=codec), append_time)
     assert batch.decode(stamped).records == decoded.records
 
 
 @ROUND_TRIP
-@given(record_lists(max_size=4), codecs, st.integers(0, INT64_MAX), st.integers(-2**31, 2**31 - 1))
+@given(record_lists(max_size=4), codecs, st.integers(0, INT64_MAX), st.integers(-(2**31), 2**31 - 1))
 def test_offset_and_epoch_rewrite_keeps_the_batch_valid(offsets_and_records, codec, new_base, epoch):
     base_offset, records = offsets_and_records
     assume(new_base + (records[-1].offset - base_offset) <= INT64_MAX)
@@ -143,10 +148,18 @@ def test_varint_round_trip_over_int64(value, prefix, suffix):
     assert encoded == bytes(out)
 
 
-@pytest.mark.parametrize("value, encoded", [
-    (0, b"\x00"), (-1, b"\x01"), (1, b"\x02"), (-64, b"\x7f"), (64, b"\x80\x01"),
-    (INT64_MAX, b"\xfe" + b"\xff" * 8 + b"\x01"), (INT64_MIN, b"\xff" * 9 + b"\x01"),
-])
+@pytest.mark.parametrize(
+    "value, encoded",
+    [
+        (0, b"\x00"),
+        (-1, b"\x01"),
+        (1, b"\x02"),
+        (-64, b"\x7f"),
+        (64, b"\x80\x01"),
+        (INT64_MAX, b"\xfe" + b"\xff" * 8 + b"\x01"),
+        (INT64_MIN, b"\xff" * 9 + b"\x01"),
+    ],
+)
 def test_varint_known_encodings(value, encoded):
     assert encode_varint(value) == encoded
     assert decode_varint(encoded, 0) == (value, len(encoded))
@@ -176,10 +189,12 @@ def test_iter_batches_over_concatenated_batches_returns_all_in_order(specs):
     assert [d.records for d in decoded] == [records for (_, records), _ in specs]
     assert [d.base_offset for d in decoded] == [base for (base, _), _ in specs]
     assert list(record_set.iter_user_records(buf)) == [
-        (TimestampType.CREATE_TIME, r) for (_, records), _ in specs for r in records]
+        (TimestampType.CREATE_TIME, r) for (_, records), _ in specs for r in records
+    ]
 
 
 # --- robustness ----------------------------------------------------------------------------
+
 
 def _only_corrupt_record_errors(func, *args, **kwargs):
     """Run ``func``; success and CorruptRecordError (or a subclass) are fine, anything else fails."""
@@ -229,8 +244,23 @@ def test_random_bytes_to_decompress_raise_only_corrupt_record_error(codec, data)
 @given(codecs, st.binary(max_size=200), st.integers(-3, 12))
 def test_random_record_bodies_in_a_crc_valid_batch_raise_only_corrupt_record_error(codec, body, count):
     payload = compression.compress(codec, body)
-    buf = bytearray(batch.HEADER.pack(0, batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(payload), -1, 2, 0,
-                                      int(codec), max(count - 1, 0), 0, 0, -1, -1, -1, count))
+    buf = bytearray(
+        batch.HEADER.pack(
+            0,
+            batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(payload),
+            -1,
+            2,
+            0,
+            int(codec),
+            max(count - 1, 0),
+            0,
+            0,
+            -1,
+            -1,
+            -1,
+            count,
+        )
+    )
     buf += payload
     struct.pack_into(">I", buf, 17, batch.compute_crc(buf))
     batch.validate(buf)
@@ -275,16 +305,18 @@ def _fix_checksum(buf: bytearray) -> None:
 
 @pytest.mark.parametrize("verify_crc", [True, False], ids=["crc-checked", "crc-unchecked"])
 @FUZZ
-@given(index=st.sampled_from(range(len(SAMPLE_ENTRIES))),
-       mutations=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
-       cut=st.integers(0, 10**6), fix_checksum=st.booleans())
-def test_mutated_valid_entries_raise_only_corrupt_record_error(verify_crc, index, mutations, cut,
-                                                               fix_checksum):
+@given(
+    index=st.sampled_from(range(len(SAMPLE_ENTRIES))),
+    mutations=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
+    cut=st.integers(0, 10**6),
+    fix_checksum=st.booleans(),
+)
+def test_mutated_valid_entries_raise_only_corrupt_record_error(verify_crc, index, mutations, cut, fix_checksum):
     buf = bytearray(SAMPLE_ENTRIES[index])
     for position, byte in mutations:
         buf[position % len(buf)] = byte
     if cut % 3 == 0:
-        del buf[cut % len(buf):]
+        del buf[cut % len(buf) :]
     if fix_checksum:
         _fix_checksum(buf)
     _all_decoders(bytes(buf), verify_crc)

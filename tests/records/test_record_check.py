@@ -31,17 +31,26 @@ COMPRESSED = [c for c in Codec if c != Codec.NONE]
 
 # -- hand-encoded records ----------------------------------------------------------------------
 
+
 def nullable(data: bytes | None) -> bytes:
     return encode_varint(-1) if data is None else encode_varint(len(data)) + data
 
 
-def record(offset_delta: int, timestamp_delta: int = 0, key: bytes | None = b"k", value: bytes | None = b"v",
-           header_section: bytes = b"\x00", length_adjust: int = 0, raw_timestamp_delta: bytes | None = None) -> bytes:
+def record(
+    offset_delta: int,
+    timestamp_delta: int = 0,
+    key: bytes | None = b"k",
+    value: bytes | None = b"v",
+    header_section: bytes = b"\x00",
+    length_adjust: int = 0,
+    raw_timestamp_delta: bytes | None = None,
+) -> bytes:
     """One record: attributes 0, the varint fields, ``header_section`` as is (count then headers);
     its length prefix is off by ``length_adjust`` if asked."""
     stamp = encode_varint(timestamp_delta) if raw_timestamp_delta is None else raw_timestamp_delta
-    return framed(b"\x00" + stamp + encode_varint(offset_delta) + nullable(key) + nullable(value) + header_section,
-                  length_adjust)
+    return framed(
+        b"\x00" + stamp + encode_varint(offset_delta) + nullable(key) + nullable(value) + header_section, length_adjust
+    )
 
 
 def framed(fields: bytes, length_adjust: int = 0) -> bytes:
@@ -59,7 +68,7 @@ def check(data: bytes, **kwargs) -> int:
 def section(data: bytes) -> bytes:
     """The (decompressed) records section of a batch."""
     header = batch.parse_header(data)
-    return bytes(decompress(header.compression, data[batch.HEADER_SIZE:]))
+    return bytes(decompress(header.compression, data[batch.HEADER_SIZE :]))
 
 
 def c_walk_or_skip():
@@ -68,6 +77,7 @@ def c_walk_or_skip():
 
 # -- valid batches ---------------------------------------------------------------------------
 
+
 def test_the_implementation_is_named():
     built = importlib.util.find_spec("broker.records._recordwalk") is not None
     assert record_check.RECORD_WALK_IMPLEMENTATION == ("c" if built else "python")
@@ -75,16 +85,26 @@ def test_the_implementation_is_named():
 
 SHAPES = {
     "one": [Record(0, BASE_TIME, b"k", b"v")],
-    "nulls-and-headers": [Record(0, BASE_TIME, None, None, (("h", None), ("", b""))),
-                          Record(1, BASE_TIME + 900, b"", b"x" * 300, (("\u00e9", b"y"),)),
-                          Record(2, BASE_TIME - 50, None, b"z", ())],
-    "many": [Record(i, BASE_TIME + (i * 7919) % 1000, f"k{i}".encode(), b"v" * (i % 40), (("n", b"%d" % i),) * (i % 3))
-             for i in range(500)],
+    "nulls-and-headers": [
+        Record(0, BASE_TIME, None, None, (("h", None), ("", b""))),
+        Record(1, BASE_TIME + 900, b"", b"x" * 300, (("\u00e9", b"y"),)),
+        Record(2, BASE_TIME - 50, None, b"z", ()),
+    ],
+    "many": [
+        Record(i, BASE_TIME + (i * 7919) % 1000, f"k{i}".encode(), b"v" * (i % 40), (("n", b"%d" % i),) * (i % 3))
+        for i in range(500)
+    ],
     # every delta from the first timestamp stays inside int64, as a producer's must
-    "extreme-low-timestamps": [Record(0, INT64_MIN, None, b"a"), Record(1, -1, None, b"b"),
-                               Record(2, INT64_MIN + 5, None, b"c")],
-    "extreme-high-timestamps": [Record(0, INT64_MAX - 3, None, b"a"), Record(1, 0, None, b"b"),
-                                Record(2, INT64_MAX, None, b"c")],
+    "extreme-low-timestamps": [
+        Record(0, INT64_MIN, None, b"a"),
+        Record(1, -1, None, b"b"),
+        Record(2, INT64_MIN + 5, None, b"c"),
+    ],
+    "extreme-high-timestamps": [
+        Record(0, INT64_MAX - 3, None, b"a"),
+        Record(1, 0, None, b"b"),
+        Record(2, INT64_MAX, None, b"c"),
+    ],
     "no-timestamps": [Record(0, -1, b"k", b"v"), Record(1, -1, None, None)],
 }
 
@@ -101,8 +121,10 @@ def batches(draw):
     """``(records, codec, base_offset)``: 1..8 records with contiguous offsets and random contents."""
     base_offset = draw(st.integers(0, 2**62))
     stamps = draw(st.lists(timestamps, min_size=1, max_size=8))
-    contents = [Record(base_offset + i, t, draw(optional_bytes), draw(optional_bytes), draw(headers))
-                for i, t in enumerate(stamps)]
+    contents = [
+        Record(base_offset + i, t, draw(optional_bytes), draw(optional_bytes), draw(headers))
+        for i, t in enumerate(stamps)
+    ]
     return contents, draw(codecs), base_offset
 
 
@@ -117,10 +139,12 @@ def test_property_check_returns_max_timestamp_and_both_walkers_agree(spec):
     assert record_check._walk_in_python(section(built), header.records_count, header.base_timestamp) == expected
     if record_check.RECORD_WALK_IMPLEMENTATION == "c":
         from broker.records._recordwalk import walk
+
         assert walk(section(built), header.records_count, header.base_timestamp) == expected
 
 
 # -- the C walker and the Python walker agree ------------------------------------------------------
+
 
 def assert_walkers_agree(walk, data: bytes, count: int, base_timestamp: int) -> str:
     """Both accept with one timestamp, or both reject with one index and reason; return "accepted",
@@ -162,15 +186,18 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
         elif kind == 4:
             out[at:at] = rng.randbytes(rng.randint(1, 12))
         else:
-            del out[at:at + rng.randint(1, 5)]
+            del out[at : at + rng.randint(1, 5)]
     return bytes(out)
 
 
 def test_walkers_agree_on_thousands_of_mutated_sections():
     walk = c_walk_or_skip()
     rng = random.Random(20240611)
-    bases = [(section(batch.build(contents)), len(contents), contents[0].timestamp)
-             for name, contents in SHAPES.items() if name != "many"]
+    bases = [
+        (section(batch.build(contents)), len(contents), contents[0].timestamp)
+        for name, contents in SHAPES.items()
+        if name != "many"
+    ]
     bases.append((section(batch.build(SHAPES["many"][:20])), 20, BASE_TIME))
     # timestamps next to the int64 limits, so mutated deltas overflow now and then
     bases.append((records(4), 4, INT64_MAX - 2))
@@ -187,6 +214,7 @@ def test_walkers_agree_on_thousands_of_mutated_sections():
 
 # -- invalid batches, each with the index of its first bad record (the same for both walkers) ---
 
+
 def gzip_batch(body: bytes, count: int) -> bytes:
     return _batch_with_body(compress(Codec.GZIP, body), count, attributes=int(Codec.GZIP))
 
@@ -199,12 +227,18 @@ INVALID = {
     "negative-header-count": (_batch_with_body(records(2) + record(2, header_section=b"\x01"), 3), 2),
     "record-length-past-the-batch": (_batch_with_body(records(1) + record(1, length_adjust=5), 2), 1),
     "key-overruns-its-record": (_batch_with_body(framed(b"\x00\x00\x00" + encode_varint(50) + b"k\x02v\x00"), 1), 0),
-    "value-overruns-its-record": (_batch_with_body(records(1) + record(1, value=b"vv", length_adjust=-2)
-                                                   + record(2), 3), 1),
-    "timestamp-delta-overflows-int64": (_batch_with_body(records(1) + record(1, timestamp_delta=11), 2,
-                                                         base_timestamp=INT64_MAX - 10), 1),
-    "timestamp-delta-underflows-int64": (_batch_with_body(record(0, timestamp_delta=-6), 1,
-                                                          base_timestamp=INT64_MIN + 5), 0),
+    "value-overruns-its-record": (
+        _batch_with_body(records(1) + record(1, value=b"vv", length_adjust=-2) + record(2), 3),
+        1,
+    ),
+    "timestamp-delta-overflows-int64": (
+        _batch_with_body(records(1) + record(1, timestamp_delta=11), 2, base_timestamp=INT64_MAX - 10),
+        1,
+    ),
+    "timestamp-delta-underflows-int64": (
+        _batch_with_body(record(0, timestamp_delta=-6), 1, base_timestamp=INT64_MIN + 5),
+        0,
+    ),
     # ten varint bytes with a 70-bit value: exact in both walkers, then outside int64
     "timestamp-delta-beyond-64-bits": (_batch_with_body(record(0, raw_timestamp_delta=b"\xfe" * 9 + b"\x7f"), 1), 0),
     "gzip-offset-delta-gap": (gzip_batch(records(3) + record(4), 4), 3),

@@ -24,10 +24,12 @@ BASE_TIME = 1_700_000_000_000
 def sections(draw):
     """``(records section, header, records)`` of one uncompressed batch of 0..6 random records."""
     base_offset = draw(st.integers(0, 2**40))
-    contents = [Record(base_offset + i, t, draw(optional_bytes), draw(optional_bytes), draw(headers))
-                for i, t in enumerate(draw(st.lists(timestamps, max_size=6)))]
+    contents = [
+        Record(base_offset + i, t, draw(optional_bytes), draw(optional_bytes), draw(headers))
+        for i, t in enumerate(draw(st.lists(timestamps, max_size=6)))
+    ]
     built = batch.build(contents, base_offset=base_offset)
-    return built[batch.HEADER_SIZE:], batch.parse_header(built), contents
+    return built[batch.HEADER_SIZE :], batch.parse_header(built), contents
 
 
 @ROUND_TRIP
@@ -35,9 +37,17 @@ def sections(draw):
 def test_the_python_walk_gives_back_what_was_built(case):
     section, header, contents = case
     views = list(record_walk.walk(section, header.records_count))
-    assert [(header.base_offset + v.offset_delta, header.base_timestamp + v.timestamp_delta, v.key, v.value,
-             v.headers, v.attributes) for v in views] == [(r.offset, r.timestamp, r.key, r.value, r.headers, 0)
-                                                          for r in contents]
+    assert [
+        (
+            header.base_offset + v.offset_delta,
+            header.base_timestamp + v.timestamp_delta,
+            v.key,
+            v.value,
+            v.headers,
+            v.attributes,
+        )
+        for v in views
+    ] == [(r.offset, r.timestamp, r.key, r.value, r.headers, 0) for r in contents]
     # the records tile the section: each starts where the one before it ends
     assert [v.start for v in views] + [len(section)] == [0] + [v.end for v in views]
 
@@ -55,7 +65,7 @@ def damaged(draw):
         elif edit == "insert":
             data[at:at] = draw(st.binary(min_size=1, max_size=4))
         else:
-            del data[at:at + draw(st.integers(1, 4))]
+            del data[at : at + draw(st.integers(1, 4))]
     count = header.records_count + draw(st.sampled_from([0, 0, 0, 1, -1]))
     return bytes(data), header._replace(records_count=count)
 
@@ -97,8 +107,9 @@ def test_decoding_fails_naming_the_record_the_walk_names(case):
         with pytest.raises(record_walk.RecordWalkError) as raised:
             batch.decode_records(data, header.records_count, header.base_offset, header.base_timestamp)
         assert (raised.value.index, raised.value.reason, str(raised.value)) == (fault.index, fault.reason, str(fault))
-        assert str(fault).startswith(f"record {fault.index} is invalid: " if fault.index >= 0
-                                     else "the batch is invalid: ")
+        assert str(fault).startswith(
+            f"record {fault.index} is invalid: " if fault.index >= 0 else "the batch is invalid: "
+        )
     else:
         decoded = batch.decode_records(data, header.records_count, header.base_offset, header.base_timestamp)
         assert [(r.key, r.value, r.headers) for r in decoded] == [(v.key, v.value, v.headers) for v in walked]

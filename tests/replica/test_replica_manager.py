@@ -43,8 +43,10 @@ def test_serves_only_the_partitions_it_leads_and_says_why_not_for_the_others(rep
     replicas.apply(image({"t": [state(HERE), state(OTHER), state(NO_LEADER)]}))
     assert replicas.leader_partition("t", 0).log is not None
     assert [lg.name for lg in replicas.local_logs()] == ["t-0"]  # no log for partitions led elsewhere
-    assert error_of(replicas, "t", 1) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                                          "broker 1 does not lead t-1 (broker 2 does)")
+    assert error_of(replicas, "t", 1) == (
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        "broker 1 does not lead t-1 (broker 2 does)",
+    )
     assert error_of(replicas, "t", 2)[0] == ErrorCode.LEADER_NOT_AVAILABLE
     assert error_of(replicas, "t", 3)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert error_of(replicas, "missing", 0)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -119,4 +121,7 @@ def test_new_settings_reach_the_logs_of_the_topics_named_only(replicas):
     replicas.make_partitions("b", [0])
     replicas.reconfigure({"a": LogConfig.from_properties({"retention.ms": "1000"})})
     assert {lg.name: lg.config.retention_ms for lg in replicas.local_logs()} == {
-        "a-0": 1000, "a-1": 1000, "b-0": LogConfig().retention_ms}
+        "a-0": 1000,
+        "a-1": 1000,
+        "b-0": LogConfig().retention_ms,
+    }

@@ -7,8 +7,18 @@ DeleteAcls use them; invalid ACLs refused with a reason. The stores that keep AC
 import pytest
 
 from broker.common.settings import ConfigError
-from broker.security.acls import (CLUSTER_NAME, Acl, AclError, AclFilter, Authorizer, AuthorizerSettings, Operation,
-                                  PatternType, Permission, ResourceType)
+from broker.security.acls import (
+    CLUSTER_NAME,
+    Acl,
+    AclError,
+    AclFilter,
+    Authorizer,
+    AuthorizerSettings,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 
 T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
@@ -32,13 +42,21 @@ def test_without_an_authorizer_everything_is_allowed():
     auth = Authorizer(AuthorizerSettings(), lambda: (acl(T, "t", Operation.READ, DENY),))
     assert allows(auth, Operation.READ, T, "t")
     assert auth.authorized_operations(ALICE, HOST, T, "t") == {
-        Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE, Operation.ALTER, Operation.DESCRIBE,
-        Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS}
+        Operation.READ,
+        Operation.WRITE,
+        Operation.CREATE,
+        Operation.DELETE,
+        Operation.ALTER,
+        Operation.DESCRIBE,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+    }
 
 
 def test_literal_wildcard_and_prefixed_patterns():
-    auth = authorizer(acl(T, "orders", Operation.READ), acl(T, "etl.", Operation.WRITE, pattern=PRE),
-                      acl(G, "*", Operation.READ))
+    auth = authorizer(
+        acl(T, "orders", Operation.READ), acl(T, "etl.", Operation.WRITE, pattern=PRE), acl(G, "*", Operation.READ)
+    )
     assert allows(auth, Operation.READ, T, "orders")
     assert not allows(auth, Operation.READ, T, "orders2")
     assert allows(auth, Operation.WRITE, T, "etl.clicks")
@@ -90,38 +108,52 @@ def test_principal_wildcard_and_hosts():
 def test_authorized_operations_and_authorize_any():
     auth = authorizer(acl(T, "t", Operation.WRITE), acl(T, "t", Operation.ALTER_CONFIGS))
     assert auth.authorized_operations(ALICE, HOST, T, "t") == {
-        Operation.WRITE, Operation.DESCRIBE, Operation.ALTER_CONFIGS, Operation.DESCRIBE_CONFIGS}
+        Operation.WRITE,
+        Operation.DESCRIBE,
+        Operation.ALTER_CONFIGS,
+        Operation.DESCRIBE_CONFIGS,
+    }
     assert auth.authorize_any(ALICE, HOST, Operation.WRITE, T)
     assert not auth.authorize_any("User:bob", HOST, Operation.WRITE, T)
     denied = authorizer(acl(T, "t", Operation.WRITE), acl(T, "*", Operation.WRITE, DENY))
     assert not denied.authorize_any(ALICE, HOST, Operation.WRITE, T)
 
 
-@pytest.mark.parametrize("values, reason", [
-    ((T, "", LIT, ALICE, "*", Operation.READ, ALLOW), "empty"),
-    ((T, "t", PatternType.MATCH, ALICE, "*", Operation.READ, ALLOW), "LITERAL or PREFIXED"),
-    ((T, "t", LIT, "alice", "*", Operation.READ, ALLOW), "User:<name>"),
-    ((T, "t", LIT, ALICE, "example.com", Operation.READ, ALLOW), "IP address"),
-    ((G, "g", LIT, ALICE, "*", Operation.WRITE, ALLOW), "does not apply to a GROUP"),
-    ((C, "other", LIT, ALICE, "*", Operation.CREATE, ALLOW), "kafka-cluster"),
-    ((T, "t", LIT, ALICE, "*", Operation.ANY, ALLOW), "does not apply"),
-    ((T, "t", LIT, ALICE, "*", Operation.READ, Permission.ANY), "ALLOW or DENY"),
-    ((9, "t", LIT, ALICE, "*", Operation.READ, ALLOW), "unknown"),
-])
+@pytest.mark.parametrize(
+    "values, reason",
+    [
+        ((T, "", LIT, ALICE, "*", Operation.READ, ALLOW), "empty"),
+        ((T, "t", PatternType.MATCH, ALICE, "*", Operation.READ, ALLOW), "LITERAL or PREFIXED"),
+        ((T, "t", LIT, "alice", "*", Operation.READ, ALLOW), "User:<name>"),
+        ((T, "t", LIT, ALICE, "example.com", Operation.READ, ALLOW), "IP address"),
+        ((G, "g", LIT, ALICE, "*", Operation.WRITE, ALLOW), "does not apply to a GROUP"),
+        ((C, "other", LIT, ALICE, "*", Operation.CREATE, ALLOW), "kafka-cluster"),
+        ((T, "t", LIT, ALICE, "*", Operation.ANY, ALLOW), "does not apply"),
+        ((T, "t", LIT, ALICE, "*", Operation.READ, Permission.ANY), "ALLOW or DENY"),
+        ((9, "t", LIT, ALICE, "*", Operation.READ, ALLOW), "unknown"),
+    ],
+)
 def test_invalid_acls_are_refused_with_a_reason(values, reason):
     with pytest.raises(AclError, match=reason):
         Acl.checked(*values)
 
 
 def test_filters_match_as_kafka_binding_filters():
-    literal, prefixed, wildcard = acl(T, "orders", Operation.READ), acl(T, "ord", Operation.WRITE, pattern=PRE), \
-        acl(T, "*", Operation.DESCRIBE)
+    literal, prefixed, wildcard = (
+        acl(T, "orders", Operation.READ),
+        acl(T, "ord", Operation.WRITE, pattern=PRE),
+        acl(T, "*", Operation.DESCRIBE),
+    )
     every = (literal, prefixed, wildcard, acl(G, "orders", Operation.READ))
 
     def matched(*values):
         return [a for a in every if AclFilter.checked(*values).matches(a)]
-    assert matched(T, "orders", PatternType.MATCH, None, None, Operation.ANY, Permission.ANY) == \
-        [literal, prefixed, wildcard]
+
+    assert matched(T, "orders", PatternType.MATCH, None, None, Operation.ANY, Permission.ANY) == [
+        literal,
+        prefixed,
+        wildcard,
+    ]
     assert matched(T, "orders", PatternType.ANY, None, None, Operation.ANY, Permission.ANY) == [literal]
     assert matched(T, None, PRE, None, None, Operation.ANY, Permission.ANY) == [prefixed]
     assert matched(ResourceType.ANY, "orders", LIT, ALICE, "*", Operation.READ, ALLOW) == [literal, every[3]]
@@ -129,13 +161,16 @@ def test_filters_match_as_kafka_binding_filters():
 
 
 def test_settings_by_kafka_names():
-    settings = AuthorizerSettings.from_properties({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-                                                   "super.users": "User:admin; User:ops",
-                                                   "allow.everyone.if.no.acl.found": "true"})
+    settings = AuthorizerSettings.from_properties(
+        {
+            "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+            "super.users": "User:admin; User:ops",
+            "allow.everyone.if.no.acl.found": "true",
+        }
+    )
     assert settings == AuthorizerSettings(True, frozenset({"User:admin", "User:ops"}), True)
     assert not AuthorizerSettings.from_properties({}).enabled
     with pytest.raises(ConfigError, match="super.users: principal 'admin'"):
         AuthorizerSettings.from_properties({"super.users": "admin"})
     with pytest.raises(ConfigError, match="allow.everyone.if.no.acl.found"):
         AuthorizerSettings.from_properties({"allow.everyone.if.no.acl.found": "yes"})
-

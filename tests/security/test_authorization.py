@@ -19,19 +19,18 @@ import uuid
 
 import pytest
 
-from broker.client import KafkaClient, KafkaError, NewTopic
-from broker.client import AclClient
-from broker.client import from_settings
+from broker.client import AclClient, KafkaClient, KafkaError, NewTopic, from_settings
 from broker.protocol.apis import ApiKey
-from broker.security.acls import (Acl, AclFilter, Operation, PatternType, Permission, ResourceType,
-                                  operations_bits)
+from broker.security.acls import Acl, AclFilter, Operation, PatternType, Permission, ResourceType, operations_bits
 
 from ..conftest import FAST_GROUPS
 from .conftest import kafkalog_users
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:admin"}
-PLAIN_USERS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-               'user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";')
+PLAIN_USERS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";'
+)
 PLAINTEXT, SASL_PLAINTEXT, SASL_SSL = 0, 1, 2
 WAIT = 20
 TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED = 29, 30
@@ -41,17 +40,25 @@ ASSIGN_ONLY_GROUP = "assign-only"
 
 
 def _settings(certificates=None) -> dict:
-    return {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512", "sasl.jaas.config": PLAIN_USERS,
-            "ssl.keystore.location": certificates.server_pem, "num.partitions": "1", **AUTHORIZER, **FAST_GROUPS}
+    return {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+        "sasl.jaas.config": PLAIN_USERS,
+        "ssl.keystore.location": certificates.server_pem,
+        "num.partitions": "1",
+        **AUTHORIZER,
+        **FAST_GROUPS,
+    }
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory, certificates):
     from broker.embedded import EmbeddedBroker
+
     log_dir = tmp_path_factory.mktemp("authorization") / "log"
-    added = kafkalog_users("add", "carol", "--mechanism", "SCRAM-SHA-512", "--password", "carol-secret",
-                           "--log-dir", str(log_dir))
+    added = kafkalog_users(
+        "add", "carol", "--mechanism", "SCRAM-SHA-512", "--password", "carol-secret", "--log-dir", str(log_dir)
+    )
     assert added.returncode == 0, added.stderr
     broker = EmbeddedBroker(log_dir, _settings(certificates)).start()
     readers_group(broker)
@@ -61,8 +68,12 @@ def secured(tmp_path_factory, certificates):
 
 def user(name: str) -> dict:
     """librdkafka's settings for a PLAIN user on the SASL_PLAINTEXT listener."""
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": name,
-            "sasl.password": f"{name}-secret"}
+    return {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": name,
+        "sasl.password": f"{name}-secret",
+    }
 
 
 def readers_group(broker) -> None:
@@ -96,13 +107,16 @@ def topic_with_a_record(broker, topic: str) -> None:
 
 # --- each client's produce, fetch and group join, returning the error code it reports ---------------
 
+
 def produce_error(client: str, bootstrap: str, settings: dict, topic: str) -> int | None:
     """The error code the client reports for one produce (None: delivered)."""
     if client == "confluent":
         from confluent_kafka import Producer
+
         reports = []
-        producer = Producer({"bootstrap.servers": bootstrap, **settings, "message.timeout.ms": WAIT * 1000,
-                             "log_level": 0})
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, **settings, "message.timeout.ms": WAIT * 1000, "log_level": 0}
+        )
         producer.produce(topic, b"v", partition=0, on_delivery=lambda err, msg: reports.append(err))
         producer.flush(WAIT)
         assert reports, "no delivery report"
@@ -110,8 +124,10 @@ def produce_error(client: str, bootstrap: str, settings: dict, topic: str) -> in
     if client == "kafka-python":
         from kafka import KafkaProducer
         from kafka.errors import KafkaError
-        producer = KafkaProducer(bootstrap_servers=bootstrap, **_kafka_python(settings), max_block_ms=WAIT * 1000,
-                                 retries=0)
+
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap, **_kafka_python(settings), max_block_ms=WAIT * 1000, retries=0
+        )
         try:
             producer.send(topic, b"v", partition=0).get(WAIT)
             return None
@@ -125,6 +141,7 @@ def produce_error(client: str, bootstrap: str, settings: dict, topic: str) -> in
 async def _aiokafka_produce(bootstrap, settings, topic):
     from aiokafka import AIOKafkaProducer
     from aiokafka.errors import KafkaError
+
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **_kafka_python(settings))
     await producer.start()
     try:
@@ -140,12 +157,13 @@ def fetch_error(client: str, bootstrap: str, settings: dict, topic: str) -> int 
     """The error code the client reports reading partition 0 from offset 0 (None: a record came)."""
     if client == "confluent":
         from confluent_kafka import Consumer, TopicPartition
-        consumer = Consumer({"bootstrap.servers": bootstrap, **settings, "group.id": ASSIGN_ONLY_GROUP,
-                             "log_level": 0})
+
+        consumer = Consumer({"bootstrap.servers": bootstrap, **settings, "group.id": ASSIGN_ONLY_GROUP, "log_level": 0})
         consumer.assign([TopicPartition(topic, 0, 0)])
         return _confluent_outcome(consumer)
     if client == "kafka-python":
         from kafka import KafkaConsumer, TopicPartition
+
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, **_kafka_python(settings))
         consumer.assign([TopicPartition(topic, 0)])
         consumer.seek(TopicPartition(topic, 0), 0)
@@ -156,6 +174,7 @@ def fetch_error(client: str, bootstrap: str, settings: dict, topic: str) -> int 
 async def _aiokafka_fetch(bootstrap, settings, topic):
     from aiokafka import AIOKafkaConsumer, TopicPartition
     from aiokafka.errors import KafkaError
+
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, **_kafka_python(settings))
     await consumer.start()
     try:
@@ -173,14 +192,24 @@ def join_error(client: str, bootstrap: str, settings: dict, topic: str, group: s
     """The error code the client reports subscribing to the topic in the group."""
     if client == "confluent":
         from confluent_kafka import Consumer
-        consumer = Consumer({"bootstrap.servers": bootstrap, **settings, "group.id": group, "log_level": 0,
-                             "auto.offset.reset": "earliest"})
+
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                **settings,
+                "group.id": group,
+                "log_level": 0,
+                "auto.offset.reset": "earliest",
+            }
+        )
         consumer.subscribe([topic])
         return _confluent_outcome(consumer)
     if client == "kafka-python":
         from kafka import KafkaConsumer
-        consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                                 **_kafka_python(settings))
+
+        consumer = KafkaConsumer(
+            topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest", **_kafka_python(settings)
+        )
         return _kafka_python_outcome(consumer)
     return asyncio.run(asyncio.wait_for(_aiokafka_join(bootstrap, settings, topic, group), WAIT * 2))
 
@@ -188,8 +217,10 @@ def join_error(client: str, bootstrap: str, settings: dict, topic: str, group: s
 async def _aiokafka_join(bootstrap, settings, topic, group):
     from aiokafka import AIOKafkaConsumer
     from aiokafka.errors import KafkaError
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                                **_kafka_python(settings))
+
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest", **_kafka_python(settings)
+    )
     try:
         await consumer.start()
         await consumer.getone()
@@ -216,6 +247,7 @@ def _confluent_outcome(consumer) -> int | None:
 def _kafka_python_outcome(consumer) -> int | None:
     """The same for a kafka-python consumer, whose errors are raised by ``poll``."""
     from kafka.errors import KafkaError
+
     try:
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
@@ -232,20 +264,25 @@ def _kafka_python(settings: dict) -> dict:
     """kafka-python's and aiokafka's spelling of librdkafka's settings."""
     spelled = {"security_protocol": settings.get("security.protocol", "PLAINTEXT")}
     if "sasl.mechanism" in settings:
-        spelled.update(sasl_mechanism=settings["sasl.mechanism"], sasl_plain_username=settings["sasl.username"],
-                       sasl_plain_password=settings["sasl.password"])
+        spelled.update(
+            sasl_mechanism=settings["sasl.mechanism"],
+            sasl_plain_username=settings["sasl.username"],
+            sasl_plain_password=settings["sasl.password"],
+        )
     return spelled
 
 
 # --- the tests --------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("client", CLIENT_NAMES)
 def test_a_denied_produce_is_topic_authorization_failed(secured, client):
     topic = unique("no-write")
     topic_with_a_record(secured, topic)
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.READ))  # may describe and read, not write
-    assert produce_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) == \
-        TOPIC_AUTHORIZATION_FAILED
+    assert (
+        produce_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) == TOPIC_AUTHORIZATION_FAILED
+    )
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.WRITE))  # seen at once, no restart
     assert produce_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) is None
 
@@ -255,8 +292,7 @@ def test_a_denied_fetch_is_topic_authorization_failed(secured, client):
     topic = unique("no-read")
     topic_with_a_record(secured, topic)
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.WRITE))
-    assert fetch_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) == \
-        TOPIC_AUTHORIZATION_FAILED
+    assert fetch_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) == TOPIC_AUTHORIZATION_FAILED
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.READ))
     assert fetch_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) is None
 
@@ -267,17 +303,21 @@ def test_a_denied_group_join_is_group_authorization_failed(secured, client):
     topic_with_a_record(secured, topic)
     # Describe on the group finds the coordinator; joining needs Read on it
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.READ), acl(ResourceType.GROUP, group, Operation.DESCRIBE))
-    assert join_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic, group) == \
-        GROUP_AUTHORIZATION_FAILED
+    assert (
+        join_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic, group)
+        == GROUP_AUTHORIZATION_FAILED
+    )
     grant(secured, acl(ResourceType.GROUP, group, Operation.READ))
     assert join_error(client, secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic, group) is None
 
 
 def test_a_denied_topic_creation(secured):
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic as ConfluentTopic
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.admin import NewTopic as ConfluentTopic
     from kafka.admin import KafkaAdminClient
     from kafka.errors import TopicAuthorizationFailedError
+
     refused = unique("refused")
     admin = AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("alice")})
     with pytest.raises(KafkaException) as failure:
@@ -298,6 +338,7 @@ def test_a_denied_topic_creation(secured):
 
 def test_metadata_hides_the_topics_a_principal_may_not_describe(secured):
     from confluent_kafka.admin import AdminClient
+
     visible, hidden = unique("visible"), unique("hidden")
     for topic in (visible, hidden):
         topic_with_a_record(secured, topic)
@@ -314,17 +355,28 @@ def test_metadata_hides_the_topics_a_principal_may_not_describe(secured):
 def test_metadata_v8_and_describe_groups_v3_answer_the_principals_authorized_operations(secured):
     topic = unique("operations")
     topic_with_a_record(secured, topic)
-    grant(secured, acl(ResourceType.TOPIC, topic, Operation.WRITE),
-          acl(ResourceType.CLUSTER, "kafka-cluster", Operation.IDEMPOTENT_WRITE))
+    grant(
+        secured,
+        acl(ResourceType.TOPIC, topic, Operation.WRITE),
+        acl(ResourceType.CLUSTER, "kafka-cluster", Operation.IDEMPOTENT_WRITE),
+    )
     with project_client(secured, "alice") as alice:
         [broker_id] = alice.metadata([topic]).brokers
-        response = alice.request(broker_id, ApiKey.METADATA, {
-            "topics": [{"name": topic}], "allow_auto_topic_creation": False,
-            "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True})
+        response = alice.request(
+            broker_id,
+            ApiKey.METADATA,
+            {
+                "topics": [{"name": topic}],
+                "allow_auto_topic_creation": False,
+                "include_cluster_authorized_operations": True,
+                "include_topic_authorized_operations": True,
+            },
+        )
         group = unique("described")
         grant(secured, acl(ResourceType.GROUP, group, Operation.DELETE))
-        described = alice.request(broker_id, ApiKey.DESCRIBE_GROUPS, {
-            "groups": [group], "include_authorized_operations": True})
+        described = alice.request(
+            broker_id, ApiKey.DESCRIBE_GROUPS, {"groups": [group], "include_authorized_operations": True}
+        )
     [answered] = response["topics"]
     assert answered["topic_authorized_operations"] == operations_bits({Operation.WRITE, Operation.DESCRIBE})
     assert response["cluster_authorized_operations"] == operations_bits({Operation.IDEMPOTENT_WRITE})
@@ -338,8 +390,11 @@ def test_prefixed_acls_and_deny_beating_allow(secured):
     inside, outside, denied = prefix + "orders", unique("elsewhere"), prefix + "secret"
     for topic in (inside, outside, denied):
         topic_with_a_record(secured, topic)
-    grant(secured, acl(ResourceType.TOPIC, prefix, Operation.ALL, principal="User:*", pattern=PatternType.PREFIXED),
-          acl(ResourceType.TOPIC, denied, Operation.WRITE, permission=Permission.DENY))
+    grant(
+        secured,
+        acl(ResourceType.TOPIC, prefix, Operation.ALL, principal="User:*", pattern=PatternType.PREFIXED),
+        acl(ResourceType.TOPIC, denied, Operation.WRITE, permission=Permission.DENY),
+    )
     bootstrap = secured.bootstrap_of(SASL_PLAINTEXT)
     assert produce_error("confluent", bootstrap, user("alice"), inside) is None
     assert produce_error("confluent", bootstrap, user("alice"), outside) == TOPIC_AUTHORIZATION_FAILED
@@ -358,21 +413,47 @@ def test_a_super_user_needs_no_acl(secured, client):
 
 def test_the_acl_apis_through_confluent_kafkas_admin_client(secured):
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                       ResourcePatternType, ResourceType as ConfluentResource)
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+    )
+    from confluent_kafka.admin import ResourceType as ConfluentResource
+
     topic = unique("confluent-acl")
     admin = AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("admin")})
-    bindings = [AclBinding(ConfluentResource.TOPIC, topic, ResourcePatternType.LITERAL, "User:alice", "*",
-                           AclOperation.READ, AclPermissionType.ALLOW),
-                AclBinding(ConfluentResource.TOPIC, topic, ResourcePatternType.PREFIXED, "User:bob", "127.0.0.1",
-                           AclOperation.WRITE, AclPermissionType.DENY)]
+    bindings = [
+        AclBinding(
+            ConfluentResource.TOPIC,
+            topic,
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "*",
+            AclOperation.READ,
+            AclPermissionType.ALLOW,
+        ),
+        AclBinding(
+            ConfluentResource.TOPIC,
+            topic,
+            ResourcePatternType.PREFIXED,
+            "User:bob",
+            "127.0.0.1",
+            AclOperation.WRITE,
+            AclPermissionType.DENY,
+        ),
+    ]
     for future in admin.create_acls(bindings).values():
         assert future.result(WAIT) is None
-    every = AclBindingFilter(ConfluentResource.TOPIC, topic, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-                             AclPermissionType.ANY)
+    every = AclBindingFilter(
+        ConfluentResource.TOPIC, topic, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     assert sorted(admin.describe_acls(every).result(WAIT)) == sorted(bindings)
-    literal = AclBindingFilter(ConfluentResource.TOPIC, topic, ResourcePatternType.LITERAL, None, None,
-                               AclOperation.ANY, AclPermissionType.ANY)
+    literal = AclBindingFilter(
+        ConfluentResource.TOPIC, topic, ResourcePatternType.LITERAL, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     assert admin.delete_acls([literal])[literal].result(WAIT) == [bindings[0]]
     assert admin.describe_acls(every).result(WAIT) == [bindings[1]]
     refused = AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("alice")})
@@ -383,29 +464,48 @@ def test_the_acl_apis_through_confluent_kafkas_admin_client(secured):
 
 
 def test_the_acl_apis_through_kafka_pythons_admin_client(secured):
-    from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
-                             KafkaAdminClient, ResourcePattern, ResourcePatternFilter)
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+        ResourcePattern,
+        ResourcePatternFilter,
+    )
     from kafka.admin import ResourceType as KafkaPythonResource
     from kafka.errors import ClusterAuthorizationFailedError
+
     group = unique("kp-group")
     admin = KafkaAdminClient(bootstrap_servers=secured.bootstrap_of(SASL_PLAINTEXT), **_kafka_python(user("admin")))
     try:
-        created = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
-                      ResourcePattern(KafkaPythonResource.GROUP, group, ACLResourcePatternType.PREFIXED))
+        created = ACL(
+            "User:alice",
+            "*",
+            ACLOperation.READ,
+            ACLPermissionType.ALLOW,
+            ResourcePattern(KafkaPythonResource.GROUP, group, ACLResourcePatternType.PREFIXED),
+        )
         result = admin.create_acls([created])
         assert result["failed"] == [] and len(result["succeeded"]) == 1
-        wanted = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
-                           ResourcePatternFilter(KafkaPythonResource.GROUP, group, ACLResourcePatternType.MATCH))
+        wanted = ACLFilter(
+            None,
+            None,
+            ACLOperation.ANY,
+            ACLPermissionType.ANY,
+            ResourcePatternFilter(KafkaPythonResource.GROUP, group, ACLResourcePatternType.MATCH),
+        )
         acls, error = admin.describe_acls(wanted)
-        assert [(a.principal, a.operation, a.resource_pattern.resource_name) for a in acls] == \
-            [("User:alice", ACLOperation.READ, group)]
+        assert [(a.principal, a.operation, a.resource_pattern.resource_name) for a in acls] == [
+            ("User:alice", ACLOperation.READ, group)
+        ]
         [(_, deleted, error)] = admin.delete_acls([wanted])
         assert len(deleted) == 1 and error.errno == 0
         assert admin.describe_acls(wanted)[0] == []
     finally:
         admin.close()
-    refused = KafkaAdminClient(bootstrap_servers=secured.bootstrap_of(SASL_PLAINTEXT),
-                               **_kafka_python(user("alice")))
+    refused = KafkaAdminClient(bootstrap_servers=secured.bootstrap_of(SASL_PLAINTEXT), **_kafka_python(user("alice")))
     try:
         with pytest.raises(ClusterAuthorizationFailedError):
             refused.describe_acls(wanted)
@@ -415,23 +515,44 @@ def test_the_acl_apis_through_kafka_pythons_admin_client(secured):
 
 def test_the_acl_apis_are_security_disabled_without_an_authorizer(broker):
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType,
-                                       ResourceType as ConfluentResource)
-    from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, KafkaAdminClient,
-                             ResourcePatternFilter)
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType
+    from confluent_kafka.admin import ResourceType as ConfluentResource
+    from kafka.admin import (
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+        ResourcePatternFilter,
+    )
     from kafka.admin import ResourceType as KafkaPythonResource
     from kafka.errors import SecurityDisabledError
+
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    binding = AclBinding(ConfluentResource.TOPIC, "t", ResourcePatternType.LITERAL, "User:alice", "*",
-                         AclOperation.READ, AclPermissionType.ALLOW)
+    binding = AclBinding(
+        ConfluentResource.TOPIC,
+        "t",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
     with pytest.raises(KafkaException) as failure:
         admin.create_acls([binding])[binding].result(WAIT)
     assert failure.value.args[0].code() == SECURITY_DISABLED
     kp_admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         with pytest.raises(SecurityDisabledError):
-            kp_admin.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY, ResourcePatternFilter(
-                KafkaPythonResource.ANY, None, ACLResourcePatternType.ANY)))
+            kp_admin.describe_acls(
+                ACLFilter(
+                    None,
+                    None,
+                    ACLOperation.ANY,
+                    ACLPermissionType.ANY,
+                    ResourcePatternFilter(KafkaPythonResource.ANY, None, ACLResourcePatternType.ANY),
+                )
+            )
     finally:
         kp_admin.close()
 
@@ -440,8 +561,13 @@ def test_authorization_over_sasl_ssl_with_a_scram_user(secured, certificates):
     topic = unique("scram")
     topic_with_a_record(secured, topic)
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.READ, principal="User:carol"))
-    carol = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "carol",
-             "sasl.password": "carol-secret", "ssl.ca.location": certificates.ca_pem}
+    carol = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "carol",
+        "sasl.password": "carol-secret",
+        "ssl.ca.location": certificates.ca_pem,
+    }
     bootstrap = secured.bootstrap_of(SASL_SSL)
     assert fetch_error("confluent", bootstrap, carol, topic) is None
     assert produce_error("confluent", bootstrap, carol, topic) == TOPIC_AUTHORIZATION_FAILED
@@ -465,23 +591,36 @@ def test_acls_survive_a_restart(start_broker, tmp_path, certificates):
     readers_group(broker)
     topic = unique("kept")
     topic_with_a_record(broker, topic)
-    grant(broker, acl(ResourceType.TOPIC, topic, Operation.READ),
-          acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:*", permission=Permission.DENY))
+    grant(
+        broker,
+        acl(ResourceType.TOPIC, topic, Operation.READ),
+        acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:*", permission=Permission.DENY),
+    )
     assert broker.stop() == 0
     restarted = start_broker(settings, log_dir=tmp_path / "kept")
     bootstrap = restarted.bootstrap_of(SASL_PLAINTEXT)
     assert fetch_error("confluent", bootstrap, user("alice"), topic) is None
     assert produce_error("confluent", bootstrap, user("alice"), topic) == TOPIC_AUTHORIZATION_FAILED
     with project_client(restarted) as admin:
-        assert len(AclClient(admin).describe(AclFilter.checked(
-            ResourceType.TOPIC, topic, PatternType.ANY, None, None, Operation.ANY, Permission.ANY))) == 2
+        assert (
+            len(
+                AclClient(admin).describe(
+                    AclFilter.checked(
+                        ResourceType.TOPIC, topic, PatternType.ANY, None, None, Operation.ANY, Permission.ANY
+                    )
+                )
+            )
+            == 2
+        )
 
 
 def command_config(tmp_path, name: str) -> str:
     path = tmp_path / f"{name}.properties"
-    path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-                    f'username="{name}" password="{name}-secret";\n')
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{name}" password="{name}-secret";\n'
+    )
     return str(path)
 
 
@@ -489,44 +628,110 @@ def test_kafkalog_acls_add_list_remove(secured, tmp_path):
     from confluent_kafka.admin import AdminClient
 
     from ..cli.support import kafkalog, one_line_error
+
     topic, group = unique("cli"), unique("cli-group")
     topic_with_a_record(secured, topic)
-    connect = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
-               "--command-config", command_config(tmp_path, "admin")]
-    added = kafkalog("acls", "add", *connect, "--allow-principal", "User:alice", "--operation", "Read",
-                     "--operation", "Write", "--topic", topic, "--group", group, "--resource-pattern-type",
-                     "prefixed")  # all checked before anything is sent: a group knows no Write
+    connect = [
+        "--bootstrap-server",
+        secured.bootstrap_of(SASL_PLAINTEXT),
+        "--command-config",
+        command_config(tmp_path, "admin"),
+    ]
+    added = kafkalog(
+        "acls",
+        "add",
+        *connect,
+        "--allow-principal",
+        "User:alice",
+        "--operation",
+        "Read",
+        "--operation",
+        "Write",
+        "--topic",
+        topic,
+        "--group",
+        group,
+        "--resource-pattern-type",
+        "prefixed",
+    )  # all checked before anything is sent: a group knows no Write
     one_line_error(added, 2, "kafkalog acls add: operation WRITE does not apply to a GROUP")
-    added = kafkalog("acls", "add", *connect, "--allow-principal", "User:alice", "--operation", "Read",
-                     "--topic", topic, "--group", group)
+    added = kafkalog(
+        "acls",
+        "add",
+        *connect,
+        "--allow-principal",
+        "User:alice",
+        "--operation",
+        "Read",
+        "--topic",
+        topic,
+        "--group",
+        group,
+    )
     assert added.returncode == 0, added.stderr
-    assert added.stdout.splitlines() == [f"added ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)",
-                                         f"added ALLOW User:alice from * to READ GROUP {group} (LITERAL)"]
-    added = kafkalog("acls", "add", *connect, "--deny-principal", "User:bob", "--operation", "Read", "--topic", topic,
-                     "--host", "127.0.0.1")
+    assert added.stdout.splitlines() == [
+        f"added ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)",
+        f"added ALLOW User:alice from * to READ GROUP {group} (LITERAL)",
+    ]
+    added = kafkalog(
+        "acls",
+        "add",
+        *connect,
+        "--deny-principal",
+        "User:bob",
+        "--operation",
+        "Read",
+        "--topic",
+        topic,
+        "--host",
+        "127.0.0.1",
+    )
     assert added.stdout == f"added DENY User:bob from 127.0.0.1 to READ TOPIC {topic} (LITERAL)\n", added.stderr
     assert fetch_error("confluent", secured.bootstrap_of(SASL_PLAINTEXT), user("alice"), topic) is None
     listed = kafkalog("acls", "list", *connect, "--topic", topic)
     assert listed.returncode == 0, listed.stderr
     rows = [line.split() for line in listed.stdout.splitlines()[1:]]
-    assert sorted(rows) == sorted([["TOPIC", topic, "LITERAL", "User:alice", "*", "READ", "ALLOW"],
-                                   ["TOPIC", topic, "LITERAL", "User:bob", "127.0.0.1", "READ", "DENY"]])
+    assert sorted(rows) == sorted(
+        [
+            ["TOPIC", topic, "LITERAL", "User:alice", "*", "READ", "ALLOW"],
+            ["TOPIC", topic, "LITERAL", "User:bob", "127.0.0.1", "READ", "DENY"],
+        ]
+    )
     listed = kafkalog("acls", "list", *connect, "--topic", topic, "--format", "json")
     assert listed.returncode == 0, listed.stderr
-    assert sorted(listed.stdout.splitlines()) == sorted(json.dumps(
-        {"resourceType": "TOPIC", "name": topic, "patternType": "LITERAL", "principal": principal, "host": host,
-         "operation": "READ", "permission": permission}) for principal, host, permission in (
-        ("User:alice", "*", "ALLOW"), ("User:bob", "127.0.0.1", "DENY")))
+    assert sorted(listed.stdout.splitlines()) == sorted(
+        json.dumps(
+            {
+                "resourceType": "TOPIC",
+                "name": topic,
+                "patternType": "LITERAL",
+                "principal": principal,
+                "host": host,
+                "operation": "READ",
+                "permission": permission,
+            }
+        )
+        for principal, host, permission in (("User:alice", "*", "ALLOW"), ("User:bob", "127.0.0.1", "DENY"))
+    )
     removed = kafkalog("acls", "remove", *connect, "--topic", topic, "--allow-principal", "User:alice")
     assert removed.returncode == 0 and removed.stdout.splitlines() == [
-        f"removed ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)"], removed.stderr
-    named = AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("alice")}).list_topics(
-        topic, timeout=WAIT).topics[topic]  # without Read, no Describe: the topic is hidden from alice again
+        f"removed ALLOW User:alice from * to READ TOPIC {topic} (LITERAL)"
+    ], removed.stderr
+    named = (
+        AdminClient({"bootstrap.servers": secured.bootstrap_of(SASL_PLAINTEXT), **user("alice")})
+        .list_topics(topic, timeout=WAIT)
+        .topics[topic]
+    )  # without Read, no Describe: the topic is hidden from alice again
     assert named.error is not None and named.error.code() == TOPIC_AUTHORIZATION_FAILED
-    as_alice = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
-                "--command-config", command_config(tmp_path, "alice")]
-    refused = kafkalog("acls", "add", *as_alice, "--allow-principal", "User:alice", "--operation", "All",
-                       "--topic", "*")
+    as_alice = [
+        "--bootstrap-server",
+        secured.bootstrap_of(SASL_PLAINTEXT),
+        "--command-config",
+        command_config(tmp_path, "alice"),
+    ]
+    refused = kafkalog(
+        "acls", "add", *as_alice, "--allow-principal", "User:alice", "--operation", "All", "--topic", "*"
+    )
     assert "CLUSTER_AUTHORIZATION_FAILED" in one_line_error(refused, 1, "kafkalog acls add: ")
     bad = kafkalog("acls", "add", *connect, "--allow-principal", "alice", "--operation", "Read", "--topic", topic)
     assert "User:<name>" in one_line_error(bad, 2, "kafkalog acls add: principal 'alice'")
@@ -539,43 +744,78 @@ def test_kafkalog_commands_say_access_was_denied_naming_the_principal(secured, t
     TOPIC_AUTHORIZATION_FAILED for it, existing or not); with Describe only, each command names the
     operation it lacks; a group she may not describe is denied too."""
     from ..cli.support import kafkalog, one_line_error
+
     topic, group = unique("denied"), unique("denied-group")
     topic_with_a_record(secured, topic)
-    as_alice = ["--bootstrap-server", secured.bootstrap_of(SASL_PLAINTEXT),
-                "--command-config", command_config(tmp_path, "alice")]
-    commands = {"produce": ["produce", topic], "consume": ["consume", topic],
-                "topics describe": ["topics", "describe", topic],
-                "delete-records": ["delete-records", topic, "--before", "0:1"],
-                "cluster describe": ["cluster", "describe", "--topic", topic]}
+    as_alice = [
+        "--bootstrap-server",
+        secured.bootstrap_of(SASL_PLAINTEXT),
+        "--command-config",
+        command_config(tmp_path, "alice"),
+    ]
+    commands = {
+        "produce": ["produce", topic],
+        "consume": ["consume", topic],
+        "topics describe": ["topics", "describe", topic],
+        "delete-records": ["delete-records", topic, "--before", "0:1"],
+        "cluster describe": ["cluster", "describe", "--topic", topic],
+    }
     denied = f"access to topic {topic!r} denied for User:alice"
     for name, args in commands.items():
-        one_line_error(kafkalog(*args, *as_alice, input="x\n"), 1,
-                       f"kafkalog {name}: {denied} (needs DESCRIBE; TOPIC_AUTHORIZATION_FAILED)")
+        one_line_error(
+            kafkalog(*args, *as_alice, input="x\n"),
+            1,
+            f"kafkalog {name}: {denied} (needs DESCRIBE; TOPIC_AUTHORIZATION_FAILED)",
+        )
     grant(secured, acl(ResourceType.TOPIC, topic, Operation.DESCRIBE))
-    for name, needs in (("produce", "WRITE"), ("consume", "READ"), ("topics describe", "DESCRIBE_CONFIGS"),
-                        ("delete-records", "DELETE")):
-        one_line_error(kafkalog(*commands[name], *as_alice, input="x\n"), 1,
-                       f"kafkalog {name}: {denied} (needs {needs}; TOPIC_AUTHORIZATION_FAILED)")
+    for name, needs in (
+        ("produce", "WRITE"),
+        ("consume", "READ"),
+        ("topics describe", "DESCRIBE_CONFIGS"),
+        ("delete-records", "DELETE"),
+    ):
+        one_line_error(
+            kafkalog(*commands[name], *as_alice, input="x\n"),
+            1,
+            f"kafkalog {name}: {denied} (needs {needs}; TOPIC_AUTHORIZATION_FAILED)",
+        )
     assert kafkalog(*commands["cluster describe"], *as_alice).returncode == 0
-    one_line_error(kafkalog("consume", topic, "--group", group, *as_alice), 1,
-                   f"kafkalog consume: access to group {group!r} denied for User:alice (GROUP_AUTHORIZATION_FAILED)")
+    one_line_error(
+        kafkalog("consume", topic, "--group", group, *as_alice),
+        1,
+        f"kafkalog consume: access to group {group!r} denied for User:alice (GROUP_AUTHORIZATION_FAILED)",
+    )
 
 
 def test_kafkalog_acls_against_a_broker_without_an_authorizer(broker):
     from ..cli.support import kafkalog, one_line_error
+
     done = kafkalog("acls", "list", "--bootstrap-server", broker.bootstrap)
-    assert "no authorizer is configured on this broker (authorizer.class.name) (SECURITY_DISABLED)" in \
-        one_line_error(done, 1, "kafkalog acls list: ")
+    assert "no authorizer is configured on this broker (authorizer.class.name) (SECURITY_DISABLED)" in one_line_error(
+        done, 1, "kafkalog acls list: "
+    )
 
 
 def test_a_client_certificates_principal_and_idempotent_producers(start_broker, certificates):
     certificate_user = "User:CN=alice,OU=loads,O=data"  # the subject of the client certificate, as Kafka writes it
-    broker = start_broker({"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "num.partitions": "1",
-                           "ssl.keystore.location": certificates.server_pem, "ssl.client.auth": "required",
-                           "ssl.truststore.location": certificates.ca_pem, **AUTHORIZER,
-                           "super.users": f"User:admin;{certificate_user}"})
-    mtls = from_settings({"security.protocol": "SSL", "ssl.truststore.location": certificates.ca_pem,
-                          "ssl.keystore.location": certificates.client_pem})
+    broker = start_broker(
+        {
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+            "num.partitions": "1",
+            "ssl.keystore.location": certificates.server_pem,
+            "ssl.client.auth": "required",
+            "ssl.truststore.location": certificates.ca_pem,
+            **AUTHORIZER,
+            "super.users": f"User:admin;{certificate_user}",
+        }
+    )
+    mtls = from_settings(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.location": certificates.ca_pem,
+            "ssl.keystore.location": certificates.client_pem,
+        }
+    )
     topic = unique("mtls")
     with KafkaClient(broker.bootstrap_of(1), timeout=WAIT, security=mtls) as super_user:  # a super user by its subject
         super_user.create_topics([NewTopic(topic, 1)])
@@ -584,14 +824,17 @@ def test_a_client_certificates_principal_and_idempotent_producers(start_broker, 
             with pytest.raises(KafkaError) as failure:  # IdempotentWrite on the cluster, or Write on some topic
                 anonymous.init_producer_id()
             assert failure.value.code == CLUSTER_AUTHORIZATION_FAILED
-            assert str(failure.value) == ("access to the cluster denied for User:ANONYMOUS (needs IDEMPOTENT_WRITE on "
-                                          "the cluster, or WRITE on a topic; CLUSTER_AUTHORIZATION_FAILED)")
+            assert str(failure.value) == (
+                "access to the cluster denied for User:ANONYMOUS (needs IDEMPOTENT_WRITE on "
+                "the cluster, or WRITE on a topic; CLUSTER_AUTHORIZATION_FAILED)"
+            )
             AclClient(super_user).create([acl(ResourceType.TOPIC, topic, Operation.WRITE, principal="User:ANONYMOUS")])
             assert anonymous.init_producer_id().producer_id >= 0
 
 
 def test_group_offsets_need_the_group_and_the_topic(secured):
     from broker.client import GroupClient
+
     readable, unreadable, group, other_group = unique("offsets"), unique("hidden"), unique("group"), unique("other")
     for topic in (readable, unreadable):
         topic_with_a_record(secured, topic)
@@ -603,8 +846,11 @@ def test_group_offsets_need_the_group_and_the_topic(secured):
         with pytest.raises(KafkaError) as failure:
             groups.committed(group, {readable: [0]})  # no Describe on the group: FindCoordinator is refused
         assert failure.value.code == GROUP_AUTHORIZATION_FAILED
-        grant(secured, acl(ResourceType.GROUP, group, Operation.DESCRIBE), acl(ResourceType.TOPIC, readable,
-                                                                               Operation.READ))
+        grant(
+            secured,
+            acl(ResourceType.GROUP, group, Operation.DESCRIBE),
+            acl(ResourceType.TOPIC, readable, Operation.READ),
+        )
         with pytest.raises(KafkaError) as failure:
             groups.commit(group, {(readable, 0): 2})  # it finds the coordinator, but may not Read the group
         assert failure.value.code == GROUP_AUTHORIZATION_FAILED

@@ -13,10 +13,13 @@ def metadata_brokers(bootstrap: str) -> list[tuple[str, int]]:
 
 
 def test_each_listener_advertises_itself(start_broker):
-    broker = start_broker({"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,REPLICATION://127.0.0.1:0",
-                           "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,"
-                                                             "REPLICATION:PLAINTEXT",
-                           "advertised.listeners": "REPLICATION://replica.example:19094"})
+    broker = start_broker(
+        {
+            "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,REPLICATION://127.0.0.1:0",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,REPLICATION:PLAINTEXT",
+            "advertised.listeners": "REPLICATION://replica.example:19094",
+        }
+    )
     assert len(set(broker.ports)) == 3
     assert metadata_brokers(broker.bootstrap_of(0)) == [("127.0.0.1", broker.ports[0])]
     assert metadata_brokers(broker.bootstrap_of(1)) == [("127.0.0.1", broker.ports[1])]
@@ -24,9 +27,13 @@ def test_each_listener_advertises_itself(start_broker):
 
 
 def test_find_coordinator_answers_the_requests_listener(start_broker):
-    broker = start_broker({"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
-                           "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
-                           "advertised.listeners": "INTERNAL://internal.example:19093"})
+    broker = start_broker(
+        {
+            "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+            "advertised.listeners": "INTERNAL://internal.example:19093",
+        }
+    )
     answers = []
     for port in broker.ports:
         connection = BrokerConnection("127.0.0.1", port)

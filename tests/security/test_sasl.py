@@ -23,16 +23,33 @@ from .third_party import CLIENTS, KCAT, Security, kcat, unique_topic
 def security(listener: int, mechanism: str, certificates, password: str | None = None, username=None) -> Security:
     protocol = {SASL_PLAINTEXT: "SASL_PLAINTEXT", SASL_SSL: "SASL_SSL"}[listener]
     if mechanism == "PLAIN":
-        return Security(protocol, certificates.ca_pem if listener == SASL_SSL else None, mechanism,
-                        username or "plainuser", password or "plain-secret-1")
-    return Security(protocol, certificates.ca_pem if listener == SASL_SSL else None, mechanism,
-                    username or SCRAM_USER, password or SCRAM_PASSWORD)
+        return Security(
+            protocol,
+            certificates.ca_pem if listener == SASL_SSL else None,
+            mechanism,
+            username or "plainuser",
+            password or "plain-secret-1",
+        )
+    return Security(
+        protocol,
+        certificates.ca_pem if listener == SASL_SSL else None,
+        mechanism,
+        username or SCRAM_USER,
+        password or SCRAM_PASSWORD,
+    )
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
-@pytest.mark.parametrize("listener, mechanism", [(SASL_PLAINTEXT, "PLAIN"), (SASL_PLAINTEXT, "SCRAM-SHA-256"),
-                                                 (SASL_PLAINTEXT, "SCRAM-SHA-512"), (SASL_SSL, "SCRAM-SHA-512"),
-                                                 (SASL_SSL, "PLAIN")])
+@pytest.mark.parametrize(
+    "listener, mechanism",
+    [
+        (SASL_PLAINTEXT, "PLAIN"),
+        (SASL_PLAINTEXT, "SCRAM-SHA-256"),
+        (SASL_PLAINTEXT, "SCRAM-SHA-512"),
+        (SASL_SSL, "SCRAM-SHA-512"),
+        (SASL_SSL, "PLAIN"),
+    ],
+)
 def test_third_party_clients_authenticate(sasl_broker, certificates, client, listener, mechanism):
     topic = unique_topic("sasl")
     values = CLIENTS[client](sasl_broker.bootstrap_of(listener), topic, security(listener, mechanism, certificates))
@@ -40,14 +57,18 @@ def test_third_party_clients_authenticate(sasl_broker, certificates, client, lis
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
-@pytest.mark.parametrize("mechanism, username, password", [("SCRAM-SHA-512", SCRAM_USER, "wrong"),
-                                                           ("SCRAM-SHA-256", "nobody", "whatever"),
-                                                           ("PLAIN", "plainuser", "wrong")])
-def test_wrong_password_or_unknown_user_fails_clearly(sasl_broker, certificates, client, mechanism, username,
-                                                      password):
+@pytest.mark.parametrize(
+    "mechanism, username, password",
+    [("SCRAM-SHA-512", SCRAM_USER, "wrong"), ("SCRAM-SHA-256", "nobody", "whatever"), ("PLAIN", "plainuser", "wrong")],
+)
+def test_wrong_password_or_unknown_user_fails_clearly(sasl_broker, certificates, client, mechanism, username, password):
     with pytest.raises(Exception) as failure:
-        CLIENTS[client](sasl_broker.bootstrap_of(SASL_PLAINTEXT), unique_topic("refused"),
-                        security(SASL_PLAINTEXT, mechanism, certificates, password, username), wait=2)
+        CLIENTS[client](
+            sasl_broker.bootstrap_of(SASL_PLAINTEXT),
+            unique_topic("refused"),
+            security(SASL_PLAINTEXT, mechanism, certificates, password, username),
+            wait=2,
+        )
     if client == "confluent":  # the others report "unable to bootstrap" and log the broker's message
         assert "Authentication failed" in str(failure.value)
     _wait_for_log(sasl_broker, f"with {mechanism} failed: Authentication failed: Invalid username or password")
@@ -55,8 +76,15 @@ def test_wrong_password_or_unknown_user_fails_clearly(sasl_broker, certificates,
 
 
 @pytest.mark.skipif(KCAT is None, reason="kcat is not installed (.ci/run installs it: apt-get install kcat)")
-@pytest.mark.parametrize("listener, mechanism", [(SASL_PLAINTEXT, "PLAIN"), (SASL_PLAINTEXT, "SCRAM-SHA-256"),
-                                                 (SASL_PLAINTEXT, "SCRAM-SHA-512"), (SASL_SSL, "SCRAM-SHA-256")])
+@pytest.mark.parametrize(
+    "listener, mechanism",
+    [
+        (SASL_PLAINTEXT, "PLAIN"),
+        (SASL_PLAINTEXT, "SCRAM-SHA-256"),
+        (SASL_PLAINTEXT, "SCRAM-SHA-512"),
+        (SASL_SSL, "SCRAM-SHA-256"),
+    ],
+)
 def test_kcat_authenticates(sasl_broker, certificates, listener, mechanism):
     """kcat links the system librdkafka (2.0 on Debian), whose SCRAM client-final repeats the client nonce."""
     values = kcat(sasl_broker.bootstrap_of(listener), unique_topic("kcat"), security(listener, mechanism, certificates))
@@ -66,14 +94,22 @@ def test_kcat_authenticates(sasl_broker, certificates, listener, mechanism):
 @pytest.mark.skipif(KCAT is None, reason="kcat is not installed (.ci/run installs it: apt-get install kcat)")
 def test_kcat_wrong_scram_password_is_refused(sasl_broker, certificates):
     with pytest.raises(RuntimeError, match="Invalid username or password"):
-        kcat(sasl_broker.bootstrap_of(SASL_PLAINTEXT), unique_topic("kcat"),
-             security(SASL_PLAINTEXT, "SCRAM-SHA-512", certificates, "wrong"), wait=3)
+        kcat(
+            sasl_broker.bootstrap_of(SASL_PLAINTEXT),
+            unique_topic("kcat"),
+            security(SASL_PLAINTEXT, "SCRAM-SHA-512", certificates, "wrong"),
+            wait=3,
+        )
 
 
 def test_users_added_and_deleted_while_running(sasl_broker, certificates):
     log_dir = sasl_broker.log_dir
-    assert kafkalog_users("add", "late", "--mechanism", "SCRAM-SHA-256", "--password", "late-secret",
-                          "--log-dir", log_dir).returncode == 0
+    assert (
+        kafkalog_users(
+            "add", "late", "--mechanism", "SCRAM-SHA-256", "--password", "late-secret", "--log-dir", log_dir
+        ).returncode
+        == 0
+    )
     late = Security("SASL_PLAINTEXT", None, "SCRAM-SHA-256", "late", "late-secret")
     assert CLIENTS["kafka-python"](sasl_broker.bootstrap_of(SASL_PLAINTEXT), unique_topic("late"), late)
     listed = kafkalog_users("list", "--log-dir", log_dir).stdout
@@ -85,6 +121,7 @@ def test_users_added_and_deleted_while_running(sasl_broker, certificates):
 
 
 # -- the exchange on the wire ------------------------------------------------------------------------
+
 
 def request(sock, api_key: ApiKey, version: int, body: dict, correlation_id: int = 1) -> dict | None:
     sock.sendall(frames.encode_request(api_key, version, correlation_id, "wire", body))
@@ -125,14 +162,30 @@ def test_nothing_but_the_handshake_before_authentication(sasl_broker, wire):
     _wait_for_log(sasl_broker, "METADATA before SASL authentication on listener SASL_PLAINTEXT")
 
 
-@pytest.mark.parametrize("api_key, version, body", [
-    (ApiKey.FIND_COORDINATOR, 1, {"key": "g", "key_type": 0}),
-    (ApiKey.JOIN_GROUP, 1, {"group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 6000,
-                            "member_id": "", "protocol_type": "consumer", "protocols": []}),
-    (ApiKey.OFFSET_COMMIT, 2, {"group_id": "g", "generation_id": -1, "member_id": "", "retention_time_ms": -1,
-                               "topics": []}),
-    (ApiKey.LIST_GROUPS, 0, {}),
-])
+@pytest.mark.parametrize(
+    "api_key, version, body",
+    [
+        (ApiKey.FIND_COORDINATOR, 1, {"key": "g", "key_type": 0}),
+        (
+            ApiKey.JOIN_GROUP,
+            1,
+            {
+                "group_id": "g",
+                "session_timeout_ms": 6000,
+                "rebalance_timeout_ms": 6000,
+                "member_id": "",
+                "protocol_type": "consumer",
+                "protocols": [],
+            },
+        ),
+        (
+            ApiKey.OFFSET_COMMIT,
+            2,
+            {"group_id": "g", "generation_id": -1, "member_id": "", "retention_time_ms": -1, "topics": []},
+        ),
+        (ApiKey.LIST_GROUPS, 0, {}),
+    ],
+)
 def test_no_group_api_before_authentication(sasl_broker, wire, api_key, version, body):
     assert request(wire, api_key, version, body) is None  # closed, not answered
     _wait_for_log(sasl_broker, f"{api_key.name} before SASL authentication on listener SASL_PLAINTEXT")
@@ -151,8 +204,10 @@ def test_v1_handshake_then_tokens_in_sasl_authenticate(sasl_broker, wire):
     assert request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})["error_code"] == ErrorCode.ILLEGAL_SASL_STATE
 
 
-@pytest.mark.parametrize("mechanism, username, password", [("PLAIN", "plainuser", "plain-secret-1"),
-                                                           ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD)])
+@pytest.mark.parametrize(
+    "mechanism, username, password",
+    [("PLAIN", "plainuser", "plain-secret-1"), ("SCRAM-SHA-256", SCRAM_USER, SCRAM_PASSWORD)],
+)
 def test_v0_handshake_then_bare_tokens(sasl_broker, wire, mechanism, username, password):
     assert request(wire, ApiKey.SASL_HANDSHAKE, 0, {"mechanism": mechanism})["error_code"] == ErrorCode.NONE
     exchange = client_exchange(mechanism, username, password)
@@ -163,14 +218,18 @@ def test_v0_handshake_then_bare_tokens(sasl_broker, wire, mechanism, username, p
     assert request(wire, ApiKey.METADATA, 1, {"topics": None})["brokers"]
 
 
-@pytest.mark.parametrize("password, nonce_prefix, accepted", [
-    (SCRAM_PASSWORD, "client", True),    # librdkafka before 2.6.1: r=<client nonce><client nonce><server nonce>
-    ("wrong", "client", False),          # the proof still decides
-    (SCRAM_PASSWORD, "replaced", False),  # a nonce that does not end with the exchange's
-])
+@pytest.mark.parametrize(
+    "password, nonce_prefix, accepted",
+    [
+        (SCRAM_PASSWORD, "client", True),  # librdkafka before 2.6.1: r=<client nonce><client nonce><server nonce>
+        ("wrong", "client", False),  # the proof still decides
+        (SCRAM_PASSWORD, "replaced", False),  # a nonce that does not end with the exchange's
+    ],
+)
 def test_scram_client_final_nonce_must_end_with_the_servers(sasl_broker, wire, password, nonce_prefix, accepted):
     from scramp import ScramClient
     from scramp.core import Nonce
+
     request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-256"})
     client = ScramClient(["SCRAM-SHA-256"], SCRAM_USER, password)
     first = request(wire, ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": client.get_client_first().encode()})
@@ -186,14 +245,20 @@ def test_scram_client_final_nonce_must_end_with_the_servers(sasl_broker, wire, p
 def test_a_wrong_token_is_refused_with_kafkas_error_and_closed(sasl_broker, wire):
     request(wire, ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-256"})
     answer = request(wire, ApiKey.SASL_AUTHENTICATE, 1, {"auth_bytes": b"\xff garbage \x00"})
-    assert answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED and "Authentication failed" in answer["error_message"]
+    assert (
+        answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
+        and "Authentication failed" in answer["error_message"]
+    )
     assert read_frame(wire) is None  # closed
 
 
-@pytest.mark.parametrize("first", [
-    b"GET / HTTP/1.1\r\n\r\n",                                  # garbage before the handshake
-    struct.pack(">i", 10_000_000) + b"x" * 100,                 # a frame above sasl.server.max.receive.size
-])
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"GET / HTTP/1.1\r\n\r\n",  # garbage before the handshake
+        struct.pack(">i", 10_000_000) + b"x" * 100,  # a frame above sasl.server.max.receive.size
+    ],
+)
 def test_garbage_and_oversized_frames_before_authentication_close(sasl_broker, wire, first):
     wire.sendall(first)
     assert read_frame(wire) is None
@@ -218,17 +283,29 @@ def test_an_unknown_mechanism_and_sasl_on_a_plaintext_listener(sasl_broker, wire
 def test_bad_sasl_settings_are_refused_without_showing_secrets(tmp_path):
     from broker.common.settings import ConfigError
     from broker.server.config import build
+
     listeners = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}
     for settings, message in [
         ({"sasl.enabled.mechanisms": "GSSAPI"}, "sasl.enabled.mechanisms: 'GSSAPI' must list mechanisms among"),
         ({"sasl.enabled.mechanisms": "PLAIN"}, "PLAIN is enabled on listener SASL_PLAINTEXT but no PlainLoginModule"),
-        ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
-          ('PlainLoginModule required '
-           'user_a="hidden-secret"')}, "not a JAAS login entry"),
-        ({"sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config":
-          ('org.apache.kafka.common.security.plain.PlainLoginModule required '
-           'user_a="hidden-secret" broken;')},
-         "cannot read the options of"),
+        (
+            {
+                "sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+                    'PlainLoginModule required user_a="hidden-secret"'
+                ),
+            },
+            "not a JAAS login entry",
+        ),
+        (
+            {
+                "sasl.enabled.mechanisms": "PLAIN",
+                "sasl.jaas.config": (
+                    'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="hidden-secret" broken;'
+                ),
+            },
+            "cannot read the options of",
+        ),
     ]:
         with pytest.raises(ConfigError) as failure:
             build({**listeners, **settings}, log_dir=str(tmp_path))

@@ -4,11 +4,10 @@ errors."""
 
 import os
 
-from broker.client import KafkaClient, NewTopic
-from broker.client import from_settings
+from broker.client import KafkaClient, NewTopic, from_settings
 
-from .test_client import SCRAM_JAAS
 from .conftest import SASL_SSL, SCRAM_PASSWORD
+from .test_client import SCRAM_JAAS
 
 
 def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):
@@ -20,13 +19,20 @@ def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):
         "kafka.ssl.truststore.location": certificates.ca_pem,
         "kafka.ssl.truststore.type": "PEM",
     }
-    client_settings = {key[len("kafka."):]: value for key, value in options.items() if key != "kafka.bootstrap.servers"}
+    client_settings = {
+        key[len("kafka.") :]: value for key, value in options.items() if key != "kafka.bootstrap.servers"
+    }
     with KafkaClient(options["kafka.bootstrap.servers"], timeout=10, security=from_settings(client_settings)) as client:
         client.create_topics([NewTopic("secured-events", 2)])
         for partition in (0, 1):
             client.produce("secured-events", partition, [(b"k", f"v{partition}-{i}".encode()) for i in range(50)])
-    df = (spark.read.format("kafkalog").options(**options).option("subscribe", "secured-events")
-          .option("taskCheckpointLocation", str(tmp_path / "tasks")).load())
+    df = (
+        spark.read.format("kafkalog")
+        .options(**options)
+        .option("subscribe", "secured-events")
+        .option("taskCheckpointLocation", str(tmp_path / "tasks"))
+        .load()
+    )
     rows = df.selectExpr("CAST(value AS STRING) AS v").collect()
     assert sorted(r.v for r in rows) == sorted(f"v{p}-{i}" for p in (0, 1) for i in range(50))
     assert SCRAM_PASSWORD not in df._jdf.queryExecution().toString()
@@ -37,8 +43,9 @@ def test_a_spark_read_over_sasl_ssl(spark, sasl_broker, certificates, tmp_path):
     written = spark.createDataFrame([(f"w{i}",) for i in range(20)], "value string")
     written.write.format("kafkalog").mode("append").options(**options).option("topic", "secured-written").save()
     back = spark.read.format("kafkalog").options(**options).option("subscribe", "secured-written").load()
-    assert sorted(r.v for r in back.selectExpr("CAST(value AS STRING) AS v").collect()) == \
-        sorted(f"w{i}" for i in range(20))
+    assert sorted(r.v for r in back.selectExpr("CAST(value AS STRING) AS v").collect()) == sorted(
+        f"w{i}" for i in range(20)
+    )
     wrong = {**options, "kafka.sasl.jaas.config": SCRAM_JAAS.replace(SCRAM_PASSWORD, "wrong-pw-123")}
     try:
         spark.read.format("kafkalog").options(**wrong).option("subscribe", "secured-events").load().count()

@@ -24,12 +24,18 @@ class Security(NamedTuple):
 
 def confluent(bootstrap: str, topic: str, security: Security, wait: float = WAIT_SECONDS) -> list[bytes]:
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
     settings = {"bootstrap.servers": bootstrap, "security.protocol": security.protocol, "log_level": 0}
     if security.ca:
         settings["ssl.ca.location"] = security.ca
     if security.mechanism:
-        settings.update({"sasl.mechanisms": security.mechanism, "sasl.username": security.username,
-                         "sasl.password": security.password})
+        settings.update(
+            {
+                "sasl.mechanisms": security.mechanism,
+                "sasl.username": security.username,
+                "sasl.password": security.password,
+            }
+        )
     errors, reports = [], []
     producer = Producer({**settings, "message.timeout.ms": int(wait * 1000), "error_cb": errors.append})
     producer.produce(topic, b"value-confluent", on_delivery=lambda err, msg: reports.append(err))
@@ -53,13 +59,23 @@ def confluent(bootstrap: str, topic: str, security: Security, wait: float = WAIT
 
 def kafka_python(bootstrap: str, topic: str, security: Security, wait: float = WAIT_SECONDS) -> list[bytes]:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-    settings = {"bootstrap_servers": bootstrap, "security_protocol": security.protocol,
-                "request_timeout_ms": int(wait * 1000), "bootstrap_timeout_ms": int(wait * 1000)}
+
+    settings = {
+        "bootstrap_servers": bootstrap,
+        "security_protocol": security.protocol,
+        "request_timeout_ms": int(wait * 1000),
+        "bootstrap_timeout_ms": int(wait * 1000),
+    }
     if security.ca:
         settings["ssl_cafile"] = security.ca
     if security.mechanism:
-        settings.update({"sasl_mechanism": security.mechanism, "sasl_plain_username": security.username,
-                         "sasl_plain_password": security.password})
+        settings.update(
+            {
+                "sasl_mechanism": security.mechanism,
+                "sasl_plain_username": security.username,
+                "sasl_plain_password": security.password,
+            }
+        )
     producer = KafkaProducer(**settings, max_block_ms=int(wait * 1000))
     try:
         producer.send(topic, b"value-kafka-python", partition=0).get(wait)
@@ -80,13 +96,22 @@ def aiokafka(bootstrap: str, topic: str, security: Security, wait: float = WAIT_
 
 async def _aiokafka(bootstrap: str, topic: str, security: Security) -> list[bytes]:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-    settings = {"bootstrap_servers": bootstrap, "security_protocol": security.protocol,
-                "request_timeout_ms": WAIT_SECONDS * 1000}
+
+    settings = {
+        "bootstrap_servers": bootstrap,
+        "security_protocol": security.protocol,
+        "request_timeout_ms": WAIT_SECONDS * 1000,
+    }
     if security.ca:
         settings["ssl_context"] = ssl.create_default_context(cafile=security.ca)
     if security.mechanism:
-        settings.update({"sasl_mechanism": security.mechanism, "sasl_plain_username": security.username,
-                         "sasl_plain_password": security.password})
+        settings.update(
+            {
+                "sasl_mechanism": security.mechanism,
+                "sasl_plain_username": security.username,
+                "sasl_plain_password": security.password,
+            }
+        )
     producer = AIOKafkaProducer(**settings)
     await producer.start()
     try:
@@ -112,12 +137,19 @@ def kcat(bootstrap: str, topic: str, security: Security, wait: float = WAIT_SECO
     if security.ca:
         settings += ["-X", f"ssl.ca.location={security.ca}"]
     if security.mechanism:
-        settings += ["-X", f"sasl.mechanisms={security.mechanism}", "-X", f"sasl.username={security.username}",
-                     "-X", f"sasl.password={security.password}"]
+        settings += [
+            "-X",
+            f"sasl.mechanisms={security.mechanism}",
+            "-X",
+            f"sasl.username={security.username}",
+            "-X",
+            f"sasl.password={security.password}",
+        ]
     produce, consume = ["-P", "-p", "0"], ["-C", "-p", "0", "-o", "beginning", "-c", "1", "-e"]
     for command, given in ((produce, b"value-kcat\n"), (consume, None)):
-        done = subprocess.run([KCAT, *settings, "-t", topic, *command], input=given, capture_output=True,
-                              timeout=wait * 3)
+        done = subprocess.run(
+            [KCAT, *settings, "-t", topic, *command], input=given, capture_output=True, timeout=wait * 3
+        )
         if done.returncode != 0:
             raise RuntimeError(f"kcat {command[0]} failed: {done.stderr.decode(errors='replace')}")
     return done.stdout.splitlines()

@@ -69,46 +69,94 @@ def fetch_error(client, topic: str, partition: int, at: int) -> int:
 
 
 def partition_count(client, topic: str) -> int:
-    [described] = client.call(ApiKey.METADATA, 8, {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
-                                                   "include_cluster_authorized_operations": False,
-                                                   "include_topic_authorized_operations": False})["topics"]
+    [described] = client.call(
+        ApiKey.METADATA,
+        8,
+        {
+            "topics": [{"name": topic}],
+            "allow_auto_topic_creation": False,
+            "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False,
+        },
+    )["topics"]
     return len(described["partitions"])
 
 
 def describe(client, resource_type: int, name: str, keys=None) -> dict:
-    [result] = client.call(ApiKey.DESCRIBE_CONFIGS, 3, {
-        "resources": [{"resource_type": resource_type, "resource_name": name, "configuration_keys": keys}],
-        "include_synonyms": True, "include_documentation": False})["results"]
+    [result] = client.call(
+        ApiKey.DESCRIBE_CONFIGS,
+        3,
+        {
+            "resources": [{"resource_type": resource_type, "resource_name": name, "configuration_keys": keys}],
+            "include_synonyms": True,
+            "include_documentation": False,
+        },
+    )["results"]
     assert result["error_code"] == ErrorCode.NONE, result
     return {c["name"]: c for c in result["configs"]}
 
 
 def alter(client, resource_type: int, name: str, configs: dict, validate_only: bool = False) -> dict:
-    [answer] = client.call(ApiKey.ALTER_CONFIGS, 1, {
-        "resources": [{"resource_type": resource_type, "resource_name": name,
-                       "configs": [{"name": k, "value": v} for k, v in configs.items()]}],
-        "validate_only": validate_only})["responses"]
+    [answer] = client.call(
+        ApiKey.ALTER_CONFIGS,
+        1,
+        {
+            "resources": [
+                {
+                    "resource_type": resource_type,
+                    "resource_name": name,
+                    "configs": [{"name": k, "value": v} for k, v in configs.items()],
+                }
+            ],
+            "validate_only": validate_only,
+        },
+    )["responses"]
     return answer
 
 
 def incremental(client, resource_type: int, name: str, operations: list) -> dict:
-    [answer] = client.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, {
-        "resources": [{"resource_type": resource_type, "resource_name": name,
-                       "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in operations]}],
-        "validate_only": False})["responses"]
+    [answer] = client.call(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        0,
+        {
+            "resources": [
+                {
+                    "resource_type": resource_type,
+                    "resource_name": name,
+                    "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in operations],
+                }
+            ],
+            "validate_only": False,
+        },
+    )["responses"]
     return answer
 
 
 def create_partitions(client, topics: list, validate_only: bool = False) -> list:
-    return client.call(ApiKey.CREATE_PARTITIONS, 1, {
-        "topics": [{"name": name, "count": count, "assignments": assignments} for name, count, assignments in topics],
-        "timeout_ms": 5000, "validate_only": validate_only})["results"]
+    return client.call(
+        ApiKey.CREATE_PARTITIONS,
+        1,
+        {
+            "topics": [
+                {"name": name, "count": count, "assignments": assignments} for name, count, assignments in topics
+            ],
+            "timeout_ms": 5000,
+            "validate_only": validate_only,
+        },
+    )["results"]
 
 
 def delete_records(client, topic: str, offsets: dict) -> dict:
-    [answer] = client.call(ApiKey.DELETE_RECORDS, 1, {
-        "topics": [{"name": topic, "partitions": [{"partition_index": p, "offset": o} for p, o in offsets.items()]}],
-        "timeout_ms": 5000})["topics"]
+    [answer] = client.call(
+        ApiKey.DELETE_RECORDS,
+        1,
+        {
+            "topics": [
+                {"name": topic, "partitions": [{"partition_index": p, "offset": o} for p, o in offsets.items()]}
+            ],
+            "timeout_ms": 5000,
+        },
+    )["topics"]
     return {p["partition_index"]: (p["error_code"], p["low_watermark"]) for p in answer["partitions"]}
 
 
@@ -124,8 +172,10 @@ def restarted(broker: EmbeddedBroker, start_broker) -> EmbeddedBroker:
 
 # -- CreatePartitions --------------------------------------------------------------------------------
 
-def test_create_partitions_grows_a_topic_that_keeps_its_records_and_survives_a_restart(client, admin_broker,
-                                                                                       start_broker):
+
+def test_create_partitions_grows_a_topic_that_keeps_its_records_and_survives_a_restart(
+    client, admin_broker, start_broker
+):
     topic = new_topic(client, 2)
     produce(client, topic, 1, 3)
     [validated] = create_partitions(client, [(topic, 5, None)], validate_only=True)
@@ -147,14 +197,20 @@ def test_create_partitions_refusals_change_nothing(client):
     results += create_partitions(client, [(topic, 5, [{"broker_ids": [0]}])])
     results += create_partitions(client, [(topic, 6, None), (topic, 7, None)])
     assert [r["error_code"] for r in results] == [
-        ErrorCode.INVALID_PARTITIONS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_PARTITIONS,
-        ErrorCode.INVALID_REPLICA_ASSIGNMENT, ErrorCode.INVALID_REPLICA_ASSIGNMENT, ErrorCode.INVALID_REQUEST,
-        ErrorCode.INVALID_REQUEST]
+        ErrorCode.INVALID_PARTITIONS,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.INVALID_PARTITIONS,
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_REQUEST,
+    ]
     assert "has 3 partitions" in results[0]["error_message"]
     assert partition_count(client, topic) == 3
 
 
 # -- AlterConfigs and IncrementalAlterConfigs ----------------------------------------------------------
+
 
 def test_alter_configs_replaces_a_topics_overrides_and_a_refused_change_keeps_them(client):
     topic = new_topic(client, configs={"retention.ms": "3600000", "max.message.bytes": "500000"})
@@ -162,11 +218,21 @@ def test_alter_configs_replaces_a_topics_overrides_and_a_refused_change_keeps_th
     configs = describe(client, TOPIC, topic)
     assert configs["segment.bytes"]["value"] == "1000000" and configs["segment.bytes"]["config_source"] == DYNAMIC_TOPIC
     assert configs["retention.ms"]["config_source"] == DEFAULT  # left out: back to its default
-    refused = [alter(client, TOPIC, topic, change) for change in (
-        {"segment.bytes": "2000000", "retention.ms": "soon"}, {"no.such.setting": "1"}, {"retention.ms": None},
-        {"cleanup.policy": "compact,shred"})]
-    assert [r["error_code"] for r in refused] == [ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG,
-                                                  ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_CONFIG]
+    refused = [
+        alter(client, TOPIC, topic, change)
+        for change in (
+            {"segment.bytes": "2000000", "retention.ms": "soon"},
+            {"no.such.setting": "1"},
+            {"retention.ms": None},
+            {"cleanup.policy": "compact,shred"},
+        )
+    ]
+    assert [r["error_code"] for r in refused] == [
+        ErrorCode.INVALID_CONFIG,
+        ErrorCode.INVALID_CONFIG,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_CONFIG,
+    ]
     assert refused[0]["error_message"].startswith("retention.ms: 'soon' is not an integer")
     assert describe(client, TOPIC, topic)["segment.bytes"]["value"] == "1000000"
     assert alter(client, TOPIC, topic, {"segment.bytes": "3000000"}, validate_only=True)["error_code"] == 0
@@ -177,31 +243,58 @@ def test_a_setting_named_twice_in_alter_configs_is_refused_as_kafka_since_3_2_do
     """Kafka 3.2+ refuses it in both APIs (before, AlterConfigs let the last mention win); librdkafka's
     test suite leaves its duplicate out when told the broker is 3.2 or later (TEST_KAFKA_VERSION)."""
     topic = new_topic(client, configs={"retention.ms": "3600000"})
-    [answer] = client.call(ApiKey.ALTER_CONFIGS, 1, {
-        "resources": [{"resource_type": TOPIC, "resource_name": topic,
-                       "configs": [{"name": "retention.ms", "value": "1000"},
-                                   {"name": "retention.ms", "value": "2000"}]}],
-        "validate_only": False})["responses"]
+    [answer] = client.call(
+        ApiKey.ALTER_CONFIGS,
+        1,
+        {
+            "resources": [
+                {
+                    "resource_type": TOPIC,
+                    "resource_name": topic,
+                    "configs": [{"name": "retention.ms", "value": "1000"}, {"name": "retention.ms", "value": "2000"}],
+                }
+            ],
+            "validate_only": False,
+        },
+    )["responses"]
     assert answer["error_code"] == ErrorCode.INVALID_REQUEST and "named twice" in answer["error_message"]
     assert describe(client, TOPIC, topic)["retention.ms"]["value"] == "3600000"
 
 
 def test_incremental_alter_sets_deletes_appends_and_subtracts(client):
     topic = new_topic(client, configs={"retention.ms": "3600000", "flush.ms": "1000"})
-    answer = incremental(client, TOPIC, topic, [("retention.ms", SET, "7200000"), ("flush.ms", DELETE, None),
-                                                ("leader.replication.throttled.replicas", APPEND, "0:0,1:0")])
+    answer = incremental(
+        client,
+        TOPIC,
+        topic,
+        [
+            ("retention.ms", SET, "7200000"),
+            ("flush.ms", DELETE, None),
+            ("leader.replication.throttled.replicas", APPEND, "0:0,1:0"),
+        ],
+    )
     assert answer["error_code"] == ErrorCode.NONE, answer
     configs = describe(client, TOPIC, topic)
     assert (configs["retention.ms"]["value"], configs["flush.ms"]["config_source"]) == ("7200000", DEFAULT)
     assert configs["leader.replication.throttled.replicas"]["value"] == "0:0,1:0"
-    assert incremental(client, TOPIC, topic, [("leader.replication.throttled.replicas", SUBTRACT, "0:0")])[
-        "error_code"] == ErrorCode.NONE
+    assert (
+        incremental(client, TOPIC, topic, [("leader.replication.throttled.replicas", SUBTRACT, "0:0")])["error_code"]
+        == ErrorCode.NONE
+    )
     assert describe(client, TOPIC, topic)["leader.replication.throttled.replicas"]["value"] == "1:0"
-    refused = [incremental(client, TOPIC, topic, ops) for ops in (
-        [("retention.ms", APPEND, "5")], [("retention.ms", 9, "5")],
-        [("retention.ms", SET, "1"), ("retention.ms", DELETE, None)])]
-    assert [r["error_code"] for r in refused] == [ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_REQUEST,
-                                                  ErrorCode.INVALID_REQUEST]
+    refused = [
+        incremental(client, TOPIC, topic, ops)
+        for ops in (
+            [("retention.ms", APPEND, "5")],
+            [("retention.ms", 9, "5")],
+            [("retention.ms", SET, "1"), ("retention.ms", DELETE, None)],
+        )
+    ]
+    assert [r["error_code"] for r in refused] == [
+        ErrorCode.INVALID_CONFIG,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_REQUEST,
+    ]
     assert describe(client, TOPIC, topic)["retention.ms"]["value"] == "7200000"
 
 
@@ -233,29 +326,46 @@ def test_retention_set_dynamically_on_the_broker_deletes_old_records_of_running_
 def test_broker_settings_are_dynamic_with_their_sources_and_persisted(client, admin_broker, start_broker):
     topic = new_topic(client)
     assert incremental(client, BROKER, "", [("log.retention.ms", SET, "7200000")])["error_code"] == 0
-    assert incremental(client, BROKER, "0", [("log.retention.ms", SET, "3600000"),
-                                             ("log.flush.interval.messages", SET, "1")])["error_code"] == 0
-    refused = [incremental(client, BROKER, "0", [("num.partitions", SET, "3")]),
-               incremental(client, BROKER, "5", [("log.retention.ms", SET, "1")]),
-               incremental(client, BROKER, "0", [("log.retention.ms", SET, "-5")])]
-    assert [r["error_code"] for r in refused] == [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST,
-                                                  ErrorCode.INVALID_CONFIG]
+    assert (
+        incremental(
+            client, BROKER, "0", [("log.retention.ms", SET, "3600000"), ("log.flush.interval.messages", SET, "1")]
+        )["error_code"]
+        == 0
+    )
+    refused = [
+        incremental(client, BROKER, "0", [("num.partitions", SET, "3")]),
+        incremental(client, BROKER, "5", [("log.retention.ms", SET, "1")]),
+        incremental(client, BROKER, "0", [("log.retention.ms", SET, "-5")]),
+    ]
+    assert [r["error_code"] for r in refused] == [
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_CONFIG,
+    ]
     assert "num.partitions: cannot be updated while the broker runs" in refused[0]["error_message"]
 
     def check(connection):
         broker_configs = describe(connection, BROKER, "0")
         retention = broker_configs["log.retention.ms"]
-        assert (retention["value"], retention["config_source"], retention["read_only"]) == ("3600000", DYNAMIC_BROKER,
-                                                                                            False)
+        assert (retention["value"], retention["config_source"], retention["read_only"]) == (
+            "3600000",
+            DYNAMIC_BROKER,
+            False,
+        )
         assert [(s["value"], s["source"]) for s in retention["synonyms"]] == [
-            ("3600000", DYNAMIC_BROKER), ("7200000", DYNAMIC_DEFAULT), ("604800000", DEFAULT)]
+            ("3600000", DYNAMIC_BROKER),
+            ("7200000", DYNAMIC_DEFAULT),
+            ("604800000", DEFAULT),
+        ]
         assert broker_configs["log.segment.bytes"]["config_source"] == STATIC
         assert broker_configs["num.partitions"]["read_only"] and broker_configs["num.partitions"]["value"] == "1"
-        assert [(broker_configs[key]["value"], broker_configs[key]["read_only"]) for key in
-                ("num.io.threads", "fetch.max.bytes", "queued.max.request.bytes")] == [
-            ("8", True), (str(55 * 1024 * 1024), True), (str(256 * 1024 * 1024), True)]
+        assert [
+            (broker_configs[key]["value"], broker_configs[key]["read_only"])
+            for key in ("num.io.threads", "fetch.max.bytes", "queued.max.request.bytes")
+        ] == [("8", True), (str(55 * 1024 * 1024), True), (str(256 * 1024 * 1024), True)]
         assert {name: c["value"] for name, c in describe(connection, BROKER, "").items()} == {
-            "log.retention.ms": "7200000"}
+            "log.retention.ms": "7200000"
+        }
         topic_retention = describe(connection, TOPIC, topic)["retention.ms"]
         assert (topic_retention["value"], topic_retention["config_source"]) == ("3600000", DYNAMIC_BROKER)
         assert topic_retention["synonyms"][0]["name"] == "log.retention.ms"
@@ -267,8 +377,10 @@ def test_broker_settings_are_dynamic_with_their_sources_and_persisted(client, ad
 
 # -- DeleteRecords -------------------------------------------------------------------------------------
 
+
 def test_delete_records_moves_the_log_start_offset_deletes_whole_segments_and_survives_a_restart(
-        client, admin_broker, start_broker):
+    client, admin_broker, start_broker
+):
     topic = new_topic(client, 2, configs={"segment.bytes": "1500"})
     for _ in range(6):
         produce(client, topic, 0, 2, size=500)  # offsets 0-11, one segment per batch
@@ -288,26 +400,52 @@ def test_delete_records_moves_the_log_start_offset_deletes_whole_segments_and_su
 def test_delete_records_refusals(client):
     topic = new_topic(client, 1)
     produce(client, topic, 0, 4)
-    assert delete_records(client, topic, {0: 5, 3: 1}) == {0: (ErrorCode.OFFSET_OUT_OF_RANGE, -1),
-                                                          3: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1)}
+    assert delete_records(client, topic, {0: 5, 3: 1}) == {
+        0: (ErrorCode.OFFSET_OUT_OF_RANGE, -1),
+        3: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    }
     assert delete_records(client, topic, {0: -7}) == {0: (ErrorCode.OFFSET_OUT_OF_RANGE, -1)}
-    answer = client.call(ApiKey.DELETE_RECORDS, 0, {"topics": [{"name": topic, "partitions": [
-        {"partition_index": 0, "offset": 1}, {"partition_index": 0, "offset": 2}]}], "timeout_ms": 5000})
+    answer = client.call(
+        ApiKey.DELETE_RECORDS,
+        0,
+        {
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [{"partition_index": 0, "offset": 1}, {"partition_index": 0, "offset": 2}],
+                }
+            ],
+            "timeout_ms": 5000,
+        },
+    )
     assert [p["error_code"] for p in answer["topics"][0]["partitions"]] == [ErrorCode.INVALID_REQUEST] * 2
     assert offset(client, topic, 0, EARLIEST) == 0
 
 
 # -- CreateTopics settings, Metadata v8 ---------------------------------------------------------------
 
+
 def test_create_topics_accepts_every_kafka_setting_with_kafkas_validation(client):
-    accepted = {"compression.type": "lz4", "delete.retention.ms": "1000", "min.insync.replicas": "2",
-                "unclean.leader.election.enable": "true", "min.cleanable.dirty.ratio": "0.2",
-                "message.timestamp.after.max.ms": "60000", "preallocate": "false"}
+    accepted = {
+        "compression.type": "lz4",
+        "delete.retention.ms": "1000",
+        "min.insync.replicas": "2",
+        "unclean.leader.election.enable": "true",
+        "min.cleanable.dirty.ratio": "0.2",
+        "message.timestamp.after.max.ms": "60000",
+        "preallocate": "false",
+    }
     topic = new_topic(client, configs=accepted)
     configs = describe(client, TOPIC, topic)
     assert {k: configs[k]["value"] for k in accepted} == accepted
-    for bad in ({"compression.type": "brotli"}, {"min.insync.replicas": "0"}, {"min.cleanable.dirty.ratio": "1.5"},
-                {"remote.storage.enable": "true"}, {"compression.gzip.level": "12"}, {"no.such.setting": "1"}):
+    for bad in (
+        {"compression.type": "brotli"},
+        {"min.insync.replicas": "0"},
+        {"min.cleanable.dirty.ratio": "1.5"},
+        {"remote.storage.enable": "true"},
+        {"compression.gzip.level": "12"},
+        {"no.such.setting": "1"},
+    ):
         name = f"refused-{uuid.uuid4().hex[:8]}"
         [answer] = client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(name, configs=bad))["topics"]
         assert answer["error_code"] == ErrorCode.INVALID_CONFIG, (bad, answer)
@@ -316,14 +454,21 @@ def test_create_topics_accepts_every_kafka_setting_with_kafkas_validation(client
 
 def test_metadata_v8_answers_authorized_operations_as_a_broker_without_authorizer(client):
     topic = new_topic(client)
-    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False,
-            "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True}
+    body = {
+        "topics": [{"name": topic}],
+        "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": True,
+        "include_topic_authorized_operations": True,
+    }
     asked = client.call(ApiKey.METADATA, 8, body)
     topic_ops = {3, 4, 5, 6, 7, 8, 10, 11}  # read write create delete alter describe describe/alter configs
     cluster_ops = {5, 7, 8, 9, 10, 11, 12}  # create alter describe cluster_action configs idempotent_write
     assert asked["topics"][0]["topic_authorized_operations"] == sum(1 << op for op in topic_ops)
     assert asked["cluster_authorized_operations"] == sum(1 << op for op in cluster_ops)
-    unasked = client.call(ApiKey.METADATA, 8, body | {"include_cluster_authorized_operations": False,
-                                                     "include_topic_authorized_operations": False})
+    unasked = client.call(
+        ApiKey.METADATA,
+        8,
+        body | {"include_cluster_authorized_operations": False, "include_topic_authorized_operations": False},
+    )
     assert unasked["topics"][0]["topic_authorized_operations"] == UNREQUESTED_AUTHORIZED_OPERATIONS
     assert unasked["cluster_authorized_operations"] == UNREQUESTED_AUTHORIZED_OPERATIONS

@@ -32,13 +32,24 @@ import pytest
 
 from broker.protocol import frames
 from broker.protocol.apis import ApiKey
-from broker.server.handlers import SERVED
 from broker.protocol.errors import ErrorCode
-from broker.protocol.types import (BOOLEAN, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array,
-                                   ProtocolError, Struct)
+from broker.protocol.types import (
+    BOOLEAN,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    NULLABLE_STRING,
+    RECORDS,
+    STRING,
+    Array,
+    ProtocolError,
+    Struct,
+)
 from broker.records import batch, record_set
 from broker.records.batch import Record
 from broker.records.compression import Codec
+from broker.server.handlers import SERVED
 
 from ..log.util import garble_first_record
 from ..waiting import wait_for
@@ -75,6 +86,7 @@ def unsupported_api_versions_reply(correlation_id: int) -> bytes:
 
 # -- the corpus of valid requests ------------------------------------------------------------------
 
+
 def seed_requests(rng: random.Random) -> list:
     """Valid ``(api_key, version, body)`` requests of every advertised API and version."""
     seeds = [(ApiKey.API_VERSIONS, v, {}) for v in range(3)]
@@ -85,46 +97,126 @@ def seed_requests(rng: random.Random) -> list:
     for v in range(3, 9):
         for acks in (1, -1, 0):
             codec = rng.choice(codecs if v >= 7 else codecs[:4])
-            seeds.append((ApiKey.PRODUCE, v, produce_body(FUZZ_TOPIC, rng.randint(0, 1),
-                                                          make_batch([b"v" * rng.randint(0, 40)] * 3, compression=codec),
-                                                          acks=acks)))
+            seeds.append(
+                (
+                    ApiKey.PRODUCE,
+                    v,
+                    produce_body(
+                        FUZZ_TOPIC,
+                        rng.randint(0, 1),
+                        make_batch([b"v" * rng.randint(0, 40)] * 3, compression=codec),
+                        acks=acks,
+                    ),
+                )
+            )
     for v in range(4, 12):
-        seeds.append((ApiKey.FETCH, v, fetch_body([(FUZZ_TOPIC, 0, 0), (FUZZ_TOPIC, 1, 1)], max_wait_ms=0, min_bytes=0)))
+        seeds.append(
+            (ApiKey.FETCH, v, fetch_body([(FUZZ_TOPIC, 0, 0), (FUZZ_TOPIC, 1, 1)], max_wait_ms=0, min_bytes=0))
+        )
     for v in range(1, 6):
         for timestamp in (-1, -2, BASE_TIME):
             seeds.append((ApiKey.LIST_OFFSETS, v, list_offsets_body(FUZZ_TOPIC, 0, timestamp)))
     for v in range(1, 5):  # validate_only: the fuzzer never creates topics through CreateTopics
-        seeds.append((ApiKey.CREATE_TOPICS, v, {
-            "topics": [{"name": "fuzz-created", "num_partitions": 2, "replication_factor": 1, "assignments": [],
-                        "configs": [{"name": "retention.ms", "value": "1000"}]}],
-            "timeout_ms": 1000, "validate_only": True}))
+        seeds.append(
+            (
+                ApiKey.CREATE_TOPICS,
+                v,
+                {
+                    "topics": [
+                        {
+                            "name": "fuzz-created",
+                            "num_partitions": 2,
+                            "replication_factor": 1,
+                            "assignments": [],
+                            "configs": [{"name": "retention.ms", "value": "1000"}],
+                        }
+                    ],
+                    "timeout_ms": 1000,
+                    "validate_only": True,
+                },
+            )
+        )
     for v in range(4):
         seeds.append((ApiKey.DELETE_TOPICS, v, {"topic_names": ["fuzz-never-existed"], "timeout_ms": 1000}))
     for v in range(2):
         seeds.append((ApiKey.INIT_PRODUCER_ID, v, {"transactional_id": None, "transaction_timeout_ms": 1000}))
     for v in range(4):
-        seeds.append((ApiKey.DESCRIBE_CONFIGS, v, {
-            "resources": [{"resource_type": 2, "resource_name": FUZZ_TOPIC, "configuration_keys": None},
-                          {"resource_type": 4, "resource_name": "0", "configuration_keys": ["log.retention.ms"]}],
-            "include_synonyms": True, "include_documentation": True}))
+        seeds.append(
+            (
+                ApiKey.DESCRIBE_CONFIGS,
+                v,
+                {
+                    "resources": [
+                        {"resource_type": 2, "resource_name": FUZZ_TOPIC, "configuration_keys": None},
+                        {"resource_type": 4, "resource_name": "0", "configuration_keys": ["log.retention.ms"]},
+                    ],
+                    "include_synonyms": True,
+                    "include_documentation": True,
+                },
+            )
+        )
     for v in range(2):
         seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": [{"topic": FUZZ_TOPIC, "partitions": [0, 1, 9]}]}))
         seeds.append((ApiKey.DESCRIBE_LOG_DIRS, v, {"topics": None}))
     for v in range(2):  # the admin requests that change things: validate_only, or on a topic that never exists
-        seeds.append((ApiKey.CREATE_PARTITIONS, v, {"topics": [{"name": FUZZ_TOPIC, "count": 3, "assignments": None}],
-                                                    "timeout_ms": 1000, "validate_only": True}))
-        seeds.append((ApiKey.ALTER_CONFIGS, v, {"resources": [{"resource_type": 2, "resource_name": FUZZ_TOPIC,
-                                                               "configs": [{"name": "retention.ms", "value": "1"}]}],
-                                                "validate_only": True}))
-        seeds.append((ApiKey.DELETE_RECORDS, v, {"topics": [{"name": "fuzz-never-existed", "partitions": [
-            {"partition_index": 0, "offset": 1}]}], "timeout_ms": 1000}))
-    seeds.append((ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, {"resources": [
-        {"resource_type": 4, "resource_name": "0", "configs": [
-            {"name": "log.retention.ms", "config_operation": 0, "value": "1"}]}], "validate_only": True}))
+        seeds.append(
+            (
+                ApiKey.CREATE_PARTITIONS,
+                v,
+                {
+                    "topics": [{"name": FUZZ_TOPIC, "count": 3, "assignments": None}],
+                    "timeout_ms": 1000,
+                    "validate_only": True,
+                },
+            )
+        )
+        seeds.append(
+            (
+                ApiKey.ALTER_CONFIGS,
+                v,
+                {
+                    "resources": [
+                        {
+                            "resource_type": 2,
+                            "resource_name": FUZZ_TOPIC,
+                            "configs": [{"name": "retention.ms", "value": "1"}],
+                        }
+                    ],
+                    "validate_only": True,
+                },
+            )
+        )
+        seeds.append(
+            (
+                ApiKey.DELETE_RECORDS,
+                v,
+                {
+                    "topics": [{"name": "fuzz-never-existed", "partitions": [{"partition_index": 0, "offset": 1}]}],
+                    "timeout_ms": 1000,
+                },
+            )
+        )
+    seeds.append(
+        (
+            ApiKey.INCREMENTAL_ALTER_CONFIGS,
+            0,
+            {
+                "resources": [
+                    {
+                        "resource_type": 4,
+                        "resource_name": "0",
+                        "configs": [{"name": "log.retention.ms", "config_operation": 0, "value": "1"}],
+                    }
+                ],
+                "validate_only": True,
+            },
+        )
+    )
     return seeds
 
 
 # -- mutators: each returns a request payload (no size prefix) -------------------------------------
+
 
 class Seed(NamedTuple):
     api_key: int
@@ -149,7 +241,7 @@ def flip_bytes(rng, seed: Seed) -> bytes:
 
 
 def truncate(rng, seed: Seed) -> bytes:
-    return seed.payload[:rng.randrange(len(seed.payload))]
+    return seed.payload[: rng.randrange(len(seed.payload))]
 
 
 def extend(rng, seed: Seed) -> bytes:
@@ -165,8 +257,8 @@ def huge_length(rng, seed: Seed) -> bytes:
         width = rng.choice([2, 4])
         position = rng.randrange(8, max(9, len(data) - width + 1))
     value = rng.choice(HUGE_16) if width == 2 else rng.choice(HUGE_32)
-    data[position:position + width] = value.to_bytes(width, "big")
-    return bytes(data[:max(len(seed.payload), position + width)])
+    data[position : position + width] = value.to_bytes(width, "big")
+    return bytes(data[: max(len(seed.payload), position + width)])
 
 
 def unknown_api_key(rng, seed: Seed) -> bytes:
@@ -176,26 +268,34 @@ def unknown_api_key(rng, seed: Seed) -> bytes:
 
 def unknown_version(rng, seed: Seed) -> bytes:
     api = SERVED[seed.api_key]
-    version = rng.choice([api.min_version - 1, api.max_version + 1, api.max_version + rng.randint(2, 100), -1,
-                          32767, -32768])
+    version = rng.choice(
+        [api.min_version - 1, api.max_version + 1, api.max_version + rng.randint(2, 100), -1, 32767, -32768]
+    )
     return seed.payload[:2] + struct.pack(">h", version) + seed.payload[4:]
 
 
 def garbage_batch(rng, seed: Seed) -> bytes:
     """A Produce whose batch is damaged inside (records or header fields), CRC fixed up or not."""
-    return payload_of(ApiKey.PRODUCE, rng.randint(3, 8),
-                      produce_body(FUZZ_TOPIC, rng.randint(0, 1), damaged_batch(rng), acks=rng.choice([1, -1])),
-                      rng.randrange(2**31))
+    return payload_of(
+        ApiKey.PRODUCE,
+        rng.randint(3, 8),
+        produce_body(FUZZ_TOPIC, rng.randint(0, 1), damaged_batch(rng), acks=rng.choice([1, -1])),
+        rng.randrange(2**31),
+    )
 
 
 def damaged_batch(rng) -> bytes:
-    records = bytearray(make_batch([rng.randbytes(rng.randint(0, 30)) for _ in range(rng.randint(1, 4))],
-                                   compression=rng.choice([Codec.NONE, Codec.GZIP, Codec.LZ4])))
+    records = bytearray(
+        make_batch(
+            [rng.randbytes(rng.randint(0, 30)) for _ in range(rng.randint(1, 4))],
+            compression=rng.choice([Codec.NONE, Codec.GZIP, Codec.LZ4]),
+        )
+    )
     for _ in range(rng.randint(1, 4)):
         low = 8 if rng.random() < 0.5 else batch.HEADER_SIZE - 1
         records[rng.randrange(low, len(records))] = rng.randrange(256)
     if rng.random() < 0.2:
-        records = records[:rng.randrange(len(records))]
+        records = records[: rng.randrange(len(records))]
     if rng.random() < 0.7 and len(records) > batch.CRC_START:
         struct.pack_into(">I", records, 17, batch.compute_crc(records))
     return bytes(records)
@@ -203,8 +303,12 @@ def damaged_batch(rng) -> bytes:
 
 def flexible_api_versions(rng, seed: Seed) -> bytes:
     body = rng.randbytes(rng.randint(0, 30)) if rng.random() < 0.5 else b"\x05fuzz\x021\x00"
-    return struct.pack(">hhi", ApiKey.API_VERSIONS, rng.randint(3, 5), rng.randrange(2**31)) + b"\x00\x04fuzz" \
-        + rng.choice([b"\x00", b"\x01\x00\x00", b"\xff\xff\xff\xff\x0f", b""]) + body
+    return (
+        struct.pack(">hhi", ApiKey.API_VERSIONS, rng.randint(3, 5), rng.randrange(2**31))
+        + b"\x00\x04fuzz"
+        + rng.choice([b"\x00", b"\x01\x00\x00", b"\xff\xff\xff\xff\x0f", b""])
+        + body
+    )
 
 
 # a few names, so that auto-creation only ever makes a handful of topics
@@ -215,8 +319,18 @@ def odd_value(rng, kind, value):
     """An edge value of the same wire type as ``value``."""
     if kind in (INT8, INT16, INT32, INT64):
         bits = {INT8: 8, INT16: 16, INT32: 32, INT64: 64}[kind]
-        return rng.choice([0, 1, -1, -2, 2**(bits - 1) - 1, -2**(bits - 1), rng.randint(-10, 10),
-                           rng.randrange(-2**(bits - 1), 2**(bits - 1))])
+        return rng.choice(
+            [
+                0,
+                1,
+                -1,
+                -2,
+                2 ** (bits - 1) - 1,
+                -(2 ** (bits - 1)),
+                rng.randint(-10, 10),
+                rng.randrange(-(2 ** (bits - 1)), 2 ** (bits - 1)),
+            ]
+        )
     if kind is BOOLEAN:
         return not value
     if kind in (STRING, NULLABLE_STRING):
@@ -229,8 +343,11 @@ def odd_value(rng, kind, value):
 def odd_values(rng, kind, value, version: int):
     """``value`` (of schema type ``kind``) with some fields, array lengths and elements changed."""
     if isinstance(kind, Struct):
-        return {f.name: odd_values(rng, f.type, value[f.name], version) if f.present_in(version)
-                else value[f.name] for f in kind.fields if f.name in value}  # absent fields keep their defaults
+        return {
+            f.name: odd_values(rng, f.type, value[f.name], version) if f.present_in(version) else value[f.name]
+            for f in kind.fields
+            if f.name in value
+        }  # absent fields keep their defaults
     if isinstance(kind, Array):
         if value is None or rng.random() < 0.1:
             return rng.choice([[], None if kind._nullable(version) else []])
@@ -247,12 +364,23 @@ def odd_field_values(rng, seed: Seed) -> bytes:
     return payload_of(seed.api_key, seed.version, body, rng.randrange(2**31), rng.choice(["fuzz", None, ""]))
 
 
-MUTATORS = [(random_payload, 1), (flip_bytes, 4), (truncate, 2), (extend, 1), (huge_length, 3),
-            (unknown_api_key, 1), (unknown_version, 1), (garbage_batch, 2), (flexible_api_versions, 1),
-            (odd_field_values, 4), (lambda rng, seed: seed.payload, 1)]
+MUTATORS = [
+    (random_payload, 1),
+    (flip_bytes, 4),
+    (truncate, 2),
+    (extend, 1),
+    (huge_length, 3),
+    (unknown_api_key, 1),
+    (unknown_version, 1),
+    (garbage_batch, 2),
+    (flexible_api_versions, 1),
+    (odd_field_values, 4),
+    (lambda rng, seed: seed.payload, 1),
+]
 
 
 # -- judging the broker's reaction -----------------------------------------------------------------
+
 
 def parse(payload: bytes):
     """``(header, body)`` as the broker would read them; None for the parts it cannot read."""
@@ -276,8 +404,9 @@ def legitimately_slow_or_destructive(header, body) -> bool:
     if header.api_key == ApiKey.FETCH:
         return body["max_wait_ms"] > 500
     if header.api_key == ApiKey.CREATE_TOPICS:
-        return not body.get("validate_only") and any(t["num_partitions"] > 8 or len(t["assignments"]) > 8
-                                                     for t in body["topics"])
+        return not body.get("validate_only") and any(
+            t["num_partitions"] > 8 or len(t["assignments"]) > 8 for t in body["topics"]
+        )
     if header.api_key == ApiKey.METADATA and body["topics"]:
         return len(body["topics"]) > 4  # auto-creation of many topics
     return False
@@ -312,14 +441,18 @@ def judge(client, payload: bytes, sentinel_id: int, outcomes: Outcomes) -> bool:
         return False
     received = struct.unpack(">i", data[:4])[0]
     if received == sentinel_id and correlation_id != sentinel_id:
-        assert header is not None and body is not None and header.api_key == ApiKey.PRODUCE and body["acks"] == 0, \
+        assert header is not None and body is not None and header.api_key == ApiKey.PRODUCE and body["acks"] == 0, (
             f"no response to {payload.hex()}"
+        )
         outcomes.add("acks0")
     else:
         assert received == correlation_id, f"correlation id {received} answering {payload.hex()}"
         api = SERVED.get(header.api_key) if header is not None else None
-        if api is not None and api.key == ApiKey.API_VERSIONS and not api.min_version <= header.api_version <= \
-                api.max_version:
+        if (
+            api is not None
+            and api.key == ApiKey.API_VERSIONS
+            and not api.min_version <= header.api_version <= api.max_version
+        ):
             assert data == unsupported_api_versions_reply(correlation_id), payload.hex()
         elif body is not None:
             decode_response(data, header.api_key, header.api_version)  # well-formed for the request's schema
@@ -339,14 +472,18 @@ def framing_attack(process, rng, outcomes: Outcomes, seeds) -> None:
     with connect_to(process, timeout=REPLY_TIMEOUT) as c:
         if kind.startswith("truncated"):
             whole = frame(rng.choice(seeds).payload)
-            c.send_raw(whole[:rng.randrange(1, len(whole))])
+            c.send_raw(whole[: rng.randrange(1, len(whole))])
             if kind == "truncated-close":
                 outcomes.add(kind)
                 return
             c.sock.shutdown(socket.SHUT_WR)
         else:
-            size = {"oversized": rng.randint(MAX_REQUEST + 1, 2**31 - 1), "negative": rng.randint(-2**31, -1),
-                    "zero": 0, "tiny": rng.randint(1, 7)}[kind]
+            size = {
+                "oversized": rng.randint(MAX_REQUEST + 1, 2**31 - 1),
+                "negative": rng.randint(-(2**31), -1),
+                "zero": 0,
+                "tiny": rng.randint(1, 7),
+            }[kind]
             tail = rng.randbytes(min(max(size, 0), 7) if kind != "oversized" else rng.randint(0, 64))
             try:
                 c.send_raw(struct.pack(">i", size) + tail)
@@ -357,6 +494,7 @@ def framing_attack(process, rng, outcomes: Outcomes, seeds) -> None:
 
 
 # -- well-behaved clients running alongside --------------------------------------------------------
+
 
 class Background:
     """Threads that must keep working while the fuzzer runs; failures are collected, not lost."""
@@ -375,6 +513,7 @@ class Background:
             except BaseException as exc:  # noqa: BLE001 - reported by the test
                 self.errors.append(f"{target.__name__}: {exc!r}")
                 self.stop.set()
+
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         self.threads.append(thread)
@@ -401,9 +540,11 @@ class Background:
                 assert [r.value for _, r in record_set.iter_user_records(bytes(records))] == [value]
 
     def slow(self, process, number: int) -> None:
-        requests = [(ApiKey.METADATA, 1, {"topics": [{"name": HEALTHY_TOPIC}]}),
-                    (ApiKey.API_VERSIONS, 2, {}),
-                    (ApiKey.LIST_OFFSETS, 1, list_offsets_body(HEALTHY_TOPIC, 0, -2))]
+        requests = [
+            (ApiKey.METADATA, 1, {"topics": [{"name": HEALTHY_TOPIC}]}),
+            (ApiKey.API_VERSIONS, 2, {}),
+            (ApiKey.LIST_OFFSETS, 1, list_offsets_body(HEALTHY_TOPIC, 0, -2)),
+        ]
         with connect_to(process) as c:
             rounds = 0
             while not self.stop.is_set() or rounds < 2:
@@ -425,13 +566,16 @@ class Background:
 
 # -- the tests -------------------------------------------------------------------------------------
 
+
 def test_the_broker_survives_thousands_of_bad_frames(start_broker):
     process = start_broker(FUZZ_SETTINGS)
     rng = random.Random(SEED)
     with connect_to(process) as setup:  # the topics exist before the fuzzing starts
         setup.call(ApiKey.METADATA, 1, {"topics": [{"name": HEALTHY_TOPIC}, {"name": FUZZ_TOPIC}]})
-    seeds = [Seed(api, version, body, payload_of(api, version, body, rng.randrange(2**31)))
-             for api, version, body in seed_requests(rng)]
+    seeds = [
+        Seed(api, version, body, payload_of(api, version, body, rng.randrange(2**31)))
+        for api, version, body in seed_requests(rng)
+    ]
     mutators = [m for m, weight in MUTATORS for _ in range(weight)]
     background = Background()
     background.start(background.healthy, process)
@@ -466,8 +610,10 @@ def test_the_broker_survives_thousands_of_bad_frames(start_broker):
     finally:
         client.close()
         background.join()
-    print(f"\nfuzz outcomes: {outcomes.counts}, {connections} connections, "
-          f"{len(background.healthy_values)} healthy round trips, {background.slow_answers} slow answers")
+    print(
+        f"\nfuzz outcomes: {outcomes.counts}, {connections} connections, "
+        f"{len(background.healthy_values)} healthy round trips, {background.slow_answers} slow answers"
+    )
     # allowed by the contract (answer or close), but worth a look: Kafka answers every valid request
     print("valid requests answered by a close:", sorted({(name, v) for name, v, _ in outcomes.closed_on_valid}))
 
@@ -479,22 +625,27 @@ def test_the_broker_survives_thousands_of_bad_frames(start_broker):
     growth = rss(process) - rss_before
     assert growth < RSS_GROWTH_LIMIT, f"RSS grew by {growth / 2**20:.0f} MiB"
     with connect_to(process) as c:  # the healthy client's data is all there, in order
-        result = c.call(ApiKey.FETCH, 11, fetch_body([(HEALTHY_TOPIC, 0, 0)], max_bytes=2**30,
-                                                     partition_max_bytes=2**30))
+        result = c.call(
+            ApiKey.FETCH, 11, fetch_body([(HEALTHY_TOPIC, 0, 0)], max_bytes=2**30, partition_max_bytes=2**30)
+        )
         records = result["responses"][0]["partitions"][0]["records"]
         values = [r.value for _, r in record_set.iter_user_records(bytes(records))]
         assert values == background.healthy_values
         for partition in (0, 1):  # whatever the fuzzer got stored decodes, record by record
-            result = c.call(ApiKey.FETCH, 11, fetch_body([(FUZZ_TOPIC, partition, 0)], max_bytes=2**30,
-                                                         partition_max_bytes=2**30))
+            result = c.call(
+                ApiKey.FETCH, 11, fetch_body([(FUZZ_TOPIC, partition, 0)], max_bytes=2**30, partition_max_bytes=2**30)
+            )
             stored = bytes(result["responses"][0]["partitions"][0]["records"])
-            offsets = [r.offset for p, h in record_set.iter_entries(stored)
-                       for r in record_set.decode_entry(stored[p:p + h.size]).records]
+            offsets = [
+                r.offset
+                for p, h in record_set.iter_entries(stored)
+                for r in record_set.decode_entry(stored[p : p + h.size]).records
+            ]
             assert offsets == list(range(len(offsets)))
             print(f"fuzz topic partition {partition}: {len(offsets)} records stored")
 
 
-@pytest.mark.parametrize("size", [2**31 - 1, 2 * 10**9, MAX_REQUEST + 1, -1, -2**31, 0, 3])
+@pytest.mark.parametrize("size", [2**31 - 1, 2 * 10**9, MAX_REQUEST + 1, -1, -(2**31), 0, 3])
 def test_a_bad_size_prefix_closes_the_connection_without_allocating(start_broker, size):
     process = start_broker(FUZZ_SETTINGS)
     before = rss(process)
@@ -561,13 +712,21 @@ HUGE_NAME = "g" * 32767  # the longest STRING: legal on the wire, far too long f
 DUPLICATED = {"name": HUGE_NAME, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
 
 
-@pytest.mark.parametrize("api_key, version, body, expected", [
-    (ApiKey.PRODUCE, 3, produce_body(HUGE_NAME, 0, make_batch([b"x"])), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-    (ApiKey.PRODUCE, 8, produce_body(HUGE_NAME, 0, make_batch([b"x"])), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-    (ApiKey.CREATE_TOPICS, 0, {"topics": [DUPLICATED, DUPLICATED], "timeout_ms": 1000}, ErrorCode.INVALID_REQUEST),
-    (ApiKey.CREATE_TOPICS, 1, {"topics": [DUPLICATED, DUPLICATED], "timeout_ms": 1000, "validate_only": False},
-     ErrorCode.INVALID_REQUEST),
-], ids=["produce-v3", "produce-v8", "create-topics-v0", "create-topics-v1"])
+@pytest.mark.parametrize(
+    "api_key, version, body, expected",
+    [
+        (ApiKey.PRODUCE, 3, produce_body(HUGE_NAME, 0, make_batch([b"x"])), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        (ApiKey.PRODUCE, 8, produce_body(HUGE_NAME, 0, make_batch([b"x"])), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        (ApiKey.CREATE_TOPICS, 0, {"topics": [DUPLICATED, DUPLICATED], "timeout_ms": 1000}, ErrorCode.INVALID_REQUEST),
+        (
+            ApiKey.CREATE_TOPICS,
+            1,
+            {"topics": [DUPLICATED, DUPLICATED], "timeout_ms": 1000, "validate_only": False},
+            ErrorCode.INVALID_REQUEST,
+        ),
+    ],
+    ids=["produce-v3", "produce-v8", "create-topics-v0", "create-topics-v1"],
+)
 def test_requests_naming_a_huge_topic_are_answered(start_broker, api_key, version, body, expected):
     """Kafka answers these with an error code (its error messages stay short, or are null)."""
     process = start_broker(FUZZ_SETTINGS)
@@ -581,8 +740,13 @@ def test_a_huge_partition_count_is_refused_promptly(start_broker):
     """Kafka's controller refuses a request creating more than 10000 partitions (POLICY_VIOLATION)
     at once; here, the request must at least be answered quickly while others are served."""
     process = start_broker(FUZZ_SETTINGS)
-    body = {"topics": [{"name": "enormous", "num_partitions": 2**31 - 1, "replication_factor": 1, "assignments": [],
-                        "configs": []}], "timeout_ms": 1000, "validate_only": False}
+    body = {
+        "topics": [
+            {"name": "enormous", "num_partitions": 2**31 - 1, "replication_factor": 1, "assignments": [], "configs": []}
+        ],
+        "timeout_ms": 1000,
+        "validate_only": False,
+    }
     with connect_to(process) as c, connect_to(process) as other:
         correlation_id = c.send_request(ApiKey.CREATE_TOPICS, 4, body)
         start = time.monotonic()
@@ -601,8 +765,12 @@ def test_a_huge_partition_count_is_refused_promptly(start_broker):
 
 def legacy_gzip_wrapper(compressed: bytes) -> bytes:
     """One magic-1 message set entry whose (gzip) value is ``compressed``."""
-    message = struct.pack(">bbq", 1, Codec.GZIP, BASE_TIME) + struct.pack(">i", -1) \
-        + struct.pack(">i", len(compressed)) + compressed
+    message = (
+        struct.pack(">bbq", 1, Codec.GZIP, BASE_TIME)
+        + struct.pack(">i", -1)
+        + struct.pack(">i", len(compressed))
+        + compressed
+    )
     crc = zlib.crc32(message) & 0xFFFFFFFF
     return struct.pack(">qi", 0, 4 + len(message)) + struct.pack(">I", crc) + message
 
@@ -650,7 +818,7 @@ def test_a_batch_with_a_correct_crc_but_undecodable_records_is_refused(start_bro
     process = start_broker(FUZZ_SETTINGS)
     good = make_batch([b"value"])
     bad = bytearray(good)
-    bad[batch.HEADER_SIZE:] = b"\xff" * (len(good) - batch.HEADER_SIZE)
+    bad[batch.HEADER_SIZE :] = b"\xff" * (len(good) - batch.HEADER_SIZE)
     struct.pack_into(">I", bad, 17, batch.compute_crc(bad))
     with connect_to(process) as c:
         c.call(ApiKey.METADATA, 1, {"topics": [{"name": FUZZ_TOPIC}]})
@@ -668,11 +836,18 @@ def test_a_lookup_by_timestamp_over_records_damaged_on_disk_is_an_error_answer(s
     with connect_to(process) as c:
         c.call(ApiKey.METADATA, 1, {"topics": [{"name": FUZZ_TOPIC}]})
         for partition in (0, 1):
-            assert c.call(ApiKey.PRODUCE, 3, produce_body(FUZZ_TOPIC, partition, make_batch([b"value"]))) \
-                ["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+            assert (
+                c.call(ApiKey.PRODUCE, 3, produce_body(FUZZ_TOPIC, partition, make_batch([b"value"])))["responses"][0][
+                    "partitions"
+                ][0]["error_code"]
+                == ErrorCode.NONE
+            )
         garble_first_record(process.log_dir, FUZZ_TOPIC, 0)
-        answers = {(p, t): c.call(ApiKey.LIST_OFFSETS, 1, list_offsets_body(FUZZ_TOPIC, p, t))
-                   ["topics"][0]["partitions"][0] for p in (0, 1) for t in (BASE_TIME, -1)}
+        answers = {
+            (p, t): c.call(ApiKey.LIST_OFFSETS, 1, list_offsets_body(FUZZ_TOPIC, p, t))["topics"][0]["partitions"][0]
+            for p in (0, 1)
+            for t in (BASE_TIME, -1)
+        }
         assert answers[0, BASE_TIME]["error_code"] == ErrorCode.CORRUPT_MESSAGE
         assert (answers[0, -1]["error_code"], answers[0, -1]["offset"]) == (ErrorCode.NONE, 1)
         assert (answers[1, BASE_TIME]["error_code"], answers[1, BASE_TIME]["offset"]) == (ErrorCode.NONE, 0)

@@ -22,10 +22,24 @@ KILL_AFTER_ACKS = (300, 800)
 def test_acknowledged_records_survive_sigkill_exactly_once(tmp_path):
     settings = {"log.flush.interval.messages": "1", "num.partitions": "1"}
     broker = EmbeddedBroker(tmp_path / "log", settings).start()
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 2, "message.timeout.ms": 120_000, "reconnect.backoff.max.ms": 500})
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "crash-test",
-                         "enable.auto.commit": False, "reconnect.backoff.max.ms": 500})
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 2,
+            "message.timeout.ms": 120_000,
+            "reconnect.backoff.max.ms": 500,
+        }
+    )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "crash-test",
+            "enable.auto.commit": False,
+            "reconnect.backoff.max.ms": 500,
+        }
+    )
     acked, failed, consumed = {}, [], []
 
     def on_delivery(error, message):

@@ -51,9 +51,13 @@ def create_topic(client, partitions: int = 1, configs=None) -> str:
 
 
 def describe(client, version: int, resources, include_synonyms: bool = False) -> list[dict]:
-    body = {"resources": [{"resource_type": kind, "resource_name": name, "configuration_keys": keys}
-                          for kind, name, keys in resources],
-            "include_synonyms": include_synonyms, "include_documentation": True}
+    body = {
+        "resources": [
+            {"resource_type": kind, "resource_name": name, "configuration_keys": keys} for kind, name, keys in resources
+        ],
+        "include_synonyms": include_synonyms,
+        "include_documentation": True,
+    }
     result = client.call(ApiKey.DESCRIBE_CONFIGS, version, body)
     assert result["throttle_time_ms"] == 0
     return result["results"]
@@ -68,16 +72,21 @@ def configs_of(client, version: int, topic: str, include_synonyms: bool = False)
 
 # -- DescribeConfigs ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", range(0, 4))
 def test_every_topic_setting_with_its_value_and_source(client, version):
     topic = create_topic(client, configs={"retention.ms": "1000", "cleanup.policy": "delete"})
     configs = configs_of(client, version, topic)
     assert list(configs) == list(TOPIC_SETTINGS)
     expected = {  # name: (value, source)
-        "retention.ms": ("1000", DYNAMIC_TOPIC_CONFIG), "cleanup.policy": ("delete", DYNAMIC_TOPIC_CONFIG),
-        "segment.bytes": ("2000000", STATIC_BROKER_CONFIG), "segment.ms": ("604800000", DEFAULT_CONFIG),
-        "max.message.bytes": ("1048588", DEFAULT_CONFIG), "message.timestamp.type": ("CreateTime", DEFAULT_CONFIG),
-        "flush.messages": (str(2**63 - 1), DEFAULT_CONFIG), "retention.bytes": ("-1", DEFAULT_CONFIG),
+        "retention.ms": ("1000", DYNAMIC_TOPIC_CONFIG),
+        "cleanup.policy": ("delete", DYNAMIC_TOPIC_CONFIG),
+        "segment.bytes": ("2000000", STATIC_BROKER_CONFIG),
+        "segment.ms": ("604800000", DEFAULT_CONFIG),
+        "max.message.bytes": ("1048588", DEFAULT_CONFIG),
+        "message.timestamp.type": ("CreateTime", DEFAULT_CONFIG),
+        "flush.messages": (str(2**63 - 1), DEFAULT_CONFIG),
+        "retention.bytes": ("-1", DEFAULT_CONFIG),
     }
     for name, (value, source) in expected.items():
         config = configs[name]
@@ -92,8 +101,12 @@ def test_every_topic_setting_with_its_value_and_source(client, version):
         assert configs["min.insync.replicas"]["documentation"].startswith("Accepted and stored, no effect")
     types = {name: c["config_type"] for name, c in configs.items()}
     if version >= 3:
-        assert (types["segment.bytes"], types["retention.ms"], types["message.timestamp.type"],
-                types["cleanup.policy"]) == (INT, LONG, STRING, LIST)
+        assert (
+            types["segment.bytes"],
+            types["retention.ms"],
+            types["message.timestamp.type"],
+            types["cleanup.policy"],
+        ) == (INT, LONG, STRING, LIST)
     else:
         assert set(types.values()) == {0}
 
@@ -105,12 +118,15 @@ def test_synonyms_list_the_sources_from_the_one_in_force_down(client, version):
     assert configs["segment.bytes"]["synonyms"] == [
         {"name": "segment.bytes", "value": "1000000", "source": DYNAMIC_TOPIC_CONFIG},
         {"name": "log.segment.bytes", "value": "2000000", "source": STATIC_BROKER_CONFIG},
-        {"name": "log.segment.bytes", "value": "1073741824", "source": DEFAULT_CONFIG}]
+        {"name": "log.segment.bytes", "value": "1073741824", "source": DEFAULT_CONFIG},
+    ]
     assert configs["retention.ms"]["synonyms"] == [
         {"name": "log.retention.ms", "value": "7200000", "source": STATIC_BROKER_CONFIG},
-        {"name": "log.retention.ms", "value": "604800000", "source": DEFAULT_CONFIG}]
+        {"name": "log.retention.ms", "value": "604800000", "source": DEFAULT_CONFIG},
+    ]
     assert configs["max.message.bytes"]["synonyms"] == [
-        {"name": "message.max.bytes", "value": "1048588", "source": DEFAULT_CONFIG}]
+        {"name": "message.max.bytes", "value": "1048588", "source": DEFAULT_CONFIG}
+    ]
 
 
 def test_v0_ignores_the_synonyms_flag_it_cannot_carry(client):
@@ -121,8 +137,9 @@ def test_v0_ignores_the_synonyms_flag_it_cannot_carry(client):
 @pytest.mark.parametrize("version", [0, 3])
 def test_configuration_keys_select_settings_and_unknown_keys_are_left_out(client, version):
     topic = create_topic(client)
-    [some, none] = describe(client, version, [(TOPIC, topic, ["retention.ms", "no.such.key", "segment.ms"]),
-                                              (TOPIC, topic, [])])
+    [some, none] = describe(
+        client, version, [(TOPIC, topic, ["retention.ms", "no.such.key", "segment.ms"]), (TOPIC, topic, [])]
+    )
     assert [c["name"] for c in some["configs"]] == ["segment.ms", "retention.ms"]
     assert none["error_code"] == ErrorCode.NONE and none["configs"] == []
 
@@ -131,12 +148,24 @@ def test_configuration_keys_select_settings_and_unknown_keys_are_left_out(client
 def test_errors_are_per_resource_in_request_order(client, version):
     topic = create_topic(client)
     missing = f"missing-{uuid.uuid4().hex[:8]}"
-    results = describe(client, version, [(TOPIC, missing, None), (TOPIC, "bad/name", None), (BROKER, "7", None),
-                                         (BROKER_LOGGER, "0", None), (TOPIC, topic, ["retention.ms"])])
+    results = describe(
+        client,
+        version,
+        [
+            (TOPIC, missing, None),
+            (TOPIC, "bad/name", None),
+            (BROKER, "7", None),
+            (BROKER_LOGGER, "0", None),
+            (TOPIC, topic, ["retention.ms"]),
+        ],
+    )
     assert [(r["resource_type"], r["resource_name"], r["error_code"]) for r in results] == [
-        (TOPIC, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (TOPIC, "bad/name", ErrorCode.INVALID_TOPIC_EXCEPTION),
-        (BROKER, "7", ErrorCode.INVALID_REQUEST), (BROKER_LOGGER, "0", ErrorCode.INVALID_REQUEST),
-        (TOPIC, topic, ErrorCode.NONE)]
+        (TOPIC, missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        (TOPIC, "bad/name", ErrorCode.INVALID_TOPIC_EXCEPTION),
+        (BROKER, "7", ErrorCode.INVALID_REQUEST),
+        (BROKER_LOGGER, "0", ErrorCode.INVALID_REQUEST),
+        (TOPIC, topic, ErrorCode.NONE),
+    ]
     assert results[0]["error_message"] == f"topic {missing!r} does not exist"
     assert "broker '7' is not this broker" in results[2]["error_message"]
     assert "resource type 8 is not supported" in results[3]["error_message"]
@@ -151,6 +180,7 @@ def test_a_describe_never_creates_the_topic(client):
 
 
 # -- DescribeLogDirs -----------------------------------------------------------------------------------
+
 
 def produce_values(client, topic: str, partition: int, values) -> None:
     records = batch.build([Record(i, 1_700_000_000_000 + i, None, v) for i, v in enumerate(values)])
@@ -186,9 +216,13 @@ def test_null_topics_means_every_partition_and_unknown_ones_are_left_out(client)
     everything = client.call(ApiKey.DESCRIBE_LOG_DIRS, 1, {"topics": None})["results"][0]["topics"]
     described = {t["name"]: sorted(p["partition_index"] for p in t["partitions"]) for t in everything}
     assert described[first] == [0, 1] and described[second] == [0]
-    some = client.call(ApiKey.DESCRIBE_LOG_DIRS, 1, {"topics": [{"topic": first, "partitions": [1, 7]},
-                                                               {"topic": "no-such-topic", "partitions": [0]}]})
-    assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in some["results"][0]["topics"]] == \
-        [(first, [1])]
+    some = client.call(
+        ApiKey.DESCRIBE_LOG_DIRS,
+        1,
+        {"topics": [{"topic": first, "partitions": [1, 7]}, {"topic": "no-such-topic", "partitions": [0]}]},
+    )
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in some["results"][0]["topics"]] == [
+        (first, [1])
+    ]
     none = client.call(ApiKey.DESCRIBE_LOG_DIRS, 0, {"topics": []})
     assert none["results"][0]["topics"] == []

@@ -8,10 +8,10 @@ import pytest
 
 from broker.protocol import frames
 from broker.protocol.apis import ApiKey
-from broker.server.handlers import HANDLERS, SERVED
 from broker.protocol.errors import ErrorCode
 from broker.protocol.types import Array, Struct
 from broker.server.error_responses import error_response
+from broker.server.handlers import HANDLERS, SERVED
 
 from .in_process import broker_in_this_process
 from .wire import connect, decode_response, list_offsets_body
@@ -31,17 +31,29 @@ def one_of_each(schema):
 def error_codes(schema, value, version: int) -> list[int]:
     """The values of every ``error_code`` field of ``value`` that ``version`` has."""
     if isinstance(schema, Struct):
-        return [code for field in schema.fields if field.present_in(version)
-                for code in ([value[field.name]] if field.name == "error_code"
-                             else error_codes(field.type, value[field.name], version))]
+        return [
+            code
+            for field in schema.fields
+            if field.present_in(version)
+            for code in (
+                [value[field.name]]
+                if field.name == "error_code"
+                else error_codes(field.type, value[field.name], version)
+            )
+        ]
     if isinstance(schema, Array):
         return [code for item in value or [] for code in error_codes(schema.item, item, version)]
     return []
 
 
-@pytest.mark.parametrize("api,version", [pytest.param(api, version, id=f"{api.key.name}-v{version}")
-                                         for api in SERVED.values()
-                                         for version in range(api.min_version, api.max_version + 1)])
+@pytest.mark.parametrize(
+    "api,version",
+    [
+        pytest.param(api, version, id=f"{api.key.name}-v{version}")
+        for api in SERVED.values()
+        for version in range(api.min_version, api.max_version + 1)
+    ],
+)
 def test_every_api_and_version_has_a_storage_error_response(api, version):
     frame = frames.encode_request(api.key, version, 7, "test", one_of_each(api.request))
     header, reader = frames.parse_request(frame[4:])
@@ -57,8 +69,10 @@ def test_every_api_and_version_has_a_storage_error_response(api, version):
 
 
 def test_a_handler_failing_unexpectedly_is_answered_unknown_server_error_and_the_connection_goes_on(
-        tmp_path, monkeypatch, caplog):
+    tmp_path, monkeypatch, caplog
+):
     """The fault is injected (the fuzzer, ``test_protocol_fuzzer``, keeps real ones from coming back)."""
+
     async def broken(ctx, header, request):
         raise KeyError("a bug")
 
@@ -69,4 +83,5 @@ def test_a_handler_failing_unexpectedly_is_answered_unknown_server_error_and_the
         assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
         client_port = client.sock.getsockname()[1]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
-        f"LIST_OFFSETS v1 request from ('127.0.0.1', {client_port}) failed; answered UNKNOWN_SERVER_ERROR"]
+        f"LIST_OFFSETS v1 request from ('127.0.0.1', {client_port}) failed; answered UNKNOWN_SERVER_ERROR"
+    ]

@@ -13,8 +13,14 @@ import subprocess
 import pytest
 from confluent_kafka import Producer
 
-from broker.client import (BROKER_RESOURCE, TOPIC_RESOURCE, KafkaClient, KafkaError, NewTopic,
-                                  UnknownTopicOrPartitionError)
+from broker.client import (
+    BROKER_RESOURCE,
+    TOPIC_RESOURCE,
+    KafkaClient,
+    KafkaError,
+    NewTopic,
+    UnknownTopicOrPartitionError,
+)
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
@@ -156,9 +162,11 @@ def test_changing_settings_or_partitions_on_a_full_disk_changes_nothing(small_di
         produce_until_full(client, "bulk")
         fill(small_disk)
 
-        for change in (lambda: client.alter_configs("kept", {"retention.ms": "7200000"}),
-                       lambda: client.alter_configs("0", {"log.retention.ms": "7200000"}, BROKER_RESOURCE),
-                       lambda: client.create_partitions("kept", 3)):
+        for change in (
+            lambda: client.alter_configs("kept", {"retention.ms": "7200000"}),
+            lambda: client.alter_configs("0", {"log.retention.ms": "7200000"}, BROKER_RESOURCE),
+            lambda: client.create_partitions("kept", 3),
+        ):
             with pytest.raises(KafkaError) as refused:
                 change()
             assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
@@ -232,9 +240,17 @@ class DeliveryLog:
 
 def produce_idempotently(broker, topic: str, numbers_to_send, deliveries: DeliveryLog) -> None:
     """Send every number with a fresh idempotent acks=all producer; wait for every delivery report."""
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
-                         "linger.ms": 5, "message.timeout.ms": 3000, "retry.backoff.ms": 50,
-                         "batch.num.messages": 1})
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "message.timeout.ms": 3000,
+            "retry.backoff.ms": 50,
+            "batch.num.messages": 1,
+        }
+    )
     for number in numbers_to_send:
         producer.produce(topic, str(number).encode().ljust(1000, b"."), partition=0, on_delivery=deliveries)
         producer.poll(0)
@@ -302,8 +318,13 @@ def test_after_failed_writes_every_acknowledged_record_is_there_once_and_nothing
 def set_open_file_limit(broker, soft: int | None) -> None:
     """Set a running broker's soft limit of open files (None: back to its hard limit)."""
     if soft is None:
-        hard = subprocess.run(["prlimit", f"--pid={broker.pid()}", "--nofile", "--output=HARD", "--noheadings"],
-                              capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+        hard = subprocess.run(
+            ["prlimit", f"--pid={broker.pid()}", "--nofile", "--output=HARD", "--noheadings"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
         soft = hard
     subprocess.run(["prlimit", f"--pid={broker.pid()}", f"--nofile={soft}:"], check=True, timeout=30)
 
@@ -327,7 +348,9 @@ def test_a_creation_whose_partitions_cannot_all_be_made_is_withdrawn(tmp_path, s
         assert client.create_topics([NewTopic("wide", 40)]) == {"wide": None}
 
 
-def test_a_shutdown_that_fails_on_a_full_disk_exits_1_with_one_line_and_the_next_start_recovers(small_disk, start_broker):
+def test_a_shutdown_that_fails_on_a_full_disk_exits_1_with_one_line_and_the_next_start_recovers(
+    small_disk, start_broker
+):
     broker = start_broker(SETTINGS, log_dir=small_disk)
     with client_of(broker) as client:
         client.create_topics([NewTopic("events", 1)])

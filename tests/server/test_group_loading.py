@@ -35,8 +35,9 @@ COMMITTED = {(TOPIC, 0): 7, (TOPIC, 1): 11}
 
 
 def confluent_committed(bootstrap: str) -> dict:
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
-                                         "enable.auto.commit": False})
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": GROUP, "enable.auto.commit": False}
+    )
     try:
         found = consumer.committed([confluent_kafka.TopicPartition(TOPIC, p) for p in (0, 1)], timeout=TIMEOUT)
         return {(tp.topic, tp.partition): tp.offset for tp in found}
@@ -96,18 +97,24 @@ def hold_the_load(monkeypatch) -> tuple[threading.Event, threading.Event]:
 def commit_then_hold_the_next_load(log_dir, monkeypatch) -> tuple[threading.Event, threading.Event]:
     """A broker on ``log_dir`` stores ``COMMITTED`` for ``GROUP`` and stops; then ``hold_the_load``."""
     with broker_in_this_process(log_dir / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
-            "error_code"] == ErrorCode.NONE
+        assert (
+            client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0]["error_code"]
+            == ErrorCode.NONE
+        )
         find_coordinator(client, GROUP)
         assert commit(client, GROUP, COMMITTED) == [ErrorCode.NONE, ErrorCode.NONE]
     return hold_the_load(monkeypatch)
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("committed", [confluent_committed, kafka_python_committed, aiokafka_committed],
-                         ids=["confluent", "kafka-python", "aiokafka"])
-def test_a_client_retries_through_the_load_and_reads_the_offsets_committed_before_the_restart(tmp_path, monkeypatch,
-                                                                                               load_answers, committed):
+@pytest.mark.parametrize(
+    "committed",
+    [confluent_committed, kafka_python_committed, aiokafka_committed],
+    ids=["confluent", "kafka-python", "aiokafka"],
+)
+def test_a_client_retries_through_the_load_and_reads_the_offsets_committed_before_the_restart(
+    tmp_path, monkeypatch, load_answers, committed
+):
     entered, release = commit_then_hold_the_next_load(tmp_path, monkeypatch)
     result = {}
     with broker_in_this_process(tmp_path / "log", SETTINGS) as port:
@@ -134,19 +141,49 @@ WHILE_LOADING = [
     (ApiKey.JOIN_GROUP, 5, join_body(GROUP), lambda r: r["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
     (ApiKey.SYNC_GROUP, 3, _member(assignments=[]), lambda r: r["error_code"], ErrorCode.REBALANCE_IN_PROGRESS),
     (ApiKey.HEARTBEAT, 3, _member(), lambda r: r["error_code"], ErrorCode.NONE),
-    (ApiKey.LEAVE_GROUP, 3, {"group_id": GROUP, "members": [{"member_id": "m", "group_instance_id": None}]},
-     lambda r: r["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-    (ApiKey.OFFSET_COMMIT, 7, commit_body(GROUP, {(TOPIC, 0): 1}),
-     lambda r: r["topics"][0]["partitions"][0]["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-    (ApiKey.OFFSET_FETCH, 5, {"group_id": GROUP, "topics": None}, lambda r: r["error_code"],
-     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-    (ApiKey.DESCRIBE_GROUPS, 4, {"groups": [GROUP], "include_authorized_operations": False},
-     lambda r: r["groups"][0]["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+    (
+        ApiKey.LEAVE_GROUP,
+        3,
+        {"group_id": GROUP, "members": [{"member_id": "m", "group_instance_id": None}]},
+        lambda r: r["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
+    (
+        ApiKey.OFFSET_COMMIT,
+        7,
+        commit_body(GROUP, {(TOPIC, 0): 1}),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
+    (
+        ApiKey.OFFSET_FETCH,
+        5,
+        {"group_id": GROUP, "topics": None},
+        lambda r: r["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
+    (
+        ApiKey.DESCRIBE_GROUPS,
+        4,
+        {"groups": [GROUP], "include_authorized_operations": False},
+        lambda r: r["groups"][0]["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
     (ApiKey.LIST_GROUPS, 2, {}, lambda r: r["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-    (ApiKey.DELETE_GROUPS, 1, {"groups_names": [GROUP]}, lambda r: r["results"][0]["error_code"],
-     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
-    (ApiKey.OFFSET_DELETE, 0, {"group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]},
-     lambda r: r["error_code"], ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),
+    (
+        ApiKey.DELETE_GROUPS,
+        1,
+        {"groups_names": [GROUP]},
+        lambda r: r["results"][0]["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
+    (
+        ApiKey.OFFSET_DELETE,
+        0,
+        {"group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]},
+        lambda r: r["error_code"],
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ),
 ]
 
 
@@ -156,8 +193,9 @@ def test_every_group_api_answers_as_kafka_while_the_group_loads(tmp_path, monkey
     with broker_in_this_process(tmp_path / "log", SETTINGS) as port, connect("127.0.0.1", port, TIMEOUT) as client:
         try:
             assert entered.wait(TIMEOUT), "the restarted broker never began to load __consumer_offsets"
-            answers = {api.name: error_of(client.call(api, version, body))
-                       for api, version, body, error_of, _ in WHILE_LOADING}
+            answers = {
+                api.name: error_of(client.call(api, version, body)) for api, version, body, error_of, _ in WHILE_LOADING
+            }
         finally:
             release.set()
         assert answers == {api.name: expected for api, _, _, _, expected in WHILE_LOADING}

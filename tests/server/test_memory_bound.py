@@ -81,7 +81,10 @@ def test_a_partition_named_many_times_is_answered_once_within_fetch_max_bytes(st
 def test_clients_that_never_read_their_fetch_responses_do_not_balloon_the_broker(start_broker):
     broker = start_broker()
     with connect_to(broker, TIMEOUT) as client:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("hoard", PARTITIONS))["topics"][0]["error_code"] == 0
+        assert (
+            client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("hoard", PARTITIONS))["topics"][0]["error_code"]
+            == 0
+        )
         fill(client, "hoard", PARTITIONS, batches=2)
         before = rss(broker)
         hostile = [connect_to(broker, TIMEOUT) for _ in range(HOSTILE_CONNECTIONS)]
@@ -89,8 +92,11 @@ def test_clients_that_never_read_their_fetch_responses_do_not_balloon_the_broker
             for connection in hostile:
                 for _ in range(5):  # pipelined: the broker must not read on while a response is unsent
                     connection.send_request(ApiKey.FETCH, 11, hostile_fetch("hoard", PARTITIONS, MENTIONS))
-            wait_for(lambda: all(c.pending_bytes() for c in hostile), timeout=TIMEOUT,
-                     what="the broker answering every hoarder")
+            wait_for(
+                lambda: all(c.pending_bytes() for c in hostile),
+                timeout=TIMEOUT,
+                what="the broker answering every hoarder",
+            )
             healthy = client.call(ApiKey.FETCH, 11, fetch_body([("hoard", 0, 0)]))  # the broker still serves
             assert healthy["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
             growth = max(rss(broker) for _ in range(10)) - before
@@ -117,7 +123,7 @@ def send_until_stuck(connections, frame_bytes: int, patience: float = 1.0) -> li
             if want <= 0:
                 continue
             try:
-                sent[i] += connection.sock.send(chunk[:min(want, len(chunk))])
+                sent[i] += connection.sock.send(chunk[: min(want, len(chunk))])
                 last_progress = time.monotonic()
             except BlockingIOError:
                 pass
@@ -151,7 +157,10 @@ def test_frames_being_read_are_bounded_by_queued_max_request_bytes(start_broker)
 def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_with_one_line(start_broker):
     broker = start_broker()
     with connect_to(broker, TIMEOUT) as client, connect_to(broker, TIMEOUT) as reader:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("doomed", PARTITIONS))["topics"][0]["error_code"] == 0
+        assert (
+            client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("doomed", PARTITIONS))["topics"][0]["error_code"]
+            == 0
+        )
         fill(client, "doomed", PARTITIONS, batches=2)  # a 15 MB response: more than the socket buffers hold
         reader.send_request(ApiKey.FETCH, 11, hostile_fetch("doomed", PARTITIONS, mentions=1))
         wait_for(lambda: reader.pending_bytes(), timeout=TIMEOUT, what="the response being sent")
@@ -160,7 +169,7 @@ def test_a_topic_deleted_while_its_records_are_streamed_closes_that_connection_w
         received = 0
         reader.sock.settimeout(TIMEOUT)
         while chunk := reader.sock.recv(1 << 20):  # the part already on its way, then the close (the deletion
-            received += len(chunk)                 # closes the files so that their space is freed at once)
+            received += len(chunk)  # closes the files so that their space is freed at once)
         assert received < PARTITIONS * BATCH_BYTES
         assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE
     log_text = open(broker.stderr_path, encoding="utf-8").read()
@@ -202,12 +211,17 @@ ANSWER_GROWTH_LIMIT = 64 * MIB
 def big_group(tmp_path_factory):
     """A broker with a group of static members, each with 60 KB of protocol metadata, waiting for its
     leader's SyncGroup (CompletingRebalance); yields (broker, leader's member id, leader's instance id)."""
-    broker = EmbeddedBroker(tmp_path_factory.mktemp("big-group") / "log",
-                            {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "1500"}).start()
+    broker = EmbeddedBroker(
+        tmp_path_factory.mktemp("big-group") / "log",
+        {"group.min.session.timeout.ms": "100", "group.initial.rebalance.delay.ms": "1500"},
+    ).start()
     try:
         with connect_to(broker, TIMEOUT) as client:
             find_coordinator(client, "big")
-            assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("configured", 1))["topics"][0]["error_code"] == 0
+            assert (
+                client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body("configured", 1))["topics"][0]["error_code"]
+                == 0
+            )
         members = [connect_to(broker, TIMEOUT) for _ in range(MEMBERS)]
         try:
             for n, member in enumerate(members):
@@ -226,19 +240,29 @@ def big_group(tmp_path_factory):
 
 
 def big_join(instance: str, member: str = "") -> dict:
-    return join_body("big", member=member, session_ms=120_000, instance=instance,
-                     protocols=(("range", b"m" * MEMBER_METADATA),))
+    return join_body(
+        "big", member=member, session_ms=120_000, instance=instance, protocols=(("range", b"m" * MEMBER_METADATA),)
+    )
 
 
 def large_answer_requests(leader: str, instance: str) -> dict:
     """Small requests whose answers were large: (api key, version, body) by name."""
     return {
         "JoinGroup": (ApiKey.JOIN_GROUP, 5, big_join(instance, leader)),  # the leader again: every member's metadata
-        "DescribeGroups": (ApiKey.DESCRIBE_GROUPS, 4,
-                           {"groups": ["big"] * 2000, "include_authorized_operations": False}),
-        "DescribeConfigs": (ApiKey.DESCRIBE_CONFIGS, 3, {
-            "resources": [{"resource_type": 2, "resource_name": "configured", "configuration_keys": None}] * 2000,
-            "include_synonyms": True, "include_documentation": True}),
+        "DescribeGroups": (
+            ApiKey.DESCRIBE_GROUPS,
+            4,
+            {"groups": ["big"] * 2000, "include_authorized_operations": False},
+        ),
+        "DescribeConfigs": (
+            ApiKey.DESCRIBE_CONFIGS,
+            3,
+            {
+                "resources": [{"resource_type": 2, "resource_name": "configured", "configuration_keys": None}] * 2000,
+                "include_synonyms": True,
+                "include_documentation": True,
+            },
+        ),
     }
 
 
@@ -284,15 +308,22 @@ def many_unknown_topics(count: int) -> tuple[int, int, dict]:
 
 
 def many_unknown_partitions(count: int) -> tuple[int, int, dict]:
-    return ApiKey.LIST_OFFSETS, 1, {"replica_id": -1, "topics": [{"name": "one", "partitions": [
-        {"partition_index": p, "timestamp": -1} for p in range(count)]}]}
+    return (
+        ApiKey.LIST_OFFSETS,
+        1,
+        {
+            "replica_id": -1,
+            "topics": [{"name": "one", "partitions": [{"partition_index": p, "timestamp": -1} for p in range(count)]}],
+        },
+    )
 
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("request_of", [many_unknown_topics, many_unknown_partitions], ids=["Metadata", "ListOffsets"])
 def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, request_of):
-    broker = start_broker({"queued.max.request.bytes": str(3 * MIB), "auto.create.topics.enable": "false",
-                           **SMALL_KERNEL_BUFFER})
+    broker = start_broker(
+        {"queued.max.request.bytes": str(3 * MIB), "auto.create.topics.enable": "false", **SMALL_KERNEL_BUFFER}
+    )
     key, version, body = request_of(130_000)  # frames of 1.3-1.6 MB, answers of 2.2-2.9 MB: two frames fit
     frame = encode_request(key, version, body, correlation_id=1)
     with connect_to(broker, TIMEOUT) as client:
@@ -305,6 +336,7 @@ def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, reque
 
             def answered():
                 return [h for h in hoarders if h.pending_bytes()]
+
             first = wait_for(answered, timeout=TIMEOUT, what="a hoarder answered")
             assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE  # small requests go on
             assert len(answered()) <= 2, "answers held unsent must count in queued.max.request.bytes"
@@ -321,12 +353,16 @@ def test_answers_nobody_reads_share_queued_max_request_bytes(start_broker, reque
 
 @pytest.mark.timeout(120)
 def test_a_client_that_takes_nothing_of_its_answer_is_closed_after_connections_max_idle_ms(start_broker):
-    broker = start_broker({"connections.max.idle.ms": "2000", "auto.create.topics.enable": "false",
-                           **SMALL_KERNEL_BUFFER})
+    broker = start_broker(
+        {"connections.max.idle.ms": "2000", "auto.create.topics.enable": "false", **SMALL_KERNEL_BUFFER}
+    )
     key, version, body = many_unknown_topics(130_000)
     with slow_reader(broker) as hoarder:
         hoarder.send_request(key, version, body)
-        wait_for(lambda: "took nothing more of its response" in open(broker.stderr_path, encoding="utf-8").read(),
-                 timeout=TIMEOUT, what="the hoarder closed")
+        wait_for(
+            lambda: "took nothing more of its response" in open(broker.stderr_path, encoding="utf-8").read(),
+            timeout=TIMEOUT,
+            what="the hoarder closed",
+        )
     with connect_to(broker, TIMEOUT) as client:
         assert client.call(ApiKey.API_VERSIONS, 0, {})["error_code"] == ErrorCode.NONE

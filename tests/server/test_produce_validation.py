@@ -16,8 +16,17 @@ from broker.records.batch import Record
 
 from ..records.test_batch import _batch_with_body
 from ..records.test_record_check import framed, record, records
-from .test_wire_pitfalls import (BASE_TIME, decoded_batches, fetch_one, high_watermark, key_values, list_offset,
-                                 make_batch, new_topic, produce)
+from .test_wire_pitfalls import (
+    BASE_TIME,
+    decoded_batches,
+    fetch_one,
+    high_watermark,
+    key_values,
+    list_offset,
+    make_batch,
+    new_topic,
+    produce,
+)
 from .wire import connect_to
 
 MALFORMED_RECORD_3 = {
@@ -30,8 +39,12 @@ MALFORMED_RECORD_3 = {
 def produce_two_partitions(client, topic: str, first: bytes, second: bytes) -> list:
     """One Produce v8 request for partitions 0 and 1; their results, in that order."""
     partitions = [{"index": 0, "records": first}, {"index": 1, "records": second}]
-    body = {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
-            "topics": [{"name": topic, "partitions": partitions}]}
+    body = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 5000,
+        "topics": [{"name": topic, "partitions": partitions}],
+    }
     [topic_result] = client.call(ApiKey.PRODUCE, 8, body)["responses"]
     assert topic_result["name"] == topic
     assert [p["index"] for p in topic_result["partitions"]] == [0, 1]
@@ -96,10 +109,18 @@ def test_a_record_timestamped_hours_ahead_is_refused_to_an_unmodified_client(bro
     outcomes = {}
     producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
     now = int(time.time() * 1000)
-    for name, timestamp in [("ten minutes ahead", now + 600_000), ("two hours ahead", now + 7_200_000),
-                            ("a day behind", now - 86_400_000)]:
-        producer.produce(topic, value=name.encode(), partition=0, timestamp=timestamp,
-                         on_delivery=lambda err, msg, name=name: outcomes.__setitem__(name, err))
+    for name, timestamp in [
+        ("ten minutes ahead", now + 600_000),
+        ("two hours ahead", now + 7_200_000),
+        ("a day behind", now - 86_400_000),
+    ]:
+        producer.produce(
+            topic,
+            value=name.encode(),
+            partition=0,
+            timestamp=timestamp,
+            on_delivery=lambda err, msg, name=name: outcomes.__setitem__(name, err),
+        )
         producer.flush(30)
     assert set(outcomes) == {"ten minutes ahead", "two hours ahead", "a day behind"}
     assert outcomes["ten minutes ahead"] is None and outcomes["a day behind"] is None

@@ -16,8 +16,19 @@ import pytest
 
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
-from broker.protocol.types import (BOOLEAN, BYTES, INT8, INT16, INT32, INT64, NULLABLE_BYTES, NULLABLE_STRING, STRING,
-                                   Array, Struct)
+from broker.protocol.types import (
+    BOOLEAN,
+    BYTES,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    STRING,
+    Array,
+    Struct,
+)
 from broker.records import batch
 from broker.security.acls import Operation, Permission, ResourceType
 from broker.server.handlers import SERVED
@@ -29,17 +40,57 @@ from .wire import connect_to, create_topics_body, decode_response
 SEED = 20261128
 CASES_PER_VERSION = 10
 TOPIC, GROUP = "fuzz", "fuzz-group"
-RANGES = {INT8: (-2**7, 2**7 - 1), INT16: (-2**15, 2**15 - 1), INT32: (-2**31, 2**31 - 1), INT64: (-2**63, 2**63 - 1)}
+RANGES = {
+    INT8: (-(2**7), 2**7 - 1),
+    INT16: (-(2**15), 2**15 - 1),
+    INT32: (-(2**31), 2**31 - 1),
+    INT64: (-(2**63), 2**63 - 1),
+}
 # Fields whose value sets how much the broker must do or wait: small (negative too), as a client
 # could send without anyone noticing; everything else takes any value of its type.
-SMALL = {"num_partitions", "replication_factor", "count", "timeout_ms", "max_wait_ms", "session_timeout_ms",
-         "rebalance_timeout_ms", "max_bytes", "partition_max_bytes"}
+SMALL = {
+    "num_partitions",
+    "replication_factor",
+    "count",
+    "timeout_ms",
+    "max_wait_ms",
+    "session_timeout_ms",
+    "rebalance_timeout_ms",
+    "max_bytes",
+    "partition_max_bytes",
+}
 NAMES = ("name", "topic", "topic_names", "resource_name", "resource_name_filter")
 GROUP_FIELDS = ("group_id", "groups", "groups_names", "key")
-SETTINGS = ("retention.ms", "segment.bytes", "cleanup.policy", "max.message.bytes", "log.retention.ms",
-            "message.timestamp.type", "log.segment.bytes", "min.cleanable.dirty.ratio", "compression.type")
-VALUES = ("-1", "0", "1", "9223372036854775807", "99999999999999999999", "-99999999999999999999", "1e3", "0.5",
-          "NaN", "inf", "compact,delete", "delete", "", " ", "LogAppendTime", "zstd", "abc")
+SETTINGS = (
+    "retention.ms",
+    "segment.bytes",
+    "cleanup.policy",
+    "max.message.bytes",
+    "log.retention.ms",
+    "message.timestamp.type",
+    "log.segment.bytes",
+    "min.cleanable.dirty.ratio",
+    "compression.type",
+)
+VALUES = (
+    "-1",
+    "0",
+    "1",
+    "9223372036854775807",
+    "99999999999999999999",
+    "-99999999999999999999",
+    "1e3",
+    "0.5",
+    "NaN",
+    "inf",
+    "compact,delete",
+    "delete",
+    "",
+    " ",
+    "LogAppendTime",
+    "zstd",
+    "abc",
+)
 # Answered, then the connection closes, as Kafka does: SASL on a plaintext listener.
 CLOSING = {ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE}
 
@@ -58,7 +109,9 @@ class Fuzz:
             return -1  # a commit from outside the group protocol
         if ("partition" in field or field == "index") and self.rng.random() < 0.7:
             return self.rng.choice((0, 1, -1))  # mostly a partition of the topic that exists
-        return self.rng.choice((0, 1, -1, 2, low, high, high - 1, self.rng.randint(low, high), self.rng.randint(-9, 99)))
+        return self.rng.choice(
+            (0, 1, -1, 2, low, high, high - 1, self.rng.randint(low, high), self.rng.randint(-9, 99))
+        )
 
     def text(self, field: str) -> str:
         if field in ("name", "configuration_keys") and self.rng.random() < 0.3:
@@ -71,8 +124,19 @@ class Fuzz:
             return GROUP
         if field == "member_id" and self.rng.random() < 0.5:
             return ""  # a commit from outside the group protocol
-        return self.rng.choice(("", "x", ".", "..", "a" * 300, "é\u2603\U0001F600", "t/1", " ",
-                                "".join(self.rng.choice("ab-_.9") for _ in range(self.rng.randint(1, 12)))))
+        return self.rng.choice(
+            (
+                "",
+                "x",
+                ".",
+                "..",
+                "a" * 300,
+                "é\u2603\U0001f600",
+                "t/1",
+                " ",
+                "".join(self.rng.choice("ab-_.9") for _ in range(self.rng.randint(1, 12))),
+            )
+        )
 
     def data(self, field: str) -> bytes:
         if field == "records" and self.rng.random() < 0.5:
@@ -107,25 +171,39 @@ def cases(seed: int):
 
 
 def deny(resource_type: ResourceType, name: str, operation: Operation) -> dict:
-    return {"resource_type": resource_type, "resource_name": name, "resource_pattern_type": 3,
-            "principal": "User:ANONYMOUS", "host": "*", "operation": operation, "permission_type": Permission.DENY}
+    return {
+        "resource_type": resource_type,
+        "resource_name": name,
+        "resource_pattern_type": 3,
+        "principal": "User:ANONYMOUS",
+        "host": "*",
+        "operation": operation,
+        "permission_type": Permission.DENY,
+    }
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("authorizer", [False, True], ids=["open", "authorizer"])
 def test_every_advertised_request_with_random_values_is_answered_and_the_broker_stays_up(start_broker, authorizer):
     """With the authorizer, the group may not be read nor the topic deleted: the refusals are fuzzed too."""
-    settings = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-                "allow.everyone.if.no.acl.found": "true"} if authorizer else {}
+    settings = (
+        {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "allow.everyone.if.no.acl.found": "true"}
+        if authorizer
+        else {}
+    )
     broker = start_broker({"offsets.topic.num.partitions": "2", **FAST_GROUPS, **settings})
     with connect_to(broker) as client:
-        assert client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0][
-            "error_code"] == ErrorCode.NONE
+        assert (
+            client.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0]["error_code"]
+            == ErrorCode.NONE
+        )
         find_coordinator(client, GROUP)
         if authorizer:
             acls = [deny(ResourceType.GROUP, GROUP, Operation.READ), deny(ResourceType.TOPIC, TOPIC, Operation.DELETE)]
-            assert client.call(ApiKey.CREATE_ACLS, 1, {"creations": acls})["results"] == \
-                [{"error_code": ErrorCode.NONE, "error_message": None}] * 2
+            assert (
+                client.call(ApiKey.CREATE_ACLS, 1, {"creations": acls})["results"]
+                == [{"error_code": ErrorCode.NONE, "error_message": None}] * 2
+            )
     failures = []
     client = connect_to(broker)
     try:
@@ -151,4 +229,4 @@ def test_every_advertised_request_with_random_values_is_answered_and_the_broker_
     assert not failures, f"{len(failures)} request(s) not answered:\n" + "\n".join(f[:400] for f in failures[:20])
     assert broker.running
     log = broker.stderr_tail(100_000)
-    assert "Traceback" not in log, log[log.index("Traceback") - 300:][:3000]
+    assert "Traceback" not in log, log[log.index("Traceback") - 300 :][:3000]

@@ -33,22 +33,32 @@ def stored_values(client, topic: str, partition: int) -> list[bytes]:
 
 
 def produce_request(topics: list[tuple[str, list[tuple[int, bytes]]]]) -> dict:
-    return {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
-            "topics": [{"name": name, "partitions": [{"index": index, "records": records}
-                                                     for index, records in partitions]}
-                       for name, partitions in topics]}
+    return {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 5000,
+        "topics": [
+            {"name": name, "partitions": [{"index": index, "records": records} for index, records in partitions]}
+            for name, partitions in topics
+        ],
+    }
 
 
 def test_a_partition_named_twice_in_a_produce_is_appended_once_with_its_last_mention(broker):
     with connect_to(broker) as client:
         topic = new_topic(client)
-        request = produce_request([(topic, [(0, make_batch(b"first")), (1, make_batch(b"other")),
-                                            (0, make_batch(b"second", b"third"))]),
-                                   (topic, [(1, make_batch(b"other again"))])])
+        request = produce_request(
+            [
+                (topic, [(0, make_batch(b"first")), (1, make_batch(b"other")), (0, make_batch(b"second", b"third"))]),
+                (topic, [(1, make_batch(b"other again"))]),
+            ]
+        )
         [answer] = client.call(ApiKey.PRODUCE, 8, request)["responses"]
         assert answer["name"] == topic
-        assert [(p["index"], p["error_code"], p["base_offset"]) for p in answer["partitions"]] == \
-            [(0, ErrorCode.NONE, 0), (1, ErrorCode.NONE, 0)]
+        assert [(p["index"], p["error_code"], p["base_offset"]) for p in answer["partitions"]] == [
+            (0, ErrorCode.NONE, 0),
+            (1, ErrorCode.NONE, 0),
+        ]
         assert stored_values(client, topic, 0) == [b"second", b"third"]
         assert stored_values(client, topic, 1) == [b"other again"]
 
@@ -57,8 +67,9 @@ def test_an_idempotent_batch_named_twice_is_stored_once(broker):
     with connect_to(broker) as client:
         topic = new_topic(client, partitions=1)
         ids = client.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": None, "transaction_timeout_ms": 60_000})
-        records = make_batch(b"once", producer_id=ids["producer_id"], producer_epoch=ids["producer_epoch"],
-                             base_sequence=0)
+        records = make_batch(
+            b"once", producer_id=ids["producer_id"], producer_epoch=ids["producer_epoch"], base_sequence=0
+        )
         [answer] = client.call(ApiKey.PRODUCE, 8, produce_request([(topic, [(0, records), (0, records)])]))["responses"]
         assert [(p["index"], p["error_code"]) for p in answer["partitions"]] == [(0, ErrorCode.NONE)]
         assert stored_values(client, topic, 0) == [b"once"]
@@ -71,20 +82,29 @@ def test_a_partition_named_twice_in_list_offsets_is_refused_at_every_mention(bro
         partitions = request["topics"][0]["partitions"]
         partitions += [dict(partitions[0], partition_index=1), dict(partitions[0])]
         [answer] = client.call(ApiKey.LIST_OFFSETS, 5, request)["topics"]
-        assert [(p["partition_index"], p["error_code"]) for p in answer["partitions"]] == \
-            [(0, ErrorCode.INVALID_REQUEST), (1, ErrorCode.NONE), (0, ErrorCode.INVALID_REQUEST)]
+        assert [(p["partition_index"], p["error_code"]) for p in answer["partitions"]] == [
+            (0, ErrorCode.INVALID_REQUEST),
+            (1, ErrorCode.NONE),
+            (0, ErrorCode.INVALID_REQUEST),
+        ]
 
 
 def test_a_topic_named_twice_in_delete_topics_is_refused_and_kept(broker):
     with connect_to(broker) as client:
         topic, other = new_topic(client), new_topic(client)
         result = client.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [topic, other, topic], "timeout_ms": 5000})
-        assert [(r["name"], r["error_code"]) for r in result["responses"]] == \
-            [(topic, ErrorCode.INVALID_REQUEST), (other, ErrorCode.NONE), (topic, ErrorCode.INVALID_REQUEST)]
-        metadata = client.call(ApiKey.METADATA, 4, {"topics": [{"name": topic}, {"name": other}],
-                                                    "allow_auto_topic_creation": False})
-        assert [(t["name"], t["error_code"]) for t in metadata["topics"]] == \
-            [(topic, ErrorCode.NONE), (other, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+        assert [(r["name"], r["error_code"]) for r in result["responses"]] == [
+            (topic, ErrorCode.INVALID_REQUEST),
+            (other, ErrorCode.NONE),
+            (topic, ErrorCode.INVALID_REQUEST),
+        ]
+        metadata = client.call(
+            ApiKey.METADATA, 4, {"topics": [{"name": topic}, {"name": other}], "allow_auto_topic_creation": False}
+        )
+        assert [(t["name"], t["error_code"]) for t in metadata["topics"]] == [
+            (topic, ErrorCode.NONE),
+            (other, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ]
 
 
 def test_a_topic_named_twice_in_metadata_is_answered_once(broker):

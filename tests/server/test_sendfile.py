@@ -72,5 +72,5 @@ def test_a_large_fetch_goes_out_with_sendfile_and_a_small_one_is_copied(tmp_path
         produce_values(client, 1, start=large)
         calls_before = len(sendfile_calls)
         small_records = fetch_records(client, large)
-        assert small_records == segment.read_bytes()[len(large_records):]
+        assert small_records == segment.read_bytes()[len(large_records) :]
         assert 0 < len(small_records) < SENDFILE_MIN_BYTES and len(sendfile_calls) == calls_before

@@ -37,8 +37,9 @@ def test_sigterm_with_clients_that_do_not_read_exits_at_once_with_one_line(start
                 for _ in range(3):
                     connection.send_request(ApiKey.FETCH, 11, hostile_fetch("busy", 20, mentions=1))
             half_sent.send_raw(SIZE.pack(1000) + b"\0" * 10)
-            long_poll = client.send_request(ApiKey.FETCH, 11, fetch_body([("busy", 0, 2)], max_wait_ms=60_000,
-                                                                         min_bytes=1))
+            long_poll = client.send_request(
+                ApiKey.FETCH, 11, fetch_body([("busy", 0, 2)], max_wait_ms=60_000, min_bytes=1)
+            )
             for connection in hoarders:
                 wait_for(connection.pending_bytes, timeout=TIMEOUT, what="a response being sent")
 
@@ -54,4 +55,3 @@ def test_sigterm_with_clients_that_do_not_read_exits_at_once_with_one_line(start
     assert log_text.count("abandoned the responses to 3 connection(s) that were not reading") == 1, log_text
     assert "stopped cleanly" in log_text
     assert os.path.exists(os.path.join(broker.log_dir, ".kafka_cleanshutdown"))
-

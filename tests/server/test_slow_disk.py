@@ -56,17 +56,29 @@ def produced(client, correlation_id: int) -> dict:
 def test_other_requests_are_answered_while_a_produce_is_held_in_its_fsync(tmp_path, held_fsync):
     entered, release = held_fsync
     settings = {"log.flush.interval.messages": "1"}
-    with broker_in_this_process(tmp_path / "log", settings) as port, \
-            connect("127.0.0.1", port, TIMEOUT) as held, connect("127.0.0.1", port, TIMEOUT) as queued, \
-            connect("127.0.0.1", port, TIMEOUT) as other:
-        assert other.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0]["error_code"] == 0
+    with (
+        broker_in_this_process(tmp_path / "log", settings) as port,
+        connect("127.0.0.1", port, TIMEOUT) as held,
+        connect("127.0.0.1", port, TIMEOUT) as queued,
+        connect("127.0.0.1", port, TIMEOUT) as other,
+    ):
+        assert (
+            other.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC, partitions=2))["topics"][0]["error_code"] == 0
+        )
         held_id = held.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
         assert entered.wait(TIMEOUT), "the produce never reached its fsync"
         queued_id = queued.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(2)))
 
-        metadata = other.call(ApiKey.METADATA, 8, {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": False,
-                                                   "include_cluster_authorized_operations": False,
-                                                   "include_topic_authorized_operations": False})
+        metadata = other.call(
+            ApiKey.METADATA,
+            8,
+            {
+                "topics": [{"name": TOPIC}],
+                "allow_auto_topic_creation": False,
+                "include_cluster_authorized_operations": False,
+                "include_topic_authorized_operations": False,
+            },
+        )
         assert metadata["topics"][0]["error_code"] == ErrorCode.NONE
         offsets = other.call(ApiKey.LIST_OFFSETS, 5, list_offsets_body(TOPIC, 0, -1))
         assert offsets["topics"][0]["partitions"][0]["offset"] == 3  # appended, not yet fsynced nor acknowledged
@@ -93,16 +105,28 @@ def deleted_records(answer, log_dir) -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("api_key, version, body, check", [
-    (ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000}, deleted_topic),
-    (ApiKey.DELETE_RECORDS, 1, {"topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": -1}]}],
-                                "timeout_ms": 5000}, deleted_records),
-], ids=["DeleteTopics", "DeleteRecords"])
-def test_a_deletion_waits_for_the_append_in_flight_to_its_partition(tmp_path, held_fsync, api_key, version, body,
-                                                                     check):
+@pytest.mark.parametrize(
+    "api_key, version, body, check",
+    [
+        (ApiKey.DELETE_TOPICS, 3, {"topic_names": [TOPIC], "timeout_ms": 5000}, deleted_topic),
+        (
+            ApiKey.DELETE_RECORDS,
+            1,
+            {"topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000},
+            deleted_records,
+        ),
+    ],
+    ids=["DeleteTopics", "DeleteRecords"],
+)
+def test_a_deletion_waits_for_the_append_in_flight_to_its_partition(
+    tmp_path, held_fsync, api_key, version, body, check
+):
     entered, release = held_fsync
-    with broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port, \
-            connect("127.0.0.1", port, TIMEOUT) as producer, connect("127.0.0.1", port, TIMEOUT) as admin:
+    with (
+        broker_in_this_process(tmp_path / "log", {"log.flush.interval.messages": "1"}) as port,
+        connect("127.0.0.1", port, TIMEOUT) as producer,
+        connect("127.0.0.1", port, TIMEOUT) as admin,
+    ):
         assert admin.call(ApiKey.CREATE_TOPICS, 4, create_topics_body(TOPIC))["topics"][0]["error_code"] == 0
         produce_id = producer.send_request(ApiKey.PRODUCE, 8, produce_body(TOPIC, 0, records(3)))
         assert entered.wait(TIMEOUT), "the produce never reached its fsync"

@@ -33,13 +33,26 @@ def compression_broker(tmp_path_factory):
 
 
 def produce(bootstrap: str, topic: str, codec: str, count: int, tag: str, **settings) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "compression.type": codec,
-                                         "linger.ms": 50, "message.timeout.ms": WAIT_SECONDS * 1000, **settings})
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "linger.ms": 50,
+            "message.timeout.ms": WAIT_SECONDS * 1000,
+            **settings,
+        }
+    )
     errors = []
     for i in range(count):
-        producer.produce(topic, key=b"k%d" % i, value=(tag * 50).encode() + b"%d" % i, partition=0,
-                         headers=[("h", b"%d" % i)], timestamp=BASE_TIMESTAMP + i,
-                         on_delivery=lambda err, msg: errors.append(err) if err else None)
+        producer.produce(
+            topic,
+            key=b"k%d" % i,
+            value=(tag * 50).encode() + b"%d" % i,
+            partition=0,
+            headers=[("h", b"%d" % i)],
+            timestamp=BASE_TIMESTAMP + i,
+            on_delivery=lambda err, msg: errors.append(err) if err else None,
+        )
     assert producer.flush(WAIT_SECONDS) == 0 and not errors, errors
 
 
@@ -53,21 +66,30 @@ def stored(bootstrap: str, topic: str) -> tuple[list[str], list[tuple]]:
             data = client.fetch(topic, 0, offset, 1 << 20).records
             for position, header in record_set.iter_entries(data):
                 codecs.append(header.compression.name.lower())
-                decoded = batch.decode(bytes(data[position:position + header.size]))
+                decoded = batch.decode(bytes(data[position : position + header.size]))
                 records += [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in decoded.records]
                 offset = header.last_offset + 1
     return codecs, records
 
 
 def expected(count: int, tag: str, first_offset: int = 0) -> list[tuple]:
-    return [(first_offset + i, b"k%d" % i, (tag * 50).encode() + b"%d" % i, (("h", b"%d" % i),),
-             BASE_TIMESTAMP + i) for i in range(count)]
+    return [
+        (first_offset + i, b"k%d" % i, (tag * 50).encode() + b"%d" % i, (("h", b"%d" % i),), BASE_TIMESTAMP + i)
+        for i in range(count)
+    ]
 
 
-@pytest.mark.parametrize("setting, sent, kept", [
-    ("producer", "snappy", "snappy"), ("producer", "gzip", "gzip"), ("gzip", "snappy", "gzip"),
-    ("zstd", "none", "zstd"), ("uncompressed", "gzip", "none"), ("snappy", "snappy", "snappy"),
-])
+@pytest.mark.parametrize(
+    "setting, sent, kept",
+    [
+        ("producer", "snappy", "snappy"),
+        ("producer", "gzip", "gzip"),
+        ("gzip", "snappy", "gzip"),
+        ("zstd", "none", "zstd"),
+        ("uncompressed", "gzip", "none"),
+        ("snappy", "snappy", "snappy"),
+    ],
+)
 def test_batches_are_stored_with_the_topics_codec(compression_broker, setting, sent, kept):
     with KafkaClient(compression_broker.bootstrap) as client:
         topic = f"codec-{setting}-{sent}"
@@ -78,8 +100,7 @@ def test_batches_are_stored_with_the_topics_codec(compression_broker, setting, s
     assert records == expected(20, "a")
 
 
-def test_recompressed_idempotent_batches_keep_their_sequence_and_a_change_applies_to_later_batches(
-        compression_broker):
+def test_recompressed_idempotent_batches_keep_their_sequence_and_a_change_applies_to_later_batches(compression_broker):
     with connect_to(compression_broker) as wire:
         topic = new_topic(wire, configs={"compression.type": "gzip"})
         produce(compression_broker.bootstrap, topic, "snappy", 10, "b", **{"enable.idempotence": True})
@@ -93,8 +114,9 @@ def test_recompressed_idempotent_batches_keep_their_sequence_and_a_change_applie
 def test_a_batch_over_max_message_bytes_is_refused_by_a_recompressing_topic(compression_broker):
     with connect_to(compression_broker) as wire:
         topic = new_topic(wire, configs={"compression.type": "zstd", "max.message.bytes": "2000"})
-        records = batch.build([Record(i, BASE_TIMESTAMP, None, os.urandom(1000)) for i in range(4)],
-                              compression=Codec.GZIP)
+        records = batch.build(
+            [Record(i, BASE_TIMESTAMP, None, os.urandom(1000)) for i in range(4)], compression=Codec.GZIP
+        )
         assert len(records) > 2000
         [answer] = wire.call(ApiKey.PRODUCE, 8, produce_body(topic, 0, records))["responses"][0]["partitions"]
     assert answer["error_code"] == ErrorCode.MESSAGE_TOO_LARGE, answer

@@ -35,8 +35,16 @@ from broker.records.batch import ControlType, Record
 from broker.records.compression import Codec
 
 from ..waiting import wait_for
-from .wire import (connect_to, create_topics_body, decode_response, encode_request, fetch_body, frame,
-                   list_offsets_body, produce_body)
+from .wire import (
+    connect_to,
+    create_topics_body,
+    decode_response,
+    encode_request,
+    fetch_body,
+    frame,
+    list_offsets_body,
+    produce_body,
+)
 
 BASE_TIME = 1_700_000_000_000
 NODE_ID = 0
@@ -44,6 +52,7 @@ _names = itertools.count()
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def client(broker):
@@ -114,13 +123,40 @@ def topic_names(client) -> set:
 
 # -- 1. ApiVersions --------------------------------------------------------------------------------
 
-ADVERTISED = {0: (0, 8), 1: (4, 11), 2: (1, 5), 3: (0, 8), 18: (0, 2), 19: (0, 4), 20: (0, 3), 21: (0, 1),
-              22: (0, 1), 32: (0, 3), 33: (0, 1), 35: (0, 1), 37: (0, 1), 44: (0, 0), 17: (0, 1), 36: (0, 1),
-              # the group coordinator's, exactly Kafka's non-flexible ranges of these APIs
-              8: (0, 7), 9: (0, 5), 10: (0, 2), 11: (0, 5), 12: (0, 3), 13: (0, 3), 14: (0, 3), 15: (0, 4),
-              16: (0, 2), 42: (0, 1), 47: (0, 0),
-              # the ACL APIs (v1 adds prefixed patterns)
-              29: (0, 1), 30: (0, 1), 31: (0, 1)}
+ADVERTISED = {
+    0: (0, 8),
+    1: (4, 11),
+    2: (1, 5),
+    3: (0, 8),
+    18: (0, 2),
+    19: (0, 4),
+    20: (0, 3),
+    21: (0, 1),
+    22: (0, 1),
+    32: (0, 3),
+    33: (0, 1),
+    35: (0, 1),
+    37: (0, 1),
+    44: (0, 0),
+    17: (0, 1),
+    36: (0, 1),
+    # the group coordinator's, exactly Kafka's non-flexible ranges of these APIs
+    8: (0, 7),
+    9: (0, 5),
+    10: (0, 2),
+    11: (0, 5),
+    12: (0, 3),
+    13: (0, 3),
+    14: (0, 3),
+    15: (0, 4),
+    16: (0, 2),
+    42: (0, 1),
+    47: (0, 0),
+    # the ACL APIs (v1 adds prefixed patterns)
+    29: (0, 1),
+    30: (0, 1),
+    31: (0, 1),
+}
 
 
 def flexible_api_versions_request(version: int, correlation_id: int) -> bytes:
@@ -137,8 +173,16 @@ def unsupported_reply(correlation_id: int) -> bytes:
 
 def test_worked_example_bytes_of_the_reference():
     request = flexible_api_versions_request(3, 1)
-    assert request == bytes.fromhex("00000025 0012 0003 00000001 0007") + b"rdkafka" + b"\x00\x0b" \
-        + b"librdkafka" + b"\x07" + b"2.16.0" + b"\x00"
+    assert (
+        request
+        == bytes.fromhex("00000025 0012 0003 00000001 0007")
+        + b"rdkafka"
+        + b"\x00\x0b"
+        + b"librdkafka"
+        + b"\x07"
+        + b"2.16.0"
+        + b"\x00"
+    )
     assert unsupported_reply(1) == bytes.fromhex("00000010 00000001 0023 00000001 0012 0000 0002")
 
 
@@ -165,6 +209,7 @@ def test_api_versions_v0_to_v2_list_exactly_the_advertised_table(client, version
 
 
 # -- 2. Response headers ---------------------------------------------------------------------------
+
 
 def test_api_versions_v3_reply_has_no_header_tag_byte(client):
     client.send_raw(flexible_api_versions_request(3, 77))
@@ -214,17 +259,30 @@ def test_any_client_id_is_accepted(broker, client_id):
 
 # -- 3. Produce versions ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_produce_v0_to_v2_get_unsupported_version_per_partition(client, version):
     topic = new_topic(client, f"old-produce-v{version}", partitions=2)
-    body = {"acks": 1, "timeout_ms": 5000,
-            "topics": [{"name": topic, "partitions": [{"index": 0, "records": make_batch([b"a"])},
-                                                      {"index": 1, "records": make_batch([b"b"])}]}]}
+    body = {
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {"index": 0, "records": make_batch([b"a"])},
+                    {"index": 1, "records": make_batch([b"b"])},
+                ],
+            }
+        ],
+    }
     result = client.call(ApiKey.PRODUCE, version, body)  # decoded strictly with the v0/v1/v2 schema
     [topic_result] = result["responses"]
     assert topic_result["name"] == topic
-    assert [(p["index"], p["error_code"]) for p in topic_result["partitions"]] == \
-        [(0, ErrorCode.UNSUPPORTED_VERSION), (1, ErrorCode.UNSUPPORTED_VERSION)]
+    assert [(p["index"], p["error_code"]) for p in topic_result["partitions"]] == [
+        (0, ErrorCode.UNSUPPORTED_VERSION),
+        (1, ErrorCode.UNSUPPORTED_VERSION),
+    ]
     assert high_watermark(client, topic, 0) == 0 and high_watermark(client, topic, 1) == 0
 
 
@@ -244,6 +302,7 @@ def test_produce_v3_to_v8_append(client, version):
 
 
 # -- 4. Metadata -----------------------------------------------------------------------------------
+
 
 def check_broker_and_controller(result, broker, version):
     assert [(b["node_id"], b["host"], b["port"]) for b in result["brokers"]] == [(NODE_ID, "127.0.0.1", broker.port)]
@@ -303,6 +362,7 @@ def test_metadata_auto_creates_unknown_topics_with_num_partitions_unless_told_no
 
 # -- 5. Pipelining ---------------------------------------------------------------------------------
 
+
 def test_pipelined_requests_are_answered_in_request_order(broker, client):
     topic = new_topic(client, "pipe", 2)
     produce(client, topic, 0, make_batch([b"x", b"y"]))
@@ -322,8 +382,12 @@ def test_pipelined_requests_are_answered_in_request_order(broker, client):
             requests.append((ApiKey.PRODUCE, rng.randint(3, 8), produce_body(topic, 1, make_batch([b"p%d" % i]))))
     correlation_ids = rng.sample(range(1, 2**31), len(requests))
     with connect_to(broker) as pipe:
-        pipe.send_raw(b"".join(encode_request(api, version, body, cid)
-                               for (api, version, body), cid in zip(requests, correlation_ids, strict=True)))
+        pipe.send_raw(
+            b"".join(
+                encode_request(api, version, body, cid)
+                for (api, version, body), cid in zip(requests, correlation_ids, strict=True)
+            )
+        )
         for (api, version, _), cid in zip(requests, correlation_ids, strict=True):
             data = pipe.recv_frame()
             assert data is not None
@@ -334,6 +398,7 @@ def test_pipelined_requests_are_answered_in_request_order(broker, client):
 
 
 # -- 6. acks=0 -------------------------------------------------------------------------------------
+
 
 def test_acks_0_produce_gets_no_response_but_is_appended(client):
     topic = new_topic(client, "acks0")
@@ -352,6 +417,7 @@ def test_a_failed_acks_0_produce_closes_the_connection(broker):
 
 
 # -- 7. Fetch --------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def two_batches(client):
@@ -389,8 +455,12 @@ def test_fetch_lists_every_requested_partition_with_kafkas_fixed_fields(client, 
     listed = [(t["topic"], p["partition_index"]) for t in result["responses"] for p in t["partitions"]]
     assert listed == [(t, p) for t, p, _ in wanted]
     parts = [p for t in result["responses"] for p in t["partitions"]]
-    expected = [(ErrorCode.NONE, 8), (ErrorCode.NONE, 0), (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
-                (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1)]
+    expected = [
+        (ErrorCode.NONE, 8),
+        (ErrorCode.NONE, 0),
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    ]
     assert [(p["error_code"], p["high_watermark"]) for p in parts] == expected
     for p in parts:
         assert p["records"] is not None  # never null, even for errors
@@ -418,12 +488,14 @@ def test_fetch_outside_the_log_is_offset_out_of_range_with_the_watermark(client,
 
 # -- 8. Long polling -------------------------------------------------------------------------------
 
+
 def test_long_poll_returns_as_soon_as_another_connection_produces(broker, client):
     topic = new_topic(client, "longpoll")
     with connect_to(broker) as waiter:
         # Ten minutes of max wait: only the produce can answer it within the receive's bound.
-        correlation_id = waiter.send_request(ApiKey.FETCH, 11, fetch_body([(topic, 0, 0)], max_wait_ms=600_000,
-                                                                           min_bytes=1))
+        correlation_id = waiter.send_request(
+            ApiKey.FETCH, 11, fetch_body([(topic, 0, 0)], max_wait_ms=600_000, min_bytes=1)
+        )
         wait_for(waiter.sent_and_read_by_peer, what="the broker reading the fetch")
         assert waiter.pending_bytes() == 0  # parked: no answer while there is no data
         produce(client, topic, 0, make_batch([b"wake"]))
@@ -443,6 +515,7 @@ def test_long_poll_returns_empty_after_max_wait(client):
 
 # -- 9. Produce validation -------------------------------------------------------------------------
 
+
 def corrupt_crc(data: bytes) -> bytes:
     out = bytearray(data)
     out[-1] ^= 0xFF  # a record byte: covered by the CRC
@@ -451,9 +524,14 @@ def corrupt_crc(data: bytes) -> bytes:
 
 def control_batch(transactional: bool) -> bytes:
     key, value = batch.control_record(ControlType.COMMIT)
-    return batch.build([Record(0, BASE_TIME, key, value)], is_control=True, is_transactional=transactional,
-                       producer_id=7 if transactional else -1, producer_epoch=0 if transactional else -1,
-                       base_sequence=0 if transactional else -1)
+    return batch.build(
+        [Record(0, BASE_TIME, key, value)],
+        is_control=True,
+        is_transactional=transactional,
+        producer_id=7 if transactional else -1,
+        producer_epoch=0 if transactional else -1,
+        base_sequence=0 if transactional else -1,
+    )
 
 
 PRODUCE_FAILURES = {
@@ -461,8 +539,12 @@ PRODUCE_FAILURES = {
     "two-batches": (lambda: make_batch([b"a"]) + make_batch([b"b"]), 3, 1, ErrorCode.INVALID_RECORD),
     "control-batch": (lambda: control_batch(False), 3, 1, ErrorCode.INVALID_RECORD),
     "transactional-control-batch": (lambda: control_batch(True), 3, 1, ErrorCode.INVALID_RECORD),
-    "zstd-before-v7": (lambda: make_batch([b"z"], compression=Codec.ZSTD), 5, 1,
-                       ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
+    "zstd-before-v7": (
+        lambda: make_batch([b"z"], compression=Codec.ZSTD),
+        5,
+        1,
+        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+    ),
     "acks-2": (lambda: make_batch([b"a"]), 3, 2, ErrorCode.INVALID_REQUIRED_ACKS),
     "acks-minus-2": (lambda: make_batch([b"a"]), 8, -2, ErrorCode.INVALID_REQUIRED_ACKS),
 }
@@ -511,6 +593,7 @@ def test_a_batch_above_message_max_bytes_is_message_too_large(start_broker):
 
 
 # -- 10. Idempotent producers ----------------------------------------------------------------------
+
 
 def init_producer_id(client, version: int = 1) -> tuple[int, int]:
     result = client.call(ApiKey.INIT_PRODUCER_ID, version, {"transactional_id": None, "transaction_timeout_ms": 60000})
@@ -614,14 +697,23 @@ def test_duplicates_are_detected_after_a_clean_restart_and_after_a_crash(start_b
             result = produce(c, topic, 0, retried)
             assert (result["error_code"], result["base_offset"]) == (ErrorCode.NONE, expected)
         assert high_watermark(c, topic) == 5
-        assert produce(c, topic, 0, idempotent_batch(producer_id, 9, [b"x"]))["error_code"] == \
-            ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        assert (
+            produce(c, topic, 0, idempotent_batch(producer_id, 9, [b"x"]))["error_code"]
+            == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        )
         assert produce(c, topic, 0, idempotent_batch(producer_id, 5, [b"f"]))["base_offset"] == 5
-        assert [v for _, _, v in key_values(fetch_one(c, topic, 0, 0)["records"])] == [b"a", b"b", b"c", b"d", b"e",
-                                                                                        b"f"]
+        assert [v for _, _, v in key_values(fetch_one(c, topic, 0, 0)["records"])] == [
+            b"a",
+            b"b",
+            b"c",
+            b"d",
+            b"e",
+            b"f",
+        ]
 
 
 # -- 11. Legacy message sets -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("codec", [0, 1], ids=["none", "gzip"])
 @pytest.mark.parametrize("magic", [0, 1])
@@ -638,12 +730,14 @@ def test_legacy_magic_0_and_1_sets_are_stored_as_v2_batches(client, magic, codec
     assert records[16] == batch.MAGIC
     [legacy, after] = decoded_batches(records)
     assert legacy.magic == batch.MAGIC and (legacy.base_offset, legacy.last_offset) == (0, 2)
-    assert [(r.offset, r.timestamp, r.key, r.value) for r in legacy.records] == \
-        [(i, timestamps[i], b"key%d" % i, b"value%d" % i) for i in range(3)]
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in legacy.records] == [
+        (i, timestamps[i], b"key%d" % i, b"value%d" % i) for i in range(3)
+    ]
     assert after.base_offset == 3
 
 
 # -- 12. ListOffsets -------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def timed_topic(client):
@@ -686,6 +780,7 @@ def test_list_offsets_of_an_unknown_partition(client, timed_topic):
 
 # -- 13. CreateTopics and DeleteTopics -------------------------------------------------------------
 
+
 def partition_count(client, topic: str) -> int | None:
     result = client.call(ApiKey.METADATA, 4, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
     [t] = result["topics"]
@@ -721,8 +816,10 @@ def test_create_topics_v4_defaults_and_validate_only(client):
     for version in range(1, 5):
         dry = unique(f"dry-v{version}")
         assert create_error(client, version, dry, partitions=2, validate_only=True) == ErrorCode.NONE
-        assert create_error(client, version, dry, replication_factor=3, validate_only=True) == \
-            ErrorCode.INVALID_REPLICATION_FACTOR
+        assert (
+            create_error(client, version, dry, replication_factor=3, validate_only=True)
+            == ErrorCode.INVALID_REPLICATION_FACTOR
+        )
         assert dry not in topic_names(client)
     assert create_error(client, 1, defaulted, validate_only=True) == ErrorCode.TOPIC_ALREADY_EXISTS
 
@@ -733,8 +830,10 @@ def test_delete_topics(client, version):
     produce(client, name, 1, make_batch([b"x"]))
     missing = unique("never-created")
     result = client.call(ApiKey.DELETE_TOPICS, version, {"topic_names": [name, missing], "timeout_ms": 5000})
-    assert [(r["name"], r["error_code"]) for r in result["responses"]] == \
-        [(name, ErrorCode.NONE), (missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert [(r["name"], r["error_code"]) for r in result["responses"]] == [
+        (name, ErrorCode.NONE),
+        (missing, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+    ]
     if version >= 1:
         assert result["throttle_time_ms"] == 0
     assert name not in topic_names(client)
@@ -748,8 +847,12 @@ def test_topics_and_their_configs_survive_a_restart(start_broker):
         deleted = new_topic(c, "deleted", partitions=1)
         dry = unique("dry")
         assert create_error(c, 4, dry, validate_only=True) == ErrorCode.NONE
-        assert c.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [deleted], "timeout_ms": 5000})["responses"][0][
-            "error_code"] == ErrorCode.NONE
+        assert (
+            c.call(ApiKey.DELETE_TOPICS, 3, {"topic_names": [deleted], "timeout_ms": 5000})["responses"][0][
+                "error_code"
+            ]
+            == ErrorCode.NONE
+        )
         assert produce(c, kept, 2, make_batch([b"x" * 100]))["base_offset"] == 0
     assert process.stop() == 0
     process = start_broker(log_dir=process.log_dir)

@@ -22,7 +22,9 @@ SIZE = struct.Struct(">i")
 DEFAULT_TIMEOUT = 10.0
 
 
-def encode_request(api_key: int, version: int, body: dict, correlation_id: int, client_id: str | None = "test") -> bytes:
+def encode_request(
+    api_key: int, version: int, body: dict, correlation_id: int, client_id: str | None = "test"
+) -> bytes:
     """A whole request frame (size prefix included), body encoded with the API's request schema."""
     return frames.encode_request(api_key, version, correlation_id, client_id, body)
 
@@ -61,8 +63,9 @@ class WireClient:
         self.sock.settimeout(self.timeout)
         self.sock.sendall(data)
 
-    def send_request(self, api_key: int, version: int, body: dict, correlation_id: int | None = None,
-                     client_id: str | None = "test") -> int:
+    def send_request(
+        self, api_key: int, version: int, body: dict, correlation_id: int | None = None, client_id: str | None = "test"
+    ) -> int:
         """Send one request; return its correlation id."""
         if correlation_id is None:
             correlation_id = self.next_correlation_id()
@@ -82,7 +85,7 @@ class WireClient:
                 chunk = self.sock.recv(min(size, 1 << 20))
             except (ConnectionResetError, BrokenPipeError):
                 return None
-            except socket.timeout:
+            except TimeoutError:
                 raise TimeoutError("no complete response frame in time") from None
             if not chunk:
                 return None
@@ -105,8 +108,9 @@ class WireClient:
         assert data is not None, "connection closed in the middle of a response frame"
         return data
 
-    def recv_response(self, api_key: int, version: int, correlation_id: int | None = None,
-                      timeout: float | None = None) -> dict:
+    def recv_response(
+        self, api_key: int, version: int, correlation_id: int | None = None, timeout: float | None = None
+    ) -> dict:
         """Receive and decode the next response; check its correlation id if one is given."""
         data = self.recv_frame(timeout)
         assert data is not None, f"connection closed instead of a {ApiKey(api_key).name} v{version} response"
@@ -158,7 +162,7 @@ class WireClient:
                 data = self.sock.recv(4096)
             except (ConnectionResetError, BrokenPipeError):
                 return True
-            except socket.timeout:
+            except TimeoutError:
                 return False
             if not data:
                 return True
@@ -189,35 +193,79 @@ def connect_to(broker, timeout: float = DEFAULT_TIMEOUT) -> WireClient:
 
 # -- small request builders shared by the tests -----------------------------------------------
 
+
 def produce_body(topic: str, partition: int, records, acks: int = 1, timeout_ms: int = 5000) -> dict:
-    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
-            "topics": [{"name": topic, "partitions": [{"index": partition, "records": records}]}]}
+    return {
+        "transactional_id": None,
+        "acks": acks,
+        "timeout_ms": timeout_ms,
+        "topics": [{"name": topic, "partitions": [{"index": partition, "records": records}]}],
+    }
 
 
-def fetch_body(partitions, max_wait_ms: int = 0, min_bytes: int = 1, max_bytes: int = 50 * 1024 * 1024,
-               partition_max_bytes: int = 1024 * 1024) -> dict:
+def fetch_body(
+    partitions,
+    max_wait_ms: int = 0,
+    min_bytes: int = 1,
+    max_bytes: int = 50 * 1024 * 1024,
+    partition_max_bytes: int = 1024 * 1024,
+) -> dict:
     """A Fetch request body for ``[(topic, partition, offset), ...]`` (grouped by topic, order kept)."""
     topics = []
     for topic, partition, offset in partitions:
         if not topics or topics[-1]["topic"] != topic:
             topics.append({"topic": topic, "partitions": []})
-        topics[-1]["partitions"].append({"partition": partition, "current_leader_epoch": -1, "fetch_offset": offset,
-                                         "log_start_offset": -1, "partition_max_bytes": partition_max_bytes})
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1, "topics": topics,
-            "forgotten_topics_data": [], "rack_id": ""}
+        topics[-1]["partitions"].append(
+            {
+                "partition": partition,
+                "current_leader_epoch": -1,
+                "fetch_offset": offset,
+                "log_start_offset": -1,
+                "partition_max_bytes": partition_max_bytes,
+            }
+        )
+    return {
+        "replica_id": -1,
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": min_bytes,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": topics,
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
 
 
 def list_offsets_body(topic: str, partition: int, timestamp: int, current_leader_epoch: int = -1) -> dict:
-    return {"replica_id": -1, "isolation_level": 0,
-            "topics": [{"name": topic, "partitions": [{"partition_index": partition,
-                                                       "current_leader_epoch": current_leader_epoch,
-                                                       "timestamp": timestamp}]}]}
+    return {
+        "replica_id": -1,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "name": topic,
+                "partitions": [
+                    {"partition_index": partition, "current_leader_epoch": current_leader_epoch, "timestamp": timestamp}
+                ],
+            }
+        ],
+    }
 
 
-
-def create_topics_body(name: str, partitions: int = 1, replication_factor: int = 1, configs=None,
-                       validate_only: bool = False) -> dict:
-    return {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": replication_factor,
-                        "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-            "timeout_ms": 5000, "validate_only": validate_only}
+def create_topics_body(
+    name: str, partitions: int = 1, replication_factor: int = 1, configs=None, validate_only: bool = False
+) -> dict:
+    return {
+        "topics": [
+            {
+                "name": name,
+                "num_partitions": partitions,
+                "replication_factor": replication_factor,
+                "assignments": [],
+                "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+            }
+        ],
+        "timeout_ms": 5000,
+        "validate_only": validate_only,
+    }

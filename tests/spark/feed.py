@@ -58,8 +58,9 @@ def topic_name(request, suffix: str = "") -> str:
     return name[-180:]
 
 
-def messages(count: int, partitions=(0,), base_ts: int | None = None, tag: str = "m", headers: bool = True,
-             value_size: int = 0) -> list[Msg]:
+def messages(
+    count: int, partitions=(0,), base_ts: int | None = None, tag: str = "m", headers: bool = True, value_size: int = 0
+) -> list[Msg]:
     """``count`` messages round-robin over ``partitions`` with distinct keys and values and
     timestamps ``base_ts + 1000 * i``; every third has no headers, one in five a null key,
     one in seven an empty value, the rest a repeated header key and a null header value."""
@@ -99,8 +100,12 @@ def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None
     flush running meanwhile sends each as a batch of its own."""
     from confluent_kafka import Producer
 
-    settings = {"bootstrap.servers": bootstrap, "linger.ms": LONG_LINGER_MS if flush_every else 20,
-                "message.timeout.ms": 15000, "batch.num.messages": 100000}
+    settings = {
+        "bootstrap.servers": bootstrap,
+        "linger.ms": LONG_LINGER_MS if flush_every else 20,
+        "message.timeout.ms": 15000,
+        "batch.num.messages": 100000,
+    }
     settings.update(conf)
     producer = Producer(settings)
     reports: list = [None] * len(msgs)
@@ -108,14 +113,22 @@ def produce(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | None
     def reporter(index):
         def on_delivery(err, msg):
             reports[index] = (err, msg.offset())
+
         return on_delivery
 
     if flush_every:  # see ConfluentProducer in tests/interop/client_confluent.py
         assert producer.list_topics(topic, timeout=FLUSH_SECONDS).topics[topic].partitions, "topic has no partitions"
     try:
         for index, msg in enumerate(msgs):
-            producer.produce(topic, key=msg.key, value=msg.value, partition=msg.partition, timestamp=msg.timestamp,
-                             headers=list(msg.headers) if msg.headers else None, on_delivery=reporter(index))
+            producer.produce(
+                topic,
+                key=msg.key,
+                value=msg.value,
+                partition=msg.partition,
+                timestamp=msg.timestamp,
+                headers=list(msg.headers) if msg.headers else None,
+                on_delivery=reporter(index),
+            )
             producer.poll(0)
             if flush_every and (index + 1) % flush_every == 0:
                 assert producer.flush(FLUSH_SECONDS) == 0, "messages undelivered after flush"
@@ -132,18 +145,32 @@ def produce_kp(bootstrap: str, topic: str, msgs: list[Msg], flush_every: int | N
     header value, so those are sent, and returned, as empty values)."""
     from kafka import KafkaProducer
 
-    msgs = [m._replace(headers=tuple((k, b"" if v is None else v) for k, v in m.headers)) if m.headers else m
-            for m in msgs]
+    msgs = [
+        m._replace(headers=tuple((k, b"" if v is None else v) for k, v in m.headers)) if m.headers else m for m in msgs
+    ]
 
-    settings = {"bootstrap_servers": bootstrap, "linger_ms": LONG_LINGER_MS if flush_every else 20,
-                "request_timeout_ms": 15000, "max_block_ms": 15000, "batch_size": 1 << 20}
+    settings = {
+        "bootstrap_servers": bootstrap,
+        "linger_ms": LONG_LINGER_MS if flush_every else 20,
+        "request_timeout_ms": 15000,
+        "max_block_ms": 15000,
+        "batch_size": 1 << 20,
+    }
     settings.update(conf)
     producer = KafkaProducer(**settings)
     futures = []
     try:
         for index, msg in enumerate(msgs):
-            futures.append(producer.send(topic, key=msg.key, value=msg.value, partition=msg.partition,
-                                         timestamp_ms=msg.timestamp, headers=list(msg.headers or ())))
+            futures.append(
+                producer.send(
+                    topic,
+                    key=msg.key,
+                    value=msg.value,
+                    partition=msg.partition,
+                    timestamp_ms=msg.timestamp,
+                    headers=list(msg.headers or ()),
+                )
+            )
             if flush_every and (index + 1) % flush_every == 0:
                 producer.flush(FLUSH_SECONDS)
         producer.flush(FLUSH_SECONDS)
@@ -189,13 +216,30 @@ def _bytes(value):
 def rows(df) -> list[Rec]:
     """The DataFrame's rows as sorted ``Rec``s (headers None when the column is absent)."""
     with_headers = "headers" in df.columns
-    columns = [F.col("key"), F.col("value"), F.col("topic"), F.col("partition"), F.col("offset"),
-               F.unix_millis(F.col("timestamp")).alias("ts_ms"), F.col("timestampType")]
+    columns = [
+        F.col("key"),
+        F.col("value"),
+        F.col("topic"),
+        F.col("partition"),
+        F.col("offset"),
+        F.unix_millis(F.col("timestamp")).alias("ts_ms"),
+        F.col("timestampType"),
+    ]
     if with_headers:
         columns.append(F.col("headers"))
-    out = [Rec(r["topic"], r["partition"], r["offset"], _bytes(r["key"]), _bytes(r["value"]), r["ts_ms"],
-               r["timestampType"], _headers(r["headers"]) if with_headers else None)
-           for r in df.select(*columns).collect()]
+    out = [
+        Rec(
+            r["topic"],
+            r["partition"],
+            r["offset"],
+            _bytes(r["key"]),
+            _bytes(r["value"]),
+            r["ts_ms"],
+            r["timestampType"],
+            _headers(r["headers"]) if with_headers else None,
+        )
+        for r in df.select(*columns).collect()
+    ]
     return sorted(out, key=sort_key)
 
 
@@ -215,8 +259,10 @@ def assert_rows(actual: list[Rec], expected, limit: int = 5) -> None:
         return
     missing = [r for r in expected if r not in actual]
     extra = [r for r in actual if r not in expected]
-    raise AssertionError(f"read {len(actual)} records, expected {len(expected)}; "
-                         f"missing {len(missing)} e.g. {missing[:limit]}; unexpected {len(extra)} e.g. {extra[:limit]}")
+    raise AssertionError(
+        f"read {len(actual)} records, expected {len(expected)}; "
+        f"missing {len(missing)} e.g. {missing[:limit]}; unexpected {len(extra)} e.g. {extra[:limit]}"
+    )
 
 
 def in_range(recs, topic: str, partition: int, start: int, end: int) -> list[Rec]:
@@ -249,14 +295,16 @@ def stored_entries(bootstrap: str, topic: str, partition: int) -> list[Entry]:
     """Every entry (v2 batch or legacy message) the partition holds, in order, as served by Fetch."""
     out = []
     with client(bootstrap) as c:
-        offset, end = c.list_offsets({(topic, partition): EARLIEST})[(topic, partition)][0], \
-            c.list_offsets({(topic, partition): LATEST})[(topic, partition)][0]
+        offset, end = (
+            c.list_offsets({(topic, partition): EARLIEST})[(topic, partition)][0],
+            c.list_offsets({(topic, partition): LATEST})[(topic, partition)][0],
+        )
         while offset < end:
             fetched = c.fetch(topic, partition, offset, 1 << 20)
             entries = list(record_set.iter_entries(fetched.records))
             assert entries, f"no entry fetched at {topic}-{partition}@{offset}"
             for pos, header in entries:
-                decoded = record_set.decode_entry(fetched.records[pos:pos + header.size])
+                decoded = record_set.decode_entry(fetched.records[pos : pos + header.size])
                 first = decoded.records[0].offset if decoded.records else decoded.base_offset
                 if header.last_offset >= offset:
                     out.append(Entry(first, header.last_offset, int(header.compression), header.size, header.magic))

@@ -54,7 +54,7 @@ class RecordingProxy:
         while not self._stop.is_set():
             try:
                 conn, _ = self._server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             upstream = socket.create_connection(self.target, timeout=5)
             for sock in (conn, upstream):
@@ -69,7 +69,7 @@ class RecordingProxy:
             while not self._stop.is_set():
                 try:
                     data = src.recv(65536)
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 if not data or (not requests and cut.is_set()):
                     break
@@ -77,9 +77,9 @@ class RecordingProxy:
                     buffer += data
                     while len(buffer) >= 4 and len(buffer) >= 4 + struct.unpack_from(">i", buffer)[0]:
                         size = struct.unpack_from(">i", buffer)[0]
-                        frame, buffer = buffer[4:4 + size], buffer[4 + size:]
+                        frame, buffer = buffer[4 : 4 + size], buffer[4 + size :]
                         api_key, length = struct.unpack_from(">h", frame)[0], struct.unpack_from(">h", frame, 8)[0]
-                        client_id = None if length < 0 else frame[10:10 + length].decode()
+                        client_id = None if length < 0 else frame[10 : 10 + length].decode()
                         with self._lock:
                             self.requests.append((api_key, client_id, frame))
                             if api_key in self._answers_to_cut:

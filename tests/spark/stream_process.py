@@ -15,14 +15,26 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 
 def main(bootstrap: str, topic: str, output: str, checkpoint: str, trigger: str) -> None:
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    frame = (spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-             .option("subscribe", topic).option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "6")
-             .load())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    frame = (
+        spark.readStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "6")
+        .load()
+    )
     writer = frame.writeStream.format("parquet").option("path", output).option("checkpointLocation", checkpoint)
-    writer = writer.trigger(availableNow=True) if trigger == "available-now" else \
-        writer.trigger(processingTime="100 milliseconds")
+    writer = (
+        writer.trigger(availableNow=True)
+        if trigger == "available-now"
+        else writer.trigger(processingTime="100 milliseconds")
+    )
     query = writer.start()
     printed = -1
     while query.isActive:

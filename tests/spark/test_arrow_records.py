@@ -33,16 +33,22 @@ HAVE_NATIVE = arrow_records.native_available()
 needs_native = pytest.mark.skipif(not HAVE_NATIVE, reason="the _fastdecode extension is not built")
 
 TOPIC, PARTITION = "events", 7
-INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 TS_MS_MAX = 9223372036854775
 
-PROPERTY = settings(max_examples=200, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+FUZZ = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
 
 def decode_both(data, start, end, include_headers=True):
     """Decode with both paths, check they agree exactly, return the Python path's result."""
@@ -93,8 +99,10 @@ def rows(result_batch):
     if result_batch is None:
         return None
     # (timestamp[us] to_pylist makes datetimes, which stop at year 9999; Kafka's do not)
-    return {name: (column.cast(pa.int64()) if name == "timestamp" else column).to_pylist()
-            for name, column in zip(result_batch.schema.names, result_batch.columns, strict=True)}
+    return {
+        name: (column.cast(pa.int64()) if name == "timestamp" else column).to_pylist()
+        for name, column in zip(result_batch.schema.names, result_batch.columns, strict=True)
+    }
 
 
 def expected(data, start, end, include_headers=True):
@@ -115,8 +123,7 @@ def expected(data, start, end, include_headers=True):
                         cols["timestamp"].append(r.timestamp * 1000)
                         cols["timestampType"].append(int(decoded.timestamp_type))
                         if include_headers:
-                            cols["headers"].append([{"key": k, "value": v} for k, v in r.headers]
-                                                   or None)
+                            cols["headers"].append([{"key": k, "value": v} for k, v in r.headers] or None)
             next_offset = max(next_offset, decoded.last_offset + 1)
             if next_offset >= end:
                 break
@@ -136,13 +143,26 @@ def zigzag_varint(value: int, min_bytes: int = 1) -> bytes:
     return bytes(out)
 
 
-def raw_record(ts_delta=0, offset_delta=0, key=b"k", value=b"v", headers=(), *, key_len=None,
-               value_len=None, header_count=None, length=None, pad=1) -> bytes:
+def raw_record(
+    ts_delta=0,
+    offset_delta=0,
+    key=b"k",
+    value=b"v",
+    headers=(),
+    *,
+    key_len=None,
+    value_len=None,
+    header_count=None,
+    length=None,
+    pad=1,
+) -> bytes:
     """One v2 record with every field under control. ``headers``: (key bytes | None, value)."""
+
     def field(data, declared):
         if declared is None:
             declared = -1 if data is None else len(data)
         return zigzag_varint(declared, pad) + (data or b"")
+
     body = b"\x00" + zigzag_varint(ts_delta, pad) + zigzag_varint(offset_delta, pad)
     body += field(key, key_len) + field(value, value_len)
     body += zigzag_varint(len(headers) if header_count is None else header_count, pad)
@@ -151,17 +171,40 @@ def raw_record(ts_delta=0, offset_delta=0, key=b"k", value=b"v", headers=(), *, 
     return zigzag_varint(len(body) if length is None else length) + body
 
 
-def raw_batch(payload: bytes, count: int, *, base_offset=0, last_offset_delta=None,
-              base_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_000,
-              codec=Codec.NONE, log_append=False, control=False) -> bytes:
+def raw_batch(
+    payload: bytes,
+    count: int,
+    *,
+    base_offset=0,
+    last_offset_delta=None,
+    base_timestamp=1_700_000_000_000,
+    max_timestamp=1_700_000_000_000,
+    codec=Codec.NONE,
+    log_append=False,
+    control=False,
+) -> bytes:
     """A v2 batch around any records payload (compressed here if asked), with a valid CRC."""
     body = compress(codec, payload) if codec != Codec.NONE else payload
     attributes = int(codec) | (0x08 if log_append else 0) | (0x20 if control else 0)
     if last_offset_delta is None:
         last_offset_delta = max(count - 1, 0)
-    out = bytearray(batch.HEADER.pack(
-        base_offset, batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body), -1, 2, 0, attributes,
-        last_offset_delta, base_timestamp, max_timestamp, -1, -1, -1, count))
+    out = bytearray(
+        batch.HEADER.pack(
+            base_offset,
+            batch.HEADER_SIZE - batch.LOG_OVERHEAD + len(body),
+            -1,
+            2,
+            0,
+            attributes,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            -1,
+            -1,
+            -1,
+            count,
+        )
+    )
     out += body
     struct.pack_into(">I", out, 17, batch.compute_crc(out))
     return bytes(out)
@@ -182,8 +225,14 @@ def legacy_set(magic, codec, messages) -> bytes:
 
 def control_batch(offset: int) -> bytes:
     key, value = batch.control_record(ControlType.COMMIT)
-    return batch.build([Record(offset, 1_700_000_000_000, key, value)], base_offset=offset,
-                       is_control=True, is_transactional=True, producer_id=5, producer_epoch=0)
+    return batch.build(
+        [Record(offset, 1_700_000_000_000, key, value)],
+        base_offset=offset,
+        is_control=True,
+        is_transactional=True,
+        producer_id=5,
+        producer_epoch=0,
+    )
 
 
 # --- strategies -------------------------------------------------------------------------------
@@ -193,8 +242,7 @@ large_bytes = st.integers(0, 2**32).map(lambda seed: random.Random(seed).randbyt
 small_bytes = st.binary(max_size=300)
 optional_bytes = st.one_of(st.none(), st.just(b""), small_bytes)
 payload_bytes = st.integers(0, 39).flatmap(lambda n: large_bytes if n == 0 else optional_bytes)
-timestamps = st.one_of(st.just(-1), st.just(0), st.integers(0, 2**42),
-                       st.integers(-TS_MS_MAX // 2, TS_MS_MAX // 2))
+timestamps = st.one_of(st.just(-1), st.just(0), st.integers(0, 2**42), st.integers(-TS_MS_MAX // 2, TS_MS_MAX // 2))
 header_keys = st.one_of(st.text(max_size=12), st.sampled_from(["", "trace-id", "ключ", "鍵🔑"]))
 headers = st.lists(st.tuples(header_keys, optional_bytes), max_size=3).map(tuple)
 
@@ -214,20 +262,23 @@ def entry_specs(draw, first_offset):
     for _ in range(draw(st.integers(1, 6))):
         offsets.append(offset)
         offset += draw(st.sampled_from([1, 1, 1, 2, 5]))
-    records = [Record(o, draw(timestamps), draw(payload_bytes), draw(payload_bytes), draw(headers))
-               for o in offsets]
+    records = [Record(o, draw(timestamps), draw(payload_bytes), draw(payload_bytes), draw(headers)) for o in offsets]
     codec = draw(codecs)
     if kind == "log_append":
         append_time = draw(st.integers(0, 2**42))
-        data = batch.build(records, base_offset=base, compression=codec,
-                           timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=append_time)
+        data = batch.build(
+            records,
+            base_offset=base,
+            compression=codec,
+            timestamp_type=TimestampType.LOG_APPEND_TIME,
+            max_timestamp=append_time,
+        )
     else:
         data = batch.build(records, base_offset=base, compression=codec)
     return kind, data, offsets[-1] + 1
 
 
-LEGACY_CODECS = {0: [Codec.NONE, Codec.GZIP, Codec.SNAPPY],
-                 1: [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]}
+LEGACY_CODECS = {0: [Codec.NONE, Codec.GZIP, Codec.SNAPPY], 1: [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]}
 
 
 @st.composite
@@ -251,7 +302,7 @@ def fetches(draw):
         parts.append(data)
     if draw(st.booleans()):
         _, tail, _ = draw(entry_specs(offset))
-        parts.append(tail[:draw(st.integers(1, len(tail) - 1))])
+        parts.append(tail[: draw(st.integers(1, len(tail) - 1))])
     return b"".join(parts), first, offset
 
 
@@ -265,32 +316,44 @@ def fetch_and_window(draw):
 
 # --- schema -----------------------------------------------------------------------------------
 
+
 def spark_schema(include_headers):
-    from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType,
-                                   StructField, StructType, TimestampType as SparkTimestamp)
+    from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import TimestampType as SparkTimestamp
+
     # "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp,
     #  timestampType int[, headers array<struct<key: string, value: binary>>]": the DDL parser
     # (_parse_datatype_string) needs a running JVM, so the same schema is spelt out here
-    fields = [StructField("key", BinaryType()), StructField("value", BinaryType()),
-              StructField("topic", StringType()), StructField("partition", IntegerType()),
-              StructField("offset", LongType()), StructField("timestamp", SparkTimestamp()),
-              StructField("timestampType", IntegerType())]
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", SparkTimestamp()),
+        StructField("timestampType", IntegerType()),
+    ]
     if include_headers:
-        fields.append(StructField("headers", ArrayType(StructType(
-            [StructField("key", StringType()), StructField("value", BinaryType())]))))
+        fields.append(
+            StructField(
+                "headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+            )
+        )
     return StructType(fields)
 
 
 @pytest.mark.parametrize("include_headers", [False, True])
 def test_schema_equals_pyspark_to_arrow_schema(include_headers):
     from pyspark.sql.pandas.types import to_arrow_schema
+
     spark = to_arrow_schema(spark_schema(include_headers), timezone="UTC")
     ours = arrow_schema(include_headers)
     assert ours.equals(spark)
     assert str(ours) == str(spark)  # the list child is named "element" on both sides
     assert [f.nullable for f in ours] == [True] * len(ours)
-    assert ours.names == ["key", "value", "topic", "partition", "offset", "timestamp",
-                          "timestampType"] + (["headers"] if include_headers else [])
+    assert ours.names == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"] + (
+        ["headers"] if include_headers else []
+    )
     assert ours.field("timestamp").type == pa.timestamp("us", tz="UTC")
 
 
@@ -305,12 +368,12 @@ def test_batches_pass_sparks_own_first_batch_check(include_headers, native):
     plan = pytest.importorskip("pyspark.sql.worker.plan_data_source_read")
     data = batch.build([Record(0, 1, b"k", b"v", (("h", b"x"),)), Record(1, 2, None, None)])
     result = decode(data, TOPIC, PARTITION, 0, 2, include_headers, native=native).batch
-    out = list(plan.records_to_arrow_batches(iter([result]), 10_000,
-                                             spark_schema(include_headers), None))
+    out = list(plan.records_to_arrow_batches(iter([result]), 10_000, spark_schema(include_headers), None))
     assert out == [result]
 
 
 # --- C and Python agree, and match the independent expectation --------------------------------
+
 
 @given(fetch_and_window(), st.booleans())
 @PROPERTY
@@ -353,9 +416,12 @@ def test_consecutive_calls_cover_every_record_once(fetch, data):
 
 def test_window_cuts_batches_and_stops_at_end():
     records = [Record(o, 1_700_000_000_000 + o, b"k%d" % o, b"v%d" % o) for o in range(100, 110)]
-    data = (batch.build(records[:4], base_offset=100) + control_batch(104)
-            + batch.build(records[5:], base_offset=105, compression=Codec.LZ4)
-            + batch.build([Record(110, 0, b"x", b"y")], base_offset=110))
+    data = (
+        batch.build(records[:4], base_offset=100)
+        + control_batch(104)
+        + batch.build(records[5:], base_offset=105, compression=Codec.LZ4)
+        + batch.build([Record(110, 0, b"x", b"y")], base_offset=110)
+    )
     result = decode_both(data, 102, 107)
     assert result.batch.column("offset").to_pylist() == [102, 103, 105, 106]
     assert result.batch.column("key").to_pylist() == [b"k102", b"k103", b"k105", b"k106"]
@@ -368,40 +434,44 @@ def test_window_cuts_batches_and_stops_at_end():
 
 def test_values_null_empty_and_large_and_headers():
     big = os.urandom(300_000)
-    records = [Record(0, 5, None, b""), Record(1, 6, b"", None), Record(2, 7, b"k", big,
-               (("a", b"1"), ("ünï", None), ("", b""))), Record(3, 8, None, None, ())]
+    records = [
+        Record(0, 5, None, b""),
+        Record(1, 6, b"", None),
+        Record(2, 7, b"k", big, (("a", b"1"), ("ünï", None), ("", b""))),
+        Record(3, 8, None, None, ()),
+    ]
     for codec in Codec:
         result = decode_both(batch.build(records, compression=codec), 0, 10)
         d = rows(result.batch)
         assert d["key"] == [None, b"", b"k", None]
         assert d["value"] == [b"", None, big, None]
-        assert d["headers"] == [None, None, [{"key": "a", "value": b"1"},
-                                             {"key": "ünï", "value": None},
-                                             {"key": "", "value": b""}], None]
+        assert d["headers"] == [
+            None,
+            None,
+            [{"key": "a", "value": b"1"}, {"key": "ünï", "value": None}, {"key": "", "value": b""}],
+            None,
+        ]
         assert rows(result.batch)["timestamp"] == [5000, 6000, 7000, 8000]
         assert d["timestampType"] == [0, 0, 0, 0]
         assert result.batch.column("key").null_count == 2
 
 
 def test_without_headers_the_column_is_absent():
-    result = decode_both(batch.build([Record(0, 5, b"k", b"v", (("h", b"x"),))]), 0, 1,
-                         include_headers=False)
+    result = decode_both(batch.build([Record(0, 5, b"k", b"v", (("h", b"x"),))]), 0, 1, include_headers=False)
     assert result.batch.schema.names[-1] == "timestampType"
     assert result.batch.num_columns == 7
 
 
 def test_log_append_time_reports_max_timestamp():
     records = [Record(i, 1000 + i, b"k", b"v") for i in range(3)]
-    data = batch.build(records, timestamp_type=TimestampType.LOG_APPEND_TIME,
-                       max_timestamp=1_700_000_000_123)
+    data = batch.build(records, timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=1_700_000_000_123)
     result = decode_both(data, 0, 3)
     assert rows(result.batch)["timestamp"] == [1_700_000_000_123_000] * 3
     assert rows(result.batch)["timestampType"] == [1, 1, 1]
 
 
 def test_invalid_utf8_header_keys_are_replaced_like_the_python_decoder():
-    payload = raw_record(0, 0, b"k", b"v", [(b"ok\xff\xfe", b"1"), (b"\xed\xa0\x80", None),
-                                           (b"caf\xc3\xa9", b"2")])
+    payload = raw_record(0, 0, b"k", b"v", [(b"ok\xff\xfe", b"1"), (b"\xed\xa0\x80", None), (b"caf\xc3\xa9", b"2")])
     result = decode_both(raw_batch(payload, 1), 0, 1)
     keys = [h["key"] for h in result.batch.column("headers").to_pylist()[0]]
     assert keys == ["ok\ufffd\ufffd", "\ufffd\ufffd\ufffd", "café"]
@@ -416,21 +486,27 @@ def test_timestamp_limits():
         assert assert_paths_agree(data, 0, 2)[0] == "error"
         # only kept records have to fit
         assert decode_both(data, 0, 1).batch.num_rows == 1
-    data = batch.build([Record(0, 0, b"k", b"v")], timestamp_type=TimestampType.LOG_APPEND_TIME,
-                       max_timestamp=INT64_MAX)
+    data = batch.build(
+        [Record(0, 0, b"k", b"v")], timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=INT64_MAX
+    )
     assert assert_paths_agree(data, 0, 1)[0] == "error"
 
 
 # --- legacy entries ---------------------------------------------------------------------------
 
-LEGACY_MESSAGES = [(0, 1_600_000_000_000, b"key-0", b"value-0" * 30),
-                   (1, 1_600_000_000_500, None, b"value-1"),
-                   (2, 1_599_999_999_000, b"key-2", None),
-                   (3, 1_600_000_000_001, b"", b"")]
+LEGACY_MESSAGES = [
+    (0, 1_600_000_000_000, b"key-0", b"value-0" * 30),
+    (1, 1_600_000_000_500, None, b"value-1"),
+    (2, 1_599_999_999_000, b"key-2", None),
+    (3, 1_600_000_000_001, b"", b""),
+]
 
 
-@pytest.mark.parametrize("magic, codec", [(m, c) for m in (0, 1) for c in LEGACY_CODECS[m]],
-                         ids=lambda v: str(v) if isinstance(v, int) else v.name.lower())
+@pytest.mark.parametrize(
+    "magic, codec",
+    [(m, c) for m in (0, 1) for c in LEGACY_CODECS[m]],
+    ids=lambda v: str(v) if isinstance(v, int) else v.name.lower(),
+)
 def test_legacy_entries(magic, codec):
     shifted = [(o + 50, ts, k, v) for o, ts, k, v in LEGACY_MESSAGES]
     data = legacy_set(magic, codec, shifted)
@@ -453,7 +529,8 @@ def test_legacy_entries(magic, codec):
 
 def test_legacy_then_v2_in_one_fetch():
     data = legacy_set(1, Codec.GZIP, LEGACY_MESSAGES) + batch.build(
-        [Record(4, 1_700_000_000_000, b"k4", b"v4", (("h", b"x"),))], base_offset=4)
+        [Record(4, 1_700_000_000_000, b"k4", b"v4", (("h", b"x"),))], base_offset=4
+    )
     result = decode_both(data, 0, 5)
     assert result.batch.column("offset").to_pylist() == [0, 1, 2, 3, 4]
     assert result.batch.column("timestampType").to_pylist() == [0, 0, 0, 0, 0]
@@ -461,6 +538,7 @@ def test_legacy_then_v2_in_one_fetch():
 
 
 # --- next_offset and complete_entries ---------------------------------------------------------
+
 
 def test_only_a_partial_batch():
     whole = batch.build([Record(10, 0, b"k", b"v" * 100)], base_offset=10)
@@ -498,7 +576,7 @@ def test_gaps_in_offsets():
 
 def test_bytes_like_inputs():
     data = batch.build([Record(0, 0, b"a", b"a")])
-    for native in ([False, True] if HAVE_NATIVE else [False]):
+    for native in [False, True] if HAVE_NATIVE else [False]:
         for buf in (data, bytearray(data), memoryview(data), memoryview(b"xx" + data)[2:]):
             assert decode(buf, TOPIC, PARTITION, 0, 1, True, native=native).batch.num_rows == 1
 
@@ -506,8 +584,7 @@ def test_bytes_like_inputs():
 def test_native_selection(monkeypatch):
     data = batch.build([Record(0, 0, b"a", b"a")])
     used = []
-    monkeypatch.setattr(arrow_records, "_NativeColumns",
-                        lambda h: used.append(h) or arrow_records._PythonColumns(h))
+    monkeypatch.setattr(arrow_records, "_NativeColumns", lambda h: used.append(h) or arrow_records._PythonColumns(h))
     decode(data, TOPIC, PARTITION, 0, 1, True)
     assert used == ([True] if HAVE_NATIVE else [])
     monkeypatch.setattr(arrow_records, "_fastdecode", None)
@@ -530,12 +607,13 @@ def test_bad_arguments():
 
 # --- corrupt input ----------------------------------------------------------------------------
 
+
 def test_bad_crc_names_the_position_and_offset():
     good = batch.build([Record(40, 0, b"k", b"v")], base_offset=40)
     bad = bytearray(batch.build([Record(41, 0, b"k", b"value")], base_offset=41))
     bad[-2] ^= 0xFF
     data = good + bytes(bad)
-    for native in ([False, True] if HAVE_NATIVE else [False]):
+    for native in [False, True] if HAVE_NATIVE else [False]:
         with pytest.raises(CorruptRecordError, match=rf"position {len(good)} \(offset 41.*CRC"):
             decode(data, TOPIC, PARTITION, 40, 50, True, native=native)
         # a window that stops before the corrupt batch never reads it
@@ -547,30 +625,36 @@ def test_unknown_codec():
     data = bytearray(data)
     data[22] |= 0x07  # codec id 7
     struct.pack_into(">I", data, 17, batch.compute_crc(data))
-    for native in ([False, True] if HAVE_NATIVE else [False]):
+    for native in [False, True] if HAVE_NATIVE else [False]:
         with pytest.raises(UnsupportedCodecError):
             decode(bytes(data), TOPIC, PARTITION, 0, 1, True, native=native)
 
 
-@pytest.mark.parametrize("payload, count", [
-    (raw_record()[:-1], 1),                               # truncated record
-    (raw_record() + raw_record(offset_delta=1), 3),      # more records declared than present
-    (raw_record() + raw_record(offset_delta=1), 1),      # bytes left over
-    (raw_record(), -1),                                  # negative count
-    (raw_record(), 2**31 - 1),                           # huge count
-    (raw_record(length=200), 1),                         # length overruns the batch
-    (raw_record(length=-3), 1),
-    (raw_record(key_len=50), 1),                         # key overruns its record
-    (raw_record(value_len=2), 1),
-    (raw_record(header_count=-1), 1),
-    (raw_record(header_count=5, headers=[(b"a", b"b")]), 1),
-    (raw_record(headers=[(None, b"x")]), 1),             # null header key
-    (raw_record(key=b"\x80" * 11, key_len=-1), 1),       # garbage where the key length said null
-    (zigzag_varint(9) + b"\x00" + b"\x80" * 10 + b"\x00", 1),  # varint longer than 10 bytes
-    (b"\x80", 1), (b"", 1), (b"\x00", 1), (b"\x02\x00", 1),
-    (raw_record(key_len=2**64), 1),                      # 10-byte length beyond int64: overrun
-    (raw_record(length=2**70 - 2), 1),
-])
+@pytest.mark.parametrize(
+    "payload, count",
+    [
+        (raw_record()[:-1], 1),  # truncated record
+        (raw_record() + raw_record(offset_delta=1), 3),  # more records declared than present
+        (raw_record() + raw_record(offset_delta=1), 1),  # bytes left over
+        (raw_record(), -1),  # negative count
+        (raw_record(), 2**31 - 1),  # huge count
+        (raw_record(length=200), 1),  # length overruns the batch
+        (raw_record(length=-3), 1),
+        (raw_record(key_len=50), 1),  # key overruns its record
+        (raw_record(value_len=2), 1),
+        (raw_record(header_count=-1), 1),
+        (raw_record(header_count=5, headers=[(b"a", b"b")]), 1),
+        (raw_record(headers=[(None, b"x")]), 1),  # null header key
+        (raw_record(key=b"\x80" * 11, key_len=-1), 1),  # garbage where the key length said null
+        (zigzag_varint(9) + b"\x00" + b"\x80" * 10 + b"\x00", 1),  # varint longer than 10 bytes
+        (b"\x80", 1),
+        (b"", 1),
+        (b"\x00", 1),
+        (b"\x02\x00", 1),
+        (raw_record(key_len=2**64), 1),  # 10-byte length beyond int64: overrun
+        (raw_record(length=2**70 - 2), 1),
+    ],
+)
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
 def test_crc_valid_batches_with_malformed_records(payload, count, codec):
     data = raw_batch(payload, count, codec=codec)
@@ -586,13 +670,16 @@ def test_crc_valid_batches_with_malformed_records(payload, count, codec):
         assert " is invalid: " in messages[0]
 
 
-@pytest.mark.parametrize("payload, offsets, keys", [
-    # any negative key length means null, like the Python decoder and Kafka's Java client
-    (raw_record(key=None, key_len=-5), [0], [None]),
-    (raw_record(key=None, key_len=-(2**64)), [0], [None]),   # 10-byte varint, beyond int64, odd
-    (raw_record(pad=10), [0], [b"k"]),                       # every varint padded to 10 bytes
-    (raw_record(pad=9), [0], [b"k"]),
-])
+@pytest.mark.parametrize(
+    "payload, offsets, keys",
+    [
+        # any negative key length means null, like the Python decoder and Kafka's Java client
+        (raw_record(key=None, key_len=-5), [0], [None]),
+        (raw_record(key=None, key_len=-(2**64)), [0], [None]),  # 10-byte varint, beyond int64, odd
+        (raw_record(pad=10), [0], [b"k"]),  # every varint padded to 10 bytes
+        (raw_record(pad=9), [0], [b"k"]),
+    ],
+)
 def test_unusual_but_valid_encodings(payload, offsets, keys):
     result = decode_both(raw_batch(payload, 1), 0, 10)
     assert result.batch.column("offset").to_pylist() == offsets
@@ -612,8 +699,11 @@ def test_deltas_use_exact_arithmetic_like_python_ints():
     assert decode_both(data, 0, INT64_MAX).batch is None
 
 
-@given(fetch_and_window(), st.lists(st.tuples(st.integers(0, 2**32), st.integers(0, 255)),
-                                    min_size=1, max_size=4), st.integers(0, 3))
+@given(
+    fetch_and_window(),
+    st.lists(st.tuples(st.integers(0, 2**32), st.integers(0, 255)), min_size=1, max_size=4),
+    st.integers(0, 3),
+)
 @FUZZ
 def test_random_mutations(case, mutations, kind):
     data, start, end = case
@@ -625,7 +715,7 @@ def test_random_mutations(case, mutations, kind):
         elif kind == 1:
             buf[i] ^= 1 << (value % 8)
         elif kind == 2:
-            del buf[i:i + 1 + value % 16]
+            del buf[i : i + 1 + value % 16]
         else:
             buf[i:i] = bytes([value]) * (1 + value % 3)
         if not buf:
@@ -636,12 +726,22 @@ def test_random_mutations(case, mutations, kind):
 @st.composite
 def crc_valid_garbage(draw):
     """A CRC-valid batch around a records payload that is mutated (or random) bytes."""
-    records = [raw_record(draw(st.integers(-3, 3)), i, draw(optional_bytes), draw(optional_bytes),
-                          draw(st.lists(st.tuples(st.one_of(st.none(), st.binary(max_size=8)),
-                                                  st.one_of(st.none(), st.binary(max_size=8))),
-                                        max_size=2)),
-                          pad=draw(st.sampled_from([1, 1, 1, 2, 10])))
-               for i in range(draw(st.integers(1, 4)))]
+    records = [
+        raw_record(
+            draw(st.integers(-3, 3)),
+            i,
+            draw(optional_bytes),
+            draw(optional_bytes),
+            draw(
+                st.lists(
+                    st.tuples(st.one_of(st.none(), st.binary(max_size=8)), st.one_of(st.none(), st.binary(max_size=8))),
+                    max_size=2,
+                )
+            ),
+            pad=draw(st.sampled_from([1, 1, 1, 2, 10])),
+        )
+        for i in range(draw(st.integers(1, 4)))
+    ]
     payload = bytearray(b"".join(records))
     for _ in range(draw(st.integers(0, 4))):
         action = draw(st.integers(0, 3))
@@ -649,17 +749,28 @@ def crc_valid_garbage(draw):
         if action == 0 and i < len(payload):
             payload[i] = draw(st.integers(0, 255))
         elif action == 1:
-            payload[i:i] = draw(st.sampled_from([b"\x01", b"\xff" * 9 + b"\x01", b"\x7f", b"\x80",
-                                                 zigzag_varint(-1), zigzag_varint(2**63),
-                                                 zigzag_varint(-(2**70))]))
+            payload[i:i] = draw(
+                st.sampled_from(
+                    [
+                        b"\x01",
+                        b"\xff" * 9 + b"\x01",
+                        b"\x7f",
+                        b"\x80",
+                        zigzag_varint(-1),
+                        zigzag_varint(2**63),
+                        zigzag_varint(-(2**70)),
+                    ]
+                )
+            )
         elif action == 2:
-            del payload[i:i + draw(st.integers(1, 4))]
+            del payload[i : i + draw(st.integers(1, 4))]
         else:
             payload = bytearray(draw(st.binary(max_size=40)))
     count = len(records) + draw(st.sampled_from([0, 0, 0, -1, 1, -len(records) - 1]))
     codec = draw(st.sampled_from([Codec.NONE, Codec.NONE, Codec.LZ4]))
-    return raw_batch(bytes(payload), count, codec=codec,
-                     log_append=draw(st.booleans()), base_offset=draw(st.integers(0, 3)))
+    return raw_batch(
+        bytes(payload), count, codec=codec, log_append=draw(st.booleans()), base_offset=draw(st.integers(0, 3))
+    )
 
 
 @given(crc_valid_garbage(), st.integers(0, 4), st.booleans())
@@ -715,14 +826,16 @@ for n in range(30000):
             rows += 1
 print(empty, rows, errors)
 """
-    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", script], capture_output=True,
-                          text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(
-                              os.path.dirname(os.path.abspath(__file__)))))
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     empty, rows, errors = map(int, proc.stdout.split())
     assert empty > 1000 and rows > 200 and errors > 10000  # every outcome well exercised
-
-
 
 
 @pytest.mark.parametrize("native", [False, pytest.param(True, marks=needs_native)])

@@ -30,24 +30,42 @@ def test_defaults_are_sparks():
 
 
 def test_names_are_case_insensitive():
-    parsed = parse({"KAFKA.BOOTSTRAP.SERVERS": "h:1", "SubScribe": "a, b", "STARTINGOFFSETS": "earliest",
-                    "failondataloss": "FALSE", "IncludeHeaders": "True"})
+    parsed = parse(
+        {
+            "KAFKA.BOOTSTRAP.SERVERS": "h:1",
+            "SubScribe": "a, b",
+            "STARTINGOFFSETS": "earliest",
+            "failondataloss": "FALSE",
+            "IncludeHeaders": "True",
+        }
+    )
     assert parsed.subscribe == ("a", "b") and parsed.fail_on_data_loss is False and parsed.include_headers is True
 
 
 def test_assign_and_offset_json():
-    parsed = parse(with_options(subscribe=None, assign='{"t":[1,0,1],"u":[3]}',
-                                startingOffsets='{"t":{"0":23,"1":-2},"u":{"3":5}}',
-                                endingOffsets='{"t":{"0":50,"1":-1},"u":{"3":9}}'))
+    parsed = parse(
+        with_options(
+            subscribe=None,
+            assign='{"t":[1,0,1],"u":[3]}',
+            startingOffsets='{"t":{"0":23,"1":-2},"u":{"3":5}}',
+            endingOffsets='{"t":{"0":50,"1":-1},"u":{"3":9}}',
+        )
+    )
     assert parsed.assign == {"t": [0, 1], "u": [3]}
     assert parsed.starting.offsets == {("t", 0): 23, ("t", 1): -2, ("u", 3): 5}
     assert parsed.ending.offsets == {("t", 0): 50, ("t", 1): -1, ("u", 3): 9}
 
 
 def test_precedence_timestamp_over_by_timestamp_over_offsets():
-    parsed = parse(with_options(startingTimestamp="1000", startingOffsetsByTimestamp='{"events":{"0":5}}',
-                                startingOffsets='{"events":{"0":1}}', endingOffsetsByTimestamp='{"events":{"0":9}}',
-                                endingOffsets="latest"))
+    parsed = parse(
+        with_options(
+            startingTimestamp="1000",
+            startingOffsetsByTimestamp='{"events":{"0":5}}',
+            startingOffsets='{"events":{"0":1}}',
+            endingOffsetsByTimestamp='{"events":{"0":9}}',
+            endingOffsets="latest",
+        )
+    )
     assert parsed.starting.kind == "timestamp" and parsed.starting.timestamp == 1000
     assert parsed.ending.kind == "timestamps" and parsed.ending.timestamps == {("events", 0): 9}
     parsed = parse(with_options(startingOffsetsByTimestamp='{"events":{"0":5}}', startingOffsets='{"events":{"0":1}}'))
@@ -55,14 +73,28 @@ def test_precedence_timestamp_over_by_timestamp_over_offsets():
 
 
 def test_client_settings_from_kafka_options():
-    parsed = parse(with_options(**{"kafka.client.id": "me", "kafka.request.timeout.ms": "5000",
-                                   "kafka.max.partition.fetch.bytes": "1048576", "kafka.fetch.max.bytes": "2097152",
-                                   "fetchOffset.numRetries": "7", "fetchOffset.retryIntervalMs": "10",
-                                   "kafka.group.id": "ignored", "kafka.session.timeout.ms": "1",
-                                   "kafka.security.protocol": "plaintext"}))
+    parsed = parse(
+        with_options(
+            **{
+                "kafka.client.id": "me",
+                "kafka.request.timeout.ms": "5000",
+                "kafka.max.partition.fetch.bytes": "1048576",
+                "kafka.fetch.max.bytes": "2097152",
+                "fetchOffset.numRetries": "7",
+                "fetchOffset.retryIntervalMs": "10",
+                "kafka.group.id": "ignored",
+                "kafka.session.timeout.ms": "1",
+                "kafka.security.protocol": "plaintext",
+            }
+        )
+    )
     client = parsed.client
-    assert (client.client_id, client.timeout_s, client.partition_fetch_bytes, client.fetch_max_bytes) == \
-        ("me", 5.0, 1048576, 2097152)
+    assert (client.client_id, client.timeout_s, client.partition_fetch_bytes, client.fetch_max_bytes) == (
+        "me",
+        5.0,
+        1048576,
+        2097152,
+    )
     assert (client.retries, client.retry_backoff_ms) == (7, 10)
     assert client.check_crcs is True and parse(with_options(**{"kafka.check.crcs": "false"})).client.check_crcs is False
 
@@ -75,42 +107,98 @@ def test_streaming_only_options_are_ignored_with_a_warning(caplog):
 # (changes, the option the message must name, what it must say, the example it must show)
 INVALID = [
     ({"kafka.bootstrap.servers": None}, "kafka.bootstrap.servers", "is required", '"127.0.0.1:9092"'),
-    ({"kafka.bootstrap.servers": "localhost"}, "kafka.bootstrap.servers", "'localhost' is not a list of host:port",
-     '"127.0.0.1:9092"'),
-    ({"subscribe": None}, "subscribe",
-     "exactly one of the options assign, subscribe, subscribePattern must be given, got none", '.option("subscribe"'),
+    (
+        {"kafka.bootstrap.servers": "localhost"},
+        "kafka.bootstrap.servers",
+        "'localhost' is not a list of host:port",
+        '"127.0.0.1:9092"',
+    ),
+    (
+        {"subscribe": None},
+        "subscribe",
+        "exactly one of the options assign, subscribe, subscribePattern must be given, got none",
+        '.option("subscribe"',
+    ),
     ({"assign": '{"t":[0]}'}, "assign", "got assign and subscribe", '.option("subscribe"'),
     ({"subscribe": " , "}, "subscribe", "no topics to subscribe to", '.option("subscribe", "events,clicks")'),
-    ({"subscribe": None, "subscribePattern": "("}, "subscribePattern", "'(' is not a valid regular expression",
-     '.option("subscribePattern", "events-.*")'),
+    (
+        {"subscribe": None, "subscribePattern": "("},
+        "subscribePattern",
+        "'(' is not a valid regular expression",
+        '.option("subscribePattern", "events-.*")',
+    ),
     ({"subscribe": None, "subscribePattern": " "}, "subscribePattern", "the pattern is empty", '"events-.*"'),
-    ({"subscribe": None, "assign": "[0,1]"}, "assign", "must be a JSON object of topics to lists of partitions",
-     """.option("assign", '{"events":[0,1]}')"""),
+    (
+        {"subscribe": None, "assign": "[0,1]"},
+        "assign",
+        "must be a JSON object of topics to lists of partitions",
+        """.option("assign", '{"events":[0,1]}')""",
+    ),
     ({"subscribe": None, "assign": '{"t":[-1]}'}, "assign", "must be a JSON object", '{"events":[0,1]}'),
     ({"subscribe": None, "assign": "{oops"}, "assign", "'{oops' is not valid JSON", '{"events":[0,1]}'),
     ({"startingOffsets": "latest"}, "startingOffsets", "a batch query cannot start at latest", '"earliest"'),
-    ({"startingOffsets": '{"events":{"0":-1}}'}, "startingOffsets",
-     "events-0 cannot start at latest (-1) in a batch query", '"1":-2'),
+    (
+        {"startingOffsets": '{"events":{"0":-1}}'},
+        "startingOffsets",
+        "events-0 cannot start at latest (-1) in a batch query",
+        '"1":-2',
+    ),
     ({"endingOffsets": "earliest"}, "endingOffsets", "a batch query cannot end at earliest", '"latest"'),
-    ({"endingOffsets": '{"events":{"0":-2}}'}, "endingOffsets", "events-0 cannot end at earliest (-2) in a batch query",
-     '"1":-1'),
-    ({"startingOffsets": '{"events":{"x":1}}'}, "startingOffsets", "'x' of topic 'events' is not a partition",
-     '.option("startingOffsets"'),
-    ({"startingOffsets": '{"events":{"0":-3}}'}, "startingOffsets", "events-0: -3 is not an integer >= -2",
-     '.option("startingOffsets"'),
-    ({"startingOffsets": '{"events":{"0":5}}', "endingOffsets": '{"events":{"0":3}}'}, "endingOffsets",
-     "events-0 ends at 3, before its start 5", '.option("endingOffsets"'),
-    ({"startingOffsets": '{"events":{"0":5}}', "endingOffsets": '{"events":{"1":9}}'}, "endingOffsets",
-     "must name the same topic partitions", '.option("endingOffsets"'),
-    ({"startingTimestamp": "yesterday"}, "startingTimestamp", "'yesterday' is not an integer",
-     '.option("startingTimestamp", "1700000000000")'),
+    (
+        {"endingOffsets": '{"events":{"0":-2}}'},
+        "endingOffsets",
+        "events-0 cannot end at earliest (-2) in a batch query",
+        '"1":-1',
+    ),
+    (
+        {"startingOffsets": '{"events":{"x":1}}'},
+        "startingOffsets",
+        "'x' of topic 'events' is not a partition",
+        '.option("startingOffsets"',
+    ),
+    (
+        {"startingOffsets": '{"events":{"0":-3}}'},
+        "startingOffsets",
+        "events-0: -3 is not an integer >= -2",
+        '.option("startingOffsets"',
+    ),
+    (
+        {"startingOffsets": '{"events":{"0":5}}', "endingOffsets": '{"events":{"0":3}}'},
+        "endingOffsets",
+        "events-0 ends at 3, before its start 5",
+        '.option("endingOffsets"',
+    ),
+    (
+        {"startingOffsets": '{"events":{"0":5}}', "endingOffsets": '{"events":{"1":9}}'},
+        "endingOffsets",
+        "must name the same topic partitions",
+        '.option("endingOffsets"',
+    ),
+    (
+        {"startingTimestamp": "yesterday"},
+        "startingTimestamp",
+        "'yesterday' is not an integer",
+        '.option("startingTimestamp", "1700000000000")',
+    ),
     ({"startingTimestamp": "-5"}, "startingTimestamp", "-5 must be at least 0", '"1700000000000"'),
-    ({"startingTimestamp": "2000", "endingTimestamp": "1000"}, "endingTimestamp", "1000 is before",
-     '.option("endingTimestamp"'),
-    ({"startingOffsetsByTimestamp": '{"events":{"0":-1}}'}, "startingOffsetsByTimestamp", "events-0: -1",
-     '{"events":{"0":1700000000000}}'),
-    ({"startingOffsetsByTimestampStrategy": "earliest"}, "startingOffsetsByTimestampStrategy",
-     "'earliest' is not one of error, latest", '.option("startingOffsetsByTimestampStrategy", "latest")'),
+    (
+        {"startingTimestamp": "2000", "endingTimestamp": "1000"},
+        "endingTimestamp",
+        "1000 is before",
+        '.option("endingTimestamp"',
+    ),
+    (
+        {"startingOffsetsByTimestamp": '{"events":{"0":-1}}'},
+        "startingOffsetsByTimestamp",
+        "events-0: -1",
+        '{"events":{"0":1700000000000}}',
+    ),
+    (
+        {"startingOffsetsByTimestampStrategy": "earliest"},
+        "startingOffsetsByTimestampStrategy",
+        "'earliest' is not one of error, latest",
+        '.option("startingOffsetsByTimestampStrategy", "latest")',
+    ),
     ({"failOnDataLoss": "maybe"}, "failOnDataLoss", "'maybe' is not true or false", '"false"'),
     ({"includeHeaders": "1"}, "includeHeaders", "'1' is not true or false", '"true"'),
     ({"minPartitions": "0"}, "minPartitions", "0 must be at least 1", '.option("minPartitions", "8")'),
@@ -120,53 +208,135 @@ INVALID = [
     ({"fetchOffset.retryIntervalMs": "soon"}, "fetchOffset.retryIntervalMs", "'soon' is not an integer", '"1000"'),
     ({"taskCheckpointLocation": " "}, "taskCheckpointLocation", "the location is empty", "file:///"),
     ({"startingOffsetsFromCheckpoint": ""}, "startingOffsetsFromCheckpoint", "the location is empty", "hdfs://"),
-    ({"startingOffsetsFromCheckpoint": "/c", "startingTimestamp": "5"}, "startingOffsetsFromCheckpoint",
-     "cannot be combined with startingTimestamp", "hdfs://"),
+    (
+        {"startingOffsetsFromCheckpoint": "/c", "startingTimestamp": "5"},
+        "startingOffsetsFromCheckpoint",
+        "cannot be combined with startingTimestamp",
+        "hdfs://",
+    ),
     # unknown names: the closest known one, with its example; a path; anything else: a whole read
     # (named with the capitals of the option they resemble: Spark hands the names over lower-cased)
-    ({"startingOffset": "earliest"}, "startingOffset",
-     "unknown option of the kafkalog source (did you mean startingOffsets?)", '.option("startingOffsets", '),
-    ({"MaxRecordPerPartition": "5"}, "maxRecordPerPartition", "did you mean maxRecordsPerPartition?",
-     '.option("maxRecordsPerPartition", "1000000")'),
-    ({"maxoffsetpertrigger": "5"}, "maxOffsetPerTrigger", "did you mean maxOffsetsPerTrigger?",
-     '.option("maxOffsetsPerTrigger", "100000")'),
+    (
+        {"startingOffset": "earliest"},
+        "startingOffset",
+        "unknown option of the kafkalog source (did you mean startingOffsets?)",
+        '.option("startingOffsets", ',
+    ),
+    (
+        {"MaxRecordPerPartition": "5"},
+        "maxRecordPerPartition",
+        "did you mean maxRecordsPerPartition?",
+        '.option("maxRecordsPerPartition", "1000000")',
+    ),
+    (
+        {"maxoffsetpertrigger": "5"},
+        "maxOffsetPerTrigger",
+        "did you mean maxOffsetsPerTrigger?",
+        '.option("maxOffsetsPerTrigger", "100000")',
+    ),
     ({"path": "/data"}, "path", "the kafkalog source reads topics, not a path", '.option("subscribe", '),
-    ({"colour": "blue"}, "colour", "unknown option of the kafkalog source",
-     'spark.read.format("kafkalog").option("kafka.bootstrap.servers", '),
+    (
+        {"colour": "blue"},
+        "colour",
+        "unknown option of the kafkalog source",
+        'spark.read.format("kafkalog").option("kafka.bootstrap.servers", ',
+    ),
     # kafka.* settings Spark refuses: the Spark way as the example
-    ({"kafka.auto.offset.reset": "earliest"}, "kafka.auto.offset.reset",
-     "Kafka option 'auto.offset.reset' is not supported: set the source option 'startingOffsets'",
-     '.option("startingOffsets", "earliest")'),
-    ({"kafka.key.deserializer": "x"}, "kafka.key.deserializer", "Kafka option 'key.deserializer' is not supported",
-     'CAST(key AS STRING)'),
-    ({"kafka.value.deserializer": "x"}, "kafka.value.deserializer",
-     "Kafka option 'value.deserializer' is not supported", 'from_json(col("value")'),
-    ({"kafka.enable.auto.commit": "true"}, "kafka.enable.auto.commit",
-     "Kafka option 'enable.auto.commit' is not supported", '.option("startingOffsetsFromCheckpoint", '),
-    ({"kafka.interceptor.classes": "x"}, "kafka.interceptor.classes",
-     "Kafka option 'interceptor.classes' is not supported", 'df.withColumn('),
-    ({"kafka.security.protocol": "SASL_SSL"}, "kafka.sasl.mechanism", "'GSSAPI' is not supported; use one of PLAIN",
-     '.option("kafka.sasl.mechanism", "SCRAM-SHA-512")'),
-    ({"kafka.security.protocol": "TLS"}, "kafka.security.protocol", "'TLS' is not one of PLAINTEXT, SSL",
-     '.option("kafka.security.protocol", "SSL")'),
-    ({"kafka.security.protocol": "SSL", "kafka.ssl.truststore.location": "/x"}, "kafka.ssl.truststore.location",
-     "/x: No such file or directory", '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")'),
-    ({"kafka.ssl.cipher.suites": "x"}, "kafka.ssl.cipher.suites", "not supported by the kafkalog source",
-     '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")'),
-    ({"kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN",
-      "kafka.sasl.jaas.config": "nonsense hidden-pw"}, "kafka.sasl.jaas.config", "not a JAAS login entry",
-     "ScramLoginModule required"),
+    (
+        {"kafka.auto.offset.reset": "earliest"},
+        "kafka.auto.offset.reset",
+        "Kafka option 'auto.offset.reset' is not supported: set the source option 'startingOffsets'",
+        '.option("startingOffsets", "earliest")',
+    ),
+    (
+        {"kafka.key.deserializer": "x"},
+        "kafka.key.deserializer",
+        "Kafka option 'key.deserializer' is not supported",
+        "CAST(key AS STRING)",
+    ),
+    (
+        {"kafka.value.deserializer": "x"},
+        "kafka.value.deserializer",
+        "Kafka option 'value.deserializer' is not supported",
+        'from_json(col("value")',
+    ),
+    (
+        {"kafka.enable.auto.commit": "true"},
+        "kafka.enable.auto.commit",
+        "Kafka option 'enable.auto.commit' is not supported",
+        '.option("startingOffsetsFromCheckpoint", ',
+    ),
+    (
+        {"kafka.interceptor.classes": "x"},
+        "kafka.interceptor.classes",
+        "Kafka option 'interceptor.classes' is not supported",
+        "df.withColumn(",
+    ),
+    (
+        {"kafka.security.protocol": "SASL_SSL"},
+        "kafka.sasl.mechanism",
+        "'GSSAPI' is not supported; use one of PLAIN",
+        '.option("kafka.sasl.mechanism", "SCRAM-SHA-512")',
+    ),
+    (
+        {"kafka.security.protocol": "TLS"},
+        "kafka.security.protocol",
+        "'TLS' is not one of PLAINTEXT, SSL",
+        '.option("kafka.security.protocol", "SSL")',
+    ),
+    (
+        {"kafka.security.protocol": "SSL", "kafka.ssl.truststore.location": "/x"},
+        "kafka.ssl.truststore.location",
+        "/x: No such file or directory",
+        '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")',
+    ),
+    (
+        {"kafka.ssl.cipher.suites": "x"},
+        "kafka.ssl.cipher.suites",
+        "not supported by the kafkalog source",
+        '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")',
+    ),
+    (
+        {
+            "kafka.security.protocol": "SASL_SSL",
+            "kafka.sasl.mechanism": "PLAIN",
+            "kafka.sasl.jaas.config": "nonsense hidden-pw",
+        },
+        "kafka.sasl.jaas.config",
+        "not a JAAS login entry",
+        "ScramLoginModule required",
+    ),
     ({"kafka.isolation.level": "dirty"}, "kafka.isolation.level", "'dirty' is not read_uncommitted", None),
-    ({"kafka.isolation.level": "read_committed"}, "kafka.isolation.level",
-     "read_committed is not supported yet (aborted transactions", None),
-    ({"kafka.check.crcs": "no"}, "kafka.check.crcs", "'no' is not true or false",
-     '.option("kafka.check.crcs", "false")'),
-    ({"kafka.request.timeout.ms": "0"}, "kafka.request.timeout.ms", "0 must be at least 1",
-     '.option("kafka.request.timeout.ms", "30000")'),
-    ({"kafka.fetch.max.bytes": "big"}, "kafka.fetch.max.bytes", "'big' is not an integer",
-     '.option("kafka.fetch.max.bytes", '),
-    ({"kafka.max.partition.fetch.bytes": "0"}, "kafka.max.partition.fetch.bytes", "0 must be at least 1",
-     '.option("kafka.max.partition.fetch.bytes", '),
+    (
+        {"kafka.isolation.level": "read_committed"},
+        "kafka.isolation.level",
+        "read_committed is not supported yet (aborted transactions",
+        None,
+    ),
+    (
+        {"kafka.check.crcs": "no"},
+        "kafka.check.crcs",
+        "'no' is not true or false",
+        '.option("kafka.check.crcs", "false")',
+    ),
+    (
+        {"kafka.request.timeout.ms": "0"},
+        "kafka.request.timeout.ms",
+        "0 must be at least 1",
+        '.option("kafka.request.timeout.ms", "30000")',
+    ),
+    (
+        {"kafka.fetch.max.bytes": "big"},
+        "kafka.fetch.max.bytes",
+        "'big' is not an integer",
+        '.option("kafka.fetch.max.bytes", ',
+    ),
+    (
+        {"kafka.max.partition.fetch.bytes": "0"},
+        "kafka.max.partition.fetch.bytes",
+        "0 must be at least 1",
+        '.option("kafka.max.partition.fetch.bytes", ',
+    ),
 ]
 # kafka.isolation.level is being reworked elsewhere; its messages are checked for the name and problem only
 WITHOUT_EXAMPLE_YET = {"kafka.isolation.level"}
@@ -195,6 +365,7 @@ def test_errors_show_a_valid_example():
 
 def test_every_option_has_its_own_example():
     from spark_kafka_source.options import _CANONICAL, EXAMPLES
+
     assert sorted(set(_CANONICAL.values()) - set(EXAMPLES)) == []
 
 

@@ -56,14 +56,21 @@ FULL = [OffsetRange(TOPIC, 0, 0, 4), OffsetRange(TOPIC, 1, 0, 3), OffsetRange(TO
 EMPTY = [OffsetRange(TOPIC, 0, 4, 4), OffsetRange(TOPIC, 1, 3, 3), OffsetRange(TOPIC, 2, 3, 3)]
 
 
-@pytest.mark.parametrize("option, value, problem, planned", [
-    ("startingOffsets", {"0": 0, "1": 0}, f"must name exactly the partitions being read (missing {TOPIC}-2)", FULL),
-    ("endingOffsets", {"0": -1, "1": -1, "2": -1, "5": 9}, f"(not assigned {TOPIC}-5)", FULL),
-    ("startingOffsetsByTimestamp", {"0": 0}, f"missing {TOPIC}-1, {TOPIC}-2", FULL),
-    # the example's time (2023) is before every record: each partition then ends where it starts
-    ("endingOffsetsByTimestamp", {"1": 0, "3": 0}, f"missing {TOPIC}-0, {TOPIC}-2; not assigned {TOPIC}-3",
-     [r._replace(start=0, end=0) for r in FULL]),
-])
+@pytest.mark.parametrize(
+    "option, value, problem, planned",
+    [
+        ("startingOffsets", {"0": 0, "1": 0}, f"must name exactly the partitions being read (missing {TOPIC}-2)", FULL),
+        ("endingOffsets", {"0": -1, "1": -1, "2": -1, "5": 9}, f"(not assigned {TOPIC}-5)", FULL),
+        ("startingOffsetsByTimestamp", {"0": 0}, f"missing {TOPIC}-1, {TOPIC}-2", FULL),
+        # the example's time (2023) is before every record: each partition then ends where it starts
+        (
+            "endingOffsetsByTimestamp",
+            {"1": 0, "3": 0},
+            f"missing {TOPIC}-0, {TOPIC}-2; not assigned {TOPIC}-3",
+            [r._replace(start=0, end=0) for r in FULL],
+        ),
+    ],
+)
 def test_json_not_naming_the_partitions_read_shows_json_that_does(broker, topic, option, value, problem, planned):
     message = planning_error(broker.bootstrap, subscribe=topic, **{option: json.dumps({topic: value})})
     assert message.startswith(f"option {option}: ") and problem in message, message
@@ -76,17 +83,18 @@ def test_json_not_naming_the_partitions_read_shows_json_that_does(broker, topic,
 
 
 def test_end_beyond_a_partition_shows_ends_at_latest(broker, topic):
-    message = planning_error(broker.bootstrap, assign=json.dumps({topic: [0, 1]}),
-                             endingOffsets=json.dumps({topic: {"0": 99, "1": 2}}))
+    message = planning_error(
+        broker.bootstrap, assign=json.dumps({topic: [0, 1]}), endingOffsets=json.dumps({topic: {"0": 99, "1": 2}})
+    )
     assert message.startswith("option endingOffsets: ") and f"{topic}-0 is asked to end at 99" in message, message
-    assert message.endswith(f"""; for example .option("endingOffsets", '{{"{topic}":{{"0":-1,"1":-1}}}}')"""), \
-        message
+    assert message.endswith(f"""; for example .option("endingOffsets", '{{"{topic}":{{"0":-1,"1":-1}}}}')"""), message
 
 
 def test_missing_subscribed_topic(broker, topic):
     message = planning_error(broker.bootstrap, subscribe=f"{topic},planning-no-such-topic")
-    assert message.startswith("option subscribe: topic 'planning-no-such-topic' does not exist on "
-                              f"{broker.bootstrap}"), message
+    assert message.startswith(
+        f"option subscribe: topic 'planning-no-such-topic' does not exist on {broker.bootstrap}"
+    ), message
     assert message.endswith('; for example .option("subscribe", "events,clicks")'), message
 
 
@@ -96,23 +104,30 @@ def test_starting_timestamp_without_a_match_shows_the_strategy_option(broker, to
     assert message.startswith("option startingTimestamp: no record of ") and future in message, message
     assert message.endswith('; for example .option("startingOffsetsByTimestampStrategy", "latest")'), message
     # with the option shown, every partition starts (and ends) at its end
-    assert plan(broker.bootstrap, subscribe=topic, startingTimestamp=future,
-                startingOffsetsByTimestampStrategy="latest") == EMPTY
+    assert (
+        plan(broker.bootstrap, subscribe=topic, startingTimestamp=future, startingOffsetsByTimestampStrategy="latest")
+        == EMPTY
+    )
 
 
 def test_checkpoint_location_that_does_not_exist(broker, topic, tmp_path):
     missing = tmp_path / "no-such-checkpoint"
     message = planning_error(broker.bootstrap, subscribe=topic, startingOffsetsFromCheckpoint=str(missing))
-    assert message.startswith(f"option startingOffsetsFromCheckpoint: there is no checkpoint at file://{missing}"), \
+    assert message.startswith(f"option startingOffsetsFromCheckpoint: there is no checkpoint at file://{missing}"), (
         message
+    )
     assert '; for example .option("startingOffsetsFromCheckpoint", "hdfs://' in message, message
 
 
 # -- failOnDataLoss=false: logged and skipped ------------------------------------------------------
 
+
 def loss_warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records
-            if r.name == "spark_kafka_source.planning" and r.levelno == logging.WARNING]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "spark_kafka_source.planning" and r.levelno == logging.WARNING
+    ]
 
 
 def test_a_start_past_the_end_is_logged_and_the_partition_skipped(broker, topic, caplog):
@@ -132,8 +147,9 @@ def test_a_start_past_the_end_is_logged_and_the_partition_skipped(broker, topic,
 def test_an_assigned_partition_past_the_topics_count_is_an_option_error_not_loss(broker, topic, fail_on_data_loss):
     with pytest.raises(OptionError) as refused:
         plan(broker.bootstrap, assign=json.dumps({topic: [2, 9]}), failOnDataLoss=fail_on_data_loss)
-    assert str(refused.value).startswith(f"option assign: partition {topic}-9 does not exist: topic '{topic}' has 3 "
-                                         f"partitions (0 to 2); for example "), refused.value
+    assert str(refused.value).startswith(
+        f"option assign: partition {topic}-9 does not exist: topic '{topic}' has 3 partitions (0 to 2); for example "
+    ), refused.value
 
 
 def test_an_assigned_partition_of_a_missing_topic_is_logged(broker, topic, caplog):
@@ -146,21 +162,25 @@ def test_an_assigned_partition_of_a_missing_topic_is_logged(broker, topic, caplo
 
 def test_a_start_below_the_log_start_is_logged_with_the_offsets_gone(start_broker, caplog):
     """Retention really deletes segments (2000-byte segments, one 5-record batch each)."""
-    broker = start_broker({"num.partitions": "1", "log.segment.bytes": "2000",
-                           "log.retention.check.interval.ms": "200"})
+    broker = start_broker(
+        {"num.partitions": "1", "log.segment.bytes": "2000", "log.retention.check.interval.ms": "200"}
+    )
     topic = "planning-trimmed"
     create_topic(broker.bootstrap, topic, 1, {"retention.bytes": "3000"})
     for batch in range(8):
         produce(broker.bootstrap, topic, messages(5, tag=f"trim{batch}", value_size=200), flush_every=5)
-    first = wait_for(lambda: log_start(broker.bootstrap, topic, 0), 30, interval=0.2,
-                     what="retention moving the log start")
+    first = wait_for(
+        lambda: log_start(broker.bootstrap, topic, 0), 30, interval=0.2, what="retention moving the log start"
+    )
     # retention may move it further; plan against the start as it is then, and check the log says so
     options = dict(subscribe=topic, startingOffsets=json.dumps({topic: {"0": 1}}), failOnDataLoss="false")
     with caplog.at_level(logging.WARNING, logger="spark_kafka_source.planning"):
         (planned,) = plan(broker.bootstrap, **options)
     assert planned.start >= first > 1 and planned.end == 40
     (warning,) = loss_warnings(caplog)
-    assert (f"{topic}-0: the read starts at offset 1, but the earliest offset still available is {planned.start}: "
-            f"offsets [1, {planned.start}) are gone") in warning, warning
+    assert (
+        f"{topic}-0: the read starts at offset 1, but the earliest offset still available is {planned.start}: "
+        f"offsets [1, {planned.start}) are gone"
+    ) in warning, warning
     with pytest.raises(DataLossError, match=re.escape(f"{topic}-0: the read starts at offset 1")):
         plan(broker.bootstrap, **{**options, "failOnDataLoss": "true"})

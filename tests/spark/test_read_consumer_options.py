@@ -65,8 +65,9 @@ def test_a_fetch_stalled_longer_than_poll_timeout_fails_the_task_naming_it(spark
             df.collect()
         fetches = fake.empty_answers
     message = str(raised.value)
-    assert (f"{STALL_TOPIC}-0: no record could be fetched at offset 0 within kafkaConsumer.pollTimeoutMs "
-            f"(1500 ms)") in message, message[-1500:]
+    assert (
+        f"{STALL_TOPIC}-0: no record could be fetched at offset 0 within kafkaConsumer.pollTimeoutMs (1500 ms)"
+    ) in message, message[-1500:]
     assert fetches >= 2, "the task gave up at the first empty answer instead of waiting for the timeout"
 
 
@@ -93,8 +94,12 @@ def test_group_id_prefix_and_group_id_are_accepted_and_sent_nowhere(spark, start
         create_topic(broker.bootstrap, topic, 3)
         produced = produce(broker.bootstrap, topic, messages(9, partitions=(0, 1, 2), tag="grp"))
         proxy.take()  # the producer's and admin's requests
-        df = load(spark, f"127.0.0.1:{proxy.port}",
-                  {"groupIdPrefix": "grp-prefix-marker", "kafka.group.id": "grp-id-marker"}, subscribe=topic)
+        df = load(
+            spark,
+            f"127.0.0.1:{proxy.port}",
+            {"groupIdPrefix": "grp-prefix-marker", "kafka.group.id": "grp-id-marker"},
+            subscribe=topic,
+        )
         assert_rows(rows(df), without_headers(produced))
         seen = proxy.take()
     keys = {api_key for api_key, _, _ in seen}

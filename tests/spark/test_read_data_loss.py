@@ -21,8 +21,19 @@ import pytest
 from broker.embedded import EmbeddedBroker
 from tests.waiting import wait_for
 
-from .feed import (assert_rows, client, create_topic, delete_topic, in_range, load, log_start, messages, produce, rows,
-                   without_headers)
+from .feed import (
+    assert_rows,
+    client,
+    create_topic,
+    delete_topic,
+    in_range,
+    load,
+    log_start,
+    messages,
+    produce,
+    rows,
+    without_headers,
+)
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -32,16 +43,21 @@ VALUE_SIZE = 200
 
 @pytest.fixture(scope="module")
 def loss_broker(tmp_path_factory):
-    process = EmbeddedBroker(tmp_path_factory.mktemp("loss") / "log", {
-        "num.partitions": "2", "log.segment.bytes": "2000", "log.retention.check.interval.ms": "200"}).start()
+    process = EmbeddedBroker(
+        tmp_path_factory.mktemp("loss") / "log",
+        {"num.partitions": "2", "log.segment.bytes": "2000", "log.retention.check.interval.ms": "200"},
+    ).start()
     yield process
     process.kill()
 
 
 def batches(bootstrap: str, topic: str, partition: int, count: int, tag: str):
     """Produce ``count`` batches of 5 records each (one flush per batch) to one partition."""
-    msgs = [m for b in range(count)
-            for m in messages(RECORDS_PER_BATCH, partitions=(partition,), tag=f"{tag}{b}", value_size=VALUE_SIZE)]
+    msgs = [
+        m
+        for b in range(count)
+        for m in messages(RECORDS_PER_BATCH, partitions=(partition,), tag=f"{tag}{b}", value_size=VALUE_SIZE)
+    ]
     return produce(bootstrap, topic, msgs, flush_every=RECORDS_PER_BATCH)
 
 
@@ -52,6 +68,7 @@ def settled_log_start(bootstrap: str, topic: str, partition: int, timeout: float
     def settled():
         seen.append(log_start(bootstrap, topic, partition))
         return len(seen) >= 6 and seen[-1] > 0 and len(set(seen[-6:])) == 1
+
     wait_for(settled, timeout, interval=0.2, what=f"{topic}-{partition} log start moving and settling")
     return seen[-1]
 
@@ -95,17 +112,25 @@ def trimmed(loss_broker):
 
 def test_start_below_the_log_start_fails_naming_topic_partition_and_offsets(spark, loss_broker, trimmed):
     topic, _, start = trimmed
-    message = error_of(lambda: load(spark, loss_broker.bootstrap, subscribe=topic,
-                                    startingOffsets=json.dumps({topic: {"0": 2, "1": 0}})).collect())
+    message = error_of(
+        lambda: load(
+            spark, loss_broker.bootstrap, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 2, "1": 0}})
+        ).collect()
+    )
     assert f"{topic}-0" in message and f"offsets [2, {start}) are gone" in message, message[:800]
     assert "failOnDataLoss=false" in message
 
 
 def test_start_below_the_log_start_without_fail_reads_from_the_log_start(spark, loss_broker, trimmed):
     topic, recs, start = trimmed
-    df = load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss="false",
-              startingOffsets=json.dumps({topic: {"0": 2, "1": 0}}),
-              endingOffsets=json.dumps({topic: {"0": 38, "1": -1}}))
+    df = load(
+        spark,
+        loss_broker.bootstrap,
+        subscribe=topic,
+        failOnDataLoss="false",
+        startingOffsets=json.dumps({topic: {"0": 2, "1": 0}}),
+        endingOffsets=json.dumps({topic: {"0": 38, "1": -1}}),
+    )
     assert_rows(rows(df), without_headers(in_range(recs, topic, 0, start, 38) + in_range(recs, topic, 1, 0, 3)))
 
 
@@ -117,8 +142,11 @@ def test_earliest_after_retention_is_not_data_loss(spark, loss_broker, trimmed):
 
 def test_range_ending_below_the_log_start(spark, loss_broker, trimmed):
     topic, recs, start = trimmed
-    options = dict(assign=json.dumps({topic: [0, 1]}), startingOffsets=json.dumps({topic: {"0": 0, "1": 0}}),
-                   endingOffsets=json.dumps({topic: {"0": start - 1, "1": 2}}))
+    options = dict(
+        assign=json.dumps({topic: [0, 1]}),
+        startingOffsets=json.dumps({topic: {"0": 0, "1": 0}}),
+        endingOffsets=json.dumps({topic: {"0": start - 1, "1": 2}}),
+    )
     message = error_of(lambda: load(spark, loss_broker.bootstrap, **options).collect())
     assert f"{topic}-0" in message and "failOnDataLoss" in message, message[:800]
     df = load(spark, loss_broker.bootstrap, failOnDataLoss="false", **options)
@@ -129,11 +157,15 @@ def test_assigned_partition_that_does_not_exist(spark, loss_broker, trimmed):
     """Not data loss (partitions are never removed from a topic): the topic's count is the answer."""
     topic, recs, _ = trimmed
     for fail_on_data_loss in ("true", "false"):
-        message = error_of(lambda fail_on_data_loss=fail_on_data_loss: load(
-            spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}),
-            failOnDataLoss=fail_on_data_loss).collect())
-        assert f"option assign: partition {topic}-7 does not exist: topic '{topic}' has 2 partitions (0 to 1)" \
-            in message and "lost" not in message, message[:800]
+        message = error_of(
+            lambda fail_on_data_loss=fail_on_data_loss: load(
+                spark, loss_broker.bootstrap, assign=json.dumps({topic: [1, 7]}), failOnDataLoss=fail_on_data_loss
+            ).collect()
+        )
+        assert (
+            f"option assign: partition {topic}-7 does not exist: topic '{topic}' has 2 partitions (0 to 1)" in message
+            and "lost" not in message
+        ), message[:800]
     gone = "loss-never-created"  # a whole topic missing is data loss (it may have been deleted)
     message = error_of(lambda: load(spark, loss_broker.bootstrap, assign=json.dumps({topic: [1], gone: [0]})).collect())
     assert f"assigned partition {gone}-0 does not exist" in message and "failOnDataLoss" in message, message[:800]
@@ -192,8 +224,9 @@ def test_subscribe_to_a_deleted_topic_at_planning_is_an_error(spark, loss_broker
     create_topic(loss_broker.bootstrap, topic, 1)
     delete_topic(loss_broker.bootstrap, topic)
     for fail in ("true", "false"):
-        message = error_of(lambda fail=fail: load(spark, loss_broker.bootstrap, subscribe=topic,
-                                                  failOnDataLoss=fail).collect())
+        message = error_of(
+            lambda fail=fail: load(spark, loss_broker.bootstrap, subscribe=topic, failOnDataLoss=fail).collect()
+        )
         assert "option subscribe" in message and f"{topic!r} does not exist" in message, message[:800]
 
 
@@ -212,6 +245,9 @@ def test_records_deleted_with_delete_records_are_data_loss_exactly_as_retention(
     message = error_of(failing.collect)
     assert f"{topic}-0: offsets [0, 7) were deleted before this task read them" in message, message[:800]
     assert_rows(rows(lenient), without_headers(in_range(recs, topic, 0, 7, 10) + in_range(recs, topic, 1, 0, 3)))
-    message = error_of(lambda: load(spark, loss_broker.bootstrap, subscribe=topic,
-                                    startingOffsets=json.dumps({topic: {"0": 2, "1": 0}})).collect())
+    message = error_of(
+        lambda: load(
+            spark, loss_broker.bootstrap, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 2, "1": 0}})
+        ).collect()
+    )
     assert f"{topic}-0" in message and "offsets [2, 7) are gone" in message, message[:800]

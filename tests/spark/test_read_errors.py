@@ -46,33 +46,61 @@ def planning_error(spark, bootstrap: str, options: dict) -> str:
 
 
 INVALID = [
-    pytest.param({"subscribe": TOPIC, "startingOffset": "earliest"},
-                 ["option startingOffset: unknown option of the kafkalog source", "did you mean startingOffsets?"],
-                 id="typo"),
-    pytest.param({"subscribe": TOPIC, "startingOffsets": "latest"},
-                 ["option startingOffsets: a batch query cannot start at latest"], id="start-latest"),
-    pytest.param({"subscribe": TOPIC, "kafka.auto.offset.reset": "earliest"},
-                 ["option kafka.auto.offset.reset", "set the source option 'startingOffsets'"], id="auto-offset-reset"),
-    pytest.param({"subscribe": TOPIC, "kafka.isolation.level": "read_committed"},
-                 ["option kafka.isolation.level: read_committed is not supported"], id="read-committed"),
-    pytest.param({"subscribe": TOPIC, "minPartitions": "0"},
-                 ["option minPartitions: 0 must be at least 1", 'for example .option("minPartitions", "8")'],
-                 id="min-partitions"),
-    pytest.param({"subscribe": TOPIC, "assign": json.dumps({TOPIC: [0]})},
-                 ["exactly one of the options assign, subscribe, subscribePattern must be given"], id="two-strategies"),
-    pytest.param({"subscribe": TOPIC, "endingOffsets": json.dumps({TOPIC: {"0": 99, "1": -1}})},
-                 ["option endingOffsets", f"{TOPIC}-0 is asked to end at 99", "holds offsets up to 3"],
-                 id="end-beyond-partition"),
-    pytest.param({"subscribe": TOPIC, "startingOffsets": json.dumps({TOPIC: {"0": 0, "1": 0, "5": 0}})},
-                 ["option startingOffsets: must name exactly the partitions being read", f"not assigned {TOPIC}-5"],
-                 id="json-extra-partition"),
-    pytest.param({"assign": json.dumps({TOPIC: [0, 1]}), "endingOffsets": json.dumps({TOPIC: {"1": 2}})},
-                 ["option endingOffsets: must name exactly the partitions being read", f"missing {TOPIC}-0"],
-                 id="json-missing-partition"),
-    pytest.param({"subscribe": f"{TOPIC},errors-no-such-topic"},
-                 ["option subscribe: topic 'errors-no-such-topic' does not exist"], id="missing-topic"),
-    pytest.param({"subscribe": TOPIC, "startingTimestamp": "yesterday"},
-                 ["option startingTimestamp: 'yesterday' is not an integer"], id="timestamp-not-a-number"),
+    pytest.param(
+        {"subscribe": TOPIC, "startingOffset": "earliest"},
+        ["option startingOffset: unknown option of the kafkalog source", "did you mean startingOffsets?"],
+        id="typo",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "startingOffsets": "latest"},
+        ["option startingOffsets: a batch query cannot start at latest"],
+        id="start-latest",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "kafka.auto.offset.reset": "earliest"},
+        ["option kafka.auto.offset.reset", "set the source option 'startingOffsets'"],
+        id="auto-offset-reset",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "kafka.isolation.level": "read_committed"},
+        ["option kafka.isolation.level: read_committed is not supported"],
+        id="read-committed",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "minPartitions": "0"},
+        ["option minPartitions: 0 must be at least 1", 'for example .option("minPartitions", "8")'],
+        id="min-partitions",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "assign": json.dumps({TOPIC: [0]})},
+        ["exactly one of the options assign, subscribe, subscribePattern must be given"],
+        id="two-strategies",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "endingOffsets": json.dumps({TOPIC: {"0": 99, "1": -1}})},
+        ["option endingOffsets", f"{TOPIC}-0 is asked to end at 99", "holds offsets up to 3"],
+        id="end-beyond-partition",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "startingOffsets": json.dumps({TOPIC: {"0": 0, "1": 0, "5": 0}})},
+        ["option startingOffsets: must name exactly the partitions being read", f"not assigned {TOPIC}-5"],
+        id="json-extra-partition",
+    ),
+    pytest.param(
+        {"assign": json.dumps({TOPIC: [0, 1]}), "endingOffsets": json.dumps({TOPIC: {"1": 2}})},
+        ["option endingOffsets: must name exactly the partitions being read", f"missing {TOPIC}-0"],
+        id="json-missing-partition",
+    ),
+    pytest.param(
+        {"subscribe": f"{TOPIC},errors-no-such-topic"},
+        ["option subscribe: topic 'errors-no-such-topic' does not exist"],
+        id="missing-topic",
+    ),
+    pytest.param(
+        {"subscribe": TOPIC, "startingTimestamp": "yesterday"},
+        ["option startingTimestamp: 'yesterday' is not an integer"],
+        id="timestamp-not-a-number",
+    ),
 ]
 
 
@@ -86,22 +114,31 @@ def test_invalid_options_surface_with_the_option_name_and_explanation(spark, bro
 def test_missing_topic_is_not_created_by_the_read(spark, broker, topic):
     planning_error(spark, broker.bootstrap, {"subscribe": "errors-never-created"})
     from .feed import client
+
     with client(broker.bootstrap) as c:
         assert "errors-never-created" not in c.topics()
 
 
 def test_a_user_schema_is_refused_with_an_analysis_exception(spark, broker, topic):
     with pytest.raises(AnalysisException, match="fixed schema"):
-        (spark.read.format("kafkalog").schema("value string").option("kafka.bootstrap.servers", broker.bootstrap)
-         .option("subscribe", TOPIC).load().collect())
+        (
+            spark.read.format("kafkalog")
+            .schema("value string")
+            .option("kafka.bootstrap.servers", broker.bootstrap)
+            .option("subscribe", TOPIC)
+            .load()
+            .collect()
+        )
 
 
 def test_unreachable_broker_names_the_address(spark):
     address = f"127.0.0.1:{free_port()}"
-    message = planning_error(spark, address, {"subscribe": TOPIC, "kafka.request.timeout.ms": "2000",
-                                              "fetchOffset.numRetries": "0"})
-    assert f"no broker of {address} could be reached" in message and f"cannot connect to {address}" in message, \
-        message[:800]
+    message = planning_error(
+        spark, address, {"subscribe": TOPIC, "kafka.request.timeout.ms": "2000", "fetchOffset.numRetries": "0"}
+    )
+    assert f"no broker of {address} could be reached" in message and f"cannot connect to {address}" in message, message[
+        :800
+    ]
 
 
 def test_broker_that_never_answers_times_out_naming_the_address(spark):
@@ -109,16 +146,32 @@ def test_broker_that_never_answers_times_out_naming_the_address(spark):
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)  # accepts connections (backlog) but never reads or answers
         address = f"127.0.0.1:{silent.getsockname()[1]}"
-        message = planning_error(spark, address, {"subscribe": TOPIC, "kafka.request.timeout.ms": "1000",
-                                                  "fetchOffset.numRetries": "1", "fetchOffset.retryIntervalMs": "10"})
+        message = planning_error(
+            spark,
+            address,
+            {
+                "subscribe": TOPIC,
+                "kafka.request.timeout.ms": "1000",
+                "fetchOffset.numRetries": "1",
+                "fetchOffset.retryIntervalMs": "10",
+            },
+        )
     assert address in message and "timed out" in message, message[:800]
 
 
 def test_broker_gone_between_planning_and_reading_fails_the_task_naming_it(spark, start_broker):
     gone = start_broker({"num.partitions": "1"})
     produce(gone.bootstrap, "errors-gone", messages(4, partitions=(0,), tag="gone"))
-    df = load(spark, gone.bootstrap, {"subscribe": "errors-gone", "kafka.request.timeout.ms": "2000",
-                                      "fetchOffset.numRetries": "1", "fetchOffset.retryIntervalMs": "10"})
+    df = load(
+        spark,
+        gone.bootstrap,
+        {
+            "subscribe": "errors-gone",
+            "kafka.request.timeout.ms": "2000",
+            "fetchOffset.numRetries": "1",
+            "fetchOffset.retryIntervalMs": "10",
+        },
+    )
     assert df.rdd.getNumPartitions() == 1
     gone.kill()
     with pytest.raises(PythonException) as raised:
@@ -129,8 +182,11 @@ def test_broker_gone_between_planning_and_reading_fails_the_task_naming_it(spark
 def test_broker_restarted_between_planning_and_reading_is_read_again(spark, start_broker):
     restarted = start_broker({"num.partitions": "2"})
     produced = produce(restarted.bootstrap, "errors-restarted", messages(8, partitions=(0, 1), tag="again"))
-    df = load(spark, restarted.bootstrap, {"subscribe": "errors-restarted", "includeHeaders": "true",
-                                           "fetchOffset.retryIntervalMs": "100"})
+    df = load(
+        spark,
+        restarted.bootstrap,
+        {"subscribe": "errors-restarted", "includeHeaders": "true", "fetchOffset.retryIntervalMs": "100"},
+    )
     assert df.rdd.getNumPartitions() == 2
     restarted.stop()
     restarted.start()  # same port, same log directory

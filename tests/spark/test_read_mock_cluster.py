@@ -45,18 +45,30 @@ def test_compressed_batches_and_offsets_inside_them(spark, mock, codec):
     assert_rows(rows(load(spark, bootstrap, subscribe=topic, includeHeaders="true")), produced)
     starting = {topic: {"0": 3, "1": 0, "2": 10, "3": 19}}
     ending = {topic: {"0": 17, "1": 11, "2": -1, "3": 20}}
-    df = load(spark, bootstrap, subscribe=topic, includeHeaders="true", startingOffsets=json.dumps(starting),
-              endingOffsets=json.dumps(ending))
-    assert_rows(rows(df), in_range(produced, topic, 0, 3, 17) + in_range(produced, topic, 1, 0, 11) +
-                in_range(produced, topic, 2, 10, 20) + in_range(produced, topic, 3, 19, 20))
+    df = load(
+        spark,
+        bootstrap,
+        subscribe=topic,
+        includeHeaders="true",
+        startingOffsets=json.dumps(starting),
+        endingOffsets=json.dumps(ending),
+    )
+    assert_rows(
+        rows(df),
+        in_range(produced, topic, 0, 3, 17)
+        + in_range(produced, topic, 1, 0, 11)
+        + in_range(produced, topic, 2, 10, 20)
+        + in_range(produced, topic, 3, 19, 20),
+    )
 
 
 def test_split_reads_on_the_mock_cluster(spark, mock):
     bootstrap, _ = mock
     topic = "mock-split"
     produced = produce(bootstrap, topic, messages(40, partitions=(0, 1, 2, 3), tag="split"))
-    df = load(spark, bootstrap, assign=json.dumps({topic: [0, 2, 3]}), maxRecordsPerPartition="3",
-              includeHeaders="true")
+    df = load(
+        spark, bootstrap, assign=json.dumps({topic: [0, 2, 3]}), maxRecordsPerPartition="3", includeHeaders="true"
+    )
     assert df.rdd.getNumPartitions() == 12
     got = rows(df)
     assert len(got) == len(set(got))

@@ -15,8 +15,18 @@ import socket
 
 import pytest
 
-from .feed import (assert_rows, create_topic, in_range, load, messages, produce, produce_kp, rows, stored_entries,
-                   without_headers)
+from .feed import (
+    assert_rows,
+    create_topic,
+    in_range,
+    load,
+    messages,
+    produce,
+    produce_kp,
+    rows,
+    stored_entries,
+    without_headers,
+)
 from .proxy import RecordingProxy
 
 pytestmark = pytest.mark.timeout(120)
@@ -29,8 +39,10 @@ PATTERN_TOPICS = ["pat-x1", "pat-x2", "pat-y1", "pat-x1-extra", "zpat-x3"]
 @pytest.fixture(scope="module")
 def data(broker):
     """Records of the module's shared topics, keyed by topic."""
-    out = {MAIN: produce(broker.bootstrap, MAIN, messages(24, partitions=(0, 1, 2, 3), tag="main")),
-           OTHER: produce(broker.bootstrap, OTHER, messages(8, partitions=(0, 1, 2, 3), tag="other"))}
+    out = {
+        MAIN: produce(broker.bootstrap, MAIN, messages(24, partitions=(0, 1, 2, 3), tag="main")),
+        OTHER: produce(broker.bootstrap, OTHER, messages(8, partitions=(0, 1, 2, 3), tag="other")),
+    }
     for index, topic in enumerate(PATTERN_TOPICS):
         out[topic] = produce(broker.bootstrap, topic, messages(3, partitions=(index % 4,), tag=topic))
     return out
@@ -62,11 +74,14 @@ def test_bootstrap_list_with_an_unreachable_entry_still_reads(spark, broker, dat
         assert_rows(rows(df), without_headers(data[OTHER]))
 
 
-@pytest.mark.parametrize("pattern, topics", [
-    (r"pat-x\d", ["pat-x1", "pat-x2"]),  # full match: not pat-x1-extra, not zpat-x3
-    (r"pat-.*", ["pat-x1", "pat-x2", "pat-y1", "pat-x1-extra"]),
-    (r"pat-x1|pat-y1", ["pat-x1", "pat-y1"]),
-])
+@pytest.mark.parametrize(
+    "pattern, topics",
+    [
+        (r"pat-x\d", ["pat-x1", "pat-x2"]),  # full match: not pat-x1-extra, not zpat-x3
+        (r"pat-.*", ["pat-x1", "pat-x2", "pat-y1", "pat-x1-extra"]),
+        (r"pat-x1|pat-y1", ["pat-x1", "pat-y1"]),
+    ],
+)
 def test_subscribe_pattern_is_a_full_match(spark, broker, data, pattern, topics):
     df = load(spark, broker.bootstrap, subscribePattern=pattern)
     assert_rows(rows(df), without_headers([r for t in topics for r in data[t]]))
@@ -93,21 +108,33 @@ def test_assign_reads_only_the_assigned_partitions(spark, broker, data):
 
 
 def test_assign_with_offset_json_on_both_ends(spark, broker, data):
-    df = load(spark, broker.bootstrap, assign=json.dumps({MAIN: [0, 2], OTHER: [1]}),
-              startingOffsets=json.dumps({MAIN: {"0": 2, "2": -2}, OTHER: {"1": 1}}),
-              endingOffsets=json.dumps({MAIN: {"0": 5, "2": -1}, OTHER: {"1": -1}}))
-    expected = in_range(data[MAIN], MAIN, 0, 2, 5) + in_range(data[MAIN], MAIN, 2, 0, 6) + \
-        in_range(data[OTHER], OTHER, 1, 1, 2)
+    df = load(
+        spark,
+        broker.bootstrap,
+        assign=json.dumps({MAIN: [0, 2], OTHER: [1]}),
+        startingOffsets=json.dumps({MAIN: {"0": 2, "2": -2}, OTHER: {"1": 1}}),
+        endingOffsets=json.dumps({MAIN: {"0": 5, "2": -1}, OTHER: {"1": -1}}),
+    )
+    expected = (
+        in_range(data[MAIN], MAIN, 0, 2, 5)
+        + in_range(data[MAIN], MAIN, 2, 0, 6)
+        + in_range(data[OTHER], OTHER, 1, 1, 2)
+    )
     assert_rows(rows(df), without_headers(expected))
 
 
 def test_subscribe_with_offset_json_naming_every_partition(spark, broker, data):
     starting = {MAIN: {"0": 1, "1": 0, "2": 5, "3": -2}}
     ending = {MAIN: {"0": 3, "1": -1, "2": 6, "3": 1}}
-    df = load(spark, broker.bootstrap, subscribe=MAIN, startingOffsets=json.dumps(starting),
-              endingOffsets=json.dumps(ending))
-    expected = in_range(data[MAIN], MAIN, 0, 1, 3) + in_range(data[MAIN], MAIN, 1, 0, 6) + \
-        in_range(data[MAIN], MAIN, 2, 5, 6) + in_range(data[MAIN], MAIN, 3, 0, 1)
+    df = load(
+        spark, broker.bootstrap, subscribe=MAIN, startingOffsets=json.dumps(starting), endingOffsets=json.dumps(ending)
+    )
+    expected = (
+        in_range(data[MAIN], MAIN, 0, 1, 3)
+        + in_range(data[MAIN], MAIN, 1, 0, 6)
+        + in_range(data[MAIN], MAIN, 2, 5, 6)
+        + in_range(data[MAIN], MAIN, 3, 0, 1)
+    )
     assert_rows(rows(df), without_headers(expected))
 
 
@@ -117,8 +144,15 @@ def test_earliest_and_latest_words_are_the_defaults(spark, broker, data):
 
 
 def test_option_names_are_case_insensitive(spark, broker, data):
-    df = load(spark, broker.bootstrap, {"SUBSCRIBE": OTHER, "IncludeHeaders": "TRUE",
-                                        "startingoffsets": json.dumps({OTHER: {"0": 1, "1": 0, "2": 0, "3": 0}})})
+    df = load(
+        spark,
+        broker.bootstrap,
+        {
+            "SUBSCRIBE": OTHER,
+            "IncludeHeaders": "TRUE",
+            "startingoffsets": json.dumps({OTHER: {"0": 1, "1": 0, "2": 0, "3": 0}}),
+        },
+    )
     assert_rows(rows(df), [r for r in data[OTHER] if not (r.partition == 0 and r.offset == 0)])
 
 
@@ -137,20 +171,24 @@ def test_include_headers_false_has_no_headers_column(spark, broker, data):
     assert_rows(rows(df), without_headers(data[OTHER]))
 
 
-@pytest.mark.parametrize("options, tasks", [
-    ({}, 4),  # one task per topic partition
-    ({"minPartitions": "3"}, 4),  # not above the partition count: nothing split
-    ({"minPartitions": "4"}, 4),
-    ({"minPartitions": "8"}, 8),  # 6 records each: round(6 / 24 * 8) = 2 parts each
-    ({"minPartitions": "24"}, 24),
-    ({"maxRecordsPerPartition": "4"}, 8),  # ceil(6 / 4) = 2 parts each
-    ({"maxRecordsPerPartition": "1"}, 24),
-    ({"maxRecordsPerPartition": "6"}, 4),
-    # Spark 4's order: pieces of at most 5 first (3 + 3: 8 pieces), then minPartitions over the pieces,
-    # round(3 / 24 * 12) = 2 parts each
-    ({"minPartitions": "12", "maxRecordsPerPartition": "5"}, 16),
-    ({"minPartitions": "5", "maxRecordsPerPartition": "2"}, 12),
-], ids=lambda v: json.dumps(v) if isinstance(v, dict) else str(v))
+@pytest.mark.parametrize(
+    "options, tasks",
+    [
+        ({}, 4),  # one task per topic partition
+        ({"minPartitions": "3"}, 4),  # not above the partition count: nothing split
+        ({"minPartitions": "4"}, 4),
+        ({"minPartitions": "8"}, 8),  # 6 records each: round(6 / 24 * 8) = 2 parts each
+        ({"minPartitions": "24"}, 24),
+        ({"maxRecordsPerPartition": "4"}, 8),  # ceil(6 / 4) = 2 parts each
+        ({"maxRecordsPerPartition": "1"}, 24),
+        ({"maxRecordsPerPartition": "6"}, 4),
+        # Spark 4's order: pieces of at most 5 first (3 + 3: 8 pieces), then minPartitions over the pieces,
+        # round(3 / 24 * 12) = 2 parts each
+        ({"minPartitions": "12", "maxRecordsPerPartition": "5"}, 16),
+        ({"minPartitions": "5", "maxRecordsPerPartition": "2"}, 12),
+    ],
+    ids=lambda v: json.dumps(v) if isinstance(v, dict) else str(v),
+)
 def test_splitting_sets_the_task_count_and_reads_each_record_once(spark, broker, data, options, tasks):
     df = load(spark, broker.bootstrap, options, subscribe=MAIN, includeHeaders="true")
     assert df.rdd.getNumPartitions() == tasks
@@ -162,9 +200,11 @@ def test_splitting_sets_the_task_count_and_reads_each_record_once(spark, broker,
 def test_splitting_unequal_partitions_keeps_small_ones_whole(spark, broker):
     topic = "opts-unequal"
     create_topic(broker.bootstrap, topic, 3)
-    produced = produce(broker.bootstrap, topic, messages(40, partitions=(0,), tag="big")) + \
-        produce(broker.bootstrap, topic, messages(2, partitions=(1,), tag="s1")) + \
-        produce(broker.bootstrap, topic, messages(2, partitions=(2,), tag="s2"))
+    produced = (
+        produce(broker.bootstrap, topic, messages(40, partitions=(0,), tag="big"))
+        + produce(broker.bootstrap, topic, messages(2, partitions=(1,), tag="s1"))
+        + produce(broker.bootstrap, topic, messages(2, partitions=(2,), tag="s2"))
+    )
     df = load(spark, broker.bootstrap, subscribe=topic, minPartitions="6", includeHeaders="true")
     # the two small ranges stay whole; the big one takes the other 4 tasks
     assert df.rdd.getNumPartitions() == 6
@@ -181,15 +221,26 @@ def test_small_max_partition_fetch_bytes_needs_many_fetches_but_reads_the_same(s
     create_topic(broker.bootstrap, topic, 2)
     # partition 0: small uncompressed batches of ~300-byte records; partition 1: gzip batches of 30
     # records, each batch larger than 1024 bytes (the client must grow its fetch size)
-    produced = produce(broker.bootstrap, topic, messages(60, partitions=(0,), tag="plain", value_size=300),
-                       flush_every=3)
-    produced += produce_kp(broker.bootstrap, topic, messages(90, partitions=(1,), tag="gz", value_size=400),
-                           flush_every=30, compression_type="gzip")
+    produced = produce(
+        broker.bootstrap, topic, messages(60, partitions=(0,), tag="plain", value_size=300), flush_every=3
+    )
+    produced += produce_kp(
+        broker.bootstrap,
+        topic,
+        messages(90, partitions=(1,), tag="gz", value_size=400),
+        flush_every=30,
+        compression_type="gzip",
+    )
     entries = {p: stored_entries(broker.bootstrap, topic, p) for p in (0, 1)}
     assert len(entries[0]) == 20 and sum(e.size for e in entries[0]) > 15 * 1024
     assert len(entries[1]) == 3 and all(e.codec == 1 and e.size > 2048 for e in entries[1])
-    small = load(spark, broker.bootstrap, {"kafka.max.partition.fetch.bytes": "1024", "kafka.fetch.max.bytes": "1024"},
-                 subscribe=topic, includeHeaders="true")
+    small = load(
+        spark,
+        broker.bootstrap,
+        {"kafka.max.partition.fetch.bytes": "1024", "kafka.fetch.max.bytes": "1024"},
+        subscribe=topic,
+        includeHeaders="true",
+    )
     assert_rows(rows(small), produced)
     default = load(spark, broker.bootstrap, subscribe=topic, includeHeaders="true")
     assert rows(default) == rows(small)
@@ -206,11 +257,19 @@ def test_kafka_client_id_is_sent_by_the_driver_and_the_tasks(spark, broker, data
 
 
 def test_kafka_client_id_and_other_pass_through_options_are_accepted(spark, broker, data):
-    df = load(spark, broker.bootstrap, {"kafka.client.id": "kafkalog-test-client", "kafka.request.timeout.ms": "20000",
-                                        "kafka.group.id": "ignored-by-a-batch-read",
-                                        "kafka.isolation.level": "read_uncommitted",
-                                        "kafka.check.crcs": "false",
-                                        "kafka.security.protocol": "PLAINTEXT"}, subscribe=OTHER)
+    df = load(
+        spark,
+        broker.bootstrap,
+        {
+            "kafka.client.id": "kafkalog-test-client",
+            "kafka.request.timeout.ms": "20000",
+            "kafka.group.id": "ignored-by-a-batch-read",
+            "kafka.isolation.level": "read_uncommitted",
+            "kafka.check.crcs": "false",
+            "kafka.security.protocol": "PLAINTEXT",
+        },
+        subscribe=OTHER,
+    )
     assert_rows(rows(df), without_headers(data[OTHER]))
 
 

@@ -15,7 +15,12 @@ BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 def test_defaults_are_kafkas_producer_defaults_but_for_the_batch_size():
     parsed = parse_sink({**BOOTSTRAP, "topic": "events"})
     assert (parsed.topic, parsed.acks, parsed.idempotent, parsed.codec, parsed.batch_bytes) == (
-        "events", ACKS_ALL, True, Codec.NONE, 512 * 1024)
+        "events",
+        ACKS_ALL,
+        True,
+        Codec.NONE,
+        512 * 1024,
+    )
 
 
 @pytest.mark.parametrize("acks, expected", [("all", ACKS_ALL), ("-1", ACKS_ALL), ("1", 1), ("0", 0)])
@@ -26,18 +31,38 @@ def test_idempotence_follows_acks_unless_set(acks, expected):
 
 
 def test_producer_settings_reach_the_client():
-    parsed = parse_sink({**BOOTSTRAP, "kafka.compression.type": "ZSTD", "kafka.batch.size": "65536",
-                         "kafka.client.id": "export", "kafka.request.timeout.ms": "5000", "kafka.retries": "7",
-                         "kafka.retry.backoff.ms": "50", "kafka.linger.ms": "5", "kafka.max.block.ms": "100"})
+    parsed = parse_sink(
+        {
+            **BOOTSTRAP,
+            "kafka.compression.type": "ZSTD",
+            "kafka.batch.size": "65536",
+            "kafka.client.id": "export",
+            "kafka.request.timeout.ms": "5000",
+            "kafka.retries": "7",
+            "kafka.retry.backoff.ms": "50",
+            "kafka.linger.ms": "5",
+            "kafka.max.block.ms": "100",
+        }
+    )
     assert (parsed.codec, parsed.batch_bytes) == (Codec.ZSTD, 65536)
-    assert (parsed.client.client_id, parsed.client.timeout_s, parsed.client.retries,
-            parsed.client.retry_backoff_ms) == ("export", 5.0, 7, 50)
+    assert (
+        parsed.client.client_id,
+        parsed.client.timeout_s,
+        parsed.client.retries,
+        parsed.client.retry_backoff_ms,
+    ) == ("export", 5.0, 7, 50)
 
 
 def test_tls_and_sasl_as_the_source_takes_them():
-    parsed = parse_sink({**BOOTSTRAP, "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-256",
-                         "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                                                   'username="etl" password="hidden-pw";'})
+    parsed = parse_sink(
+        {
+            **BOOTSTRAP,
+            "kafka.security.protocol": "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": "SCRAM-SHA-256",
+            "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            'username="etl" password="hidden-pw";',
+        }
+    )
     assert (parsed.client.security.mechanism, parsed.client.security.username) == ("SCRAM-SHA-256", "etl")
     assert "hidden-pw" not in repr(parsed)
 
@@ -60,18 +85,29 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
     assert parse_sink({**BOOTSTRAP, "checkpointLocation": "/tmp/c", "path": "/tmp/p", "includeHeaders": "true"})
 
 
-@pytest.mark.parametrize("options, expected", [
-    ({}, "option kafka.bootstrap.servers: is required"),
-    ({**BOOTSTRAP, "topic": " "}, "option topic: is empty"),
-    ({**BOOTSTRAP, "kafka.batch.size": "0"}, "option kafka.batch.size: 0 must be at least 1"),
-    ({**BOOTSTRAP, "kafka.enable.idempotence": "maybe"}, "option kafka.enable.idempotence: 'maybe' is not true"),
-    ({**BOOTSTRAP, "includeTimestamp": "yes"}, "option includeTimestamp: 'yes' is not true or false"),
-    ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
-    ({**BOOTSTRAP, "kafka.value.serializer": "x"}, "option kafka.value.serializer: Kafka option 'value.serializer'"),
-    ({**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
-     "option kafka.sasl.jaas.config: SASL_SSL needs a user name and password"),
-    ({**BOOTSTRAP, "kafka.ssl.cipher.suites": "x"}, "option kafka.ssl.cipher.suites: Kafka option 'ssl.cipher.suites' is"),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({}, "option kafka.bootstrap.servers: is required"),
+        ({**BOOTSTRAP, "topic": " "}, "option topic: is empty"),
+        ({**BOOTSTRAP, "kafka.batch.size": "0"}, "option kafka.batch.size: 0 must be at least 1"),
+        ({**BOOTSTRAP, "kafka.enable.idempotence": "maybe"}, "option kafka.enable.idempotence: 'maybe' is not true"),
+        ({**BOOTSTRAP, "includeTimestamp": "yes"}, "option includeTimestamp: 'yes' is not true or false"),
+        ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
+        (
+            {**BOOTSTRAP, "kafka.value.serializer": "x"},
+            "option kafka.value.serializer: Kafka option 'value.serializer'",
+        ),
+        (
+            {**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
+            "option kafka.sasl.jaas.config: SASL_SSL needs a user name and password",
+        ),
+        (
+            {**BOOTSTRAP, "kafka.ssl.cipher.suites": "x"},
+            "option kafka.ssl.cipher.suites: Kafka option 'ssl.cipher.suites' is",
+        ),
+    ],
+)
 def test_bad_options_are_named_with_an_example(options, expected):
     with pytest.raises(OptionError) as raised:
         parse_sink(options)

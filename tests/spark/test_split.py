@@ -22,9 +22,17 @@ def test_min_partitions_not_above_the_partition_count_splits_nothing():
 
 
 def test_one_partition_into_three_and_four_equal_parts():
-    assert split([r("t", 0, 1, 10_000)], 3, None) == [r("t", 0, 1, 3334), r("t", 0, 3334, 6667), r("t", 0, 6667, 10_000)]
-    assert split([r("t", 0, 1, 10_000)], 4, None) == [r("t", 0, 1, 2500), r("t", 0, 2500, 5000),
-                                                      r("t", 0, 5000, 7500), r("t", 0, 7500, 10_000)]
+    assert split([r("t", 0, 1, 10_000)], 3, None) == [
+        r("t", 0, 1, 3334),
+        r("t", 0, 3334, 6667),
+        r("t", 0, 6667, 10_000),
+    ]
+    assert split([r("t", 0, 1, 10_000)], 4, None) == [
+        r("t", 0, 1, 2500),
+        r("t", 0, 2500, 5000),
+        r("t", 0, 5000, 7500),
+        r("t", 0, 7500, 10_000),
+    ]
 
 
 def test_small_ranges_stay_whole_and_leave_the_proportion():
@@ -39,8 +47,12 @@ def test_small_ranges_stay_whole_and_leave_the_proportion():
 
 def test_max_records_per_partition_cuts_large_ranges():
     assert split([r("t", 0, 1, 6)], None, 3) == [r("t", 0, 1, 3), r("t", 0, 3, 6)]  # Spark's own example
-    assert split([r("t", 0, 0, 10), r("t", 1, 0, 2)], None, 4) == [r("t", 0, 0, 3), r("t", 0, 3, 6),
-                                                                   r("t", 0, 6, 10), r("t", 1, 0, 2)]
+    assert split([r("t", 0, 0, 10), r("t", 1, 0, 2)], None, 4) == [
+        r("t", 0, 0, 3),
+        r("t", 0, 3, 6),
+        r("t", 0, 6, 10),
+        r("t", 1, 0, 2),
+    ]
 
 
 def test_both_options_on_one_range():
@@ -55,17 +67,30 @@ def test_max_records_first_then_min_partitions_over_the_pieces():
     # the 10 gets round(10 / 110 * 4) = 0 -> 1 part and leaves the proportion; the 50s share 4 - 1 = 3:
     # round(50 / 100 * 3) = round(1.5) = 2 parts each. Five tasks; minPartitions first would give four.
     ranges = [r("t", 0, 0, 100), r("t", 1, 0, 10)]
-    assert split(ranges, 4, 60) == [r("t", 0, 0, 25), r("t", 0, 25, 50), r("t", 0, 50, 75), r("t", 0, 75, 100),
-                                    r("t", 1, 0, 10)]
+    assert split(ranges, 4, 60) == [
+        r("t", 0, 0, 25),
+        r("t", 0, 25, 50),
+        r("t", 0, 50, 75),
+        r("t", 0, 75, 100),
+        r("t", 1, 0, 10),
+    ]
 
 
 def test_min_partitions_cuts_uneven_pieces_further():
     # pieces 50, 50, 10; minPartitions 8: the 10 stays whole (round(10 / 110 * 8) = 1), the 50s share 7:
     # round(50 / 100 * 7) = round(3.5) = 4 parts each (half up), so 9 tasks of 12, 12, 13, 13 and the 10
     ranges = [r("t", 0, 1000, 1100), r("u", 3, 7, 17)]
-    assert split(ranges, 8, 60) == [r("t", 0, 1000, 1012), r("t", 0, 1012, 1024), r("t", 0, 1024, 1037),
-                                    r("t", 0, 1037, 1050), r("t", 0, 1050, 1062), r("t", 0, 1062, 1074),
-                                    r("t", 0, 1074, 1087), r("t", 0, 1087, 1100), r("u", 3, 7, 17)]
+    assert split(ranges, 8, 60) == [
+        r("t", 0, 1000, 1012),
+        r("t", 0, 1012, 1024),
+        r("t", 0, 1024, 1037),
+        r("t", 0, 1037, 1050),
+        r("t", 0, 1050, 1062),
+        r("t", 0, 1062, 1074),
+        r("t", 0, 1074, 1087),
+        r("t", 0, 1087, 1100),
+        r("u", 3, 7, 17),
+    ]
     # the same without maxRecordsPerPartition: the 100 gets round(100 / 100 * 7) = 7 parts, 8 tasks
     assert len(split(ranges, 8, None)) == 8
 
@@ -89,8 +114,11 @@ def test_half_rounds_up_like_java():
 
 
 @settings(max_examples=200, deadline=None)
-@given(sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=8), min_partitions=st.none() | st.integers(1, 40),
-       max_records=st.none() | st.integers(1, 2000))
+@given(
+    sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=8),
+    min_partitions=st.none() | st.integers(1, 40),
+    max_records=st.none() | st.integers(1, 2000),
+)
 def test_splitting_covers_every_offset_exactly_once(sizes, min_partitions, max_records):
     ranges = [r("t", p, 1000 * p, 1000 * p + size) for p, size in enumerate(sizes)]
     out = split(ranges, min_partitions, max_records)

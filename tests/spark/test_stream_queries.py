@@ -21,14 +21,21 @@ from pathlib import Path
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from spark_kafka_source.progress import offsets_behind_latest
 from tests.processes import kill_tree
 from tests.waiting import wait_for
 
-from .feed import (client, create_topic, delete_topic, messages, produce, rows, topic_led_by_several_brokers,
-                   without_headers)
+from .feed import (
+    client,
+    create_topic,
+    delete_topic,
+    messages,
+    produce,
+    rows,
+    topic_led_by_several_brokers,
+    without_headers,
+)
 
 pytestmark = pytest.mark.timeout(480)  # a Spark start-up on a loaded 2-core machine alone can take 100 s
 
@@ -49,29 +56,43 @@ def started(start):
     connect back, which a loaded machine can exceed; any other failure is left to the test."""
     for _ in range(2):
         query = start()
-        wait_for(lambda query=query: not query.isActive or query.status["message"] != "Initializing sources",
-                 WAIT_SECONDS, interval=0.5, what="the query's sources initialized")
+        wait_for(
+            lambda query=query: not query.isActive or query.status["message"] != "Initializing sources",
+            WAIT_SECONDS,
+            interval=0.5,
+            what="the query's sources initialized",
+        )
         error = query.exception()
-        if error is None or "Python worker failed to connect back" not in str(error) or \
-                "Current Committed Offsets: {}" not in str(error):
+        if (
+            error is None
+            or "Python worker failed to connect back" not in str(error)
+            or "Current Committed Offsets: {}" not in str(error)
+        ):
             return query
     return start()
 
 
 def wait_while_running(query, condition, what: str) -> None:
     """Wait (bounded) for ``condition``; fail at once, with the query's error, if the query fails."""
+
     def met():
         if query.exception() is not None:
             raise AssertionError(f"the query failed while waiting for {what}: {query.exception()}")
         return condition()
+
     wait_for(met, WAIT_SECONDS, interval=0.5, what=what)
 
 
 def source_progress(query) -> list:
     """The query's recent progress of its source: numInputRows, and endOffset and latestOffset as dicts."""
-    return [{"numInputRows": source["numInputRows"], "endOffset": as_dict(source["endOffset"]),
-             "latestOffset": as_dict(source["latestOffset"])}
-            for source in (progress["sources"][0] for progress in query.recentProgress)]
+    return [
+        {
+            "numInputRows": source["numInputRows"],
+            "endOffset": as_dict(source["endOffset"]),
+            "latestOffset": as_dict(source["latestOffset"]),
+        }
+        for source in (progress["sources"][0] for progress in query.recentProgress)
+    ]
 
 
 def ended_at(query, offsets: dict) -> bool:
@@ -91,10 +112,21 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
     out, checkpoint = str(tmp_path / "out"), str(tmp_path / "checkpoint")
 
     def start(starting: str, **trigger):
-        frame = stream(spark, broker.bootstrap, subscribe=topic, startingOffsets=starting, maxOffsetsPerTrigger="7",
-                       includeHeaders="true")
-        return (frame.writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint)
-                .trigger(**trigger).start())
+        frame = stream(
+            spark,
+            broker.bootstrap,
+            subscribe=topic,
+            startingOffsets=starting,
+            maxOffsetsPerTrigger="7",
+            includeHeaders="true",
+        )
+        return (
+            frame.writeStream.format("parquet")
+            .option("path", out)
+            .option("checkpointLocation", checkpoint)
+            .trigger(**trigger)
+            .start()
+        )
 
     query = started(lambda: start("earliest", processingTime="200 milliseconds"))
     try:
@@ -106,8 +138,11 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
     first_batch = (Path(checkpoint) / "offsets" / "0").read_text().splitlines()[-1]  # the source's line, as stored
     assert json.loads(first_batch) == {topic: {"0": 2, "1": 2, "2": 2}}
     assert first_run[-1]["latestOffset"] == {topic: {"0": 10, "1": 10, "2": 10}}  # reportLatestOffset
-    assert offsets_behind_latest(first_run[0]) == {"minOffsetsBehindLatest": 8, "maxOffsetsBehindLatest": 8,
-                                                   "avgOffsetsBehindLatest": 8.0}  # 7 split 10:10:10 -> 2 each
+    assert offsets_behind_latest(first_run[0]) == {
+        "minOffsetsBehindLatest": 8,
+        "maxOffsetsBehindLatest": 8,
+        "avgOffsetsBehindLatest": 8.0,
+    }  # 7 split 10:10:10 -> 2 each
 
     with client(broker.bootstrap) as c:
         c.create_partitions(topic, 4)
@@ -126,25 +161,39 @@ def test_a_stream_restarted_from_its_checkpoint_reads_each_offset_exactly_once(s
 
 REFUSED_STREAMS = [
     pytest.param({"endingOffsets": "latest"}, "option endingOffsets: is not valid in a streaming query", id="ending"),
-    pytest.param({"endingTimestamp": "1700000000000"}, "option endingTimestamp: is not valid in a streaming query",
-                 id="endingTimestamp"),
-    pytest.param({"endingOffsetsByTimestamp": '{"t":{"0":1700000000000}}'},
-                 "option endingOffsetsByTimestamp: is not valid in a streaming query", id="endingByTimestamp"),
-    pytest.param({"taskCheckpointLocation": "/tmp/tasks"}, "option taskCheckpointLocation: is not valid in a "
-                 "streaming query", id="taskCheckpoint"),
+    pytest.param(
+        {"endingTimestamp": "1700000000000"},
+        "option endingTimestamp: is not valid in a streaming query",
+        id="endingTimestamp",
+    ),
+    pytest.param(
+        {"endingOffsetsByTimestamp": '{"t":{"0":1700000000000}}'},
+        "option endingOffsetsByTimestamp: is not valid in a streaming query",
+        id="endingByTimestamp",
+    ),
+    pytest.param(
+        {"taskCheckpointLocation": "/tmp/tasks"},
+        "option taskCheckpointLocation: is not valid in a streaming query",
+        id="taskCheckpoint",
+    ),
     pytest.param({"schema": "value binary"}, "has a fixed schema and cannot be set with a custom one", id="schema"),
 ]
 
 
 @pytest.mark.parametrize("options, expected", REFUSED_STREAMS)
-def test_an_option_refused_for_streams_fails_the_query_with_its_own_message(spark, broker, tmp_path, options,
-                                                                             expected):
-    reader = spark.readStream.format("kafkalog").option("kafka.bootstrap.servers", broker.bootstrap) \
+def test_an_option_refused_for_streams_fails_the_query_with_its_own_message(spark, broker, tmp_path, options, expected):
+    reader = (
+        spark.readStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", broker.bootstrap)
         .option("subscribe", "stream-refused")
+    )
     for key, value in options.items():
         reader = reader.schema(value) if key == "schema" else reader.option(key, value)
-    query = started(lambda: reader.load().writeStream.format("noop")
-                    .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    query = started(
+        lambda: (
+            reader.load().writeStream.format("noop").option("checkpointLocation", str(tmp_path / "checkpoint")).start()
+        )
+    )
     try:
         with pytest.raises(StreamingQueryException) as failed:
             query.awaitTermination(WAIT_SECONDS)
@@ -160,11 +209,18 @@ def test_a_topic_deleted_under_a_running_query(spark, broker, tmp_path, fail_on_
     create_topic(broker.bootstrap, topic, 1)
     produce(broker.bootstrap, topic, messages(5, tag="before"))
     name = f"stream_deleted_{fail_on_data_loss}"
-    frame = stream(spark, broker.bootstrap, subscribe=topic, startingOffsets="earliest",
-                   failOnDataLoss=fail_on_data_loss)
-    query = started(lambda: frame.writeStream.format("memory").queryName(name)
-                    .trigger(processingTime="200 milliseconds")
-                    .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    frame = stream(
+        spark, broker.bootstrap, subscribe=topic, startingOffsets="earliest", failOnDataLoss=fail_on_data_loss
+    )
+    query = started(
+        lambda: (
+            frame.writeStream.format("memory")
+            .queryName(name)
+            .trigger(processingTime="200 milliseconds")
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .start()
+        )
+    )
     try:
         wait_while_running(query, lambda: ended_at(query, {topic: {"0": 5}}), "the first records")
         assert spark.table(name).count() == 5
@@ -188,10 +244,22 @@ def test_each_micro_batch_is_committed_to_a_consumer_group_on_the_mock_cluster(s
     bootstrap, _ = mock
     topic, _ = topic_led_by_several_brokers(bootstrap, "stream-group")
     produce(bootstrap, topic, messages(24, partitions=(0, 1, 2, 3), tag="group"))
-    frame = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="10",
-                   commitOffsetsToGroup="stream-lag")
-    query = started(lambda: frame.writeStream.format("noop").trigger(availableNow=True)
-                    .option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    frame = stream(
+        spark,
+        bootstrap,
+        subscribe=topic,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger="10",
+        commitOffsetsToGroup="stream-lag",
+    )
+    query = started(
+        lambda: (
+            frame.writeStream.format("noop")
+            .trigger(availableNow=True)
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .start()
+        )
+    )
     try:
         assert query.awaitTermination(WAIT_SECONDS)
     finally:
@@ -199,8 +267,7 @@ def test_each_micro_batch_is_committed_to_a_consumer_group_on_the_mock_cluster(s
     with KafkaClient(bootstrap, timeout=10) as c:
         committed = GroupClient(c).committed("stream-lag", {topic: [0, 1, 2, 3]})
     assert {tp[1]: found.offset for tp, found in committed.items()} == {0: 6, 1: 6, 2: 6, 3: 6}
-    assert as_dict(query.lastProgress["sources"][0]["endOffset"]) == \
-        {topic: {"0": 6, "1": 6, "2": 6, "3": 6}}
+    assert as_dict(query.lastProgress["sources"][0]["endOffset"]) == {topic: {"0": 6, "1": 6, "2": 6, "3": 6}}
 
 
 def test_a_driver_killed_at_a_random_moment_then_restarted_writes_each_offset_once(spark, broker, tmp_path):
@@ -211,16 +278,29 @@ def test_a_driver_killed_at_a_random_moment_then_restarted_writes_each_offset_on
     log = tmp_path / "driver.out"
     batches = random.randint(0, 1)  # of the 4 micro-batches of 6 records
     with open(log, "wb") as out:
-        driver = subprocess.Popen([sys.executable, "-m", "tests.spark.stream_process", *args, "processing"],
-                                  cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "tests.spark.stream_process", *args, "processing"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
-        wait_for(lambda: f"batch {batches}\n" in log.read_text() or driver.poll() is not None, WAIT_SECONDS * 2,
-                 what=f"micro-batch {batches} of the driver (which starts its own Spark)")
+        wait_for(
+            lambda: f"batch {batches}\n" in log.read_text() or driver.poll() is not None,
+            WAIT_SECONDS * 2,
+            what=f"micro-batch {batches} of the driver (which starts its own Spark)",
+        )
         assert driver.poll() is None, log.read_text()[-3000:]
         time.sleep(random.uniform(0, 0.3))  # somewhere in a later micro-batch (or between two)
     finally:
         kill_tree(driver)
-    finished = subprocess.run([sys.executable, "-m", "tests.spark.stream_process", *args, "available-now"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=WAIT_SECONDS * 3)
+    finished = subprocess.run(
+        [sys.executable, "-m", "tests.spark.stream_process", *args, "available-now"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS * 3,
+    )
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
     assert without_headers(rows(spark.read.parquet(args[2]))) == without_headers(sorted(produced))

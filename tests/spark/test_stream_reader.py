@@ -7,11 +7,9 @@ import json
 import logging
 
 import pytest
-
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from broker.client import KafkaClient
-from broker.client import GroupClient
+from broker.client import GroupClient, KafkaClient
 from spark_kafka_source.options import OptionError, TriggerLimits, parse
 from spark_kafka_source.planning import DataLossError
 from spark_kafka_source.progress import offsets_behind_latest
@@ -28,8 +26,11 @@ def stream_reader(bootstrap: str, **options) -> KafkaLogStreamReader:
 
 def fill(bootstrap: str, topic: str, counts: dict, tag: str = "s") -> None:
     """Produce ``counts[partition]`` records to each partition."""
-    msgs = [m for partition, count in counts.items()
-            for m in messages(count, partitions=(partition,), tag=f"{tag}{partition}")]
+    msgs = [
+        m
+        for partition, count in counts.items()
+        for m in messages(count, partitions=(partition,), tag=f"{tag}{partition}")
+    ]
     produce(bootstrap, topic, msgs)
 
 
@@ -63,8 +64,16 @@ def test_stream_options_follow_spark_streaming_rules():
     for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
         with pytest.raises(OptionError, match=f"option {name}: is not valid in a streaming query"):
             parse({**base, name: "latest" if name == "endingOffsets" else "1700000000000"}, "stream")
-    limits = parse({**base, "maxOffsetsPerTrigger": "100", "minOffsetsPerTrigger": "10", "maxTriggerDelay": "2m",
-                    "maxOffsetsPerPartitionPerTrigger": "7"}, "stream").limits
+    limits = parse(
+        {
+            **base,
+            "maxOffsetsPerTrigger": "100",
+            "minOffsetsPerTrigger": "10",
+            "maxTriggerDelay": "2m",
+            "maxOffsetsPerPartitionPerTrigger": "7",
+        },
+        "stream",
+    ).limits
     assert limits == TriggerLimits(100, 10, 120_000, 7)
     with pytest.raises(OptionError, match="option minOffsetsPerTrigger: 10 is above maxOffsetsPerTrigger 5"):
         parse({**base, "maxOffsetsPerTrigger": "5", "minOffsetsPerTrigger": "10"}, "stream")
@@ -95,8 +104,9 @@ def test_starting_offsets_apply_to_a_new_stream(broker, request):
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 2)
     fill(broker.bootstrap, topic, {0: 3, 1: 3})
-    assert stream_reader(broker.bootstrap, subscribe=topic, startingOffsets="earliest").initialOffset() == \
-        {topic: {"0": 0, "1": 0}}
+    assert stream_reader(broker.bootstrap, subscribe=topic, startingOffsets="earliest").initialOffset() == {
+        topic: {"0": 0, "1": 0}
+    }
     chosen = stream_reader(broker.bootstrap, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 1, "1": -1}}))
     assert chosen.initialOffset() == {topic: {"0": 1, "1": 3}}
 
@@ -105,8 +115,14 @@ def test_available_now_reads_up_to_what_was_there_at_the_start_then_stops(broker
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 2)
     fill(broker.bootstrap, topic, {0: 5, 1: 3})
-    reader = stream_reader(broker.bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="3",
-                           maxOffsetsPerPartitionPerTrigger="2", minOffsetsPerTrigger="3")
+    reader = stream_reader(
+        broker.bootstrap,
+        subscribe=topic,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger="3",
+        maxOffsetsPerPartitionPerTrigger="2",
+        minOffsetsPerTrigger="3",
+    )
     reader.prepareForTriggerAvailableNow()
     start = reader.initialOffset()
     fill(broker.bootstrap, topic, {0: 4, 1: 4}, "late")  # after the start: not read by this run
@@ -182,23 +198,28 @@ def test_a_checkpoint_ahead_of_the_log_or_behind_its_start_is_data_loss(broker, 
     create_topic(broker.bootstrap, topic, 1)
     fill(broker.bootstrap, topic, {0: 4})
     strict = stream_reader(broker.bootstrap, subscribe=topic)
-    with pytest.raises(DataLossError, match=f"{topic}-0: the stream's checkpoint is at offset 9, but the partition "
-                                            f"ends at 4"):
+    with pytest.raises(
+        DataLossError, match=f"{topic}-0: the stream's checkpoint is at offset 9, but the partition ends at 4"
+    ):
         strict.latestOffset({topic: {"0": 9}}, ReadAllAvailable())
     with client(broker.bootstrap) as c:
         c.delete_records({(topic, 0): 3})
     with pytest.raises(DataLossError, match=r"offsets \[1, 3\) are gone"):
         strict.latestOffset({topic: {"0": 1}}, ReadAllAvailable())
     lenient = stream_reader(broker.bootstrap, subscribe=topic, failOnDataLoss="false")
-    assert ranges(lenient, {topic: {"0": 9}}, lenient.latestOffset({topic: {"0": 9}}, ReadAllAvailable())) == \
-        [(topic, 0, 3, 4)]  # read again from what is left
+    assert ranges(lenient, {topic: {"0": 9}}, lenient.latestOffset({topic: {"0": 9}}, ReadAllAvailable())) == [
+        (topic, 0, 3, 4)
+    ]  # read again from what is left
     assert ranges(lenient, {topic: {"0": 1}}, {topic: {"0": 4}}) == [(topic, 0, 3, 4)]
 
 
 def test_offsets_behind_latest_follow_from_a_progress_report():
     source = {"endOffset": '{"t": {"0": 10, "1": 4}}', "latestOffset": {"t": {"0": 16, "1": 4}, "u": {"0": 3}}}
-    assert offsets_behind_latest(source) == {"minOffsetsBehindLatest": 0, "maxOffsetsBehindLatest": 6,
-                                             "avgOffsetsBehindLatest": 2.0}  # u-0 is new: not counted behind yet
+    assert offsets_behind_latest(source) == {
+        "minOffsetsBehindLatest": 0,
+        "maxOffsetsBehindLatest": 6,
+        "avgOffsetsBehindLatest": 2.0,
+    }  # u-0 is new: not counted behind yet
     assert offsets_behind_latest({"endOffset": None, "latestOffset": None}) is None
 
 

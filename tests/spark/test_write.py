@@ -8,26 +8,32 @@ meets, each one line naming the column, option or row; and a write to librdkafka
 import pytest
 from pyspark.sql.types import ArrayType, BinaryType, StringType, StructField, StructType
 
-from broker.client import KafkaClient
-from broker.client import partition_for_key
+from broker.client import KafkaClient, partition_for_key
 from broker.records import record_set
 
-from ..interop.clients import ADAPTERS
 from ..interop.client_api import EARLIEST
+from ..interop.clients import ADAPTERS
 from .feed import Msg, base_time, create_topic, load, log_end, messages, produce, topic_name
 
 pytestmark = pytest.mark.timeout(420)  # the first test starts Spark: minutes on a loaded 2-core machine
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
-SCHEMA = StructType([StructField("key", StringType()), StructField("value", BinaryType()),
-                     StructField("headers", HEADERS)])
+SCHEMA = StructType(
+    [StructField("key", StringType()), StructField("value", BinaryType()), StructField("headers", HEADERS)]
+)
 CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 def sample_rows(count: int, tag: str) -> list[tuple]:
     """(key, value, headers), distinct values: one key in five null, headers (one with a null value) on every third."""
-    return [(None if i % 5 == 4 else f"{tag}-k{i}", f"{tag}-v{i}".encode(),
-             [("h", f"{i}".encode()), ("empty", None)] if i % 3 == 0 else None) for i in range(count)]
+    return [
+        (
+            None if i % 5 == 4 else f"{tag}-k{i}",
+            f"{tag}-v{i}".encode(),
+            [("h", f"{i}".encode()), ("empty", None)] if i % 3 == 0 else None,
+        )
+        for i in range(count)
+    ]
 
 
 def write(df, bootstrap: str, **options):
@@ -40,9 +46,15 @@ def write(df, bootstrap: str, **options):
 def read_back(spark, bootstrap: str, topic: str) -> list[tuple]:
     """(partition, key, value, headers) of every record, in partition and offset order."""
     df = load(spark, bootstrap, subscribe=topic, includeHeaders="true")
-    return [(r.partition, None if r.key is None else bytes(r.key).decode(), None if r.value is None else bytes(r.value),
-             None if r.headers is None else [(h.key, None if h.value is None else bytes(h.value)) for h in r.headers])
-            for r in df.orderBy("partition", "offset").collect()]
+    return [
+        (
+            r.partition,
+            None if r.key is None else bytes(r.key).decode(),
+            None if r.value is None else bytes(r.value),
+            None if r.headers is None else [(h.key, None if h.value is None else bytes(h.value)) for h in r.headers],
+        )
+        for r in df.orderBy("partition", "offset").collect()
+    ]
 
 
 def one_line_error(raised) -> str:
@@ -66,10 +78,12 @@ def test_rows_are_read_back_by_spark_and_keys_land_where_java_clients_put_them(s
             assert partition == partition_for_key(key.encode(), 4)
     assert len({p for p, k, _, _ in stored if k is None}) >= 1
     java_partitions = {key: partition for partition, key, _, _ in stored if key is not None}
-    assert java_partitions == partitions_by_confluent(broker.bootstrap, topic_name(request, "-confluent"),
-                                                      list(java_partitions))
-    assert java_partitions == partitions_by_kafka_python(broker.bootstrap, topic_name(request, "-kp"),
-                                                         list(java_partitions))
+    assert java_partitions == partitions_by_confluent(
+        broker.bootstrap, topic_name(request, "-confluent"), list(java_partitions)
+    )
+    assert java_partitions == partitions_by_kafka_python(
+        broker.bootstrap, topic_name(request, "-kp"), list(java_partitions)
+    )
 
 
 def partitions_by_confluent(bootstrap: str, topic: str, keys: list[str]) -> dict:
@@ -80,8 +94,12 @@ def partitions_by_confluent(bootstrap: str, topic: str, keys: list[str]) -> dict
     producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
     placed = {}
     for key in keys:
-        producer.produce(topic, key=key.encode(), value=b"x",
-                         on_delivery=lambda err, msg: placed.__setitem__(msg.key().decode(), msg.partition()))
+        producer.produce(
+            topic,
+            key=key.encode(),
+            value=b"x",
+            on_delivery=lambda err, msg: placed.__setitem__(msg.key().decode(), msg.partition()),
+        )
     assert producer.flush(20) == 0
     return placed
 
@@ -102,19 +120,22 @@ def test_the_topic_column_the_partition_column_and_the_topic_option_that_wins(sp
     first, second, chosen = (topic_name(request, suffix) for suffix in ("-a", "-b", "-option"))
     for topic in (first, second, chosen):
         create_topic(broker.bootstrap, topic, 3)
-    rows = [(first, 2, "k1", "to a, 2"), (second, None, None, "to b, sticky"), (second, 0, "k2", "to b, 0"),
-            (first, None, "k3", "to a, by key")]
+    rows = [
+        (first, 2, "k1", "to a, 2"),
+        (second, None, None, "to b, sticky"),
+        (second, 0, "k2", "to b, 0"),
+        (first, None, "k3", "to a, by key"),
+    ]
     df = spark.createDataFrame(rows, "topic string, partition int, key string, value string")
     write(df, broker.bootstrap)
-    assert read_back(spark, broker.bootstrap, first) == sorted([(2, "k1", b"to a, 2", None),
-                                                                (partition_for_key(b"k3", 3), "k3", b"to a, by key",
-                                                                 None)])
+    assert read_back(spark, broker.bootstrap, first) == sorted(
+        [(2, "k1", b"to a, 2", None), (partition_for_key(b"k3", 3), "k3", b"to a, by key", None)]
+    )
     in_second = read_back(spark, broker.bootstrap, second)
     assert [(p, k, v) for p, k, v, _ in in_second if k] == [(0, "k2", b"to b, 0")]
     assert [v for _, k, v, _ in in_second if k is None] == [b"to b, sticky"]
     write(df, broker.bootstrap, topic=chosen)  # the option wins over the column
-    assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, chosen)) == sorted(
-        r[3].encode() for r in rows)
+    assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, chosen)) == sorted(r[3].encode() for r in rows)
 
 
 def test_keyless_rows_spread_evenly_over_the_partitions(spark, broker, request):
@@ -136,8 +157,11 @@ def test_a_dataframe_read_with_kafkalog_is_written_back_to_the_same_partitions(s
     source, copy = topic_name(request, "-source"), topic_name(request, "-copy")
     create_topic(broker.bootstrap, source, 3)
     create_topic(broker.bootstrap, copy, 3)
-    produce(broker.bootstrap, source, messages(30, partitions=(0, 1, 2), tag="copy") +
-            [Msg(1, b"deleted", None, base_time())])  # a tombstone: null value
+    produce(
+        broker.bootstrap,
+        source,
+        messages(30, partitions=(0, 1, 2), tag="copy") + [Msg(1, b"deleted", None, base_time())],
+    )  # a tombstone: null value
     write(load(spark, broker.bootstrap, subscribe=source, includeHeaders="true"), broker.bootstrap, topic=copy)
     assert read_back(spark, broker.bootstrap, copy) == read_back(spark, broker.bootstrap, source)
     assert (1, "deleted", None, None) in read_back(spark, broker.bootstrap, copy)
@@ -148,12 +172,19 @@ def test_every_codec_is_stored_as_asked_and_read_back(spark, broker, request, co
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 2)
     rows = sample_rows(60, codec)
-    write(spark.createDataFrame(rows, SCHEMA).coalesce(1), broker.bootstrap, topic=topic,
-          **{"kafka.compression.type": codec})
+    write(
+        spark.createDataFrame(rows, SCHEMA).coalesce(1),
+        broker.bootstrap,
+        topic=topic,
+        **{"kafka.compression.type": codec},
+    )
     assert sorted(v for _, _, v, _ in read_back(spark, broker.bootstrap, topic)) == sorted(v for _, v, _ in rows)
     with KafkaClient(broker.bootstrap) as client:
-        codecs = {header.compression for partition in (0, 1)
-                  for _, header in record_set.iter_entries(client.fetch(topic, partition, 0, 1 << 20).records)}
+        codecs = {
+            header.compression
+            for partition in (0, 1)
+            for _, header in record_set.iter_entries(client.fetch(topic, partition, 0, 1 << 20).records)
+        }
     assert codecs == {CODEC_IDS[codec]}
 
 
@@ -163,8 +194,12 @@ def written_for_consumers(spark, broker):
     topic = "sink-for-consumers"
     create_topic(broker.bootstrap, topic, 1)
     rows = [(k, v, [("h", v), ("again", b"")] if hs else None) for k, v, hs in sample_rows(30, "consumers")]
-    write(spark.createDataFrame(rows, SCHEMA).coalesce(1), broker.bootstrap, topic=topic,
-          **{"kafka.compression.type": "zstd"})
+    write(
+        spark.createDataFrame(rows, SCHEMA).coalesce(1),
+        broker.bootstrap,
+        topic=topic,
+        **{"kafka.compression.type": "zstd"},
+    )
     return topic, rows
 
 
@@ -173,7 +208,8 @@ def test_each_third_party_consumer_reads_what_was_written(broker, written_for_co
     topic, rows = written_for_consumers
     consumed = ADAPTERS[client](broker.bootstrap).consume(topic, {0: EARLIEST}, len(rows))
     assert [(r.key, r.value, tuple(r.headers or ())) for r in consumed] == [
-        (None if k is None else k.encode(), v, tuple(hs or ())) for k, v, hs in rows]
+        (None if k is None else k.encode(), v, tuple(hs or ())) for k, v, hs in rows
+    ]
 
 
 def test_a_write_to_librdkafkas_mock_cluster(spark, mock):
@@ -190,6 +226,7 @@ def test_a_write_to_librdkafkas_mock_cluster(spark, mock):
 
 # -- errors: one line naming the column, the option or the row ---------------------------------------
 
+
 def write_error(spark, df, bootstrap: str, mode: str = "append", **options) -> str:
     writer = df.write.format("kafkalog").mode(mode).option("kafka.bootstrap.servers", bootstrap)
     for name, value in options.items():
@@ -199,35 +236,55 @@ def write_error(spark, df, bootstrap: str, mode: str = "append", **options) -> s
     return one_line_error(raised)
 
 
-@pytest.mark.parametrize("columns, options, expected", [
-    ("CAST(id AS STRING) AS key", {"topic": "t"}, "the DataFrame has no value column"),
-    ("id AS value", {"topic": "t"}, "column value is bigint; the kafkalog sink writes a string or binary value"),
-    ("1.5 AS key, 'v' AS value", {"topic": "t"}, "column key is decimal(2,1)"),
-    ("'v' AS value", {}, "the DataFrame has no topic column and the topic option is not set"),
-    ("'v' AS value, id AS topic", {}, "column topic is bigint; it must be a string"),
-    ("'v' AS value, id AS partition", {"topic": "t"}, "column partition is bigint; it must be an int"),
-    ("'v' AS value, array('x') AS headers", {"topic": "t"},
-     "column headers is array<string>; it must be array<struct<key:string,value:binary>>"),
-    ("'v' AS value", {"topic": "t", "topik": "x"}, "option topik: unknown option of the kafkalog sink (did you mean "
-                                                   "topic?)"),
-    ("'v' AS value", {"topic": "t", "kafka.acks": "2"}, "option kafka.acks: '2' is not all, -1, 1 or 0"),
-    ("'v' AS value", {"topic": "t", "kafka.acks": "1", "kafka.enable.idempotence": "true"},
-     "an idempotent producer needs kafka.acks all"),
-    ("'v' AS value", {"topic": "t", "kafka.compression.type": "brotli"}, "option kafka.compression.type: unknown"),
-    ("'v' AS value", {"topic": "t", "kafka.partitioner.class": "com.example.P"},
-     "a Java partitioner cannot run here"),
-])
-def test_a_dataframe_or_option_the_sink_cannot_take_is_refused_before_any_task(spark, broker, columns, options,
-                                                                               expected):
-    df = spark.range(2).selectExpr(*columns.split(", ")) if "1.5" not in columns else spark.range(2).selectExpr(
-        "1.5 AS key", "'v' AS value")
+@pytest.mark.parametrize(
+    "columns, options, expected",
+    [
+        ("CAST(id AS STRING) AS key", {"topic": "t"}, "the DataFrame has no value column"),
+        ("id AS value", {"topic": "t"}, "column value is bigint; the kafkalog sink writes a string or binary value"),
+        ("1.5 AS key, 'v' AS value", {"topic": "t"}, "column key is decimal(2,1)"),
+        ("'v' AS value", {}, "the DataFrame has no topic column and the topic option is not set"),
+        ("'v' AS value, id AS topic", {}, "column topic is bigint; it must be a string"),
+        ("'v' AS value, id AS partition", {"topic": "t"}, "column partition is bigint; it must be an int"),
+        (
+            "'v' AS value, array('x') AS headers",
+            {"topic": "t"},
+            "column headers is array<string>; it must be array<struct<key:string,value:binary>>",
+        ),
+        (
+            "'v' AS value",
+            {"topic": "t", "topik": "x"},
+            "option topik: unknown option of the kafkalog sink (did you mean topic?)",
+        ),
+        ("'v' AS value", {"topic": "t", "kafka.acks": "2"}, "option kafka.acks: '2' is not all, -1, 1 or 0"),
+        (
+            "'v' AS value",
+            {"topic": "t", "kafka.acks": "1", "kafka.enable.idempotence": "true"},
+            "an idempotent producer needs kafka.acks all",
+        ),
+        ("'v' AS value", {"topic": "t", "kafka.compression.type": "brotli"}, "option kafka.compression.type: unknown"),
+        (
+            "'v' AS value",
+            {"topic": "t", "kafka.partitioner.class": "com.example.P"},
+            "a Java partitioner cannot run here",
+        ),
+    ],
+)
+def test_a_dataframe_or_option_the_sink_cannot_take_is_refused_before_any_task(
+    spark, broker, columns, options, expected
+):
+    df = (
+        spark.range(2).selectExpr(*columns.split(", "))
+        if "1.5" not in columns
+        else spark.range(2).selectExpr("1.5 AS key", "'v' AS value")
+    )
     assert expected in write_error(spark, df, broker.bootstrap, **options)
 
 
 def test_overwrite_is_refused_and_errorifexists_meets_sparks_own_check(spark, broker):
     df = spark.range(1).selectExpr("'v' AS value")
     assert "save mode overwrite is not supported by the kafkalog sink" in write_error(
-        spark, df, broker.bootstrap, "overwrite", topic="t")
+        spark, df, broker.bootstrap, "overwrite", topic="t"
+    )
     assert "append" in write_error(spark, df, broker.bootstrap, "errorifexists", topic="t").lower()
 
 
@@ -237,15 +294,19 @@ def test_rows_the_broker_cannot_take_are_named(spark, start_broker, request):
     create_topic(broker.bootstrap, topic, 2, {"max.message.bytes": "2000"})
     missing = topic_name(request, "-missing")
     assert f"topic '{missing}' does not exist (row 0 of the task writing the DataFrame's partition 0" in write_error(
-        spark, spark.range(1).selectExpr("'v' AS value"), broker.bootstrap, topic=missing)
+        spark, spark.range(1).selectExpr("'v' AS value"), broker.bootstrap, topic=missing
+    )
     big = spark.range(5).selectExpr("CAST(id AS STRING) AS key", "IF(id = 3, repeat('x', 5000), 'small') AS value")
     message = write_error(spark, big.coalesce(1), broker.bootstrap, topic=topic)
     assert "row 3 of the task writing the DataFrame's partition 0" in message and "a record of 5,001 bytes" in message
     assert f"{topic}-{partition_for_key(b'3', 2)}" in message and "MESSAGE_TOO_LARGE" in message, message
     out_of_range = spark.range(3).selectExpr("'v' AS value", "CAST(id * 2 AS INT) AS partition").coalesce(1)
-    assert (f"row 1 of the task writing the DataFrame's partition 0 (attempt 0): partition 2 of topic '{topic}' "
-            f"does not exist "
-            f"(it has 2 partitions)") in write_error(spark, out_of_range, broker.bootstrap, topic=topic)
+    assert (
+        f"row 1 of the task writing the DataFrame's partition 0 (attempt 0): partition 2 of topic '{topic}' "
+        f"does not exist "
+        f"(it has 2 partitions)"
+    ) in write_error(spark, out_of_range, broker.bootstrap, topic=topic)
     null_topic = spark.createDataFrame([(topic, "v"), (None, "v")], "topic string, value string").coalesce(1)
     assert "row 1 of the task writing the DataFrame's partition 0 (attempt 0): the topic column is null" in write_error(
-        spark, null_topic, broker.bootstrap)
+        spark, null_topic, broker.bootstrap
+    )

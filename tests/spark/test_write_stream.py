@@ -18,11 +18,18 @@ def add_file(directory, name: str, events: list[dict]) -> None:
 
 
 def run_until_done(spark, source_dir, bootstrap: str, topic: str, checkpoint) -> None:
-    events = spark.readStream.schema("user string, page string, n int").option("maxFilesPerTrigger", 1).json(
-        str(source_dir))
-    query = (events.selectExpr("user AS key", "to_json(struct(page, n)) AS value").writeStream.format("kafkalog")
-             .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
-             .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+    events = (
+        spark.readStream.schema("user string, page string, n int").option("maxFilesPerTrigger", 1).json(str(source_dir))
+    )
+    query = (
+        events.selectExpr("user AS key", "to_json(struct(page, n)) AS value")
+        .writeStream.format("kafkalog")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", topic)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
     try:
         assert query.awaitTermination(240), "the query did not finish"
         assert query.exception() is None
@@ -31,13 +38,15 @@ def run_until_done(spark, source_dir, bootstrap: str, topic: str, checkpoint) ->
 
 
 def written(spark, bootstrap: str, topic: str) -> list[tuple]:
-    df = load(spark, bootstrap, subscribe=topic).selectExpr("CAST(key AS STRING) AS user",
-                                                             "get_json_object(CAST(value AS STRING), '$.n') AS n")
+    df = load(spark, bootstrap, subscribe=topic).selectExpr(
+        "CAST(key AS STRING) AS user", "get_json_object(CAST(value AS STRING), '$.n') AS n"
+    )
     return sorted((r.user, int(r.n)) for r in df.collect())
 
 
-def test_a_stream_from_files_writes_each_micro_batch_once_and_resumes_from_its_checkpoint(spark, broker, request,
-                                                                                          tmp_path):
+def test_a_stream_from_files_writes_each_micro_batch_once_and_resumes_from_its_checkpoint(
+    spark, broker, request, tmp_path
+):
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 3)
     source, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"

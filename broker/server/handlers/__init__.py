@@ -2,9 +2,25 @@
 
 from broker.protocol.apis import APIS, ApiKey
 
-from . import (acls, admin, alter_configs, api_versions, create_partitions, delete_records, describe_configs,
-               describe_log_dirs, fetch, group_admin, group_membership, group_offsets, init_producer_id, list_offsets,
-               metadata, produce, sasl)
+from . import (
+    acls,
+    admin,
+    alter_configs,
+    api_versions,
+    create_partitions,
+    delete_records,
+    describe_configs,
+    describe_log_dirs,
+    fetch,
+    group_admin,
+    group_membership,
+    group_offsets,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    produce,
+    sasl,
+)
 
 HANDLERS = {
     ApiKey.PRODUCE: produce.handle,

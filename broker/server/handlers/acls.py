@@ -22,28 +22,41 @@ from ..context import error_text
 def _refusal(ctx, operation: Operation) -> dict | None:
     """The error of the whole request, or None if it may go on."""
     if not ctx.authorizer.enabled:
-        return {"error_code": ErrorCode.SECURITY_DISABLED,
-                "error_message": "no authorizer is configured on this broker (authorizer.class.name)"}
+        return {
+            "error_code": ErrorCode.SECURITY_DISABLED,
+            "error_message": "no authorizer is configured on this broker (authorizer.class.name)",
+        }
     if not ctx.allows(operation, ResourceType.CLUSTER, CLUSTER_NAME):
-        return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-                "error_message": f"{ctx.session.principal} may not {operation.name} the cluster's ACLs"}
+        return {
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_message": f"{ctx.session.principal} may not {operation.name} the cluster's ACLs",
+        }
     return None
 
 
 def _filter(fields: dict) -> AclFilter:
-    return AclFilter.checked(fields["resource_type_filter"], fields["resource_name_filter"],
-                             fields["pattern_type_filter"], fields["principal_filter"], fields["host_filter"],
-                             fields["operation"], fields["permission_type"])
+    return AclFilter.checked(
+        fields["resource_type_filter"],
+        fields["resource_name_filter"],
+        fields["pattern_type_filter"],
+        fields["principal_filter"],
+        fields["host_filter"],
+        fields["operation"],
+        fields["permission_type"],
+    )
 
 
 def _entry(acl: Acl) -> dict:
-    return {"principal": acl.principal, "host": acl.host, "operation": acl.operation,
-            "permission_type": acl.permission}
+    return {"principal": acl.principal, "host": acl.host, "operation": acl.operation, "permission_type": acl.permission}
 
 
 async def handle_describe(ctx, header, request) -> dict:
-    response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-                                "resources": []}
+    response: dict[str, Any] = {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "resources": [],
+    }
     refusal = _refusal(ctx, Operation.DESCRIBE)
     if refusal:
         return response | refusal
@@ -54,8 +67,10 @@ async def handle_describe(ctx, header, request) -> dict:
     resources: dict[tuple, list] = {}
     for acl in ctx.acls.matching(acl_filter):
         resources.setdefault((acl.resource_type, acl.name, acl.pattern_type), []).append(_entry(acl))
-    response["resources"] = [{"resource_type": kind, "resource_name": name, "pattern_type": pattern, "acls": acls}
-                             for (kind, name, pattern), acls in resources.items()]
+    response["resources"] = [
+        {"resource_type": kind, "resource_name": name, "pattern_type": pattern, "acls": acls}
+        for (kind, name, pattern), acls in resources.items()
+    ]
     return response
 
 
@@ -67,9 +82,17 @@ async def handle_create(ctx, header, request) -> dict:
     valid: list[Acl] = []
     for creation in request["creations"]:
         try:
-            valid.append(Acl.checked(creation["resource_type"], creation["resource_name"],
-                                     creation["resource_pattern_type"], creation["principal"], creation["host"],
-                                     creation["operation"], creation["permission_type"]))
+            valid.append(
+                Acl.checked(
+                    creation["resource_type"],
+                    creation["resource_name"],
+                    creation["resource_pattern_type"],
+                    creation["principal"],
+                    creation["host"],
+                    creation["operation"],
+                    creation["permission_type"],
+                )
+            )
             results.append({"error_code": ErrorCode.NONE, "error_message": None})
         except AclError as exc:
             results.append({"error_code": ErrorCode.INVALID_REQUEST, "error_message": error_text(exc)})
@@ -103,6 +126,14 @@ async def handle_delete(ctx, header, request) -> dict:
         else:
             for (result, _), acls in zip(filters, removed, strict=True):
                 result["matching_acls"] = [
-                    {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": acl.resource_type,
-                     "resource_name": acl.name, "pattern_type": acl.pattern_type} | _entry(acl) for acl in acls]
+                    {
+                        "error_code": ErrorCode.NONE,
+                        "error_message": None,
+                        "resource_type": acl.resource_type,
+                        "resource_name": acl.name,
+                        "pattern_type": acl.pattern_type,
+                    }
+                    | _entry(acl)
+                    for acl in acls
+                ]
     return {"throttle_time_ms": 0, "filter_results": results}

@@ -37,8 +37,10 @@ def _partition_count(ctx, topic: dict) -> int:
     if not assignments:
         return ctx.config.num_partitions if topic["num_partitions"] == DEFAULT else topic["num_partitions"]
     if topic["num_partitions"] != DEFAULT or topic["replication_factor"] != DEFAULT:
-        raise TopicError(ErrorCode.INVALID_REQUEST,
-                         "give either num_partitions and replication_factor or a replica assignment, not both")
+        raise TopicError(
+            ErrorCode.INVALID_REQUEST,
+            "give either num_partitions and replication_factor or a replica assignment, not both",
+        )
     if sorted(a["partition_index"] for a in assignments) != list(range(len(assignments))):
         raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered 0..n-1 without gaps")
     check_assignments(ctx, assignments)
@@ -54,8 +56,9 @@ def requested_replicas(assignments: list[dict] | None) -> list[list[int]] | None
 
 def may_create(ctx, topic: str) -> bool:
     """Kafka's rule for creating a topic: Create on the cluster, or else on the topic."""
-    return (ctx.allows(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
-            or ctx.allows(Operation.CREATE, ResourceType.TOPIC, topic))
+    return ctx.allows(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False) or ctx.allows(
+        Operation.CREATE, ResourceType.TOPIC, topic
+    )
 
 
 def check_assignments(ctx, assignments: list[dict]) -> None:
@@ -74,12 +77,19 @@ async def handle_create(ctx, header, request) -> dict:
             raise TopicError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"not authorized to create topic {topic['name']!r}")
         if topic["name"] in INTERNAL_TOPICS:
             hint = " (its partition count is offsets.topic.num.partitions)" if topic["name"] == OFFSETS_TOPIC else ""
-            raise TopicError(ErrorCode.INVALID_REQUEST,
-                             f"topic {topic['name']!r} is an internal topic, made by its coordinator alone{hint}")
+            raise TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"topic {topic['name']!r} is an internal topic, made by its coordinator alone{hint}",
+            )
         configs = {c["name"]: c["value"] for c in topic["configs"]}
-        await ctx.io.run(ctx.topics.create, topic["name"], _partition_count(ctx, topic), configs,
-                         request["validate_only"],
-                         requested_replicas(sorted(topic["assignments"], key=lambda a: a["partition_index"])))
+        await ctx.io.run(
+            ctx.topics.create,
+            topic["name"],
+            _partition_count(ctx, topic),
+            configs,
+            request["validate_only"],
+            requested_replicas(sorted(topic["assignments"], key=lambda a: a["partition_index"])),
+        )
 
     return {"throttle_time_ms": 0, "topics": await per_topic(request["topics"], create)}
 

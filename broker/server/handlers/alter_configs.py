@@ -33,8 +33,10 @@ def _setting(resource_type: int, key: str):
     """The Setting behind ``key`` for this kind of resource (TopicError if it is not one to alter)."""
     if resource_type == ResourceType.BROKER:
         if key in STATIC_BROKER_KEYS:
-            raise TopicError(ErrorCode.INVALID_REQUEST, f"{key}: cannot be updated while the broker runs "
-                                                        f"(give it to `kafkalog broker --set` at start-up)")
+            raise TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"{key}: cannot be updated while the broker runs (give it to `kafkalog broker --set` at start-up)",
+            )
         setting = BROKER_SETTINGS.get(key)
     else:
         setting = TOPIC_SETTINGS.get(key)
@@ -102,8 +104,10 @@ def _incrementally_altered(ctx, resource: dict) -> dict[str, str]:
             changed.pop(key, None)
         elif operation in (Operation.APPEND, Operation.SUBTRACT):
             if setting.config_type != "LIST":
-                raise TopicError(ErrorCode.INVALID_CONFIG, f"{key}: is not a list, so it cannot be "
-                                                           f"{Operation(operation).name.lower()}ed to")
+                raise TopicError(
+                    ErrorCode.INVALID_CONFIG,
+                    f"{key}: is not a list, so it cannot be {Operation(operation).name.lower()}ed to",
+                )
             items = _list_value(ctx, resource_type, name, setting, current)
             given = [item.strip() for item in _non_null(config).split(",") if item.strip()]
             if operation == Operation.APPEND:
@@ -114,8 +118,10 @@ def _incrementally_altered(ctx, resource: dict) -> dict[str, str]:
                 items = [item for item in items if item not in removed]
             changed[key] = ",".join(items)
         else:
-            raise TopicError(ErrorCode.INVALID_REQUEST, f"{key}: config operation {operation} is not 0 (set), "
-                                                        f"1 (delete), 2 (append) or 3 (subtract)")
+            raise TopicError(
+                ErrorCode.INVALID_REQUEST,
+                f"{key}: config operation {operation} is not 0 (set), 1 (delete), 2 (append) or 3 (subtract)",
+            )
     return changed
 
 
@@ -123,16 +129,19 @@ async def _answer(ctx, request: dict, new_configs) -> dict:
     keys = Counter((r["resource_type"], r["resource_name"]) for r in request["resources"])
     responses = []
     for resource in request["resources"]:
-        response = {"error_code": ErrorCode.NONE, "error_message": None,
-                    "resource_type": resource["resource_type"], "resource_name": resource["resource_name"]}
+        response = {
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+            "resource_type": resource["resource_type"],
+            "resource_name": resource["resource_name"],
+        }
         try:
             if keys[(resource["resource_type"], resource["resource_name"])] > 1:
                 raise TopicError(ErrorCode.INVALID_REQUEST, f"resource {resource['resource_name']!r} is named twice")
             authorize_resource(ctx, resource["resource_type"], resource["resource_name"], AclOperation.ALTER_CONFIGS)
             check_resource(ctx, resource["resource_type"], resource["resource_name"])
             configs = new_configs(ctx, resource)
-            await _replace(ctx, resource["resource_type"], resource["resource_name"], configs,
-                           request["validate_only"])
+            await _replace(ctx, resource["resource_type"], resource["resource_name"], configs, request["validate_only"])
         except TopicError as exc:
             response.update(error_code=exc.code, error_message=error_text(exc))
         except OSError as exc:

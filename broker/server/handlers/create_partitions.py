@@ -22,8 +22,10 @@ def _check_assignments(ctx, topic: dict) -> None:
         return
     current = ctx.metadata.partition_count(topic["name"]) or 0
     if len(assignments) != topic["count"] - current:
-        raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         f"{len(assignments)} assignments given for {topic['count'] - current} new partitions")
+        raise TopicError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"{len(assignments)} assignments given for {topic['count'] - current} new partitions",
+        )
     check_assignments(ctx, assignments)
 
 
@@ -34,7 +36,12 @@ async def handle(ctx, header, request) -> dict:
         check_not_internal(topic["name"], "its partition count cannot be changed")
         if ctx.metadata.contains_topic(topic["name"]):
             _check_assignments(ctx, topic)
-        await ctx.io.run(ctx.topics.add_partitions, topic["name"], topic["count"], request["validate_only"],
-                         requested_replicas(topic["assignments"]))
+        await ctx.io.run(
+            ctx.topics.add_partitions,
+            topic["name"],
+            topic["count"],
+            request["validate_only"],
+            requested_replicas(topic["assignments"]),
+        )
 
     return {"throttle_time_ms": 0, "results": await per_topic(request["topics"], add_partitions)}

@@ -49,8 +49,9 @@ async def handle(ctx, header, request) -> dict:
             elif topic["name"] in INTERNAL_TOPICS:
                 code, low_watermark = ErrorCode.INVALID_TOPIC_EXCEPTION, -1
             else:
-                code, low_watermark = await ctx.io.write([(topic["name"], index)], _delete, ctx, topic["name"], index,
-                                                         partition["offset"])
+                code, low_watermark = await ctx.io.write(
+                    [(topic["name"], index)], _delete, ctx, topic["name"], index, partition["offset"]
+                )
             partitions.append({"partition_index": index, "low_watermark": low_watermark, "error_code": code})
         topics.append({"name": topic["name"], "partitions": partitions})
     try:

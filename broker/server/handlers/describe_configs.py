@@ -18,8 +18,13 @@ from ..topics import TopicError
 
 
 def _describe(ctx, resource: dict, include_synonyms: bool, include_documentation: bool) -> dict:
-    result = {"error_code": ErrorCode.NONE, "error_message": None, "resource_type": resource["resource_type"],
-              "resource_name": resource["resource_name"], "configs": []}
+    result = {
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "resource_type": resource["resource_type"],
+        "resource_name": resource["resource_name"],
+        "configs": [],
+    }
     name, keys = resource["resource_name"], resource["configuration_keys"]
     try:
         authorize_resource(ctx, resource["resource_type"], name, Operation.DESCRIBE_CONFIGS)
@@ -33,9 +38,13 @@ def _describe(ctx, resource: dict, include_synonyms: bool, include_documentation
         return result
     for config in configs:
         if keys is None or config["name"] in keys:
-            result["configs"].append(config | {
-                "synonyms": config["synonyms"] if include_synonyms else [],
-                "documentation": config["documentation"] if include_documentation else None})
+            result["configs"].append(
+                config
+                | {
+                    "synonyms": config["synonyms"] if include_synonyms else [],
+                    "documentation": config["documentation"] if include_documentation else None,
+                }
+            )
     return result
 
 
@@ -49,6 +58,10 @@ def _distinct(resources: list[dict]) -> list[dict]:
 
 
 async def handle(ctx, header, request) -> dict:
-    return {"throttle_time_ms": 0,
-            "results": [_describe(ctx, resource, request["include_synonyms"], request["include_documentation"])
-                        for resource in _distinct(request["resources"])]}
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            _describe(ctx, resource, request["include_synonyms"], request["include_documentation"])
+            for resource in _distinct(request["resources"])
+        ],
+    }

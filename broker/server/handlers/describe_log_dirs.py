@@ -19,9 +19,21 @@ async def handle(ctx, header, request) -> dict:
         wanted = {(t["topic"], p) for t in request["topics"] for p in t["partitions"]}
         logs = [lg for lg in logs if (lg.topic, lg.partition) in wanted]
     for partition_log in logs:
-        topics.setdefault(partition_log.topic, []).append({
-            "partition_index": partition_log.partition, "partition_size": partition_log.size_in_bytes,
-            "offset_lag": 0, "is_future_key": False})
-    return {"throttle_time_ms": 0, "results": [{
-        "error_code": ErrorCode.NONE, "log_dir": ctx.replicas.log_dir,
-        "topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()]}]}
+        topics.setdefault(partition_log.topic, []).append(
+            {
+                "partition_index": partition_log.partition,
+                "partition_size": partition_log.size_in_bytes,
+                "offset_lag": 0,
+                "is_future_key": False,
+            }
+        )
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "error_code": ErrorCode.NONE,
+                "log_dir": ctx.replicas.log_dir,
+                "topics": [{"name": name, "partitions": partitions} for name, partitions in topics.items()],
+            }
+        ],
+    }

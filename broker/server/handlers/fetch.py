@@ -32,9 +32,16 @@ def _read(ctx, topics, max_bytes: int):
     for name, wanted_partitions in topics:
         partitions = []
         for wanted in wanted_partitions:
-            data = {"partition_index": wanted["partition"], "error_code": ErrorCode.NONE, "high_watermark": -1,
-                    "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": [],
-                    "preferred_read_replica": -1, "records": b""}
+            data = {
+                "partition_index": wanted["partition"],
+                "error_code": ErrorCode.NONE,
+                "high_watermark": -1,
+                "last_stable_offset": -1,
+                "log_start_offset": -1,
+                "aborted_transactions": [],
+                "preferred_read_replica": -1,
+                "records": b"",
+            }
             partitions.append(data)
             if not ctx.allows(Operation.READ, ResourceType.TOPIC, name):
                 data["error_code"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -47,8 +54,11 @@ def _read(ctx, topics, max_bytes: int):
                 failed = True
                 continue
             high_watermark = partition.high_watermark
-            data.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
-                        log_start_offset=partition.log_start_offset)
+            data.update(
+                high_watermark=high_watermark,
+                last_stable_offset=high_watermark,
+                log_start_offset=partition.log_start_offset,
+            )
             limit = min(wanted["partition_max_bytes"], budget)
             if limit <= 0 and not min_one_batch:
                 continue

@@ -27,8 +27,7 @@ GROUP_KEY_TYPE = 0
 
 
 def _refused(code: ErrorCode, message: str) -> dict:
-    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "node_id": -1, "host": "",
-            "port": -1}
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
 
 
 def _coordinator_of(ctx, group_id: str):
@@ -41,8 +40,10 @@ def _coordinator_of(ctx, group_id: str):
 
 async def handle_find_coordinator(ctx, header, request) -> dict:
     if request["key_type"] != GROUP_KEY_TYPE:
-        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                        "this broker has no transaction coordinator (transactions are not supported)")
+        return _refused(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "this broker has no transaction coordinator (transactions are not supported)",
+        )
     if not request["key"]:
         return _refused(ErrorCode.INVALID_REQUEST, "the group id is empty")
     if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["key"]):
@@ -53,21 +54,34 @@ async def handle_find_coordinator(ctx, header, request) -> dict:
         return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, error_text(exc))
     coordinator = _coordinator_of(ctx, request["key"])
     if coordinator is None:
-        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"the partition of {OFFSETS_TOPIC} that holds group "
-                                                             f"{request['key']!r} has no leader now")
+        return _refused(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            f"the partition of {OFFSETS_TOPIC} that holds group {request['key']!r} has no leader now",
+        )
     endpoint = coordinator.endpoint(ctx.session.listener)  # its address for the request's listener, as Metadata
     if endpoint is None:
-        return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                        f"broker {coordinator.node_id} has no endpoint for listener {ctx.session.listener}")
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "node_id": coordinator.node_id, "host": endpoint.host, "port": endpoint.port}
+        return _refused(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            f"broker {coordinator.node_id} has no endpoint for listener {ctx.session.listener}",
+        )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "node_id": coordinator.node_id,
+        "host": endpoint.host,
+        "port": endpoint.port,
+    }
 
 
 async def handle_list(ctx, header, request) -> dict:
     coordinator = ctx.groups.coordinator
     every_group = ctx.allows(Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
-    groups = [{"group_id": g.group_id, "protocol_type": g.protocol_type or ""} for g in coordinator.list_groups()
-              if every_group or ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, g.group_id, log_denied=False)]
+    groups = [
+        {"group_id": g.group_id, "protocol_type": g.protocol_type or ""}
+        for g in coordinator.list_groups()
+        if every_group or ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, g.group_id, log_denied=False)
+    ]
     error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if coordinator.offsets.loading else ErrorCode.NONE
     return {"throttle_time_ms": 0, "error_code": error, "groups": groups}
 
@@ -76,16 +90,33 @@ def _describe(ctx, coordinator, group_id: str) -> dict:
     allowed = ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, group_id)
     error, group = coordinator.describe(group_id) if allowed else (ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if error or group is None:
-        return {"error_code": error, "group_id": group_id, "group_state": GroupState.DEAD.value,
-                "protocol_type": "", "protocol_data": "", "members": []}
+        return {
+            "error_code": error,
+            "group_id": group_id,
+            "group_state": GroupState.DEAD.value,
+            "protocol_type": "",
+            "protocol_data": "",
+            "members": [],
+        }
     stable = group.is_(GroupState.STABLE)
-    return {"error_code": ErrorCode.NONE, "group_id": group_id, "group_state": group.state.value,
-            "protocol_type": group.protocol_type or "", "protocol_data": (group.protocol or "") if stable else "",
-            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                         "client_id": m.client_id, "client_host": m.client_host,
-                         "member_metadata": m.metadata_for(group.protocol) if stable else b"",
-                         "member_assignment": m.assignment if stable else b""}
-                        for m in group.members.values()]}
+    return {
+        "error_code": ErrorCode.NONE,
+        "group_id": group_id,
+        "group_state": group.state.value,
+        "protocol_type": group.protocol_type or "",
+        "protocol_data": (group.protocol or "") if stable else "",
+        "members": [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "member_metadata": m.metadata_for(group.protocol) if stable else b"",
+                "member_assignment": m.assignment if stable else b"",
+            }
+            for m in group.members.values()
+        ],
+    }
 
 
 async def handle_describe(ctx, header, request) -> dict:
@@ -93,8 +124,9 @@ async def handle_describe(ctx, header, request) -> dict:
     groups = [_describe(ctx, coordinator, g) for g in dict.fromkeys(request["groups"])]
     if request["include_authorized_operations"]:
         for group in groups:
-            group["authorized_operations"] = operations_bits(ctx.allowed_operations(ResourceType.GROUP,
-                                                                                    group["group_id"]))
+            group["authorized_operations"] = operations_bits(
+                ctx.allowed_operations(ResourceType.GROUP, group["group_id"])
+            )
     return {"throttle_time_ms": 0, "groups": groups}
 
 

@@ -27,8 +27,9 @@ def _exists(ctx, topic: str, partition: int) -> bool:
 
 def _topic_errors(ctx, order: list, operation: Operation) -> dict:
     """TOPIC_AUTHORIZATION_FAILED for each partition of a topic the session may not ``operation``."""
-    refused = {name for name in dict.fromkeys(name for name, _ in order)
-               if not ctx.allows(operation, ResourceType.TOPIC, name)}
+    refused = {
+        name for name in dict.fromkeys(name for name, _ in order) if not ctx.allows(operation, ResourceType.TOPIC, name)
+    }
     return {key: ErrorCode.TOPIC_AUTHORIZATION_FAILED for key in order if key[0] in refused}
 
 
@@ -42,37 +43,67 @@ def _by_topic(results: dict, order: list, partition_response) -> list[dict]:
 async def handle_commit(ctx, header, request) -> dict:
     order = [(t["name"], p["partition_index"]) for t in request["topics"] for p in t["partitions"]]
     if not ctx.allows(Operation.READ, ResourceType.GROUP, request["group_id"]):
-        return {"throttle_time_ms": 0, "topics": _by_topic(
-            dict.fromkeys(order, ErrorCode.GROUP_AUTHORIZATION_FAILED), order,
-            lambda partition, error: {"partition_index": partition, "error_code": error})}
+        return {
+            "throttle_time_ms": 0,
+            "topics": _by_topic(
+                dict.fromkeys(order, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                order,
+                lambda partition, error: {"partition_index": partition, "error_code": error},
+            ),
+        }
     refused = _topic_errors(ctx, order, Operation.READ)
-    commits = [OffsetCommit(t["name"], p["partition_index"], p["committed_offset"], p["committed_leader_epoch"],
-                            p["committed_metadata"])
-               for t in request["topics"] for p in t["partitions"]
-               if (t["name"], p["partition_index"]) not in refused and _exists(ctx, t["name"], p["partition_index"])]
+    commits = [
+        OffsetCommit(
+            t["name"], p["partition_index"], p["committed_offset"], p["committed_leader_epoch"], p["committed_metadata"]
+        )
+        for t in request["topics"]
+        for p in t["partitions"]
+        if (t["name"], p["partition_index"]) not in refused and _exists(ctx, t["name"], p["partition_index"])
+    ]
     results = {key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in order} | refused
     if commits:
         coordinator = ctx.groups.coordinator
-        results.update(await ctx.groups.wait(
-            coordinator.commit_offsets, request["group_id"], request["generation_id_or_member_epoch"],
-            request["member_id"], request["group_instance_id"], request["retention_time_ms"], commits))
-    return {"throttle_time_ms": 0, "topics": _by_topic(
-        results, order, lambda partition, error: {"partition_index": partition, "error_code": error})}
+        results.update(
+            await ctx.groups.wait(
+                coordinator.commit_offsets,
+                request["group_id"],
+                request["generation_id_or_member_epoch"],
+                request["member_id"],
+                request["group_instance_id"],
+                request["retention_time_ms"],
+                commits,
+            )
+        )
+    return {
+        "throttle_time_ms": 0,
+        "topics": _by_topic(
+            results, order, lambda partition, error: {"partition_index": partition, "error_code": error}
+        ),
+    }
 
 
 async def handle_fetch(ctx, header, request) -> dict:
-    wanted = None if request["topics"] is None else \
-        [(t["name"], p) for t in request["topics"] for p in t["partition_indexes"]]
+    wanted = (
+        None
+        if request["topics"] is None
+        else [(t["name"], p) for t in request["topics"] for p in t["partition_indexes"]]
+    )
     refused = {}
     if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["group_id"]):
         error, offsets = ErrorCode.GROUP_AUTHORIZATION_FAILED, {}
     else:
         refused = {} if wanted is None else _topic_errors(ctx, wanted, Operation.DESCRIBE)
-        error, offsets = ctx.groups.call(ctx.groups.coordinator.fetch_offsets, request["group_id"],
-                                         None if wanted is None else [key for key in wanted if key not in refused])
+        error, offsets = ctx.groups.call(
+            ctx.groups.coordinator.fetch_offsets,
+            request["group_id"],
+            None if wanted is None else [key for key in wanted if key not in refused],
+        )
         if wanted is None:  # all of the group's offsets: only of the topics it may describe
-            offsets = {key: value for key, value in offsets.items()
-                       if ctx.allows(Operation.DESCRIBE, ResourceType.TOPIC, key[0], log_denied=False)}
+            offsets = {
+                key: value
+                for key, value in offsets.items()
+                if ctx.allows(Operation.DESCRIBE, ResourceType.TOPIC, key[0], log_denied=False)
+            }
     per_partition_error = ErrorCode.NONE
     if error and wanted is None:  # all offsets asked (v2+): the group's error alone, as Kafka answers it
         return {"throttle_time_ms": 0, "error_code": error, "topics": []}
@@ -83,14 +114,27 @@ async def handle_fetch(ctx, header, request) -> dict:
 
     def partition_response(partition: int, value) -> dict:
         if value is ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-            return {"partition_index": partition, "committed_offset": -1, "committed_leader_epoch": -1,
-                    "metadata": "", "error_code": value}
-        return {"partition_index": partition, "committed_offset": -1 if value is None else value.offset,
-                "committed_leader_epoch": -1 if value is None else value.leader_epoch,
-                "metadata": "" if value is None else value.metadata, "error_code": per_partition_error}
+            return {
+                "partition_index": partition,
+                "committed_offset": -1,
+                "committed_leader_epoch": -1,
+                "metadata": "",
+                "error_code": value,
+            }
+        return {
+            "partition_index": partition,
+            "committed_offset": -1 if value is None else value.offset,
+            "committed_leader_epoch": -1 if value is None else value.leader_epoch,
+            "metadata": "" if value is None else value.metadata,
+            "error_code": per_partition_error,
+        }
+
     order = list(offsets) if wanted is None else wanted
-    return {"throttle_time_ms": 0, "error_code": error,
-            "topics": _by_topic({key: None for key in order} | offsets | refused, order, partition_response)}
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "topics": _by_topic({key: None for key in order} | offsets | refused, order, partition_response),
+    }
 
 
 async def handle_delete(ctx, header, request) -> dict:
@@ -101,6 +145,9 @@ async def handle_delete(ctx, header, request) -> dict:
     known = [key for key in order if key not in refused and _exists(ctx, *key)]
     error, results = await ctx.groups.wait(ctx.groups.coordinator.delete_offsets, request["group_id"], known)
     results = {**{key: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for key in order}, **results, **refused}
-    topics = [] if error else _by_topic(
-        results, order, lambda partition, code: {"partition_index": partition, "error_code": code})
+    topics = (
+        []
+        if error
+        else _by_topic(results, order, lambda partition, code: {"partition_index": partition, "error_code": code})
+    )
     return {"error_code": error, "throttle_time_ms": 0, "topics": topics}

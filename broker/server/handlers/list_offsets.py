@@ -37,8 +37,13 @@ def _list_offsets(ctx, request) -> dict:
     for topic in request["topics"]:
         partitions = []
         for wanted in topic["partitions"]:
-            result = {"partition_index": wanted["partition_index"], "error_code": ErrorCode.NONE,
-                      "timestamp": -1, "offset": -1, "leader_epoch": -1}
+            result = {
+                "partition_index": wanted["partition_index"],
+                "error_code": ErrorCode.NONE,
+                "timestamp": -1,
+                "offset": -1,
+                "leader_epoch": -1,
+            }
             if (topic["name"], wanted["partition_index"]) in named_twice:
                 result["error_code"] = ErrorCode.INVALID_REQUEST
                 partitions.append(result)
@@ -48,8 +53,9 @@ def _list_offsets(ctx, request) -> dict:
                 partitions.append(result)
                 continue
             try:
-                partition = ctx.replicas.leader_partition(topic["name"], wanted["partition_index"],
-                                                          wanted["current_leader_epoch"])
+                partition = ctx.replicas.leader_partition(
+                    topic["name"], wanted["partition_index"], wanted["current_leader_epoch"]
+                )
                 result["leader_epoch"] = partition.leader_epoch
                 result["timestamp"], result["offset"] = _lookup(partition, wanted["timestamp"])
             except PartitionError as exc:

@@ -32,8 +32,9 @@ from .admin import may_create
 
 
 def _operations(ctx, requested: bool, resource_type: ResourceType, name: str) -> int:
-    return operations_bits(ctx.allowed_operations(resource_type, name)) if requested else \
-        UNREQUESTED_AUTHORIZED_OPERATIONS
+    return (
+        operations_bits(ctx.allowed_operations(resource_type, name)) if requested else UNREQUESTED_AUTHORIZED_OPERATIONS
+    )
 
 
 def _refused(name: str) -> dict:
@@ -42,13 +43,22 @@ def _refused(name: str) -> dict:
 
 def _topic_metadata(name: str, partitions, operations: int) -> dict:
     return {
-        "error_code": ErrorCode.NONE, "name": name, "is_internal": name in INTERNAL_TOPICS,
+        "error_code": ErrorCode.NONE,
+        "name": name,
+        "is_internal": name in INTERNAL_TOPICS,
         "topic_authorized_operations": operations,
-        "partitions": [{"error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
-                        "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
-                        "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr),
-                        "offline_replicas": []}
-                       for index, state in enumerate(partitions)],
+        "partitions": [
+            {
+                "error_code": ErrorCode.LEADER_NOT_AVAILABLE if state.leader == NO_LEADER else ErrorCode.NONE,
+                "partition_index": index,
+                "leader_id": state.leader,
+                "leader_epoch": state.leader_epoch,
+                "replica_nodes": list(state.replicas),
+                "isr_nodes": list(state.isr),
+                "offline_replicas": [],
+            }
+            for index, state in enumerate(partitions)
+        ],
     }
 
 
@@ -59,8 +69,9 @@ def _brokers(brokers, listener: str) -> list[dict]:
     for broker in brokers:
         endpoint = broker.endpoint(listener)
         if endpoint is not None:
-            answered.append({"node_id": broker.node_id, "host": endpoint.host, "port": endpoint.port,
-                             "rack": broker.rack})
+            answered.append(
+                {"node_id": broker.node_id, "host": endpoint.host, "port": endpoint.port, "rack": broker.rack}
+            )
     return answered
 
 
@@ -99,14 +110,20 @@ async def handle(ctx, header, request) -> dict:
         if partitions is None:  # unknown (or deleted again since it was created here)
             topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []})
             continue
-        topics.append(_topic_metadata(name, partitions, _operations(
-            ctx, request["include_topic_authorized_operations"], ResourceType.TOPIC, name)))
+        topics.append(
+            _topic_metadata(
+                name,
+                partitions,
+                _operations(ctx, request["include_topic_authorized_operations"], ResourceType.TOPIC, name),
+            )
+        )
     return {
         "throttle_time_ms": 0,
         "brokers": _brokers(ctx.metadata.alive_brokers(), ctx.session.listener),
         "cluster_id": ctx.metadata.cluster_id,
         "controller_id": ctx.metadata.controller_id,
         "topics": topics,
-        "cluster_authorized_operations": _operations(ctx, request["include_cluster_authorized_operations"],
-                                                     ResourceType.CLUSTER, CLUSTER_NAME),
+        "cluster_authorized_operations": _operations(
+            ctx, request["include_cluster_authorized_operations"], ResourceType.CLUSTER, CLUSTER_NAME
+        ),
     }

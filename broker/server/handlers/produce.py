@@ -22,7 +22,7 @@ import asyncio
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log import errors as log_errors
 from broker.protocol.errors import ErrorCode
-from broker.records import record_set, recompress
+from broker.records import recompress, record_set
 from broker.records.batch import BatchHeader
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
@@ -66,8 +66,10 @@ def _checked_records(records, version: int, max_message_bytes: int):
     except CorruptRecordError as exc:
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     if len(entries) != 1:
-        raise _Refused(ErrorCode.INVALID_RECORD, f"a produce request must carry exactly one batch per partition, "
-                                                 f"got {len(entries)}")
+        raise _Refused(
+            ErrorCode.INVALID_RECORD,
+            f"a produce request must carry exactly one batch per partition, got {len(entries)}",
+        )
     header = entries[0][1]
     assert isinstance(header, BatchHeader)  # legacy batches were up-converted above
     if header.is_transactional:
@@ -86,11 +88,20 @@ def _recompressed(records, codec: Codec):
 
 def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dict, bool]:
     """The partition's response and whether records were appended (on an I/O thread)."""
-    response = {"index": partition, "error_code": ErrorCode.NONE, "base_offset": -1, "log_append_time_ms": -1,
-                "log_start_offset": -1, "record_errors": [], "error_message": None}
+    response = {
+        "index": partition,
+        "error_code": ErrorCode.NONE,
+        "base_offset": -1,
+        "log_append_time_ms": -1,
+        "log_start_offset": -1,
+        "record_errors": [],
+        "error_message": None,
+    }
     if version < FIRST_SUPPORTED_VERSION:
-        response.update(error_code=ErrorCode.UNSUPPORTED_VERSION,
-                        error_message=f"produce v{version} is not supported; use v3 or later")
+        response.update(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            error_message=f"produce v{version} is not supported; use v3 or later",
+        )
         return response, False
     try:
         leader = ctx.replicas.leader_partition(topic, partition)
@@ -98,8 +109,10 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
         response.update(error_code=exc.code, error_message=error_text(exc))
         return response, False
     if topic == OFFSETS_TOPIC:  # the group coordinator's alone, as in Kafka
-        response.update(error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
-                        error_message=f"cannot append to the internal topic {OFFSETS_TOPIC}")
+        response.update(
+            error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
+            error_message=f"cannot append to the internal topic {OFFSETS_TOPIC}",
+        )
         return response, False
     log = leader.log
     try:
@@ -111,32 +124,51 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
         response.update(error_code=exc.code, error_message=error_text(exc), log_start_offset=log.log_start_offset)
         return response, False
     except log_errors.LogError as exc:
-        response.update(error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
-                        error_message=error_text(exc), log_start_offset=log.log_start_offset)
+        response.update(
+            error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
+            error_message=error_text(exc),
+            log_start_offset=log.log_start_offset,
+        )
         if isinstance(exc, log_errors.InvalidRecordError):  # Kafka names each bad record; the client fails those
-            response["record_errors"] = [{"batch_index": index,
-                                          "batch_index_error_message": exc.record_reason or error_text(exc)}
-                                         for index in exc.record_indexes]
+            response["record_errors"] = [
+                {"batch_index": index, "batch_index_error_message": exc.record_reason or error_text(exc)}
+                for index in exc.record_indexes
+            ]
         return response, False
     except OSError as exc:  # per partition: the other partitions' appends stand (a full disk, EMFILE)
-        response.update(error_code=ErrorCode.KAFKA_STORAGE_ERROR, error_message=error_text(exc),
-                        log_start_offset=log.log_start_offset)
+        response.update(
+            error_code=ErrorCode.KAFKA_STORAGE_ERROR,
+            error_message=error_text(exc),
+            log_start_offset=log.log_start_offset,
+        )
         return response, False
-    response.update(base_offset=result.first_offset, log_append_time_ms=result.log_append_time,
-                    log_start_offset=result.log_start_offset)
+    response.update(
+        base_offset=result.first_offset,
+        log_append_time_ms=result.log_append_time,
+        log_start_offset=result.log_start_offset,
+    )
     return response, not result.duplicate
 
 
 async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) -> dict:
     if acks not in (-1, 0, 1):
-        return {"index": partition["index"], "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
-                "base_offset": -1, "error_message": f"acks={acks} is not -1, 0 or 1"}
+        return {
+            "index": partition["index"],
+            "error_code": ErrorCode.INVALID_REQUIRED_ACKS,
+            "base_offset": -1,
+            "error_message": f"acks={acks} is not -1, 0 or 1",
+        }
     if not ctx.allows(Operation.WRITE, ResourceType.TOPIC, topic):
-        return {"index": partition["index"], "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                "base_offset": -1, "error_message": f"not authorized to write to topic {topic!r}"}
+        return {
+            "index": partition["index"],
+            "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            "base_offset": -1,
+            "error_message": f"not authorized to write to topic {topic!r}",
+        }
     key = (topic, partition["index"])
-    response, appended = await ctx.io.write([key], _append, ctx, topic, partition["index"], partition["records"],
-                                            version)
+    response, appended = await ctx.io.write(
+        [key], _append, ctx, topic, partition["index"], partition["records"], version
+    )
     if appended:
         ctx.waiters.notify(key)
     return response
@@ -145,9 +177,14 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) ->
 async def handle(ctx, header, request) -> dict | None:
     acks = request["acks"]
     topics = distinct(request["topics"], "name", "index")
-    results = await asyncio.gather(*(_produce(ctx, name, partition, acks, header.api_version)
-                                     for name, partitions in topics for partition in partitions),
-                                   return_exceptions=True)  # every append has ended before anything is raised
+    results = await asyncio.gather(
+        *(
+            _produce(ctx, name, partition, acks, header.api_version)
+            for name, partitions in topics
+            for partition in partitions
+        ),
+        return_exceptions=True,
+    )  # every append has ended before anything is raised
     produced: list[dict] = []
     for result in results:
         if isinstance(result, BaseException):
