@@ -9,7 +9,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 PYTEST_ARGS ?=
-C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c
+C_SOURCES := spark_kafka_source/_fastdecode.c broker/records/_crc32c.c broker/records/_recordwalk.c broker/records/recordwalk.h
 
 .PHONY: demo test test-fast lint bench docs notebook notebook-plot clean
 
@@ -34,7 +34,8 @@ demo: $(VENV)/.runtime-installed
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m jobs.demo
 
-test: $(VENV)/.test-installed
+# the lint and the manual's build first: a change that breaks either fails the suite too
+test: lint docs
 	$(PY) -m spark_kafka_source.java
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -44,6 +45,7 @@ test-fast: $(VENV)/.test-installed
 # ruff (rules and formatting) and mypy, configured in pyproject.toml
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 bench: $(VENV)/.test-installed
@@ -65,4 +67,4 @@ notebook-plot: $(VENV)/.test-installed
 	$(PY) notebooks/render_plot.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build site spark_kafka_source/*.so broker/records/*.so
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache build site spark_kafka_source/*.so broker/records/*.so
