@@ -23,36 +23,6 @@
 
 #if !defined(__SIZEOF_INT128__)
 #error "the record walker needs a compiler with 128-bit integers (GCC or Clang on a 64-bit target)"
-/* A fault in words (record_walk.py's reasons); the section's own faults follow. */
-static inline const char *
-rw_reason(rw_fault fault)
-{
-    switch (fault) {
-    case RW_OK: return NULL;
-    case RW_LENGTH_CUT: return "its length is cut short";
-    case RW_LENGTH_OVERRUN: return "its length overruns its batch";
-    case RW_EMPTY: return "it is empty";
-    case RW_TIMESTAMP_DELTA_CUT: return "its timestamp delta runs past the record";
-    case RW_OFFSET_DELTA_CUT: return "its offset delta runs past the record";
-    case RW_KEY_LENGTH_CUT:
-    case RW_KEY_OVERRUN: return "its key runs past the record";
-    case RW_VALUE_LENGTH_CUT:
-    case RW_VALUE_OVERRUN: return "its value runs past the record";
-    case RW_HEADER_COUNT_CUT: return "its header count runs past the record";
-    case RW_HEADER_COUNT_NEGATIVE: return "its header count is negative";
-    case RW_HEADER_KEY_NULL: return "a header key is null";
-    case RW_HEADER_KEY_LENGTH_CUT:
-    case RW_HEADER_KEY_OVERRUN: return "a header key runs past the record";
-    case RW_HEADER_VALUE_LENGTH_CUT:
-    case RW_HEADER_VALUE_OVERRUN: return "a header value runs past the record";
-    case RW_FIELDS_SHORT: return "its fields end before its length says";
-    }
-    return "it is invalid";
-}
-
-#define RW_COUNT_NEGATIVE "the record count is negative"
-#define RW_LEFT_OVER "bytes are left over after the last record"
-
 #endif
 
 __extension__ typedef __int128 rw_i128;
