@@ -195,6 +195,11 @@ class Connection:
                 self.ctx.session.listener,
             )
             return _CLOSE
+        async with self.ctx.request_memory.one_large_decoded(api.key, len(frame)):
+            return await self._answer(header, body_reader, api)
+
+    async def _answer(self, header, body_reader, api):
+        """Decode, handle and encode one request whose header passed the checks."""
         try:
             request = frames.decode_request_body(header, body_reader)
         except ProtocolError as exc:

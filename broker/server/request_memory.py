@@ -12,11 +12,24 @@ the frames admitted outgrow them (and by answers to small requests), and no larg
 until they are taken. Frames and responses up to
 ``SMALL_FRAME_BYTES`` need no reservation: a connection buffers that much anyway, and metadata,
 offsets and heartbeats must not queue behind large produce requests.
+
+Frames are counted by their bytes, but most requests decode into Python objects many times their
+size (a 16-byte partition entry of a ListOffsets request becomes a dict of a few hundred bytes, and
+its answer another). Large frames of those requests are therefore decoded, handled and encoded one
+at a time (``one_large_decoded``), so the broker holds at most one such decoded form beside the
+bounded frames and answers; requests whose bulk is bytes (records, member metadata) are exempt.
 """
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from broker.protocol.apis import ApiKey
 
 SMALL_FRAME_BYTES = 64 * 1024  # asyncio's stream buffer: what every connection may hold regardless
+# Requests whose bulk decodes to bytes objects, not to many small ones; they may also wait long in
+# their handler (a fetch's max wait, a rebalance), which must not hold up others' large requests.
+BYTES_BULK_APIS = frozenset({ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
 
 
 class RequestMemory:
@@ -25,6 +38,7 @@ class RequestMemory:
         self.limit = limit
         self.reserved = 0
         self._waiting: list[asyncio.Future] = []
+        self._decoding_large = asyncio.Lock()
 
     def _fits(self, size: int) -> bool:
         return self.limit <= 0 or self.reserved == 0 or self.reserved + size <= self.limit
@@ -50,6 +64,16 @@ class RequestMemory:
             return 0
         self.reserved += size
         return size
+
+    @contextlib.asynccontextmanager
+    async def one_large_decoded(self, api_key: int, frame_size: int) -> AsyncIterator[None]:
+        """Around decoding, handling and encoding a request: waits while another large request of
+        the kind whose decoded form is many times its frame is being handled."""
+        if self.limit <= 0 or frame_size <= SMALL_FRAME_BYTES or api_key in BYTES_BULK_APIS:
+            yield
+            return
+        async with self._decoding_large:
+            yield
 
     def release(self, size: int) -> None:
         if size:
