@@ -104,6 +104,36 @@ def test_streaming_only_options_are_ignored_with_a_warning(caplog):
     assert "maxOffsetsPerTrigger only applies to streaming queries" in caplog.text
 
 
+def test_group_id_prefix_is_ignored_with_a_warning_when_the_group_id_is_set(caplog):
+    parse(with_options(groupIdPrefix="etl"))
+    assert "groupIdPrefix" not in caplog.text
+    parse(with_options(groupIdPrefix="etl", **{"kafka.group.id": "etl-readers"}))
+    assert "option groupIdPrefix is ignored: kafka.group.id is set" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "text, ms",
+    [
+        ("15m", 900_000),
+        ("500", 500),
+        ("500ms", 500),
+        ("30s", 30_000),
+        ("2min", 120_000),
+        (" 1H ", 3_600_000),
+        ("1d", 86_400_000),
+        ("1500us", 1),
+    ],
+)
+def test_max_trigger_delay_reads_sparks_time_units(text, ms):
+    assert parse(with_options(maxTriggerDelay=text), "stream").limits.max_delay_ms == ms
+
+
+@pytest.mark.parametrize("text", ["soon", "30 s", "30sec", "1.5s", "", "-1s"])
+def test_a_duration_spark_cannot_read_or_a_negative_one_is_refused(text):
+    with pytest.raises(OptionError, match=f"option maxTriggerDelay: {re.escape(repr(text))} is not a duration"):
+        parse(with_options(maxTriggerDelay=text), "stream")
+
+
 # (changes, the option the message must name, what it must say, the example it must show)
 INVALID = [
     ({"kafka.bootstrap.servers": None}, "kafka.bootstrap.servers", "is required", '"127.0.0.1:9092"'),
