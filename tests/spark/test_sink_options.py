@@ -81,6 +81,11 @@ def test_include_timestamp_needs_a_timestamp_column():
             check_columns(StructType(columns), parsed)
 
 
+def test_the_topic_option_is_trimmed_as_spark_does():
+    assert parse_sink({**BOOTSTRAP, "topic": " events "}).topic == "events"
+    assert parse_sink(BOOTSTRAP).topic is None
+
+
 def test_what_spark_hands_a_streaming_sink_is_accepted():
     assert parse_sink({**BOOTSTRAP, "checkpointLocation": "/tmp/c", "path": "/tmp/p", "includeHeaders": "true"})
 
@@ -98,6 +103,9 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
             {**BOOTSTRAP, "kafka.value.serializer": "x"},
             "option kafka.value.serializer: Kafka option 'value.serializer'",
         ),
+        ({**BOOTSTRAP, "kafka.key.serializer": "x"}, "option kafka.key.serializer: Kafka option 'key.serializer'"),
+        ({**BOOTSTRAP, "kafka.partitioner.class": "P"}, "give each row's partition in a partition column"),
+        ({**BOOTSTRAP, "kafka.transactional.id": "t"}, "option kafka.transactional.id: Kafka option"),
         (
             {**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
             "option kafka.sasl.jaas.config: SASL_SSL needs a user name and password",
