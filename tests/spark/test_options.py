@@ -1,10 +1,11 @@
 """Options of the kafkalog source: Spark's names, defaults and precedence; every invalid option named."""
 
+import pathlib
 import re
 
 import pytest
 
-from spark_kafka_source.options import EXAMPLES, OptionError, parse
+from spark_kafka_source.options import _CANONICAL, EXAMPLES, OptionError, parse
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "events"}
 
@@ -394,8 +395,6 @@ def test_errors_show_a_valid_example():
 
 
 def test_every_option_has_its_own_example():
-    from spark_kafka_source.options import _CANONICAL, EXAMPLES
-
     assert sorted(set(_CANONICAL.values()) - set(EXAMPLES)) == []
 
 
@@ -410,3 +409,60 @@ def test_each_example_is_itself_a_valid_option(option):
     if name in ("assign", "subscribePattern"):
         changes["subscribe"] = None  # exactly one of them
     parse(with_options(**changes))  # an OptionError here: the example shown to users is invalid
+
+
+# Spark 4's Kafka source options, in the order of its integration guide (maxRecordsPerPartition, in
+# its code but not yet in its guide, after minPartitions)
+SPARK_SOURCE_OPTIONS = [
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "kafka.bootstrap.servers",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "startingOffsets",
+    "endingTimestamp",
+    "endingOffsetsByTimestamp",
+    "endingOffsets",
+    "failOnDataLoss",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "groupIdPrefix",
+    "kafka.group.id",
+    "includeHeaders",
+    "startingOffsetsByTimestampStrategy",
+]
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "spark"
+
+
+def documented_options(page: str, header: str) -> list[str]:
+    """The option named first in the first cell of each row of the table under ``header`` in a docs
+    page (the cell itself when it names none)."""
+    lines = (DOCS / page).read_text().splitlines()
+    rows = []
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        cell = line.split("|")[1].strip()
+        named = re.match(r"(?:\*\*added\*\*: )?`([^`]+)`", cell)
+        rows.append(named.group(1) if named else cell)
+    return rows
+
+
+def test_the_docs_list_every_spark_source_option_in_sparks_order():
+    assert documented_options("batch.md", "| Spark option | Query | Status here | Notes |") == SPARK_SOURCE_OPTIONS
+
+
+def test_every_spark_source_option_is_one_of_the_sources():
+    assert {name.lower() for name in SPARK_SOURCE_OPTIONS if not name.startswith("kafka.")} <= set(_CANONICAL)
+
+
+def test_every_option_of_the_source_is_documented():
+    page = (DOCS / "batch.md").read_text()
+    assert [name for name in _CANONICAL.values() if f"`{name}`" not in page] == []

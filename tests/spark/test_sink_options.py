@@ -7,7 +7,9 @@ import pytest
 from broker.client import ACKS_ALL
 from broker.records.compression import Codec
 from spark_kafka_source.options import OptionError
-from spark_kafka_source.sink_options import parse_sink
+from spark_kafka_source.sink_options import SINK_EXAMPLES, parse_sink
+
+from .test_options import DOCS, documented_options
 
 BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -120,3 +122,10 @@ def test_bad_options_are_named_with_an_example(options, expected):
     with pytest.raises(OptionError) as raised:
         parse_sink(options)
     assert expected in str(raised.value) and "for example" in str(raised.value)
+
+
+def test_the_docs_list_sparks_sink_options_first_in_sparks_order():
+    documented = documented_options("sink.md", "| Option | Status here | Notes |")
+    assert documented[:3] == ["kafka.bootstrap.servers", "topic", "includeHeaders"]
+    page = (DOCS / "sink.md").read_text()
+    assert [name for name in SINK_EXAMPLES if name and f"`{name}`" not in page] == []
