@@ -3,11 +3,13 @@ off with weaker acks unless asked for (then an error), codecs, batch size, clien
 options Spark hands a streaming sink accepted."""
 
 import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from broker.client import ACKS_ALL
 from broker.records.compression import Codec
 from spark_kafka_source.options import OptionError
 from spark_kafka_source.sink_options import SINK_EXAMPLES, parse_sink
+from spark_kafka_source.writing import SinkError, check_columns
 
 from .test_options import DOCS, documented_options
 
@@ -86,6 +88,13 @@ def test_include_timestamp_needs_a_timestamp_column():
 def test_the_topic_option_is_trimmed_as_spark_does():
     assert parse_sink({**BOOTSTRAP, "topic": " events "}).topic == "events"
     assert parse_sink(BOOTSTRAP).topic is None
+
+
+def test_the_topic_option_makes_the_sink_ignore_the_topic_column_whatever_its_type():
+    schema = StructType([StructField("value", StringType()), StructField("topic", LongType())])
+    check_columns(schema, parse_sink({**BOOTSTRAP, "topic": "events"}))  # as Spark: the option wins
+    with pytest.raises(SinkError, match="column topic is bigint; it must be a string"):
+        check_columns(schema, parse_sink(BOOTSTRAP))
 
 
 def test_what_spark_hands_a_streaming_sink_is_accepted():
