@@ -212,6 +212,7 @@ EXAMPLES = {
     ),
     "commitOffsetsToGroup": '.option("commitOffsetsToGroup", "page-views-stream") (streaming only)',
     # kafka.* settings this source reads
+    "kafka.group.id": '.option("kafka.group.id", "page-views-readers")',
     "kafka.request.timeout.ms": '.option("kafka.request.timeout.ms", "30000")',
     "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
     "kafka.max.partition.fetch.bytes": '.option("kafka.max.partition.fetch.bytes", "8388608")',
@@ -390,6 +391,13 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
                 spelt_like(name, meant),
                 f"unknown option of the kafkalog source (did you mean {meant}?)",
                 example_option=meant,
+            )
+        if "." in name or f"kafka.{name}" in EXAMPLES:
+            raise option_error(
+                name,
+                f"unknown option of the kafkalog source; Kafka client settings take the prefix kafka. "
+                f"(did you mean kafka.{name}?)",
+                example_option=f"kafka.{name}",
             )
         raise option_error(
             name,

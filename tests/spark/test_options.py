@@ -135,6 +135,24 @@ def test_a_duration_spark_cannot_read_or_a_negative_one_is_refused(text):
         parse(with_options(maxTriggerDelay=text), "stream")
 
 
+@pytest.mark.parametrize(
+    "name, example",
+    [
+        ("group.id", '.option("kafka.group.id", '),
+        ("auto.offset.reset", '.option("startingOffsets", "earliest")'),  # the Spark way, as kafka.auto.offset.reset
+        ("check.crcs", '.option("kafka.check.crcs", '),
+        ("session.timeout.ms", 'spark.read.format("kafkalog")'),
+    ],
+)
+def test_a_kafka_setting_without_its_prefix_is_refused_naming_the_prefixed_one(name, example):
+    with pytest.raises(OptionError) as raised:
+        parse(with_options(**{name.replace(".", "__"): "x"}))
+    assert str(raised.value).startswith(
+        f"option {name}: unknown option of the kafkalog source; Kafka client settings take the "
+        f"prefix kafka. (did you mean kafka.{name}?); for example {example}"
+    )
+
+
 # (changes, the option the message must name, what it must say, the example it must show)
 INVALID = [
     ({"kafka.bootstrap.servers": None}, "kafka.bootstrap.servers", "is required", '"127.0.0.1:9092"'),

@@ -111,6 +111,12 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
         ({**BOOTSTRAP, "includeTimestamp": "yes"}, "option includeTimestamp: 'yes' is not true or false"),
         ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
         (
+            {**BOOTSTRAP, "acks": "all"},
+            "option acks: unknown option of the kafkalog sink; Kafka producer settings take the prefix kafka. "
+            '(did you mean kafka.acks?); for example .option("kafka.acks", "all")',
+        ),
+        ({**BOOTSTRAP, "buffer.memory": "1"}, "(did you mean kafka.buffer.memory?); for example df.write"),
+        (
             {**BOOTSTRAP, "kafka.value.serializer": "x"},
             "option kafka.value.serializer: Kafka option 'value.serializer'",
         ),
