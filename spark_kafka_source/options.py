@@ -212,6 +212,7 @@ EXAMPLES = {
     ),
     "commitOffsetsToGroup": '.option("commitOffsetsToGroup", "page-views-stream") (streaming only)',
     # kafka.* settings this source reads
+    "kafka.group.id": '.option("kafka.group.id", "page-views-readers")',
     "kafka.request.timeout.ms": '.option("kafka.request.timeout.ms", "30000")',
     "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
     "kafka.max.partition.fetch.bytes": '.option("kafka.max.partition.fetch.bytes", "8388608")',
@@ -337,16 +338,26 @@ def _trigger_limits(opts: dict) -> TriggerLimits:
     return limits
 
 
-_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+# Spark's time units (its timeStringAsMs), in microseconds
+_DURATION_UNITS_US = {
+    "us": 1,
+    "ms": 1000,
+    "s": 1_000_000,
+    "m": 60_000_000,
+    "min": 60_000_000,
+    "h": 3_600_000_000,
+    "d": 86_400_000_000,
+}
 
 
 def _duration_ms(opts: dict, name: str) -> int:
-    """A duration as Spark writes them (``500ms``, ``30s``, ``15m``, ``1h``, ``2d``; a bare number is ms)."""
+    """A duration in ms as Spark reads one (``500ms``, ``30s``, ``15m``, ``1h``, ``2d``, ``1500us``
+    rounded down; a bare number is ms)."""
     text = opts[name.lower()].strip().lower()
-    found = re.fullmatch(r"(\d+)\s*([a-z]*)", text)
-    if not found or found.group(2) not in ("", *_DURATION_UNITS_MS):
+    found = re.fullmatch(r"(\d+)([a-z]*)", text)
+    if not found or found.group(2) not in ("", *_DURATION_UNITS_US):
         raise option_error(name, f"{opts[name.lower()]!r} is not a duration such as 30s, 15m or 1h")
-    return int(found.group(1)) * _DURATION_UNITS_MS.get(found.group(2), 1)
+    return int(found.group(1)) * _DURATION_UNITS_US.get(found.group(2), 1000) // 1000
 
 
 def _commit_group(opts: dict, kafka: dict) -> str | None:
@@ -381,6 +392,13 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
                 f"unknown option of the kafkalog source (did you mean {meant}?)",
                 example_option=meant,
             )
+        if "." in name or f"kafka.{name}" in EXAMPLES:
+            raise option_error(
+                name,
+                f"unknown option of the kafkalog source; Kafka client settings take the prefix kafka. "
+                f"(did you mean kafka.{name}?)",
+                example_option=f"kafka.{name}",
+            )
         raise option_error(
             name,
             "unknown option of the kafkalog source; see docs/spark/batch.md for the options of the kafkalog source",
@@ -388,6 +406,8 @@ def _check_names(opts: dict, kafka: dict, query: str) -> None:
     for name in _STREAMING_ONLY:
         if name.lower() in opts and query == BATCH:
             log.warning("option %s only applies to streaming queries; a batch read ignores it", name)
+    if "groupidprefix" in opts and "group.id" in kafka:
+        log.warning("option groupIdPrefix is ignored: kafka.group.id is set")
     for name in _BATCH_ONLY:
         if name.lower() in opts and query == STREAM:
             raise option_error(

@@ -124,6 +124,13 @@ def _check_names(opts: dict, kafka: dict) -> None:
         if close:
             meant = _CANONICAL[close[0]]
             raise sink_error(spelt_like(name, meant), f"unknown option of the kafkalog sink (did you mean {meant}?)")
+        if "." in name or f"kafka.{name}" in SINK_EXAMPLES:
+            raise option_error(
+                name,
+                f"unknown option of the kafkalog sink; Kafka producer settings take the prefix kafka. "
+                f"(did you mean kafka.{name}?)",
+                example=SINK_EXAMPLES.get(f"kafka.{name}", SINK_EXAMPLES[""]),
+            )
         raise sink_error(
             name,
             "unknown option of the kafkalog sink; it takes kafka.bootstrap.servers, topic and "

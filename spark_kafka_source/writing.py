@@ -65,10 +65,10 @@ def check_columns(schema: StructType, options: SinkOptions) -> None:
                 f"column {name} is {columns[name].simpleString()}; the kafkalog sink writes a string "
                 f"or binary {name}; {example}"
             )
-    if "topic" in columns and not isinstance(columns["topic"], StringType):
+    if options.topic is None and "topic" in columns and not isinstance(columns["topic"], StringType):
         raise SinkError(
             f"column topic is {columns['topic'].simpleString()}; it must be a string (or set the topic "
-            f"option, which wins over the column)"
+            f"option, which wins over the column: the column is then ignored, as by Spark)"
         )
     if options.topic is None and "topic" not in columns:
         raise SinkError(

@@ -1,10 +1,11 @@
 """Options of the kafkalog source: Spark's names, defaults and precedence; every invalid option named."""
 
+import pathlib
 import re
 
 import pytest
 
-from spark_kafka_source.options import EXAMPLES, OptionError, parse
+from spark_kafka_source.options import _CANONICAL, EXAMPLES, OptionError, parse
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "events"}
 
@@ -102,6 +103,54 @@ def test_client_settings_from_kafka_options():
 def test_streaming_only_options_are_ignored_with_a_warning(caplog):
     parse(with_options(maxOffsetsPerTrigger="100"))
     assert "maxOffsetsPerTrigger only applies to streaming queries" in caplog.text
+
+
+def test_group_id_prefix_is_ignored_with_a_warning_when_the_group_id_is_set(caplog):
+    parse(with_options(groupIdPrefix="etl"))
+    assert "groupIdPrefix" not in caplog.text
+    parse(with_options(groupIdPrefix="etl", **{"kafka.group.id": "etl-readers"}))
+    assert "option groupIdPrefix is ignored: kafka.group.id is set" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "text, ms",
+    [
+        ("15m", 900_000),
+        ("500", 500),
+        ("500ms", 500),
+        ("30s", 30_000),
+        ("2min", 120_000),
+        (" 1H ", 3_600_000),
+        ("1d", 86_400_000),
+        ("1500us", 1),
+    ],
+)
+def test_max_trigger_delay_reads_sparks_time_units(text, ms):
+    assert parse(with_options(maxTriggerDelay=text), "stream").limits.max_delay_ms == ms
+
+
+@pytest.mark.parametrize("text", ["soon", "30 s", "30sec", "1.5s", "", "-1s"])
+def test_a_duration_spark_cannot_read_or_a_negative_one_is_refused(text):
+    with pytest.raises(OptionError, match=f"option maxTriggerDelay: {re.escape(repr(text))} is not a duration"):
+        parse(with_options(maxTriggerDelay=text), "stream")
+
+
+@pytest.mark.parametrize(
+    "name, example",
+    [
+        ("group.id", '.option("kafka.group.id", '),
+        ("auto.offset.reset", '.option("startingOffsets", "earliest")'),  # the Spark way, as kafka.auto.offset.reset
+        ("check.crcs", '.option("kafka.check.crcs", '),
+        ("session.timeout.ms", 'spark.read.format("kafkalog")'),
+    ],
+)
+def test_a_kafka_setting_without_its_prefix_is_refused_naming_the_prefixed_one(name, example):
+    with pytest.raises(OptionError) as raised:
+        parse(with_options(**{name.replace(".", "__"): "x"}))
+    assert str(raised.value).startswith(
+        f"option {name}: unknown option of the kafkalog source; Kafka client settings take the "
+        f"prefix kafka. (did you mean kafka.{name}?); for example {example}"
+    )
 
 
 # (changes, the option the message must name, what it must say, the example it must show)
@@ -364,8 +413,6 @@ def test_errors_show_a_valid_example():
 
 
 def test_every_option_has_its_own_example():
-    from spark_kafka_source.options import _CANONICAL, EXAMPLES
-
     assert sorted(set(_CANONICAL.values()) - set(EXAMPLES)) == []
 
 
@@ -380,3 +427,60 @@ def test_each_example_is_itself_a_valid_option(option):
     if name in ("assign", "subscribePattern"):
         changes["subscribe"] = None  # exactly one of them
     parse(with_options(**changes))  # an OptionError here: the example shown to users is invalid
+
+
+# Spark 4's Kafka source options, in the order of its integration guide (maxRecordsPerPartition, in
+# its code but not yet in its guide, after minPartitions)
+SPARK_SOURCE_OPTIONS = [
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "kafka.bootstrap.servers",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "startingOffsets",
+    "endingTimestamp",
+    "endingOffsetsByTimestamp",
+    "endingOffsets",
+    "failOnDataLoss",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "groupIdPrefix",
+    "kafka.group.id",
+    "includeHeaders",
+    "startingOffsetsByTimestampStrategy",
+]
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "spark"
+
+
+def documented_options(page: str, header: str) -> list[str]:
+    """The option named first in the first cell of each row of the table under ``header`` in a docs
+    page (the cell itself when it names none)."""
+    lines = (DOCS / page).read_text().splitlines()
+    rows = []
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        cell = line.split("|")[1].strip()
+        named = re.match(r"(?:\*\*added\*\*: )?`([^`]+)`", cell)
+        rows.append(named.group(1) if named else cell)
+    return rows
+
+
+def test_the_docs_list_every_spark_source_option_in_sparks_order():
+    assert documented_options("batch.md", "| Spark option | Query | Status here | Notes |") == SPARK_SOURCE_OPTIONS
+
+
+def test_every_spark_source_option_is_one_of_the_sources():
+    assert {name.lower() for name in SPARK_SOURCE_OPTIONS if not name.startswith("kafka.")} <= set(_CANONICAL)
+
+
+def test_every_option_of_the_source_is_documented():
+    page = (DOCS / "batch.md").read_text()
+    assert [name for name in _CANONICAL.values() if f"`{name}`" not in page] == []

@@ -3,11 +3,15 @@ off with weaker acks unless asked for (then an error), codecs, batch size, clien
 options Spark hands a streaming sink accepted."""
 
 import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from broker.client import ACKS_ALL
 from broker.records.compression import Codec
 from spark_kafka_source.options import OptionError
-from spark_kafka_source.sink_options import parse_sink
+from spark_kafka_source.sink_options import SINK_EXAMPLES, parse_sink
+from spark_kafka_source.writing import SinkError, check_columns
+
+from .test_options import DOCS, documented_options
 
 BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -81,6 +85,18 @@ def test_include_timestamp_needs_a_timestamp_column():
             check_columns(StructType(columns), parsed)
 
 
+def test_the_topic_option_is_trimmed_as_spark_does():
+    assert parse_sink({**BOOTSTRAP, "topic": " events "}).topic == "events"
+    assert parse_sink(BOOTSTRAP).topic is None
+
+
+def test_the_topic_option_makes_the_sink_ignore_the_topic_column_whatever_its_type():
+    schema = StructType([StructField("value", StringType()), StructField("topic", LongType())])
+    check_columns(schema, parse_sink({**BOOTSTRAP, "topic": "events"}))  # as Spark: the option wins
+    with pytest.raises(SinkError, match="column topic is bigint; it must be a string"):
+        check_columns(schema, parse_sink(BOOTSTRAP))
+
+
 def test_what_spark_hands_a_streaming_sink_is_accepted():
     assert parse_sink({**BOOTSTRAP, "checkpointLocation": "/tmp/c", "path": "/tmp/p", "includeHeaders": "true"})
 
@@ -95,9 +111,18 @@ def test_what_spark_hands_a_streaming_sink_is_accepted():
         ({**BOOTSTRAP, "includeTimestamp": "yes"}, "option includeTimestamp: 'yes' is not true or false"),
         ({**BOOTSTRAP, "subscribe": "events"}, "option subscribe: unknown option of the kafkalog sink"),
         (
+            {**BOOTSTRAP, "acks": "all"},
+            "option acks: unknown option of the kafkalog sink; Kafka producer settings take the prefix kafka. "
+            '(did you mean kafka.acks?); for example .option("kafka.acks", "all")',
+        ),
+        ({**BOOTSTRAP, "buffer.memory": "1"}, "(did you mean kafka.buffer.memory?); for example df.write"),
+        (
             {**BOOTSTRAP, "kafka.value.serializer": "x"},
             "option kafka.value.serializer: Kafka option 'value.serializer'",
         ),
+        ({**BOOTSTRAP, "kafka.key.serializer": "x"}, "option kafka.key.serializer: Kafka option 'key.serializer'"),
+        ({**BOOTSTRAP, "kafka.partitioner.class": "P"}, "give each row's partition in a partition column"),
+        ({**BOOTSTRAP, "kafka.transactional.id": "t"}, "option kafka.transactional.id: Kafka option"),
         (
             {**BOOTSTRAP, "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN"},
             "option kafka.sasl.jaas.config: SASL_SSL needs a user name and password",
@@ -112,3 +137,10 @@ def test_bad_options_are_named_with_an_example(options, expected):
     with pytest.raises(OptionError) as raised:
         parse_sink(options)
     assert expected in str(raised.value) and "for example" in str(raised.value)
+
+
+def test_the_docs_list_sparks_sink_options_first_in_sparks_order():
+    documented = documented_options("sink.md", "| Option | Status here | Notes |")
+    assert documented[:3] == ["kafka.bootstrap.servers", "topic", "includeHeaders"]
+    page = (DOCS / "sink.md").read_text()
+    assert [name for name in SINK_EXAMPLES if name and f"`{name}`" not in page] == []

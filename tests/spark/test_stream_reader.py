@@ -15,7 +15,7 @@ from spark_kafka_source.planning import DataLossError
 from spark_kafka_source.progress import offsets_behind_latest
 from spark_kafka_source.streaming import KafkaLogStreamReader, limited_ends, offsets_json, offsets_of
 
-from .feed import client, create_topic, delete_topic, messages, produce, topic_name
+from .feed import base_time, client, create_topic, delete_topic, messages, produce, topic_name
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -109,6 +109,26 @@ def test_starting_offsets_apply_to_a_new_stream(broker, request):
     }
     chosen = stream_reader(broker.bootstrap, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 1, "1": -1}}))
     assert chosen.initialOffset() == {topic: {"0": 1, "1": 3}}
+
+
+def test_starting_timestamps_apply_to_a_new_stream_with_sparks_strategy(broker, request):
+    topic = topic_name(request)
+    create_topic(broker.bootstrap, topic, 2)
+    base = base_time()
+    # partition 0: base, base+2000, base+4000; partition 1: base+1000, base+3000, base+5000
+    produce(broker.bootstrap, topic, messages(6, partitions=(0, 1), base_ts=base))
+    at = stream_reader(broker.bootstrap, subscribe=topic, startingTimestamp=str(base + 2000))
+    assert at.initialOffset() == {topic: {"0": 1, "1": 1}}  # the first record at or after the time
+    by_partition = stream_reader(
+        broker.bootstrap,
+        subscribe=topic,
+        startingOffsetsByTimestamp=json.dumps({topic: {"0": base + 4001, "1": base}}),
+        startingOffsetsByTimestampStrategy="latest",
+        startingOffsets="earliest",  # the timestamps win
+    )
+    assert by_partition.initialOffset() == {topic: {"0": 3, "1": 0}}  # no match in 0: its latest offset
+    with pytest.raises(OptionError, match="option startingTimestamp: no record of .* has a timestamp at or after"):
+        stream_reader(broker.bootstrap, subscribe=topic, startingTimestamp=str(base + 10_000)).initialOffset()
 
 
 def test_available_now_reads_up_to_what_was_there_at_the_start_then_stops(broker, request):
