@@ -19,7 +19,8 @@ from broker.records import batch
 
 from ..clock import FakeClock
 from ..transactions import committed_records, decode_batches
-from .util import BASE_TIME, files_in, make_records
+from .cleaning import clean_to_the_end
+from .util import BASE_TIME, files_in, make_records, read_all
 
 
 def txn_batch(values, producer_id, sequence, epoch=0, transactional=True, timestamp=BASE_TIME):
@@ -225,3 +226,69 @@ def test_the_txnindex_goes_with_its_segment_on_retention_and_delete_records(tmp_
     log.delete_retained_segments()
     assert files_in(log.directory, ".txnindex") == []
     assert log.collect_aborted_txns(log.log_start_offset, log.log_end_offset) == []
+
+
+# -- the cleaner -------------------------------------------------------------------------------
+
+
+def keyed_batch(pairs, producer_id=-1, sequence=-1, transactional=False, timestamp=BASE_TIME):
+    records = [batch.Record(i, timestamp, k, v) for i, (k, v) in enumerate(pairs)]
+    return batch.build(
+        records,
+        producer_id=producer_id,
+        producer_epoch=0 if producer_id >= 0 else -1,
+        base_sequence=sequence,
+        is_transactional=transactional,
+    )
+
+
+def committed_by_key(log):
+    """The latest value of each key a read_committed reader sees, from the log start to the last
+    stable offset."""
+    lso = log.first_unstable_offset()
+    lso = log.log_end_offset if lso is None else lso
+    offset, latest = log.log_start_offset, {}
+    while offset < lso:
+        found = log.read(offset, 1 << 20, max_offset=lso)
+        if found is None:
+            break
+        batches = decode_batches(found.read())
+        upper = batches[-1].last_offset + 1
+        aborted = [(t.producer_id, t.first_offset) for t in log.collect_aborted_txns(offset, upper)]
+        for record in committed_records(batches, aborted):
+            latest[record.key] = record.value
+        offset = upper
+    return latest
+
+
+def test_the_cleaner_drops_aborted_transactions_and_stops_at_an_open_one(tmp_path):
+    clock = FakeClock(BASE_TIME)
+    log = open_log(tmp_path, clock, cleanup_policy="compact", min_cleanable_dirty_ratio=0.01, segment_bytes=400)
+    log.append(keyed_batch([(b"k0", b"plain-0"), (b"k1", b"plain-1")]))
+    log.append(keyed_batch([(b"k0", b"committed")], producer_id=1, sequence=0, transactional=True))
+    log.append_txn_marker(1, 0, 0, commit=True)
+    log.roll()
+    log.append(keyed_batch([(b"k0", b"aborted"), (b"k1", b"aborted")], producer_id=2, sequence=0, transactional=True))
+    log.append(keyed_batch([(b"k2", b"plain-2")]))
+    log.append_txn_marker(2, 0, 0, commit=False)
+    log.roll()
+    log.append(keyed_batch([(b"k1", b"open")], producer_id=3, sequence=0, transactional=True))
+    log.append(keyed_batch([(b"k2", b"after-open")]))
+    log.roll()
+    log.append(keyed_batch([(b"k3", b"active")]))
+    view = committed_by_key(log)
+    assert view == {b"k0": b"committed", b"k1": b"plain-1", b"k2": b"plain-2"}
+    clean_to_the_end(log, tmp_path)
+    stored = [r.value for r in read_all(log)]
+    assert b"aborted" not in stored and b"plain-0" not in stored
+    assert b"open" in stored and b"after-open" in stored  # at or past the open transaction: not cleaned
+    assert committed_by_key(log) == view
+    assert [e.producer_id for s in log.segments for e in s.txn_index.entries] == [2]  # kept with the cleaned segment
+    log.append_txn_marker(3, 0, 0, commit=False)
+    clean_to_the_end(log, tmp_path)
+    assert b"open" not in [r.value for r in read_all(log)]
+    after = committed_by_key(log)
+    assert after == {b"k0": b"committed", b"k1": b"plain-1", b"k2": b"after-open", b"k3": b"active"}
+    log.close()
+    reopened = PartitionLog.open(log.directory, log.config, had_clean_shutdown=True, clock=clock)
+    assert committed_by_key(reopened) == after
