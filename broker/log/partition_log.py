@@ -23,7 +23,6 @@
 import bisect
 import logging
 import os
-import struct
 import threading
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -749,13 +748,10 @@ class PartitionLog:
 def _read_marker(entry: Buffer) -> tuple[ControlType, int] | None:
     """``(type, coordinator epoch)`` of a transaction marker batch; None for other control types."""
     records = batch.decode(entry, verify_crc=False).records
-    if not records or records[0].key is None or len(records[0].key) < 4:
+    control = batch.read_control_record(records[0].key, records[0].value) if records else None
+    if control is None or control[1] is None:
         return None
-    _, control_type = struct.unpack_from(">hh", records[0].key)
-    value = records[0].value
-    if control_type not in (ControlType.ABORT, ControlType.COMMIT) or value is None or len(value) < 6:
-        return None
-    return ControlType(control_type), struct.unpack_from(">i", value, 2)[0]
+    return ControlType(control[0]), control[1]
 
 
 def _named(indexes: tuple[int, ...]) -> str:

@@ -21,6 +21,7 @@ from .errors import CorruptIndexError
 
 TXN_INDEX_SUFFIX = ".txnindex"
 _ENTRY = struct.Struct(">hqqqq")
+ENTRY_SIZE = _ENTRY.size
 _VERSION = 0
 
 
@@ -115,9 +116,7 @@ class TransactionIndex:
             pass
 
 
-def read_entries(path: str) -> list[AbortedTxn]:
-    """Every entry of a ``.txnindex`` file, unchecked but whole (dump-log)."""
-    with open(path, "rb") as f:
-        data = f.read()
+def parse_entries(data: bytes) -> list[tuple[int, AbortedTxn]]:
+    """``(version, entry)`` of every whole entry of ``.txnindex`` bytes, unchecked (dump-log)."""
     usable = len(data) - len(data) % _ENTRY.size
-    return [AbortedTxn(*entry[1:]) for entry in _ENTRY.iter_unpack(data[:usable])]
+    return [(entry[0], AbortedTxn(*entry[1:])) for entry in _ENTRY.iter_unpack(data[:usable])]
