@@ -263,7 +263,7 @@ class PartitionLog:
             return
         completed = self.producer_state.complete_txn(header, *marker, header.base_offset)
         if completed is not None and completed.aborted:
-            still_open = self.producer_state.first_unstable_offset()
+            still_open = self.producer_state.first_unstable_offset
             last_stable = completed.last_offset + 1 if still_open is None else still_open
             try:
                 segment.txn_index.append(
@@ -275,9 +275,8 @@ class PartitionLog:
                 ) from exc
 
     def first_unstable_offset(self) -> int | None:
-        """The first offset of the earliest open transaction, or None."""
-        with self._lock:
-            return self.producer_state.first_unstable_offset()
+        """The first offset of the earliest open transaction, or None (without waiting for an append)."""
+        return self.producer_state.first_unstable_offset
 
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
@@ -507,7 +506,7 @@ class PartitionLog:
         start = self.producer_state.load_snapshot(rebuild_from, self.log_end_offset)
         if had_clean_shutdown and rebuild_from == self.log_end_offset:
             if start != self.log_end_offset:
-                self.producer_state.producers.clear()
+                self.producer_state.clear()
             return
         for segment in self._segments:
             if segment.next_offset <= start:

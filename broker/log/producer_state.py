@@ -66,14 +66,13 @@ class CompletedTxn(NamedTuple):
 
 
 class ProducerEntry:
-    __slots__ = ("epoch", "batches", "last_timestamp", "coordinator_epoch", "txn_first_offset")
+    __slots__ = ("epoch", "batches", "last_timestamp", "coordinator_epoch")
 
     def __init__(self, epoch: int, last_timestamp: int, coordinator_epoch: int = -1):
         self.epoch = epoch
         self.batches: collections.deque[CachedBatch] = collections.deque(maxlen=CACHED_BATCHES)
         self.last_timestamp = last_timestamp
         self.coordinator_epoch = coordinator_epoch
-        self.txn_first_offset: int | None = None  # the first offset of its open transaction
 
     @property
     def last_sequence(self) -> int:
@@ -86,6 +85,22 @@ class ProducerState:
     def __init__(self, directory: str):
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
+        self.open_txns: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        # the earliest of them, replaced whole on every change: readers take it without the log's lock
+        self.first_unstable_offset: int | None = None
+
+    def _set_open_txn(self, producer_id: int, first_offset: int | None) -> None:
+        if first_offset is None:
+            self.open_txns.pop(producer_id, None)
+        else:
+            self.open_txns[producer_id] = first_offset
+        self.first_unstable_offset = min(self.open_txns.values(), default=None)
+
+    def clear(self) -> None:
+        """Forget every producer."""
+        self.producers.clear()
+        self.open_txns.clear()
+        self.first_unstable_offset = None
 
     def check(self, header: BatchHeader) -> CachedBatch | None:
         """Check a batch before it is appended: return the remembered batch if it is a duplicate,
@@ -101,10 +116,11 @@ class ProducerState:
                 f"producer {header.producer_id} epoch {header.producer_epoch} is older "
                 f"than the current epoch {entry.epoch}"
             )
-        if header.producer_epoch == entry.epoch and entry.txn_first_offset is not None and not header.is_transactional:
+        txn_first_offset = self.open_txns.get(header.producer_id)
+        if header.producer_epoch == entry.epoch and txn_first_offset is not None and not header.is_transactional:
             raise InvalidTxnStateError(
                 f"producer {header.producer_id} sent a non-transactional batch while its transaction "
-                f"from offset {entry.txn_first_offset} is open"
+                f"from offset {txn_first_offset} is open"
             )
         if header.producer_epoch > entry.epoch:
             if first != 0:
@@ -142,28 +158,18 @@ class ProducerState:
         """Apply a marker appended at ``offset``: the transaction it closes, if the producer had
         data in it here."""
         entry = self.producers.get(header.producer_id)
-        first_offset = None if entry is None else entry.txn_first_offset
+        first_offset = self.open_txns.get(header.producer_id)
         if entry is None or header.producer_epoch != entry.epoch:
             # a new epoch (a fenced producer's transaction aborted) forgets the old one's batches:
             # its next batch starts at sequence 0
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_epoch, header.max_timestamp)
-        entry.txn_first_offset = None
+        if first_offset is not None:
+            self._set_open_txn(header.producer_id, None)
         entry.coordinator_epoch = coordinator_epoch
         entry.last_timestamp = max(entry.last_timestamp, header.max_timestamp)
         if first_offset is None:
             return None
         return CompletedTxn(header.producer_id, first_offset, offset, marker == ControlType.ABORT)
-
-    def first_unstable_offset(self, excluding: int = NO_PRODUCER_ID) -> int | None:
-        """The first offset of the earliest open transaction (of a producer other than ``excluding``)."""
-        return min(
-            (
-                entry.txn_first_offset
-                for producer_id, entry in self.producers.items()
-                if entry.txn_first_offset is not None and producer_id != excluding
-            ),
-            default=None,
-        )
 
     def update(self, header: BatchHeader, first_offset: int) -> None:
         """Remember a data batch that was just appended at ``first_offset``."""
@@ -175,8 +181,8 @@ class ProducerState:
             entry = self.producers[header.producer_id] = ProducerEntry(
                 header.producer_epoch, header.max_timestamp, coordinator_epoch
             )
-        if header.is_transactional and entry.txn_first_offset is None:
-            entry.txn_first_offset = first_offset
+        if header.is_transactional and header.producer_id not in self.open_txns:
+            self._set_open_txn(header.producer_id, first_offset)
         entry.batches.append(
             CachedBatch(
                 header.base_sequence, header.last_sequence, first_offset, first_offset + header.last_offset_delta
@@ -190,7 +196,7 @@ class ProducerState:
         for producer_id in [
             p
             for p, e in self.producers.items()
-            if e.batches and e.batches[-1].last_offset < offset and e.txn_first_offset is None
+            if e.batches and e.batches[-1].last_offset < offset and p not in self.open_txns
         ]:
             del self.producers[producer_id]
         for snapshot_offset in self.snapshot_offsets():
@@ -216,7 +222,7 @@ class ProducerState:
                 last.last_offset - last.first_offset,
                 entry.last_timestamp,
                 entry.coordinator_epoch,
-                -1 if entry.txn_first_offset is None else entry.txn_first_offset,
+                self.open_txns.get(producer_id, -1),
             )
             for producer_id, entry in self.producers.items()
             for last in (entry.batches[-1] if entry.batches else CachedBatch(-1, -1, -1, -1),)
@@ -230,7 +236,7 @@ class ProducerState:
         """Load the newest usable snapshot at or below ``at_most``, deleting those past the log end
         or corrupt; return its offset (0, with no producers, if there is none). The caller replays
         the batches from there."""
-        self.producers.clear()
+        self.clear()
         for offset in reversed(self.snapshot_offsets()):
             path = self._snapshot_path(offset)
             if offset > at_most and offset <= log_end_offset:
@@ -239,7 +245,7 @@ class ProducerState:
                 os.unlink(path)
                 continue
             return offset
-        self.producers.clear()
+        self.clear()
         return 0
 
     def _read_snapshot(self, path: str) -> bool:
@@ -251,7 +257,7 @@ class ProducerState:
         body = data[6:]
         if version != _SNAPSHOT_VERSION or crc32c(body) != crc or len(body) != 4 + count * _SNAPSHOT_ENTRY.size:
             return False
-        self.producers.clear()
+        self.clear()
         for (
             producer_id,
             epoch,
@@ -267,5 +273,6 @@ class ProducerState:
                 entry.batches.append(
                     CachedBatch(last_sequence - delta, last_sequence, last_offset - delta, last_offset)
                 )
-            entry.txn_first_offset = None if txn_first_offset < 0 else txn_first_offset
+            if txn_first_offset >= 0:
+                self._set_open_txn(producer_id, txn_first_offset)
         return True
