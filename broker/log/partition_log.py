@@ -503,11 +503,16 @@ class PartitionLog:
                 )
                 rebuild_from = min(rebuild_from, segment.base_offset)
                 break
-        start = self.producer_state.load_snapshot(rebuild_from, self.log_end_offset)
         if had_clean_shutdown and rebuild_from == self.log_end_offset:
-            if start != self.log_end_offset:
+            if self.producer_state.load_snapshot(rebuild_from, self.log_end_offset) != self.log_end_offset:
                 self.producer_state.clear()
             return
+        self._rebuild_producer_state(rebuild_from)
+
+    def _rebuild_producer_state(self, at_most: int) -> None:
+        """Load the newest snapshot at or below ``at_most`` and replay the batches after it, their
+        ``.txnindex`` entries rewritten (after recovery, or a truncation of the log's end)."""
+        start = self.producer_state.load_snapshot(at_most, self.log_end_offset)
         for segment in self._segments:
             if segment.next_offset <= start:
                 continue
