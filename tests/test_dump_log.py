@@ -283,3 +283,27 @@ def test_an_unreadable_directory_or_segment_exits_2_naming_it(partition_dir):
         assert result.stderr == f"kafkalog dump-log: {unreadable}: permission denied\n"
         assert result.stdout.count("Dumping ") == files_started
         assert "summary" not in result.stdout
+
+
+def test_control_batches_and_the_txnindex_are_dumped(tmp_path, capsys):
+    log = PartitionLog.open(str(tmp_path / "txn-0"))
+    for producer_id, commit in ((1, True), (2, False)):
+        log.append(make_batch(2, producer_id=producer_id, producer_epoch=0, base_sequence=0, is_transactional=True))
+        log.append_txn_marker(producer_id, 0, coordinator_epoch=7, commit=commit)
+    txn_index = log.active_segment.txn_index.path
+    log.close()
+    code, batches, _ = run_json(capsys, tmp_path / "txn-0")
+    assert code == 0
+    assert [(b.get("controlType"), b.get("coordinatorEpoch")) for b in batches] == [
+        (None, None),
+        ("COMMIT", 7),
+        (None, None),
+        ("ABORT", 7),
+    ]
+    assert cli.main(["dump-log", txn_index]) == 0
+    out = capsys.readouterr().out
+    assert "version: 0 producerId: 2 firstOffset: 3 lastOffset: 5 lastStableOffset: 6" in out
+    with open(txn_index, "ab") as f:
+        f.write(b"\x00" * 5)
+    assert cli.main(["dump-log", txn_index]) == 1
+    assert "5 trailing bytes are not a whole 34-byte entry" in capsys.readouterr().out

@@ -92,13 +92,15 @@ def add_parser(commands: Subcommands) -> None:
         help="print and check the batches of log segments and indexes",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print every batch of Kafka log segment files (.log), or the entries of their\n"
-        "indexes (.index, .timeindex), checking sizes and CRCs. A partition directory\n"
-        "stands for all of its .log files.",
+        "indexes (.index, .timeindex, .txnindex), checking sizes and CRCs. A partition\n"
+        "directory stands for all of its .log files. Control batches show their type\n"
+        "(COMMIT, ABORT) and coordinator epoch; a .txnindex lists aborted transactions.",
         epilog="examples:\n"
         "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
         "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
         "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
         "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
+        "  kafkalog dump-log events-0/00000000000000000000.txnindex\n"
         "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
         "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
         "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"

@@ -11,7 +11,11 @@ A pass over ``[first dirty, first uncleanable)`` (chosen by ``cleaner_manager``)
    those too), or it is a tombstone whose segment's newest record is older than
    ``delete.retention.ms``. Records at or past the map's end are all kept. Batches keep their
    offsets, timestamps, headers, codec and producer fields (``broker.records.retain``); control
-   batches are kept whole; a batch with nothing left is dropped.
+   batches (transaction markers) are kept whole; a batch with nothing left is dropped.
+   Transactions: the batches of aborted transactions (from the ``.txnindex``) are dropped and
+   never enter the key map (an aborted record must not hide a committed one); the cleaned segment
+   keeps the ``.txnindex`` entries of the segments it replaces; nothing is cleaned at or past the
+   first offset of an open transaction (``cleaner_manager``).
 3. Each group is written aside as ``<base>.log.cleaned`` (with its indexes), fsynced, renamed
    ``.swap``, then swapped in under the log's lock (``PartitionLog.replace_segments``). A crash
    before the rename loses nothing (the ``.cleaned`` files are deleted at the next start); after
@@ -35,6 +39,7 @@ from .index import RELATIVE_OFFSET_MAX
 from .offset_map import OffsetMap
 from .partition_log import PartitionLog
 from .segment import CLEANED_SUFFIX, SWAP_SUFFIX, LogSegment
+from .transaction_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +62,7 @@ class Cleaner:
     ):
         self.offset_map = OffsetMap(dedupe_buffer_bytes)
         self._should_abort = should_abort
+        self._aborted: dict[int, list[AbortedTxn]] = {}  # this pass's aborted transactions, by producer
         self._tally = [0, 0, 0, 0]  # this pass's bytes read, bytes written, records read, records kept
 
     def clean(
@@ -66,6 +72,7 @@ class Cleaner:
         started = time.monotonic()
         self._tally = [0, 0, 0, 0]
         segments = partition_log.segments
+        self._aborted = _by_producer(partition_log.collect_aborted_txns(segments[0].base_offset, first_uncleanable))
         map_end = self._build_offset_map(partition_log, segments, first_dirty, first_uncleanable)
         horizon_ms = now_ms - partition_log.config.delete_retention_ms
         to_clean = [s for s in segments[:-1] if s.base_offset < map_end]
@@ -98,7 +105,7 @@ class Cleaner:
                     return map_end
                 if len(offset_map) and len(offset_map) + header.records_count > offset_map.capacity:
                     return map_end  # full: the next pass goes on from here
-                if not header.is_control:
+                if not header.is_control and not self._is_aborted(header):
                     offset_map.put_all(retain.keyed_offsets(entry, header))
                 map_end = header.last_offset + 1
         return map_end
@@ -118,6 +125,9 @@ class Cleaner:
                 self._copy_kept(
                     partition_log, segment, cleaned, map_end, drop_tombstones=segment.largest_timestamp < horizon_ms
                 )
+            for segment in group:
+                for aborted in segment.txn_index.entries:
+                    cleaned.txn_index.append(aborted)
             cleaned.on_become_inactive()
             cleaned.flush()
             self._check(partition_log)
@@ -155,6 +165,8 @@ class Cleaner:
             header = _v2(entry_header)
             self._tally[0] += header.size
             self._tally[2] += header.records_count
+            if self._is_aborted(header):
+                continue
             whole = header.is_control or header.base_offset >= map_end  # control, or not decided on yet
             kept = entry if whole else retain.retain(entry, header, keep)
             if kept is not None:
@@ -162,9 +174,23 @@ class Cleaner:
                 cleaned.append([(kept_header, [kept])])
                 self._tally[3] += kept_header.records_count
 
+    def _is_aborted(self, header: batch.BatchHeader) -> bool:
+        """Whether a data batch belongs to an aborted transaction."""
+        if not header.is_transactional or header.is_control:
+            return False
+        aborted = self._aborted.get(header.producer_id, ())
+        return any(txn.first_offset <= header.base_offset < txn.last_offset for txn in aborted)
+
     def _check(self, partition_log: PartitionLog) -> None:
         if self._should_abort(partition_log):
             raise CleaningAborted(f"{partition_log.name}: cleaning aborted")
+
+
+def _by_producer(aborted: Sequence[AbortedTxn]) -> dict[int, list[AbortedTxn]]:
+    out: dict[int, list[AbortedTxn]] = {}
+    for txn in aborted:
+        out.setdefault(txn.producer_id, []).append(txn)
+    return out
 
 
 def _v2(header: EntryHeader) -> batch.BatchHeader:

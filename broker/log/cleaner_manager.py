@@ -3,7 +3,8 @@
 * ``cleaner-offset-checkpoint`` (Kafka's checkpoint format, in the log directory) holds each
   compacted partition's first dirty offset: everything below it was cleaned at least once.
 * A log is cleanable from its first dirty offset up to its first uncleanable one: the active
-  segment's base, or the first segment with a record newer than ``min.compaction.lag.ms``.
+  segment's base, the first segment with a record newer than ``min.compaction.lag.ms``, or the
+  first offset of an open transaction, whichever comes first.
 * The filthiest log goes first: the largest share of dirty bytes, if at least
   ``min.cleanable.dirty.ratio``, or any log whose oldest dirty record waited longer than
   ``max.compaction.lag.ms``.
@@ -53,6 +54,9 @@ class LogCleanerManager:
             if segment.next_offset > first_dirty and lag_ms > 0 and segment.largest_timestamp > now_ms - lag_ms:
                 first_uncleanable = segment.base_offset
                 break
+        first_unstable = partition_log.first_unstable_offset()
+        if first_unstable is not None:
+            first_uncleanable = min(first_uncleanable, first_unstable)
         first_dirty = min(first_dirty, first_uncleanable)
         clean = sum(s.size for s in segments if s.next_offset <= first_dirty)
         dirty = sum(s.size for s in segments if s.next_offset > first_dirty and s.base_offset < first_uncleanable)

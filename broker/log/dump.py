@@ -1,5 +1,8 @@
 """``kafkalog dump-log``: print the batches of segment files, and their indexes, checking every byte.
 
+A control batch also shows its control type (COMMIT, ABORT) and, for a transaction marker, the
+coordinator epoch; a ``.txnindex`` is printed entry by entry (its aborted transactions).
+
 ``dump(paths, ...)`` yields one dict per batch (or index entry) and finally a summary; the CLI
 prints them as text lines or as JSON objects. Batches with a bad CRC are reported and the walk
 goes on while the framing holds; framing errors (a size running past the end, an unknown magic,
@@ -15,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from broker.records import record_set
-from broker.records.batch import BatchHeader, TimestampType
+from broker.records.batch import BatchHeader, ControlType, TimestampType, read_control_record
 from broker.records.compression import codec_of
 from broker.records.errors import CorruptRecordError
 
@@ -23,6 +26,7 @@ from .errors import InvalidEntryError
 from .file_records import EntryHeader, iter_entries
 from .index import OffsetIndex, TimeIndex, entries_before_zero_tail
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from .transaction_index import ENTRY_SIZE, TXN_INDEX_SUFFIX, parse_entries
 
 Item = dict[str, Any]  # one item of the dump, as JSON would hold it
 
@@ -37,8 +41,8 @@ def segment_files(paths: list[str]) -> list[str]:
     for path in paths:
         if stat.S_ISDIR(_stat(path).st_mode):
             files += sorted(os.path.join(path, n) for n in _list_directory(path) if n.endswith(LOG_SUFFIX))
-        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
-            raise DumpUsageError(f"{path}: not a .log, .index or .timeindex file")
+        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)):
+            raise DumpUsageError(f"{path}: not a .log, .index, .timeindex or .txnindex file")
         else:
             files.append(path)
     for path in files:
@@ -76,6 +80,8 @@ def dump(paths: list[str], records: bool = False, data: bool = False) -> Iterato
         try:
             if path.endswith(LOG_SUFFIX):
                 yield from _dump_log(path, records, data, summary)
+            elif path.endswith(TXN_INDEX_SUFFIX):
+                yield from _dump_txn_index(path, summary)
             else:
                 yield from _dump_index(path, summary)
         except OSError as exc:
@@ -150,6 +156,14 @@ def _describe_entry(path: str, position: int, header: EntryHeader, entry: bytes,
             if item["baseOffset"] is None:
                 item["baseOffset"] = decoded.base_offset
                 item["count"] = len(decoded.records)
+            if decoded.is_control and decoded.records:
+                control = read_control_record(decoded.records[0].key, decoded.records[0].value)
+                if control is not None:
+                    control_type, coordinator_epoch = control
+                    names = {t.value: t.name for t in ControlType}
+                    item["controlType"] = names.get(control_type, f"UNKNOWN({control_type})")
+                    if coordinator_epoch is not None:
+                        item["coordinatorEpoch"] = coordinator_epoch
             if records:
                 item["records"] = [
                     {
@@ -207,6 +221,39 @@ def _dump_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
         yield "invalid", problem
 
 
+def _dump_txn_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
+    with open(path, "rb") as f:
+        data = f.read()
+    previous = None
+    for position, (version, txn) in zip(range(0, len(data), ENTRY_SIZE), parse_entries(data), strict=False):
+        reason = None
+        if version != 0:
+            reason = f"entry version {version}, not 0"
+        elif previous is not None and txn.last_offset <= previous:
+            reason = "aborted transaction out of order"
+        if reason is not None:
+            problem = {"file": path, "position": position, "reason": reason}
+            summary["invalid"].append(problem)
+            yield "invalid", problem
+        previous = txn.last_offset
+        summary["indexEntries"] += 1
+        yield "index", {"file": path, "version": version, **{_camel(k): v for k, v in txn._asdict().items()}}
+    trailing = len(data) % ENTRY_SIZE
+    if trailing:
+        problem = {
+            "file": path,
+            "position": len(data) - trailing,
+            "reason": f"{trailing} trailing bytes are not a whole {ENTRY_SIZE}-byte entry",
+        }
+        summary["invalid"].append(problem)
+        yield "invalid", problem
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
 def format_text(kind: str, item: Item) -> str:
     """One human-readable line per item, in the spirit of Kafka's DumpLogSegments."""
     if kind == "file":
@@ -228,6 +275,8 @@ def format_text(kind: str, item: Item) -> str:
             "partitionLeaderEpoch",
             "isTransactional",
             "isControl",
+            "controlType",
+            "coordinatorEpoch",
             "crc",
             "crcValid",
         ]

@@ -62,6 +62,16 @@ class InvalidProducerEpochError(LogError):
     """An idempotent producer's epoch is older than the one the partition knows (INVALID_PRODUCER_EPOCH)."""
 
 
+class InvalidTxnStateError(LogError):
+    """A producer's batch does not fit its transaction's state: a non-transactional batch while
+    its transaction is open (INVALID_TXN_STATE)."""
+
+
+class TransactionCoordinatorFencedError(LogError):
+    """A transaction marker from a coordinator epoch older than one already seen
+    (TRANSACTION_COORDINATOR_FENCED)."""
+
+
 class CorruptIndexError(LogError):
     """An index file failed its sanity check; the segment rebuilds it from the log."""
 

@@ -34,6 +34,7 @@ from .segment import (
     LogSegment,
     filename_prefix,
 )
+from .transaction_index import TXN_INDEX_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ def _clean_directory(directory: str) -> list[int]:
             os.unlink(os.path.join(directory, name))
     bases = sorted(int(name[: -len(LOG_SUFFIX)]) for name in names if _is_segment_file(name, LOG_SUFFIX))
     present = set(bases)
-    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+    for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
         for name in names:
             if _is_segment_file(name, suffix) and int(name[: -len(suffix)]) not in present:
                 log.info("%s: deleting orphan index %s", directory, name)
@@ -145,7 +146,7 @@ def _finish_swaps(directory: str, config: LogConfig, clock: Clock) -> None:
             swap.recover()
             replaced = [other for other in _segment_bases(directory) if base < other < swap.next_offset]
             for other in replaced:
-                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                     _unlink_if_present(os.path.join(directory, filename_prefix(other) + suffix))
             swap.close()
             swap.change_suffix("")  # replaces the segment at the same base offset, if any

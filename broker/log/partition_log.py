@@ -12,25 +12,32 @@
   cleaner's last step), under the lock, renaming files only; readers holding the old ones go on.
 * ``flush`` fsyncs what was written since the recovery point and only then advances it. With
   ``flush.messages`` = M and ``flush.ms`` = S, at most M messages or S ms of data are at risk.
+* Transactions: ``append_txn_marker`` writes a COMMIT or ABORT control batch for a producer; an
+  aborted transaction gets an entry in the ``.txnindex`` of the segment its marker lands in, which
+  ``collect_aborted_txns`` reads back for read_committed fetches. ``first_unstable_offset`` is the
+  start of the earliest open transaction. At open, the producers' state is loaded from the newest
+  snapshot and the batches after it are replayed, rebuilding the ``.txnindex`` entries of the
+  replayed range (from the recovery point after an unclean stop, from a torn ``.txnindex`` on).
 """
 
 import bisect
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from broker.common.clock import Clock, wall_clock_ms
 from broker.common.files import fsync_directory
 from broker.common.settings import LONG_MAX
 from broker.records import batch, record_check, record_set, retain
-from broker.records.batch import BatchHeader
+from broker.records.batch import BatchHeader, ControlType, Record
 from broker.records.errors import CorruptRecordError
 
 from . import loader
 from .config import LogConfig
 from .errors import (
+    CorruptIndexError,
     InvalidBatchError,
     InvalidRecordError,
     InvalidTimestampError,
@@ -44,6 +51,7 @@ from .file_records import FileSlice, iter_headers
 from .producer_state import ProducerState
 from .scheduler import Scheduler
 from .segment import SWAP_SUFFIX, Buffer, LogSegment
+from .transaction_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +102,7 @@ class PartitionLog:
         self._directory_needs_sync = False
         self.last_flush_ms = clock()
         self.producer_state = ProducerState(directory)
-        self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
+        self._load_producer_state(loaded.had_clean_shutdown)
 
     @classmethod
     def open(
@@ -172,43 +180,103 @@ class PartitionLog:
                         self.log_start_offset,
                         True,
                     )
-            first_offset = self.log_end_offset
-            last_offset = first_offset + sum(h.last_offset_delta + 1 for _, h in headers) - 1
-            total_size = sum(h.size for _, h in headers)
-            max_timestamp = max(h.max_timestamp for _, h in headers)
-            if self.config.uses_log_append_time:
-                max_timestamp = log_append_time
-            segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
-            stored = []
-            next_offset = first_offset
-            for entry, header in headers:
-                if self.config.uses_log_append_time:
-                    entry = batch.with_log_append_time(entry, log_append_time)
-                    header = header._replace(max_timestamp=log_append_time)
-                stored.append(
-                    (
-                        header._replace(base_offset=next_offset),
-                        batch.with_offset_and_epoch(entry, next_offset, leader_epoch),
-                    )
-                )
-                next_offset += header.last_offset_delta + 1
-            segment.append(stored)
-            for header, _ in stored:
-                self.producer_state.update(header, header.base_offset)
-            if self._first_unflushed_ms is None:
-                self._first_unflushed_ms = now
-            self._schedule_time_flush(now)
-            result = AppendResult(
-                first_offset,
-                last_offset,
-                sum(h.records_count for _, h in headers),
-                max_timestamp,
-                log_append_time,
-                self.log_start_offset,
-            )
+            result = self._append_checked(headers, leader_epoch, now, log_append_time)
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush()
         return result
+
+    def _append_checked(
+        self, headers: list[tuple[Buffer, BatchHeader]], leader_epoch: int, now: int, log_append_time: int
+    ) -> AppendResult:
+        """Write validated batches at the log end and account for them. Called with the lock held."""
+        first_offset = self.log_end_offset
+        last_offset = first_offset + sum(h.last_offset_delta + 1 for _, h in headers) - 1
+        total_size = sum(h.size for _, h in headers)
+        max_timestamp = max(h.max_timestamp for _, h in headers)
+        if self.config.uses_log_append_time:
+            max_timestamp = log_append_time
+        segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
+        stored = []
+        next_offset = first_offset
+        for entry, header in headers:
+            if self.config.uses_log_append_time:
+                entry = batch.with_log_append_time(entry, log_append_time)
+                header = header._replace(max_timestamp=log_append_time)
+            stored.append(
+                (
+                    header._replace(base_offset=next_offset),
+                    batch.with_offset_and_epoch(entry, next_offset, leader_epoch),
+                )
+            )
+            next_offset += header.last_offset_delta + 1
+        segment.append(stored)
+        for (header, _), (entry, _) in zip(stored, headers, strict=True):
+            self._track_producer(segment, header, entry)
+        if self._first_unflushed_ms is None:
+            self._first_unflushed_ms = now
+        self._schedule_time_flush(now)
+        return AppendResult(
+            first_offset,
+            last_offset,
+            sum(h.records_count for _, h in headers),
+            max_timestamp,
+            log_append_time,
+            self.log_start_offset,
+        )
+
+    def append_txn_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, leader_epoch: int = 0
+    ) -> int:
+        """Append a COMMIT or ABORT marker closing the producer's transaction; return its offset.
+
+        Raises InvalidProducerEpochError (an older producer epoch), TransactionCoordinatorFencedError
+        (an older coordinator epoch), or LogStorageError."""
+        now = self.clock()
+        key, value = batch.control_record(ControlType.COMMIT if commit else ControlType.ABORT, coordinator_epoch)
+        marker = batch.build(
+            [Record(0, now, key, value, ())],
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            is_transactional=True,
+            is_control=True,
+        )
+        header = batch.parse_header(marker)
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            self._check_write_back()
+            self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            log_append_time = now if self.config.uses_log_append_time else -1
+            result = self._append_checked([(marker, header)], leader_epoch, now, log_append_time)
+        if self.unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        return result.first_offset
+
+    def _track_producer(self, segment: LogSegment, header: BatchHeader, entry: Buffer) -> None:
+        """Account for a batch now in ``segment`` in the producers' state (an aborted
+        transaction's marker also in the segment's ``.txnindex``). Called with the lock held."""
+        if not header.is_control:
+            self.producer_state.update(header, header.base_offset)
+            return
+        marker = _read_marker(entry)
+        if marker is None:
+            return
+        completed = self.producer_state.complete_txn(header, *marker, header.base_offset)
+        if completed is not None and completed.aborted:
+            still_open = self.producer_state.first_unstable_offset
+            last_stable = completed.last_offset + 1 if still_open is None else still_open
+            try:
+                segment.txn_index.append(
+                    AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset, last_stable)
+                )
+            except OSError as exc:
+                raise LogStorageError(
+                    f"{self.name}: cannot write {segment.txn_index.path}: {exc.strerror or exc}"
+                ) from exc
+
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest open transaction, or None (without waiting for an append)."""
+        return self.producer_state.first_unstable_offset
 
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
@@ -250,6 +318,8 @@ class PartitionLog:
                 )
             if header.is_control:
                 raise InvalidRecordError(f"{self.name}: clients may not write control batches")
+            if header.is_transactional and header.producer_id < 0:
+                raise InvalidRecordError(f"{self.name}: transactional batch without a producer id")
             if header.producer_id >= 0 and header.base_sequence < 0:
                 raise InvalidRecordError(f"{self.name}: idempotent batch without a base sequence")
             if header.producer_id >= 0 and len(entries) > 1:
@@ -342,8 +412,11 @@ class PartitionLog:
 
     # -- read ----------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, min_one_batch: bool = True) -> FileSlice | None:
-        """Whole batches starting with the one that contains ``offset`` (see LogSegment.read).
+    def read(
+        self, offset: int, max_bytes: int, min_one_batch: bool = True, max_offset: int | None = None
+    ) -> FileSlice | None:
+        """Whole batches starting with the one that contains ``offset`` (see LogSegment.read), and
+        ending below ``max_offset`` if given (a batch boundary: the last stable offset).
 
         None at the end of the log; OffsetOutOfRangeError below the log start or past the end.
         """
@@ -353,14 +426,43 @@ class PartitionLog:
             raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
         first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
         try:
+            stop_segment, stop_position = segments[-1], end_position
+            if max_offset is not None and max_offset < end:
+                if offset >= max_offset:
+                    return None
+                stop_segment, stop_position = self._position_of(segments, max_offset)
             for segment in segments[first:]:
-                max_position = end_position if segment is segments[-1] else None
+                max_position = stop_position if segment is stop_segment else None
                 found = segment.read(offset, max_bytes, max_position, min_one_batch)
-                if found is not None:
+                if found is not None or segment is stop_segment:
                     return found
         except (OSError, LogStorageError) as exc:  # EMFILE, EIO: this read fails, the log goes on
             raise self._read_error(f"cannot read offset {offset}", exc) from exc
         return None
+
+    @staticmethod
+    def _position_of(segments: tuple[LogSegment, ...], offset: int) -> tuple[LogSegment, int]:
+        """The segment holding the batch that starts at ``offset`` (below the log end), and its position."""
+        index = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
+        for segment in segments[index:]:
+            found = segment.translate_offset(offset)
+            if found is not None:
+                return segment, found[0]
+        return segments[-1], segments[-1].size
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping ``[fetch_offset, upper_bound)``, from the
+        ``.txnindex`` of the segment holding ``fetch_offset`` and those after it, as Kafka's
+        ``LocalLog.collectAbortedTransactions``."""
+        segments = self._segments
+        first = max(0, bisect.bisect_right([s.base_offset for s in segments], fetch_offset) - 1)
+        found: list[AbortedTxn] = []
+        for segment in segments[first:]:
+            entries, complete = segment.txn_index.collect(fetch_offset, upper_bound)
+            found.extend(entries)
+            if complete:
+                break
+        return found
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """``(offset, timestamp)`` of the first record with a timestamp >= ``timestamp``, or None."""
@@ -380,15 +482,47 @@ class PartitionLog:
             return LogDeletedError(f"{self.name} was deleted")
         return LogStorageError(f"{self.name}: {what}: {getattr(exc, 'strerror', None) or exc}")
 
-    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
-        """The headers of the v2 batches ending at or after ``offset`` (for replaying producer state)."""
+    def _load_producer_state(self, had_clean_shutdown: bool) -> None:
+        """Load the producers' state and the segments' ``.txnindex``: from the newest snapshot,
+        replaying the batches after it. After a clean shutdown with intact indexes nothing is
+        replayed (the log was closed with a snapshot at its end if it had any producer, so without
+        one it had none, and a large log is not read through)."""
+        rebuild_from = self.log_end_offset
+        if not had_clean_shutdown:
+            rebuild_from = self._segments[
+                max(0, bisect.bisect_right([s.base_offset for s in self._segments], self.recovery_point) - 1)
+            ].base_offset
+        for index, segment in enumerate(self._segments):
+            try:
+                segment.txn_index.load(segment.base_offset, segment.next_offset)
+            except (CorruptIndexError, OSError) as exc:
+                for later in self._segments[index:]:
+                    later.txn_index.delete()  # rebuilt by the replay below
+                log.warning(
+                    "%s: rebuilding the transaction indexes from segment %d (%s)", self.name, segment.base_offset, exc
+                )
+                rebuild_from = min(rebuild_from, segment.base_offset)
+                break
+        if had_clean_shutdown and rebuild_from == self.log_end_offset:
+            if self.producer_state.load_snapshot(rebuild_from, self.log_end_offset) != self.log_end_offset:
+                self.producer_state.clear()
+            return
+        self._rebuild_producer_state(rebuild_from)
+
+    def _rebuild_producer_state(self, at_most: int) -> None:
+        """Load the newest snapshot at or below ``at_most`` and replay the batches after it, their
+        ``.txnindex`` entries rewritten (after recovery, or a truncation of the log's end)."""
+        start = self.producer_state.load_snapshot(at_most, self.log_end_offset)
         for segment in self._segments:
-            if segment.next_offset <= offset:
+            if segment.next_offset <= start:
                 continue
-            _, start = segment.offset_index.lookup(offset)
-            for _, header in iter_headers(segment.file.fileno(), start, segment.size):
-                if isinstance(header, BatchHeader) and header.last_offset >= offset:
-                    yield header
+            segment.txn_index.truncate_from(start)
+            _, position = segment.offset_index.lookup(start)
+            fd = segment.file.fileno()
+            for at, header in iter_headers(fd, position, segment.size):
+                if isinstance(header, BatchHeader) and header.last_offset >= start:
+                    entry = os.pread(fd, header.size, at) if header.is_control else b""
+                    self._track_producer(segment, header, entry)
 
     # -- durability ----------------------------------------------------------------------
 
@@ -613,6 +747,15 @@ class PartitionLog:
             f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset}, "
             f"segments={len(self._segments)})"
         )
+
+
+def _read_marker(entry: Buffer) -> tuple[ControlType, int] | None:
+    """``(type, coordinator epoch)`` of a transaction marker batch; None for other control types."""
+    records = batch.decode(entry, verify_crc=False).records
+    control = batch.read_control_record(records[0].key, records[0].value) if records else None
+    if control is None or control[1] is None:
+        return None
+    return ControlType(control[0]), control[1]
 
 
 def _named(indexes: tuple[int, ...]) -> str:

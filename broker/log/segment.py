@@ -1,11 +1,12 @@
-"""One log segment: a ``.log`` file of entries plus its ``.index`` and ``.timeindex``.
+"""One log segment: a ``.log`` file of entries plus its ``.index``, ``.timeindex`` and ``.txnindex``.
 
 Files are named by the 20-digit base offset. The segment appends whole batches at its end, keeps
 the sparse indexes up to date (an entry once more than ``index.interval.bytes`` were appended
 since the last one), finds the batch containing an offset or the first record at a timestamp,
 and can rebuild its indexes (and drop a torn or corrupt tail) by scanning and checking its
 ``.log`` (``recover``). The ``.log`` let go while idle is fsynced first if it has unsynced writes
-(``write_back``); a failure is the segment's ``write_back_error``.
+(``write_back``); a failure is the segment's ``write_back_error``. The ``.txnindex`` (aborted
+transactions) is loaded and rebuilt by the partition log, which knows the producers' state.
 """
 
 import os
@@ -20,6 +21,7 @@ from .errors import CorruptIndexError, InvalidEntryError, LogStorageError
 from .file_records import EntryHeader, FileSlice, iter_headers, iter_valid_entries
 from .index import RELATIVE_OFFSET_MAX, OffsetIndex, TimeIndex
 from .open_files import OPEN_FILES
+from .transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 from .write_back import WriteBack
 
 LOG_SUFFIX = ".log"
@@ -68,6 +70,7 @@ class LogSegment:
         self.end = (base_offset, os.fstat(self.file.fileno()).st_size)
         self.offset_index = OffsetIndex(stem + INDEX_SUFFIX + suffix, base_offset, max_index_bytes)
         self.time_index = TimeIndex(stem + TIME_INDEX_SUFFIX + suffix, base_offset, max_index_bytes)
+        self.txn_index = TransactionIndex(stem + TXN_INDEX_SUFFIX + suffix)
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.first_batch_timestamp: int | None = None
@@ -90,6 +93,7 @@ class LogSegment:
         segment.size = 0
         segment.offset_index.reset()
         segment.time_index.reset()
+        segment.txn_index.delete()
         return segment
 
     def load(self) -> None:
@@ -381,6 +385,7 @@ class LogSegment:
         self._write_back.fsync(self.file)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         """Trim the indexes and close the files; slices still held by readers fail cleanly (closed
@@ -417,6 +422,7 @@ class LogSegment:
         for index in (self.offset_index, self.time_index):
             if os.path.exists(index.path):
                 index.rename(index.path[: len(index.path) - len(self.suffix)] + suffix)
+        self.txn_index.rename(self.txn_index.path[: len(self.txn_index.path) - len(self.suffix)] + suffix)
         new_log_path = self.log_path[: len(self.log_path) - len(self.suffix)] + suffix
         os.rename(self.log_path, new_log_path)
         self.log_path = new_log_path
@@ -426,7 +432,7 @@ class LogSegment:
         """Remove the files. The ``.log`` stays open for readers holding slices of it; it is closed
         when the last reference to it goes."""
         self._let_go()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        for path in (self.log_path, self.offset_index.path, self.time_index.path, self.txn_index.path):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -35,6 +35,7 @@ class ApiKey(enum.IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    WRITE_TXN_MARKERS = 27
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -418,6 +419,40 @@ INIT_PRODUCER_ID_RESPONSE = Struct(
     ("error_code", INT16),
     Field("producer_id", INT64, default=-1),
     ("producer_epoch", INT16),
+)
+
+WRITE_TXN_MARKERS_REQUEST = Struct(
+    (
+        "markers",
+        Array(
+            Struct(
+                ("producer_id", INT64),
+                ("producer_epoch", INT16),
+                ("transaction_result", BOOLEAN),
+                ("topics", Array(Struct(("name", STRING), ("partition_indexes", Array(INT32))))),
+                ("coordinator_epoch", INT32),
+            )
+        ),
+    ),
+)
+WRITE_TXN_MARKERS_RESPONSE = Struct(
+    (
+        "markers",
+        Array(
+            Struct(
+                ("producer_id", INT64),
+                (
+                    "topics",
+                    Array(
+                        Struct(
+                            ("name", STRING),
+                            ("partitions", Array(Struct(("partition_index", INT32), ("error_code", INT16)))),
+                        )
+                    ),
+                ),
+            )
+        ),
+    ),
 )
 
 DESCRIBE_CONFIGS_REQUEST = Struct(
@@ -1034,6 +1069,7 @@ APIS = {
         Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
         Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
         Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+        Api(ApiKey.WRITE_TXN_MARKERS, 0, 0, WRITE_TXN_MARKERS_REQUEST, WRITE_TXN_MARKERS_RESPONSE),
         Api(ApiKey.DESCRIBE_ACLS, 0, 1, DESCRIBE_ACLS_REQUEST, DESCRIBE_ACLS_RESPONSE),
         Api(ApiKey.CREATE_ACLS, 0, 1, CREATE_ACLS_REQUEST, CREATE_ACLS_RESPONSE),
         Api(ApiKey.DELETE_ACLS, 0, 1, DELETE_ACLS_REQUEST, DELETE_ACLS_RESPONSE),

@@ -292,6 +292,18 @@ def control_record(control_type: ControlType, coordinator_epoch: int = 0) -> tup
     return struct.pack(">hh", 0, control_type), struct.pack(">hi", 0, coordinator_epoch)
 
 
+def read_control_record(key: Bytes | None, value: Bytes | None) -> tuple[int, int | None] | None:
+    """``(control type, coordinator epoch)`` of a control record: the epoch only for a transaction
+    marker (COMMIT or ABORT; a higher value version is read by its first 6 bytes, as Kafka's); None
+    when the key is too short to hold a type. Other types (KRaft's) come back with no epoch."""
+    if key is None or len(key) < 4:
+        return None
+    control_type = struct.unpack_from(">h", key, 2)[0]
+    if control_type not in (ControlType.ABORT, ControlType.COMMIT) or value is None or len(value) < 6:
+        return control_type, None
+    return control_type, struct.unpack_from(">i", value, 2)[0]
+
+
 def with_offset_and_epoch(batch: Bytes, base_offset: int, partition_leader_epoch: int) -> list[Bytes]:
     """The batch with baseOffset and partitionLeaderEpoch replaced, as buffers for ``os.writev``.
 

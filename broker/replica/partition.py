@@ -5,6 +5,9 @@ Writes and reads go through the partition, which stamps appended batches with th
 and keeps the high watermark: the offset below which records are committed, that is stored by
 every in-sync replica. Each partition has a single replica (``broker.cluster.placement``), so the
 leader's log end is the high watermark: everything appended is committed.
+
+The last stable offset is where read_committed readers stop: the first offset of the earliest
+open transaction, never past the high watermark.
 """
 
 from broker.cluster.metadata_cache import PartitionState
@@ -28,6 +31,12 @@ class Partition:
         return self.log.log_end_offset
 
     @property
+    def last_stable_offset(self) -> int:
+        high_watermark = self.high_watermark
+        first_unstable = self.log.first_unstable_offset()
+        return high_watermark if first_unstable is None else min(first_unstable, high_watermark)
+
+    @property
     def log_start_offset(self) -> int:
         return self.log.log_start_offset
 
@@ -35,9 +44,18 @@ class Partition:
         """Append a produced batch as the leader, stamped with the current leader epoch."""
         return self.log.append(records, leader_epoch=self.leader_epoch)
 
-    def read(self, offset: int, max_bytes: int, min_one_batch: bool):
-        """Committed batches from the one holding ``offset`` (see ``PartitionLog.read``)."""
-        return self.log.read(offset, max_bytes, min_one_batch=min_one_batch)
+    def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool) -> int:
+        """Append a transaction marker as the leader (see ``PartitionLog.append_txn_marker``); its offset."""
+        return self.log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch)
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool, max_offset: int | None = None):
+        """Committed batches from the one holding ``offset``, below ``max_offset`` if given (see
+        ``PartitionLog.read``)."""
+        return self.log.read(offset, max_bytes, min_one_batch=min_one_batch, max_offset=max_offset)
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[tuple[int, int]]:
+        """``(producer id, first offset)`` of the aborted transactions overlapping ``[fetch_offset, upper_bound)``."""
+        return [(t.producer_id, t.first_offset) for t in self.log.collect_aborted_txns(fetch_offset, upper_bound)]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         return self.log.offset_for_timestamp(timestamp)

@@ -178,6 +178,17 @@ class ReplicaManager:
             )
         return partition
 
+    def append_txn_marker(
+        self, tp: tuple[str, int], producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool
+    ) -> int:
+        """Write a COMMIT (``commit``) or ABORT marker for the producer's transaction on a partition
+        this broker leads; the marker's offset. PartitionError when the partition is not led here;
+        the log's errors otherwise (InvalidProducerEpochError, TransactionCoordinatorFencedError,
+        LogStorageError, LogDeletedError). Runs on an I/O thread as the partition's writer."""
+        topic, index = tp
+        partition = self.leader_partition(topic, index)
+        return partition.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit)
+
     def local_log(self, topic: str, index: int) -> PartitionLog | None:
         """The local log of a partition, led here or not; None when there is none."""
         return self._log_manager.get_log(topic, index)

@@ -182,6 +182,24 @@ def _delete_acls(request, code, message):
     return {"filter_results": [{"error_code": code, "error_message": message} for _ in request["filters"]]}
 
 
+def _write_txn_markers(request, code, message):
+    return {
+        "markers": [
+            {
+                "producer_id": m["producer_id"],
+                "topics": [
+                    {
+                        "name": t["name"],
+                        "partitions": [{"partition_index": p, "error_code": code} for p in t["partition_indexes"]],
+                    }
+                    for t in m["topics"]
+                ],
+            }
+            for m in request["markers"]
+        ]
+    }
+
+
 ERROR_RESPONSES = {
     ApiKey.PRODUCE: _produce,
     ApiKey.FETCH: _fetch,
@@ -192,6 +210,7 @@ ERROR_RESPONSES = {
     ApiKey.DELETE_TOPICS: _delete_topics,
     ApiKey.DELETE_RECORDS: _delete_records,
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
+    ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.ALTER_CONFIGS: _alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,

@@ -64,7 +64,14 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
-from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+from kafka.protocol.producer import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -107,6 +114,7 @@ KAFKA_PYTHON = {
     ApiKey.SYNC_GROUP: (SyncGroupRequest, SyncGroupResponse),
     ApiKey.HEARTBEAT: (HeartbeatRequest, HeartbeatResponse),
     ApiKey.LEAVE_GROUP: (LeaveGroupRequest, LeaveGroupResponse),
+    ApiKey.WRITE_TXN_MARKERS: (WriteTxnMarkersRequest, WriteTxnMarkersResponse),
 }
 
 # our field name -> kafka-python's, per (API, "request" | "response")

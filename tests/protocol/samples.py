@@ -280,6 +280,30 @@ REQUESTS = {
         Sample("idempotent", {"transactional_id": None, "transaction_timeout_ms": 2147483647}),
         Sample("transactional", {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}),
     ],
+    ApiKey.WRITE_TXN_MARKERS: [
+        Sample(
+            "commit-and-abort",
+            {
+                "markers": [
+                    {
+                        "producer_id": 1000,
+                        "producer_epoch": 3,
+                        "transaction_result": True,
+                        "topics": [{"name": "orders", "partition_indexes": [0, 2]}],
+                        "coordinator_epoch": 7,
+                    },
+                    {
+                        "producer_id": 1001,
+                        "producer_epoch": 0,
+                        "transaction_result": False,
+                        "topics": [],
+                        "coordinator_epoch": 7,
+                    },
+                ]
+            },
+        ),
+        Sample("empty", {"markers": []}),
+    ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(
             "topics-and-broker",
@@ -823,6 +847,28 @@ RESPONSES = {
     ApiKey.INIT_PRODUCER_ID: [
         Sample("ok", {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}),
         Sample("error", {"throttle_time_ms": 0, "error_code": 15, "producer_id": -1, "producer_epoch": -1}),
+    ],
+    ApiKey.WRITE_TXN_MARKERS: [
+        Sample(
+            "per-partition-errors",
+            {
+                "markers": [
+                    {
+                        "producer_id": 1000,
+                        "topics": [
+                            {
+                                "name": "orders",
+                                "partitions": [
+                                    {"partition_index": 0, "error_code": 0},
+                                    {"partition_index": 2, "error_code": 47},
+                                ],
+                            }
+                        ],
+                    }
+                ]
+            },
+        ),
+        Sample("empty", {"markers": []}),
     ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(

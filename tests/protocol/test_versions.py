@@ -208,6 +208,22 @@ MESSAGES = {
         "producer_id": 77,
         "producer_epoch": 1,
     },
+    (ApiKey.WRITE_TXN_MARKERS, "request"): {
+        "markers": [
+            {
+                "producer_id": 9,
+                "producer_epoch": 2,
+                "transaction_result": True,
+                "topics": [{"name": "t", "partition_indexes": [1]}],
+                "coordinator_epoch": 5,
+            }
+        ]
+    },
+    (ApiKey.WRITE_TXN_MARKERS, "response"): {
+        "markers": [
+            {"producer_id": 9, "topics": [{"name": "t", "partitions": [{"partition_index": 1, "error_code": 52}]}]}
+        ]
+    },
     (ApiKey.DESCRIBE_CONFIGS, "request"): {
         "resources": [
             {"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
@@ -649,6 +665,14 @@ def init_producer_id_response(v):
     return i32(0) + i16(0) + i64(77) + i16(1)
 
 
+def write_txn_markers_request(v):
+    return array([i64(9) + i16(2) + boolean(True) + array([string("t") + array([i32(1)])]) + i32(5)])
+
+
+def write_txn_markers_response(v):
+    return array([i64(9) + array([string("t") + array([i32(1) + i16(52)])])])
+
+
 def describe_configs_request(v):
     return (
         array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
@@ -915,6 +939,8 @@ LAYOUTS = {
     (ApiKey.DELETE_TOPICS, "response"): delete_topics_response,
     (ApiKey.INIT_PRODUCER_ID, "request"): init_producer_id_request,
     (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
+    (ApiKey.WRITE_TXN_MARKERS, "request"): write_txn_markers_request,
+    (ApiKey.WRITE_TXN_MARKERS, "response"): write_txn_markers_response,
     (ApiKey.DESCRIBE_CONFIGS, "request"): describe_configs_request,
     (ApiKey.DESCRIBE_CONFIGS, "response"): describe_configs_response,
     (ApiKey.DESCRIBE_LOG_DIRS, "request"): describe_log_dirs_request,
@@ -1020,6 +1046,7 @@ def test_advertised_version_ranges():
         "DESCRIBE_ACLS": (0, 1),
         "CREATE_ACLS": (0, 1),
         "DELETE_ACLS": (0, 1),
+        "WRITE_TXN_MARKERS": (0, 0),
     }
 
 

@@ -2,7 +2,8 @@
 third-party clients refused a produce, a fetch, a group join, a topic creation and a describe,
 each with Kafka's error; prefixed ACLs, deny beating allow, super users,
 ``allow.everyone.if.no.acl.found`` both ways, ACLs surviving a restart, Metadata v8's authorized
-operations; the ACL APIs through confluent-kafka's and kafka-python's admin clients; over
+operations; the ACL APIs through confluent-kafka's and kafka-python's admin clients; WriteTxnMarkers
+refused without ClusterAction; over
 SASL_SSL with a SCRAM user; a client certificate's subject as a super user; idempotent producers'
 InitProducerId; ``kafkalog acls`` end to end; and the project's commands saying that access was
 denied, naming the principal and the operation, never that a topic it may not describe is missing.
@@ -24,6 +25,8 @@ from broker.protocol.apis import ApiKey
 from broker.security.acls import Acl, AclFilter, Operation, PatternType, Permission, ResourceType, operations_bits
 
 from ..conftest import FAST_GROUPS
+from ..server.wire import connect
+from ..transactions import write_txn_marker
 from .conftest import kafkalog_users
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:admin"}
@@ -865,3 +868,11 @@ def test_group_offsets_need_the_group_and_the_topic(secured):
         assert failure.value.code == TOPIC_AUTHORIZATION_FAILED
         listed = groups.list_groups()  # only the groups it may Describe (Read implies it)
         assert group in listed and other_group not in listed
+
+
+def test_write_txn_markers_needs_cluster_action(secured):
+    """A transaction marker is an inter-broker write: without ClusterAction (or Alter) on the
+    cluster every partition is refused and nothing is written."""
+    host, _, port = secured.bootstrap_of(PLAINTEXT).rpartition(":")
+    with connect(host, int(port)) as anonymous:
+        assert write_txn_marker(anonymous, unique("markers"), 0, 1000, 0, True) == CLUSTER_AUTHORIZATION_FAILED

@@ -156,6 +156,8 @@ ADVERTISED = {
     29: (0, 1),
     30: (0, 1),
     31: (0, 1),
+    # transaction markers (v1 is flexible)
+    27: (0, 0),
 }
 
 

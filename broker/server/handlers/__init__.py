@@ -20,6 +20,7 @@ from . import (
     metadata,
     produce,
     sasl,
+    write_txn_markers,
 )
 
 HANDLERS = {
@@ -32,6 +33,7 @@ HANDLERS = {
     ApiKey.DELETE_TOPICS: admin.handle_delete,
     ApiKey.DELETE_RECORDS: delete_records.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
     ApiKey.DESCRIBE_ACLS: acls.handle_describe,
     ApiKey.CREATE_ACLS: acls.handle_create,
     ApiKey.DELETE_ACLS: acls.handle_delete,

@@ -2,9 +2,12 @@
 
 Clients cannot write to ``__consumer_offsets`` (INVALID_TOPIC_EXCEPTION, as in Kafka).
 Request-level rules (Kafka's, for v3+): exactly one v2 batch per partition, no zstd before v7,
-``acks`` in {-1, 0, 1}. Legacy magic 0/1 message sets are up-converted to one v2 batch before
-the append, and a batch whose codec differs from the topic's ``compression.type`` (unless that
-is ``producer``) is recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
+``acks`` in {-1, 0, 1}. Transactional batches are appended under the producer rules of the log
+(a producer id and epoch, sequences as for idempotence, INVALID_TXN_STATE for a non-transactional
+batch while the producer's transaction is open); a client's control batch is INVALID_RECORD.
+Legacy magic 0/1 message sets are up-converted to one v2 batch before the append, and a batch
+whose codec differs from the topic's ``compression.type`` (unless that is ``producer``) is
+recompressed, as Kafka does (a batch over ``max.message.bytes`` is refused
 before it is decompressed). Versions 0-2 are advertised but answered UNSUPPORTED_VERSION, as
 Kafka 4 does.
 Each topic needs Write (TOPIC_AUTHORIZATION_FAILED, checked before anything else, as in Kafka).
@@ -43,6 +46,7 @@ _LOG_ERRORS = {
     log_errors.InvalidTimestampError: ErrorCode.INVALID_TIMESTAMP,
     log_errors.OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     log_errors.InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
+    log_errors.InvalidTxnStateError: ErrorCode.INVALID_TXN_STATE,
     log_errors.LogStorageError: ErrorCode.KAFKA_STORAGE_ERROR,
     log_errors.LogDeletedError: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
 }
@@ -72,8 +76,6 @@ def _checked_records(records, version: int, max_message_bytes: int):
         )
     header = entries[0][1]
     assert isinstance(header, BatchHeader)  # legacy batches were up-converted above
-    if header.is_transactional:
-        raise _Refused(ErrorCode.INVALID_RECORD, "transactions are not supported by this broker")
     if version < FIRST_ZSTD_VERSION and (header.attributes & 0x07) == Codec.ZSTD:
         raise _Refused(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs produce v{FIRST_ZSTD_VERSION}+")
     return records
