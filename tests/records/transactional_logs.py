@@ -26,8 +26,9 @@ class Aborted(NamedTuple):
 class TransactionalLog(NamedTuple):
     batches: list[tuple[bytes, int, int]]  # (batch bytes, base offset, last offset), in offset order
     all_data: list[int]  # offsets of every data record (what read_uncommitted returns)
-    committed: list[int]  # offsets of the data records of plain producers and committed transactions
+    committed: list[int]  # offsets below open_from of plain producers' and committed transactions' records
     aborted: list[Aborted]
+    open_from: int  # the last stable offset: the first offset of the oldest open transaction, or the end
 
     def aborted_between(self, first: int, end: int) -> list[AbortedTransaction]:
         """What a broker lists for a fetch returning offsets ``[first, end)``: the aborted
@@ -71,16 +72,34 @@ _events = st.one_of(
 )
 
 
-@st.composite
-def transactional_logs(draw, max_events: int = 40) -> TransactionalLog:
-    """A log from offset 0 (or a random start) in which every transaction has ended: the whole log
-    is below its last stable offset. An end without data (a marker only) is possible, as when a
-    producer aborts a transaction that wrote nothing to this partition."""
-    rng = random.Random(draw(st.integers(0, 2**32)))
-    offset = draw(st.sampled_from([0, 1000, 2**40]))
-    events = draw(st.lists(_events, max_size=max_events))
-    for producer_id in TRANSACTIONAL_PRODUCERS:
-        events.append(("end", producer_id, draw(st.booleans())))
+Event = tuple[str, int, int]  # ("transactional" | "plain", producer id, records) or ("end", producer id, commit?)
+
+# a log with each case: an abort and a commit interleaved, a producer committing after it aborted,
+# plain records between, a marker without data, and (last) one transaction still open
+EXAMPLE_EVENTS: list[Event] = [
+    ("plain", batch.NO_PRODUCER_ID, 2),
+    ("transactional", 7, 2),
+    ("transactional", 8, 1),
+    ("plain", 20, 1),
+    ("transactional", 7, 3),
+    ("end", 7, False),
+    ("end", 8, True),
+    ("end", 9, False),
+    ("transactional", 7, 1),
+    ("plain", batch.NO_PRODUCER_ID, 1),
+    ("end", 7, True),
+    ("transactional", 8, 2),
+    ("end", 8, False),
+    ("transactional", 9, 2),
+    ("plain", batch.NO_PRODUCER_ID, 1),
+]
+
+
+def build_log(events: list[Event], offset: int = 0, seed: int = 0) -> TransactionalLog:
+    """The log the events write from ``offset`` (a random choice of codecs by ``seed``). A
+    transaction not ended by the events stays open: its records are in neither ``committed`` nor
+    ``aborted`` (they lie at or above the last stable offset, ``open_from``)."""
+    rng = random.Random(seed)
     batches, all_data, committed, aborted = [], [], [], []
     open_transactions: dict[int, tuple[int, list[int]]] = {}  # producer -> (first offset, data offsets)
     for kind, producer_id, detail in events:
@@ -104,7 +123,18 @@ def transactional_logs(draw, max_events: int = 40) -> TransactionalLog:
         else:
             committed += offsets
         offset += detail
-    return TransactionalLog(batches, all_data, sorted(committed), aborted)
+    open_from = min((first for first, _ in open_transactions.values()), default=offset)
+    return TransactionalLog(batches, all_data, sorted(o for o in committed if o < open_from), aborted, open_from)
+
+
+@st.composite
+def transactional_logs(draw, max_events: int = 40) -> TransactionalLog:
+    """A random log in which every transaction has ended: the whole log is below its last stable
+    offset. An end without data (a marker only) is possible, as when a producer aborts a
+    transaction that wrote nothing to this partition."""
+    events = draw(st.lists(_events, max_size=max_events))
+    events += [("end", producer_id, draw(st.booleans())) for producer_id in TRANSACTIONAL_PRODUCERS]
+    return build_log(events, draw(st.sampled_from([0, 1000, 2**40])), draw(st.integers(0, 2**32)))
 
 
 def fetch_splits(draw_points: list[int], count: int) -> list[tuple[int, int]]:
