@@ -19,6 +19,7 @@ from .retry import TopicPartition, raise_for_partition
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}  # Kafka's names
 
 
 class ListedOffset(NamedTuple):
