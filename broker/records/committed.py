@@ -70,5 +70,5 @@ def _is_abort_marker(entry: Bytes) -> bool:
     key = records[0].key
     if key is None or len(key) < _CONTROL_KEY.size:
         raise CorruptRecordError(f"control record at offset {records[0].offset} has a key of {len(key or b'')} bytes")
-    _version, control_type = _CONTROL_KEY.unpack_from(key)
+    control_type: int = _CONTROL_KEY.unpack_from(key)[1]
     return control_type == batch.ControlType.ABORT
