@@ -60,6 +60,17 @@ def add_command_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_isolation_level_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--isolation-level`` (Kafka's consumer setting ``isolation.level``), default ``default``;
+    the value is None when not given, so a setting in a client config file can stand instead."""
+    parser.add_argument(
+        "--isolation-level",
+        choices=("read_committed", "read_uncommitted"),
+        help=f"read_committed skips the records of aborted transactions and reads only up to the last "
+        f"stable offset (no open transaction's records); read_uncommitted reads everything (default {default})",
+    )
+
+
 def command_config(path: str | None) -> dict[str, str]:
     """The settings of a ``--command-config`` file ({} without one); ConfigError names the file."""
     return read_properties(path, "--command-config") if path else {}

@@ -22,6 +22,7 @@ from broker.arguments import (
     Subcommands,
     add_bootstrap_argument,
     add_command_config_argument,
+    add_isolation_level_argument,
     command_config,
     group_id,
     key_value,
@@ -52,7 +53,8 @@ examples:
   kafkalog load --output /data/pv --repair
   kafkalog load --topics page-views --output /data/pv --group-id page-views-loader
 
-Each run reads every partition from where the committed runs ended to the latest offset now,
+Each run reads every partition from where the committed runs ended to the latest offset now
+(read_committed by default: up to the last stable offset, without aborted transactions' records),
 writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
 (default <output>/_checkpoint). A run that was killed is executed again with the same plan.
 Each committed run's end offsets are then committed to a consumer group (--group-id, default
@@ -114,6 +116,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         choices=("earliest", "latest"),
         help="where partitions never loaded start (default earliest)",
     )
+    add_isolation_level_argument(parser, "read_committed")
     rewind = parser.add_mutually_exclusive_group()
     rewind.add_argument(
         "--rewind-to-time",
@@ -203,6 +206,10 @@ def settings_from(args: argparse.Namespace) -> "LoadSettings":
         rewind = Rewind("run", args.rewind_to_run)
     elif args.rewind_to_offsets is not None:
         rewind = Rewind("offsets", args.rewind_to_offsets)
+    source_options = {
+        **{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
+        **dict(args.option),
+    }
     return LoadSettings(
         bootstrap_servers=args.bootstrap_servers,
         output=args.output,
@@ -217,10 +224,8 @@ def settings_from(args: argparse.Namespace) -> "LoadSettings":
         rewind=rewind,
         keep_runs=args.keep_runs,
         allow_empty=args.allow_empty,
-        source_options={
-            **{f"kafka.{k}": v for k, v in command_config(args.command_config).items()},
-            **dict(args.option),
-        },
+        isolation_level=args.isolation_level or source_options.get("kafka.isolation.level", "read_committed"),
+        source_options=source_options,
         progress=not args.quiet,
         group_commit=not args.no_group_commit,
         group_id=args.group_id,

@@ -22,7 +22,16 @@ import os
 import sys
 import traceback
 
-from broker.arguments import Parser, Subcommands, group_id, key_value, positive_float, positive_int, topic_pattern
+from broker.arguments import (
+    Parser,
+    Subcommands,
+    add_isolation_level_argument,
+    group_id,
+    key_value,
+    positive_float,
+    positive_int,
+    topic_pattern,
+)
 
 from .load import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, reason, spark_session
 from .report import counted
@@ -37,10 +46,13 @@ examples:
 Missing target topics are created with the source's partition count and topic settings, target
 topics with fewer partitions than their source are grown to its count (also when partitions are
 added to the source while the mirror runs); records keep their partition, key, value, headers and
-timestamp. Each micro-batch prints one line with the records copied and the lag of each partition
-(the most behind first). Killed, the same command resumes from the checkpoint: nothing is lost, and
-the records of the micro-batch that was being written when it was killed may be copied twice (at
-least once, as the kafkalog sink).
+timestamp. Only committed records are copied (--isolation-level read_committed, the default: the
+records of aborted transactions are left out, and an open transaction holds the mirror at its first
+offset until it ends); --isolation-level read_uncommitted copies every record. Each micro-batch
+prints one line with the records copied and the lag of each partition (the most behind first).
+Killed, the same command resumes from the checkpoint: nothing is lost, and the records of the
+micro-batch that was being written when it was killed may be copied twice (at least once, as the
+kafkalog sink).
 
 exit status: 0 done, 1 failed (reason on stderr), 2 usage error, 130 stopped with Ctrl-C"""
 
@@ -61,6 +73,7 @@ class MirrorSettings:
     trigger_seconds: float = 1.0
     max_offsets_per_trigger: int | None = None
     fail_on_data_loss: bool = True
+    isolation_level: str = "read_committed"  # how the source topics are read
     source_config: dict = dataclasses.field(default_factory=dict, repr=False)  # Kafka client settings (secrets)
     target_config: dict = dataclasses.field(default_factory=dict, repr=False)
     progress: bool = True
@@ -75,6 +88,7 @@ class MirrorSettings:
                 "startingOffsets": "earliest",
                 "includeHeaders": "true",
                 "failOnDataLoss": str(self.fail_on_data_loss).lower(),
+                "kafka.isolation.level": self.isolation_level,
             }
         )
         if self.topic_pattern is not None:
@@ -183,6 +197,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         choices=("true", "false"),
         help="fail when offsets still to copy were deleted on the source (true, the default) or copy what is left",
     )
+    add_isolation_level_argument(parser, "read_committed")
     parser.add_argument(
         "--master",
         default=os.environ.get("SPARK_MASTER", "local[*]"),
@@ -207,6 +222,7 @@ def settings_from(args: argparse.Namespace) -> MirrorSettings:
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics is not None else None
     if topics is not None and not topics:
         raise UsageError("--topics names no topic; for example --topics page-views,orders")
+    source_config = _config(args.from_config, "--from-config")
     return MirrorSettings(
         source_servers=args.source,
         target_servers=args.target,
@@ -219,7 +235,8 @@ def settings_from(args: argparse.Namespace) -> MirrorSettings:
         trigger_seconds=args.trigger_interval,
         max_offsets_per_trigger=args.max_offsets_per_trigger,
         fail_on_data_loss=args.fail_on_data_loss == "true",
-        source_config=_config(args.from_config, "--from-config"),
+        isolation_level=args.isolation_level or source_config.get("isolation.level", "read_committed"),
+        source_config=source_config,
         target_config=_config(args.to_config, "--to-config"),
         progress=not args.quiet,
         dry_run=args.dry_run,

@@ -37,6 +37,7 @@ def build(
         "run": run.number,
         "output": output,
         "executed_again": again,
+        "isolation_level": run.details.get("source", {}).get("kafka.isolation.level", "read_uncommitted"),
         "superseded": superseded,
         "seconds": round(seconds, 3),
         "partitions": partitions,

@@ -57,6 +57,7 @@ class LoadSettings:
     rewind: Rewind | None = None
     keep_runs: int = 100
     allow_empty: bool = False  # a topic pattern may match no topic
+    isolation_level: str = "read_committed"  # kafka.isolation.level of every read, recorded in each run's plan
     # more kafkalog options (kafka.*: secrets)
     source_options: dict = dataclasses.field(default_factory=dict, repr=False)
     progress: bool = True
@@ -67,6 +68,7 @@ class LoadSettings:
         """Options of the kafkalog source naming the brokers, topics and data loss policy."""
         options = dict(self.source_options)
         options["kafka.bootstrap.servers"] = self.bootstrap_servers
+        options["kafka.isolation.level"] = self.isolation_level
         options["failOnDataLoss"] = str(self.fail_on_data_loss).lower()
         if self.topic_pattern is not None:
             options["subscribePattern"] = self.topic_pattern
@@ -186,10 +188,12 @@ def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output
 
 
 def _read_options(settings: LoadSettings, run, tasks_uri: str) -> dict:
-    """kafkalog options reading exactly the run's plan, each task writing its checkpoint."""
+    """kafkalog options reading exactly the run's plan, each task writing its checkpoint, at the
+    isolation level the plan was made with (a plan from before levels were recorded read uncommitted)."""
     options = exact_read_options(
         settings.source(), {p.key: p.start for p in run.plan}, {p.key: p.end for p in run.plan}
     )
+    options["kafka.isolation.level"] = run.details.get("source", {}).get("kafka.isolation.level", "read_uncommitted")
     options.update(includeHeaders="true", taskCheckpointLocation=tasks_uri)
     if settings.max_records_per_partition:
         options["maxRecordsPerPartition"] = str(settings.max_records_per_partition)

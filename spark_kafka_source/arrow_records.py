@@ -30,7 +30,10 @@ Semantics (both paths):
   are left alone. A trailing partial entry is ignored (normal at the end of a fetch response).
 * Every processed entry is validated (v2: size, CRC-32C, codec; legacy: CRC-32). Its records are
   decoded unless the entry cannot hold a record in ``[start, end)`` (it ends before ``start``, or
-  a v2 batch begins at or after ``end``) or it is a control batch (skipped entirely, but counted).
+  a v2 batch begins at or after ``end``) or the ``read_filter`` (``broker.records.committed``)
+  drops it: a control batch always, an aborted transaction's batch under read_committed (skipped
+  entirely, but counted). Every processed entry goes through the filter, in order, so a filter
+  carried from one fetch of a partition to the next keeps its state.
 * Records outside ``[start, end)`` are dropped, also inside a batch: a batch may begin before
   ``start``, and the last one may extend past ``end`` (the result stops exactly at ``end``).
 * ``next_offset`` = 1 + the last offset of the last complete entry processed, never below
@@ -69,6 +72,7 @@ import pyarrow as pa
 
 from broker.records import batch as v2
 from broker.records import legacy, record_set
+from broker.records.committed import ReadFilter
 from broker.records.compression import Codec, decompress
 from broker.records.errors import CorruptRecordError
 
@@ -131,11 +135,13 @@ def decode(
     include_headers: bool,
     native: bool | None = None,
     check_crcs: bool = True,
+    read_filter: ReadFilter | None = None,
 ) -> Decoded:
     """Decode the records bytes of one fetched partition; keep offsets in ``[start, end)``.
 
     ``check_crcs=False`` skips the CRC of each entry (Kafka's consumer setting ``check.crcs``);
-    sizes, codecs and every record are still checked.
+    sizes, codecs and every record are still checked. ``read_filter`` is the partition's filter
+    (with the fetch's aborted transactions added); by default control batches only are dropped.
     """
     if native is None:
         native = _fastdecode is not None
@@ -159,11 +165,15 @@ def decode(
     if view.ndim != 1 or view.format != "B":
         view = view.cast("B")
     columns = _NativeColumns(include_headers) if native else _PythonColumns(include_headers)
-    next_offset, complete = _walk(view, columns, start, end, topic, partition, check_crcs)
+    if read_filter is None:
+        read_filter = ReadFilter(read_committed=False)
+    next_offset, complete = _walk(view, columns, start, end, topic, partition, check_crcs, read_filter)
     return Decoded(columns.finish(topic, partition), next_offset, complete)
 
 
-def _walk(view, columns, start: int, end: int, topic: str, partition: int, check_crcs: bool) -> tuple[int, int]:
+def _walk(
+    view, columns, start: int, end: int, topic: str, partition: int, check_crcs: bool, read_filter: ReadFilter
+) -> tuple[int, int]:
     """Feed every complete entry that is needed for [start, end) to ``columns``."""
     next_offset = start
     complete = 0
@@ -180,9 +190,9 @@ def _walk(view, columns, start: int, end: int, topic: str, partition: int, check
                 _ = header.compression  # raises UnsupportedCodecError for codec ids 5-7
             complete += 1
             last = header.last_offset
-            if last >= start:
+            if read_filter.keeps(entry, header) and last >= start:
                 if isinstance(header, v2.BatchHeader):  # magic 2
-                    if not header.is_control and header.base_offset < end:
+                    if header.base_offset < end:
                         columns.add_v2(entry, header, start, end)
                 else:
                     columns.add_legacy(entry, header, start, end)

@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from broker.client import (
+    ISOLATION_LEVELS,
     PLAINTEXT,
     READ_UNCOMMITTED,
     SECURITY_KEYS,
@@ -217,6 +218,7 @@ EXAMPLES = {
     "kafka.fetch.max.bytes": '.option("kafka.fetch.max.bytes", "52428800")',
     "kafka.max.partition.fetch.bytes": '.option("kafka.max.partition.fetch.bytes", "8388608")',
     "kafka.check.crcs": '.option("kafka.check.crcs", "false")',
+    "kafka.isolation.level": '.option("kafka.isolation.level", "read_committed")',
     "kafka.security.protocol": '.option("kafka.security.protocol", "SSL")',
     "kafka.ssl.": '.option("kafka.ssl.truststore.location", "/etc/kafka/ca.pem")',
     "kafka.sasl.": '.option("kafka.sasl.mechanism", "SCRAM-SHA-512")',
@@ -630,15 +632,8 @@ def _client_settings(opts: dict, kafka: dict) -> ClientSettings:
         value = _integer(prefixed, f"kafka.{key}", 1)
         if value is not None:
             changes[field] = value
-    if "isolation.level" in kafka:
-        level = kafka["isolation.level"].strip().lower()
-        if level == "read_committed":
-            raise OptionError(
-                "option kafka.isolation.level: read_committed is not supported yet (aborted "
-                "transactions are not filtered out); use read_uncommitted, the default"
-            )
-        if level != "read_uncommitted":
-            raise OptionError(f"option kafka.isolation.level: {kafka['isolation.level']!r} is not read_uncommitted")
+    level = _choice(prefixed, "kafka.isolation.level", tuple(ISOLATION_LEVELS), "read_uncommitted")
+    changes["isolation_level"] = ISOLATION_LEVELS[level]
     if "check.crcs" in kafka:
         changes["check_crcs"] = _boolean(prefixed, "kafka.check.crcs", True)
     try:

@@ -3,7 +3,11 @@
 The task needs nothing but its input partition: the range, the brokers and the client settings
 travel with it. It fetches from the start offset, decodes every complete batch (any codec, any
 magic; control batches skipped) into ``pyarrow.RecordBatch``es typed as Spark expects, and stops
-exactly at the end offset, even in the middle of a batch.
+exactly at the end offset, even in the middle of a batch. Under ``kafka.isolation.level``
+read_committed the batches of aborted transactions are dropped too (the partition's
+``ReadFilter`` carried from fetch to fetch); the offsets they and the transaction markers take
+are gaps in the ``offset`` column, and a range with no record left yields nothing: neither is
+data loss.
 
 Data lost between planning and reading (retention deleted the range's start, the partition or
 topic was deleted, the log now ends before the range does) fails the task with a message naming
@@ -104,6 +108,7 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
     client = client_settings.client(settings.bootstrap_servers)
     name = f"{topic}-{partition}"
     offset = start
+    read_filter = client.read_filter()
     stalled_since = None
     try:
         while offset < end:
@@ -122,6 +127,7 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
                         f"before this task read them",
                     )
                     offset = exc.log_start_offset
+                    read_filter = client.read_filter()  # what it knew of the deleted records is stale
                 else:
                     _loss(
                         settings,
@@ -138,6 +144,7 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
                     f"the read was planned): {exc}",
                     exc.code,
                 ) from None
+            read_filter.add_aborted(fetched.aborted_transactions)
             decoded = decode(
                 fetched.records,
                 topic,
@@ -146,6 +153,7 @@ def _fetch_range(topic: str, partition: int, start: int, end: int, settings: Tas
                 end,
                 settings.include_headers,
                 check_crcs=client_settings.check_crcs,
+                read_filter=read_filter,
             )
             if decoded.batch is not None and decoded.batch.num_rows:
                 yield decoded.batch

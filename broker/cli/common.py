@@ -18,6 +18,7 @@ from broker.arguments import (
     positive_float,
 )
 from broker.client import (
+    READ_UNCOMMITTED,
     AuthenticationError,
     AuthorizationError,
     KafkaClient,
@@ -110,9 +111,14 @@ def add_name_argument(
     return choice
 
 
-def run(prog: str, args: argparse.Namespace, action: Callable[[KafkaClient, argparse.Namespace], int]) -> int:
-    """``action(client, args)`` with a client of ``--bootstrap-server``: its exit code, or one line on
-    stderr and 1 (or the CommandError's code) when it fails."""
+def run(
+    prog: str,
+    args: argparse.Namespace,
+    action: Callable[[KafkaClient, argparse.Namespace], int],
+    isolation_level: int = READ_UNCOMMITTED,
+) -> int:
+    """``action(client, args)`` with a client of ``--bootstrap-server`` (reading at ``isolation_level``):
+    its exit code, or one line on stderr and 1 (or the CommandError's code) when it fails."""
     try:
         security = from_settings(command_config(args.command_config))
     except (ConfigError, SecuritySettingError) as exc:
@@ -128,6 +134,7 @@ def run(prog: str, args: argparse.Namespace, action: Callable[[KafkaClient, argp
             client_id="kafkalog-cli",
             retries=RETRIES,
             retry_backoff_ms=RETRY_BACKOFF_MS,
+            isolation_level=isolation_level,
             security=security,
         )
     except ValueError as exc:  # a malformed --bootstrap-server

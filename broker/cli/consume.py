@@ -14,6 +14,10 @@ the others are read (exit status 1, as not everything was printed). With ``--fol
 consumer does, a partition that cannot be read (its broker down, every broker unreachable, also
 when it starts) is tried again every few seconds until it can, or until ``--retry-for`` runs out;
 one line on stderr says when it stops being read and one when it is read again.
+
+``--isolation-level read_committed`` (Kafka's console consumer's option; read_uncommitted by
+default, as there) reads up to the last stable offset and leaves out the records of aborted
+transactions; transaction markers are never printed, under either level.
 """
 
 import argparse
@@ -23,6 +27,7 @@ import time
 from broker.arguments import (
     USAGE,
     Subcommands,
+    add_isolation_level_argument,
     group_id,
     key_value,
     non_negative_int,
@@ -30,7 +35,7 @@ from broker.arguments import (
     positive_int,
     timestamp_ms,
 )
-from broker.client import EARLIEST, LATEST, KafkaError
+from broker.client import EARLIEST, ISOLATION_LEVELS, LATEST, KafkaError
 
 from .common import FAILED, OK, CommandError, add_command, add_topic_argument, check_partition, partitions_of, run
 from .consume_group import consume_in_group
@@ -213,8 +218,9 @@ def _run(args) -> int:
     if args.retry_for is not None and not args.follow:
         print(f"{PROG}: --retry-for bounds the retries of --follow (see '{PROG} --help')", file=sys.stderr)
         return USAGE
+    isolation_level = ISOLATION_LEVELS[args.isolation_level or "read_uncommitted"]
     if args.group is None:
-        return run(PROG, args, _consume)
+        return run(PROG, args, _consume, isolation_level)
     for option, value in (("--partition", args.partition), ("--offset", args.offset), ("--from-time", args.from_time)):
         if value is not None:
             print(
@@ -223,7 +229,7 @@ def _run(args) -> int:
                 file=sys.stderr,
             )
             return USAGE
-    return run(PROG, args, consume_in_group)
+    return run(PROG, args, consume_in_group, isolation_level)
 
 
 def add_parser(commands: Subcommands) -> None:
@@ -284,6 +290,7 @@ def add_parser(commands: Subcommands) -> None:
     parser.add_argument(
         "--follow", action="store_true", help="keep waiting for new records instead of stopping at the end"
     )
+    add_isolation_level_argument(parser, "read_uncommitted")
     parser.add_argument(
         "--retry-for",
         type=positive_float,

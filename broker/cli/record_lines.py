@@ -22,15 +22,22 @@ def fetch_records(
     client: KafkaClient, topic: str, partition: int, position: int, end: int | None, first: int = 0
 ) -> tuple[list[tuple[DecodedBatch, Record]], int]:
     """The data records of one fetch from ``position`` (none below ``first``, nor at or above ``end``
-    if given), and the next position."""
+    if given), and the next position. Under read_committed the records of aborted transactions are
+    left out, by a filter of this fetch alone (as Kafka's consumer does: the broker lists again every
+    aborted transaction a fetch overlaps)."""
     fetched = client.fetch(topic, partition, position, FETCH_BYTES)
+    read_filter = client.read_filter()
+    read_filter.add_aborted(fetched.aborted_transactions)
     records, next_position = [], position
     lowest = max(position, first)
+    view = fetched.records
     try:
-        for entry in record_set.iter_batches(fetched.records):
-            next_position = max(next_position, entry.last_offset + 1)
-            if not entry.is_control:
+        for pos, header in record_set.iter_entries(view):
+            entry_bytes = view[pos : pos + header.size]
+            if read_filter.keeps(entry_bytes, header):
+                entry = record_set.decode_entry(entry_bytes)
                 records += [(entry, r) for r in entry.records if lowest <= r.offset and (end is None or r.offset < end)]
+            next_position = max(next_position, header.last_offset + 1)
     except CorruptRecordError as exc:
         raise CommandError(f"{topic}-{partition}: the batch at offset {next_position} is unreadable: {exc}") from None
     return records, next_position

@@ -25,7 +25,7 @@ from .errors import (
     RecordsRefusedError,
     UnknownTopicOrPartitionError,
 )
-from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
+from .fetcher import ISOLATION_LEVELS, READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .groups import CommittedOffset, GroupClient, GroupsUnsupportedError
 from .idempotence import ProducerSequences
 from .membership import GroupMember
@@ -43,6 +43,7 @@ __all__ = [
     "EARLIEST",
     "LATEST",
     "PLAINTEXT",
+    "ISOLATION_LEVELS",
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
     "SECURITY_KEYS",

@@ -24,6 +24,12 @@ too-large one, until every refused record is alone, so the others are stored and
 refused one is named. With an idempotent producer's sequences (``init_producer_id``) a produce is
 idempotent instead: a retry carries the batch's sequence numbers, and the broker stores it once.
 DescribeLogDirs goes to each partition's leader.
+
+The isolation level applies to ListOffsets and Fetch: under read_committed LATEST is the last
+stable offset, a fetch stops there and lists the aborted transactions among its records
+(``FetchResult.aborted_transactions``), and the reader drops their batches with the
+``read_filter()`` of each partition it reads. A broker whose ListOffsets is older than v2 (no
+isolation level) is refused under read_committed rather than read uncommitted.
 """
 
 import collections
@@ -37,13 +43,14 @@ from typing import TypeVar
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch
+from broker.records.committed import ReadFilter
 from broker.records.compression import Codec
 
 from . import admin, fetcher, metadata, producer
 from .admin import TOPIC_RESOURCE, ConfigEntry, NewTopic
 from .connection import Body, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError, error_for, topic_error
-from .fetcher import READ_UNCOMMITTED, FetchResult, ListedOffset
+from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .idempotence import INT32_MAX, ProducerSequences
 from .metadata import Broker, ClusterMetadata, Metadata, parse_bootstrap
 from .producer import ACKS_ALL, ProducerRecord
@@ -221,6 +228,7 @@ class KafkaClient:
     def _list_offsets(self, wanted: Mapping[TopicPartition, int]) -> dict[TopicPartition, ListedOffset]:
         results = {}
         for node_id, led in self._by_leader(list(wanted)).items():
+            self._check_list_offsets_isolation(node_id)
             response = self.request(
                 node_id,
                 ApiKey.LIST_OFFSETS,
@@ -259,6 +267,22 @@ class KafkaClient:
             extra_wait=max(max_wait_ms, 0) / 1000,
         )
         return fetcher.fetch_result(response, topic, partition, offset, self.security.principal)
+
+    def read_filter(self) -> ReadFilter:
+        """A new filter of the fetched entries of one partition, for this client's isolation level."""
+        return ReadFilter(self.isolation_level == READ_COMMITTED)
+
+    def _check_list_offsets_isolation(self, node_id: int) -> None:
+        """Refuse read_committed with a broker whose ListOffsets has no isolation level (below v2);
+        every Fetch version this client speaks has one."""
+        if self.isolation_level == READ_COMMITTED:
+            connection = self.connection(node_id)
+            newest = connection.version_for(ApiKey.LIST_OFFSETS)
+            if newest < 2:
+                raise UnsupportedVersionError(
+                    f"read_committed needs LIST_OFFSETS v2 or later; the broker at {connection.address} "
+                    f"implements v{newest} at most"
+                )
 
     # -- produce -------------------------------------------------------------------------
 

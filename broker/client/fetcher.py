@@ -1,6 +1,8 @@
 """ListOffsets and Fetch for the client, sans I/O: the request bodies, and the answers read into
 typed results (``ListedOffset``, ``FetchResult``) or errors. The isolation level (read_uncommitted
-or read_committed) is a parameter of both requests.
+or read_committed) is a parameter of both requests: under read_committed a broker answers LATEST
+with the last stable offset and fetches only below it, listing the aborted transactions among the
+records it returns, which a ``broker.records.committed.ReadFilter`` drops.
 """
 
 from collections.abc import Mapping
@@ -8,6 +10,7 @@ from typing import NamedTuple
 
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
+from broker.records.committed import AbortedTransaction
 from broker.records.errors import CorruptRecordError
 
 from .connection import Body
@@ -16,6 +19,7 @@ from .retry import TopicPartition, raise_for_partition
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}  # Kafka's names
 
 
 class ListedOffset(NamedTuple):
@@ -30,7 +34,8 @@ class FetchResult(NamedTuple):
     records: memoryview  # whole entries (v2 batches or legacy messages), possibly a partial last one
     high_watermark: int
     log_start_offset: int
-    last_stable_offset: int
+    last_stable_offset: int  # -1 from a broker that does not say
+    aborted_transactions: tuple[AbortedTransaction, ...] = ()  # under read_committed only
 
 
 def list_offsets_body(wanted: Mapping[TopicPartition, int], isolation_level: int) -> Body:
@@ -97,7 +102,10 @@ def fetch_result(response: Body, topic: str, partition: int, offset: int, princi
         raise OffsetOutOfRangeError(topic, partition, offset, data["log_start_offset"], data["high_watermark"])
     raise_for_partition(data["error_code"], topic, partition, principal=principal, needs="READ")
     records = data["records"] if data["records"] is not None else memoryview(b"")
-    return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"])
+    aborted = tuple(
+        AbortedTransaction(a["producer_id"], a["first_offset"]) for a in data.get("aborted_transactions") or ()
+    )
+    return FetchResult(records, data["high_watermark"], data["log_start_offset"], data["last_stable_offset"], aborted)
 
 
 def holds_a_whole_entry(records: memoryview) -> bool:

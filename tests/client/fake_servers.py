@@ -7,7 +7,10 @@
   so a batch larger than the requested size comes back partial. It can also advertise other
   version ranges, and only support ApiVersions up to a lower version (answering higher ones with
   Kafka's v0-encoded UNSUPPORTED_VERSION reply), close the connection on given APIs, and answer
-  the first fetches or metadata requests with given error codes.
+  the first fetches or metadata requests with given error codes. Given the aborted transactions
+  of its log (``aborted``: ``(producer_id, first_offset, marker offset)``) and a last stable
+  offset, it serves read_committed as a Kafka broker does: ListOffsets LATEST is the last stable
+  offset, a Fetch stops below it and lists the aborted transactions among the records returned.
 * ``SilentListener``: accepts connections and reads everything sent, never answering (a hung broker).
 * ``TlsAlertListener``: answers every request with a TLS alert record, as a TLS listener whose TLS
   stack sends one (Kafka's Java broker does) answers a plaintext client.
@@ -160,6 +163,8 @@ class FakeBroker(_ThreadedServer):
         close_on: tuple = (),
         fetch_errors: tuple = (),
         metadata_errors: tuple = (),
+        aborted: tuple = (),
+        last_stable_offset: int | None = None,
     ):
         super().__init__()
         self.close_on = set(close_on)  # API keys answered by closing the connection
@@ -170,6 +175,8 @@ class FakeBroker(_ThreadedServer):
         self.log = b"".join(batches)
         self.entries = list(record_set.iter_entries(self.log, allow_partial_tail=False))
         self.high_watermark = self.entries[-1][1].last_offset + 1 if self.entries else 0
+        self.aborted = list(aborted)
+        self.last_stable_offset = self.high_watermark if last_stable_offset is None else last_stable_offset
         self.truncate = truncate
         self.api_versions_max = api_versions_max
         self.advertised = advertised or {key: (api.min_version, api.max_version) for key, api in APIS.items()}
@@ -275,6 +282,8 @@ class FakeBroker(_ThreadedServer):
         (topic,) = body["topics"]
         (wanted,) = topic["partitions"]
         offset, limit = wanted["fetch_offset"], wanted["partition_max_bytes"]
+        read_committed = version >= 4 and body["isolation_level"] == 1
+        bound = self.last_stable_offset if read_committed else self.high_watermark
         error, records = ErrorCode.NONE, b""
         if topic["topic"] != self.topic or wanted["partition"] != 0:
             error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -284,13 +293,14 @@ class FakeBroker(_ThreadedServer):
             error = ErrorCode.OFFSET_OUT_OF_RANGE
         else:
             start = next((pos for pos, h in self.entries if h.last_offset >= offset), len(self.log))
-            records = self.log[start:]
+            stop = next((pos for pos, h in self.entries if h.last_offset >= bound), len(self.log))
+            records = self.log[start : max(start, stop)]
             if self.truncate:  # a pre-KIP-74 broker: at most the limit, even if that cuts the first batch
                 records = records[:limit]
             else:  # a modern broker: whole batches, at least one
                 end = start
                 for pos, h in self.entries:
-                    if pos < start:
+                    if pos < start or pos >= stop:
                         continue
                     if end > start and pos + h.size - start > limit:
                         break
@@ -308,9 +318,9 @@ class FakeBroker(_ThreadedServer):
                             "partition_index": wanted["partition"],
                             "error_code": error,
                             "high_watermark": self.high_watermark,
-                            "last_stable_offset": self.high_watermark,
+                            "last_stable_offset": self.last_stable_offset,
                             "log_start_offset": 0,
-                            "aborted_transactions": [],
+                            "aborted_transactions": self._aborted_among(offset, records) if read_committed else None,
                             "preferred_read_replica": -1,
                             "records": records,
                         }
@@ -319,12 +329,24 @@ class FakeBroker(_ThreadedServer):
             ],
         }
 
+    def _aborted_among(self, offset: int, records: bytes) -> list[dict]:
+        """The aborted transactions overlapping the records a fetch from ``offset`` returns."""
+        if not records:
+            return []
+        upper = max((h.last_offset for _, h in record_set.iter_entries(records)), default=offset - 1) + 1
+        return [
+            {"producer_id": producer_id, "first_offset": first}
+            for producer_id, first, last in self.aborted
+            if last >= offset and first < upper
+        ]
+
     def _list_offsets(self, body: dict, version: int) -> dict:
+        latest = self.last_stable_offset if version >= 2 and body["isolation_level"] == 1 else self.high_watermark
         topics = []
         for topic in body["topics"]:
             partitions = []
             for p in topic["partitions"]:
-                offset = {-2: 0, -1: self.high_watermark}.get(p["timestamp"], -1)
+                offset = {-2: 0, -1: latest}.get(p["timestamp"], -1)
                 partitions.append(
                     {
                         "partition_index": p["partition_index"],

@@ -62,9 +62,9 @@ INVALID = [
         id="auto-offset-reset",
     ),
     pytest.param(
-        {"subscribe": TOPIC, "kafka.isolation.level": "read_committed"},
-        ["option kafka.isolation.level: read_committed is not supported"],
-        id="read-committed",
+        {"subscribe": TOPIC, "kafka.isolation.level": "serializable"},
+        ["option kafka.isolation.level: 'serializable' is not one of read_uncommitted, read_committed"],
+        id="isolation-level",
     ),
     pytest.param(
         {"subscribe": TOPIC, "minPartitions": "0"},
