@@ -11,6 +11,8 @@ import json
 import pytest
 from pyspark.errors import AnalysisException, StreamingQueryException
 
+from broker.embedded import free_port
+
 from ..feed import Msg, base_time, create_topic, produce, topic_name
 
 pytestmark = pytest.mark.timeout(600)  # the Connect server's start, when first, and the streaming runs
@@ -145,12 +147,24 @@ def test_a_batch_only_option_in_a_stream_reaches_the_client_as_its_one_line(remo
     assert "Traceback" not in message
 
 
-def test_the_server_stack_trace_is_left_out_when_the_session_says_so(remote, broker):
+def test_a_broker_the_server_cannot_reach_is_named_at_the_client(remote):
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(AnalysisException) as caught:
+        read(
+            remote, address, subscribe="events", **{"kafka.request.timeout.ms": "2000", "fetchOffset.numRetries": "0"}
+        ).collect()
+    first_line = caught.value.getMessage().splitlines()[0]
+    assert f"no broker of {address} could be reached" in first_line, first_line
+    assert "Traceback" not in caught.value.getMessage()
+
+
+def test_without_the_server_stack_trace_an_option_error_is_one_line(remote, broker):
     remote.conf.set("spark.sql.connect.serverStacktrace.enabled", "false")
     try:
         with pytest.raises(AnalysisException) as caught:
             read(remote, broker.bootstrap, subscrib="events").collect()
     finally:
         remote.conf.unset("spark.sql.connect.serverStacktrace.enabled")
-    assert "JVM stacktrace" not in caught.value.getMessage()
-    assert "option subscrib: unknown option" in caught.value.getMessage().splitlines()[0]
+    message = caught.value.getMessage()
+    lines = [line for line in message.splitlines() if not line.strip().startswith("SQLSTATE")]
+    assert len(lines) == 1 and "option subscrib: unknown option of the kafkalog source" in lines[0], message
