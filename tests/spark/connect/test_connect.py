@@ -15,7 +15,9 @@ from broker.embedded import free_port
 
 from ..feed import Msg, base_time, create_topic, produce, topic_name
 
-pytestmark = pytest.mark.timeout(600)  # the Connect server's start, when first, and the streaming runs
+# slow: every test needs the Connect server (the broker fixture alone would not mark them all);
+# the timeout covers the server's start, when first, and the streaming runs
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 QUERY_SECONDS = 240
 
