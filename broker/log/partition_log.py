@@ -12,6 +12,12 @@
   cleaner's last step), under the lock, renaming files only; readers holding the old ones go on.
 * ``flush`` fsyncs what was written since the recovery point and only then advances it. With
   ``flush.messages`` = M and ``flush.ms`` = S, at most M messages or S ms of data are at risk.
+* ``leader_epoch_cache`` records where each leader epoch starts (``leader-epoch-checkpoint``): an
+  append of a new epoch adds an entry; a log start that moves and a truncation trim it.
+* ``truncate_to`` cuts the log at a batch boundary (a follower removing a tail its leader does not
+  have), ``truncate_fully_and_start_at`` empties it to restart at an offset. Segments are removed
+  from the last one down and the cut segment's indexes rebuilt, so a crash at any step leaves a
+  consistent prefix of the log that the loader recovers.
 """
 
 import bisect
@@ -41,6 +47,7 @@ from .errors import (
     RecordTooLargeError,
 )
 from .file_records import FileSlice, iter_headers
+from .leader_epoch_cache import LeaderEpochFileCache
 from .producer_state import ProducerState
 from .scheduler import Scheduler
 from .segment import SWAP_SUFFIX, Buffer, LogSegment
@@ -95,6 +102,20 @@ class PartitionLog:
         self.last_flush_ms = clock()
         self.producer_state = ProducerState(directory)
         self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
+        self.leader_epoch_cache = LeaderEpochFileCache(directory)
+        self._load_leader_epochs(loaded.had_clean_shutdown)
+
+    def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
+        """Make the epoch cache agree with the log as loaded: entries past its end or before its start
+        trimmed; the batches' epochs replayed from the recovery point after an unclean stop (from the
+        log start when the file was missing or unreadable)."""
+        cache = self.leader_epoch_cache
+        if cache.was_missing or not had_clean_shutdown:
+            replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
+            for header in self._headers_from(replay_from):
+                cache.assign(header.partition_leader_epoch, max(header.base_offset, self.log_start_offset))
+        cache.truncate_from_end(self.log_end_offset)
+        cache.truncate_from_start(self.log_start_offset)
 
     @classmethod
     def open(
@@ -179,6 +200,7 @@ class PartitionLog:
             if self.config.uses_log_append_time:
                 max_timestamp = log_append_time
             segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
+            self._assign_epoch(leader_epoch, first_offset)
             stored = []
             next_offset = first_offset
             for entry, header in headers:
@@ -209,6 +231,15 @@ class PartitionLog:
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush()
         return result
+
+    def _assign_epoch(self, leader_epoch: int, start_offset: int) -> None:
+        """Record a new leader epoch starting at ``start_offset`` before its first batch is written
+        (an entry at the log end without data is harmless: the next batch of the epoch starts there)."""
+        try:
+            self.leader_epoch_cache.assign(leader_epoch, start_offset)
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise LogStorageError(f"{self.name}: cannot write the leader epoch checkpoint: {reason}") from exc
 
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
@@ -468,6 +499,7 @@ class PartitionLog:
             self._drop_leading_segments(len(doomed))
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
             self.producer_state.remove_before(self.log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         log.info(
             "%s: retention deleted %d segment(s); log start offset is now %d",
             self.name,
@@ -503,6 +535,7 @@ class PartitionLog:
             if below:
                 self._drop_leading_segments(below)
             self.producer_state.remove_before(self.log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         log.info("%s: records before %d deleted (%d segment(s))", self.name, offset, len(doomed))
         self._delete_later(doomed)
         return offset
@@ -540,6 +573,81 @@ class PartitionLog:
             excess -= segment.size
             doomed.append(segment)
         return doomed
+
+    # -- truncation ----------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch at and above ``offset`` (a follower dropping what its leader does not
+        have). A batch holding ``offset`` goes whole: the log then ends at the largest batch boundary
+        <= ``offset``. Below the first segment the log is emptied to start at ``offset``; at or past
+        the log end only the epoch cache is trimmed (an epoch entry without data). The segments
+        above are removed from the last one down, then the one holding ``offset`` is cut, its
+        indexes rebuilt; the epoch cache, the producer state and the recovery point follow."""
+        if offset < 0:
+            raise ValueError(f"{self.name}: cannot truncate to a negative offset ({offset})")
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            if offset >= self.log_end_offset:
+                self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+                return
+            if offset < self._segments[0].base_offset:
+                self.truncate_fully_and_start_at(offset)
+                return
+            keep = bisect.bisect_right([s.base_offset for s in self._segments], offset)
+            doomed = self._segments[keep:]
+            try:
+                for segment in reversed(doomed):
+                    segment.rename_for_deletion()
+                self._segments = self._segments[:keep]
+                self.active_segment.truncate_to(offset)
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot truncate to {offset}: {exc.strerror or exc}") from exc
+            self._after_truncation()
+            self.producer_state.truncate_and_reload(self.log_end_offset, self._headers_from)
+        log.info("%s: truncated to offset %d (%d segment(s) removed)", self.name, self.log_end_offset, len(doomed))
+        self._delete_later(doomed)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Remove every segment and start an empty log at ``offset`` (a follower whose leader's log
+        starts past its own end); the epoch cache and the producer state are emptied."""
+        if offset < 0:
+            raise ValueError(f"{self.name}: cannot start at a negative offset ({offset})")
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            doomed = self._segments
+            try:
+                for segment in reversed(doomed):
+                    segment.rename_for_deletion()
+                self._segments = (
+                    LogSegment.create(
+                        self.directory,
+                        offset,
+                        self.config.index_interval_bytes,
+                        self.config.segment_index_bytes,
+                        clock=self.clock,
+                    ),
+                )
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot restart at {offset}: {exc.strerror or exc}") from exc
+            self.log_start_offset = offset
+            self._after_truncation()
+            self.producer_state.clear()
+            self.leader_epoch_cache.clear()
+        log.info("%s: emptied to start at offset %d (%d segment(s) removed)", self.name, offset, len(doomed))
+        self._delete_later(doomed)
+
+    def _after_truncation(self) -> None:
+        """The log end moved down: bring the offsets that must not pass it back, and the epoch cache.
+        Called with the lock held."""
+        end = self.log_end_offset
+        self.recovery_point = min(self.recovery_point, end)
+        self.log_start_offset = min(self.log_start_offset, end)
+        self._directory_needs_sync = True
+        if self.recovery_point >= end:
+            self._first_unflushed_ms = None
+        self.leader_epoch_cache.truncate_from_end(end)
 
     # -- compaction ----------------------------------------------------------------------
 
