@@ -59,7 +59,7 @@ def read_checkpoint(path: str) -> list[EpochEntry]:
         raise MalformedEpochCheckpointError(f"{path}: entry count {lines[1]!r} is not a number") from None
     if len(lines) - 2 != count:
         raise MalformedEpochCheckpointError(f"{path}: {count} entries expected, {len(lines) - 2} found")
-    entries = []
+    entries: list[EpochEntry] = []
     for line in lines[2:]:
         fields = line.split()
         try:

@@ -106,14 +106,17 @@ class PartitionLog:
         self._load_leader_epochs(loaded.had_clean_shutdown)
 
     def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
-        """Make the epoch cache agree with the log as loaded: entries past its end or before its start
-        trimmed; the batches' epochs replayed from the recovery point after an unclean stop (from the
-        log start when the file was missing or unreadable)."""
+        """Make the epoch cache agree with the log as loaded: after an unclean stop the entries from
+        the recovery point on are made again from the batches' epochs (from the log start when the
+        file was missing or unreadable); entries past the log end or before its start are trimmed."""
         cache = self.leader_epoch_cache
         if cache.was_missing or not had_clean_shutdown:
             replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
-            for header in self._headers_from(replay_from):
-                cache.assign(header.partition_leader_epoch, max(header.base_offset, self.log_start_offset))
+            for i, header in enumerate(self._headers_from(replay_from)):
+                start_offset = max(header.base_offset, self.log_start_offset)
+                if i == 0:
+                    cache.truncate_from_end(start_offset)
+                cache.assign(header.partition_leader_epoch, start_offset)
         cache.truncate_from_end(self.log_end_offset)
         cache.truncate_from_start(self.log_start_offset)
 
