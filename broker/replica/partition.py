@@ -35,6 +35,17 @@ class Partition:
         """Append a produced batch as the leader, stamped with the current leader epoch."""
         return self.log.append(records, leader_epoch=self.leader_epoch)
 
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """``(epoch, end offset)`` of ``leader_epoch`` in the local log (OffsetForLeaderEpoch)."""
+        return self.log.leader_epoch_cache.end_offset_for(leader_epoch, self.log.log_end_offset)
+
+    def become_leader(self) -> None:
+        """Record the leader epoch as starting at the log end before anything is written in it, so
+        OffsetForLeaderEpoch answers for it at once (Kafka's KAFKA-7415). An epoch older than the
+        log's latest (a single broker, always at epoch 0, over a cluster's data) changes nothing."""
+        if self.leader_epoch > self.log.leader_epoch_cache.latest_epoch:
+            self.log.leader_epoch_cache.assign(self.leader_epoch, self.log.log_end_offset)
+
     def read(self, offset: int, max_bytes: int, min_one_batch: bool):
         """Committed batches from the one holding ``offset`` (see ``PartitionLog.read``)."""
         return self.log.read(offset, max_bytes, min_one_batch=min_one_batch)
