@@ -93,18 +93,22 @@ def add_parser(commands: Subcommands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print every batch of Kafka log segment files (.log), or the entries of their\n"
         "indexes (.index, .timeindex), checking sizes and CRCs. A partition directory\n"
-        "stands for all of its .log files.",
+        "stands for all of its .log files. Each batch shows its partitionLeaderEpoch; a\n"
+        "partition's leader-epoch-checkpoint prints each epoch and the offset it starts at.",
         epilog="examples:\n"
         "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
         "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
         "  kafkalog dump-log --print-data events-0 | grep 'key: user-42'\n"
         "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
         "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
+        "  kafkalog dump-log /var/lib/kafkalog/events-0/leader-epoch-checkpoint\n"
         "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
         "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
         "2 usage error or a path that cannot be read",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="segment file or partition directory")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="segment file, partition directory or leader-epoch-checkpoint"
+    )
     parser.add_argument(
         "--files",
         type=_file_list,
