@@ -24,7 +24,7 @@ import bisect
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from broker.common.clock import Clock, wall_clock_ms
@@ -104,6 +104,8 @@ class PartitionLog:
         self.producer_state.load(self.log_end_offset, self._headers_from, loaded.had_clean_shutdown)
         self.leader_epoch_cache = LeaderEpochFileCache(directory)
         self._load_leader_epochs(loaded.had_clean_shutdown)
+        # called after a truncation, outside the lock (the log manager moves the cleaner's checkpoint)
+        self.on_truncated: Callable[[PartitionLog], None] = lambda partition_log: None
 
     def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
         """Make the epoch cache agree with the log as loaded: after an unclean stop the entries from
@@ -610,6 +612,7 @@ class PartitionLog:
             self.producer_state.truncate_and_reload(self.log_end_offset, self._headers_from)
         log.info("%s: truncated to offset %d (%d segment(s) removed)", self.name, self.log_end_offset, len(doomed))
         self._delete_later(doomed)
+        self.on_truncated(self)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Remove every segment and start an empty log at ``offset`` (a follower whose leader's log
@@ -640,6 +643,7 @@ class PartitionLog:
             self.leader_epoch_cache.clear()
         log.info("%s: emptied to start at offset %d (%d segment(s) removed)", self.name, offset, len(doomed))
         self._delete_later(doomed)
+        self.on_truncated(self)
 
     def _after_truncation(self) -> None:
         """The log end moved down: bring the offsets that must not pass it back, and the epoch cache.
