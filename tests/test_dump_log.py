@@ -307,3 +307,31 @@ def test_control_batches_and_the_txnindex_are_dumped(tmp_path, capsys):
         f.write(b"\x00" * 5)
     assert cli.main(["dump-log", txn_index]) == 1
     assert "5 trailing bytes are not a whole 34-byte entry" in capsys.readouterr().out
+def test_each_batch_shows_its_leader_epoch_and_the_checkpoint_its_entries(tmp_path, capsys):
+    log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig())
+    for epoch in (0, 0, 3, 7):
+        log.append(make_batch(2), leader_epoch=epoch)
+    log.close()
+    checkpoint = tmp_path / "events-0" / "leader-epoch-checkpoint"
+    code, batches, _ = run_json(capsys, tmp_path / "events-0")
+    assert code == 0 and [b["partitionLeaderEpoch"] for b in batches] == [0, 0, 3, 7]
+    assert cli.main(["dump-log", "--json", str(checkpoint)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [x["leaderEpoch"] for x in lines[:-1]] == [
+        {"file": str(checkpoint), "epoch": 0, "startOffset": 0},
+        {"file": str(checkpoint), "epoch": 3, "startOffset": 4},
+        {"file": str(checkpoint), "epoch": 7, "startOffset": 6},
+    ]
+    assert cli.main(["dump-log", str(checkpoint)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:4] == [
+        "epoch: 0 startOffset: 0",
+        "epoch: 3 startOffset: 4",
+        "epoch: 7 startOffset: 6",
+    ]
+
+
+def test_a_malformed_leader_epoch_checkpoint_exits_1_with_the_reason(tmp_path, capsys):
+    checkpoint = tmp_path / "leader-epoch-checkpoint"
+    checkpoint.write_text("0\n2\n0 0\n")
+    assert cli.main(["dump-log", str(checkpoint)]) == 1
+    assert f"INVALID {checkpoint} at position 0: 2 entries expected, 1 found" in capsys.readouterr().out

@@ -93,8 +93,10 @@ def add_parser(commands: Subcommands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Print every batch of Kafka log segment files (.log), or the entries of their\n"
         "indexes (.index, .timeindex, .txnindex), checking sizes and CRCs. A partition\n"
-        "directory stands for all of its .log files. Control batches show their type\n"
-        "(COMMIT, ABORT) and coordinator epoch; a .txnindex lists aborted transactions.",
+        "directory stands for all of its .log files. Each batch shows its partitionLeaderEpoch;\n"
+        "control batches show their type (COMMIT, ABORT) and coordinator epoch; a .txnindex\n"
+        "lists aborted transactions; a partition's leader-epoch-checkpoint prints each epoch\n"
+        "and the offset it starts at.",
         epilog="examples:\n"
         "  kafkalog dump-log /var/lib/kafkalog/events-0\n"
         "  kafkalog dump-log --records events-0/00000000000000000000.log\n"
@@ -102,11 +104,14 @@ def add_parser(commands: Subcommands) -> None:
         "  kafkalog dump-log --json events-0 | jq 'select(.crcValid == false)'\n"
         "  kafkalog dump-log events-0/00000000000000000000.txnindex\n"
         "  kafkalog dump-log --offsets-decoder /var/lib/kafkalog/__consumer_offsets-12\n"
+        "  kafkalog dump-log /var/lib/kafkalog/events-0/leader-epoch-checkpoint\n"
         "  kafkalog dump-log --files events-0/00000000000000000000.log --print-data-log   # Kafka's spelling\n\n"
         "exit status: 0 every byte is valid, 1 corruption found (any problem in the summary),\n"
         "2 usage error or a path that cannot be read",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="segment file or partition directory")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="segment file, partition directory or leader-epoch-checkpoint"
+    )
     parser.add_argument(
         "--files",
         type=_file_list,

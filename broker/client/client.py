@@ -3,11 +3,13 @@ fetch by offset) plus what the command-line tools need: produce, and the topic a
 
 It works against any Kafka-protocol broker (this project's, Apache Kafka, librdkafka's mock
 cluster): it bootstraps from a ``host:port`` list, learns each partition's leader from Metadata,
-sends ListOffsets, Fetch, Produce and DeleteRecords to the leaders and the admin requests
-(CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, IncrementalAlterConfigs) to the
-controller, and keeps one connection per broker. Nothing is
+sends ListOffsets, Fetch, Produce and DeleteRecords to the leaders, OffsetForLeaderEpoch to the
+broker named (a follower's leader), and the admin requests (CreateTopics, DeleteTopics,
+CreatePartitions, DescribeConfigs, IncrementalAlterConfigs) to the controller, and keeps one
+connection per broker. Nothing is
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
-The requests and answers of each kind are in ``metadata``, ``fetcher``, ``producer`` and ``admin``;
+The requests and answers of each kind are in ``metadata``, ``fetcher``, ``leader_epochs``,
+``producer`` and ``admin``;
 this class does the I/O.
 
 Transient failures (connection reset, leader not available, not leader) are retried by the one
@@ -46,12 +48,13 @@ from broker.records import batch
 from broker.records.committed import ReadFilter
 from broker.records.compression import Codec
 
-from . import admin, fetcher, metadata, producer
+from . import admin, fetcher, leader_epochs, metadata, producer
 from .admin import TOPIC_RESOURCE, ConfigEntry, NewTopic
 from .connection import Body, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError, error_for, topic_error
 from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .idempotence import INT32_MAX, ProducerSequences
+from .leader_epochs import CONSUMER_REPLICA_ID, EpochEndOffset, EpochQuery
 from .metadata import Broker, ClusterMetadata, Metadata, parse_bootstrap
 from .producer import ACKS_ALL, ProducerRecord
 from .retry import RetryPolicy, TopicPartition
@@ -236,6 +239,17 @@ class KafkaClient:
             )
             results.update(fetcher.listed_offsets(response, self.security.principal))
         return results
+
+    def offsets_for_leader_epochs(
+        self, node_id: int, wanted: Mapping[TopicPartition, EpochQuery], replica_id: int = CONSUMER_REPLICA_ID
+    ) -> dict[TopicPartition, EpochEndOffset]:
+        """Where each partition's asked leader epoch ends, by broker ``node_id`` (a follower asks its
+        leader, with its own id as ``replica_id``). Errors of a partition are in its answer;
+        BrokerConnectionError when the broker cannot be reached."""
+        if node_id not in self.cluster.current.brokers:
+            self.refresh_metadata([])
+        body = leader_epochs.offset_for_leader_epoch_body(wanted, replica_id)
+        return leader_epochs.epoch_end_offsets(self.request(node_id, ApiKey.OFFSET_FOR_LEADER_EPOCH, body))
 
     # -- fetch ---------------------------------------------------------------------------
 

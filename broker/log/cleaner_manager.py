@@ -128,5 +128,12 @@ class LogCleanerManager:
             if self._first_dirty.pop((topic, partition), None) is not None:
                 self._write_checkpoint()
 
+    def truncate_checkpoint(self, topic: str, partition: int, offset: int) -> None:
+        """The log was truncated: its first dirty offset moves down to ``offset`` if above it."""
+        with self._condition:
+            if self._first_dirty.get((topic, partition), -1) > offset:
+                self._first_dirty[(topic, partition)] = offset
+                self._write_checkpoint()
+
     def _write_checkpoint(self) -> None:
         checkpoints.write(self.checkpoint_path, self._first_dirty)

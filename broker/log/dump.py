@@ -1,4 +1,5 @@
 """``kafkalog dump-log``: print the batches of segment files, and their indexes, checking every byte.
+A partition's ``leader-epoch-checkpoint`` named as a path prints its entries (a malformed one is a problem).
 
 A control batch also shows its control type (COMMIT, ABORT) and, for a transaction marker, the
 coordinator epoch; a ``.txnindex`` is printed entry by entry (its aborted transactions).
@@ -25,6 +26,7 @@ from broker.records.errors import CorruptRecordError
 from .errors import InvalidEntryError
 from .file_records import EntryHeader, iter_entries
 from .index import OffsetIndex, TimeIndex, entries_before_zero_tail
+from .leader_epoch_cache import CHECKPOINT_FILE, MalformedEpochCheckpointError, read_checkpoint
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from .transaction_index import ENTRY_SIZE, TXN_INDEX_SUFFIX, parse_entries
 
@@ -41,14 +43,20 @@ def segment_files(paths: list[str]) -> list[str]:
     for path in paths:
         if stat.S_ISDIR(_stat(path).st_mode):
             files += sorted(os.path.join(path, n) for n in _list_directory(path) if n.endswith(LOG_SUFFIX))
-        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)):
-            raise DumpUsageError(f"{path}: not a .log, .index, .timeindex or .txnindex file")
+        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)) and not _is_epoch_checkpoint(
+            path
+        ):
+            raise DumpUsageError(f"{path}: not a .log, .index, .timeindex, .txnindex or {CHECKPOINT_FILE} file")
         else:
             files.append(path)
     for path in files:
         if not stat.S_ISREG(_stat(path).st_mode):  # a FIFO would block the open, a directory fail the read
             raise DumpUsageError(f"{path}: not a regular file")
     return files
+
+
+def _is_epoch_checkpoint(path: str) -> bool:
+    return os.path.basename(path) == CHECKPOINT_FILE
 
 
 def _stat(path: str) -> os.stat_result:
@@ -70,8 +78,8 @@ def _unreadable(path: str, exc: OSError) -> DumpUsageError:
 
 
 def dump(paths: list[str], records: bool = False, data: bool = False) -> Iterator[tuple[str, Item]]:
-    """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index" and "invalid"
-    items; finally one "summary". With ``records`` a batch lists its records; with ``data`` too,
+    """Yield ``(kind, dict)`` items: per file a "file" item then its "batch", "index", "leaderEpoch"
+    and "invalid" items; finally one "summary". With ``records`` a batch lists its records; with ``data`` too,
     each record carries its bytes: ``key``, ``payload`` and ``headers`` (``((key, value), ...)``)."""
     summary: Item = {"files": 0, "validBatches": 0, "invalidBatches": 0, "indexEntries": 0, "invalid": []}
     for path in segment_files(paths):
@@ -82,6 +90,8 @@ def dump(paths: list[str], records: bool = False, data: bool = False) -> Iterato
                 yield from _dump_log(path, records, data, summary)
             elif path.endswith(TXN_INDEX_SUFFIX):
                 yield from _dump_txn_index(path, summary)
+            elif _is_epoch_checkpoint(path):
+                yield from _dump_leader_epochs(path, summary)
             else:
                 yield from _dump_index(path, summary)
         except OSError as exc:
@@ -186,6 +196,19 @@ def _codec_name(attributes: int) -> str:
         return f"unknown({attributes & 0x07})"
 
 
+def _dump_leader_epochs(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
+    """The entries of a ``leader-epoch-checkpoint``: each leader epoch and the offset it starts at."""
+    try:
+        entries = read_checkpoint(path)
+    except MalformedEpochCheckpointError as exc:
+        problem = {"file": path, "position": 0, "reason": str(exc).removeprefix(f"{path}: ")}
+        summary["invalid"].append(problem)
+        yield "invalid", problem
+        return
+    for entry in entries:
+        yield "leaderEpoch", {"file": path, "epoch": entry.epoch, "startOffset": entry.start_offset}
+
+
 def _dump_index(path: str, summary: Item) -> Iterator[tuple[str, Item]]:
     is_time_index = path.endswith(TIME_INDEX_SUFFIX)
     entry = (TimeIndex if is_time_index else OffsetIndex).ENTRY
@@ -286,7 +309,7 @@ def format_text(kind: str, item: Item) -> str:
         for record in item.get("records", []):
             line += "\n| " + " ".join(f"{k}: {_text(v)}" for k, v in record.items())
         return line
-    if kind == "index":
+    if kind in ("index", "leaderEpoch"):
         return " ".join(f"{k}: {v}" for k, v in item.items() if k != "file")
     if kind == "invalid":
         return f"INVALID {item['file']} at position {item['position']}: {item['reason']}"

@@ -184,7 +184,7 @@ class LogManager:
             partitions[(topic, partition)] = path
 
         def open_log(key: tuple[str, int]) -> PartitionLog:
-            return PartitionLog.open(
+            opened = PartitionLog.open(
                 partitions[key],
                 self._topic_config(key[0]),
                 recovery_point=recovery_points.get(key, 0),
@@ -193,6 +193,8 @@ class LogManager:
                 scheduler=self._scheduler,
                 clock=self._clock,
             )
+            opened.on_truncated = self._truncated
+            return opened
 
         with ThreadPoolExecutor(self._recovery_threads, thread_name_prefix="log-recovery") as recovery:
             self._logs.update(zip(partitions, recovery.map(open_log, partitions), strict=True))
@@ -245,9 +247,18 @@ class LogManager:
                     reason = exc.strerror or exc
                     raise LogStorageError(f"cannot create the log of {topic}-{partition}: {reason}") from exc
                 raise
+            created.on_truncated = self._truncated
             self._logs[(topic, partition)] = created  # before the sync: if that fails, delete_log finds it
             fsync_directory(self.log_dir)
             return created
+
+    def _truncated(self, partition_log: PartitionLog) -> None:
+        """A log was truncated (a follower): the cleaner's first dirty offset must not stay above its
+        active segment, or the records written there next would count as cleaned (Kafka too)."""
+        if self.cleaner is not None:
+            self.cleaner.manager.truncate_checkpoint(
+                partition_log.topic, partition_log.partition, partition_log.active_segment.base_offset
+            )
 
     def delete_log(self, topic: str, partition: int) -> bool:
         """Remove a partition's log: renamed aside at once, its files deleted in the background."""

@@ -18,13 +18,19 @@
   start of the earliest open transaction. At open, the producers' state is loaded from the newest
   snapshot and the batches after it are replayed, rebuilding the ``.txnindex`` entries of the
   replayed range (from the recovery point after an unclean stop, from a torn ``.txnindex`` on).
+* ``leader_epoch_cache`` records where each leader epoch starts (``leader-epoch-checkpoint``): an
+  append of a new epoch adds an entry; a log start that moves and a truncation trim it.
+* ``truncate_to`` cuts the log at a batch boundary (a follower removing a tail its leader does not
+  have), ``truncate_fully_and_start_at`` empties it to restart at an offset. Segments are removed
+  from the last one down and the cut segment's indexes rebuilt, so a crash at any step leaves a
+  consistent prefix of the log that the loader recovers.
 """
 
 import bisect
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from broker.common.clock import Clock, wall_clock_ms
@@ -48,6 +54,7 @@ from .errors import (
     RecordTooLargeError,
 )
 from .file_records import FileSlice, iter_headers
+from .leader_epoch_cache import LeaderEpochFileCache
 from .producer_state import ProducerState
 from .scheduler import Scheduler
 from .segment import SWAP_SUFFIX, Buffer, LogSegment
@@ -103,6 +110,25 @@ class PartitionLog:
         self.last_flush_ms = clock()
         self.producer_state = ProducerState(directory)
         self._load_producer_state(loaded.had_clean_shutdown)
+        self.leader_epoch_cache = LeaderEpochFileCache(directory)
+        self._load_leader_epochs(loaded.had_clean_shutdown)
+        # called after a truncation, outside the lock (the log manager moves the cleaner's checkpoint)
+        self.on_truncated: Callable[[PartitionLog], None] = lambda partition_log: None
+
+    def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
+        """Make the epoch cache agree with the log as loaded: after an unclean stop the entries from
+        the recovery point on are made again from the batches' epochs (from the log start when the
+        file was missing or unreadable); entries past the log end or before its start are trimmed."""
+        cache = self.leader_epoch_cache
+        if cache.was_missing or not had_clean_shutdown:
+            replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
+            for i, header in enumerate(self._headers_from(replay_from)):
+                start_offset = max(header.base_offset, self.log_start_offset)
+                if i == 0:
+                    cache.truncate_from_end(start_offset)
+                cache.assign(header.partition_leader_epoch, start_offset)
+        cache.truncate_from_end(self.log_end_offset)
+        cache.truncate_from_start(self.log_start_offset)
 
     @classmethod
     def open(
@@ -196,6 +222,7 @@ class PartitionLog:
         if self.config.uses_log_append_time:
             max_timestamp = log_append_time
         segment = self._maybe_roll(total_size, len(headers), max_timestamp, last_offset, now)
+        self._assign_epoch(leader_epoch, first_offset)
         stored = []
         next_offset = first_offset
         for entry, header in headers:
@@ -277,6 +304,15 @@ class PartitionLog:
     def first_unstable_offset(self) -> int | None:
         """The first offset of the earliest open transaction, or None (without waiting for an append)."""
         return self.producer_state.first_unstable_offset
+
+    def _assign_epoch(self, leader_epoch: int, start_offset: int) -> None:
+        """Record a new leader epoch starting at ``start_offset`` before its first batch is written
+        (an entry at the log end without data is harmless: the next batch of the epoch starts there)."""
+        try:
+            self.leader_epoch_cache.assign(leader_epoch, start_offset)
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise LogStorageError(f"{self.name}: cannot write the leader epoch checkpoint: {reason}") from exc
 
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
@@ -602,6 +638,7 @@ class PartitionLog:
             self._drop_leading_segments(len(doomed))
             self.log_start_offset = max(self.log_start_offset, self._segments[0].base_offset)
             self.producer_state.remove_before(self.log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         log.info(
             "%s: retention deleted %d segment(s); log start offset is now %d",
             self.name,
@@ -637,6 +674,7 @@ class PartitionLog:
             if below:
                 self._drop_leading_segments(below)
             self.producer_state.remove_before(self.log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
         log.info("%s: records before %d deleted (%d segment(s))", self.name, offset, len(doomed))
         self._delete_later(doomed)
         return offset
@@ -674,6 +712,83 @@ class PartitionLog:
             excess -= segment.size
             doomed.append(segment)
         return doomed
+
+    # -- truncation ----------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch at and above ``offset`` (a follower dropping what its leader does not
+        have). A batch holding ``offset`` goes whole: the log then ends at the largest batch boundary
+        <= ``offset``. Below the first segment the log is emptied to start at ``offset``; at or past
+        the log end only the epoch cache is trimmed (an epoch entry without data). The segments
+        above are removed from the last one down, then the one holding ``offset`` is cut, its
+        indexes rebuilt; the epoch cache, the producer state and the recovery point follow."""
+        if offset < 0:
+            raise ValueError(f"{self.name}: cannot truncate to a negative offset ({offset})")
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            if offset >= self.log_end_offset:
+                self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+                return
+            if offset < self._segments[0].base_offset:
+                self.truncate_fully_and_start_at(offset)
+                return
+            keep = bisect.bisect_right([s.base_offset for s in self._segments], offset)
+            doomed = self._segments[keep:]
+            try:
+                for segment in reversed(doomed):
+                    segment.rename_for_deletion()
+                self._segments = self._segments[:keep]
+                self.active_segment.truncate_to(offset)
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot truncate to {offset}: {exc.strerror or exc}") from exc
+            self._after_truncation()
+            self.producer_state.truncate_and_reload(self.log_end_offset, self._headers_from)
+        log.info("%s: truncated to offset %d (%d segment(s) removed)", self.name, self.log_end_offset, len(doomed))
+        self._delete_later(doomed)
+        self.on_truncated(self)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Remove every segment and start an empty log at ``offset`` (a follower whose leader's log
+        starts past its own end); the epoch cache and the producer state are emptied."""
+        if offset < 0:
+            raise ValueError(f"{self.name}: cannot start at a negative offset ({offset})")
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            doomed = self._segments
+            try:
+                for segment in reversed(doomed):
+                    segment.rename_for_deletion()
+                self._segments = (
+                    LogSegment.create(
+                        self.directory,
+                        offset,
+                        self.config.index_interval_bytes,
+                        self.config.segment_index_bytes,
+                        clock=self.clock,
+                    ),
+                )
+            except OSError as exc:
+                raise LogStorageError(f"{self.name}: cannot restart at {offset}: {exc.strerror or exc}") from exc
+            self.log_start_offset = offset
+            self._after_truncation()
+            self.producer_state.clear()
+            self.leader_epoch_cache.clear()
+        log.info("%s: emptied to start at offset %d (%d segment(s) removed)", self.name, offset, len(doomed))
+        self._delete_later(doomed)
+        self.on_truncated(self)
+
+    def _after_truncation(self) -> None:
+        """The log end moved down: bring the offsets that must not pass it back, and the epoch cache.
+        Called with the lock held."""
+        end = self.log_end_offset
+        self.recovery_point = min(self.recovery_point, end)
+        self.log_start_offset = min(self.log_start_offset, end)
+        self._directory_needs_sync = True
+        if self.recovery_point >= end:
+            self._first_unflushed_ms = None
+        self.leader_epoch_cache.truncate_from_end(end)
 
     # -- compaction ----------------------------------------------------------------------
 

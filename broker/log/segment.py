@@ -377,6 +377,16 @@ class LogSegment:
             os.ftruncate(log_file.fileno(), valid)
         return file_size - valid
 
+    def truncate_to(self, offset: int) -> None:
+        """Cut the file before the batch holding ``offset`` (keeping the batches that end below it),
+        then rebuild the indexes from what is left. Nothing to do if no batch ends at or after it.
+        A crash between the two steps leaves indexes pointing past the file, which loading detects."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return
+        os.ftruncate(self.file.fileno(), found[0])
+        self.recover()
+
     # -- file lifecycle ------------------------------------------------------------------
 
     def flush(self) -> None:

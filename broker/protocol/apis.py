@@ -35,6 +35,7 @@ class ApiKey(enum.IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     WRITE_TXN_MARKERS = 27
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
@@ -231,6 +232,50 @@ LIST_OFFSETS_RESPONSE = Struct(
                             Field("timestamp", INT64, default=-1),
                             Field("offset", INT64, default=-1),
                             Field("leader_epoch", INT32, since=4, default=-1),
+                        )
+                    ),
+                ),
+            )
+        ),
+    ),
+)
+
+OFFSET_FOR_LEADER_EPOCH_REQUEST = Struct(
+    Field("replica_id", INT32, since=3, default=-2),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("topic", STRING),
+                (
+                    "partitions",
+                    Array(
+                        Struct(
+                            ("partition", INT32),
+                            Field("current_leader_epoch", INT32, since=2, default=-1),
+                            ("leader_epoch", INT32),
+                        )
+                    ),
+                ),
+            )
+        ),
+    ),
+)
+OFFSET_FOR_LEADER_EPOCH_RESPONSE = Struct(
+    Field("throttle_time_ms", INT32, since=2),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("topic", STRING),
+                (
+                    "partitions",
+                    Array(
+                        Struct(
+                            ("error_code", INT16),
+                            ("partition", INT32),
+                            Field("leader_epoch", INT32, since=1, default=-1),
+                            Field("end_offset", INT64, default=-1),
                         )
                     ),
                 ),
@@ -1069,6 +1114,7 @@ APIS = {
         Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
         Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
         Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+        Api(ApiKey.OFFSET_FOR_LEADER_EPOCH, 0, 3, OFFSET_FOR_LEADER_EPOCH_REQUEST, OFFSET_FOR_LEADER_EPOCH_RESPONSE),
         Api(ApiKey.WRITE_TXN_MARKERS, 0, 0, WRITE_TXN_MARKERS_REQUEST, WRITE_TXN_MARKERS_RESPONSE),
         Api(ApiKey.DESCRIBE_ACLS, 0, 1, DESCRIBE_ACLS_REQUEST, DESCRIBE_ACLS_RESPONSE),
         Api(ApiKey.CREATE_ACLS, 0, 1, CREATE_ACLS_REQUEST, CREATE_ACLS_RESPONSE),

@@ -57,6 +57,17 @@ class Partition:
         """``(producer id, first offset)`` of the aborted transactions overlapping ``[fetch_offset, upper_bound)``."""
         return [(t.producer_id, t.first_offset) for t in self.log.collect_aborted_txns(fetch_offset, upper_bound)]
 
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """``(epoch, end offset)`` of ``leader_epoch`` in the local log (OffsetForLeaderEpoch)."""
+        return self.log.leader_epoch_cache.end_offset_for(leader_epoch, self.log.log_end_offset)
+
+    def become_leader(self) -> None:
+        """Record the leader epoch as starting at the log end before anything is written in it, so
+        OffsetForLeaderEpoch answers for it at once (Kafka's KAFKA-7415). An epoch older than the
+        log's latest (a single broker, always at epoch 0, over a cluster's data) changes nothing."""
+        if self.leader_epoch > self.log.leader_epoch_cache.latest_epoch:
+            self.log.leader_epoch_cache.assign(self.leader_epoch, self.log.log_end_offset)
+
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         return self.log.offset_for_timestamp(timestamp)
 

@@ -93,6 +93,13 @@ class ReplicaManager:
                             log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
                             continue
                     led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
+                    if not unchanged:
+                        try:
+                            led[key].become_leader()
+                        except OSError as exc:
+                            del led[key]
+                            offline[key] = f"cannot write its leader epoch: {exc.strerror or exc}"
+                            log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
             self._applied = _Applied(image, led, offline)
         self.on_apply()
 

@@ -52,6 +52,18 @@ def _list_offsets(request, code, message):
     }
 
 
+def _offset_for_leader_epoch(request, code, message):
+    return {
+        "topics": [
+            {
+                "topic": t["topic"],
+                "partitions": [{"partition": p["partition"], "error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
+
+
 def _metadata(request, code, message):
     return {"topics": [{"error_code": code, "name": t["name"]} for t in request["topics"] or []]}
 
@@ -210,6 +222,7 @@ ERROR_RESPONSES = {
     ApiKey.DELETE_TOPICS: _delete_topics,
     ApiKey.DELETE_RECORDS: _delete_records,
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
     ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.ALTER_CONFIGS: _alter_configs,

@@ -395,3 +395,21 @@ def test_max_compaction_lag_cleans_a_log_below_the_dirty_ratio(tmp_path, age_ms,
     clock.advance(age_ms)
     found = LogCleaner(str(tmp_path), lambda: [log], clock=clock).manager.grab_filthiest(clock())
     assert (found is not None) == cleaned
+
+
+def test_a_truncation_moves_the_cleaners_checkpoint_down_to_the_active_segment(tmp_path):
+    manager = LogManager(str(tmp_path), compacted_config(), cleaner_settings=CleanerSettings(backoff_ms=10)).open()
+    try:
+        log = manager.get_or_create_log("t", 0)
+        fill(log, 200, keys=5)
+        checkpoint = str(tmp_path / CHECKPOINT_FILE)
+        wait_for(
+            lambda: os.path.exists(checkpoint) and read_checkpoint(checkpoint).get(("t", 0), 0) > 0,
+            30,
+            what="the cleaner cleaning t-0",
+        )
+        first_dirty = read_checkpoint(checkpoint)[("t", 0)]
+        log.truncate_to(first_dirty - 1)
+        assert read_checkpoint(checkpoint)[("t", 0)] == log.active_segment.base_offset < first_dirty
+    finally:
+        manager.shutdown()

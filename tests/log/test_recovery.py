@@ -104,6 +104,7 @@ def test_leftover_files_are_removed_on_open(tmp_path):
         "00000000000000000000.index",
         "00000000000000000000.log",
         "00000000000000000000.timeindex",
+        "leader-epoch-checkpoint",
     ]
 
 

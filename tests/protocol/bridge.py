@@ -53,6 +53,8 @@ from kafka.protocol.consumer import (
     OffsetDeleteResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -92,6 +94,7 @@ KAFKA_PYTHON = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     ApiKey.DESCRIBE_CONFIGS: (DescribeConfigsRequest, DescribeConfigsResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest, DescribeLogDirsResponse),
     ApiKey.DELETE_RECORDS: (DeleteRecordsRequest, DeleteRecordsResponse),

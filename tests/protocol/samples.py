@@ -208,6 +208,25 @@ REQUESTS = {
         ),
         Sample("empty", {"replica_id": -1, "isolation_level": 0, "topics": []}),
     ],
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: [
+        Sample(
+            "follower",
+            {
+                "replica_id": 2,
+                "topics": [
+                    {
+                        "topic": "orders",
+                        "partitions": [
+                            {"partition": 0, "current_leader_epoch": 7, "leader_epoch": 5},
+                            {"partition": 3, "current_leader_epoch": -1, "leader_epoch": 0},
+                        ],
+                    },
+                    {"topic": "none", "partitions": []},
+                ],
+            },
+        ),
+        Sample("empty", {"replica_id": -1, "topics": []}),
+    ],
     ApiKey.METADATA: [
         Sample(
             "named-topics",
@@ -730,6 +749,25 @@ RESPONSES = {
                         ],
                     },
                     {"name": "unknown", "partitions": []},
+                ],
+            },
+        ),
+        Sample("empty", {"throttle_time_ms": 100, "topics": []}),
+    ],
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: [
+        Sample(
+            "end-offsets",
+            {
+                "throttle_time_ms": 0,
+                "topics": [
+                    {
+                        "topic": "orders",
+                        "partitions": [
+                            {"error_code": 0, "partition": 0, "leader_epoch": 5, "end_offset": 1234},
+                            {"error_code": 74, "partition": 3, "leader_epoch": -1, "end_offset": -1},
+                        ],
+                    },
+                    {"topic": "unknown", "partitions": []},
                 ],
             },
         ),

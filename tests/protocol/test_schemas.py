@@ -3,7 +3,7 @@ independent encoder and decoder (generated from Kafka 4.x JSON): requests and re
 directions, and byte equality where both libraries encode the same message.
 
 Versions kafka-python dropped (Produce v0-2, CreateTopics v0-1, DeleteTopics v0, DescribeConfigs v0,
-DescribeLogDirs v0, the ACL APIs v0) are checked
+DescribeLogDirs v0, OffsetForLeaderEpoch v0-1, the ACL APIs v0) are checked
 against hand-written byte layouts in ``test_versions.py``.
 """
 
@@ -64,6 +64,7 @@ def test_only_versions_kafka_python_dropped_are_left_to_hand_checks(key):
         "DESCRIBE_LOG_DIRS": [0],
         "OFFSET_COMMIT": [0, 1],
         "OFFSET_FETCH": [0],
+        "OFFSET_FOR_LEADER_EPOCH": [0, 1],
         "DESCRIBE_ACLS": [0],
         "CREATE_ACLS": [0],
         "DELETE_ACLS": [0],

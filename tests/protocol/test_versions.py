@@ -3,8 +3,8 @@ guide (Appendix A; section 2.4 for Produce v0-2; Kafka's message JSON for Descri
 DescribeLogDirs): for every advertised version of every API, our encoder writes exactly these bytes
 and our decoder reads them back, with absent fields given Kafka's defaults. This is also the only
 check of the versions kafka-python no longer implements (Produce v0-2, CreateTopics v0-1,
-DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0, OffsetCommit v0-1, OffsetFetch v0, the ACL
-APIs v0).
+DeleteTopics v0, DescribeConfigs v0, DescribeLogDirs v0, OffsetCommit v0-1, OffsetFetch v0,
+OffsetForLeaderEpoch v0-1, the ACL APIs v0).
 DeleteRecords, AlterConfigs, CreatePartitions, IncrementalAlterConfigs and the consumer-group
 APIs follow Kafka's message JSON.
 """
@@ -202,6 +202,22 @@ MESSAGES = {
         "responses": [{"name": "a", "error_code": 0}, {"name": "b", "error_code": 3}],
     },
     (ApiKey.INIT_PRODUCER_ID, "request"): {"transactional_id": None, "transaction_timeout_ms": 1000},
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, "request"): {
+        "replica_id": 2,
+        "topics": [{"topic": "t", "partitions": [{"partition": 1, "current_leader_epoch": 7, "leader_epoch": 5}]}],
+    },
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, "response"): {
+        "throttle_time_ms": 4,
+        "topics": [
+            {
+                "topic": "t",
+                "partitions": [
+                    {"error_code": 0, "partition": 1, "leader_epoch": 5, "end_offset": 120},
+                    {"error_code": 74, "partition": 2, "leader_epoch": -1, "end_offset": -1},
+                ],
+            }
+        ],
+    },
     (ApiKey.INIT_PRODUCER_ID, "response"): {
         "throttle_time_ms": 0,
         "error_code": 0,
@@ -671,6 +687,16 @@ def write_txn_markers_request(v):
 
 def write_txn_markers_response(v):
     return array([i64(9) + array([string("t") + array([i32(1) + i16(52)])])])
+def offset_for_leader_epoch_request(v):
+    partition = i32(1) + _if(v >= 2, i32(7)) + i32(5)
+    return _if(v >= 3, i32(2)) + array([string("t") + array([partition])])
+
+
+def offset_for_leader_epoch_response(v):
+    def partition(error: int, index: int, epoch: int, end: int) -> bytes:
+        return i16(error) + i32(index) + _if(v >= 1, i32(epoch)) + i64(end)
+
+    return _if(v >= 2, i32(4)) + array([string("t") + array([partition(0, 1, 5, 120), partition(74, 2, -1, -1)])])
 
 
 def describe_configs_request(v):
@@ -937,6 +963,8 @@ LAYOUTS = {
     (ApiKey.CREATE_TOPICS, "response"): create_topics_response,
     (ApiKey.DELETE_TOPICS, "request"): delete_topics_request,
     (ApiKey.DELETE_TOPICS, "response"): delete_topics_response,
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, "request"): offset_for_leader_epoch_request,
+    (ApiKey.OFFSET_FOR_LEADER_EPOCH, "response"): offset_for_leader_epoch_response,
     (ApiKey.INIT_PRODUCER_ID, "request"): init_producer_id_request,
     (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
     (ApiKey.WRITE_TXN_MARKERS, "request"): write_txn_markers_request,
@@ -1024,6 +1052,7 @@ def test_advertised_version_ranges():
         "CREATE_TOPICS": (0, 4),
         "DELETE_TOPICS": (0, 3),
         "INIT_PRODUCER_ID": (0, 1),
+        "OFFSET_FOR_LEADER_EPOCH": (0, 3),
         "DESCRIBE_CONFIGS": (0, 3),
         "DESCRIBE_LOG_DIRS": (0, 1),
         "DELETE_RECORDS": (0, 1),
