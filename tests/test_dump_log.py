@@ -307,6 +307,8 @@ def test_control_batches_and_the_txnindex_are_dumped(tmp_path, capsys):
         f.write(b"\x00" * 5)
     assert cli.main(["dump-log", txn_index]) == 1
     assert "5 trailing bytes are not a whole 34-byte entry" in capsys.readouterr().out
+
+
 def test_each_batch_shows_its_leader_epoch_and_the_checkpoint_its_entries(tmp_path, capsys):
     log = PartitionLog.open(str(tmp_path / "events-0"), LogConfig())
     for epoch in (0, 0, 3, 7):

@@ -43,9 +43,9 @@ def segment_files(paths: list[str]) -> list[str]:
     for path in paths:
         if stat.S_ISDIR(_stat(path).st_mode):
             files += sorted(os.path.join(path, n) for n in _list_directory(path) if n.endswith(LOG_SUFFIX))
-        elif not path.endswith((LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)) and not _is_epoch_checkpoint(
-            path
-        ):
+        elif not path.endswith(
+            (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+        ) and not _is_epoch_checkpoint(path):
             raise DumpUsageError(f"{path}: not a .log, .index, .timeindex, .txnindex or {CHECKPOINT_FILE} file")
         else:
             files.append(path)

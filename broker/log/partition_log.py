@@ -560,6 +560,16 @@ class PartitionLog:
                     entry = os.pread(fd, header.size, at) if header.is_control else b""
                     self._track_producer(segment, header, entry)
 
+    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
+        """The headers of the v2 batches ending at or after ``offset`` (for replaying leader epochs)."""
+        for segment in self._segments:
+            if segment.next_offset <= offset:
+                continue
+            _, start = segment.offset_index.lookup(offset)
+            for _, header in iter_headers(segment.file.fileno(), start, segment.size):
+                if isinstance(header, BatchHeader) and header.last_offset >= offset:
+                    yield header
+
     # -- durability ----------------------------------------------------------------------
 
     def flush(self, up_to: int | None = None) -> None:
@@ -743,7 +753,7 @@ class PartitionLog:
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot truncate to {offset}: {exc.strerror or exc}") from exc
             self._after_truncation()
-            self.producer_state.truncate_and_reload(self.log_end_offset, self._headers_from)
+            self._rebuild_producer_state(self.log_end_offset)
         log.info("%s: truncated to offset %d (%d segment(s) removed)", self.name, self.log_end_offset, len(doomed))
         self._delete_later(doomed)
         self.on_truncated(self)
@@ -773,7 +783,7 @@ class PartitionLog:
                 raise LogStorageError(f"{self.name}: cannot restart at {offset}: {exc.strerror or exc}") from exc
             self.log_start_offset = offset
             self._after_truncation()
-            self.producer_state.clear()
+            self.producer_state.forget_all()
             self.leader_epoch_cache.clear()
         log.info("%s: emptied to start at offset %d (%d segment(s) removed)", self.name, offset, len(doomed))
         self._delete_later(doomed)

@@ -203,15 +203,9 @@ class ProducerState:
             if snapshot_offset < offset:
                 os.unlink(self._snapshot_path(snapshot_offset))
 
-    def truncate_and_reload(self, log_end_offset: int, replay: Callable[[int], Iterable[BatchHeader]]) -> None:
-        """The log was cut at ``log_end_offset``: forget every producer, delete the snapshots above it,
-        and load again from the newest one left, replaying the batches after it (see ``load``)."""
-        self.producers.clear()
-        self.load(log_end_offset, replay)
-
-    def clear(self) -> None:
+    def forget_all(self) -> None:
         """Forget every producer and delete every snapshot (the log was emptied)."""
-        self.producers.clear()
+        self.clear()
         for snapshot_offset in self.snapshot_offsets():
             os.unlink(self._snapshot_path(snapshot_offset))
 

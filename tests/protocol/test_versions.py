@@ -687,6 +687,8 @@ def write_txn_markers_request(v):
 
 def write_txn_markers_response(v):
     return array([i64(9) + array([string("t") + array([i32(1) + i16(52)])])])
+
+
 def offset_for_leader_epoch_request(v):
     partition = i32(1) + _if(v >= 2, i32(7)) + i32(5)
     return _if(v >= 3, i32(2)) + array([string("t") + array([partition])])
