@@ -11,8 +11,8 @@ Atomic commits, per scheme (Hadoop's filesystem contract):
   ``OVERWRITE``, which HDFS refuses atomically when the target exists. Hadoop's local filesystem
   does both in two steps (it deletes, or checks, then renames), so where a path resolves to local
   files (``file``, a ``viewfs`` link to ``file``) the driver uses the operating system's rename
-  over the target and hard link to an absent name instead, each atomic, as for pyarrow's local files.
-  Local files are opened without Hadoop's ``.crc`` checksum files, as pyarrow writes them.
+  over the target and hard link to an absent name instead, each atomic, as for pyarrow's local files,
+  and writes the files itself, as pyarrow does: without Hadoop's ``.crc`` checksum files beside them.
 * every other scheme (``s3a``, ``abfs``, ``gs`` ...): files are written under their final name
   (an object appears whole when its stream closes); exclusive creation is
   ``create(path, overwrite=false)``, then a wait and a read back (the last writer wins and every
@@ -133,10 +133,18 @@ class HadoopLocation(Location):
             stream.close()
 
     def _write(self, path: Any, data: bytes, overwrite: bool = True) -> None:
+        """Write a whole file (FileExistsError if it exists and not ``overwrite``) and sync it."""
+        directory = self._local(path.getParent())
+        if directory is not None:  # written by this process, synced, with no .crc beside it
+            with open(f"{directory}/{path.getName()}", "wb" if overwrite else "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            return
         stream = self._call(self.fs.create, path, overwrite)
         try:
             self._call(stream.write, bytearray(data))
-            self._call(stream.hsync)  # durable where the filesystem syncs (HDFS, local files)
+            self._call(stream.hsync)  # durable where the filesystem syncs (HDFS)
         finally:
             self._call(stream.close)
 
