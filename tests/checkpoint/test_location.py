@@ -18,6 +18,7 @@ from spark_kafka_source.checkpoint import (
     CheckpointStore,
     Location,
     PartitionPlan,
+    open_location,
     to_uri,
 )
 from spark_kafka_source.checkpoint import location as location_module
@@ -371,3 +372,42 @@ def test_a_store_and_a_lock_on_an_object_store(no_settle):
     store.commit(2, {})
     assert store.apply_retention(1) == [1] and [r.number for r in store.runs()] == [2]
     assert store.committed_ends() == {("t", 0): 9}
+
+
+# -- which implementation a URI gets ----------------------------------------------------------------
+
+
+def test_local_paths_get_pyarrow_and_other_schemes_hadoop(tmp_path, spark):
+    from spark_kafka_source.checkpoint.hadoop_location import HadoopLocation
+
+    assert isinstance(open_location(str(tmp_path)), ArrowLocation)
+    assert isinstance(open_location(f"file://{tmp_path}"), ArrowLocation)
+    with pytest.raises(CheckpointError, match='No FileSystem for scheme "nosuchscheme"'):
+        open_location("nosuchscheme://x/y")
+    spark.sparkContext._jsc.hadoopConfiguration().set("fs.viewfs.mounttable.which.link./ck", f"file://{tmp_path}")
+    try:
+        location = open_location("viewfs://which/ck")
+        assert isinstance(location, HadoopLocation) and location.renames_atomically
+        location.write_json("a.json", {"via": "viewfs"})
+        assert json.loads((tmp_path / "a.json").read_text()) == {"via": "viewfs"}
+    finally:
+        spark.sparkContext._jsc.hadoopConfiguration().unset("fs.viewfs.mounttable.which.link./ck")
+
+
+NO_SPARK = """
+    from spark_kafka_source.checkpoint import CheckpointError, open_location
+    try:
+        open_location("hdfs://nn:8020/ck")
+    except CheckpointError as exc:
+        print(exc)
+"""
+
+
+def test_a_hadoop_uri_without_a_running_spark_driver_is_a_checkpoint_error(children):
+    """As in a Spark task's Python worker: no JVM to reach Hadoop's FileSystem through."""
+    process = children.start(NO_SPARK)
+    assert process.wait(60) == 0, children.output(process)
+    assert children.output(process).strip() == (
+        "hdfs://nn:8020/ck is reached through Spark's Hadoop FileSystem, and no Spark session runs in this "
+        "process (plain paths and file:// need none)"
+    )

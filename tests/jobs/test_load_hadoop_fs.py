@@ -152,6 +152,15 @@ def test_check_output_reports_the_operation_a_filesystem_refuses(spark, viewfs, 
     assert lines[-1] == "the load cannot keep its files here: create failed"
 
 
+def test_check_output_with_a_rewind_is_a_usage_error(spark, tmp_path):
+    result = run_load(["--output", str(tmp_path), "--check-output", "--rewind-to-run", "1"], tmp_path)
+    assert result.code == 2, result
+    assert result.one_error() == (
+        "kafkalog load: --check-output cannot be combined with a rewind: it checks the filesystem and stops "
+        "(--dry-run shows what the rewind would do)"
+    )
+
+
 def test_check_output_on_a_scheme_without_a_filesystem_is_one_line(spark, tmp_path):
     result = run_load(["--output", "nosuchfs://somewhere/out", "--check-output"], tmp_path)
     assert result.code == 1, result
