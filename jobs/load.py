@@ -2,9 +2,10 @@
 Kafka-protocol topics into Parquet (or ORC, JSON) with its checkpoint on a Hadoop-compatible
 filesystem, and offset-rewind reruns.
 
-Exit status: 0 the run committed (or the dry run, history or repair was done), 1 the run failed (its
-reason on one line; the next run resumes it), 2 usage error, 3 another run holds the lock, 130
-interrupted (Ctrl-C: one line saying what the next run does).
+Exit status: 0 the run committed (or the dry run, history, repair or check was done), 1 the run
+failed (its reason on one line; the next run resumes it) or the check found the filesystem lacking,
+2 usage error, 3 another run holds the lock, 130 interrupted (Ctrl-C: one line saying what the next
+run does).
 """
 
 import argparse
@@ -51,16 +52,20 @@ examples:
   kafkalog load --topics page-views --output /data/pv --rewind-to-offsets '{"page-views":{"0":1500}}'
   kafkalog load --output /data/pv --history
   kafkalog load --output /data/pv --repair
+  kafkalog load --output hdfs://nn/warehouse/page_views --check-output
   kafkalog load --topics page-views --output /data/pv --group-id page-views-loader
 
 Each run reads every partition from where the committed runs ended to the latest offset now
 (read_committed by default: up to the last stable offset, without aborted transactions' records),
 writes <output>/run=<N>/topic=<t>/date=<yyyy-mm-dd>/hour=<hh>/, and commits in the checkpoint
-(default <output>/_checkpoint). A run that was killed is executed again with the same plan.
+(default <output>/_checkpoint), through Spark's Hadoop FileSystem unless they are local paths or
+file:// (then pyarrow, and Spark starts only to read records). A run that was killed is executed
+again with the same plan.
 Each committed run's end offsets are then committed to a consumer group (--group-id, default
 kafkalog-load:<output URI>), where `kafkalog groups describe` shows the load's lag.
 
-exit status: 0 committed, 1 the run failed (reason on stderr), 2 usage error,
+exit status: 0 committed (or checked), 1 the run failed (reason on stderr) or --check-output found the
+             filesystem lacking, 2 usage error,
              3 another run holds the checkpoint's lock, 130 interrupted (Ctrl-C)"""
 
 
@@ -138,6 +143,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--repair",
         action="store_true",
         help="make a damaged checkpoint agree with the output again, from what the output's rows prove, and stop",
+    )
+    stop.add_argument(
+        "--check-output",
+        action="store_true",
+        help="try every filesystem operation the load needs on --output (and --checkpoint), report "
+        "what the filesystem offers, and stop (exit status 1 if the load cannot run there)",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
@@ -235,7 +246,7 @@ def settings_from(args: argparse.Namespace) -> "LoadSettings":
 def run_command(args: argparse.Namespace) -> int:
     """Run ``kafkalog load`` with parsed arguments; print the report or a one-line error."""
     from broker.common.settings import ConfigError
-    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError
+    from spark_kafka_source.checkpoint import CheckpointStore, LockHeldError, is_local
     from spark_kafka_source.options import OptionError
 
     from . import history
@@ -244,12 +255,22 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         settings = settings_from(args)
-        if settings.rewind is not None and (args.history or args.repair):
-            flag, does = ("--history", "shows the runs") if args.history else ("--repair", "repairs the checkpoint")
+        if settings.rewind is not None and (args.history or args.repair or args.check_output):
+            flag, does = (
+                ("--history", "shows the runs")
+                if args.history
+                else ("--repair", "repairs the checkpoint")
+                if args.repair
+                else ("--check-output", "checks the filesystem")
+            )
             raise UsageError(
                 f"{flag} cannot be combined with a rewind: it {does} and stops (--dry-run shows what "
                 f"the rewind would do)"
             )
+        if not (is_local(settings.checkpoint) and is_local(settings.output)):
+            _start_spark(args)  # Hadoop's FileSystem in Spark's driver reaches them (checkpoint.location)
+        if args.check_output:
+            return _check_output(settings)
         if args.history:
             print(history.format_text(settings.checkpoint, settings.output, settings.format))
             return EXIT_OK
@@ -280,6 +301,28 @@ def run_command(args: argparse.Namespace) -> int:
             traceback.print_exc()
         _error(exc)
         return EXIT_FAILED
+
+
+def _start_spark(args: argparse.Namespace) -> "SparkSession":
+    from spark_kafka_source.java import require_java
+
+    require_java()
+    return spark_session(args.master, args.conf, args.verbose)
+
+
+def _check_output(settings: "LoadSettings") -> int:
+    """``--check-output``: the output's URI, and the checkpoint's when it is not under the output."""
+    from .check_output import check, format_text
+
+    uris = [settings.output]
+    if not settings.checkpoint.startswith(settings.output.rstrip("/") + "/"):
+        uris.append(settings.checkpoint)
+    lacking = False
+    for uri in uris:
+        location, outcomes = check(uri)
+        print(format_text(location, outcomes), flush=True)
+        lacking = lacking or not all(o.ok for o in outcomes)
+    return EXIT_FAILED if lacking else EXIT_OK
 
 
 def _load(args, settings) -> int:

@@ -23,7 +23,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, IntegerType, StringType, StructField, StructType
 
-from spark_kafka_source.checkpoint import Location
+from spark_kafka_source.checkpoint import (
+    ArrowLocation,
+    CheckpointError,
+    Location,
+    PartitionPlan,
+    TaskCheckpoint,
+    open_location,
+)
 from spark_kafka_source.datasource import source_schema
 
 FORMATS = ("parquet", "orc", "json")
@@ -52,8 +59,9 @@ def run_dir(number: int) -> str:
 
 
 class Output:
-    def __init__(self, uri: str, format: str = "parquet") -> None:
-        self.location = Location(uri)
+    def __init__(self, where: "str | Location", format: str = "parquet") -> None:
+        """``where``: a path or URI (opened by ``open_location``), or a location already open."""
+        self.location = open_location(where) if isinstance(where, str) else where
         self.uri = self.location.uri
         self.format = format
 
@@ -109,9 +117,55 @@ class Output:
                     found.setdefault(int(number), []).append(place + name)
         return found
 
+    def read_tallies(self, spark: SparkSession, number: int, plan: list[PartitionPlan]) -> list[TaskCheckpoint]:
+        """What a published run's output holds per planned partition, counted by Spark on the
+        driver's behalf: one TaskCheckpoint per partition with records (node: its leader; seconds:
+        not measured, 0). For checkpoints Spark's tasks cannot write to (``runner``)."""
+        if not any(p.end > p.start for p in plan):
+            return []
+        schema = StructType([f for f in output_schema().fields if f.name != "run"])
+        rows = (
+            spark.read.schema(schema)
+            .format(self.format)
+            .load(f"{self.uri}/{run_dir(number)}")
+            .groupBy("topic", "partition")
+            .agg(
+                F.count("*").alias("records"),
+                F.sum(F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))).alias("bytes"),
+                F.unix_millis(F.min_by("timestamp", "offset")).alias("first"),
+                F.unix_millis(F.max_by("timestamp", "offset")).alias("last"),
+            )
+            .collect()
+        )
+        counted = {(row["topic"], row["partition"]): row for row in rows}
+        tallies = []
+        for p in plan:
+            row = counted.get(p.key)
+            if row is not None:
+                tallies.append(
+                    TaskCheckpoint(
+                        p.leader,
+                        p.topic,
+                        p.partition,
+                        p.start,
+                        p.end,
+                        row["records"],
+                        row["bytes"] or 0,
+                        row["first"],
+                        row["last"],
+                        0.0,
+                    )
+                )
+        return tallies
+
     def loaded_offsets(self, place: str) -> dict[tuple, LoadedOffsets]:
         """(topic, partition) -> the offsets in the rows under ``place`` (e.g. ``run=3``), read with
-        pyarrow (no Spark): only the partition and offset columns and the topic directories."""
+        pyarrow (no Spark): only the partition and offset columns and the topic directories. Local
+        output only (pyarrow cannot open what only Hadoop's FileSystem reaches)."""
+        if not isinstance(self.location, ArrowLocation):
+            raise CheckpointError(
+                f"{self.uri}/{place}: reading the output's rows without Spark needs local output (file:// or a path)"
+            )
         dataset = ds.dataset(
             f"{self.location.path}/{place}",
             filesystem=self.location.fs,

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from broker.client import hidden_secrets
-from spark_kafka_source.checkpoint import CheckpointLock, CheckpointStore
+from spark_kafka_source.checkpoint import ArrowLocation, CheckpointLock, CheckpointStore, is_local
 
 from . import consistency
 from . import report as run_report
@@ -104,8 +104,12 @@ def load(
 ) -> dict:
     """Run one load; returns its report. ``spark`` is a SparkSession, or a function that makes one,
     called only when the run's output is to be written: a run that finds the lock taken, fails its plan,
-    or only publishes and commits output written before it was killed never starts Spark."""
+    or only publishes and commits output written before it was killed never starts Spark; unless its
+    checkpoint or output is not local files: then Spark starts first, as Hadoop's FileSystem in its
+    driver reaches them (``checkpoint.location``)."""
     began = time.monotonic()
+    if not (is_local(settings.checkpoint) and is_local(settings.output)):
+        spark = spark() if callable(spark) else spark
     store = CheckpointStore(settings.checkpoint)
     output = Output(settings.output, settings.format)
     with CheckpointLock(store.location) as lock:
@@ -156,7 +160,13 @@ def load(
                 {tp: o for tp, (o, _) in client.list_offsets({p.key: -1 for p in run.plan}).items()} if run.plan else {}
             )
         result = run_report.build(
-            run, store.tasks(run.number), latest, time.monotonic() - began, output.uri, plan.supersede, plan.again
+            run,
+            _tallies(spark, store, output, run),
+            latest,
+            time.monotonic() - began,
+            output.uri,
+            plan.supersede,
+            plan.again,
         )
         store.commit(run.number, {"records": result["total"]["records"], "bytes": result["total"]["bytes"]})
         store.write_report(run.number, result)
@@ -167,6 +177,20 @@ def load(
         for number in store.apply_retention(settings.keep_runs):
             output.delete_superseded(number)
     return result
+
+
+def _tasks_write_checkpoints(store: CheckpointStore) -> bool:
+    """Whether Spark's tasks write their own checkpoints: only to local files, through pyarrow
+    (a Python worker has no JVM to reach Hadoop's FileSystem through)."""
+    return isinstance(store.location, ArrowLocation)
+
+
+def _tallies(spark, store: CheckpointStore, output: Output, run) -> list:
+    """What the run's tasks read: their checkpoints, or, where tasks cannot write them, the
+    published output counted by Spark."""
+    if _tasks_write_checkpoints(store):
+        return store.tasks(run.number)
+    return output.read_tallies(spark() if callable(spark) else spark, run.number, run.plan)
 
 
 def _set_aside_superseded(store: CheckpointStore, output: Output) -> None:
@@ -182,19 +206,23 @@ def _write(spark, settings: LoadSettings, store: CheckpointStore, output: Output
         output.stage_empty(run.number)
         return
     spark = spark() if callable(spark) else spark
-    df = spark.read.format("kafkalog").options(**_read_options(settings, run, store.tasks_uri(run.number))).load()
+    tasks_uri = store.tasks_uri(run.number) if _tasks_write_checkpoints(store) else None
+    df = spark.read.format("kafkalog").options(**_read_options(settings, run, tasks_uri)).load()
     with SparkProgress(spark, f"run {run.number}", enabled=settings.progress):
         output.write_staging(df, run.number)
 
 
-def _read_options(settings: LoadSettings, run, tasks_uri: str) -> dict:
-    """kafkalog options reading exactly the run's plan, each task writing its checkpoint, at the
-    isolation level the plan was made with (a plan from before levels were recorded read uncommitted)."""
+def _read_options(settings: LoadSettings, run, tasks_uri: str | None) -> dict:
+    """kafkalog options reading exactly the run's plan at the isolation level the plan was made with
+    (a plan from before levels were recorded read uncommitted), each task writing its checkpoint to
+    ``tasks_uri`` if given."""
     options = exact_read_options(
         settings.source(), {p.key: p.start for p in run.plan}, {p.key: p.end for p in run.plan}
     )
     options["kafka.isolation.level"] = run.details.get("source", {}).get("kafka.isolation.level", "read_uncommitted")
-    options.update(includeHeaders="true", taskCheckpointLocation=tasks_uri)
+    options["includeHeaders"] = "true"
+    if tasks_uri is not None:
+        options["taskCheckpointLocation"] = tasks_uri
     if settings.max_records_per_partition:
         options["maxRecordsPerPartition"] = str(settings.max_records_per_partition)
     if settings.min_partitions:

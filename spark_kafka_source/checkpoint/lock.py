@@ -122,8 +122,7 @@ class CheckpointLock:
             holder = None
         if isinstance(holder, dict) and "owner" in holder:
             return holder
-        info = self.location.fs.get_file_info(f"{self.location.path}/{LOCK_FILE}")
-        modified = info.mtime.timestamp() if info.mtime else time.time()
+        modified = self.location.modified(LOCK_FILE) or time.time()
         return {"owner": f"unreadable-{modified:.6f}", "host": "?", "pid": "?", "heartbeat": modified}
 
     def _stale(self, holder: dict) -> bool:
@@ -159,8 +158,8 @@ class CheckpointLock:
 
     def _clear_abandoned(self, marker: str) -> None:
         """A takeover marker lives for milliseconds; one much older was left by a killed contender."""
-        info = self.location.fs.get_file_info(f"{self.location.path}/{marker}")
-        if info.mtime and time.time() - info.mtime.timestamp() > MARKER_ABANDONED_SECONDS:
+        modified = self.location.modified(marker)
+        if modified and time.time() - modified > MARKER_ABANDONED_SECONDS:
             self.location.delete(marker)
 
     def _heartbeat(self) -> None:

@@ -23,7 +23,7 @@ import dataclasses
 import datetime
 from typing import NamedTuple
 
-from .location import CheckpointError, Location
+from .location import CheckpointError, Location, open_location
 
 FORMAT_VERSION = 1
 RUN_DIGITS = 8
@@ -97,8 +97,9 @@ class RunEntry(NamedTuple):
 
 
 class CheckpointStore:
-    def __init__(self, uri: str) -> None:
-        self.location = Location(uri)
+    def __init__(self, where: "str | Location") -> None:
+        """``where``: a path or URI (opened by ``open_location``), or a location already open."""
+        self.location = open_location(where) if isinstance(where, str) else where
         self.uri = self.location.uri
 
     @staticmethod
@@ -324,7 +325,7 @@ class CheckpointStore:
 
 def write_task_checkpoint(tasks_uri: str, task: TaskCheckpoint) -> None:
     """Called in a Spark task when its slice is read completely (a retry rewrites the same file)."""
-    Location(tasks_uri).write_json(
+    open_location(tasks_uri).write_json(
         f"{task.topic}-{task.partition}-{task.start}.json",
         {"version": FORMAT_VERSION, "written": now_iso(), **task._asdict()},
     )

@@ -1,15 +1,30 @@
-"""Fixtures of the checkpoint tests: real child Python processes (to kill with SIGKILL mid-way or
-to hold a lock from another pid), each killed and reaped at the end of the test."""
+"""Fixtures of the checkpoint tests: ``open_dir``, both implementations of the checkpoint's
+``Location`` (pyarrow, and Hadoop's FileSystem in the test session's Spark driver), and real child
+Python processes (to kill with SIGKILL mid-way or to hold a lock from another pid), each killed and
+reaped at the end of the test."""
 
 import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from spark_kafka_source.checkpoint import ArrowLocation, Location
+from spark_kafka_source.checkpoint.hadoop_location import HadoopLocation, hadoop_of
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["pyarrow", "hadoop"])
+def open_dir(request) -> Callable[[str], Location]:
+    """Opens a path or URI as a Location of one implementation; a test using it runs with each."""
+    if request.param == "pyarrow":
+        return ArrowLocation
+    hadoop = hadoop_of(request.getfixturevalue("spark"))
+    return lambda uri: HadoopLocation(uri, hadoop)
 
 
 class Children:

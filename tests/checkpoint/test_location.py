@@ -1,5 +1,8 @@
 """``checkpoint.location``: URIs, JSON files that are never seen half written, exclusive creation,
-and the object-store path (no rename) on pyarrow's in-memory ``mock://`` filesystem."""
+and the object-store path (no rename) on pyarrow's in-memory ``mock://`` filesystem. Tests taking
+``open_dir`` run with both implementations (pyarrow, and Hadoop's FileSystem through Spark's JVM);
+those about pyarrow's own filesystems, and the killed-writer and racing-process tests (their child
+processes have no Spark), use pyarrow."""
 
 import json
 import os
@@ -9,11 +12,13 @@ import time
 import pytest
 
 from spark_kafka_source.checkpoint import (
+    ArrowLocation,
     CheckpointError,
     CheckpointLock,
     CheckpointStore,
     Location,
     PartitionPlan,
+    open_location,
     to_uri,
 )
 from spark_kafka_source.checkpoint import location as location_module
@@ -30,8 +35,8 @@ def leftovers(directory) -> list[str]:
 
 
 def test_plain_paths_and_file_uris_name_the_same_directory(tmp_path):
-    plain = Location(str(tmp_path / "ck") + "/")
-    uri = Location(f"file://{tmp_path}/ck")
+    plain = ArrowLocation(str(tmp_path / "ck") + "/")
+    uri = ArrowLocation(f"file://{tmp_path}/ck")
     assert plain.uri == uri.uri == f"file://{tmp_path}/ck"
     assert plain.path == uri.path == f"{tmp_path}/ck"
     assert plain.fs.type_name == "local" and plain.renames_atomically
@@ -40,9 +45,9 @@ def test_plain_paths_and_file_uris_name_the_same_directory(tmp_path):
     assert json.loads((tmp_path / "ck" / "a" / "b.json").read_text()) == {"x": 1}
 
 
-def test_a_relative_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+def test_a_relative_path_is_relative_to_the_working_directory(tmp_path, monkeypatch, open_dir):
     monkeypatch.chdir(tmp_path)
-    relative = Location("loads/ck")
+    relative = open_dir("loads/ck")
     assert relative.uri == f"file://{tmp_path}/loads/ck" and relative.path == f"{tmp_path}/loads/ck"
     relative.write_json("plan.json", {"run": 1})
     assert (tmp_path / "loads" / "ck" / "plan.json").exists()
@@ -55,28 +60,28 @@ def test_to_uri_keeps_uris_and_strips_a_trailing_slash():
     assert to_uri("file:///") == "file:///"
 
 
-def test_child_names_a_subdirectory(tmp_path):
-    child = Location(str(tmp_path)).child("runs", "00000001")
+def test_child_names_a_subdirectory(tmp_path, open_dir):
+    child = open_dir(str(tmp_path)).child("runs", "00000001")
     assert child.path == f"{tmp_path}/runs/00000001" and child.uri == f"file://{tmp_path}/runs/00000001"
 
 
-def test_an_unknown_scheme_is_a_checkpoint_error():
+def test_an_unknown_scheme_is_a_checkpoint_error(open_dir):
     with pytest.raises(CheckpointError, match="cannot open nosuchscheme://x/y"):
-        Location("nosuchscheme://x/y")
+        open_dir("nosuchscheme://x/y")
 
 
 @pytest.mark.parametrize("name", ["hash#tag", "per%20cent", "with space", "ünïcode"])
-def test_a_plain_path_with_special_characters_names_that_directory(tmp_path, name):
+def test_a_plain_path_with_special_characters_names_that_directory(tmp_path, name, open_dir):
     directory = tmp_path / name
-    Location(str(directory)).write_json("f.json", {"ok": True})
+    open_dir(str(directory)).write_json("f.json", {"ok": True})
     assert json.loads((directory / "f.json").read_text()) == {"ok": True}
 
 
 # -- whole-file writes and reads ------------------------------------------------------------------
 
 
-def test_write_json_read_json_round_trip(tmp_path):
-    location = Location(str(tmp_path))
+def test_write_json_read_json_round_trip(tmp_path, open_dir):
+    location = open_dir(str(tmp_path))
     value = {"text": "ünïcödé ✓", "nested": {"list": [1, 2.5, None, True]}, "big": 2**62, "empty": {}}
     location.write_json("deep/er/file.json", value)
     assert location.read_json("deep/er/file.json") == value
@@ -86,17 +91,17 @@ def test_write_json_read_json_round_trip(tmp_path):
     assert location.exists("deep/er/file.json") and location.exists("deep") and not location.exists("nothing")
 
 
-def test_names_lists_sorted_entries_and_nothing_for_a_missing_directory(tmp_path):
-    location = Location(str(tmp_path))
+def test_names_lists_sorted_entries_and_nothing_for_a_missing_directory(tmp_path, open_dir):
+    location = open_dir(str(tmp_path))
     for name in ("b", "a", "c.json"):
         location.write_bytes(f"d/{name}", b"x")
     assert location.names("d") == ["a", "b", "c.json"]
     assert location.names("missing") == []
-    assert Location(str(tmp_path / "not-yet")).names() == []
+    assert open_dir(str(tmp_path / "not-yet")).names() == []
 
 
-def test_move_and_delete(tmp_path):
-    location = Location(str(tmp_path))
+def test_move_and_delete(tmp_path, open_dir):
+    location = open_dir(str(tmp_path))
     location.write_bytes("dir/a/f", b"1")
     location.write_bytes("dir/b", b"2")
     location.move("dir/b", "elsewhere/deeper/b")
@@ -107,9 +112,9 @@ def test_move_and_delete(tmp_path):
     assert not location.exists("dir") and location.names("elsewhere/deeper") == []
 
 
-def test_a_missing_file_is_a_checkpoint_error_naming_it(tmp_path):
+def test_a_missing_file_is_a_checkpoint_error_naming_it(tmp_path, open_dir):
     with pytest.raises(CheckpointError, match=f"file://{tmp_path}/runs/plan.json is missing"):
-        Location(str(tmp_path)).read_json("runs/plan.json")
+        open_dir(str(tmp_path)).read_json("runs/plan.json")
 
 
 @pytest.mark.parametrize(
@@ -127,23 +132,25 @@ def test_a_missing_file_is_a_checkpoint_error_naming_it(tmp_path):
     ],
     ids=["empty", "truncated", "zeros", "not-utf8", "text", "list", "string", "null", "number"],
 )
-def test_corrupt_truncated_or_non_object_json_is_a_checkpoint_error_naming_the_file(tmp_path, content, problem):
+def test_corrupt_truncated_or_non_object_json_is_a_checkpoint_error_naming_the_file(
+    tmp_path, content, problem, open_dir
+):
     (tmp_path / "c.json").write_bytes(content)
     with pytest.raises(CheckpointError) as raised:
-        Location(str(tmp_path)).read_json("c.json")
+        open_dir(str(tmp_path)).read_json("c.json")
     assert str(raised.value).startswith(f"file://{tmp_path}/c.json ") and problem in str(raised.value)
 
 
-def test_an_unreadable_file_is_a_checkpoint_error_naming_it(tmp_path):
+def test_an_unreadable_file_is_a_checkpoint_error_naming_it(tmp_path, open_dir):
     (tmp_path / "dir.json").mkdir()  # a directory where a file is expected
     with pytest.raises(CheckpointError, match=f"{tmp_path}/dir.json"):
-        Location(str(tmp_path)).read_json("dir.json")
+        open_dir(str(tmp_path)).read_json("dir.json")
 
 
 WRITER = """
     import sys
-    from spark_kafka_source.checkpoint import Location
-    location = Location(sys.argv[1])
+    from spark_kafka_source.checkpoint import ArrowLocation
+    location = ArrowLocation(sys.argv[1])
     payloads = [(b'{"n": %d, "pad": "' % n) + bytes([97 + n]) * (4 << 20) + b'"}' for n in range(4)]
     location.write_bytes("big.json", payloads[0])
     open(sys.argv[2], "w").close()  # ready: the file exists complete
@@ -172,7 +179,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_complete_file(tmp_p
         assert writer.poll() is None, children.output(writer)
         time.sleep(0.05 + 0.037 * round_number)
         children.kill(writer)
-        value = Location(str(directory)).read_json("big.json")
+        value = ArrowLocation(str(directory)).read_json("big.json")
         assert value["n"] in range(4) and value["pad"] == chr(97 + value["n"]) * (4 << 20)
         killed_mid_write += bool(leftovers(directory))
         for name in leftovers(directory):
@@ -183,7 +190,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_complete_file(tmp_p
 
 
 def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path, monkeypatch):
-    location = Location(str(tmp_path))
+    location = ArrowLocation(str(tmp_path))
     location.write_json("f.json", {"old": True})
 
     original = location._write_synced
@@ -202,8 +209,8 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path,
 # -- exclusive creation ---------------------------------------------------------------------------
 
 
-def test_create_exclusively_creates_once_and_never_replaces(tmp_path):
-    location = Location(str(tmp_path))
+def test_create_exclusively_creates_once_and_never_replaces(tmp_path, open_dir):
+    location = open_dir(str(tmp_path))
     assert location.create_exclusively("sub/lock.json", b"first") is True
     assert location.create_exclusively("sub/lock.json", b"second") is False
     assert location.read_bytes("sub/lock.json") == b"first"
@@ -229,8 +236,8 @@ def race_to_create(location: Location, name: str, contenders: int, start: thread
     assert location.read_bytes(name) == b"contender %d" % winners[0]
 
 
-def test_create_exclusively_among_racing_threads_exactly_one_wins(tmp_path):
-    location = Location(str(tmp_path))
+def test_create_exclusively_among_racing_threads_exactly_one_wins(tmp_path, open_dir):
+    location = open_dir(str(tmp_path))
     for round_number in range(5):
         name = f"race-{round_number}.json"
         race_to_create(location, name, 16, start=threading.Barrier(16))
@@ -239,8 +246,8 @@ def test_create_exclusively_among_racing_threads_exactly_one_wins(tmp_path):
 
 CONTENDER = """
     import os, sys, time
-    from spark_kafka_source.checkpoint import Location
-    location = Location(sys.argv[1])
+    from spark_kafka_source.checkpoint import ArrowLocation
+    location = ArrowLocation(sys.argv[1])
     go, result = sys.argv[2], sys.argv[3]
     open(result + ".ready", "w").close()
     deadline = time.monotonic() + 30
@@ -277,7 +284,10 @@ def test_create_exclusively_among_racing_processes_exactly_one_wins(tmp_path, ch
     for name_index in range(20):
         winners = [i for i in range(6) if won[i][name_index]]
         assert len(winners) == 1, (name_index, winners)
-        assert Location(str(directory)).read_bytes(f"race-{name_index}.json") == str(processes[winners[0]].pid).encode()
+        assert (
+            ArrowLocation(str(directory)).read_bytes(f"race-{name_index}.json")
+            == str(processes[winners[0]].pid).encode()
+        )
     assert leftovers(directory) == []
 
 
@@ -290,7 +300,7 @@ def no_settle(monkeypatch):
 
 
 def test_mock_uri_is_an_object_store_location():
-    location = Location("mock:///bucket/ck/")
+    location = ArrowLocation("mock:///bucket/ck/")
     assert location.fs.type_name == "mock" and not location.renames_atomically
     assert location.uri == "mock:///bucket/ck"
 
@@ -315,7 +325,7 @@ class RecordingFileSystem:
 
 
 def test_object_store_writes_go_straight_to_the_final_name():
-    location = Location("mock:///bucket/ck")
+    location = ArrowLocation("mock:///bucket/ck")
     location.fs = RecordingFileSystem(location.fs)
     location.write_json("runs/00000001/plan.json", {"version": 1, "x": [1, 2]})
     assert location.fs.calls == [("write", f"{location.path}/runs/00000001/plan.json")]  # no temporary, no rename
@@ -324,7 +334,7 @@ def test_object_store_writes_go_straight_to_the_final_name():
 
 
 def test_object_store_create_exclusively(no_settle):
-    location = Location("mock:///bucket/ck")
+    location = ArrowLocation("mock:///bucket/ck")
     assert location.create_exclusively("lock.json", b"a") is True
     assert location.create_exclusively("lock.json", b"b") is False
     assert location.read_bytes("lock.json") == b"a"
@@ -334,7 +344,7 @@ def test_object_store_create_exclusively_the_last_writer_wins_and_the_others_see
     """Every contender passes the existence check, writes, waits and reads back: exactly one sees
     its own content."""
     monkeypatch.setattr(location_module, "SETTLE_SECONDS", 0.5)
-    location = Location("mock:///bucket/ck")
+    location = ArrowLocation("mock:///bucket/ck")
     checked = threading.Barrier(8)
     original_exists = location.exists
 
@@ -348,7 +358,7 @@ def test_object_store_create_exclusively_the_last_writer_wins_and_the_others_see
 
 
 def test_a_store_and_a_lock_on_an_object_store(no_settle):
-    store = CheckpointStore("mock:///bucket/ck")
+    store = CheckpointStore(ArrowLocation("mock:///bucket/ck"))
     store.write_plan(1, [PartitionPlan("t", 0, 0, 5, 0, "h:1")], {"output": "x"})
     store.commit(1, {})
     store.write_plan(2, [PartitionPlan("t", 0, 5, 9, 0, "h:1")], {})
@@ -362,3 +372,42 @@ def test_a_store_and_a_lock_on_an_object_store(no_settle):
     store.commit(2, {})
     assert store.apply_retention(1) == [1] and [r.number for r in store.runs()] == [2]
     assert store.committed_ends() == {("t", 0): 9}
+
+
+# -- which implementation a URI gets ----------------------------------------------------------------
+
+
+def test_local_paths_get_pyarrow_and_other_schemes_hadoop(tmp_path, spark):
+    from spark_kafka_source.checkpoint.hadoop_location import HadoopLocation
+
+    assert isinstance(open_location(str(tmp_path)), ArrowLocation)
+    assert isinstance(open_location(f"file://{tmp_path}"), ArrowLocation)
+    with pytest.raises(CheckpointError, match='No FileSystem for scheme "nosuchscheme"'):
+        open_location("nosuchscheme://x/y")
+    spark.sparkContext._jsc.hadoopConfiguration().set("fs.viewfs.mounttable.which.link./ck", f"file://{tmp_path}")
+    try:
+        location = open_location("viewfs://which/ck")
+        assert isinstance(location, HadoopLocation) and location.renames_atomically
+        location.write_json("a.json", {"via": "viewfs"})
+        assert json.loads((tmp_path / "a.json").read_text()) == {"via": "viewfs"}
+    finally:
+        spark.sparkContext._jsc.hadoopConfiguration().unset("fs.viewfs.mounttable.which.link./ck")
+
+
+NO_SPARK = """
+    from spark_kafka_source.checkpoint import CheckpointError, open_location
+    try:
+        open_location("hdfs://nn:8020/ck")
+    except CheckpointError as exc:
+        print(exc)
+"""
+
+
+def test_a_hadoop_uri_without_a_running_spark_driver_is_a_checkpoint_error(children):
+    """As in a Spark task's Python worker: no JVM to reach Hadoop's FileSystem through."""
+    process = children.start(NO_SPARK)
+    assert process.wait(60) == 0, children.output(process)
+    assert children.output(process).strip() == (
+        "hdfs://nn:8020/ck is reached through Spark's Hadoop FileSystem, and no Spark session runs in this "
+        "process (plain paths and file:// need none)"
+    )

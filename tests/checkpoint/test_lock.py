@@ -1,6 +1,7 @@
 """``checkpoint.lock``: one holder at a time; the lock of a killed process (real, SIGKILLed) or of a
 silent one (heartbeat older than ``stale_after``) is taken over, a live one is not; the heartbeat
-notices a takeover; an unreadable lock file is judged by its age."""
+notices a takeover; an unreadable lock file is judged by its age. Every test runs with both
+implementations of the checkpoint's Location (``open_dir``); the other processes use pyarrow."""
 
 import json
 import os
@@ -17,8 +18,8 @@ pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
-def location(tmp_path) -> Location:
-    return Location(str(tmp_path / "ck"))
+def location(tmp_path, open_dir) -> Location:
+    return open_dir(str(tmp_path / "ck"))
 
 
 @pytest.fixture
@@ -74,9 +75,9 @@ def test_the_lock_is_a_context_manager(location):
     assert not location.exists("lock.json")
 
 
-def test_a_second_lock_fails_while_the_first_is_held(location, locks):
+def test_a_second_lock_fails_while_the_first_is_held(location, locks, open_dir):
     first = locks(location).acquire()
-    second = locks(Location(location.uri))
+    second = locks(open_dir(location.uri))
     with pytest.raises(LockHeldError) as raised:
         second.acquire()
     message = str(raised.value)
@@ -96,8 +97,8 @@ def test_release_leaves_the_lock_of_another_owner(location, locks):
 
 HOLDER = """
     import sys, time
-    from spark_kafka_source.checkpoint import CheckpointLock, Location
-    lock = CheckpointLock(Location(sys.argv[1])).acquire()
+    from spark_kafka_source.checkpoint import CheckpointLock, open_location
+    lock = CheckpointLock(open_location(sys.argv[1])).acquire()
     open(sys.argv[2], "w").close()
     time.sleep(60)
 """
@@ -161,13 +162,13 @@ def test_the_heartbeat_refreshes_the_lock(location, locks, monkeypatch):
     wait_for(lambda: holder(location)["heartbeat"] > first, timeout=10, what="a heartbeat")
 
 
-def test_the_heartbeat_notices_a_takeover_and_check_then_fails(location, locks, monkeypatch):
+def test_the_heartbeat_notices_a_takeover_and_check_then_fails(location, locks, monkeypatch, open_dir):
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.5)
     first = locks(location).acquire()
     beat = holder(location)["heartbeat"]
     wait_for(lambda: holder(location)["heartbeat"] != beat, timeout=10, what="a heartbeat")
     # right after a heartbeat (so the first's next one is 0.5 s away), a contender that deems it stale takes over
-    second = locks(Location(location.uri), stale_after=0).acquire()
+    second = locks(open_dir(location.uri), stale_after=0).acquire()
     second.stale_after = 120  # (a holder whose own heartbeat is older than stale_after deems itself lost)
     assert holder(location)["owner"] == second.owner
     wait_for(lambda: first.lost, timeout=10, what="the first holder to notice")
@@ -188,12 +189,12 @@ def test_the_heartbeat_notices_a_deleted_lock(location, locks, monkeypatch):
         lock.check()
 
 
-def test_check_fails_as_soon_as_the_lock_was_taken_over(location, locks):
+def test_check_fails_as_soon_as_the_lock_was_taken_over(location, locks, open_dir):
     first = locks(location).acquire()
     # the first holder was suspended for 300 s: its lock file still holds its last heartbeat
     content = holder(location)
     location.write_bytes("lock.json", json.dumps({**content, "heartbeat": time.time() - 300}).encode())
-    second = locks(Location(location.uri), stale_after=120).acquire()
+    second = locks(open_dir(location.uri), stale_after=120).acquire()
     assert holder(location)["owner"] == second.owner
     with pytest.raises(LockHeldError):
         first.check()  # the resumed holder must not go on to commit over the new one
@@ -225,16 +226,16 @@ def test_a_lock_file_of_json_that_is_not_an_object_is_judged_by_its_age(location
         lock.release()
 
 
-def test_a_takeover_race_never_leaves_two_holders(location, locks, children):
+def test_a_takeover_race_never_leaves_two_holders(location, locks, children, open_dir):
     """Three contenders find the lock of a killed run. B reads it; A takes it over; B then moves
     A's fresh lock aside (it read the dead owner before) and, while B puts it back, C finds no
     lock at all and creates one. The interleaving is forced with hooks, in one process."""
     dead = children.start("pass")
     dead.wait(30)
     plant(location, owner="dead", pid=dead.pid)
-    a = locks(Location(location.uri))
-    b = locks(Location(location.uri))
-    c = locks(Location(location.uri))
+    a = locks(open_dir(location.uri))
+    b = locks(open_dir(location.uri))
+    c = locks(open_dir(location.uri))
     results = {}
 
     def attempt(name, lock):

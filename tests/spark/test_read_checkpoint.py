@@ -16,7 +16,7 @@ import json
 import pytest
 from pyspark.errors import AnalysisException
 
-from spark_kafka_source.checkpoint import CheckpointStore, Location, PartitionPlan, TaskCheckpoint
+from spark_kafka_source.checkpoint import CheckpointStore, PartitionPlan, TaskCheckpoint, open_location
 from spark_kafka_source.options import OptionError, parse
 
 from .feed import assert_rows, create_topic, in_range, load, messages, produce, rows, without_headers
@@ -238,7 +238,7 @@ def test_an_unreadable_checkpoint_fails_the_query_naming_the_file(spark, broker,
 
 def task_files(uri: str) -> dict:
     """File name -> content of the task checkpoints under ``uri``."""
-    location = Location(uri)
+    location = open_location(uri)
     return {name: location.read_json(name) for name in location.names()}
 
 
