@@ -86,6 +86,7 @@ class LeaderEpochFileCache:
         self.path = os.path.join(directory, CHECKPOINT_FILE)
         self._lock = threading.Lock()
         self.was_missing = not os.path.exists(self.path)
+        self._unwritten = False  # the entries differ from the file (its last write failed)
         try:
             self._entries = read_checkpoint(self.path)
         except MalformedEpochCheckpointError as exc:
@@ -117,6 +118,8 @@ class LeaderEpochFileCache:
         with self._lock:
             latest = self._entries[-1] if self._entries else None
             if latest is not None and latest.epoch == epoch and latest.start_offset <= start_offset:
+                if self._unwritten:  # the write of this very entry failed: a retried append retries it
+                    self._replace(self._entries)
                 return
             kept = [e for e in self._entries if e.epoch < epoch and e.start_offset < start_offset]
             if len(self._entries) - len(kept) > 1 or (latest is not None and latest.epoch > epoch):
@@ -179,9 +182,12 @@ class LeaderEpochFileCache:
                 self._replace([])
 
     def _replace(self, entries: list[EpochEntry]) -> None:
-        """Write the file, then take ``entries`` (called with the lock held)."""
-        _write_checkpoint(self.path, entries)
+        """Take ``entries``, then write the file (called with the lock held). When the write fails
+        (OSError, a full disk) the entries are kept: the next change writes them all."""
         self._entries = entries
+        self._unwritten = True
+        _write_checkpoint(self.path, entries)
+        self._unwritten = False
         self.was_missing = False
 
     def __repr__(self) -> str:

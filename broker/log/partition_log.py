@@ -110,17 +110,30 @@ class PartitionLog:
     def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
         """Make the epoch cache agree with the log as loaded: after an unclean stop the entries from
         the recovery point on are made again from the batches' epochs (from the log start when the
-        file was missing or unreadable); entries past the log end or before its start are trimmed."""
+        file was missing or unreadable); entries past the log end or before its start are trimmed.
+        A file that cannot be written (a full disk) does not keep the log from opening: the entries
+        are right in memory, and the next change writes them."""
         cache = self.leader_epoch_cache
+        failed: list[OSError] = []
+
+        def attempt(step: Callable[..., None], *args: int) -> None:
+            try:
+                step(*args)
+            except OSError as exc:
+                failed.append(exc)
+
         if cache.was_missing or not had_clean_shutdown:
             replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
             for i, header in enumerate(self._headers_from(replay_from)):
                 start_offset = max(header.base_offset, self.log_start_offset)
                 if i == 0:
-                    cache.truncate_from_end(start_offset)
-                cache.assign(header.partition_leader_epoch, start_offset)
-        cache.truncate_from_end(self.log_end_offset)
-        cache.truncate_from_start(self.log_start_offset)
+                    attempt(cache.truncate_from_end, start_offset)
+                attempt(cache.assign, header.partition_leader_epoch, start_offset)
+        attempt(cache.truncate_from_end, self.log_end_offset)
+        attempt(cache.truncate_from_start, self.log_start_offset)
+        if failed:
+            reason = failed[-1].strerror or failed[-1]
+            log.warning("%s: cannot write %s (%s); the next change writes it", self.name, cache.path, reason)
 
     @classmethod
     def open(

@@ -154,3 +154,32 @@ def test_a_missing_or_corrupt_checkpoint_is_rebuilt_from_the_batches(tmp_path):
     reopened.close()
     (directory / CHECKPOINT_FILE).write_text("0\n9\n")
     assert open_log(directory, segment_bytes=300).leader_epoch_cache.entries == expected
+
+
+def test_a_checkpoint_that_cannot_be_written_keeps_neither_the_log_from_opening_nor_the_entries(tmp_path, monkeypatch):
+    import errno
+
+    from broker.log import leader_epoch_cache
+    from broker.log.errors import LogStorageError
+
+    directory = tmp_path / "t-0"
+    log = open_log(directory)
+    log.append(make_batch(3), leader_epoch=1)
+    log.append(make_batch(3), leader_epoch=4)
+    log.flush()
+    log.close()
+    os.unlink(directory / CHECKPOINT_FILE)
+
+    def full_disk(path, entries):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(leader_epoch_cache, "_write_checkpoint", full_disk)
+    reopened = open_log(directory)  # rebuilt from the batches, in memory
+    assert reopened.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(4, 3)]
+    with pytest.raises(LogStorageError, match="cannot write the leader epoch checkpoint: No space left"):
+        reopened.append(make_batch(2), leader_epoch=5)
+    assert reopened.log_end_offset == 6  # refused before anything was written
+    monkeypatch.undo()
+    reopened.append(make_batch(2), leader_epoch=5)
+    assert read_checkpoint(str(directory / CHECKPOINT_FILE)) == [EpochEntry(1, 0), EpochEntry(4, 3), EpochEntry(5, 6)]
+    reopened.close()
