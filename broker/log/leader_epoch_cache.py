@@ -39,6 +39,14 @@ class EpochEntry(NamedTuple):
     start_offset: int
 
 
+class Truncation(NamedTuple):
+    """Where a follower cuts its log; unless ``done``, it asks its leader again about ``next_epoch``."""
+
+    offset: int
+    done: bool
+    next_epoch: int = UNDEFINED_EPOCH
+
+
 class MalformedEpochCheckpointError(ValueError):
     """The ``leader-epoch-checkpoint`` file does not follow the format."""
 
@@ -147,6 +155,32 @@ class LeaderEpochFileCache:
             if higher == 0:
                 return requested_epoch, entries[0].start_offset
             return entries[higher - 1].epoch, entries[higher].start_offset
+
+    def truncation_for(
+        self, leader_epoch: int, leader_end_offset: int, log_end_offset: int, high_watermark: int
+    ) -> "Truncation":
+        """Where a follower with these entries cuts its log, given its leader's OffsetForLeaderEpoch
+        answer ``(leader_epoch, leader_end_offset)`` for the follower's latest epoch (Kafka's rule,
+        KIP-101 and KIP-279):
+
+        * the leader knows no such epoch (end offset -1): at the high watermark, the old rule;
+        * a leader before v1 (epoch -1, end offset known): at its end offset;
+        * the follower has the leader's epoch: where the earlier of the two ends it;
+        * the follower's largest epoch below the leader's differs (an epoch the leader never had):
+          where the follower's own epoch ends, and ask again for that epoch (``done`` False);
+        * the follower has no epoch at or below the leader's: at the leader's end offset.
+
+        Never past ``log_end_offset``."""
+        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+            return Truncation(min(high_watermark, log_end_offset), True)
+        if leader_epoch == UNDEFINED_EPOCH:
+            return Truncation(min(leader_end_offset, log_end_offset), True)
+        epoch, end_offset = self.end_offset_for(leader_epoch, log_end_offset)
+        if epoch == UNDEFINED_EPOCH:
+            return Truncation(min(leader_end_offset, log_end_offset), True)
+        if epoch != leader_epoch:
+            return Truncation(min(end_offset, log_end_offset), False, epoch)
+        return Truncation(min(leader_end_offset, end_offset, log_end_offset), True)
 
     def epoch_for(self, offset: int) -> int:
         """The epoch of the batch holding ``offset`` (UNDEFINED_EPOCH before the first entry)."""
