@@ -597,7 +597,7 @@ class PartitionLog:
     def truncate_to(self, offset: int) -> None:
         """Remove every batch at and above ``offset`` (a follower dropping what its leader does not
         have). A batch holding ``offset`` goes whole: the log then ends at the largest batch boundary
-        <= ``offset``. Below the first segment the log is emptied to start at ``offset``; at or past
+        <= ``offset``. Below the log start the log is emptied to start at ``offset``; at or past
         the log end only the epoch cache is trimmed (an epoch entry without data). The segments
         above are removed from the last one down, then the one holding ``offset`` is cut, its
         indexes rebuilt; the epoch cache, the producer state and the recovery point follow."""
@@ -609,7 +609,7 @@ class PartitionLog:
             if offset >= self.log_end_offset:
                 self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
                 return
-            if offset < self._segments[0].base_offset:
+            if offset < self.log_start_offset:  # never below the log start: deleted records stay gone
                 self.truncate_fully_and_start_at(offset)
                 return
             keep = bisect.bisect_right([s.base_offset for s in self._segments], offset)

@@ -206,12 +206,19 @@ def test_truncate_fully_and_start_at_empties_the_log(tmp_path):
     log.close()
 
 
-def test_truncating_below_the_first_segment_starts_the_log_there(tmp_path):
+def test_truncating_below_the_log_start_starts_the_log_there(tmp_path):
     log = open_log(tmp_path / "t-0", FakeClock())
     log.truncate_fully_and_start_at(100)
     log.append(make_batch(3), leader_epoch=0)
     log.truncate_to(40)
     assert (log.log_start_offset, log.log_end_offset) == (40, 40)
+    # records below a log start that DeleteRecords moved stay deleted
+    for _ in range(4):
+        log.append(make_batch(3), leader_epoch=1)
+    log.delete_records_before(47)
+    log.truncate_to(45)
+    assert (log.log_start_offset, log.log_end_offset) == (45, 45)
+    assert read_all(log) == []
     log.close()
 
 
