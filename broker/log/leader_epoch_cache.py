@@ -39,6 +39,14 @@ class EpochEntry(NamedTuple):
     start_offset: int
 
 
+class Truncation(NamedTuple):
+    """Where a follower cuts its log; unless ``done``, it asks its leader again about ``next_epoch``."""
+
+    offset: int
+    done: bool
+    next_epoch: int = UNDEFINED_EPOCH
+
+
 class MalformedEpochCheckpointError(ValueError):
     """The ``leader-epoch-checkpoint`` file does not follow the format."""
 
@@ -86,6 +94,7 @@ class LeaderEpochFileCache:
         self.path = os.path.join(directory, CHECKPOINT_FILE)
         self._lock = threading.Lock()
         self.was_missing = not os.path.exists(self.path)
+        self._unwritten = False  # the entries differ from the file (its last write failed)
         try:
             self._entries = read_checkpoint(self.path)
         except MalformedEpochCheckpointError as exc:
@@ -117,6 +126,8 @@ class LeaderEpochFileCache:
         with self._lock:
             latest = self._entries[-1] if self._entries else None
             if latest is not None and latest.epoch == epoch and latest.start_offset <= start_offset:
+                if self._unwritten:  # the write of this very entry failed: a retried append retries it
+                    self._replace(self._entries)
                 return
             kept = [e for e in self._entries if e.epoch < epoch and e.start_offset < start_offset]
             if len(self._entries) - len(kept) > 1 or (latest is not None and latest.epoch > epoch):
@@ -144,6 +155,32 @@ class LeaderEpochFileCache:
             if higher == 0:
                 return requested_epoch, entries[0].start_offset
             return entries[higher - 1].epoch, entries[higher].start_offset
+
+    def truncation_for(
+        self, leader_epoch: int, leader_end_offset: int, log_end_offset: int, high_watermark: int
+    ) -> "Truncation":
+        """Where a follower with these entries cuts its log, given its leader's OffsetForLeaderEpoch
+        answer ``(leader_epoch, leader_end_offset)`` for the follower's latest epoch (Kafka's rule,
+        KIP-101 and KIP-279):
+
+        * the leader knows no such epoch (end offset -1): at the high watermark, the old rule;
+        * a leader before v1 (epoch -1, end offset known): at its end offset;
+        * the follower has the leader's epoch: where the earlier of the two ends it;
+        * the follower's largest epoch below the leader's differs (an epoch the leader never had):
+          where the follower's own epoch ends, and ask again for that epoch (``done`` False);
+        * the follower has no epoch at or below the leader's: at the leader's end offset.
+
+        Never past ``log_end_offset``."""
+        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+            return Truncation(min(high_watermark, log_end_offset), True)
+        if leader_epoch == UNDEFINED_EPOCH:
+            return Truncation(min(leader_end_offset, log_end_offset), True)
+        epoch, end_offset = self.end_offset_for(leader_epoch, log_end_offset)
+        if epoch == UNDEFINED_EPOCH:
+            return Truncation(min(leader_end_offset, log_end_offset), True)
+        if epoch != leader_epoch:
+            return Truncation(min(end_offset, log_end_offset), False, epoch)
+        return Truncation(min(leader_end_offset, end_offset, log_end_offset), True)
 
     def epoch_for(self, offset: int) -> int:
         """The epoch of the batch holding ``offset`` (UNDEFINED_EPOCH before the first entry)."""
@@ -179,9 +216,12 @@ class LeaderEpochFileCache:
                 self._replace([])
 
     def _replace(self, entries: list[EpochEntry]) -> None:
-        """Write the file, then take ``entries`` (called with the lock held)."""
-        _write_checkpoint(self.path, entries)
+        """Take ``entries``, then write the file (called with the lock held). When the write fails
+        (OSError, a full disk) the entries are kept: the next change writes them all."""
         self._entries = entries
+        self._unwritten = True
+        _write_checkpoint(self.path, entries)
+        self._unwritten = False
         self.was_missing = False
 
     def __repr__(self) -> str:

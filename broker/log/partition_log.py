@@ -118,17 +118,30 @@ class PartitionLog:
     def _load_leader_epochs(self, had_clean_shutdown: bool) -> None:
         """Make the epoch cache agree with the log as loaded: after an unclean stop the entries from
         the recovery point on are made again from the batches' epochs (from the log start when the
-        file was missing or unreadable); entries past the log end or before its start are trimmed."""
+        file was missing or unreadable); entries past the log end or before its start are trimmed.
+        A file that cannot be written (a full disk) does not keep the log from opening: the entries
+        are right in memory, and the next change writes them."""
         cache = self.leader_epoch_cache
+        failed: list[OSError] = []
+
+        def attempt(step: Callable[..., None], *args: int) -> None:
+            try:
+                step(*args)
+            except OSError as exc:
+                failed.append(exc)
+
         if cache.was_missing or not had_clean_shutdown:
             replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
             for i, header in enumerate(self._headers_from(replay_from)):
                 start_offset = max(header.base_offset, self.log_start_offset)
                 if i == 0:
-                    cache.truncate_from_end(start_offset)
-                cache.assign(header.partition_leader_epoch, start_offset)
-        cache.truncate_from_end(self.log_end_offset)
-        cache.truncate_from_start(self.log_start_offset)
+                    attempt(cache.truncate_from_end, start_offset)
+                attempt(cache.assign, header.partition_leader_epoch, start_offset)
+        attempt(cache.truncate_from_end, self.log_end_offset)
+        attempt(cache.truncate_from_start, self.log_start_offset)
+        if failed:
+            reason = failed[-1].strerror or failed[-1]
+            log.warning("%s: cannot write %s (%s); the next change writes it", self.name, cache.path, reason)
 
     @classmethod
     def open(
@@ -728,7 +741,7 @@ class PartitionLog:
     def truncate_to(self, offset: int) -> None:
         """Remove every batch at and above ``offset`` (a follower dropping what its leader does not
         have). A batch holding ``offset`` goes whole: the log then ends at the largest batch boundary
-        <= ``offset``. Below the first segment the log is emptied to start at ``offset``; at or past
+        <= ``offset``. Below the log start the log is emptied to start at ``offset``; at or past
         the log end only the epoch cache is trimmed (an epoch entry without data). The segments
         above are removed from the last one down, then the one holding ``offset`` is cut, its
         indexes rebuilt; the epoch cache, the producer state and the recovery point follow."""
@@ -740,7 +753,7 @@ class PartitionLog:
             if offset >= self.log_end_offset:
                 self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
                 return
-            if offset < self._segments[0].base_offset:
+            if offset < self.log_start_offset:  # never below the log start: deleted records stay gone
                 self.truncate_fully_and_start_at(offset)
                 return
             keep = bisect.bisect_right([s.base_offset for s in self._segments], offset)

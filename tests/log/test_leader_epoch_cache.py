@@ -9,6 +9,7 @@ from broker.log.leader_epoch_cache import (
     EpochEntry,
     LeaderEpochFileCache,
     MalformedEpochCheckpointError,
+    Truncation,
     read_checkpoint,
 )
 from broker.log.partition_log import PartitionLog
@@ -154,3 +155,72 @@ def test_a_missing_or_corrupt_checkpoint_is_rebuilt_from_the_batches(tmp_path):
     reopened.close()
     (directory / CHECKPOINT_FILE).write_text("0\n9\n")
     assert open_log(directory, segment_bytes=300).leader_epoch_cache.entries == expected
+
+
+def test_a_checkpoint_that_cannot_be_written_keeps_neither_the_log_from_opening_nor_the_entries(tmp_path, monkeypatch):
+    import errno
+
+    from broker.log import leader_epoch_cache
+    from broker.log.errors import LogStorageError
+
+    directory = tmp_path / "t-0"
+    log = open_log(directory)
+    log.append(make_batch(3), leader_epoch=1)
+    log.append(make_batch(3), leader_epoch=4)
+    log.flush()
+    log.close()
+    os.unlink(directory / CHECKPOINT_FILE)
+
+    def full_disk(path, entries):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(leader_epoch_cache, "_write_checkpoint", full_disk)
+    reopened = open_log(directory)  # rebuilt from the batches, in memory
+    assert reopened.leader_epoch_cache.entries == [EpochEntry(1, 0), EpochEntry(4, 3)]
+    with pytest.raises(LogStorageError, match="cannot write the leader epoch checkpoint: No space left"):
+        reopened.append(make_batch(2), leader_epoch=5)
+    assert reopened.log_end_offset == 6  # refused before anything was written
+    monkeypatch.undo()
+    reopened.append(make_batch(2), leader_epoch=5)
+    assert read_checkpoint(str(directory / CHECKPOINT_FILE)) == [EpochEntry(1, 0), EpochEntry(4, 3), EpochEntry(5, 6)]
+    reopened.close()
+
+
+def cache_of(tmp_path, *entries: tuple[int, int]) -> LeaderEpochFileCache:
+    cache = LeaderEpochFileCache(str(tmp_path))
+    for epoch, start in entries:
+        cache.assign(epoch, start)
+    return cache
+
+
+def test_a_follower_behind_the_leader_keeps_its_log(tmp_path):
+    follower = cache_of(tmp_path, (0, 0), (1, 5))
+    # the leader is still at epoch 1 and ends past the follower: nothing to cut
+    assert follower.truncation_for(1, 20, log_end_offset=12, high_watermark=8) == Truncation(12, True)
+
+
+def test_a_divergent_tail_is_cut_where_the_leaders_epoch_ended(tmp_path):
+    """The worked example: A led epoch 1 (offsets up to 6); B, a follower with up to 4, became leader
+    in epoch 2 and wrote from 5. A asks for epoch 1 and cuts its 5-6."""
+    a = cache_of(tmp_path, (1, 0))
+    assert a.truncation_for(1, 5, log_end_offset=7, high_watermark=3) == Truncation(5, True)
+
+
+def test_an_epoch_the_leader_never_had_is_cut_and_asked_again(tmp_path):
+    """KIP-279: after fast elections the follower holds epoch 3, which the leader never saw; the
+    leader answers with its largest epoch below (2, ending at 30). The follower never had epoch 2:
+    it cuts where its own largest epoch below that (1) ends, and asks again about epoch 1."""
+    follower = cache_of(tmp_path, (0, 0), (1, 10), (3, 25))
+    assert follower.truncation_for(2, 30, log_end_offset=40, high_watermark=20) == Truncation(25, False, 1)
+    follower.truncate_from_end(25)
+    assert follower.truncation_for(1, 25, log_end_offset=25, high_watermark=20) == Truncation(25, True)
+
+
+def test_the_fallbacks_high_watermark_and_old_leaders(tmp_path):
+    follower = cache_of(tmp_path, (4, 100))
+    assert follower.truncation_for(-1, -1, log_end_offset=150, high_watermark=120) == Truncation(120, True)
+    assert follower.truncation_for(-1, 130, log_end_offset=150, high_watermark=120) == Truncation(130, True)  # v0
+    # the follower has nothing at or below the leader's epoch: the leader's end offset
+    assert follower.truncation_for(2, 90, log_end_offset=150, high_watermark=80) == Truncation(90, True)
+    # never past the follower's own end
+    assert follower.truncation_for(4, 400, log_end_offset=150, high_watermark=120) == Truncation(150, True)

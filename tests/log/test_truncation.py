@@ -4,6 +4,9 @@ reopen from disk without a clean shutdown (a crash right after the truncation)."
 
 import os
 import random
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -206,12 +209,19 @@ def test_truncate_fully_and_start_at_empties_the_log(tmp_path):
     log.close()
 
 
-def test_truncating_below_the_first_segment_starts_the_log_there(tmp_path):
+def test_truncating_below_the_log_start_starts_the_log_there(tmp_path):
     log = open_log(tmp_path / "t-0", FakeClock())
     log.truncate_fully_and_start_at(100)
     log.append(make_batch(3), leader_epoch=0)
     log.truncate_to(40)
     assert (log.log_start_offset, log.log_end_offset) == (40, 40)
+    # records below a log start that DeleteRecords moved stay deleted
+    for _ in range(4):
+        log.append(make_batch(3), leader_epoch=1)
+    log.delete_records_before(47)
+    log.truncate_to(45)
+    assert (log.log_start_offset, log.log_end_offset) == (45, 45)
+    assert read_all(log) == []
     log.close()
 
 
@@ -238,60 +248,35 @@ def test_bad_arguments_and_a_deleted_log_are_refused(tmp_path):
     assert os.path.isdir(log.directory)
 
 
-class Killed(BaseException):
-    """Stands for a SIGKILL: nothing after it runs, what is on disk stays."""
+STEPS = ["first-segment-removed", "second-segment-removed", "cut", "epochs-not-trimmed"]
 
 
-def kill_at(monkeypatch, owner, name: str, calls: int = 1) -> None:
-    """Make ``owner.name`` kill the process at its ``calls``-th call (after the call, for ``ftruncate``)."""
-    real = getattr(owner, name)
-    seen = []
-
-    def dying(*args, **kwargs):
-        seen.append(1)
-        if len(seen) == calls:
-            if name == "ftruncate":
-                real(*args, **kwargs)
-            raise Killed
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, dying)
-
-
-@pytest.mark.parametrize(
-    "step",
-    ["first segment removed", "second segment removed", "cut, indexes not rebuilt", "epoch cache not trimmed"],
-)
-def test_a_kill_in_the_middle_of_a_truncation_leaves_a_log_the_loader_recovers(tmp_path, monkeypatch, step):
-    from broker.log.leader_epoch_cache import LeaderEpochFileCache
-    from broker.log.segment import LogSegment
-
+@pytest.mark.parametrize("step", STEPS)
+def test_a_kill_in_the_middle_of_a_truncation_leaves_a_log_the_loader_recovers(tmp_path, step):
+    """The kill is real: ``truncation_process`` SIGKILLs itself at the step."""
     clock = FakeClock()
     appends = random_appends(random.Random(7), 40)
     batches = [(a.data(), a.epoch) for a in appends]
     log, bases = build(tmp_path / "t-0", batches, clock)
     log.flush()
+    old_end = log.log_end_offset
     assert len(log.segments) >= 4
+    log.close()
     target = bases[len(bases) // 3] + 1
     boundary = max(base for base in bases if base <= target)
-    old_end = log.log_end_offset
-    with monkeypatch.context() as patched:
-        if step == "first segment removed":
-            kill_at(patched, LogSegment, "rename_for_deletion", 2)
-        elif step == "second segment removed":
-            kill_at(patched, LogSegment, "rename_for_deletion", 3)
-        elif step == "cut, indexes not rebuilt":
-            kill_at(patched, os, "ftruncate")
-        else:
-            kill_at(patched, LeaderEpochFileCache, "truncate_from_end")
-        with pytest.raises(Killed):
-            log.truncate_to(target)
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.log.truncation_process", str(tmp_path / "t-0"), str(target), step],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.getcwd(),
+    )
+    assert killed.returncode == -signal.SIGKILL and "done" not in killed.stdout, killed.stderr
 
-    reopened = open_log(tmp_path / "t-0", clock, recovery_point=log.log_end_offset)
+    reopened = open_log(tmp_path / "t-0", clock, recovery_point=old_end)
     end = reopened.log_end_offset  # somewhere between the cut and the old end, at a batch boundary
-    kept_before_kill = batches[: bases.index(end)] if end in bases else batches
     assert boundary <= end <= old_end and (end in bases or end == old_end)
-    prefix, _ = build(tmp_path / "prefix-0", kept_before_kill, clock)
+    prefix, _ = build(tmp_path / "prefix-0", batches[: bases.index(end)] if end in bases else batches, clock)
     assert log_bytes(reopened) == log_bytes(prefix)
     assert read_all(reopened) == read_all(prefix)
     assert reopened.leader_epoch_cache.entries == prefix.leader_epoch_cache.entries
