@@ -13,20 +13,13 @@ from pyspark.errors import AnalysisException, StreamingQueryException
 
 from broker.embedded import free_port
 
-from ..feed import Msg, base_time, create_topic, produce, topic_name
+from ..feed import Msg, base_time, create_topic, load, produce, topic_name
 
 # slow: every test needs the Connect server (the broker fixture alone would not mark them all);
 # the timeout covers the server's start, when first, and the streaming runs
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 QUERY_SECONDS = 240
-
-
-def read(remote, bootstrap: str, **options):
-    reader = remote.read.format("kafkalog").option("kafka.bootstrap.servers", bootstrap)
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return reader.load()
 
 
 def texts(df) -> list[tuple]:
@@ -46,6 +39,7 @@ def produced(bootstrap: str, topic: str, start: int, count: int, partitions: int
 
 
 def finished(query) -> None:
+    """Wait (bounded) until an AvailableNow query stops, and check that it did not fail."""
     try:
         assert query.awaitTermination(QUERY_SECONDS), "the streaming query did not finish"
         assert query.exception() is None
@@ -57,7 +51,7 @@ def test_a_batch_read_with_offsets_and_a_filter(remote, broker, request):
     topic = topic_name(request)
     create_topic(broker.bootstrap, topic, 2)
     everything = produced(broker.bootstrap, topic, 0, 12)
-    df = read(
+    df = load(
         remote,
         broker.bootstrap,
         subscribe=topic,
@@ -78,7 +72,7 @@ def test_a_batch_write_is_read_back(remote, broker, request):
     remote.createDataFrame(pairs, "key string, value string").write.format("kafkalog").option(
         "kafka.bootstrap.servers", broker.bootstrap
     ).option("topic", topic).mode("append").save()
-    assert sorted((k, v) for _, _, k, v in texts(read(remote, broker.bootstrap, subscribe=topic))) == sorted(pairs)
+    assert sorted((k, v) for _, _, k, v in texts(load(remote, broker.bootstrap, subscribe=topic))) == sorted(pairs)
 
 
 def test_a_stream_from_topic_to_topic_resumes_from_its_checkpoint(remote, broker, request, tmp_path):
@@ -105,7 +99,7 @@ def test_a_stream_from_topic_to_topic_resumes_from_its_checkpoint(remote, broker
         )
 
     def written() -> list[tuple]:
-        return sorted((k, v) for _, _, k, v in texts(read(remote, broker.bootstrap, subscribe=target)))
+        return sorted((k, v) for _, _, k, v in texts(load(remote, broker.bootstrap, subscribe=target)))
 
     first = produced(broker.bootstrap, source, 0, 6)
     run()
@@ -117,7 +111,7 @@ def test_a_stream_from_topic_to_topic_resumes_from_its_checkpoint(remote, broker
 
 def test_a_misspelt_option_reaches_the_client_as_its_one_line(remote, broker):
     with pytest.raises(AnalysisException) as caught:
-        read(remote, broker.bootstrap, subscrib="events").collect()
+        load(remote, broker.bootstrap, subscrib="events").collect()
     first_line = caught.value.getMessage().splitlines()[0]
     assert "option subscrib: unknown option of the kafkalog source (did you mean subscribe?)" in first_line
     assert "Traceback" not in caught.value.getMessage()
@@ -152,8 +146,8 @@ def test_a_batch_only_option_in_a_stream_reaches_the_client_as_its_one_line(remo
 def test_a_broker_the_server_cannot_reach_is_named_at_the_client(remote):
     address = f"127.0.0.1:{free_port()}"
     with pytest.raises(AnalysisException) as caught:
-        read(
-            remote, address, subscribe="events", **{"kafka.request.timeout.ms": "2000", "fetchOffset.numRetries": "0"}
+        load(
+            remote, address, {"kafka.request.timeout.ms": "2000", "fetchOffset.numRetries": "0"}, subscribe="events"
         ).collect()
     first_line = caught.value.getMessage().splitlines()[0]
     assert f"no broker of {address} could be reached" in first_line, first_line
@@ -164,7 +158,7 @@ def test_without_the_server_stack_trace_an_option_error_is_one_line(remote, brok
     remote.conf.set("spark.sql.connect.serverStacktrace.enabled", "false")
     try:
         with pytest.raises(AnalysisException) as caught:
-            read(remote, broker.bootstrap, subscrib="events").collect()
+            load(remote, broker.bootstrap, subscrib="events").collect()
     finally:
         remote.conf.unset("spark.sql.connect.serverStacktrace.enabled")
     message = caught.value.getMessage()
