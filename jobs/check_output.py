@@ -12,7 +12,8 @@ import uuid
 from collections.abc import Callable
 from typing import NamedTuple
 
-from spark_kafka_source.checkpoint import ArrowLocation, Location, open_location
+from spark_kafka_source.checkpoint import Location, open_location
+from spark_kafka_source.checkpoint.hadoop_location import HadoopLocation
 
 SCRATCH_PREFIX = "_kafkalog-check-"
 
@@ -24,10 +25,10 @@ class Outcome(NamedTuple):
 
 
 def describe_implementation(location: Location) -> str:
-    if isinstance(location, ArrowLocation):
-        return "pyarrow (local files)"
-    fs = getattr(location, "fs", None)
-    return f"Hadoop's {fs.getClass().getName()} in the Spark driver" if fs is not None else type(location).__name__
+    """Which code reaches the location: pyarrow, or which Hadoop FileSystem class."""
+    if isinstance(location, HadoopLocation):
+        return f"Hadoop's {location.fs.getClass().getName()} in the Spark driver"
+    return "pyarrow (local files)"
 
 
 def _steps(scratch: Location) -> list[tuple[str, Callable[[], str]]]:

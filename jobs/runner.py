@@ -8,7 +8,8 @@ The steps, and what a kill at any moment leaves for the next run:
 3. plan: the pending run again, or the next increment, or a rewind (``planner``); a rewind first
    marks the runs it supersedes, newest first, then moves their output aside;
 4. write the plan (killed before: nothing happened; after: the next run executes this plan again);
-5. read through the ``kafkalog`` source, each task writing its checkpoint, and write the records
+5. read through the ``kafkalog`` source, each task writing its checkpoint (local checkpoints; on
+   other filesystems the report counts the published output instead), and write the records
    to ``_staging/run=N`` in one Spark job (killed: the next run rewrites the staging output);
 6. publish: rename ``_staging/run=N`` to ``run=N`` (killed before: the staged output is complete
    and is published; after: the output is published and only the commit is missing);

@@ -24,7 +24,7 @@ import time
 import uuid
 from typing import Any, NamedTuple
 
-from .location import SETTLE_SECONDS, CheckpointError, Location, to_uri
+from .location import SETTLE_SECONDS, CheckpointError, Location, to_uri, write_local_file
 
 RENAMING_SCHEMES = ("file", "hdfs", "viewfs")
 
@@ -136,10 +136,7 @@ class HadoopLocation(Location):
         """Write a whole file (FileExistsError if it exists and not ``overwrite``) and sync it."""
         directory = self._local(path.getParent())
         if directory is not None:  # written by this process, synced, with no .crc beside it
-            with open(f"{directory}/{path.getName()}", "wb" if overwrite else "xb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            write_local_file(f"{directory}/{path.getName()}", data, overwrite)
             return
         stream = self._call(self.fs.create, path, overwrite)
         try:

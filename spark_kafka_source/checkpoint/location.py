@@ -44,6 +44,14 @@ def to_uri(path_or_uri: str) -> str:
     return LOCAL_PREFIX + os.path.abspath(text)
 
 
+def write_local_file(path: str, data: bytes, overwrite: bool = True) -> None:
+    """Write a local file and sync it to disk; FileExistsError if it exists and not ``overwrite``."""
+    with open(path, "wb" if overwrite else "xb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def is_local(path_or_uri: str) -> bool:
     """Whether a path or URI names local files (opened with pyarrow, see the module's rule)."""
     return to_uri(path_or_uri).startswith(LOCAL_PREFIX)
@@ -180,10 +188,7 @@ class ArrowLocation(Location):
 
     def _write_synced(self, full: str, data: bytes) -> None:
         if self.fs.type_name == "local":
-            with open(full, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            write_local_file(full, data)
         else:
             with self.fs.open_output_stream(full) as stream:
                 stream.write(data)
