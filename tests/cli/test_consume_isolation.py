@@ -1,7 +1,7 @@
 """``kafkalog consume --isolation-level``, as a real process, against a partition written by
 committing and aborting transactional producers interleaved with plain ones, one transaction still
 open (tests/records/transactional_logs.py's example), served by the ``FakeBroker`` answering
-read_committed as Kafka does (no broker here writes transactions yet): read_committed prints the
+read_committed as Kafka does (tests/jobs/test_transactional_topics.py reads the real broker): read_committed prints the
 committed records below the last stable offset, read_uncommitted (the default, as Kafka's console
 consumer) every data record; transaction markers never; a bad level is a usage error."""
 

@@ -2,7 +2,8 @@
 fetches carry the last stable offset and the aborted transactions, and a reader using the
 client's ``read_filter`` gets exactly the committed records, whatever the fetch size; a broker too
 old for isolation levels is refused under read_committed. The broker is the fake one serving
-read_committed as Kafka does (no broker here writes transactions yet)."""
+read_committed as Kafka does, with random logs (tests/jobs/test_transactional_topics.py reads
+the real broker)."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -2,8 +2,9 @@
 
 A load runs against a partition written by committing and aborting transactional producers
 interleaved with plain ones, one transaction still open (tests/records/transactional_logs.py's
-example), served by the ``FakeBroker`` answering read_committed as Kafka does (no broker here
-writes transactions yet): by default it loads exactly the committed records below the last stable
+example), served by the ``FakeBroker`` answering read_committed as Kafka does (its random logs
+cover more cases than a real producer writes; tests/jobs/test_transactional_topics.py reads the
+real broker): by default it loads exactly the committed records below the last stable
 offset, each once with its own offset, and its report says read_committed; a run planned under
 read_uncommitted and killed is executed again under read_uncommitted whatever the next command
 line says. The mirror's stream options carry its level (``--isolation-level``, else the

@@ -2,8 +2,9 @@
 committing and aborting transactional producers interleaved with plain ones, with one transaction
 still open (tests/records/transactional_logs.py's example).
 
-No broker here writes transactions yet, so the partition is served by the ``FakeBroker`` (a real
-Kafka-protocol server in a thread, tests/client/fake_servers.py) answering as Kafka does: under
+The partition is served by the ``FakeBroker`` (a real Kafka-protocol server in a thread,
+tests/client/fake_servers.py) answering as Kafka does, so random logs can cover more than a real
+producer writes (tests/jobs/test_transactional_topics.py reads the real broker): under
 read_committed, LATEST is the last stable offset, fetches stop below it and list the aborted
 transactions among their records.
 
