@@ -123,11 +123,8 @@ class Output:
         not measured, 0). For checkpoints Spark's tasks cannot write to (``runner``)."""
         if not any(p.end > p.start for p in plan):
             return []
-        schema = StructType([f for f in output_schema().fields if f.name != "run"])
         rows = (
-            spark.read.schema(schema)
-            .format(self.format)
-            .load(f"{self.uri}/{run_dir(number)}")
+            _read_run(spark, f"{self.uri}/{run_dir(number)}", self.format)
             .groupBy("topic", "partition")
             .agg(
                 F.count("*").alias("records"),
@@ -160,12 +157,11 @@ class Output:
 
     def loaded_offsets(self, place: str) -> dict[tuple, LoadedOffsets]:
         """(topic, partition) -> the offsets in the rows under ``place`` (e.g. ``run=3``), read with
-        pyarrow (no Spark): only the partition and offset columns and the topic directories. Local
-        output only (pyarrow cannot open what only Hadoop's FileSystem reaches)."""
+        pyarrow (no Spark): only the partition and offset columns and the topic directories; output
+        that only Hadoop's FileSystem reaches is counted by the running Spark session. Unreadable
+        rows are an OSError or a ValueError."""
         if not isinstance(self.location, ArrowLocation):
-            raise CheckpointError(
-                f"{self.uri}/{place}: reading the output's rows without Spark needs local output (file:// or a path)"
-            )
+            return self._loaded_offsets_by_spark(place)
         dataset = ds.dataset(
             f"{self.location.path}/{place}",
             filesystem=self.location.fs,
@@ -184,6 +180,39 @@ class Output:
             )
             for row in counted.to_pylist()
         }
+
+    def _loaded_offsets_by_spark(self, place: str) -> dict[tuple, LoadedOffsets]:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise CheckpointError(f"{self.uri}/{place} is read through Spark, and no Spark session runs")
+        try:
+            rows = (
+                _read_run(spark, f"{self.uri}/{place}", self.format)
+                .groupBy("topic", "partition")
+                .agg(
+                    F.min("offset").alias("first"),
+                    F.max("offset").alias("last"),
+                    F.count("offset").alias("rows"),
+                    F.count_distinct("offset").alias("distinct"),
+                )
+                .collect()
+            )
+        except (PySparkException, Py4JError) as exc:
+            raise OSError(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__) from None
+        return {
+            (row["topic"], row["partition"]): LoadedOffsets(row["first"], row["last"], row["rows"], row["distinct"])
+            for row in rows
+        }
+
+
+def _read_run(spark: SparkSession, uri: str, format: str) -> DataFrame:
+    """The rows of one run's output directory (``run=N`` in any of the places), typed explicitly."""
+    return (
+        spark.read.schema(StructType([f for f in output_schema().fields if f.name != "run"])).format(format).load(uri)
+    )
 
 
 def with_event_hour(df: DataFrame) -> DataFrame:

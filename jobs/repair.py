@@ -14,7 +14,8 @@ run loaded. For each problem ``consistency`` finds, by run number:
 * a committed run whose output is gone, a damaged run without output: nothing proves what they
   held; refused, with what to do (restore the files, or rewind).
 
-Runs under the checkpoint's lock; reads the rows with pyarrow, no Spark.
+Runs under the checkpoint's lock; reads the rows with pyarrow, no Spark (output on another filesystem
+than local files: with the Spark session the command started, see ``Output.loaded_offsets``).
 """
 
 from collections.abc import Callable
@@ -70,7 +71,7 @@ def _rebuild(store: CheckpointStore, output: Output, number: int, place: str) ->
     superseded = place.startswith("_superseded/")
     try:
         offsets = output.loaded_offsets(place)
-    except (OSError, ValueError) as exc:  # pyarrow's errors: unreadable files, another format
+    except (OSError, ValueError) as exc:  # unreadable files, another format
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise RepairRefused(
             f"run {number} cannot be rebuilt: {output.uri}/{place} cannot be read as "

@@ -43,18 +43,13 @@ def hadoop_of(spark: Any) -> Hadoop:
     return Hadoop(context._jvm, context._gateway, context._jsc.hadoopConfiguration())
 
 
-def running_hadoop(uri: str) -> Hadoop:
-    """The Hadoop of the Spark driver running in this process; a CheckpointError naming ``uri`` if
-    there is none (Spark's Python workers have none)."""
+def running_hadoop() -> Hadoop | None:
+    """The Hadoop of the Spark driver running in this process; None if there is none (a process
+    without Spark, or one of Spark's Python workers)."""
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context
-    if context is None:
-        raise CheckpointError(
-            f"{uri} is reached through Spark's Hadoop FileSystem, and no Spark session runs in this process "
-            f"(plain paths and file:// need none)"
-        )
-    return hadoop_of(context)
+    return None if context is None else hadoop_of(context)
 
 
 def _java_error(exc: Exception) -> OSError:

@@ -9,6 +9,9 @@ is local files through pyarrow (no Spark needed: a run with nothing to read, ``-
 ``--repair`` never start Spark, and Spark tasks can write their own checkpoints); every other
 scheme (``hdfs://``, ``viewfs://``, ``s3a://``, ``abfs://``, ``gs://`` ...) goes through Hadoop's
 FileSystem of the running Spark driver, so any URI Spark writes Parquet to also holds the checkpoint.
+A process with no Spark driver (Spark's Python workers: a task writing its checkpoint, the source's
+planning reading ``startingOffsetsFromCheckpoint``) has only pyarrow's filesystems (``hdfs://``
+where libhdfs is installed, ``s3://``, ``gs://``).
 A plain relative path is taken relative to the working directory.
 
 Whole-file writes go to a temporary name and are renamed into place where rename is atomic (local
@@ -58,13 +61,22 @@ def is_local(path_or_uri: str) -> bool:
 
 
 def open_location(path_or_uri: str) -> "Location":
-    """The directory a user's path or URI names, through pyarrow for local files and through the
-    running Spark driver's Hadoop FileSystem for every other scheme."""
+    """The directory a user's path or URI names: through pyarrow for local files; for every other
+    scheme through the Hadoop FileSystem of the Spark driver running in this process, or, in a
+    process without one (a Spark task's or planner's Python worker), through pyarrow again."""
     if is_local(path_or_uri):
         return ArrowLocation(path_or_uri)
     from .hadoop_location import HadoopLocation, running_hadoop
 
-    return HadoopLocation(path_or_uri, running_hadoop(to_uri(path_or_uri)))
+    hadoop = running_hadoop()
+    if hadoop is not None:
+        return HadoopLocation(path_or_uri, hadoop)
+    try:
+        return ArrowLocation(path_or_uri)
+    except CheckpointError as exc:
+        raise CheckpointError(
+            f"{exc} (no Spark driver runs in this process to reach it through Hadoop's FileSystem)"
+        ) from None
 
 
 class Location(Protocol):
@@ -142,7 +154,8 @@ class ArrowLocation(Location):
             try:
                 self.fs, self.path = pafs.FileSystem.from_uri(self.uri)
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                raise CheckpointError(f"cannot open {self.uri}: {exc}") from None
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise CheckpointError(f"cannot open {self.uri}: {first}") from None  # libhdfs: one line a path tried
         self.path = self.path.rstrip("/") or "/"
         self.renames_atomically = self.fs.type_name in RENAMING_FILESYSTEMS
 

@@ -84,6 +84,27 @@ def test_a_load_on_viewfs_commits_and_a_rerun_resumes(jobs_broker, spark, viewfs
     assert "run 2" in again.stdout
 
 
+def test_a_checkpoint_on_viewfs_that_lost_a_run_is_repaired_from_the_rows(jobs_broker, spark, viewfs, tmp_path):
+    """--repair counts the output's rows with Spark where pyarrow cannot read them."""
+    bootstrap, topic = jobs_broker.bootstrap, "repaired-on-viewfs"
+    create_topic(bootstrap, topic, 2)
+    local_output = viewfs.local / "output"
+    args = load_args(bootstrap, topic, f"{viewfs.uri}/output")
+    recs = produce(bootstrap, topic, messages(8, partitions=(0, 1), tag="r"))
+    ok(run_load(args, tmp_path))
+    (local_output / "_checkpoint/runs/00000001/plan.json").unlink()
+    refused = run_load(args, tmp_path)
+    assert refused.code == 1 and "--repair" in refused.one_error(), refused
+
+    repaired = ok(run_load(["--output", f"{viewfs.uri}/output", "--repair"], tmp_path))
+    assert "run 1: rebuilt from the rows of run=1" in repaired.stdout, repaired.stdout
+    plan = json.loads((local_output / "_checkpoint/runs/00000001/plan.json").read_text())
+    assert {(p["topic"], p["partition"]): (p["start"], p["end"]) for p in plan["partitions"]} == ranges_of(recs, {})
+    more = produce(bootstrap, topic, messages(3, partitions=(1,), tag="s"))
+    ok(run_load(args, tmp_path))
+    assert_exactly_once(local_output, recs + more)
+
+
 @pytest.mark.slow
 def test_a_killed_load_on_viewfs_leaves_no_stuck_lock(jobs_broker, spark, viewfs, tmp_path):
     """A load in its own process (its own Spark driver, the mount given with --conf) is SIGKILLed
