@@ -5,8 +5,9 @@ non-flexible request versions: the epoch moves only at InitProducerId and on fen
 
 Every change of an id's state is a ``__transaction_state`` record (``transaction_log``) appended to
 the id's partition through the ``TransactionStore``; the change takes effect, and the client is
-answered, only once the store says the record was appended. Until then the id is ``pending`` and
-other requests for it are answered CONCURRENT_TRANSACTIONS. EndTxn is answered as soon as its
+answered, only once the store says the record was appended. Until then the id is ``pending``: an
+AddPartitionsToTxn or EndTxn for it waits for that append (a producer's requests overlap), an
+InitProducerId is answered CONCURRENT_TRANSACTIONS. EndTxn is answered as soon as its
 PrepareCommit/PrepareAbort record is appended; the markers are then written through the store to
 every partition of the transaction (retried after ``marker_retry_backoff_ms`` until they are), and
 the CompleteCommit/CompleteAbort record ends it. InitProducerId on an id with an open transaction,
@@ -119,6 +120,7 @@ class TransactionCoordinator:
         self.owned: dict[int, int] = {}  # partition of __transaction_state -> coordinator epoch
         self.loading: set[int] = set()
         self.deadlines: Deadlines[Hashable] = Deadlines()
+        self._waiting: dict[str, list[Callable[[], None]]] = {}  # calls for an id whose record is being appended
         now = clock()
         self.deadlines.set(_ABORT_TIMED_OUT, now + config.abort_timed_out_interval_ms)
         self.deadlines.set(_REMOVE_EXPIRED, now + config.remove_expired_interval_ms)
@@ -211,7 +213,13 @@ class TransactionCoordinator:
             respond(refused)
             return
         assert metadata is not None
-        if metadata.pending or metadata.state in PREPARED or metadata.state is TxnState.PREPARE_EPOCH_FENCE:
+        if metadata.pending:
+            self._after_pending(
+                metadata,
+                lambda: self.add_partitions(transactional_id, producer_id, producer_epoch, partitions, respond),
+            )
+            return
+        if metadata.state in PREPARED or metadata.state is TxnState.PREPARE_EPOCH_FENCE:
             respond(ErrorCode.CONCURRENT_TRANSACTIONS)
             return
         if metadata.state is TxnState.ONGOING and metadata.partitions.issuperset(partitions):
@@ -233,7 +241,12 @@ class TransactionCoordinator:
             respond(refused)
             return
         assert metadata is not None
-        if metadata.pending or metadata.state is TxnState.PREPARE_EPOCH_FENCE:
+        if metadata.pending:
+            self._after_pending(
+                metadata, lambda: self.end_txn(transactional_id, producer_id, producer_epoch, commit, respond)
+            )
+            return
+        if metadata.state is TxnState.PREPARE_EPOCH_FENCE:
             respond(ErrorCode.CONCURRENT_TRANSACTIONS)
             return
         state = metadata.state
@@ -300,6 +313,11 @@ class TransactionCoordinator:
     def _copy(metadata: TransactionMetadata) -> TransactionMetadata:
         return dataclasses.replace(metadata, partitions=set(metadata.partitions), pending=False)
 
+    def _after_pending(self, metadata: TransactionMetadata, call: Callable[[], None]) -> None:
+        """Run ``call`` again once the id's pending record is appended (the producer's requests
+        overlap: an AddOffsetsToTxn while its AddPartitionsToTxn is written)."""
+        self._waiting.setdefault(metadata.transactional_id, []).append(call)
+
     def _persist(self, metadata: TransactionMetadata, target: TransactionMetadata, done: Done) -> None:
         """Append ``target`` as the id's record; on success it replaces ``metadata``; then ``done``."""
         transactional_id = metadata.transactional_id
@@ -310,6 +328,8 @@ class TransactionCoordinator:
             metadata.pending = False
             if self.transactions.get(transactional_id) is not metadata:  # unloaded meanwhile
                 done(error or StoreError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "no longer the coordinator"))
+                for call in self._waiting.pop(transactional_id, ()):
+                    call()
                 return
             if error is None:
                 if target.state is TxnState.DEAD:
@@ -319,6 +339,8 @@ class TransactionCoordinator:
             else:
                 log.warning("cannot record %r in %s: %s", transactional_id, target.state.display_name, error)
             done(error)
+            for call in self._waiting.pop(transactional_id, ()):
+                call()
 
         value = None if target.state is TxnState.DEAD else encode_value(target)  # a tombstone for an expired id
         self.store.append(partition, [(encode_key(transactional_id), value)], appended)

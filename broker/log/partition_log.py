@@ -147,14 +147,15 @@ class PartitionLog:
 
     # -- append --------------------------------------------------------------------------
 
-    def append(self, records: Buffer, leader_epoch: int = 0) -> AppendResult:
-        """Append one or more v2 batches as a client produced them; return the offsets assigned.
+    def append(self, records: Buffer, leader_epoch: int = 0, from_coordinator: bool = False) -> AppendResult:
+        """Append one or more v2 batches as a client produced them (or, ``from_coordinator``, a
+        transaction marker); return the offsets assigned.
 
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
         LogStorageError; a batch that fails validation is never written.
         """
         now = self.clock()
-        headers = self._validate(records, now)
+        headers = self._validate(records, now, from_coordinator)
         log_append_time = now if self.config.uses_log_append_time else -1
         with self._lock:
             if self._deleted:
@@ -219,7 +220,7 @@ class PartitionLog:
             if segment.base_offset < self.recovery_point:
                 return
 
-    def _validate(self, records: Buffer, now_ms: int) -> list[tuple[Buffer, BatchHeader]]:
+    def _validate(self, records: Buffer, now_ms: int, from_coordinator: bool) -> list[tuple[Buffer, BatchHeader]]:
         """``(batch bytes, header)`` per batch, checked; a CreateTime batch whose ``maxTimestamp`` is
         not its records' largest comes back as a corrected copy, the others as views of ``records``."""
         try:
@@ -248,9 +249,16 @@ class PartitionLog:
                     f"{self.name}: batch counts {header.records_count} records but spans "
                     f"{header.last_offset_delta + 1} offsets"
                 )
-            if header.is_control:
-                raise InvalidRecordError(f"{self.name}: clients may not write control batches")
-            if header.producer_id >= 0 and header.base_sequence < 0:
+            if header.is_control != from_coordinator:
+                raise InvalidRecordError(
+                    f"{self.name}: "
+                    + (
+                        "the coordinator writes only control batches"
+                        if from_coordinator
+                        else "clients may not write control batches"
+                    )
+                )
+            if header.producer_id >= 0 and header.base_sequence < 0 and not header.is_control:
                 raise InvalidRecordError(f"{self.name}: idempotent batch without a base sequence")
             if header.producer_id >= 0 and len(entries) > 1:
                 raise InvalidRecordError(f"{self.name}: an idempotent batch must be appended on its own")

@@ -35,6 +35,10 @@ class ApiKey(enum.IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -418,6 +422,79 @@ INIT_PRODUCER_ID_RESPONSE = Struct(
     ("error_code", INT16),
     Field("producer_id", INT64, default=-1),
     ("producer_epoch", INT16),
+)
+
+ADD_PARTITIONS_TO_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("topics", Array(Struct(("name", STRING), ("partitions", Array(INT32))))),
+)
+ADD_PARTITIONS_TO_TXN_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    (
+        "results_by_topic",
+        Array(
+            Struct(
+                ("name", STRING),
+                ("results_by_partition", Array(Struct(("partition_index", INT32), ("partition_error_code", INT16)))),
+            )
+        ),
+    ),
+)
+
+ADD_OFFSETS_TO_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("group_id", STRING),
+)
+ADD_OFFSETS_TO_TXN_RESPONSE = Struct(("throttle_time_ms", INT32), ("error_code", INT16))
+
+END_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("committed", BOOLEAN),
+)
+END_TXN_RESPONSE = Struct(("throttle_time_ms", INT32), ("error_code", INT16))
+
+TXN_OFFSET_COMMIT_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("group_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("name", STRING),
+                (
+                    "partitions",
+                    Array(
+                        Struct(
+                            ("partition_index", INT32),
+                            ("committed_offset", INT64),
+                            Field("committed_leader_epoch", INT32, since=2, default=-1),
+                            ("committed_metadata", NULLABLE_STRING),
+                        )
+                    ),
+                ),
+            )
+        ),
+    ),
+)
+TXN_OFFSET_COMMIT_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("name", STRING),
+                ("partitions", Array(Struct(("partition_index", INT32), ("error_code", INT16)))),
+            )
+        ),
+    ),
 )
 
 DESCRIBE_CONFIGS_REQUEST = Struct(
@@ -1034,6 +1111,10 @@ APIS = {
         Api(ApiKey.DELETE_TOPICS, 0, 3, DELETE_TOPICS_REQUEST, DELETE_TOPICS_RESPONSE),
         Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
         Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
+        Api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 2, ADD_PARTITIONS_TO_TXN_REQUEST, ADD_PARTITIONS_TO_TXN_RESPONSE),
+        Api(ApiKey.ADD_OFFSETS_TO_TXN, 0, 2, ADD_OFFSETS_TO_TXN_REQUEST, ADD_OFFSETS_TO_TXN_RESPONSE),
+        Api(ApiKey.END_TXN, 0, 2, END_TXN_REQUEST, END_TXN_RESPONSE),
+        Api(ApiKey.TXN_OFFSET_COMMIT, 0, 2, TXN_OFFSET_COMMIT_REQUEST, TXN_OFFSET_COMMIT_RESPONSE),
         Api(ApiKey.DESCRIBE_ACLS, 0, 1, DESCRIBE_ACLS_REQUEST, DESCRIBE_ACLS_RESPONSE),
         Api(ApiKey.CREATE_ACLS, 0, 1, CREATE_ACLS_REQUEST, CREATE_ACLS_RESPONSE),
         Api(ApiKey.DELETE_ACLS, 0, 1, DELETE_ACLS_REQUEST, DELETE_ACLS_RESPONSE),

@@ -29,11 +29,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.common.clock import wall_clock_ms
 from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
 from broker.log.partition_log import PartitionLog
 from broker.protocol.errors import ErrorCode
+from broker.records import batch
 
 from .deleted_partitions import directories_set_aside, free_files
 from .partition import Partition
@@ -177,6 +179,24 @@ class ReplicaManager:
                 f"the request knows {current_leader_epoch}",
             )
         return partition
+
+    def append_txn_marker(
+        self, tp: tuple[str, int], producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool
+    ) -> int:
+        """Append a COMMIT or ABORT marker of ``producer_id``'s transaction to a partition led here
+        (PartitionError if it is not); its offset."""
+        partition = self.leader_partition(*tp)
+        key, value = batch.control_record(
+            batch.ControlType.COMMIT if commit else batch.ControlType.ABORT, coordinator_epoch
+        )
+        marker = batch.build(
+            [batch.Record(0, wall_clock_ms(), key, value)],
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            is_transactional=True,
+            is_control=True,
+        )
+        return partition.log.append(marker, leader_epoch=partition.leader_epoch, from_coordinator=True).first_offset
 
     def local_log(self, topic: str, index: int) -> PartitionLog | None:
         """The local log of a partition, led here or not; None when there is none."""

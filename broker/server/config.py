@@ -16,7 +16,7 @@ from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.common.settings import ConfigError, boolean_setting, integer_setting
 from broker.coordinator import config as group_config
-from broker.coordinator.config import GroupConfig
+from broker.coordinator.config import GroupConfig, TransactionConfig
 from broker.log.config import BROKER_SETTINGS, LogConfig
 from broker.security import settings as security_settings
 from broker.security.acls import AuthorizerSettings
@@ -60,6 +60,7 @@ class BrokerConfig:
     # listener name -> broker.security.sasl_settings.ListenerSasl
     sasl: Mapping = dataclasses.field(default_factory=dict)
     group: GroupConfig = GroupConfig()
+    transaction: TransactionConfig = TransactionConfig()
     authorizer: AuthorizerSettings = AuthorizerSettings()  # authorizer.class.name, super.users, ...
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
@@ -151,6 +152,7 @@ KNOWN_KEYS = sorted(
     | set(_COARSE_TIME_KEYS)
     | set(security_settings.KEYS)
     | set(group_config.KEYS)
+    | set(group_config.TRANSACTION_KEYS)
     | set(AuthorizerSettings.KEYS)
 )
 
@@ -175,6 +177,16 @@ def _group_config(properties: Mapping[str, str]) -> GroupConfig:
             f"group.max.session.timeout.ms ({config.max_session_timeout_ms})"
         )
     return config
+
+
+def _transaction_config(properties: Mapping[str, str]) -> TransactionConfig:
+    """The transaction coordinator's settings (``transaction.*``, ``transactional.id.*``)."""
+    values = {
+        field: integer_setting(minimum, 2**31 - 1)(key, properties[key]) * unit
+        for key, (field, minimum, unit) in group_config.TRANSACTION_KEYS.items()
+        if key in properties
+    }
+    return TransactionConfig(**values)
 
 
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
@@ -217,6 +229,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["group"] = _group_config(properties)
+    fields["transaction"] = _transaction_config(properties)
     fields["authorizer"] = AuthorizerSettings.from_properties(properties)
     fields["log_settings_given"] = frozenset(log_properties)
     security = fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}

@@ -87,6 +87,30 @@ def _init_producer_id(request, code, message):
     return {"error_code": code}
 
 
+def _add_partitions_to_txn(request, code, message):
+    return {
+        "results_by_topic": [
+            {
+                "name": t["name"],
+                "results_by_partition": [{"partition_index": p, "partition_error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
+
+
+def _txn_offset_commit(request, code, message):
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [{"partition_index": p["partition_index"], "error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
+
+
 def _describe_configs(request, code, message):
     return {
         "results": [
@@ -192,6 +216,10 @@ ERROR_RESPONSES = {
     ApiKey.DELETE_TOPICS: _delete_topics,
     ApiKey.DELETE_RECORDS: _delete_records,
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
+    ApiKey.ADD_PARTITIONS_TO_TXN: _add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: _error_code,
+    ApiKey.END_TXN: _error_code,
+    ApiKey.TXN_OFFSET_COMMIT: _txn_offset_commit,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.ALTER_CONFIGS: _alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,

@@ -32,6 +32,8 @@ class Store:
         self.records: list = []
         self.markers: list = []
         self.fail_append = None
+        self.hold_appends = False
+        self.held_appends: list = []
         self.fail_markers = None
         self.hold_markers = False
         self.held: list = []
@@ -39,6 +41,9 @@ class Store:
     def append(self, partition, records, done):
         if self.fail_append is not None:
             done(self.fail_append)
+            return
+        if self.hold_appends:
+            self.held_appends.append((records, done))
             return
         self.records.extend(records)
         done(None)
@@ -220,6 +225,26 @@ def test_add_partitions_begins_then_extends_a_transaction():
     metadata = coordinator.transactions["t"]
     assert metadata.partitions == {("topic", 0), ("other", 3)} and metadata.start_ms == clock.now - 10
     assert store.states() == [TxnState.EMPTY, TxnState.ONGOING, TxnState.ONGOING]
+
+
+def test_requests_overlapping_an_append_wait_for_it():
+    coordinator, _, store = make()
+    _, pid, epoch = init(coordinator)
+    store.hold_appends = True
+    first, second, ended, again = Answer(), Answer(), Answer(), Answer()
+    coordinator.add_partitions("t", pid, epoch, [("topic", 0)], first)
+    coordinator.add_partitions("t", pid, epoch, [("__consumer_offsets", 0)], second)
+    coordinator.end_txn("t", pid, epoch, True, ended)
+    coordinator.init_producer_id("t", TIMEOUT, again)
+    assert (first.values, second.values, ended.values) == ([], [], [])
+    assert again.one == (E.CONCURRENT_TRANSACTIONS, -1, -1)
+    store.hold_appends = False
+    records, done = store.held_appends.pop()
+    store.records.extend(records)
+    done(None)
+    assert first.one == second.one == ended.one == E.NONE
+    assert store.markers[0].partitions == {("topic", 0), ("__consumer_offsets", 0)}
+    assert state(coordinator) is TxnState.COMPLETE_COMMIT
 
 
 def test_add_partitions_refusals():

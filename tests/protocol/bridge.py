@@ -65,6 +65,16 @@ from kafka.protocol.metadata import (
     MetadataResponse,
 )
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse, ProduceRequest, ProduceResponse
+from kafka.protocol.producer.transaction import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -85,6 +95,10 @@ KAFKA_PYTHON = {
     ApiKey.CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+    ApiKey.ADD_OFFSETS_TO_TXN: (AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
+    ApiKey.END_TXN: (EndTxnRequest, EndTxnResponse),
+    ApiKey.TXN_OFFSET_COMMIT: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     ApiKey.DESCRIBE_CONFIGS: (DescribeConfigsRequest, DescribeConfigsResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest, DescribeLogDirsResponse),
     ApiKey.DELETE_RECORDS: (DeleteRecordsRequest, DeleteRecordsResponse),
@@ -113,6 +127,13 @@ KAFKA_PYTHON = {
 RENAMES = {
     (ApiKey.PRODUCE, "request"): {"topics": "topic_data", "partitions": "partition_data"},
     (ApiKey.PRODUCE, "response"): {"partitions": "partition_responses"},
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): {
+        "transactional_id": "v3_and_below_transactional_id",
+        "producer_id": "v3_and_below_producer_id",
+        "producer_epoch": "v3_and_below_producer_epoch",
+        "topics": "v3_and_below_topics",
+    },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): {"results_by_topic": "results_by_topic_v3_and_below"},
     (ApiKey.METADATA, "response"): {
         "topic_authorized_operations": "authorized_operations",
         "cluster_authorized_operations": "authorized_operations",

@@ -280,6 +280,54 @@ REQUESTS = {
         Sample("idempotent", {"transactional_id": None, "transaction_timeout_ms": 2147483647}),
         Sample("transactional", {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}),
     ],
+    ApiKey.ADD_PARTITIONS_TO_TXN: [
+        Sample(
+            "two-topics",
+            {
+                "transactional_id": "tx-\u00e9",
+                "producer_id": 1000,
+                "producer_epoch": 3,
+                "topics": [{"name": "orders", "partitions": [0, 2]}, {"name": "audit", "partitions": [1]}],
+            },
+        ),
+    ],
+    ApiKey.ADD_OFFSETS_TO_TXN: [
+        Sample("group", {"transactional_id": "tx-1", "producer_id": 1000, "producer_epoch": 3, "group_id": "loaders"}),
+    ],
+    ApiKey.END_TXN: [
+        Sample("commit", {"transactional_id": "tx-1", "producer_id": 1000, "producer_epoch": 3, "committed": True}),
+        Sample("abort", {"transactional_id": "tx-1", "producer_id": 2**62, "producer_epoch": 32767, "committed": False}),
+    ],
+    ApiKey.TXN_OFFSET_COMMIT: [
+        Sample(
+            "offsets",
+            {
+                "transactional_id": "tx-1",
+                "group_id": "loaders",
+                "producer_id": 1000,
+                "producer_epoch": 3,
+                "topics": [
+                    {
+                        "name": "orders",
+                        "partitions": [
+                            {
+                                "partition_index": 0,
+                                "committed_offset": 42,
+                                "committed_leader_epoch": 7,
+                                "committed_metadata": "m\u00e9ta",
+                            },
+                            {
+                                "partition_index": 1,
+                                "committed_offset": 0,
+                                "committed_leader_epoch": -1,
+                                "committed_metadata": None,
+                            },
+                        ],
+                    }
+                ],
+            },
+        ),
+    ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(
             "topics-and-broker",
@@ -823,6 +871,39 @@ RESPONSES = {
     ApiKey.INIT_PRODUCER_ID: [
         Sample("ok", {"throttle_time_ms": 0, "error_code": 0, "producer_id": 1000, "producer_epoch": 0}),
         Sample("error", {"throttle_time_ms": 0, "error_code": 15, "producer_id": -1, "producer_epoch": -1}),
+    ],
+    ApiKey.ADD_PARTITIONS_TO_TXN: [
+        Sample(
+            "mixed",
+            {
+                "throttle_time_ms": 0,
+                "results_by_topic": [
+                    {
+                        "name": "orders",
+                        "results_by_partition": [
+                            {"partition_index": 0, "partition_error_code": 0},
+                            {"partition_index": 2, "partition_error_code": 51},
+                        ],
+                    }
+                ],
+            },
+        ),
+    ],
+    ApiKey.ADD_OFFSETS_TO_TXN: [Sample("fenced", {"throttle_time_ms": 5, "error_code": 90})],
+    ApiKey.END_TXN: [Sample("ok", {"throttle_time_ms": 0, "error_code": 0})],
+    ApiKey.TXN_OFFSET_COMMIT: [
+        Sample(
+            "per-partition",
+            {
+                "throttle_time_ms": 0,
+                "topics": [
+                    {
+                        "name": "orders",
+                        "partitions": [{"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 3}],
+                    }
+                ],
+            },
+        ),
     ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(

@@ -208,6 +208,50 @@ MESSAGES = {
         "producer_id": 77,
         "producer_epoch": 1,
     },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): {
+        "transactional_id": "tx",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "topics": [{"name": "t", "partitions": [0, 3]}],
+    },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): {
+        "throttle_time_ms": 2,
+        "results_by_topic": [
+            {"name": "t", "results_by_partition": [{"partition_index": 3, "partition_error_code": 51}]}
+        ],
+    },
+    (ApiKey.ADD_OFFSETS_TO_TXN, "request"): {
+        "transactional_id": "tx",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "group_id": "g",
+    },
+    (ApiKey.ADD_OFFSETS_TO_TXN, "response"): {"throttle_time_ms": 2, "error_code": 47},
+    (ApiKey.END_TXN, "request"): {"transactional_id": "tx", "producer_id": 77, "producer_epoch": 1, "committed": True},
+    (ApiKey.END_TXN, "response"): {"throttle_time_ms": 2, "error_code": 48},
+    (ApiKey.TXN_OFFSET_COMMIT, "request"): {
+        "transactional_id": "tx",
+        "group_id": "g",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": 42,
+                        "committed_leader_epoch": 5,
+                        "committed_metadata": None,
+                    }
+                ],
+            }
+        ],
+    },
+    (ApiKey.TXN_OFFSET_COMMIT, "response"): {
+        "throttle_time_ms": 2,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "error_code": 0}]}],
+    },
     (ApiKey.DESCRIBE_CONFIGS, "request"): {
         "resources": [
             {"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
@@ -649,6 +693,39 @@ def init_producer_id_response(v):
     return i32(0) + i16(0) + i64(77) + i16(1)
 
 
+def add_partitions_to_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + array([string("t") + array([i32(0), i32(3)])])
+
+
+def add_partitions_to_txn_response(v):
+    return i32(2) + array([string("t") + array([i32(3) + i16(51)])])
+
+
+def add_offsets_to_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + string("g")
+
+
+def add_offsets_to_txn_response(v):
+    return i32(2) + i16(47)
+
+
+def end_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + boolean(True)
+
+
+def end_txn_response(v):
+    return i32(2) + i16(48)
+
+
+def txn_offset_commit_request(v):
+    partition = i32(0) + i64(42) + _if(v >= 2, i32(5)) + string(None)
+    return string("tx") + string("g") + i64(77) + i16(1) + array([string("t") + array([partition])])
+
+
+def txn_offset_commit_response(v):
+    return i32(2) + array([string("t") + array([i32(0) + i16(0)])])
+
+
 def describe_configs_request(v):
     return (
         array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
@@ -915,6 +992,14 @@ LAYOUTS = {
     (ApiKey.DELETE_TOPICS, "response"): delete_topics_response,
     (ApiKey.INIT_PRODUCER_ID, "request"): init_producer_id_request,
     (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): add_partitions_to_txn_request,
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): add_partitions_to_txn_response,
+    (ApiKey.ADD_OFFSETS_TO_TXN, "request"): add_offsets_to_txn_request,
+    (ApiKey.ADD_OFFSETS_TO_TXN, "response"): add_offsets_to_txn_response,
+    (ApiKey.END_TXN, "request"): end_txn_request,
+    (ApiKey.END_TXN, "response"): end_txn_response,
+    (ApiKey.TXN_OFFSET_COMMIT, "request"): txn_offset_commit_request,
+    (ApiKey.TXN_OFFSET_COMMIT, "response"): txn_offset_commit_response,
     (ApiKey.DESCRIBE_CONFIGS, "request"): describe_configs_request,
     (ApiKey.DESCRIBE_CONFIGS, "response"): describe_configs_response,
     (ApiKey.DESCRIBE_LOG_DIRS, "request"): describe_log_dirs_request,
@@ -998,6 +1083,10 @@ def test_advertised_version_ranges():
         "CREATE_TOPICS": (0, 4),
         "DELETE_TOPICS": (0, 3),
         "INIT_PRODUCER_ID": (0, 1),
+        "ADD_PARTITIONS_TO_TXN": (0, 2),
+        "ADD_OFFSETS_TO_TXN": (0, 2),
+        "END_TXN": (0, 2),
+        "TXN_OFFSET_COMMIT": (0, 2),
         "DESCRIBE_CONFIGS": (0, 3),
         "DESCRIBE_LOG_DIRS": (0, 1),
         "DELETE_RECORDS": (0, 1),

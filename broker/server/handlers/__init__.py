@@ -20,6 +20,7 @@ from . import (
     metadata,
     produce,
     sasl,
+    transactions,
 )
 
 HANDLERS = {
@@ -32,6 +33,10 @@ HANDLERS = {
     ApiKey.DELETE_TOPICS: admin.handle_delete,
     ApiKey.DELETE_RECORDS: delete_records.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
+    ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions,
+    ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets,
+    ApiKey.END_TXN: transactions.handle_end_txn,
+    ApiKey.TXN_OFFSET_COMMIT: transactions.handle_txn_offset_commit,
     ApiKey.DESCRIBE_ACLS: acls.handle_describe,
     ApiKey.CREATE_ACLS: acls.handle_create,
     ApiKey.DELETE_ACLS: acls.handle_delete,

@@ -72,8 +72,6 @@ def _checked_records(records, version: int, max_message_bytes: int):
         )
     header = entries[0][1]
     assert isinstance(header, BatchHeader)  # legacy batches were up-converted above
-    if header.is_transactional:
-        raise _Refused(ErrorCode.INVALID_RECORD, "transactions are not supported by this broker")
     if version < FIRST_ZSTD_VERSION and (header.attributes & 0x07) == Codec.ZSTD:
         raise _Refused(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"zstd needs produce v{FIRST_ZSTD_VERSION}+")
     return records
