@@ -216,3 +216,39 @@ def test_old_versions_are_told_invalid_producer_epoch(txn_broker):
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             ErrorCode.OPERATION_NOT_ATTEMPTED,
         ]
+
+
+# -- the project's client -------------------------------------------------------------------------
+
+
+def test_the_clients_transactional_producer(txn_broker):
+    from broker.client import KafkaClient, NewTopic
+    from broker.client.transactions import ProducerFencedError, TransactionalProducer, TransactionStateError
+
+    with KafkaClient(txn_broker.bootstrap, retry_backoff_ms=10) as client:
+        client.create_topics([NewTopic("own", 1)])
+        producer = TransactionalProducer(client, "own-client")
+        with pytest.raises(TransactionStateError, match="init_transactions"):
+            producer.begin()
+        producer.init_transactions()
+        producer.begin()
+        assert producer.send("own", 0, [(None, b"a"), (None, b"b")]) == 0
+        producer.send_offsets_to_transaction({("own", 0): 2}, "own-group")
+        producer.commit()
+        producer.begin()
+        producer.send("own", 0, [(None, b"c")])
+        producer.abort()
+        producer.begin()
+        producer.commit()  # nothing added: ended without EndTxn
+        wait_for(lambda: len(markers(txn_broker.log_dir, "own")) == 2, 10, what="two markers")
+        pid = producer.sequences.producer_id
+        assert [(p, kind) for p, _, kind in markers(txn_broker.log_dir, "own")] == [(pid, COMMIT), (pid, ABORT)]
+        assert data_values(txn_broker.log_dir, "own", pid) == [b"a", b"b", b"c"]
+
+        newer = TransactionalProducer(client, "own-client")
+        newer.init_transactions()
+        producer.begin()
+        with pytest.raises(ProducerFencedError, match="fenced"):
+            producer.send("own", 0, [(None, b"zombie")])
+        with pytest.raises(ValueError, match="non-empty"):
+            TransactionalProducer(client, "")

@@ -156,6 +156,11 @@ ADVERTISED = {
     29: (0, 1),
     30: (0, 1),
     31: (0, 1),
+    # the transaction coordinator's, Kafka's non-flexible ranges
+    24: (0, 2),
+    25: (0, 2),
+    26: (0, 2),
+    28: (0, 2),
 }
 
 
