@@ -252,3 +252,50 @@ def test_the_clients_transactional_producer(txn_broker):
             producer.send("own", 0, [(None, b"zombie")])
         with pytest.raises(ValueError, match="non-empty"):
             TransactionalProducer(client, "")
+
+
+# -- other libraries' transactional producers ----------------------------------------------------
+
+
+def test_aiokafka_transactional_producer(txn_broker):
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+
+    async def produce() -> None:
+        p = AIOKafkaProducer(bootstrap_servers=txn_broker.bootstrap, transactional_id="aiokafka-tx")
+        await asyncio.wait_for(p.start(), 30)
+        try:
+            async with p.transaction():
+                await p.send_and_wait("aio", b"kept", partition=0)
+            await p.begin_transaction()
+            await p.send_and_wait("aio", b"dropped", partition=0)
+            await p.abort_transaction()
+        finally:
+            await p.stop()
+
+    asyncio.run(asyncio.wait_for(produce(), 60))
+    wait_for(lambda: len(markers(txn_broker.log_dir, "aio")) == 2, 10, what="two markers")
+    found = markers(txn_broker.log_dir, "aio")
+    assert [kind for _, _, kind in found] == [COMMIT, ABORT]
+    assert data_values(txn_broker.log_dir, "aio", found[0][0]) == [b"kept", b"dropped"]
+
+
+def test_kafka_python_transactional_producer(txn_broker):
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(bootstrap_servers=txn_broker.bootstrap, transactional_id="kafka-python-tx")
+    try:
+        p.init_transactions()
+        p.begin_transaction()
+        p.send("kp", b"kept", partition=0).get(30)
+        p.commit_transaction()
+        p.begin_transaction()
+        p.send("kp", b"dropped", partition=0).get(30)
+        p.abort_transaction()
+    finally:
+        p.close(10)
+    wait_for(lambda: len(markers(txn_broker.log_dir, "kp")) == 2, 10, what="two markers")
+    found = markers(txn_broker.log_dir, "kp")
+    assert [kind for _, _, kind in found] == [COMMIT, ABORT]
+    assert data_values(txn_broker.log_dir, "kp", found[0][0]) == [b"kept", b"dropped"]
