@@ -110,12 +110,10 @@ class TransactionCoordinator:
         config: TransactionConfig,
         store: TransactionStore,
         clock: Callable[[], int],
-        new_producer_id: Callable[[], int],
     ):
         self.config = config
         self.store = store
         self.clock = clock
-        self.new_producer_id = new_producer_id
         self.transactions: dict[str, TransactionMetadata] = {}
         self.owned: dict[int, int] = {}  # partition of __transaction_state -> coordinator epoch
         self.loading: set[int] = set()
@@ -161,7 +159,11 @@ class TransactionCoordinator:
 
     # -- requests ------------------------------------------------------------------------------
 
-    def init_producer_id(self, transactional_id: str, timeout_ms: int, respond: InitAnswer) -> None:
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, fresh_producer_id: int, respond: InitAnswer
+    ) -> None:
+        """InitProducerId with a transactional id; ``fresh_producer_id`` (never used before) is taken
+        when the id is new or its epochs are exhausted (the caller allocates it off the event loop)."""
         if not transactional_id:
             respond(ErrorCode.INVALID_REQUEST, -1, -1)
             return
@@ -174,7 +176,7 @@ class TransactionCoordinator:
             return
         metadata = self.transactions.get(transactional_id)
         if metadata is None or metadata.state is TxnState.DEAD and not metadata.pending:
-            metadata = TransactionMetadata(transactional_id, self.new_producer_id(), -1, timeout_ms)
+            metadata = TransactionMetadata(transactional_id, fresh_producer_id, -1, timeout_ms)
             self.transactions[transactional_id] = metadata
         if metadata.pending or metadata.state in PREPARED or metadata.state is TxnState.DEAD:
             respond(ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1)
@@ -185,7 +187,7 @@ class TransactionCoordinator:
             return
         target = self._copy(metadata)
         if metadata.producer_epoch >= MAX_PRODUCER_EPOCH - 1:
-            target.producer_id, target.producer_epoch = self.new_producer_id(), 0
+            target.producer_id, target.producer_epoch = fresh_producer_id, 0
         else:
             target.producer_epoch += 1
         target.timeout_ms = timeout_ms

@@ -70,7 +70,7 @@ class TransactionRuntime(CoordinatorLoop):
                 config.state_log_partitions,
             )
             config = dataclasses.replace(config, state_log_partitions=existing)
-        self.coordinator = TransactionCoordinator(config, self, wall_clock_ms, ctx.producer_ids.next_id)
+        self.coordinator = TransactionCoordinator(config, self, wall_clock_ms)
         self._topic_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
 

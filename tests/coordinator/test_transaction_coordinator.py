@@ -79,11 +79,15 @@ class Answer:
         return self.values[0]
 
 
+IDS = itertools.count(1000)
+
+
 def make(**settings):
+    global IDS
+    IDS = itertools.count(1000)
     clock, store = FakeClock(), Store()
-    ids = itertools.count(1000)
     config = TransactionConfig(state_log_partitions=3, **settings)
-    coordinator = TransactionCoordinator(config, store, clock, lambda: next(ids))
+    coordinator = TransactionCoordinator(config, store, clock)
     for partition in range(3):
         coordinator.install(partition, 5, {})
     return coordinator, clock, store
@@ -91,7 +95,7 @@ def make(**settings):
 
 def init(coordinator, transactional_id="t", timeout=TIMEOUT):
     answer = Answer()
-    coordinator.init_producer_id(transactional_id, timeout, answer)
+    coordinator.init_producer_id(transactional_id, timeout, next(IDS), answer)
     return answer.one
 
 
@@ -235,7 +239,7 @@ def test_requests_overlapping_an_append_wait_for_it():
     coordinator.add_partitions("t", pid, epoch, [("topic", 0)], first)
     coordinator.add_partitions("t", pid, epoch, [("__consumer_offsets", 0)], second)
     coordinator.end_txn("t", pid, epoch, True, ended)
-    coordinator.init_producer_id("t", TIMEOUT, again)
+    coordinator.init_producer_id("t", TIMEOUT, 5000, again)
     assert (first.values, second.values, ended.values) == ([], [], [])
     assert again.one == (E.CONCURRENT_TRANSACTIONS, -1, -1)
     store.hold_appends = False

@@ -39,8 +39,9 @@ async def _transactional(ctx, transactional_id: str, timeout_ms: int) -> dict:
         await ctx.transactions.ensure_topic()
     except TopicError:
         return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    fresh = await ctx.io.run(ctx.producer_ids.next_id)  # used if the id is new (else one id goes unused)
     code, producer_id, epoch = await ctx.transactions.wait(
-        ctx.transactions.coordinator.init_producer_id, transactional_id, timeout_ms
+        ctx.transactions.coordinator.init_producer_id, transactional_id, timeout_ms, fresh
     )
     if code != ErrorCode.NONE:
         return _refused(code)
