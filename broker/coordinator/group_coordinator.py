@@ -667,13 +667,15 @@ class GroupCoordinator:
             return {(c.topic, c.partition): error for c in commits}
         now = self.clock()
         results: dict[TopicPartition, ErrorCode] = {}
-        pending = self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {})
+        accepted: Offsets = {}
         for c in commits:
             if c.metadata is not None and len(c.metadata.encode()) > self.config.offset_metadata_max_bytes:
                 results[(c.topic, c.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
-                pending[(c.topic, c.partition)] = OffsetValue(c.offset, c.metadata or "", now, c.leader_epoch)
+                accepted[(c.topic, c.partition)] = OffsetValue(c.offset, c.metadata or "", now, c.leader_epoch)
                 results[(c.topic, c.partition)] = ErrorCode.NONE
+        if accepted:
+            self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
         return results
 
     def complete_txn_offsets(self, partition: int, producer_id: int, commit: bool) -> None:

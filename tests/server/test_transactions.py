@@ -299,3 +299,35 @@ def test_kafka_python_transactional_producer(txn_broker):
     found = markers(txn_broker.log_dir, "kp")
     assert [kind for _, _, kind in found] == [COMMIT, ABORT]
     assert data_values(txn_broker.log_dir, "kp", found[0][0]) == [b"kept", b"dropped"]
+
+
+def test_a_restarted_coordinator_completes_a_prepared_commit(start_broker, tmp_path):
+    """A broker killed between a transaction's PrepareCommit record and its markers: the record is
+    added to ``__transaction_state`` by hand after the kill, and the restarted broker's coordinator
+    writes the COMMIT marker and records CompleteCommit."""
+    from broker.coordinator.transaction_log import encode_key, encode_value
+    from broker.records import batch
+
+    settings = {**SETTINGS, "log.flush.interval.messages": "1"}
+    first = start_broker(settings, log_dir=tmp_path / "log")
+    p = producer(first.bootstrap, "prepared")
+    p.init_transactions(30)
+    p.begin_transaction()
+    p.produce("prepared", value=b"decided", partition=0)
+    p.flush(10)
+    first.kill()
+
+    state_dir = os.path.join(first.log_dir, f"{TRANSACTION_STATE_TOPIC}-0")
+    records = [(r.key, r.value) for b in batches(first.log_dir, TRANSACTION_STATE_TOPIC) for r in b.records]
+    ongoing = replay(records)["prepared"]
+    assert ongoing.state is TxnState.ONGOING and ongoing.partitions == {("prepared", 0)}
+    ongoing.state = TxnState.PREPARE_COMMIT
+    next_offset = batches(first.log_dir, TRANSACTION_STATE_TOPIC)[-1].last_offset + 1
+    record = batch.Record(next_offset, ongoing.last_update_ms, encode_key("prepared"), encode_value(ongoing))
+    with open(sorted(glob.glob(os.path.join(state_dir, "*.log")))[-1], "ab") as segment:
+        segment.write(batch.build([record], base_offset=next_offset))
+
+    restarted = start_broker(settings, log_dir=tmp_path / "log")
+    wait_for(lambda: markers(restarted.log_dir, "prepared"), 20, what="the COMMIT marker after the restart")
+    assert markers(restarted.log_dir, "prepared") == [(ongoing.producer_id, ongoing.producer_epoch, COMMIT)]
+    wait_for(lambda: transaction_states(restarted.log_dir)["prepared"] is TxnState.COMPLETE_COMMIT, 10)
