@@ -99,6 +99,10 @@ def _add_partitions_to_txn(request, code, message):
     }
 
 
+def _describe_transactions(request, code, message):
+    return {"transaction_states": [{"error_code": code, "transactional_id": t} for t in request["transactional_ids"]]}
+
+
 def _txn_offset_commit(request, code, message):
     return {
         "topics": [
@@ -220,6 +224,8 @@ ERROR_RESPONSES = {
     ApiKey.ADD_OFFSETS_TO_TXN: _error_code,
     ApiKey.END_TXN: _error_code,
     ApiKey.TXN_OFFSET_COMMIT: _txn_offset_commit,
+    ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: _error_code,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.ALTER_CONFIGS: _alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,

@@ -296,7 +296,9 @@ REQUESTS = {
     ],
     ApiKey.END_TXN: [
         Sample("commit", {"transactional_id": "tx-1", "producer_id": 1000, "producer_epoch": 3, "committed": True}),
-        Sample("abort", {"transactional_id": "tx-1", "producer_id": 2**62, "producer_epoch": 32767, "committed": False}),
+        Sample(
+            "abort", {"transactional_id": "tx-1", "producer_id": 2**62, "producer_epoch": 32767, "committed": False}
+        ),
     ],
     ApiKey.TXN_OFFSET_COMMIT: [
         Sample(
@@ -327,6 +329,16 @@ REQUESTS = {
                 ],
             },
         ),
+    ],
+    ApiKey.DESCRIBE_TRANSACTIONS: [
+        Sample("two", {"transactional_ids": ["tx-1", "tx-\u00e9"]}),
+        Sample("none", {"transactional_ids": []}),
+    ],
+    ApiKey.LIST_TRANSACTIONS: [
+        Sample(
+            "filtered", {"state_filters": ["Ongoing"], "producer_id_filters": [1000, 2**62], "duration_filter": 60000}
+        ),
+        Sample("all", {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}),
     ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(
@@ -899,8 +911,54 @@ RESPONSES = {
                 "topics": [
                     {
                         "name": "orders",
-                        "partitions": [{"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 3}],
+                        "partitions": [
+                            {"partition_index": 0, "error_code": 0},
+                            {"partition_index": 1, "error_code": 3},
+                        ],
                     }
+                ],
+            },
+        ),
+    ],
+    ApiKey.DESCRIBE_TRANSACTIONS: [
+        Sample(
+            "ongoing-and-unknown",
+            {
+                "throttle_time_ms": 0,
+                "transaction_states": [
+                    {
+                        "error_code": 0,
+                        "transactional_id": "tx-1",
+                        "transaction_state": "Ongoing",
+                        "transaction_timeout_ms": 60000,
+                        "transaction_start_time_ms": 1700000000000,
+                        "producer_id": 1000,
+                        "producer_epoch": 3,
+                        "topics": [{"topic": "orders", "partitions": [0, 2]}],
+                    },
+                    {
+                        "error_code": 105,
+                        "transactional_id": "tx-\u00e9",
+                        "transaction_state": "",
+                        "transaction_timeout_ms": 0,
+                        "transaction_start_time_ms": -1,
+                        "producer_id": -1,
+                        "producer_epoch": -1,
+                        "topics": [],
+                    },
+                ],
+            },
+        ),
+    ],
+    ApiKey.LIST_TRANSACTIONS: [
+        Sample(
+            "listed",
+            {
+                "throttle_time_ms": 0,
+                "error_code": 0,
+                "unknown_state_filters": ["Nope"],
+                "transaction_states": [
+                    {"transactional_id": "tx-1", "producer_id": 1000, "transaction_state": "Ongoing"}
                 ],
             },
         ),

@@ -331,3 +331,67 @@ def test_a_restarted_coordinator_completes_a_prepared_commit(start_broker, tmp_p
     wait_for(lambda: markers(restarted.log_dir, "prepared"), 20, what="the COMMIT marker after the restart")
     assert markers(restarted.log_dir, "prepared") == [(ongoing.producer_id, ongoing.producer_epoch, COMMIT)]
     wait_for(lambda: transaction_states(restarted.log_dir)["prepared"] is TxnState.COMPLETE_COMMIT, 10)
+
+
+def test_describe_and_list_transactions(txn_broker):
+    """The flexible-only tools' APIs, over request header v2 and response header v1."""
+    with connect("127.0.0.1", txn_broker.port) as client:
+        init = client.call(ApiKey.INIT_PRODUCER_ID, 1, {"transactional_id": "listed", "transaction_timeout_ms": 45_000})
+        fields = {"transactional_id": "listed", "producer_id": init["producer_id"], "producer_epoch": 0}
+        topics = [{"name": "listed", "partitions": [0]}]
+        new_topic = {"name": "listed", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+        client.call(ApiKey.CREATE_TOPICS, 0, {"topics": [new_topic], "timeout_ms": 10_000})
+        added = client.call(ApiKey.ADD_PARTITIONS_TO_TXN, 2, {**fields, "topics": topics})
+        assert added["results_by_topic"][0]["results_by_partition"][0]["partition_error_code"] == ErrorCode.NONE
+        described = client.call(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["listed", "nobody"]})
+        listed, nobody = described["transaction_states"]
+        assert (listed["error_code"], listed["transaction_state"], listed["transaction_timeout_ms"]) == (
+            ErrorCode.NONE,
+            "Ongoing",
+            45_000,
+        )
+        assert (listed["producer_id"], listed["topics"]) == (
+            init["producer_id"],
+            [{"topic": "listed", "partitions": [0]}],
+        )
+        assert nobody["error_code"] == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+        filters = {"state_filters": ["Ongoing", "Sleeping"], "producer_id_filters": [], "duration_filter": -1}
+        answer = client.call(ApiKey.LIST_TRANSACTIONS, 1, filters)
+        assert answer["unknown_state_filters"] == ["Sleeping"]
+        assert {"transactional_id": "listed", "producer_id": init["producer_id"], "transaction_state": "Ongoing"} in (
+            answer["transaction_states"]
+        )
+        assert all(s["transaction_state"] == "Ongoing" for s in answer["transaction_states"])
+        client.call(ApiKey.END_TXN, 2, {**fields, "committed": False})
+        wait_for(
+            lambda: (
+                client.call(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["listed"]})["transaction_states"][
+                    0
+                ]["transaction_state"]
+                == "CompleteAbort"
+            ),
+            10,
+        )
+        by_pid = client.call(
+            ApiKey.LIST_TRANSACTIONS,
+            0,
+            {"state_filters": [], "producer_id_filters": [init["producer_id"]], "duration_filter": -1},
+        )
+        assert [s["transaction_state"] for s in by_pid["transaction_states"]] == ["CompleteAbort"]
+
+
+def test_transactional_ids_need_acls(start_broker):
+    """With the authorizer and no ACL, User:ANONYMOUS may neither find, use nor describe a transactional id."""
+    secured = start_broker({**SETTINGS, "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    fields = {"transactional_id": "secret", "producer_id": 0, "producer_epoch": 0}
+    with connect("127.0.0.1", secured.port) as client:
+        assert client.call(ApiKey.FIND_COORDINATOR, 1, {"key": "secret", "key_type": 1})["error_code"] == denied
+        init = {"transactional_id": "secret", "transaction_timeout_ms": 1000}
+        assert client.call(ApiKey.INIT_PRODUCER_ID, 1, init)["error_code"] == denied
+        assert client.call(ApiKey.END_TXN, 2, {**fields, "committed": True})["error_code"] == denied
+        assert client.call(ApiKey.ADD_OFFSETS_TO_TXN, 2, {**fields, "group_id": "g"})["error_code"] == denied
+        added = client.call(ApiKey.ADD_PARTITIONS_TO_TXN, 2, {**fields, "topics": [{"name": "t", "partitions": [0]}]})
+        assert added["results_by_topic"][0]["results_by_partition"][0]["partition_error_code"] == denied
+        described = client.call(ApiKey.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["secret"]})
+        assert described["transaction_states"][0]["error_code"] == denied

@@ -161,6 +161,9 @@ ADVERTISED = {
     25: (0, 2),
     26: (0, 2),
     28: (0, 2),
+    # the transaction tools' (flexible only)
+    65: (0, 0),
+    66: (0, 1),
 }
 
 

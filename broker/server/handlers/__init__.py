@@ -37,6 +37,8 @@ HANDLERS = {
     ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets,
     ApiKey.END_TXN: transactions.handle_end_txn,
     ApiKey.TXN_OFFSET_COMMIT: transactions.handle_txn_offset_commit,
+    ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
     ApiKey.DESCRIBE_ACLS: acls.handle_describe,
     ApiKey.CREATE_ACLS: acls.handle_create,
     ApiKey.DELETE_ACLS: acls.handle_delete,

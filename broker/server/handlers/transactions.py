@@ -1,6 +1,7 @@
 """AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit: a transactional producer's calls
 to its transaction coordinator (``ctx.transactions``) and, for TxnOffsetCommit, to the group
-coordinator (``ctx.groups``).
+coordinator (``ctx.groups``); DescribeTransactions and ListTransactions, the transaction tools'
+view of the ids this broker coordinates.
 
 Answers come once the coordinator's record is appended to ``__transaction_state``. Versions 0-1 of
 AddPartitionsToTxn, AddOffsetsToTxn and EndTxn predate PRODUCER_FENCED: a fenced producer is told
@@ -11,11 +12,14 @@ abort). TxnOffsetCommit v0-1 are told COORDINATOR_NOT_AVAILABLE for COORDINATOR_
 Authorization is Kafka's: Write on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for
 all four; Write on each topic added (TOPIC_AUTHORIZATION_FAILED, the other partitions then
 OPERATION_NOT_ATTEMPTED); Read on the group for AddOffsetsToTxn and TxnOffsetCommit
-(GROUP_AUTHORIZATION_FAILED) and on each topic committed for TxnOffsetCommit.
+(GROUP_AUTHORIZATION_FAILED) and on each topic committed for TxnOffsetCommit; Describe on the
+transactional id for DescribeTransactions (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and
+ListTransactions (ids the principal may not Describe are left out).
 """
 
 from broker.coordinator.group_coordinator import OffsetCommit
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
+from broker.coordinator.transaction_metadata import TxnState
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import Operation, ResourceType
 
@@ -162,3 +166,68 @@ async def _txn_commit(ctx, transactional_id: str, group_id: str, request, commit
     if code != ErrorCode.NONE:
         return {(c.topic, c.partition): code for c in commits}
     return ctx.groups.call(ctx.groups.coordinator.txn_commit_offsets, group_id, request["producer_id"], commits)
+
+
+async def handle_describe_transactions(ctx, header, request) -> dict:
+    coordinator = ctx.transactions.coordinator
+    states = []
+    for transactional_id in dict.fromkeys(request["transactional_ids"]):
+        answer = {
+            "error_code": ErrorCode.NONE,
+            "transactional_id": transactional_id,
+            "transaction_state": "",
+            "transaction_timeout_ms": 0,
+            "transaction_start_time_ms": -1,
+            "producer_id": -1,
+            "producer_epoch": -1,
+            "topics": [],
+        }
+        if not ctx.allows(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            answer["error_code"] = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        else:
+            code, metadata = coordinator.describe(transactional_id)
+            answer["error_code"] = code
+            if metadata is not None:
+                by_topic: dict[str, list[int]] = {}
+                for topic, partition in sorted(metadata.partitions):
+                    by_topic.setdefault(topic, []).append(partition)
+                answer.update(
+                    transaction_state=metadata.state.display_name,
+                    transaction_timeout_ms=metadata.timeout_ms,
+                    transaction_start_time_ms=metadata.start_ms,
+                    producer_id=metadata.producer_id,
+                    producer_epoch=metadata.producer_epoch,
+                    topics=[{"topic": t, "partitions": p} for t, p in by_topic.items()],
+                )
+        states.append(answer)
+    return {"throttle_time_ms": 0, "transaction_states": states}
+
+
+async def handle_list_transactions(ctx, header, request) -> dict:
+    coordinator = ctx.transactions.coordinator
+    wanted = {name: TxnState.from_name(name) for name in request["state_filters"]}
+    unknown = [name for name, state in wanted.items() if state is None]
+    now = coordinator.clock()
+    duration = request["duration_filter"]
+    listed = [
+        m
+        for m in coordinator.list_transactions(
+            [s for s in wanted.values() if s is not None], request["producer_id_filters"]
+        )
+        if (not wanted or any(s is not None for s in wanted.values()))
+        and (duration < 0 or (m.state is TxnState.ONGOING and now - m.start_ms >= duration))
+        and ctx.allows(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id, log_denied=False)
+    ]
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if coordinator.loading else ErrorCode.NONE,
+        "unknown_state_filters": unknown,
+        "transaction_states": [
+            {
+                "transactional_id": m.transactional_id,
+                "producer_id": m.producer_id,
+                "transaction_state": m.state.display_name,
+            }
+            for m in listed
+        ],
+    }
