@@ -51,6 +51,7 @@ Done = Callable[["StoreError | None"], None]
 InitAnswer = Callable[[ErrorCode, int, int], None]  # error, producer id, epoch
 Answer = Callable[[ErrorCode], None]
 
+MAX_MARKER_RETRY_BACKOFF_MS = 10_000
 _ABORT_TIMED_OUT = "abort timed-out transactions"
 _REMOVE_EXPIRED = "remove expired transactional ids"
 
@@ -118,7 +119,10 @@ class TransactionCoordinator:
         self.owned: dict[int, int] = {}  # partition of __transaction_state -> coordinator epoch
         self.loading: set[int] = set()
         self.deadlines: Deadlines[Hashable] = Deadlines()
-        self._waiting: dict[str, list[Callable[[], None]]] = {}  # calls for an id whose record is being appended
+        self._waiting: dict[str, list[Callable[[], None]]] = {}
+        self._marker_failures: dict[
+            str, int
+        ] = {}  # failed marker writes in a row, by id  # calls for an id whose record is being appended
         now = clock()
         self.deadlines.set(_ABORT_TIMED_OUT, now + config.abort_timed_out_interval_ms)
         self.deadlines.set(_REMOVE_EXPIRED, now + config.remove_expired_interval_ms)
@@ -148,6 +152,7 @@ class TransactionCoordinator:
         for transactional_id in [t for t in self.transactions if self.partition_of(t) == partition]:
             del self.transactions[transactional_id]
             self.deadlines.cancel(("retry", transactional_id))
+            self._marker_failures.pop(transactional_id, None)
 
     def _not_here(self, transactional_id: str) -> ErrorCode | None:
         partition = self.partition_of(transactional_id)
@@ -381,9 +386,16 @@ class TransactionCoordinator:
             if self.transactions.get(transactional_id) is not metadata:
                 return
             if error is not None:
-                log.warning("writing the markers of %r failed (%s); trying again", transactional_id, error)
+                failures = self._marker_failures[transactional_id] = self._marker_failures.get(transactional_id, 0) + 1
+                log.log(
+                    logging.WARNING if failures == 1 else logging.DEBUG,
+                    "writing the markers of %r failed (%s); trying again",
+                    transactional_id,
+                    error,
+                )
                 self._retry_later(transactional_id)
                 return
+            self._marker_failures.pop(transactional_id, None)
             complete = self._copy(metadata)
             complete.transition(TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT, self.clock())
             complete.partitions = set()
@@ -400,7 +412,11 @@ class TransactionCoordinator:
             written(None)
 
     def _retry_later(self, transactional_id: str) -> None:
-        self.deadlines.set(("retry", transactional_id), self.clock() + self.config.marker_retry_backoff_ms)
+        """Try the id's markers (or its Complete record) again: after ``marker_retry_backoff_ms``,
+        doubling with each failed attempt up to ``MAX_MARKER_RETRY_BACKOFF_MS``."""
+        failures = self._marker_failures.get(transactional_id, 1)
+        delay = min(self.config.marker_retry_backoff_ms << min(failures - 1, 20), MAX_MARKER_RETRY_BACKOFF_MS)
+        self.deadlines.set(("retry", transactional_id), self.clock() + delay)
 
     # -- time ----------------------------------------------------------------------------------
 

@@ -313,9 +313,13 @@ def test_failed_markers_are_retried():
     store.fail_markers = StoreError(E.NOT_LEADER_OR_FOLLOWER, "elsewhere")
     assert end(coordinator, pid, epoch) == E.NONE
     assert state(coordinator) is TxnState.PREPARE_COMMIT
-    store.fail_markers = None
     assert coordinator.next_deadline() == clock.now + 100
-    clock.advance(100)
+    for delay in (100, 200, 400):  # backing off while it fails
+        assert coordinator.next_deadline() == clock.now + delay
+        clock.advance(delay)
+        coordinator.tick()
+    store.fail_markers = None
+    clock.advance(800)
     coordinator.tick()
     assert state(coordinator) is TxnState.COMPLETE_COMMIT and len(store.markers) == 1
 
