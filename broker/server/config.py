@@ -128,6 +128,7 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "transaction.state.log.replication.factor": (None, _replication_factor),  # checked; the topic has 1 today
     "log.cleaner.enable": ("cleaner_enable", boolean_setting),
     "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
     "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),
