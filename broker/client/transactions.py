@@ -9,10 +9,13 @@ transaction coordinator, then TxnOffsetCommit to the group's coordinator), and `
 ``abort`` (EndTxn; a transaction that added nothing ends without it, as Kafka's producer does).
 CONCURRENT_TRANSACTIONS, a coordinator loading or moved are retried under the client's retry
 policy; a fenced producer gets ``ProducerFencedError`` and must be closed.
+
+``list_transactions`` and ``describe_transaction`` are the transaction tools' views
+(ListTransactions to every broker, DescribeTransactions to an id's coordinator).
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
@@ -48,6 +51,91 @@ class TransactionStateError(RuntimeError):
     """A call out of order: ``send`` outside a transaction, ``begin`` inside one, ..."""
 
 
+class TransactionListing(NamedTuple):
+    transactional_id: str
+    producer_id: int
+    state: str  # Kafka's name: Ongoing, CompleteCommit, ...
+    coordinator: int  # the node id of the broker coordinating it
+
+
+def find_coordinator(client: KafkaClient, transactional_id: str) -> int:
+    """The node id of ``transactional_id``'s coordinator (FindCoordinator, key type 1)."""
+    node_id = client.controller_or_any()
+    response = client.request(
+        node_id, ApiKey.FIND_COORDINATOR, {"key": transactional_id, "key_type": TRANSACTION_KEY_TYPE}
+    )
+    code = response["error_code"]
+    if code in _RETRIED:
+        raise RetriableError(f"transactional id {transactional_id!r}: {ErrorCode(code).name}", code)
+    error = error_for(
+        code,
+        f"transactional id {transactional_id!r}",
+        response["error_message"],
+        principal=client.security.principal,
+        needs="DESCRIBE",
+    )
+    if error is not None:
+        raise error
+    coordinator: int = response["node_id"]
+    if coordinator not in client.cluster.current.brokers:
+        client.refresh_metadata([])
+    return coordinator
+
+
+def list_transactions(client: KafkaClient, states: Sequence[str] = ()) -> list[TransactionListing]:
+    """Every transactional id of the cluster (each broker lists those it coordinates), in the
+    ``states`` named (Kafka's names; none: all); KafkaError for a state name no broker knows."""
+    client.refresh_metadata([])
+    listed: list[TransactionListing] = []
+    for node_id in sorted(client.cluster.current.brokers):
+
+        def ask(node_id: int = node_id) -> Body:
+            body = {"state_filters": list(states), "producer_id_filters": [], "duration_filter": -1}
+            response = client.request(node_id, ApiKey.LIST_TRANSACTIONS, body)
+            if response["error_code"] in _RETRIED:
+                raise RetriableError(
+                    f"broker {node_id}: {ErrorCode(response['error_code']).name}", response["error_code"]
+                )
+            error = error_for(response["error_code"], f"the transactions of broker {node_id}")
+            if error is not None:
+                raise error
+            return response
+
+        response = client.retrying(ask, f"list the transactions of broker {node_id}")
+        if response["unknown_state_filters"]:
+            raise KafkaError(f"unknown transaction state(s): {', '.join(response['unknown_state_filters'])}")
+        listed += [
+            TransactionListing(s["transactional_id"], s["producer_id"], s["transaction_state"], node_id)
+            for s in response["transaction_states"]
+        ]
+    return sorted(listed)
+
+
+def describe_transaction(client: KafkaClient, transactional_id: str) -> dict[str, Any]:
+    """The coordinator's view of ``transactional_id``: state, producer id and epoch, timeout, start
+    time, partitions (DescribeTransactions answer fields), plus ``coordinator``."""
+
+    def ask() -> dict[str, Any]:
+        coordinator = find_coordinator(client, transactional_id)
+        response = client.request(coordinator, ApiKey.DESCRIBE_TRANSACTIONS, {"transactional_ids": [transactional_id]})
+        (state,) = response["transaction_states"]
+        if state["error_code"] in _RETRIED:
+            raise RetriableError(
+                f"transactional id {transactional_id!r}: {ErrorCode(state['error_code']).name}", state["error_code"]
+            )
+        error = error_for(
+            state["error_code"],
+            f"transactional id {transactional_id!r}",
+            principal=client.security.principal,
+            needs="DESCRIBE",
+        )
+        if error is not None:
+            raise error
+        return {**state, "coordinator": coordinator}
+
+    return client.retrying(ask, f"describe transactional id {transactional_id!r}")
+
+
 def _partition_codes(response: Body) -> list[int]:
     return [p["partition_error_code"] for t in response["results_by_topic"] for p in t["results_by_partition"]]
 
@@ -69,15 +157,7 @@ class TransactionalProducer:
     # -- the coordinator -------------------------------------------------------------------
 
     def _find_coordinator(self) -> int:
-        node_id = self.client.controller_or_any()
-        response = self.client.request(
-            node_id, ApiKey.FIND_COORDINATOR, {"key": self.transactional_id, "key_type": TRANSACTION_KEY_TYPE}
-        )
-        self._raise_for(response["error_code"], response["error_message"], needs="DESCRIBE")
-        coordinator: int = response["node_id"]
-        if coordinator not in self.client.cluster.current.brokers:
-            self.client.refresh_metadata([])
-        return coordinator
+        return find_coordinator(self.client, self.transactional_id)
 
     def _to_coordinator(
         self, api_key: ApiKey, body: Body, what: str, codes: Callable[[Body], list[int]] = lambda r: [r["error_code"]]
