@@ -25,6 +25,7 @@ from . import (
     groups,
     produce,
     topics,
+    transactions,
     users,
 )
 
@@ -40,6 +41,7 @@ COMMANDS = (
     topics,
     configs,
     groups,
+    transactions,
     produce,
     consume,
     delete_records,

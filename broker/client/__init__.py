@@ -7,7 +7,8 @@ Modules, as aiokafka divides its client: ``connection`` (one broker: versions, S
 ``metadata`` (the cluster's brokers and leaders), ``retry`` (the one retry policy), ``fetcher``
 (ListOffsets, Fetch), ``producer`` and ``idempotence`` (Produce), ``batches`` and ``partitioner``
 (a producer's batching), ``admin`` (topic and config requests), ``groups`` and ``membership``
-(consumer groups), ``acls``; ``client`` is the ``KafkaClient`` that does their I/O.
+(consumer groups), ``acls``, ``transactions`` (a transactional producer, the transaction tools'
+views); ``client`` is the ``KafkaClient`` that does their I/O.
 """
 
 from broker.common.offsets import EARLIEST, LATEST
@@ -34,6 +35,14 @@ from .partitioner import partition_for_key
 from .producer import ACKS_ALL
 from .security import KEYS as SECURITY_KEYS
 from .security import PLAINTEXT, ClientSecurity, SecuritySettingError, from_settings, hidden_secrets
+from .transactions import (
+    ProducerFencedError,
+    TransactionalProducer,
+    TransactionListing,
+    TransactionStateError,
+    describe_transaction,
+    list_transactions,
+)
 
 __all__ = [
     "ACKS_ALL",
@@ -79,4 +88,10 @@ __all__ = [
     "hidden_secrets",
     "parse_bootstrap",
     "partition_for_key",
+    "ProducerFencedError",
+    "TransactionalProducer",
+    "TransactionListing",
+    "TransactionStateError",
+    "describe_transaction",
+    "list_transactions",
 ]

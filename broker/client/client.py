@@ -326,7 +326,10 @@ class KafkaClient:
             data = batch.build(built, compression=compression, **sequences.batch_fields(topic, partition))
         else:
             data = batch.build(built, compression=compression)
-        offset = self.retrying(lambda: self._produce(topic, partition, data, acks), f"produce to {topic}-{partition}")
+        transactional_id = sequences.transactional_id if sequences is not None else None
+        offset = self.retrying(
+            lambda: self._produce(topic, partition, data, acks, transactional_id), f"produce to {topic}-{partition}"
+        )
         if sequences is not None:
             sequences.acknowledged(topic, partition, len(records))
         return offset
@@ -381,9 +384,11 @@ class KafkaClient:
             raise error
         return ProducerSequences(response["producer_id"], response["producer_epoch"])
 
-    def _produce(self, topic: str, partition: int, data: bytes, acks: int) -> int | None:
+    def _produce(
+        self, topic: str, partition: int, data: bytes, acks: int, transactional_id: str | None = None
+    ) -> int | None:
         node_id = self._leader(topic, partition)
-        body = producer.produce_body(topic, partition, data, acks, int(self.timeout * 1000))
+        body = producer.produce_body(topic, partition, data, acks, int(self.timeout * 1000), transactional_id)
         if acks == 0:
             self._send(node_id, ApiKey.PRODUCE, body)
             return None

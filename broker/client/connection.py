@@ -209,7 +209,8 @@ class BrokerConnection:
             raise BrokerConnectionError(
                 f"{self.address} answered correlation id {correlation_id}, expected {self._correlation_id}"
             )
-        reader = Reader(response, 4)
+        reader = Reader(response)
+        frames.read_response_header(reader, api_key, version)
         if api_key == ApiKey.API_VERSIONS and len(response) >= 6 and struct.unpack_from(">h", response, 4)[0]:
             version = 0  # Kafka answers any ApiVersions error with a v0 body
         try:

@@ -8,7 +8,12 @@ the principal denied and the operation it needs, an ``UnknownTopicOrPartitionErr
 from broker.protocol.errors import ErrorCode, error_name
 
 DENIED = frozenset(
-    {ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+    {
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    }
 )
 
 

@@ -140,6 +140,13 @@ class GroupClient:
             raise GroupsUnsupportedError(connection.address, api_key)
         return self.client.request(node_id, api_key, body, extra_wait, max_version)
 
+    def txn_offset_commit(self, group: str, body: Body) -> Body:
+        """TxnOffsetCommit to the group's coordinator: offsets committed with a producer's transaction
+        (``broker.client.transactions``); the answer, its partitions' errors unread."""
+        return self._to_coordinator(
+            group, ApiKey.TXN_OFFSET_COMMIT, body, f"commit offsets of {group!r} in a transaction"
+        )
+
     # -- groups ----------------------------------------------------------------------------
 
     def list_groups(self) -> dict[str, str]:

@@ -6,7 +6,8 @@ partition from 0. A batch sent again after a lost answer carries the same number
 recognises it and stores it once. The numbers advance only when a batch is acknowledged, so a batch
 the broker refused (and a split of it) is sent with the numbers it would have had. Idempotence
 holds within one producer id: a new producer (a new task, a restarted process) gets a new id, and
-what it sends again is stored again.
+what it sends again is stored again. A transactional producer's batches also carry the
+transactional bit (``transactional_id`` set; ``broker.client.transactions``).
 """
 
 from typing import TypedDict
@@ -20,11 +21,13 @@ class BatchFields(TypedDict):
     producer_id: int
     producer_epoch: int
     base_sequence: int
+    is_transactional: bool
 
 
 class ProducerSequences:
-    def __init__(self, producer_id: int, epoch: int):
+    def __init__(self, producer_id: int, epoch: int, transactional_id: str | None = None):
         self.producer_id, self.epoch = producer_id, epoch
+        self.transactional_id = transactional_id
         self._next: dict[tuple[str, int], int] = {}
 
     def batch_fields(self, topic: str, partition: int) -> BatchFields:
@@ -33,6 +36,7 @@ class ProducerSequences:
             "producer_id": self.producer_id,
             "producer_epoch": self.epoch,
             "base_sequence": self._next.get((topic, partition), 0),
+            "is_transactional": self.transactional_id is not None,
         }
 
     def acknowledged(self, topic: str, partition: int, records: int) -> None:

@@ -36,9 +36,11 @@ def record(offset: int, fields: ProducerRecord, default_timestamp: int) -> Recor
     return Record(offset, timestamp, fields[0], fields[1], headers)
 
 
-def produce_body(topic: str, partition: int, data: bytes, acks: int, timeout_ms: int) -> Body:
+def produce_body(
+    topic: str, partition: int, data: bytes, acks: int, timeout_ms: int, transactional_id: str | None = None
+) -> Body:
     return {
-        "transactional_id": None,
+        "transactional_id": transactional_id,
         "acks": acks,
         "timeout_ms": timeout_ms,
         "topics": [{"name": topic, "partitions": [{"index": partition, "records": data}]}],

@@ -42,3 +42,26 @@ KEYS = {
     "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1, 1),
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0, 1),
 }
+
+
+@dataclass(frozen=True)
+class TransactionConfig:
+    """The transaction coordinator's settings, with Kafka's defaults."""
+
+    state_log_partitions: int = 50
+    state_log_segment_bytes: int = 100 * 1024 * 1024
+    max_timeout_ms: int = 900_000
+    id_expiration_ms: int = 7 * 24 * 3600 * 1000
+    abort_timed_out_interval_ms: int = 10_000
+    remove_expired_interval_ms: int = 3_600_000
+    marker_retry_backoff_ms: int = 100  # a failed marker write is tried again after this (Kafka's request backoff)
+
+
+TRANSACTION_KEYS = {
+    "transaction.state.log.num.partitions": ("state_log_partitions", 1, 1),
+    "transaction.state.log.segment.bytes": ("state_log_segment_bytes", 14, 1),
+    "transaction.max.timeout.ms": ("max_timeout_ms", 1, 1),
+    "transactional.id.expiration.ms": ("id_expiration_ms", 1, 1),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": ("abort_timed_out_interval_ms", 1, 1),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": ("remove_expired_interval_ms", 1, 1),
+}

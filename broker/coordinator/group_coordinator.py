@@ -110,6 +110,9 @@ class GroupCoordinator:
         self.offsets = OffsetManager(config, store)
         self.deadlines: Deadlines[tuple[str, ...]] = Deadlines()  # ("session", group id, member id), ...
         self.deadlines.set(("expire-offsets",), clock() + config.offsets_retention_check_interval_ms)
+        # offsets committed in a transaction (TxnOffsetCommit), by producer id and group, held in
+        # memory until the transaction's marker reaches the group's partition
+        self.pending_txn_offsets: dict[int, dict[str, Offsets]] = {}
 
     @property
     def groups(self) -> dict[str, Group]:
@@ -653,6 +656,47 @@ class GroupCoordinator:
             respond({**results, **{partition: code for partition in values}})
 
         self.offsets.store_offsets(group, values, stored)
+
+    def txn_commit_offsets(
+        self, group_id: str, producer_id: int, commits: list[OffsetCommit]
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit: the offsets wait for the transaction's end (``complete_txn_offsets``);
+        an error per partition."""
+        error = self._group_error(group_id)
+        if error:
+            return {(c.topic, c.partition): error for c in commits}
+        now = self.clock()
+        results: dict[TopicPartition, ErrorCode] = {}
+        accepted: Offsets = {}
+        for c in commits:
+            if c.metadata is not None and len(c.metadata.encode()) > self.config.offset_metadata_max_bytes:
+                results[(c.topic, c.partition)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                accepted[(c.topic, c.partition)] = OffsetValue(c.offset, c.metadata or "", now, c.leader_epoch)
+                results[(c.topic, c.partition)] = ErrorCode.NONE
+        if accepted:
+            self.pending_txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(accepted)
+        return results
+
+    def complete_txn_offsets(self, partition: int, producer_id: int, commit: bool) -> None:
+        """The marker of ``producer_id``'s transaction reached ``partition``: its pending offsets of
+        the groups there are committed (stored) or dropped."""
+        by_group = self.pending_txn_offsets.get(producer_id, {})
+        for group_id in [g for g in by_group if self.offsets.partition_of(g) == partition]:
+            offsets = by_group.pop(group_id)
+            if not commit or self._group_error(group_id):
+                continue
+            group = self.groups.get(group_id)
+            if group is None or group.is_(GroupState.DEAD):
+                group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
+            self.offsets.store_offsets(
+                group, offsets, warn_on_failure(f"group {group_id!r}: cannot store its transactional offsets")
+            )
+        if not by_group:
+            self.pending_txn_offsets.pop(producer_id, None)
+
+    def has_pending_txn_offsets(self, group_id: str) -> bool:
+        return any(group_id in by_group for by_group in self.pending_txn_offsets.values())
 
     def fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None

@@ -195,7 +195,8 @@ class PartitionLog:
     # -- append --------------------------------------------------------------------------
 
     def append(self, records: Buffer, leader_epoch: int = 0) -> AppendResult:
-        """Append one or more v2 batches as a client produced them; return the offsets assigned.
+        """Append one or more v2 batches as a client produced them; return the offsets assigned
+        (transaction markers go through ``append_txn_marker``).
 
         Raises InvalidBatchError (CRC, framing), RecordTooLargeError, InvalidRecordError, or
         LogStorageError; a batch that fails validation is never written.

@@ -108,6 +108,13 @@ class ProducerState:
         if header.producer_id == NO_PRODUCER_ID:
             return None
         entry = self.producers.get(header.producer_id)
+        if header.is_control:  # a transaction marker: no sequence, an epoch at least the producer's
+            if entry is not None and header.producer_epoch < entry.epoch:
+                raise InvalidProducerEpochError(
+                    f"marker for producer {header.producer_id} epoch {header.producer_epoch} is older "
+                    f"than the current epoch {entry.epoch}"
+                )
+            return None
         first, last = header.base_sequence, header.last_sequence
         if entry is None:
             return None  # any sequence: its state may be gone with its batches (retention, a re-created topic)
@@ -176,6 +183,10 @@ class ProducerState:
         if header.producer_id == NO_PRODUCER_ID:
             return
         entry = self.producers.get(header.producer_id)
+        if header.is_control:  # a marker of a newer epoch (a fenced producer's abort) fences the older one
+            if entry is None or header.producer_epoch > entry.epoch:
+                self.producers[header.producer_id] = ProducerEntry(header.producer_epoch, header.max_timestamp)
+            return
         if entry is None or header.producer_epoch != entry.epoch:
             coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
             entry = self.producers[header.producer_id] = ProducerEntry(

@@ -1,7 +1,10 @@
 """The Kafka APIs this project speaks: their keys, the non-flexible version ranges, and
 request/response schemas.
 
-Only non-flexible versions are listed (every supported client can use them); each schema below
+Only non-flexible versions are listed (every supported client can use them), except for the
+transaction tools' APIs that exist only in flexible versions (DescribeTransactions,
+ListTransactions: ``first_flexible`` 0; compact encodings, tagged fields, request header v2 and
+response header v1, ``broker.protocol.flexible``); each schema below
 covers all of its API's listed versions, with per-field version ranges taken from Kafka's message
 JSON. The broker advertises and serves those it has a handler for (``broker.server.handlers.HANDLERS``);
 the project's client uses them too, the consumer-group admin calls against any Kafka cluster's
@@ -12,6 +15,7 @@ compression) but answered UNSUPPORTED_VERSION, as Kafka 4 does.
 import enum
 from typing import NamedTuple
 
+from .flexible import COMPACT_STRING, CompactArray, FlexibleStruct
 from .types import BOOLEAN, BYTES, INT8, INT16, INT32, INT64, NULLABLE_STRING, RECORDS, STRING, Array, Field, Struct
 
 
@@ -36,7 +40,11 @@ class ApiKey(enum.IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ADD_PARTITIONS_TO_TXN = 24
+    ADD_OFFSETS_TO_TXN = 25
+    END_TXN = 26
     WRITE_TXN_MARKERS = 27
+    TXN_OFFSET_COMMIT = 28
     DESCRIBE_ACLS = 29
     CREATE_ACLS = 30
     DELETE_ACLS = 31
@@ -48,6 +56,8 @@ class ApiKey(enum.IntEnum):
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
+    DESCRIBE_TRANSACTIONS = 65
+    LIST_TRANSACTIONS = 66
 
 
 class Api(NamedTuple):
@@ -56,6 +66,10 @@ class Api(NamedTuple):
     max_version: int
     request: Struct
     response: Struct
+    first_flexible: int | None = None  # the first version using the flexible encodings and headers
+
+    def is_flexible(self, version: int) -> bool:
+        return self.first_flexible is not None and version >= self.first_flexible
 
 
 PRODUCE_REQUEST = Struct(
@@ -495,6 +509,123 @@ WRITE_TXN_MARKERS_RESPONSE = Struct(
                         )
                     ),
                 ),
+            )
+        ),
+    ),
+)
+
+ADD_PARTITIONS_TO_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("topics", Array(Struct(("name", STRING), ("partitions", Array(INT32))))),
+)
+ADD_PARTITIONS_TO_TXN_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    (
+        "results_by_topic",
+        Array(
+            Struct(
+                ("name", STRING),
+                ("results_by_partition", Array(Struct(("partition_index", INT32), ("partition_error_code", INT16)))),
+            )
+        ),
+    ),
+)
+
+ADD_OFFSETS_TO_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("group_id", STRING),
+)
+ADD_OFFSETS_TO_TXN_RESPONSE = Struct(("throttle_time_ms", INT32), ("error_code", INT16))
+
+END_TXN_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    ("committed", BOOLEAN),
+)
+END_TXN_RESPONSE = Struct(("throttle_time_ms", INT32), ("error_code", INT16))
+
+TXN_OFFSET_COMMIT_REQUEST = Struct(
+    ("transactional_id", STRING),
+    ("group_id", STRING),
+    ("producer_id", INT64),
+    ("producer_epoch", INT16),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("name", STRING),
+                (
+                    "partitions",
+                    Array(
+                        Struct(
+                            ("partition_index", INT32),
+                            ("committed_offset", INT64),
+                            Field("committed_leader_epoch", INT32, since=2, default=-1),
+                            ("committed_metadata", NULLABLE_STRING),
+                        )
+                    ),
+                ),
+            )
+        ),
+    ),
+)
+TXN_OFFSET_COMMIT_RESPONSE = Struct(
+    ("throttle_time_ms", INT32),
+    (
+        "topics",
+        Array(
+            Struct(
+                ("name", STRING),
+                ("partitions", Array(Struct(("partition_index", INT32), ("error_code", INT16)))),
+            )
+        ),
+    ),
+)
+
+DESCRIBE_TRANSACTIONS_REQUEST = FlexibleStruct(("transactional_ids", CompactArray(COMPACT_STRING)))
+DESCRIBE_TRANSACTIONS_RESPONSE = FlexibleStruct(
+    ("throttle_time_ms", INT32),
+    (
+        "transaction_states",
+        CompactArray(
+            FlexibleStruct(
+                ("error_code", INT16),
+                ("transactional_id", COMPACT_STRING),
+                ("transaction_state", COMPACT_STRING),
+                ("transaction_timeout_ms", INT32),
+                ("transaction_start_time_ms", INT64),
+                ("producer_id", INT64),
+                ("producer_epoch", INT16),
+                (
+                    "topics",
+                    CompactArray(FlexibleStruct(("topic", COMPACT_STRING), ("partitions", CompactArray(INT32)))),
+                ),
+            )
+        ),
+    ),
+)
+
+LIST_TRANSACTIONS_REQUEST = FlexibleStruct(
+    ("state_filters", CompactArray(COMPACT_STRING)),
+    ("producer_id_filters", CompactArray(INT64)),
+    Field("duration_filter", INT64, since=1, default=-1),
+)
+LIST_TRANSACTIONS_RESPONSE = FlexibleStruct(
+    ("throttle_time_ms", INT32),
+    ("error_code", INT16),
+    ("unknown_state_filters", CompactArray(COMPACT_STRING)),
+    (
+        "transaction_states",
+        CompactArray(
+            FlexibleStruct(
+                ("transactional_id", COMPACT_STRING),
+                ("producer_id", INT64),
+                ("transaction_state", COMPACT_STRING),
             )
         ),
     ),
@@ -1115,7 +1246,11 @@ APIS = {
         Api(ApiKey.DELETE_RECORDS, 0, 1, DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
         Api(ApiKey.INIT_PRODUCER_ID, 0, 1, INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
         Api(ApiKey.OFFSET_FOR_LEADER_EPOCH, 0, 3, OFFSET_FOR_LEADER_EPOCH_REQUEST, OFFSET_FOR_LEADER_EPOCH_RESPONSE),
+        Api(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 2, ADD_PARTITIONS_TO_TXN_REQUEST, ADD_PARTITIONS_TO_TXN_RESPONSE),
+        Api(ApiKey.ADD_OFFSETS_TO_TXN, 0, 2, ADD_OFFSETS_TO_TXN_REQUEST, ADD_OFFSETS_TO_TXN_RESPONSE),
+        Api(ApiKey.END_TXN, 0, 2, END_TXN_REQUEST, END_TXN_RESPONSE),
         Api(ApiKey.WRITE_TXN_MARKERS, 0, 0, WRITE_TXN_MARKERS_REQUEST, WRITE_TXN_MARKERS_RESPONSE),
+        Api(ApiKey.TXN_OFFSET_COMMIT, 0, 2, TXN_OFFSET_COMMIT_REQUEST, TXN_OFFSET_COMMIT_RESPONSE),
         Api(ApiKey.DESCRIBE_ACLS, 0, 1, DESCRIBE_ACLS_REQUEST, DESCRIBE_ACLS_RESPONSE),
         Api(ApiKey.CREATE_ACLS, 0, 1, CREATE_ACLS_REQUEST, CREATE_ACLS_RESPONSE),
         Api(ApiKey.DELETE_ACLS, 0, 1, DELETE_ACLS_REQUEST, DELETE_ACLS_RESPONSE),
@@ -1137,7 +1272,9 @@ APIS = {
         Api(ApiKey.OFFSET_DELETE, 0, 0, OFFSET_DELETE_REQUEST, OFFSET_DELETE_RESPONSE),
         Api(ApiKey.SASL_HANDSHAKE, 0, 1, SASL_HANDSHAKE_REQUEST, SASL_HANDSHAKE_RESPONSE),
         Api(ApiKey.SASL_AUTHENTICATE, 0, 1, SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE),
+        Api(ApiKey.DESCRIBE_TRANSACTIONS, 0, 0, DESCRIBE_TRANSACTIONS_REQUEST, DESCRIBE_TRANSACTIONS_RESPONSE, 0),
+        Api(ApiKey.LIST_TRANSACTIONS, 0, 1, LIST_TRANSACTIONS_REQUEST, LIST_TRANSACTIONS_RESPONSE, 0),
     )
 }
-"""Every API this project speaks, with exactly its non-flexible version range (the broker serves
-the subset it has handlers for)."""
+"""Every API this project speaks, with exactly its non-flexible version range (the flexible-only
+ones: their flexible range; the broker serves the subset it has handlers for)."""

@@ -1,9 +1,9 @@
 """Request and response frames: ``INT32 size`` + header + body.
 
 Requests use header v1 (``api_key, api_version, correlation_id, client_id``), or v2 (v1 plus
-tagged fields) for flexible versions, which the broker only meets as ApiVersions v3+ sent first
-by librdkafka and kafka-python. Responses use header v0 (``correlation_id``): no flexible version
-is advertised, and ApiVersions responses always use v0.
+tagged fields) for flexible versions: ApiVersions v3+ sent first by librdkafka and kafka-python,
+and the flexible-only transaction tools' APIs. Responses use header v0 (``correlation_id``), or
+v1 (plus tagged fields) for those flexible APIs; ApiVersions responses always use v0.
 """
 
 import struct
@@ -38,9 +38,24 @@ def parse_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader,
             client_id = reader.text(size)
         elif size != -1:
             raise ProtocolError(f"client id length {size}")
-    if api_key == ApiKey.API_VERSIONS and api_version >= FIRST_FLEXIBLE_API_VERSIONS:
+    if (api_key == ApiKey.API_VERSIONS and api_version >= FIRST_FLEXIBLE_API_VERSIONS) or _flexible(
+        api_key, api_version
+    ):
         reader.skip_tagged_fields()
     return RequestHeader(api_key, api_version, correlation_id, client_id), reader
+
+
+def _flexible(api_key: int, api_version: int) -> bool:
+    api = APIS.get(cast(ApiKey, api_key))
+    return api is not None and api.is_flexible(api_version)
+
+
+def read_response_header(reader: Reader, api_key: int, api_version: int) -> int:
+    """The correlation id of a response (header v0, or v1 for a flexible version: tags skipped)."""
+    correlation_id = reader.int32()
+    if _flexible(api_key, api_version):
+        reader.skip_tagged_fields()
+    return correlation_id
 
 
 def decode_request_body(header: RequestHeader, reader: Reader) -> Message:
@@ -57,6 +72,8 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, client_i
     writer = Writer()
     writer.write(_MIN_HEADER.pack(api_key, api_version, correlation_id))
     NULLABLE_STRING.encode(writer, client_id, api_version)
+    if _flexible(api_key, api_version):
+        writer.write(b"\x00")  # header v2: no tagged fields
     APIS[ApiKey(api_key)].request.encode(writer, body, api_version)
     payload = writer.finish_bytes()
     return SIZE.pack(len(payload)) + payload
@@ -67,6 +84,8 @@ def encode_response(correlation_id: int, api_key: int, api_version: int, body: M
     writer = Writer()
     writer.pack(SIZE, 0)  # patched below, once the size is known
     INT32.encode(writer, correlation_id, api_version)
+    if _flexible(api_key, api_version):
+        writer.write(b"\x00")  # header v1: no tagged fields
     APIS[ApiKey(api_key)].response.encode(writer, body, api_version)
     parts = writer.finish_framed(SIZE)
     return parts, writer.size

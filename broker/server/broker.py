@@ -50,6 +50,7 @@ from .request_memory import RequestMemory
 from .session import Session
 from .tls_channel import start_tls
 from .topics import TopicRegistry
+from .transaction_runtime import TransactionRuntime
 from .waiters import DataWaiters
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,8 @@ class Broker:
         )
         ctx.groups = GroupRuntime(ctx)
         ctx.groups.start()
+        ctx.transactions = TransactionRuntime(ctx)
+        ctx.transactions.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
@@ -191,6 +194,7 @@ class Broker:
         for server in self._servers:
             await server.wait_closed()
         await ctx.groups.stop()
+        await ctx.transactions.stop()
         ctx.io.shutdown()
         source.stop()
         ctx.acls.stop()

@@ -16,7 +16,7 @@ from broker.cluster.placement import PlacementError, check_replication_factor
 from broker.cluster.zookeeper_data import ZooKeeperConnect
 from broker.common.settings import ConfigError, boolean_setting, integer_setting
 from broker.coordinator import config as group_config
-from broker.coordinator.config import GroupConfig
+from broker.coordinator.config import GroupConfig, TransactionConfig
 from broker.log.config import BROKER_SETTINGS, LogConfig
 from broker.security import settings as security_settings
 from broker.security.acls import AuthorizerSettings
@@ -60,6 +60,7 @@ class BrokerConfig:
     # listener name -> broker.security.sasl_settings.ListenerSasl
     sasl: Mapping = dataclasses.field(default_factory=dict)
     group: GroupConfig = GroupConfig()
+    transaction: TransactionConfig = TransactionConfig()
     authorizer: AuthorizerSettings = AuthorizerSettings()  # authorizer.class.name, super.users, ...
     log_settings_given: frozenset = frozenset()  # broker-level log keys set explicitly (the rest are Kafka's defaults)
 
@@ -127,6 +128,7 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": (None, _replication_factor),
+    "transaction.state.log.replication.factor": (None, _replication_factor),  # checked; the topic has 1 today
     "log.cleaner.enable": ("cleaner_enable", boolean_setting),
     "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
     "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),
@@ -151,6 +153,7 @@ KNOWN_KEYS = sorted(
     | set(_COARSE_TIME_KEYS)
     | set(security_settings.KEYS)
     | set(group_config.KEYS)
+    | set(group_config.TRANSACTION_KEYS)
     | set(AuthorizerSettings.KEYS)
 )
 
@@ -175,6 +178,16 @@ def _group_config(properties: Mapping[str, str]) -> GroupConfig:
             f"group.max.session.timeout.ms ({config.max_session_timeout_ms})"
         )
     return config
+
+
+def _transaction_config(properties: Mapping[str, str]) -> TransactionConfig:
+    """The transaction coordinator's settings (``transaction.*``, ``transactional.id.*``)."""
+    values = {
+        field: integer_setting(minimum, 2**31 - 1)(key, properties[key]) * unit
+        for key, (field, minimum, unit) in group_config.TRANSACTION_KEYS.items()
+        if key in properties
+    }
+    return TransactionConfig(**values)
 
 
 def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
@@ -217,6 +230,7 @@ def build(properties: Mapping[str, str], **flags) -> BrokerConfig:
         raise ConfigError("log.dirs: no log directory given (use --log-dir DIR)")
     fields["log"] = LogConfig.from_properties(log_properties, broker_level=True)
     fields["group"] = _group_config(properties)
+    fields["transaction"] = _transaction_config(properties)
     fields["authorizer"] = AuthorizerSettings.from_properties(properties)
     fields["log_settings_given"] = frozenset(log_properties)
     security = fields["security"] = {k: v for k, v in properties.items() if security_settings.is_security_key(k)}

@@ -1,8 +1,9 @@
 """What request handlers share: the broker's configuration, the metadata cache (the cluster as this
 broker knows it), the replica manager (the partitions it leads, with their logs), the topic store
-(topic changes and settings), coordination state, the group coordinator (``groups``), the SCRAM
-credentials, the ACLs and the authorizer that reads them, and the pool of threads that does their
-disk work. Which listener a request came in on is the connection's ``session``."""
+(topic changes and settings), coordination state, the group and transaction coordinators
+(``groups``, ``transactions``), the SCRAM credentials, the ACLs and the authorizer that reads them,
+and the pool of threads that does their disk work.
+Which listener a request came in on is the connection's ``session``."""
 
 import contextvars
 import dataclasses
@@ -23,6 +24,7 @@ from .waiters import DataWaiters
 
 if TYPE_CHECKING:  # the runtime is made from a context: imported for the annotation only
     from .group_runtime import GroupRuntime
+    from .transaction_runtime import TransactionRuntime
 
 
 @dataclasses.dataclass
@@ -41,6 +43,7 @@ class BrokerContext:
     authorizer: Authorizer
     stopping: bool = False  # set at shutdown: long-polling fetches return at once
     groups: "GroupRuntime" = dataclasses.field(init=False)  # the group coordinator's, set once the context exists
+    transactions: "TransactionRuntime" = dataclasses.field(init=False)  # the transaction coordinator's, likewise
 
     @property
     def node_id(self) -> int:

@@ -99,6 +99,34 @@ def _init_producer_id(request, code, message):
     return {"error_code": code}
 
 
+def _add_partitions_to_txn(request, code, message):
+    return {
+        "results_by_topic": [
+            {
+                "name": t["name"],
+                "results_by_partition": [{"partition_index": p, "partition_error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
+
+
+def _describe_transactions(request, code, message):
+    return {"transaction_states": [{"error_code": code, "transactional_id": t} for t in request["transactional_ids"]]}
+
+
+def _txn_offset_commit(request, code, message):
+    return {
+        "topics": [
+            {
+                "name": t["name"],
+                "partitions": [{"partition_index": p["partition_index"], "error_code": code} for p in t["partitions"]],
+            }
+            for t in request["topics"]
+        ]
+    }
+
+
 def _describe_configs(request, code, message):
     return {
         "results": [
@@ -224,6 +252,12 @@ ERROR_RESPONSES = {
     ApiKey.INIT_PRODUCER_ID: _init_producer_id,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: _offset_for_leader_epoch,
     ApiKey.WRITE_TXN_MARKERS: _write_txn_markers,
+    ApiKey.ADD_PARTITIONS_TO_TXN: _add_partitions_to_txn,
+    ApiKey.ADD_OFFSETS_TO_TXN: _error_code,
+    ApiKey.END_TXN: _error_code,
+    ApiKey.TXN_OFFSET_COMMIT: _txn_offset_commit,
+    ApiKey.DESCRIBE_TRANSACTIONS: _describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: _error_code,
     ApiKey.DESCRIBE_CONFIGS: _describe_configs,
     ApiKey.ALTER_CONFIGS: _alter_configs,
     ApiKey.DESCRIBE_LOG_DIRS: _describe_log_dirs,

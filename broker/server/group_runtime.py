@@ -36,6 +36,7 @@ from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
 from broker.replica.replica_manager import PartitionError
 
+from .coordinator_loop import CoordinatorLoop
 from .topics import TopicError
 
 if TYPE_CHECKING:  # the context holds this runtime
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 READ_CHUNK_BYTES = 1024 * 1024
 
 
-def _store_error(exc: Exception) -> StoreError:
+def store_error(exc: Exception) -> StoreError:
     """A failed append to ``__consumer_offsets`` as the coordinator hears of it: the error code of Kafka's append."""
     if isinstance(exc, PartitionError):
         code = exc.code  # not (or no longer) its leader
@@ -66,8 +67,9 @@ def offsets_topic_configs(segment_bytes: int) -> dict[str, str]:
     return {"segment.bytes": str(segment_bytes), "cleanup.policy": "compact"}
 
 
-class GroupRuntime:
+class GroupRuntime(CoordinatorLoop):
     def __init__(self, ctx: "BrokerContext") -> None:
+        super().__init__()
         self.ctx = ctx
         config = ctx.config.group
         existing = ctx.topics.partitions(OFFSETS_TOPIC)
@@ -80,30 +82,10 @@ class GroupRuntime:
             )
             config = dataclasses.replace(config, offsets_topic_partitions=existing)
         self.coordinator = GroupCoordinator(config, self, wall_clock_ms)
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed_for: int | None = None  # the deadline the timer is set for
         self._topic_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    # -- for handlers ------------------------------------------------------------------------
-
-    def call(self, function, *args):
-        """A coordinator call that answers at once."""
-        try:
-            return function(*args)
-        finally:
-            self.arm()
-
-    async def wait(self, function, *args):
-        """A coordinator call that answers through its last argument, ``respond``, maybe later."""
-        future = asyncio.get_running_loop().create_future()
-
-        def respond(*value) -> None:
-            if not future.done():
-                future.set_result(value[0] if len(value) == 1 else value)
-
-        self.call(function, *args, respond)
-        return await future
+    # -- for handlers: call and wait (CoordinatorLoop) ----------------------------------------
 
     async def ensure_topic(self) -> None:
         """Create ``__consumer_offsets`` if it does not exist yet (TopicError if it cannot be)."""
@@ -136,7 +118,7 @@ class GroupRuntime:
             await self.ensure_topic()
             await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
         except Exception as exc:  # a full disk, a storage error: the coordinator answers and keeps its cache
-            error = _store_error(exc)
+            error = store_error(exc)
         done(error)
         self.arm()
 
@@ -222,46 +204,27 @@ class GroupRuntime:
 
     def _read_partition(self, partition: int):
         partition_log = self.ctx.replicas.local_log(OFFSETS_TOPIC, partition)
-        return replay(self._records(partition_log) if partition_log is not None else ())
-
-    @staticmethod
-    def _records(partition_log):
-        offset = partition_log.log_start_offset
-        while True:
-            found = partition_log.read(offset, READ_CHUNK_BYTES)
-            if found is None:
-                return
-            for decoded in record_set.iter_batches(found.read()):
-                offset = decoded.last_offset + 1
-                if not decoded.is_control:
-                    for record in decoded.records:
-                        if record.key is not None:
-                            yield record.key, record.value
-
-    # -- the timer --------------------------------------------------------------------------
-
-    def arm(self) -> None:
-        """One loop timer, for the coordinator's next deadline."""
-        deadline = self.coordinator.next_deadline()
-        if self._timer is not None:
-            if deadline == self._armed_for:
-                return
-            self._timer.cancel()
-            self._timer = None
-        self._armed_for = deadline
-        if deadline is not None:
-            delay = max(0, deadline - wall_clock_ms() + 1) / 1000  # +1: a loop timer may fire up to 1 ms early
-            self._timer = asyncio.get_running_loop().call_later(delay, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self.call(self.coordinator.tick)
+        return replay(read_records(partition_log) if partition_log is not None else ())
 
     async def stop(self) -> None:
         """Stop the timer and finish the appends in flight (the waiting calls were answered at the
         start of the shutdown: ``coordinator.shutdown()``)."""
         self.ctx.replicas.on_apply = lambda: None
-        if self._timer is not None:
-            self._timer.cancel()
+        self.stop_timer()
         if self._tasks:
             await asyncio.wait(list(self._tasks))
+
+
+def read_records(partition_log):
+    """The ``(key, value)`` of every keyed data record of a coordinator's partition, from its start."""
+    offset = partition_log.log_start_offset
+    while True:
+        found = partition_log.read(offset, READ_CHUNK_BYTES)
+        if found is None:
+            return
+        for decoded in record_set.iter_batches(found.read()):
+            offset = decoded.last_offset + 1
+            if not decoded.is_control:
+                for record in decoded.records:
+                    if record.key is not None:
+                        yield record.key, record.value

@@ -29,6 +29,8 @@ COMMANDS = [
     ["cluster"],
     ["cluster", "describe"],
     ["cluster", "restart-broker"],
+    ["transactions", "list"],
+    ["transactions", "describe"],
 ]
 CLIENT_COMMANDS = [
     ["topics", "create", "t"],

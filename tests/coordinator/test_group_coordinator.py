@@ -449,3 +449,44 @@ def test_groups_of_a_partition_led_elsewhere_now_are_unloaded_and_their_waiting_
     assert coordinator.fetch_offsets("moving", None)[0] == ErrorCode.NOT_COORDINATOR
     other = next(g for g in "abcdefgh" if coordinator.offsets.partition_of(g) != partition)
     assert join(coordinator, group=other).one.error == ErrorCode.MEMBER_ID_REQUIRED  # still coordinated here
+
+
+# -- offsets committed in a transaction ------------------------------------------------------
+
+
+def test_transactional_offsets_wait_for_the_commit_marker():
+    coordinator, _, store = make()
+    partition = coordinator.offsets.partition_of("g")
+    results = coordinator.txn_commit_offsets("g", 7, [OffsetCommit("t", 0, 42, -1, "m")])
+    assert results == {("t", 0): ErrorCode.NONE}
+    assert coordinator.fetch_offsets("g", [("t", 0)]) == (ErrorCode.NONE, {("t", 0): None})
+    assert coordinator.has_pending_txn_offsets("g")
+    coordinator.complete_txn_offsets(partition + 1, 7, True)  # another partition's marker: still pending
+    assert coordinator.has_pending_txn_offsets("g")
+    coordinator.complete_txn_offsets(partition, 7, True)
+    _, offsets = coordinator.fetch_offsets("g", [("t", 0)])
+    assert (offsets[("t", 0)].offset, offsets[("t", 0)].metadata) == (42, "m")
+    assert not coordinator.has_pending_txn_offsets("g") and coordinator.pending_txn_offsets == {}
+
+
+def test_transactional_offsets_are_dropped_on_abort():
+    coordinator, _, store = make()
+    coordinator.txn_commit_offsets("g", 7, [OffsetCommit("t", 0, 42, -1, None)])
+    coordinator.complete_txn_offsets(coordinator.offsets.partition_of("g"), 7, False)
+    assert coordinator.fetch_offsets("g", [("t", 0)]) == (ErrorCode.NONE, {("t", 0): None})
+    assert store.records == {}
+
+
+def test_transactional_offsets_refused():
+    coordinator, _, _ = make()
+    too_long = "x" * (coordinator.config.offset_metadata_max_bytes + 1)
+    results = coordinator.txn_commit_offsets("g", 7, [OffsetCommit("t", 0, 1, -1, too_long)])
+    assert results == {("t", 0): ErrorCode.OFFSET_METADATA_TOO_LARGE}
+    assert not coordinator.has_pending_txn_offsets("g")
+    assert coordinator.txn_commit_offsets("", 7, [OffsetCommit("t", 0, 1, -1, None)]) == {
+        ("t", 0): ErrorCode.INVALID_GROUP_ID
+    }
+    coordinator.unload(coordinator.offsets.partition_of("g"))
+    assert coordinator.txn_commit_offsets("g", 7, [OffsetCommit("t", 0, 1, -1, None)]) == {
+        ("t", 0): ErrorCode.NOT_COORDINATOR
+    }

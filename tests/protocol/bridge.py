@@ -36,6 +36,12 @@ from kafka.protocol.admin import (
     ListGroupsRequest,
     ListGroupsResponse,
 )
+from kafka.protocol.admin.transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
@@ -74,6 +80,16 @@ from kafka.protocol.producer import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from kafka.protocol.producer.transaction import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
 from kafka.protocol.sasl import (
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
@@ -95,6 +111,12 @@ KAFKA_PYTHON = {
     ApiKey.DELETE_TOPICS: (DeleteTopicsRequest, DeleteTopicsResponse),
     ApiKey.INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+    ApiKey.ADD_OFFSETS_TO_TXN: (AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
+    ApiKey.END_TXN: (EndTxnRequest, EndTxnResponse),
+    ApiKey.TXN_OFFSET_COMMIT: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
+    ApiKey.DESCRIBE_TRANSACTIONS: (DescribeTransactionsRequest, DescribeTransactionsResponse),
+    ApiKey.LIST_TRANSACTIONS: (ListTransactionsRequest, ListTransactionsResponse),
     ApiKey.DESCRIBE_CONFIGS: (DescribeConfigsRequest, DescribeConfigsResponse),
     ApiKey.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest, DescribeLogDirsResponse),
     ApiKey.DELETE_RECORDS: (DeleteRecordsRequest, DeleteRecordsResponse),
@@ -124,6 +146,13 @@ KAFKA_PYTHON = {
 RENAMES = {
     (ApiKey.PRODUCE, "request"): {"topics": "topic_data", "partitions": "partition_data"},
     (ApiKey.PRODUCE, "response"): {"partitions": "partition_responses"},
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): {
+        "transactional_id": "v3_and_below_transactional_id",
+        "producer_id": "v3_and_below_producer_id",
+        "producer_epoch": "v3_and_below_producer_epoch",
+        "topics": "v3_and_below_topics",
+    },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): {"results_by_topic": "results_by_topic_v3_and_below"},
     (ApiKey.METADATA, "response"): {
         "topic_authorized_operations": "authorized_operations",
         "cluster_authorized_operations": "authorized_operations",

@@ -323,6 +323,66 @@ REQUESTS = {
         ),
         Sample("empty", {"markers": []}),
     ],
+    ApiKey.ADD_PARTITIONS_TO_TXN: [
+        Sample(
+            "two-topics",
+            {
+                "transactional_id": "tx-\u00e9",
+                "producer_id": 1000,
+                "producer_epoch": 3,
+                "topics": [{"name": "orders", "partitions": [0, 2]}, {"name": "audit", "partitions": [1]}],
+            },
+        ),
+    ],
+    ApiKey.ADD_OFFSETS_TO_TXN: [
+        Sample("group", {"transactional_id": "tx-1", "producer_id": 1000, "producer_epoch": 3, "group_id": "loaders"}),
+    ],
+    ApiKey.END_TXN: [
+        Sample("commit", {"transactional_id": "tx-1", "producer_id": 1000, "producer_epoch": 3, "committed": True}),
+        Sample(
+            "abort", {"transactional_id": "tx-1", "producer_id": 2**62, "producer_epoch": 32767, "committed": False}
+        ),
+    ],
+    ApiKey.TXN_OFFSET_COMMIT: [
+        Sample(
+            "offsets",
+            {
+                "transactional_id": "tx-1",
+                "group_id": "loaders",
+                "producer_id": 1000,
+                "producer_epoch": 3,
+                "topics": [
+                    {
+                        "name": "orders",
+                        "partitions": [
+                            {
+                                "partition_index": 0,
+                                "committed_offset": 42,
+                                "committed_leader_epoch": 7,
+                                "committed_metadata": "m\u00e9ta",
+                            },
+                            {
+                                "partition_index": 1,
+                                "committed_offset": 0,
+                                "committed_leader_epoch": -1,
+                                "committed_metadata": None,
+                            },
+                        ],
+                    }
+                ],
+            },
+        ),
+    ],
+    ApiKey.DESCRIBE_TRANSACTIONS: [
+        Sample("two", {"transactional_ids": ["tx-1", "tx-\u00e9"]}),
+        Sample("none", {"transactional_ids": []}),
+    ],
+    ApiKey.LIST_TRANSACTIONS: [
+        Sample(
+            "filtered", {"state_filters": ["Ongoing"], "producer_id_filters": [1000, 2**62], "duration_filter": 60000}
+        ),
+        Sample("all", {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}),
+    ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(
             "topics-and-broker",
@@ -907,6 +967,85 @@ RESPONSES = {
             },
         ),
         Sample("empty", {"markers": []}),
+    ],
+    ApiKey.ADD_PARTITIONS_TO_TXN: [
+        Sample(
+            "mixed",
+            {
+                "throttle_time_ms": 0,
+                "results_by_topic": [
+                    {
+                        "name": "orders",
+                        "results_by_partition": [
+                            {"partition_index": 0, "partition_error_code": 0},
+                            {"partition_index": 2, "partition_error_code": 51},
+                        ],
+                    }
+                ],
+            },
+        ),
+    ],
+    ApiKey.ADD_OFFSETS_TO_TXN: [Sample("fenced", {"throttle_time_ms": 5, "error_code": 90})],
+    ApiKey.END_TXN: [Sample("ok", {"throttle_time_ms": 0, "error_code": 0})],
+    ApiKey.TXN_OFFSET_COMMIT: [
+        Sample(
+            "per-partition",
+            {
+                "throttle_time_ms": 0,
+                "topics": [
+                    {
+                        "name": "orders",
+                        "partitions": [
+                            {"partition_index": 0, "error_code": 0},
+                            {"partition_index": 1, "error_code": 3},
+                        ],
+                    }
+                ],
+            },
+        ),
+    ],
+    ApiKey.DESCRIBE_TRANSACTIONS: [
+        Sample(
+            "ongoing-and-unknown",
+            {
+                "throttle_time_ms": 0,
+                "transaction_states": [
+                    {
+                        "error_code": 0,
+                        "transactional_id": "tx-1",
+                        "transaction_state": "Ongoing",
+                        "transaction_timeout_ms": 60000,
+                        "transaction_start_time_ms": 1700000000000,
+                        "producer_id": 1000,
+                        "producer_epoch": 3,
+                        "topics": [{"topic": "orders", "partitions": [0, 2]}],
+                    },
+                    {
+                        "error_code": 105,
+                        "transactional_id": "tx-\u00e9",
+                        "transaction_state": "",
+                        "transaction_timeout_ms": 0,
+                        "transaction_start_time_ms": -1,
+                        "producer_id": -1,
+                        "producer_epoch": -1,
+                        "topics": [],
+                    },
+                ],
+            },
+        ),
+    ],
+    ApiKey.LIST_TRANSACTIONS: [
+        Sample(
+            "listed",
+            {
+                "throttle_time_ms": 0,
+                "error_code": 0,
+                "unknown_state_filters": ["Nope"],
+                "transaction_states": [
+                    {"transactional_id": "tx-1", "producer_id": 1000, "transaction_state": "Ongoing"}
+                ],
+            },
+        ),
     ],
     ApiKey.DESCRIBE_CONFIGS: [
         Sample(

@@ -240,6 +240,77 @@ MESSAGES = {
             {"producer_id": 9, "topics": [{"name": "t", "partitions": [{"partition_index": 1, "error_code": 52}]}]}
         ]
     },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): {
+        "transactional_id": "tx",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "topics": [{"name": "t", "partitions": [0, 3]}],
+    },
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): {
+        "throttle_time_ms": 2,
+        "results_by_topic": [
+            {"name": "t", "results_by_partition": [{"partition_index": 3, "partition_error_code": 51}]}
+        ],
+    },
+    (ApiKey.ADD_OFFSETS_TO_TXN, "request"): {
+        "transactional_id": "tx",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "group_id": "g",
+    },
+    (ApiKey.ADD_OFFSETS_TO_TXN, "response"): {"throttle_time_ms": 2, "error_code": 47},
+    (ApiKey.END_TXN, "request"): {"transactional_id": "tx", "producer_id": 77, "producer_epoch": 1, "committed": True},
+    (ApiKey.END_TXN, "response"): {"throttle_time_ms": 2, "error_code": 48},
+    (ApiKey.TXN_OFFSET_COMMIT, "request"): {
+        "transactional_id": "tx",
+        "group_id": "g",
+        "producer_id": 77,
+        "producer_epoch": 1,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": 42,
+                        "committed_leader_epoch": 5,
+                        "committed_metadata": None,
+                    }
+                ],
+            }
+        ],
+    },
+    (ApiKey.TXN_OFFSET_COMMIT, "response"): {
+        "throttle_time_ms": 2,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "error_code": 0}]}],
+    },
+    (ApiKey.DESCRIBE_TRANSACTIONS, "request"): {"transactional_ids": ["tx"]},
+    (ApiKey.DESCRIBE_TRANSACTIONS, "response"): {
+        "throttle_time_ms": 2,
+        "transaction_states": [
+            {
+                "error_code": 0,
+                "transactional_id": "tx",
+                "transaction_state": "Ongoing",
+                "transaction_timeout_ms": 1000,
+                "transaction_start_time_ms": 5,
+                "producer_id": 77,
+                "producer_epoch": 1,
+                "topics": [{"topic": "t", "partitions": [3]}],
+            }
+        ],
+    },
+    (ApiKey.LIST_TRANSACTIONS, "request"): {
+        "state_filters": ["Ongoing"],
+        "producer_id_filters": [77],
+        "duration_filter": 9,
+    },
+    (ApiKey.LIST_TRANSACTIONS, "response"): {
+        "throttle_time_ms": 2,
+        "error_code": 0,
+        "unknown_state_filters": ["x"],
+        "transaction_states": [{"transactional_id": "tx", "producer_id": 77, "transaction_state": "Ongoing"}],
+    },
     (ApiKey.DESCRIBE_CONFIGS, "request"): {
         "resources": [
             {"resource_type": 2, "resource_name": "t", "configuration_keys": ["retention.ms"]},
@@ -701,6 +772,72 @@ def offset_for_leader_epoch_response(v):
     return _if(v >= 2, i32(4)) + array([string("t") + array([partition(0, 1, 5, 120), partition(74, 2, -1, -1)])])
 
 
+def add_partitions_to_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + array([string("t") + array([i32(0), i32(3)])])
+
+
+def add_partitions_to_txn_response(v):
+    return i32(2) + array([string("t") + array([i32(3) + i16(51)])])
+
+
+def add_offsets_to_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + string("g")
+
+
+def add_offsets_to_txn_response(v):
+    return i32(2) + i16(47)
+
+
+def end_txn_request(v):
+    return string("tx") + i64(77) + i16(1) + boolean(True)
+
+
+def end_txn_response(v):
+    return i32(2) + i16(48)
+
+
+def txn_offset_commit_request(v):
+    partition = i32(0) + i64(42) + _if(v >= 2, i32(5)) + string(None)
+    return string("tx") + string("g") + i64(77) + i16(1) + array([string("t") + array([partition])])
+
+
+def txn_offset_commit_response(v):
+    return i32(2) + array([string("t") + array([i32(0) + i16(0)])])
+
+
+def _cstring(text: str) -> bytes:
+    data = text.encode()
+    return bytes([len(data) + 1]) + data  # one-byte unsigned varint lengths: short strings only
+
+
+def _carray(items: list[bytes]) -> bytes:
+    return bytes([len(items) + 1]) + b"".join(items)
+
+
+TAGS = b"\x00"  # an empty tagged-field section
+
+
+def describe_transactions_request(v):
+    return _carray([_cstring("tx")]) + TAGS
+
+
+def describe_transactions_response(v):
+    topic = _cstring("t") + _carray([i32(3)]) + TAGS
+    state = (
+        i16(0) + _cstring("tx") + _cstring("Ongoing") + i32(1000) + i64(5) + i64(77) + i16(1) + _carray([topic]) + TAGS
+    )
+    return i32(2) + _carray([state]) + TAGS
+
+
+def list_transactions_request(v):
+    return _carray([_cstring("Ongoing")]) + _carray([i64(77)]) + _if(v >= 1, i64(9)) + TAGS
+
+
+def list_transactions_response(v):
+    state = _cstring("tx") + i64(77) + _cstring("Ongoing") + TAGS
+    return i32(2) + i16(0) + _carray([_cstring("x")]) + _carray([state]) + TAGS
+
+
 def describe_configs_request(v):
     return (
         array([i8(2) + string("t") + array([string("retention.ms")]), i8(2) + string("u") + array(None)])
@@ -971,6 +1108,18 @@ LAYOUTS = {
     (ApiKey.INIT_PRODUCER_ID, "response"): init_producer_id_response,
     (ApiKey.WRITE_TXN_MARKERS, "request"): write_txn_markers_request,
     (ApiKey.WRITE_TXN_MARKERS, "response"): write_txn_markers_response,
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "request"): add_partitions_to_txn_request,
+    (ApiKey.ADD_PARTITIONS_TO_TXN, "response"): add_partitions_to_txn_response,
+    (ApiKey.ADD_OFFSETS_TO_TXN, "request"): add_offsets_to_txn_request,
+    (ApiKey.ADD_OFFSETS_TO_TXN, "response"): add_offsets_to_txn_response,
+    (ApiKey.END_TXN, "request"): end_txn_request,
+    (ApiKey.END_TXN, "response"): end_txn_response,
+    (ApiKey.TXN_OFFSET_COMMIT, "request"): txn_offset_commit_request,
+    (ApiKey.TXN_OFFSET_COMMIT, "response"): txn_offset_commit_response,
+    (ApiKey.DESCRIBE_TRANSACTIONS, "request"): describe_transactions_request,
+    (ApiKey.DESCRIBE_TRANSACTIONS, "response"): describe_transactions_response,
+    (ApiKey.LIST_TRANSACTIONS, "request"): list_transactions_request,
+    (ApiKey.LIST_TRANSACTIONS, "response"): list_transactions_response,
     (ApiKey.DESCRIBE_CONFIGS, "request"): describe_configs_request,
     (ApiKey.DESCRIBE_CONFIGS, "response"): describe_configs_response,
     (ApiKey.DESCRIBE_LOG_DIRS, "request"): describe_log_dirs_request,
@@ -1055,6 +1204,12 @@ def test_advertised_version_ranges():
         "DELETE_TOPICS": (0, 3),
         "INIT_PRODUCER_ID": (0, 1),
         "OFFSET_FOR_LEADER_EPOCH": (0, 3),
+        "ADD_PARTITIONS_TO_TXN": (0, 2),
+        "ADD_OFFSETS_TO_TXN": (0, 2),
+        "END_TXN": (0, 2),
+        "TXN_OFFSET_COMMIT": (0, 2),
+        "DESCRIBE_TRANSACTIONS": (0, 0),
+        "LIST_TRANSACTIONS": (0, 1),
         "DESCRIBE_CONFIGS": (0, 3),
         "DESCRIBE_LOG_DIRS": (0, 1),
         "DELETE_RECORDS": (0, 1),

@@ -53,6 +53,14 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
             ["--set", "default.replication.factor=3"],
             "default.replication.factor: replication factor 3 is not supported",
         ),
+        (
+            ["--set", "transaction.state.log.replication.factor=3"],
+            "transaction.state.log.replication.factor: replication factor 3 is not supported",
+        ),
+        (
+            ["--set", "transaction.max.timeout.ms=0"],
+            "transaction.max.timeout.ms: 0 is out of range",
+        ),
         (["--set", "advertised.listeners=SSL://h:9093"], "advertised.listeners: 'SSL://h:9093' names no listener"),
         (["--set", "advertised.listeners=h:9093"], "advertised.listeners: 'h:9093' is not NAME://host:port"),
         (["--set", "listeners=EXTERNAL://:0"], "listeners: listener EXTERNAL has no security protocol in listener."),

@@ -29,7 +29,8 @@ def one_of_each(schema):
 
 
 def error_codes(schema, value, version: int) -> list[int]:
-    """The values of every ``error_code`` field of ``value`` that ``version`` has."""
+    """The values of every ``error_code`` field (AddPartitionsToTxn's ``partition_error_code``) of
+    ``value`` that ``version`` has."""
     if isinstance(schema, Struct):
         return [
             code
@@ -37,7 +38,7 @@ def error_codes(schema, value, version: int) -> list[int]:
             if field.present_in(version)
             for code in (
                 [value[field.name]]
-                if field.name == "error_code"
+                if field.name in ("error_code", "partition_error_code")
                 else error_codes(field.type, value[field.name], version)
             )
         ]

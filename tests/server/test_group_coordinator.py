@@ -230,9 +230,9 @@ def test_bad_group_requests_get_kafkas_errors(broker):
         }
         left = client.call(ApiKey.LEAVE_GROUP, 3, leave)
         assert [m["error_code"] for m in left["members"]] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
-        transactions = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "tx", "key_type": 1})
-        assert transactions["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
-        assert "transaction" in transactions["error_message"]
+        unknown_type = client.call(ApiKey.FIND_COORDINATOR, 2, {"key": "tx", "key_type": 9})
+        assert unknown_type["error_code"] == ErrorCode.INVALID_REQUEST
+        assert "key type 9" in unknown_type["error_message"]
 
 
 def test_a_commit_kept_for_the_longest_retention_is_stored_until_then(broker):

@@ -16,6 +16,7 @@ import pytest
 
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.protocol.flexible import COMPACT_STRING
 from broker.protocol.types import (
     BOOLEAN,
     BYTES,
@@ -152,7 +153,7 @@ class Fuzz:
             return [self.value(kind.item, version, field) for _ in range(self.rng.choice((0, 1, 1, 2, 3)))]
         if kind in (NULLABLE_STRING, NULLABLE_BYTES) and self.rng.random() < 0.2:
             return None
-        if kind in (STRING, NULLABLE_STRING):
+        if kind in (STRING, NULLABLE_STRING, COMPACT_STRING):
             return self.text(field)
         if kind in (BYTES, NULLABLE_BYTES):
             return self.data(field)

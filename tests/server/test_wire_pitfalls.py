@@ -158,6 +158,14 @@ ADVERTISED = {
     31: (0, 1),
     # transaction markers (v1 is flexible)
     27: (0, 0),
+    # the transaction coordinator's, Kafka's non-flexible ranges
+    24: (0, 2),
+    25: (0, 2),
+    26: (0, 2),
+    28: (0, 2),
+    # the transaction tools' (flexible only)
+    65: (0, 0),
+    66: (0, 1),
 }
 
 

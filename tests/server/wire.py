@@ -40,7 +40,7 @@ def decode_response(data: bytes, api_key: int, version: int) -> tuple[int, dict]
     Raises ValueError if the body does not use exactly the bytes of the frame.
     """
     reader = Reader(data)
-    correlation_id = reader.int32()
+    correlation_id = frames.read_response_header(reader, api_key, version)
     body = APIS[ApiKey(api_key)].response.decode(reader, version)
     if reader.remaining:
         raise ValueError(f"{reader.remaining} bytes left after the {ApiKey(api_key).name} v{version} response")

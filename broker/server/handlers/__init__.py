@@ -21,6 +21,7 @@ from . import (
     offset_for_leader_epoch,
     produce,
     sasl,
+    transactions,
     write_txn_markers,
 )
 
@@ -36,6 +37,12 @@ HANDLERS = {
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
+    ApiKey.ADD_PARTITIONS_TO_TXN: transactions.handle_add_partitions,
+    ApiKey.ADD_OFFSETS_TO_TXN: transactions.handle_add_offsets,
+    ApiKey.END_TXN: transactions.handle_end_txn,
+    ApiKey.TXN_OFFSET_COMMIT: transactions.handle_txn_offset_commit,
+    ApiKey.DESCRIBE_TRANSACTIONS: transactions.handle_describe_transactions,
+    ApiKey.LIST_TRANSACTIONS: transactions.handle_list_transactions,
     ApiKey.DESCRIBE_ACLS: acls.handle_describe,
     ApiKey.CREATE_ACLS: acls.handle_create,
     ApiKey.DELETE_ACLS: acls.handle_delete,

@@ -3,8 +3,9 @@
 FindCoordinator answers with the leader of the group's partition of ``__consumer_offsets`` (its
 endpoint for the listener the request came in on, ``ctx.session.listener``, as Metadata does: this
 broker on a single node), after creating the topic if it does not exist yet (as Kafka does on first
-use); the other group requests are answered NOT_COORDINATOR by any other broker. Transaction
-coordinators (key type 1) do not exist here: COORDINATOR_NOT_AVAILABLE, with a message saying why.
+use); the other group requests are answered NOT_COORDINATOR by any other broker. For key type 1
+it answers the leader of the transactional id's partition of ``__transaction_state`` likewise
+(Describe on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 DescribeGroups shows a Stable group's protocol and each member's metadata and assignment (other
 states: members without them), and an unknown group as Dead with no error, as Kafka does. A group
 named more than once is answered once (Kafka answers every mention; each answer may carry up to
@@ -17,6 +18,7 @@ answers, when asked, the operations the principal may do on each group.
 
 from broker.coordinator.group import GroupState
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
+from broker.coordinator.transaction_coordinator import TRANSACTION_STATE_TOPIC
 from broker.protocol.errors import ErrorCode
 from broker.security.acls import CLUSTER_NAME, Operation, ResourceType, operations_bits
 
@@ -24,39 +26,44 @@ from ..context import error_text
 from ..topics import TopicError
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 
 
 def _refused(code: ErrorCode, message: str) -> dict:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
 
 
-def _coordinator_of(ctx, group_id: str):
-    """The live broker leading the group's partition of ``__consumer_offsets``, or None."""
-    partitions = ctx.metadata.partitions(OFFSETS_TOPIC) or ()
-    index = ctx.groups.coordinator.offsets.partition_of(group_id)
+def _coordinator_of(ctx, topic: str, index: int):
+    """The live broker leading partition ``index`` of a coordinator's topic, or None."""
+    partitions = ctx.metadata.partitions(topic) or ()
     leader = partitions[index].leader if index < len(partitions) else None
     return next((b for b in ctx.metadata.alive_brokers() if b.node_id == leader), None)
 
 
 async def handle_find_coordinator(ctx, header, request) -> dict:
-    if request["key_type"] != GROUP_KEY_TYPE:
-        return _refused(
-            ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            "this broker has no transaction coordinator (transactions are not supported)",
-        )
-    if not request["key"]:
-        return _refused(ErrorCode.INVALID_REQUEST, "the group id is empty")
-    if not ctx.allows(Operation.DESCRIBE, ResourceType.GROUP, request["key"]):
-        return _refused(ErrorCode.GROUP_AUTHORIZATION_FAILED, f"not authorized to describe group {request['key']!r}")
+    key = request["key"]
+    if request["key_type"] == GROUP_KEY_TYPE:
+        what, runtime, topic = "group", ctx.groups, OFFSETS_TOPIC
+        resource, refusal = ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED
+        index = ctx.groups.coordinator.offsets.partition_of(key) if key else 0
+    elif request["key_type"] == TRANSACTION_KEY_TYPE:
+        what, runtime, topic = "transactional id", ctx.transactions, TRANSACTION_STATE_TOPIC
+        resource, refusal = ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        index = ctx.transactions.coordinator.partition_of(key)
+    else:
+        return _refused(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {request['key_type']}")
+    if not key:
+        return _refused(ErrorCode.INVALID_REQUEST, f"the {what} is empty")
+    if not ctx.allows(Operation.DESCRIBE, resource, key):
+        return _refused(refusal, f"not authorized to describe {what} {key!r}")
     try:
-        await ctx.groups.ensure_topic()
+        await runtime.ensure_topic()
     except TopicError as exc:
         return _refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, error_text(exc))
-    coordinator = _coordinator_of(ctx, request["key"])
+    coordinator = _coordinator_of(ctx, topic, index)
     if coordinator is None:
         return _refused(
-            ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            f"the partition of {OFFSETS_TOPIC} that holds group {request['key']!r} has no leader now",
+            ErrorCode.COORDINATOR_NOT_AVAILABLE, f"the partition of {topic} that holds {what} {key!r} has no leader now"
         )
     endpoint = coordinator.endpoint(ctx.session.listener)  # its address for the request's listener, as Metadata
     if endpoint is None:
