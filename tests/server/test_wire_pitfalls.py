@@ -156,6 +156,8 @@ ADVERTISED = {
     29: (0, 1),
     30: (0, 1),
     31: (0, 1),
+    # where a leader epoch ends (v4 is flexible)
+    23: (0, 3),
     # transaction markers (v1 is flexible)
     27: (0, 0),
     # the transaction coordinator's, Kafka's non-flexible ranges
