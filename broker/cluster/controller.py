@@ -1,4 +1,4 @@
-"""The controller's work (Kafka's ``KafkaController`` at replication factor 1), done by the broker the
+"""The controller's work (Kafka's ``KafkaController``, ZooKeeper era), done by the broker the
 election made controller: it keeps every partition's state node true to the live brokers and
 carries out topic deletions.
 
@@ -6,13 +6,16 @@ It watches ``/brokers/ids``, ``/brokers/topics`` (and each topic's replica assig
 ``/admin/delete_topics``; any change wakes one thread that compares what ZooKeeper says with what it
 should say and writes the differences, each topic in one transaction that first checks
 ``/controller_epoch`` is still the version this controller set (so a controller that lost its
-office without knowing it yet writes nothing):
+office without knowing it yet writes nothing), and each state node's version (the leaders change
+the ISR of the partitions they lead with conditional updates too: a race makes the controller read
+again):
 
-- a partition without a state node gets one: its replica as leader if that broker is live, else
-  leader -1, leader epoch 0, in-sync replicas ``[replica]``;
-- a partition whose leader's broker is gone gets leader -1 (clients see LEADER_NOT_AVAILABLE) and
-  the next leader epoch; when its broker is back, that broker leads again at the next leader epoch
-  (with one replica, its log holds every record acknowledged);
+- a partition without a state node gets one (``initial_leader_and_isr``): its first live replica
+  as leader, leader epoch 0, its live replicas in sync;
+- a partition whose leader's broker is gone gets a new leader from its live in-sync replicas, at
+  the next leader epoch, or leader -1 (clients see LEADER_NOT_AVAILABLE) until one of its in-sync
+  replicas is back; a dead follower leaves the ISR (``next_leader_and_isr``). Brokers learn their
+  new roles by watching the state nodes (``zookeeper_metadata``);
 - a topic marked for deletion is deleted (state nodes, assignment, settings, then the mark) once
   every broker holding its partitions is live, as Kafka's controller waits for them: each broker
   deletes its logs when it sees the topic gone.
@@ -21,6 +24,7 @@ A new controller reads everything again and goes on from there: the state is all
 """
 
 import logging
+from collections.abc import Sequence, Set
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
@@ -43,6 +47,30 @@ from .zookeeper_data import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def initial_leader_and_isr(replicas: Sequence[int], live: Set[int]) -> tuple[int, list[int]]:
+    """A new partition's leader (its first live replica, -1 when none is live) and in-sync replicas
+    (its live replicas; all of them when none is live, so that the first to come back may lead)."""
+    in_sync = [r for r in replicas if r in live]
+    return (in_sync[0], in_sync) if in_sync else (NO_LEADER, list(replicas))
+
+
+def next_leader_and_isr(
+    replicas: Sequence[int], leader: int, isr: Sequence[int], live: Set[int]
+) -> tuple[int, list[int]] | None:
+    """The leader and in-sync replicas a partition should have now that ``live`` are the live
+    brokers (None when its state node is right as it is), as Kafka's controller elects (clean
+    election only): a live leader stays and loses its dead in-sync followers; a dead leader is
+    replaced by the first live in-sync replica in replica order, the dead ones leaving the ISR; with
+    no live in-sync replica the partition has no leader and keeps its ISR, waiting for one of them."""
+    if leader in live:
+        alive = [r for r in isr if r in live]
+        return None if alive == list(isr) else (leader, alive)
+    candidates = [r for r in replicas if r in isr and r in live]
+    if candidates:
+        return candidates[0], [r for r in isr if r in live]
+    return None if leader == NO_LEADER else (NO_LEADER, list(isr))
 
 
 class ControllerMoved(Exception):
@@ -114,39 +142,48 @@ class Controller:
         for name in marked - set(names):  # the topic is gone already: only the mark is left
             self._commit([("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}"))], epoch_version)
 
-    def _states(self, name: str, partitions: int) -> list[PartitionStateNode | None]:
-        """Each partition's (leader, leader epoch, isr, controller epoch), None where it has no state node."""
+    def _states(self, name: str, partitions: int) -> list[tuple[PartitionStateNode, int] | None]:
+        """Each partition's (leader, leader epoch, isr, controller epoch) and its node's version, None
+        where it has no state node."""
         pending = [self._client.get_async(self._path(partition_state_path(name, p))) for p in range(partitions)]
-        states: list[PartitionStateNode | None] = []
+        states: list[tuple[PartitionStateNode, int] | None] = []
         for result in pending:
             try:
-                states.append(parse_partition_state(result.get()[0]))
+                data, stat = result.get()
+                states.append((parse_partition_state(data), stat.version))
             except NoNodeError:
                 states.append(None)
         return states
 
     def _elect_leaders(self, name: str, replicas: list, live: set, epoch: int, epoch_version: int) -> None:
-        operations = []
+        operations: list[tuple] = []
         states = self._states(name, len(replicas))
         partitions_path = self._path(f"{topic_path(name)}/partitions")
         if any(state is None for state in states) and not self._client.exists(partitions_path):
             operations.append(("create", partitions_path, b""))
-        for partition, (replica_list, state) in enumerate(zip(replicas, states, strict=True)):
-            replica = replica_list[0]
-            leader = replica if replica in live else NO_LEADER
+        for partition, (replica_list, found) in enumerate(zip(replicas, states, strict=True)):
             path = self._path(partition_state_path(name, partition))
-            if state is None:
+            if found is None:
+                leader, isr = initial_leader_and_isr(replica_list, live)
                 operations.append(("create", path.rsplit("/", 1)[0], b""))
-                operations.append(("create", path, partition_state_json(leader, 0, [replica], epoch)))
-            elif state[0] != leader:
-                operations.append(("set_data", path, partition_state_json(leader, state[1] + 1, [replica], epoch)))
+                operations.append(("create", path, partition_state_json(leader, 0, isr, epoch)))
+                continue
+            (old_leader, leader_epoch, old_isr, _), version = found
+            elected = next_leader_and_isr(replica_list, old_leader, old_isr, live)
+            if elected is None:
+                continue
+            leader, isr = elected
+            new_epoch = leader_epoch + 1 if leader != old_leader else leader_epoch
+            operations.append(("set_data", path, partition_state_json(leader, new_epoch, isr, epoch), version))
+            if leader != old_leader:
                 log.info(
-                    "%s-%d: leader %d at leader epoch %d (was led by %d)",
+                    "%s-%d: leader %d at leader epoch %d, isr %s (was led by %d)",
                     name,
                     partition,
                     leader,
-                    state[1] + 1,
-                    state[0],
+                    new_epoch,
+                    list(isr),
+                    old_leader,
                 )
         if operations:
             self._commit(operations, epoch_version)

@@ -148,6 +148,8 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
                 assert shown[p] == {
                     "partition": p,
                     "leader": None,
+                    "replicas": [placed[p]],
+                    "isr": [placed[p]],
                     "earliestOffset": None,
                     "latestOffset": None,
                     "sizeBytes": None,
