@@ -210,6 +210,61 @@ class PartitionLog:
             self.flush()
         return result
 
+    def append_as_follower(self, records: Buffer) -> int:
+        """Append the leader's batches as they are (offsets, bytes and leader epochs kept), the first
+        at this log's end offset: a follower's copy of its leader's log. A partial batch at the end (a
+        fetch cut at its size budget) is left for the next fetch. Returns the new log end offset.
+
+        Raises InvalidBatchError (a CRC or framing error, a batch not at the expected offset),
+        InvalidRecordError (a legacy batch) or LogStorageError; nothing is written then.
+        """
+        now = self.clock()
+        try:
+            entries = list(record_set.iter_entries(records, allow_partial_tail=True))
+        except CorruptRecordError as exc:
+            raise InvalidBatchError(f"{self.name}: {exc}") from None
+        view = memoryview(records)
+        checked: list[tuple[BatchHeader, Buffer]] = []
+        for position, header in entries:
+            if not isinstance(header, batch.BatchHeader):
+                raise InvalidRecordError(f"{self.name}: a leader sent a magic {header.magic} batch")
+            entry = view[position : position + header.size]
+            try:
+                batch.validate(entry)
+            except CorruptRecordError as exc:
+                raise InvalidBatchError(f"{self.name}: {exc}") from None
+            checked.append((header, entry))
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            self._check_write_back()
+            expected = self.log_end_offset
+            for header, _ in checked:
+                if header.base_offset != expected:
+                    raise InvalidBatchError(
+                        f"{self.name}: the leader's batch starts at offset {header.base_offset}, "
+                        f"this replica's log ends at {expected}"
+                    )
+                expected = header.base_offset + header.last_offset_delta + 1
+            if not checked:
+                return expected
+            segment = self._maybe_roll(
+                sum(h.size for h, _ in checked),
+                len(checked),
+                max(h.max_timestamp for h, _ in checked),
+                expected - 1,
+                now,
+            )
+            segment.append([(header, (entry,)) for header, entry in checked])
+            for header, _ in checked:
+                self.producer_state.update(header, header.base_offset)
+            if self._first_unflushed_ms is None:
+                self._first_unflushed_ms = now
+            self._schedule_time_flush(now)
+        if self.unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        return expected
+
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
         this partition refuses appends until a restart recovers it from its last flushed offset."""
@@ -342,22 +397,33 @@ class PartitionLog:
 
     # -- read ----------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, min_one_batch: bool = True) -> FileSlice | None:
-        """Whole batches starting with the one that contains ``offset`` (see LogSegment.read).
+    def read(
+        self, offset: int, max_bytes: int, min_one_batch: bool = True, max_offset: int | None = None
+    ) -> FileSlice | None:
+        """Whole batches starting with the one that contains ``offset`` (see LogSegment.read), none
+        at or past ``max_offset`` (a batch boundary: the high watermark) when given.
 
-        None at the end of the log; OffsetOutOfRangeError below the log start or past the end.
+        None at the end of the log (or at ``max_offset``); OffsetOutOfRangeError below the log start
+        or past the end.
         """
         segments = self._segments
         end, end_position = segments[-1].end  # never past the end seen here, whatever is appended meanwhile
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(self.name, offset, self.log_start_offset, end)
-        first = max(0, bisect.bisect_right([s.base_offset for s in segments], offset) - 1)
+        bases = [s.base_offset for s in segments]
+        last, last_position = segments[-1], end_position
+        if max_offset is not None and max_offset < end:
+            if offset >= max_offset:
+                return None
+            last = segments[max(0, bisect.bisect_right(bases, max_offset) - 1)]
+            found = last.translate_offset(max_offset)
+            last_position = last.size if found is None else found[0]
+        first = max(0, bisect.bisect_right(bases, offset) - 1)
         try:
             for segment in segments[first:]:
-                max_position = end_position if segment is segments[-1] else None
-                found = segment.read(offset, max_bytes, max_position, min_one_batch)
-                if found is not None:
-                    return found
+                found_slice = segment.read(offset, max_bytes, last_position if segment is last else None, min_one_batch)
+                if found_slice is not None or segment is last:
+                    return found_slice
         except (OSError, LogStorageError) as exc:  # EMFILE, EIO: this read fails, the log goes on
             raise self._read_error(f"cannot read offset {offset}", exc) from exc
         return None

@@ -28,6 +28,7 @@ from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCach
 from broker.cluster.metadata_source import MetadataSource
 from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
+from broker.cluster.zookeeper_isr import ZooKeeperIsr
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
 from broker.common.files import remove_stale_temporaries
@@ -46,6 +47,7 @@ from .group_runtime import GroupRuntime
 from .io_pool import IoPool
 from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
+from .replication import Replication
 from .request_memory import RequestMemory
 from .session import Session
 from .tls_channel import start_tls
@@ -65,6 +67,7 @@ class Broker:
         self._registry: Registry | None = None
         self.metadata_source: MetadataSource | None = None  # what publishes the cluster, once started
         self._connections: dict[asyncio.Task, Connection] = {}
+        self._replication: Replication | None = None  # the fetchers and the ISR check, once started
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
@@ -143,6 +146,8 @@ class Broker:
         )
         ctx.groups = GroupRuntime(ctx)
         ctx.groups.start()
+        self._replication = Replication(ctx)
+        self._replication.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
@@ -191,6 +196,8 @@ class Broker:
         for server in self._servers:
             await server.wait_closed()
         await ctx.groups.stop()
+        if self._replication is not None:
+            await self._replication.stop()
         ctx.io.shutdown()
         source.stop()
         ctx.acls.stop()
@@ -231,6 +238,7 @@ def _metadata_source(
         source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
         topics.metadata = source
         registry.new_session_listeners.append(source.changed)
+        replicas.isr_store = ZooKeeperIsr(registry.client, registry.connect)
         return source
     return LocalMetadata(topics, cluster_id, endpoint, metadata, replicas)
 

@@ -197,7 +197,7 @@ class GroupRuntime:
             log.info("no longer the coordinator of the groups of %s-%d", OFFSETS_TOPIC, index)
         for index in sorted(led.keys() - offsets.owned):
             self.coordinator.begin_loading(index)
-            if led[index].high_watermark == 0:  # nothing to replay: its groups are ready at once
+            if led[index].log_end_offset == 0:  # nothing to replay: its groups are ready at once
                 self.call(self.coordinator.install, index, ({}, {}))
             else:
                 task = asyncio.ensure_future(self._load(index))

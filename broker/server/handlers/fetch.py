@@ -10,6 +10,11 @@ request waits, up to ``max_wait_ms``, for new data in any of its partitions. The
 sessions (``session_id`` 0) and no transactions (the last stable
 offset is the high watermark, the aborted list is empty). Each topic needs Read
 (TOPIC_AUTHORIZATION_FAILED).
+
+A consumer (``replica_id`` -1) reads below the high watermark only; a follower broker
+(``replica_id`` its broker id) reads up to the log end, and its fetch offset is recorded as its log
+end offset on the leader (which may move the high watermark and wake the fetches waiting on it);
+it needs ClusterAction on the cluster, as in Kafka (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 import time
@@ -17,13 +22,14 @@ import time
 from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
-from broker.security.acls import Operation, ResourceType
+from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 
 from .partition_lists import distinct
 
 
-def _read(ctx, topics, max_bytes: int):
-    """One pass over the partitions: ``(responses, bytes found, any partition failed)`` (on an I/O thread)."""
+def _read(ctx, topics, max_bytes: int, from_follower: bool):
+    """One pass over the partitions: ``(responses, bytes found, any partition failed)`` (on an I/O
+    thread); up to the log end for a follower, below the high watermark for a consumer."""
     budget = max_bytes
     min_one_batch = True
     total = 0
@@ -63,7 +69,9 @@ def _read(ctx, topics, max_bytes: int):
             if limit <= 0 and not min_one_batch:
                 continue
             try:
-                found = partition.read(wanted["fetch_offset"], max(limit, 0), min_one_batch)
+                found = partition.read(
+                    wanted["fetch_offset"], max(limit, 0), min_one_batch, committed_only=not from_follower
+                )
             except OffsetOutOfRangeError:
                 data["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
                 failed = True
@@ -81,14 +89,39 @@ def _read(ctx, topics, max_bytes: int):
     return responses, total, failed
 
 
+def _record_follower_fetches(ctx, replica: int, topics) -> None:
+    """A follower's fetch tells the leader how far its log reaches: fetches waiting for the high
+    watermark of a partition it moved are woken. A broker that is no replica of a partition it
+    names is not recorded (its read answers the error)."""
+    for name, partitions in topics:
+        for wanted in partitions:
+            try:
+                partition = ctx.replicas.leader_partition(name, wanted["partition"], wanted["current_leader_epoch"])
+                moved = ctx.replicas.record_follower_fetch(partition, replica, wanted["fetch_offset"])
+            except PartitionError:
+                continue
+            if moved:
+                ctx.waiters.notify((name, wanted["partition"]))
+
+
 async def handle(ctx, header, request) -> dict:
     deadline = time.monotonic() + max(request["max_wait_ms"], 0) / 1000
     topics = distinct(request["topics"], "topic", "partition")
     wanted = [(name, p["partition"]) for name, partitions in topics for p in partitions]
     max_bytes = min(request["max_bytes"], ctx.config.fetch_max_bytes)
+    from_follower = request["replica_id"] >= 0
+    if from_follower and not ctx.allows(Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "session_id": 0,
+            "responses": [],
+        }
+    if from_follower:
+        _record_follower_fetches(ctx, request["replica_id"], topics)
     while True:
         with ctx.waiters.watching(wanted) as wait_for_data:
-            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes)
+            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes, from_follower)
             remaining = deadline - time.monotonic()
             if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
                 return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}

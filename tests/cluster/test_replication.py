@@ -1,0 +1,246 @@
+"""Replication on 3 real brokers and a real ZooKeeper: topics with replicas placed as Kafka places
+them, each partition's state node (leader, leader epoch, in-sync replicas) written by the
+controller, and Metadata and ``kafkalog topics describe`` naming the replicas and the ISR."""
+
+import contextlib
+import json
+import os
+import signal
+
+import pytest
+from confluent_kafka import Producer
+from kazoo.client import KazooClient
+
+from broker.client import BrokerConnection
+from broker.cluster.controller import initial_leader_and_isr, next_leader_and_isr
+from broker.common.java import java_executable
+from broker.embedded_cluster import EmbeddedCluster
+from broker.protocol.apis import ApiKey
+from broker.protocol.errors import ErrorCode
+from tests.cli.support import kafkalog
+from tests.waiting import wait_for
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if java_executable() is None:
+        pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
+    with EmbeddedCluster(
+        tmp_path_factory.mktemp("replicated"),
+        brokers=3,
+        # a session longer than the lag: a paused follower leaves the ISR through its leader's check
+        # (replica.lag.time.max.ms) before its ZooKeeper session ends
+        settings={"zookeeper.session.timeout.ms": "8000", "replica.lag.time.max.ms": "2500"},
+    ) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def kazoo(cluster):
+    client = KazooClient(hosts=cluster.zookeeper.connect)
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()
+
+
+def request(broker, api: ApiKey, body: dict) -> dict:
+    connection = BrokerConnection("127.0.0.1", broker.port, timeout=60)
+    try:
+        return connection.request(api, body)
+    finally:
+        connection.close()
+
+
+def create(broker, name: str, partitions: int, factor: int, assignments: list | None = None) -> dict:
+    topic = {
+        "name": name,
+        "num_partitions": -1 if assignments else partitions,
+        "replication_factor": -1 if assignments else factor,
+        "assignments": [{"partition_index": p, "broker_ids": ids} for p, ids in enumerate(assignments or [])],
+        "configs": [],
+    }
+    response = request(broker, ApiKey.CREATE_TOPICS, {"topics": [topic], "timeout_ms": 30000, "validate_only": False})
+    return response["topics"][0]
+
+
+def state_node(kazoo, name: str, partition: int) -> dict:
+    return json.loads(kazoo.get(f"/brokers/topics/{name}/partitions/{partition}/state")[0])
+
+
+def partitions_everywhere(cluster, name: str, count: int) -> list[dict]:
+    """The topic's partitions as every broker's Metadata names them, once all agree."""
+    seen = {}
+    for broker_id, broker in cluster.brokers.items():
+
+        def known(broker=broker):
+            response = request(
+                broker, ApiKey.METADATA, {"topics": [{"name": name}], "allow_auto_topic_creation": False}
+            )
+            partitions = sorted(response["topics"][0]["partitions"], key=lambda p: p["partition_index"])
+            return len(partitions) == count and all(p["leader_id"] >= 0 for p in partitions) and partitions
+
+        seen[broker_id] = wait_for(known, timeout=30, what=f"broker {broker_id} to know {name}")
+    views = [[(p["leader_id"], p["replica_nodes"], p["isr_nodes"]) for p in s] for s in seen.values()]
+    assert all(view == views[0] for view in views)
+    return seen[1]
+
+
+def test_a_replicated_topic_is_placed_over_every_broker_and_described(cluster, kazoo):
+    assert create(cluster.brokers[1], "placed", 6, 3)["error_code"] == ErrorCode.NONE
+    partitions = partitions_everywhere(cluster, "placed", 6)
+    for p in partitions:
+        assert sorted(p["replica_nodes"]) == [1, 2, 3]
+        assert p["leader_id"] == p["replica_nodes"][0]  # the preferred replica leads
+        assert sorted(p["isr_nodes"]) == [1, 2, 3]
+        node = state_node(kazoo, "placed", p["partition_index"])
+        assert node == {
+            "controller_epoch": node["controller_epoch"],
+            "leader": p["leader_id"],
+            "version": 1,
+            "leader_epoch": 0,
+            "isr": p["replica_nodes"],
+        }
+    assert {p["leader_id"] for p in partitions} == {1, 2, 3}  # leaders spread round-robin
+    done = kafkalog("topics", "describe", "placed", "--format", "json", "--bootstrap-server", cluster.bootstrap)
+    described = {p["partition"]: p for p in json.loads(done.stdout)["partitions"]}
+    assert all(
+        (described[p["partition_index"]]["replicas"], described[p["partition_index"]]["isr"])
+        == (p["replica_nodes"], p["isr_nodes"])
+        for p in partitions
+    )
+    plain = kafkalog("topics", "describe", "placed", "--bootstrap-server", cluster.bootstrap).stdout.splitlines()
+    assert plain[3].split() == ["partition", "leader", "replicas", "isr", "earliest", "latest", "size"]
+
+
+def test_a_manual_assignment_is_honoured_and_bad_ones_refused(cluster, kazoo):
+    assert create(cluster.brokers[2], "assigned", 0, 0, [[3, 1], [2, 3]])["error_code"] == ErrorCode.NONE
+    partitions = partitions_everywhere(cluster, "assigned", 2)
+    assert [(p["leader_id"], p["replica_nodes"]) for p in partitions] == [(3, [3, 1]), (2, [2, 3])]
+    refused = create(cluster.brokers[1], "twice", 0, 0, [[1, 1]])
+    assert refused["error_code"] == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert "names a broker twice" in refused["error_message"]
+    refused = create(cluster.brokers[1], "too-many", 1, 4)
+    assert refused["error_code"] == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert "replication factor 4 is larger than the 3 available broker(s)" in refused["error_message"]
+    assert not kazoo.exists("/brokers/topics/too-many") and not kazoo.exists("/brokers/topics/twice")
+
+
+def test_topics_create_takes_a_replication_factor(cluster):
+    done = kafkalog(
+        "topics",
+        "create",
+        "by-cli",
+        "--partitions",
+        "2",
+        "--replication-factor",
+        "2",
+        "--bootstrap-server",
+        cluster.bootstrap,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert all(len(p["replica_nodes"]) == 2 for p in partitions_everywhere(cluster, "by-cli", 2))
+
+
+def test_the_controller_elects_from_the_live_in_sync_replicas():
+    assert initial_leader_and_isr([2, 3, 1], {1, 2, 3}) == (2, [2, 3, 1])
+    assert initial_leader_and_isr([2, 3, 1], {1, 3}) == (3, [3, 1])
+    assert initial_leader_and_isr([2], set()) == (-1, [2])
+    assert next_leader_and_isr([1, 2, 3], 1, [1, 2, 3], {1, 2, 3}) is None  # nothing to change
+    assert next_leader_and_isr([1, 2, 3], 1, [1, 2, 3], {1, 3}) == (1, [1, 3])  # a dead follower leaves the ISR
+    assert next_leader_and_isr([1, 2, 3], 1, [1, 3], {2, 3}) == (3, [3])  # 2 is not in sync: never elected
+    assert next_leader_and_isr([1, 2, 3], 1, [1], {2, 3}) == (-1, [1])  # no live in-sync replica: offline
+    assert next_leader_and_isr([1, 2, 3], -1, [1], {2, 3}) is None  # still waiting for broker 1
+    assert next_leader_and_isr([1, 2, 3], -1, [1], {1, 2}) == (1, [1])  # broker 1 is back and leads
+
+
+def consumer_fetch(broker, topic: str, offset: int = 0) -> tuple[int, bytes]:
+    """The high watermark and the records a consumer (replica_id -1) is given from ``offset``."""
+    response = request(
+        broker,
+        ApiKey.FETCH,
+        {
+            "replica_id": -1,
+            "max_wait_ms": 0,
+            "min_bytes": 0,
+            "max_bytes": 1 << 20,
+            "isolation_level": 0,
+            "topics": [
+                {
+                    "topic": topic,
+                    "partitions": [{"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}],
+                }
+            ],
+        },
+    )
+    [answer] = response["responses"][0]["partitions"]
+    assert answer["error_code"] == ErrorCode.NONE
+    return answer["high_watermark"], bytes(answer["records"] or b"")
+
+
+def produce(broker, topic: str, values: list[bytes], acks: str) -> None:
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": acks, "enable.idempotence": acks == "all"})
+    failures = []
+    for value in values:
+        producer.produce(topic, value, partition=0, on_delivery=lambda err, msg: err and failures.append(err))
+    assert producer.flush(30) == 0 and failures == []
+
+
+def segment_bytes(broker, topic: str) -> bytes:
+    with open(os.path.join(broker.log_dir, f"{topic}-0", "00000000000000000000.log"), "rb") as file:
+        return file.read()
+
+
+@contextlib.contextmanager
+def paused(broker):
+    os.kill(broker.pid(), signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(broker.pid(), signal.SIGCONT)
+
+
+def test_followers_store_the_leaders_batches_byte_for_byte(cluster):
+    assert create(cluster.brokers[1], "copied", 1, 3)["error_code"] == ErrorCode.NONE
+    [partition] = partitions_everywhere(cluster, "copied", 1)
+    leader = cluster.brokers[partition["leader_id"]]
+    produce(leader, "copied", [b"record %d" % i for i in range(20)], acks="1")
+    produce(leader, "copied", [b"idempotent %d" % i for i in range(5)], acks="all")
+    stored = segment_bytes(leader, "copied")
+    wait_for(lambda: consumer_fetch(leader, "copied")[0] == 25, timeout=30, what="every record committed")
+    for broker in cluster.brokers.values():
+        wait_for(
+            lambda broker=broker: segment_bytes(broker, "copied") == stored, timeout=30, what="a byte-identical copy"
+        )
+
+
+def test_consumers_never_see_past_the_high_watermark_and_the_isr_follows_the_followers(cluster, kazoo):
+    assert create(cluster.brokers[1], "gated", 1, 3)["error_code"] == ErrorCode.NONE
+    [partition] = partitions_everywhere(cluster, "gated", 1)
+    leader_id, stopped_id, running_id = partition["replica_nodes"]
+    leader, stopped = cluster.brokers[leader_id], cluster.brokers[stopped_id]
+    produce(leader, "gated", [b"first"], acks="1")
+    wait_for(lambda: consumer_fetch(leader, "gated")[0] == 1, timeout=30, what="the first record committed")
+    with paused(stopped):
+        produce(leader, "gated", [b"second"], acks="1")
+        high_watermark, records = consumer_fetch(leader, "gated", 1)
+        # the paused follower is still in the ISR (its lag is younger than replica.lag.time.max.ms)
+        # unless the leader's check already dropped it: then the record is committed
+        if stopped_id in state_node(kazoo, "gated", 0)["isr"]:
+            assert (high_watermark, records) == (1, b"")
+        wait_for(
+            lambda: state_node(kazoo, "gated", 0)["isr"] == [leader_id, running_id],
+            timeout=30,
+            what="the paused follower to leave the ISR",
+        )
+        high_watermark, records = wait_for(
+            lambda: (found := consumer_fetch(leader, "gated", 1))[0] == 2 and found, timeout=30, what="the commit"
+        )
+        assert b"second" in records
+        assert state_node(kazoo, "gated", 0)["leader_epoch"] == 0  # the leader's ISR change keeps the epoch
+    wait_for(
+        lambda: sorted(state_node(kazoo, "gated", 0)["isr"]) == sorted([leader_id, stopped_id, running_id]),
+        timeout=30,
+        what="the resumed follower to rejoin the ISR",
+    )
+    assert segment_bytes(stopped, "gated") == segment_bytes(leader, "gated")
