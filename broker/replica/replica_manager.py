@@ -74,8 +74,8 @@ class ReplicaManager:
         self._apply_lock = threading.Lock()
         # called after each image (on the applying thread): leadership may have moved
         self.on_apply: Callable[[], None] = lambda: None
-        # called after each image that changed the partitions followed here (on the applying thread)
-        self.on_followed: Callable[[], None] = lambda: None
+        # replication's, called after each image (on the applying thread): followers and ISRs may have changed
+        self.on_image: Callable[[], None] = lambda: None
         self.isr_store: IsrStore | None = None  # a cluster's (a single broker's partitions have no followers)
 
     def apply(self, image: ClusterImage) -> None:
@@ -124,8 +124,7 @@ class ReplicaManager:
                     (led if leads else followed)[key] = partition
             self._applied = _Applied(image, led, followed, offline)
         self.on_apply()
-        if {k: p.state.leader for k, p in followed.items()} != {k: p.state.leader for k, p in before.followed.items()}:
-            self.on_followed()
+        self.on_image()
 
     @staticmethod
     def _record_topic_id(partition_log: PartitionLog, topic_id: int | None) -> None:

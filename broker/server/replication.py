@@ -6,7 +6,7 @@ real Fetch requests (v11, ``replica_id`` this broker's id, so a follower's traff
 tools) from each followed partition's log end offset, and appends what comes back as the leader
 wrote it (``Partition.append_as_follower``, on the I/O pool, the partition's writer), taking the
 leader's high watermark. Fetchers start and end as the replica manager's images change who
-follows what; a connection that fails is opened again after a back-off, and a partition the leader
+follows what (each image also wakes the requests waiting on a high watermark); a connection that fails is opened again after a back-off, and a partition the leader
 answers with an error is tried again after one (the next image brings its new leader or leader
 epoch). The leader is reached at its PLAINTEXT listener: a cluster without one does not replicate.
 
@@ -42,9 +42,15 @@ class Replication:
     def start(self) -> None:
         """Start the ISR check and the fetchers the current image needs (on the event loop)."""
         loop = asyncio.get_running_loop()
-        self._ctx.replicas.on_followed = lambda: loop.call_soon_threadsafe(self.follow)
+        self._ctx.replicas.on_image = lambda: loop.call_soon_threadsafe(self._image_applied)
         self._isr_check = asyncio.ensure_future(self._check_isrs())
         self.follow()
+
+    def _image_applied(self) -> None:
+        """Follow the partitions the new image places here, and wake the requests waiting on a high
+        watermark or an ISR that the image may have changed (acks=all produces, long polls)."""
+        self.follow()
+        self._ctx.waiters.notify_all()
 
     def follow(self) -> None:
         """Start a fetcher for each leader of partitions followed here that has none."""
@@ -54,7 +60,7 @@ class Replication:
             self._fetchers[leader] = asyncio.ensure_future(self._fetch_from(leader))
 
     async def stop(self) -> None:
-        self._ctx.replicas.on_followed = lambda: None
+        self._ctx.replicas.on_image = lambda: None
         tasks = [*self._fetchers.values(), *([self._isr_check] if self._isr_check else [])]
         for task in tasks:
             task.cancel()

@@ -17,6 +17,7 @@ from broker.common.java import java_executable
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.records import batch
 from tests.cli.support import kafkalog
 from tests.waiting import wait_for
 
@@ -52,13 +53,15 @@ def request(broker, api: ApiKey, body: dict) -> dict:
         connection.close()
 
 
-def create(broker, name: str, partitions: int, factor: int, assignments: list | None = None) -> dict:
+def create(
+    broker, name: str, partitions: int, factor: int, assignments: list | None = None, configs: dict | None = None
+) -> dict:
     topic = {
         "name": name,
         "num_partitions": -1 if assignments else partitions,
         "replication_factor": -1 if assignments else factor,
         "assignments": [{"partition_index": p, "broker_ids": ids} for p, ids in enumerate(assignments or [])],
-        "configs": [],
+        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
     }
     response = request(broker, ApiKey.CREATE_TOPICS, {"topics": [topic], "timeout_ms": 30000, "validate_only": False})
     return response["topics"][0]
@@ -207,7 +210,7 @@ def test_followers_store_the_leaders_batches_byte_for_byte(cluster):
     produce(leader, "copied", [b"record %d" % i for i in range(20)], acks="1")
     produce(leader, "copied", [b"idempotent %d" % i for i in range(5)], acks="all")
     stored = segment_bytes(leader, "copied")
-    wait_for(lambda: consumer_fetch(leader, "copied")[0] == 25, timeout=30, what="every record committed")
+    assert consumer_fetch(leader, "copied")[0] == 25  # acks=all answered: every in-sync replica has them
     for broker in cluster.brokers.values():
         wait_for(
             lambda broker=broker: segment_bytes(broker, "copied") == stored, timeout=30, what="a byte-identical copy"
@@ -244,3 +247,41 @@ def test_consumers_never_see_past_the_high_watermark_and_the_isr_follows_the_fol
         what="the resumed follower to rejoin the ISR",
     )
     assert segment_bytes(stopped, "gated") == segment_bytes(leader, "gated")
+
+
+def raw_produce(broker, topic: str, value: bytes, acks: int, timeout_ms: int) -> int:
+    """The error code of one Produce of ``value`` to partition 0."""
+    records = batch.build([batch.Record(0, 0, None, value)])
+    response = request(
+        broker,
+        ApiKey.PRODUCE,
+        {
+            "transactional_id": None,
+            "acks": acks,
+            "timeout_ms": timeout_ms,
+            "topics": [{"name": topic, "partitions": [{"index": 0, "records": records}]}],
+        },
+    )
+    return response["responses"][0]["partitions"][0]["error_code"]
+
+
+def test_acks_all_waits_for_the_isr_and_refuses_when_it_is_below_min_insync_replicas(cluster, kazoo):
+    created = create(cluster.brokers[2], "guarded", 1, 3, configs={"min.insync.replicas": "2"})
+    assert created["error_code"] == ErrorCode.NONE
+    [partition] = partitions_everywhere(cluster, "guarded", 1)
+    leader_id, *follower_ids = partition["replica_nodes"]
+    leader = cluster.brokers[leader_id]
+    assert raw_produce(leader, "guarded", b"replicated", -1, 30000) == ErrorCode.NONE
+    assert consumer_fetch(leader, "guarded")[0] == 1
+    with paused(cluster.brokers[follower_ids[0]]), paused(cluster.brokers[follower_ids[1]]):
+        if len(state_node(kazoo, "guarded", 0)["isr"]) == 3:  # the followers' lag has not been noticed yet
+            assert raw_produce(leader, "guarded", b"waits", -1, 200) == ErrorCode.REQUEST_TIMED_OUT
+        # acknowledged only once replicated: the ISR shrinks to the leader alone instead
+        assert raw_produce(leader, "guarded", b"alone", -1, 30000) == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        assert state_node(kazoo, "guarded", 0)["isr"] == [leader_id]
+        assert raw_produce(leader, "guarded", b"refused", -1, 30000) == ErrorCode.NOT_ENOUGH_REPLICAS
+        assert raw_produce(leader, "guarded", b"acks=1 still goes", 1, 30000) == ErrorCode.NONE
+    wait_for(lambda: len(state_node(kazoo, "guarded", 0)["isr"]) == 3, timeout=30, what="the followers to rejoin")
+    assert raw_produce(leader, "guarded", b"replicated again", -1, 30000) == ErrorCode.NONE
+    high_watermark, records = consumer_fetch(leader, "guarded")
+    assert b"refused" not in records and b"replicated again" in records
