@@ -5,10 +5,11 @@ One fetcher task runs per broker that leads partitions this broker follows. It s
 real Fetch requests (v11, ``replica_id`` this broker's id, so a follower's traffic is visible to
 tools) from each followed partition's log end offset, and appends what comes back as the leader
 wrote it (``Partition.append_as_follower``, on the I/O pool, the partition's writer), taking the
-leader's high watermark. Fetchers start and end as the replica manager's images change who
-follows what (each image also wakes the requests waiting on a high watermark); a connection that fails is opened again after a back-off, and a partition the leader
-answers with an error is tried again after one (the next image brings its new leader or leader
-epoch). The leader is reached at its PLAINTEXT listener: a cluster without one does not replicate.
+leader's high watermark. Fetchers start and end as the replica manager's images change who follows
+what (each image also wakes the requests waiting on a high watermark); a connection that fails is
+opened again after a back-off, and a partition the leader answers with an error is tried again
+after one (the next image brings its new leader or leader epoch). The leader is reached at its
+PLAINTEXT listener: a cluster without one does not replicate.
 
 The ISR check (every ``replica.lag.time.max.ms`` / 2, at most every second) shrinks and grows the
 ISR of the partitions led here (``ReplicaManager.update_isrs``, its ZooKeeper writes on the I/O
