@@ -30,6 +30,7 @@ from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
 from broker.cluster.zookeeper_isr import ZooKeeperIsr
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
+from broker.cluster.zookeeper_producer_ids import ZooKeeperProducerIdBlocks
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
 from broker.common.files import remove_stale_temporaries
 from broker.log.errors import LogError
@@ -106,7 +107,12 @@ class Broker:
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(replicas)
-            producer_ids = ProducerIdAllocator(config.log_dir)
+            producer_ids = ProducerIdAllocator(
+                config.log_dir,
+                ZooKeeperProducerIdBlocks(registry.client, registry.connect, config.broker_id).reserve
+                if isinstance(registry, ZooKeeperRegistry)
+                else None,
+            )
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))

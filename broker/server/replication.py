@@ -11,6 +11,9 @@ opened again after a back-off, and a partition the leader answers with an error 
 after one (the next image brings its new leader or leader epoch). The leader is reached at its
 PLAINTEXT listener: a cluster without one does not replicate.
 
+``replicated`` is the wait of a write that needs every in-sync replica (a produce with acks=all,
+a group coordinator's write to ``__consumer_offsets``), woken as the high watermark moves.
+
 The ISR check (every ``replica.lag.time.max.ms`` / 2, at most every second) shrinks and grows the
 ISR of the partitions led here (``ReplicaManager.update_isrs``, its ZooKeeper writes on the I/O
 pool) and wakes the requests waiting on their high watermark.
@@ -18,6 +21,7 @@ pool) and wakes the requests waiting on their high watermark.
 
 import asyncio
 import logging
+import time
 
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
@@ -200,3 +204,33 @@ def _request(node_id: int, partitions: dict[tuple[str, int], Partition]) -> dict
         "forgotten_topics_data": [],
         "rack_id": "",
     }
+
+
+async def replicated(ctx, partition: Partition, up_to: int, timeout_ms: int) -> tuple[ErrorCode, str | None]:
+    """Wait (parked on the event loop) until every in-sync replica has the records below ``up_to``
+    (the high watermark reached it), as Kafka's delayed produce: NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    when the ISR has shrunk below min.insync.replicas by then, REQUEST_TIMED_OUT after
+    ``timeout_ms``, NOT_LEADER_OR_FOLLOWER when this broker stopped leading the partition."""
+    key = (partition.topic, partition.index)
+    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+    while True:
+        with ctx.waiters.watching([key]) as wait_for_replication:
+            if partition.high_watermark >= up_to:
+                minimum = partition.log.config.min_insync_replicas
+                if len(partition.isr) < minimum:
+                    return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, (
+                        f"the ISR {list(partition.isr)} shrank below min.insync.replicas ({minimum}) "
+                        f"before the records were replicated"
+                    )
+                return ErrorCode.NONE, None
+            if ctx.replicas.led_partitions(partition.topic).get(partition.index) is not partition:
+                return (
+                    ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                    f"broker {ctx.replicas.node_id} no longer leads {key[0]}-{key[1]}",
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or ctx.stopping:
+                return ErrorCode.REQUEST_TIMED_OUT, (
+                    f"the in-sync replicas {list(partition.isr)} did not all get the records within {timeout_ms} ms"
+                )
+            await wait_for_replication(remaining)

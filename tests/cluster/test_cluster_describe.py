@@ -170,8 +170,8 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
             )
             assert [p["partition"] for p in json.loads(done.stdout)["partitions"]] == gone, done.stderr
             plain = kafkalog("topics", "describe", topic, "--bootstrap-server", through).stdout.splitlines()
-            assert [line.split()[:4] for line in plain if line.startswith(tuple(map(str, gone)))] == [
-                [str(p), "none", "-", "-"] for p in gone
+            assert [line.split()[:6] for line in plain if line.startswith(tuple(map(str, gone)))] == [
+                [str(p), "none", str(victim), str(victim), "-", "-"] for p in gone
             ]
 
             done = kafkalog("consume", topic, "--bootstrap-server", through)

@@ -9,6 +9,7 @@ import signal
 
 import pytest
 from confluent_kafka import Producer
+from kafka import KafkaProducer
 from kazoo.client import KazooClient
 
 from broker.client import BrokerConnection
@@ -17,7 +18,7 @@ from broker.common.java import java_executable
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
-from broker.records import batch
+from broker.records import batch, record_set
 from tests.cli.support import kafkalog
 from tests.waiting import wait_for
 
@@ -285,3 +286,79 @@ def test_acks_all_waits_for_the_isr_and_refuses_when_it_is_below_min_insync_repl
     assert raw_produce(leader, "guarded", b"replicated again", -1, 30000) == ErrorCode.NONE
     high_watermark, records = consumer_fetch(leader, "guarded")
     assert b"refused" not in records and b"replicated again" in records
+
+
+def committed_values(broker, topic: str) -> list[bytes]:
+    """Every record value a consumer reads from ``broker`` (the leader), up to the high watermark."""
+    values: list[bytes] = []
+    offset = 0
+    while True:
+        high_watermark, records = consumer_fetch(broker, topic, offset)
+        if offset >= high_watermark:
+            return values
+        for decoded in record_set.iter_batches(records):
+            values += [r.value for r in decoded.records if r.offset >= offset]
+            offset = decoded.last_offset + 1
+
+
+@pytest.mark.slow
+def test_a_dead_leader_is_replaced_from_the_isr_and_no_acknowledged_record_is_lost(cluster, kazoo):
+    """Kill the leader of a replicated partition while idempotent acks=all producers of two client
+    libraries write to it: a new leader from the ISR at the next leader epoch has every record
+    acknowledged, each once, and the dead broker rejoins as a follower with a byte-identical log."""
+    created = create(cluster.brokers[1], "failover", 1, 3, configs={"min.insync.replicas": "2"})
+    assert created["error_code"] == ErrorCode.NONE
+    [partition] = partitions_everywhere(cluster, "failover", 1)
+    old_leader = partition["leader_id"]
+    confluent = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "acks": "all", "enable.idempotence": True, "message.timeout.ms": 60000}
+    )
+    kafka_python = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap.split(","),
+        acks="all",
+        enable_idempotence=True,
+        retries=100,
+        request_timeout_ms=10000,
+        delivery_timeout_ms=60000,
+    )
+    acknowledged: list[bytes] = []
+    failures: list = []
+
+    def delivered(err, msg):
+        (failures if err else acknowledged).append(err or msg.value())
+
+    def write(label: str, count: int) -> None:
+        for i in range(count):
+            confluent.produce("failover", b"confluent %s %d" % (label.encode(), i), partition=0, on_delivery=delivered)
+            value = b"kafka-python %s %d" % (label.encode(), i)
+            future = kafka_python.send("failover", value, partition=0)
+            future.add_callback(lambda meta, value=value: acknowledged.append(value))
+            future.add_errback(failures.append)
+
+    try:
+        write("before", 20)
+        assert confluent.flush(60) == 0
+        kafka_python.flush(60)
+        cluster.brokers[old_leader].kill()
+        write("during", 20)  # retried by both libraries until the new leader is elected
+        state = wait_for(
+            lambda: (node := state_node(kazoo, "failover", 0))["leader"] not in (old_leader, -1) and node,
+            timeout=60,
+            what="a new leader",
+        )
+        assert (
+            state["leader_epoch"] == 1 and old_leader not in state["isr"] and state["leader"] in partition["isr_nodes"]
+        )
+        assert confluent.flush(60) == 0
+        kafka_python.flush(60)
+    finally:
+        kafka_python.close(10)
+    assert failures == [] and len(acknowledged) == 80
+    leader = cluster.brokers[state["leader"]]
+    values = wait_for(
+        lambda: len(found := committed_values(leader, "failover")) >= 80 and found, timeout=30, what="every record"
+    )
+    assert sorted(values) == sorted(acknowledged)  # each acknowledged record once, nothing else
+    cluster.restart(old_leader)
+    wait_for(lambda: len(state_node(kazoo, "failover", 0)["isr"]) == 3, timeout=60, what="the old leader to rejoin")
+    assert segment_bytes(cluster.brokers[old_leader], "failover") == segment_bytes(leader, "failover")

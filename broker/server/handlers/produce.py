@@ -23,7 +23,6 @@ NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum meanwhile.
 """
 
 import asyncio
-import time
 
 from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.log import errors as log_errors
@@ -37,6 +36,7 @@ from broker.replica.replica_manager import PartitionError
 from broker.security.acls import Operation, ResourceType
 
 from ..context import CloseConnection, error_text
+from ..replication import replicated
 from .partition_lists import distinct
 
 FIRST_SUPPORTED_VERSION = 3
@@ -169,36 +169,6 @@ def _append(
     return response, (leader, result.last_offset + 1), not result.duplicate
 
 
-async def _replicated(ctx, partition: Partition, up_to: int, timeout_ms: int) -> tuple[ErrorCode, str | None]:
-    """Wait (parked on the event loop) until every in-sync replica has the records below ``up_to``
-    (the high watermark reached it), as Kafka's delayed produce: NOT_ENOUGH_REPLICAS_AFTER_APPEND
-    when the ISR has shrunk below min.insync.replicas by then, REQUEST_TIMED_OUT after
-    ``timeout_ms``, NOT_LEADER_OR_FOLLOWER when this broker stopped leading the partition."""
-    key = (partition.topic, partition.index)
-    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-    while True:
-        with ctx.waiters.watching([key]) as wait_for_replication:
-            if partition.high_watermark >= up_to:
-                minimum = partition.log.config.min_insync_replicas
-                if len(partition.isr) < minimum:
-                    return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, (
-                        f"the ISR {list(partition.isr)} shrank below min.insync.replicas ({minimum}) "
-                        f"before the records were replicated"
-                    )
-                return ErrorCode.NONE, None
-            if ctx.replicas.led_partitions(partition.topic).get(partition.index) is not partition:
-                return (
-                    ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                    f"broker {ctx.replicas.node_id} no longer leads {key[0]}-{key[1]}",
-                )
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or ctx.stopping:
-                return ErrorCode.REQUEST_TIMED_OUT, (
-                    f"the in-sync replicas {list(partition.isr)} did not all get the records within {timeout_ms} ms"
-                )
-            await wait_for_replication(remaining)
-
-
 async def _produce(ctx, topic: str, partition: dict, acks: int, version: int, timeout_ms: int) -> dict:
     if acks not in (-1, 0, 1):
         return {
@@ -222,7 +192,7 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int, ti
         ctx.waiters.notify(key)
     if acks == -1 and written is not None:
         partition_written, up_to = written
-        code, message = await _replicated(ctx, partition_written, up_to, timeout_ms)
+        code, message = await replicated(ctx, partition_written, up_to, timeout_ms)
         if code != ErrorCode.NONE:
             response.update(error_code=code, error_message=message)
     return response
