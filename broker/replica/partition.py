@@ -74,6 +74,9 @@ class Partition:
 
     @property
     def high_watermark(self) -> int:
+        """The high watermark as of now: on a leader, records appended and not yet flushed count
+        (a leader alone in its ISR has them all committed at once, before a flush they wait for)."""
+        self._advance_high_watermark()
         return self._high_watermark
 
     @property
@@ -165,12 +168,12 @@ class Partition:
     def read(self, offset: int, max_bytes: int, min_one_batch: bool, committed_only: bool = True):
         """Batches from the one holding ``offset`` (see ``PartitionLog.read``): below the high watermark
         for consumers, up to the log end for followers (``committed_only`` False)."""
-        max_offset = self._high_watermark if committed_only else None
+        max_offset = self.high_watermark if committed_only else None
         return self.log.read(offset, max_bytes, min_one_batch=min_one_batch, max_offset=max_offset)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         found = self.log.offset_for_timestamp(timestamp)
-        return None if found is None or found[0] >= self._high_watermark else found
+        return None if found is None or found[0] >= self.high_watermark else found
 
     def delete_records_before(self, offset: int) -> int:
         """Move the log start up to ``offset``, at most the high watermark (Kafka's DeleteRecords);

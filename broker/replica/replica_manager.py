@@ -1,16 +1,21 @@
-"""The replica manager (Kafka's ``ReplicaManager``): the partitions this broker leads, made from
-each cluster image the metadata source publishes, and the lookup every partition-level request
-starts with, which answers Kafka's error when this broker cannot serve the partition.
+"""The replica manager (Kafka's ``ReplicaManager``): the partitions this broker leads or follows,
+made from each cluster image the metadata source publishes, and the lookup every partition-level
+request starts with, which answers Kafka's error when this broker cannot serve the partition.
 
 It alone makes, opens, deletes and sets aside partition logs (in the log manager it holds), as the
 metadata back ends ask it: ``apply`` an image, ``make_partitions`` and ``delete_partition`` for
 the topic changes of a single broker, ``delete_topic_logs`` for a topic the cluster deleted,
 ``set_aside_strays`` at a cluster broker's start, ``reconfigure`` for changed settings.
 
-A partition this broker leads gets its local log from the log manager (made if missing; if it
-cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
-its topic written in its directory (``topic_id_file``) when the image has one; a partition
-led elsewhere, or by no one, is not held here.
+A partition this broker leads or follows (a replica here, led by another live broker) gets its
+local log from the log manager (made if missing; if it cannot be made, on a full disk, the
+partition is offline here: KAFKA_STORAGE_ERROR), and the id of its topic written in its directory
+(``topic_id_file``) when the image has one. A partition keeps its ``Partition`` while its leader
+and leader epoch stay (an ISR change updates it in place); a new role gets a new one, which keeps
+the high watermark known so far. The leaders' ISR changes (``update_isrs``: followers that fell
+behind ``replica.lag.time.max.ms`` or caught up again) are written through the ``isr_store`` (a
+cluster's state nodes) before they take effect here; the followers' fetchers
+(``broker.server.replication``) find what to fetch in ``followed_by_leader``.
 
 Stray partitions (Kafka 3.7's stray replicas): once, at start, after the first complete image of a
 cluster and before any is applied, every local log the cluster no longer assigns to this broker (its

@@ -48,7 +48,8 @@ class Replication:
         """Start the ISR check and the fetchers the current image needs (on the event loop)."""
         loop = asyncio.get_running_loop()
         self._ctx.replicas.on_image = lambda: loop.call_soon_threadsafe(self._image_applied)
-        self._isr_check = asyncio.ensure_future(self._check_isrs())
+        if self._ctx.replicas.isr_store is not None:  # a single broker's partitions have no followers
+            self._isr_check = asyncio.ensure_future(self._check_isrs())
         self.follow()
 
     def _image_applied(self) -> None:

@@ -1,6 +1,9 @@
 """Replication on 3 real brokers and a real ZooKeeper: topics with replicas placed as Kafka places
 them, each partition's state node (leader, leader epoch, in-sync replicas) written by the
-controller, and Metadata and ``kafkalog topics describe`` naming the replicas and the ISR."""
+controller, Metadata and ``kafkalog topics describe`` naming the replicas and the ISR; followers'
+byte-identical copies, the high watermark consumers never read past, the ISR shrinking and
+growing as a follower is paused and resumed, acks=all with min.insync.replicas, and a leader kill
+under idempotent producers of two client libraries."""
 
 import contextlib
 import json
@@ -12,9 +15,11 @@ from confluent_kafka import Producer
 from kafka import KafkaProducer
 from kazoo.client import KazooClient
 
-from broker.client import BrokerConnection
+from broker.client import BrokerConnection, GroupClient, KafkaClient
 from broker.cluster.controller import initial_leader_and_isr, next_leader_and_isr
 from broker.common.java import java_executable
+from broker.coordinator.group_partition import partition_for
+from broker.coordinator.offset_manager import OFFSETS_TOPIC
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
@@ -301,15 +306,53 @@ def committed_values(broker, topic: str) -> list[bytes]:
             offset = decoded.last_offset + 1
 
 
+def test_a_fetch_as_a_broker_that_is_no_replica_is_refused(cluster):
+    assert create(cluster.brokers[1], "two-replicas", 0, 0, [[1, 2]])["error_code"] == ErrorCode.NONE
+    partitions_everywhere(cluster, "two-replicas", 1)
+    response = request(
+        cluster.brokers[1],
+        ApiKey.FETCH,
+        {
+            "replica_id": 3,  # a broker of the cluster, but no replica of two-replicas-0
+            "max_wait_ms": 0,
+            "min_bytes": 0,
+            "topics": [
+                {
+                    "topic": "two-replicas",
+                    "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024}],
+                }
+            ],
+        },
+    )
+    assert response["responses"][0]["partitions"][0]["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def group_coordinated_by(client: KafkaClient, broker_id: int) -> str:
+    """A group whose coordinator (the leader of its __consumer_offsets partition) is ``broker_id``."""
+    leaders = client.metadata([OFFSETS_TOPIC]).leaders
+    partitions = sum(1 for topic, _ in leaders if topic == OFFSETS_TOPIC)
+    return next(
+        group
+        for group in (f"replicated-group-{i}" for i in range(1000))
+        if leaders[(OFFSETS_TOPIC, partition_for(group, partitions))] == broker_id
+    )
+
+
 @pytest.mark.slow
 def test_a_dead_leader_is_replaced_from_the_isr_and_no_acknowledged_record_is_lost(cluster, kazoo):
     """Kill the leader of a replicated partition while idempotent acks=all producers of two client
     libraries write to it: a new leader from the ISR at the next leader epoch has every record
-    acknowledged, each once, and the dead broker rejoins as a follower with a byte-identical log."""
+    acknowledged, each once, and the dead broker rejoins as a follower with a byte-identical log.
+    A group it coordinated keeps its committed offsets (``__consumer_offsets`` is replicated)."""
     created = create(cluster.brokers[1], "failover", 1, 3, configs={"min.insync.replicas": "2"})
     assert created["error_code"] == ErrorCode.NONE
     [partition] = partitions_everywhere(cluster, "failover", 1)
     old_leader = partition["leader_id"]
+    with KafkaClient(cluster.bootstrap) as client:
+        GroupClient(client).commit("first-group", {("failover", 0): 1})  # makes __consumer_offsets
+        assert all(len(r) == 3 for (t, _), r in client.metadata([OFFSETS_TOPIC]).replicas.items() if t == OFFSETS_TOPIC)
+        group = group_coordinated_by(client, old_leader)
+        GroupClient(client).commit(group, {("failover", 0): 17})
     confluent = Producer(
         {"bootstrap.servers": cluster.bootstrap, "acks": "all", "enable.idempotence": True, "message.timeout.ms": 60000}
     )
@@ -359,6 +402,18 @@ def test_a_dead_leader_is_replaced_from_the_isr_and_no_acknowledged_record_is_lo
         lambda: len(found := committed_values(leader, "failover")) >= 80 and found, timeout=30, what="every record"
     )
     assert sorted(values) == sorted(acknowledged)  # each acknowledged record once, nothing else
+    with KafkaClient(",".join(b.bootstrap for i, b in cluster.brokers.items() if i != old_leader)) as client:
+        committed = wait_for(
+            lambda: _committed(client, group), timeout=60, what="the group's new coordinator to answer"
+        )
+        assert committed[("failover", 0)].offset == 17
     cluster.restart(old_leader)
     wait_for(lambda: len(state_node(kazoo, "failover", 0)["isr"]) == 3, timeout=60, what="the old leader to rejoin")
     assert segment_bytes(cluster.brokers[old_leader], "failover") == segment_bytes(leader, "failover")
+
+
+def _committed(client: KafkaClient, group: str) -> dict | None:
+    try:
+        return GroupClient(client).committed(group, {"failover": [0]})
+    except Exception:  # COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR while the leaders move
+        return None

@@ -27,9 +27,10 @@ from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 from .partition_lists import distinct
 
 
-def _read(ctx, topics, max_bytes: int, from_follower: bool):
+def _read(ctx, topics, max_bytes: int, replica_id: int):
     """One pass over the partitions: ``(responses, bytes found, any partition failed)`` (on an I/O
-    thread); up to the log end for a follower, below the high watermark for a consumer."""
+    thread); up to the log end for a follower (``replica_id`` >= 0), below the high watermark for a
+    consumer."""
     budget = max_bytes
     min_one_batch = True
     total = 0
@@ -59,6 +60,10 @@ def _read(ctx, topics, max_bytes: int, from_follower: bool):
                 data["error_code"] = exc.code
                 failed = True
                 continue
+            if replica_id >= 0 and replica_id not in partition.state.replicas:
+                data["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                failed = True
+                continue
             high_watermark = partition.high_watermark
             data.update(
                 high_watermark=high_watermark,
@@ -70,7 +75,7 @@ def _read(ctx, topics, max_bytes: int, from_follower: bool):
                 continue
             try:
                 found = partition.read(
-                    wanted["fetch_offset"], max(limit, 0), min_one_batch, committed_only=not from_follower
+                    wanted["fetch_offset"], max(limit, 0), min_one_batch, committed_only=replica_id < 0
                 )
             except OffsetOutOfRangeError:
                 data["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
@@ -121,7 +126,7 @@ async def handle(ctx, header, request) -> dict:
         _record_follower_fetches(ctx, request["replica_id"], topics)
     while True:
         with ctx.waiters.watching(wanted) as wait_for_data:
-            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes, from_follower)
+            responses, total, failed = await ctx.io.run(_read, ctx, topics, max_bytes, request["replica_id"])
             remaining = deadline - time.monotonic()
             if failed or total >= request["min_bytes"] or remaining <= 0 or ctx.stopping:
                 return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "session_id": 0, "responses": responses}
