@@ -61,7 +61,7 @@ def test_any_broker_describes_the_cluster_its_controller_and_what_each_broker_le
         f"broker 1: 127.0.0.1:{cluster.brokers[1].port}, leads {len(leads)} partition(s)"
         + (": " + ", ".join(f"described-{p}" for p in leads) if leads else "")
     )
-    assert lines[5:] == ["offline partitions: 0"]
+    assert lines[5:] == ["under-replicated partitions: 0", "offline partitions: 0"]
 
 
 def test_the_partitions_of_a_killed_broker_are_listed_offline_until_it_returns(cluster, placed, tmp_path):

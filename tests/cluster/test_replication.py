@@ -39,6 +39,12 @@ def cluster(tmp_path_factory):
         # (replica.lag.time.max.ms) before its ZooKeeper session ends
         settings={"zookeeper.session.timeout.ms": "8000", "replica.lag.time.max.ms": "2500"},
     ) as running:
+        for broker in running.brokers.values():  # a broker learns of the others through its watch
+            wait_for(
+                lambda broker=broker: len(request(broker, ApiKey.METADATA, {"topics": []})["brokers"]) == 3,
+                timeout=30,
+                what="every broker to see the three",
+            )
         yield running
 
 
@@ -247,6 +253,12 @@ def test_consumers_never_see_past_the_high_watermark_and_the_isr_follows_the_fol
         )
         assert b"second" in records
         assert state_node(kazoo, "gated", 0)["leader_epoch"] == 0  # the leader's ISR change keeps the epoch
+        described = kafkalog(
+            "cluster", "describe", "--topic", "gated", "--format", "json", "--bootstrap-server", leader.bootstrap
+        )
+        assert json.loads(described.stdout)["underReplicatedPartitions"] == [
+            {"topic": "gated", "partition": 0, "replicas": partition["replica_nodes"], "isr": [leader_id, running_id]}
+        ]
     wait_for(
         lambda: sorted(state_node(kazoo, "gated", 0)["isr"]) == sorted([leader_id, stopped_id, running_id]),
         timeout=30,
