@@ -120,7 +120,9 @@ class GroupRuntime:
             live = len(self.ctx.metadata.alive_brokers())
             factor = min(config.offsets_topic_replication_factor, max(live, 1))
             if factor < config.offsets_topic_replication_factor:
-                log.warning(
+                # a broker alone (no ZooKeeper) has one replica of everything: no news
+                log.log(
+                    logging.WARNING if self.ctx.config.zookeeper_connect else logging.INFO,
                     "creating %s with replication factor %d: offsets.topic.replication.factor is %d "
                     "but only %d broker(s) are live",
                     OFFSETS_TOPIC,
