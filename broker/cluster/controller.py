@@ -14,7 +14,9 @@ again):
   as leader, leader epoch 0, its live replicas in sync;
 - a partition whose leader's broker is gone gets a new leader from its live in-sync replicas, at
   the next leader epoch, or leader -1 (clients see LEADER_NOT_AVAILABLE) until one of its in-sync
-  replicas is back; a dead follower leaves the ISR (``next_leader_and_isr``). Brokers learn their
+  replicas is back (or, with ``unclean.leader.election.enable`` on the topic or in the dynamic
+  cluster default, any live replica at once); a dead follower leaves the ISR
+  (``next_leader_and_isr``). Brokers learn their
   new roles by watching the state nodes (``zookeeper_metadata``);
 - a topic marked for deletion is deleted (state nodes, assignment, settings, then the mark) once
   every broker holding its partitions is live, as Kafka's controller waits for them: each broker
@@ -32,13 +34,16 @@ from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 from .metadata_cache import NO_LEADER
 from .rerun_thread import RerunThread
 from .zookeeper_data import (
+    BROKER_CONFIGS_PATH,
     BROKER_IDS_PATH,
     CONTROLLER_EPOCH_PATH,
+    DEFAULT_BROKER_CONFIG,
     DELETE_TOPICS_PATH,
     TOPIC_CONFIGS_PATH,
     TOPICS_PATH,
     PartitionStateNode,
     ZooKeeperConnect,
+    parse_config,
     parse_partition_state,
     parse_topic_assignment,
     partition_state_json,
@@ -57,20 +62,31 @@ def initial_leader_and_isr(replicas: Sequence[int], live: Set[int]) -> tuple[int
 
 
 def next_leader_and_isr(
-    replicas: Sequence[int], leader: int, isr: Sequence[int], live: Set[int]
+    replicas: Sequence[int], leader: int, isr: Sequence[int], live: Set[int], unclean: bool = False
 ) -> tuple[int, list[int]] | None:
     """The leader and in-sync replicas a partition should have now that ``live`` are the live
-    brokers (None when its state node is right as it is), as Kafka's controller elects (clean
-    election only): a live leader stays and loses its dead in-sync followers; a dead leader is
-    replaced by the first live in-sync replica in replica order, the dead ones leaving the ISR; with
-    no live in-sync replica the partition has no leader and keeps its ISR, waiting for one of them."""
+    brokers (None when its state node is right as it is), as Kafka's controller elects: a live
+    leader stays and loses its dead in-sync followers; a dead leader is replaced by the first live
+    in-sync replica in replica order, the dead ones leaving the ISR; with no live in-sync replica,
+    the first live replica leads alone if ``unclean`` (``unclean.leader.election.enable``: records
+    only the old ISR had are lost), else the partition has no leader and keeps its ISR, waiting for
+    one of them."""
     if leader in live:
         alive = [r for r in isr if r in live]
         return None if alive == list(isr) else (leader, alive)
     candidates = [r for r in replicas if r in isr and r in live]
     if candidates:
         return candidates[0], [r for r in isr if r in live]
+    out_of_sync = [r for r in replicas if r in live]
+    if unclean and out_of_sync:
+        log.warning(
+            "unclean leader election: broker %d leads without the records only %s had", out_of_sync[0], list(isr)
+        )
+        return out_of_sync[0], [out_of_sync[0]]
     return None if leader == NO_LEADER else (NO_LEADER, list(isr))
+
+
+UNCLEAN_ELECTION = "unclean.leader.election.enable"
 
 
 class ControllerMoved(Exception):
@@ -127,6 +143,7 @@ class Controller:
         marked = set(client.get_children(self._path(DELETE_TOPICS_PATH), watch=self._thread.wake))
         names = client.get_children(self._path(TOPICS_PATH), watch=self._thread.wake)
         pending = {name: client.get_async(self._path(topic_path(name)), watch=self._thread.wake) for name in names}
+        unclean = self._unclean_election_topics(names)
         for name, result in pending.items():
             try:
                 replicas = parse_topic_assignment(result.get()[0])
@@ -138,9 +155,23 @@ class Controller:
             if name in marked:
                 self._delete_topic(name, replicas, live, epoch_version)
             else:
-                self._elect_leaders(name, replicas, live, epoch, epoch_version)
+                self._elect_leaders(name, replicas, live, epoch, epoch_version, name in unclean)
         for name in marked - set(names):  # the topic is gone already: only the mark is left
             self._commit([("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}"))], epoch_version)
+
+    def _unclean_election_topics(self, names: list[str]) -> set[str]:
+        """The topics whose ``unclean.leader.election.enable`` is true: set on the topic, else in the
+        dynamic cluster-wide broker default (a broker's static setting is not read here)."""
+        paths = [f"{TOPIC_CONFIGS_PATH}/{name}" for name in names] + [f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}"]
+        pending = [self._client.get_async(self._path(path)) for path in paths]
+        enabled: list[str | None] = []
+        for result in pending:
+            try:
+                enabled.append(parse_config(result.get()[0]).get(UNCLEAN_ELECTION))
+            except (NoNodeError, ValueError):
+                enabled.append(None)
+        default = enabled.pop()
+        return {name for name, value in zip(names, enabled, strict=True) if (value or default or "false") == "true"}
 
     def _states(self, name: str, partitions: int) -> list[tuple[PartitionStateNode, int] | None]:
         """Each partition's (leader, leader epoch, isr, controller epoch) and its node's version, None
@@ -155,7 +186,9 @@ class Controller:
                 states.append(None)
         return states
 
-    def _elect_leaders(self, name: str, replicas: list, live: set, epoch: int, epoch_version: int) -> None:
+    def _elect_leaders(
+        self, name: str, replicas: list, live: set, epoch: int, epoch_version: int, unclean: bool
+    ) -> None:
         operations: list[tuple] = []
         states = self._states(name, len(replicas))
         partitions_path = self._path(f"{topic_path(name)}/partitions")
@@ -169,7 +202,7 @@ class Controller:
                 operations.append(("create", path, partition_state_json(leader, 0, isr, epoch)))
                 continue
             (old_leader, leader_epoch, old_isr, _), version = found
-            elected = next_leader_and_isr(replica_list, old_leader, old_isr, live)
+            elected = next_leader_and_isr(replica_list, old_leader, old_isr, live, unclean)
             if elected is None:
                 continue
             leader, isr = elected

@@ -260,7 +260,6 @@ SETTINGS = (
         "unclean.leader.election.enable",
         boolean_setting,
         "BOOLEAN",
-        "the controller elects leaders from the in-sync replicas only (no unclean election yet)",
     ),
     Setting(
         "leader_replication_throttled_replicas",

@@ -167,6 +167,10 @@ def test_the_controller_elects_from_the_live_in_sync_replicas():
     assert next_leader_and_isr([1, 2, 3], 1, [1], {2, 3}) == (-1, [1])  # no live in-sync replica: offline
     assert next_leader_and_isr([1, 2, 3], -1, [1], {2, 3}) is None  # still waiting for broker 1
     assert next_leader_and_isr([1, 2, 3], -1, [1], {1, 2}) == (1, [1])  # broker 1 is back and leads
+    # unclean.leader.election.enable: a live replica out of the ISR leads alone rather than no one
+    assert next_leader_and_isr([1, 2, 3], 1, [1], {2, 3}, unclean=True) == (2, [2])
+    assert next_leader_and_isr([1, 2, 3], 1, [1, 3], {2, 3}, unclean=True) == (3, [3])  # the ISR first
+    assert next_leader_and_isr([1, 2], -1, [1], set(), unclean=True) is None  # nobody to elect
 
 
 def consumer_fetch(broker, topic: str, offset: int = 0) -> tuple[int, bytes]:
