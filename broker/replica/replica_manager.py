@@ -15,7 +15,9 @@ and leader epoch stay (an ISR change updates it in place); a new role gets a new
 the high watermark known so far. The leaders' ISR changes (``update_isrs``: followers that fell
 behind ``replica.lag.time.max.ms`` or caught up again) are written through the ``isr_store`` (a
 cluster's state nodes) before they take effect here; the followers' fetchers
-(``broker.server.replication``) find what to fetch in ``followed_by_leader``.
+(``broker.server.replication``) find what to fetch in ``followed_by_leader``. A cluster broker's
+high watermarks are checkpointed (``write_high_watermarks``, Kafka's ``replication-offset-checkpoint``)
+so that after a restart its partitions start from them rather than from their log start.
 
 Stray partitions (Kafka 3.7's stray replicas): once, at start, after the first complete image of a
 cluster and before any is applied, every local log the cluster no longer assigns to this broker (its
@@ -29,12 +31,14 @@ changed in place.
 
 import dataclasses
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple, Protocol
 
 from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.log import checkpoints
 from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
@@ -75,6 +79,9 @@ class ReplicaManager:
     def __init__(self, log_manager: LogManager, node_id: int):
         self._log_manager = log_manager
         self.node_id = node_id
+        self._high_watermark_file = os.path.join(log_manager.log_dir, checkpoints.HIGH_WATERMARK_FILE)
+        # the high watermarks of the last run: where a partition's starts when this broker takes it
+        self._checkpointed = checkpoints.read_or_empty(self._high_watermark_file)
         self._applied = _Applied(EMPTY, {}, {}, {})
         self._apply_lock = threading.Lock()
         # called after each image (on the applying thread): leadership may have moved
@@ -122,7 +129,7 @@ class ReplicaManager:
                             previous.update_state(state)
                         partition = previous
                     else:
-                        known = 0 if previous is None else previous.high_watermark
+                        known = self._checkpointed.get(key, 0) if previous is None else previous.high_watermark
                         partition = Partition(topic, index, state, partition_log, self.node_id, known)
                         if not leads:
                             partition.truncate_to_high_watermark()
@@ -283,8 +290,23 @@ class ReplicaManager:
     def write_checkpoints(self) -> None:
         self._log_manager.write_checkpoints()
 
+    def write_high_watermarks(self) -> None:
+        """Write the high watermark of each partition held here to ``replication-offset-checkpoint``
+        (Kafka's file and format), where the next start takes them up."""
+        applied = self._applied
+        checkpoints.write(
+            self._high_watermark_file,
+            {key: p.high_watermark for held in (applied.led, applied.followed) for key, p in held.items()},
+        )
+
     def shutdown(self) -> None:
-        """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
+        """Flush and close every log, writing the checkpoints (the high watermarks in a cluster) and
+        the clean-shutdown marker."""
+        if self.isr_store is not None:
+            try:
+                self.write_high_watermarks()
+            except OSError as exc:
+                log.error("cannot write %s: %s", self._high_watermark_file, exc)
         self._log_manager.shutdown()
 
 

@@ -16,7 +16,8 @@ a group coordinator's write to ``__consumer_offsets``), woken as the high waterm
 
 The ISR check (every ``replica.lag.time.max.ms`` / 2, at most every second) shrinks and grows the
 ISR of the partitions led here (``ReplicaManager.update_isrs``, its ZooKeeper writes on the I/O
-pool) and wakes the requests waiting on their high watermark.
+pool) and wakes the requests waiting on their high watermark; every 5 s it also checkpoints the
+high watermarks (``replication-offset-checkpoint``).
 """
 
 import asyncio
@@ -36,6 +37,7 @@ FETCH_MAX_WAIT_MS = 500
 PARTITION_MAX_BYTES = 1024 * 1024  # Kafka's replica.fetch.max.bytes
 BACKOFF_SECONDS = 1.0  # Kafka's replica.fetch.backoff.ms
 RESPONSE_TIMEOUT_SECONDS = 30.0
+HIGH_WATERMARK_CHECKPOINT_SECONDS = 5.0  # Kafka's replica.high.watermark.checkpoint.interval.ms
 
 
 class Replication:
@@ -77,8 +79,15 @@ class Replication:
     async def _check_isrs(self) -> None:
         lag_ms = self._ctx.config.replica_lag_time_max_ms
         interval = min(lag_ms / 2, 1000) / 1000
+        next_checkpoint = time.monotonic() + HIGH_WATERMARK_CHECKPOINT_SECONDS
         while not self._ctx.stopping:
             await asyncio.sleep(interval)
+            if time.monotonic() >= next_checkpoint:
+                next_checkpoint = time.monotonic() + HIGH_WATERMARK_CHECKPOINT_SECONDS
+                try:
+                    await self._ctx.io.run(self._ctx.replicas.write_high_watermarks)
+                except OSError as exc:
+                    log.error("cannot checkpoint the high watermarks: %s", exc)
             try:
                 changed = await self._ctx.io.run(self._ctx.replicas.update_isrs, lag_ms)
             except Exception as exc:  # ZooKeeper away: the next check tries again
