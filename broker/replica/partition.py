@@ -102,8 +102,12 @@ class Partition:
 
     def record_follower_fetch(self, replica: int, fetch_offset: int, now_ms: int) -> bool:
         """A follower fetched from ``fetch_offset`` (so it has everything below it); whether the high
-        watermark moved. KeyError when ``replica`` is not a follower of this partition."""
+        watermark moved. KeyError when ``replica`` is not a follower of this partition. An offset past
+        this log's end is not recorded: that follower's log is not this one's (its fetch answers
+        OFFSET_OUT_OF_RANGE)."""
         follower = self._followers[replica]
+        if fetch_offset > self.log.log_end_offset:
+            return False
         with self._lock:
             follower.log_end_offset = fetch_offset
             if fetch_offset >= self.log.log_end_offset:

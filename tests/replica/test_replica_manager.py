@@ -139,6 +139,8 @@ def test_the_high_watermark_waits_for_the_followers_and_is_checkpointed_for_the_
         leader.append_records(make_batch(3))
         assert (leader.log_end_offset, leader.high_watermark) == (3, 0)  # the follower has not fetched yet
         assert leader.read(0, 10_000, True) is None  # nothing committed for consumers
+        assert replicas.record_follower_fetch(leader, OTHER, 4) is False  # past the log end: not its log
+        assert leader.high_watermark == 0
         assert replicas.record_follower_fetch(leader, OTHER, 3) is True
         assert leader.high_watermark == 3 and leader.read(0, 10_000, True) is not None
         with pytest.raises(PartitionError, match="broker 7 is not a replica of t-0"):
