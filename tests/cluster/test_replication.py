@@ -13,9 +13,8 @@ import signal
 import pytest
 from confluent_kafka import Producer
 from kafka import KafkaProducer
-from kazoo.client import KazooClient
 
-from broker.client import BrokerConnection, GroupClient, KafkaClient
+from broker.client import GroupClient, KafkaClient
 from broker.cluster.controller import initial_leader_and_isr, next_leader_and_isr
 from broker.common.java import java_executable
 from broker.coordinator.group_partition import partition_for
@@ -26,6 +25,8 @@ from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
 from tests.cli.support import kafkalog
 from tests.waiting import wait_for
+
+from .test_cluster_topics import request
 
 
 @pytest.fixture(scope="module")
@@ -49,20 +50,8 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def kazoo(cluster):
-    client = KazooClient(hosts=cluster.zookeeper.connect)
-    client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
-
-
-def request(broker, api: ApiKey, body: dict) -> dict:
-    connection = BrokerConnection("127.0.0.1", broker.port, timeout=60)
-    try:
-        return connection.request(api, body)
-    finally:
-        connection.close()
+def kazoo(cluster_kazoo):  # of this module's cluster
+    return cluster_kazoo
 
 
 def create(
