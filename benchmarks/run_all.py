@@ -17,6 +17,7 @@ from benchmarks import (
     log_lookup,
     log_partitions,
     log_recovery,
+    replication_throughput,
     sendfile_threshold,
     sink_write,
     spark_read,
@@ -49,6 +50,7 @@ def main() -> None:
         consume_group,
         tls_throughput,
         cluster_throughput,
+        replication_throughput,
         cluster_spark_read,
     ):
         print(f"== {benchmark.__name__}")

@@ -1,6 +1,7 @@
 """``kafkalog cluster describe``: a cluster as any of its brokers' Metadata shows it: the cluster id,
-the controller, each live broker with the number of partitions it leads, and the partitions without
-a leader (offline: their broker is down, or no controller has elected a leader yet), with the
+the controller, each live broker with the number of partitions it leads, the under-replicated
+partitions (led, with fewer in-sync replicas than replicas) and the partitions without a leader
+(offline: their in-sync replicas are down, or no controller has elected a leader yet), with the
 brokers holding them. ``--topic`` narrows the
 counts to some topics and lists the partitions each broker leads."""
 
@@ -25,8 +26,10 @@ def _description(client, args) -> dict:
         raise CommandError(f"topic {unknown[0]!r} does not exist on {args.bootstrap_server}")
     led: dict[int, list[dict[str, object]]] = {node_id: [] for node_id in sorted(metadata.brokers)}
     offline = []
+    under_replicated = []
     for (topic, partition), leader in sorted(metadata.leaders.items()):
         replicas = list(metadata.replicas.get((topic, partition), ()))
+        isr = list(metadata.isr.get((topic, partition), ()))
         if leader == NO_LEADER or leader not in led:
             offline.append(
                 {
@@ -38,6 +41,8 @@ def _description(client, args) -> dict:
             )
         else:
             led[leader].append({"topic": topic, "partition": partition})
+            if len(isr) < len(replicas):
+                under_replicated.append({"topic": topic, "partition": partition, "replicas": replicas, "isr": isr})
     return {
         "clusterId": metadata.cluster_id,
         "controller": metadata.controller_id,
@@ -51,6 +56,7 @@ def _description(client, args) -> dict:
             }
             for node_id, partitions in led.items()
         ],
+        "underReplicatedPartitions": under_replicated,
         "offlinePartitions": offline,
     }
 
@@ -64,6 +70,11 @@ def _print_plain(description: dict, list_partitions: bool) -> None:
         if list_partitions and broker["partitions"]:
             line += ": " + ", ".join(f"{p['topic']}-{p['partition']}" for p in broker["partitions"])
         print(line)
+    under_replicated = description["underReplicatedPartitions"]
+    print(f"under-replicated partitions: {len(under_replicated)}")
+    for p in under_replicated:
+        replicas, isr = (", ".join(map(str, p[key])) for key in ("replicas", "isr"))
+        print(f"  {p['topic']}-{p['partition']} (replicas {replicas}, in sync {isr})")
     offline = description["offlinePartitions"]
     print(f"offline partitions: {len(offline)}")
     for p in offline:
@@ -85,7 +96,7 @@ def add_parser(actions: Subcommands) -> None:
     describe = add_command(
         actions,
         "describe",
-        "show the brokers, the controller and the offline partitions",
+        "show the brokers, the controller, the under-replicated and the offline partitions",
         "Ask any broker of the cluster for its Metadata and print the cluster id, the controller,\n"
         "one line per live broker (id, host:port, how many partitions it leads) and the partitions\n"
         "without a leader (offline: the broker holding them is down), with the broker they live on.\n"

@@ -84,6 +84,8 @@ def _description(client, topic: str, bootstrap: str) -> dict:
             {
                 "partition": p,
                 "leader": metadata.leaders[(topic, p)] if p in led else None,
+                "replicas": list(metadata.replicas.get((topic, p), ())),
+                "isr": list(metadata.isr.get((topic, p), ())),
                 "earliestOffset": earliest[(topic, p)][0] if p in led else None,
                 "latestOffset": latest[(topic, p)][0] if p in led else None,
                 "sizeBytes": sizes.get(p),
@@ -114,11 +116,13 @@ def _print_plain(description: dict) -> None:
     print(f"topic: {description['topic']}\npartitions: {len(partitions)}\ncontroller: {description['controller']}")
     print(
         text_table(
-            [["partition", "leader", "earliest", "latest", "size"]]
+            [["partition", "leader", "replicas", "isr", "earliest", "latest", "size"]]
             + [
                 [
                     p["partition"],
                     "none" if p["leader"] is None else p["leader"],
+                    ",".join(map(str, p["replicas"])),
+                    ",".join(map(str, p["isr"])),
                     _or(p["earliestOffset"], "-"),
                     _or(p["latestOffset"], "-"),
                     _or(p["sizeBytes"], "?"),
@@ -203,7 +207,7 @@ def add_parser(commands: Subcommands) -> None:
         type=positive_int,
         default=DEFAULT_FROM_BROKER,
         metavar="N",
-        help="replicas per partition (default: the broker's; this broker keeps 1)",
+        help="replicas per partition, at most the live brokers (default: the broker's default.replication.factor)",
     )
     create.add_argument(
         "--config",

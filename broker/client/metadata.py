@@ -29,6 +29,7 @@ class Metadata(NamedTuple):
     internal: frozenset[str] = frozenset()  # topics the cluster marks internal (__consumer_offsets)
     cluster_id: str | None = None  # None from brokers before Metadata v2
     replicas: dict[TopicPartition, tuple[int, ...]] = {}  # (topic, partition) -> the ids of its replicas
+    isr: dict[TopicPartition, tuple[int, ...]] = {}  # (topic, partition) -> the ids of its in-sync replicas
 
 
 NO_METADATA = Metadata({}, {}, {})
@@ -49,6 +50,7 @@ def from_response(response: Body) -> Metadata:
     brokers = {b["node_id"]: Broker(b["node_id"], b["host"], b["port"]) for b in response["brokers"]}
     leaders: dict[TopicPartition, int] = {}
     replicas: dict[TopicPartition, tuple[int, ...]] = {}
+    isr: dict[TopicPartition, tuple[int, ...]] = {}
     topic_errors: dict[str, int] = {}
     internal: set[str] = set()
     for topic in response["topics"]:
@@ -61,6 +63,7 @@ def from_response(response: Body) -> Metadata:
         for p in topic["partitions"]:
             leaders[(topic["name"], p["partition_index"])] = p["leader_id"]
             replicas[(topic["name"], p["partition_index"])] = tuple(p["replica_nodes"])
+            isr[(topic["name"], p["partition_index"])] = tuple(p["isr_nodes"])
     return Metadata(
         brokers,
         leaders,
@@ -69,6 +72,7 @@ def from_response(response: Body) -> Metadata:
         frozenset(internal),
         response.get("cluster_id"),
         replicas,
+        isr,
     )
 
 
@@ -91,6 +95,7 @@ class ClusterMetadata:
             topic_errors={**{t: c for t, c in kept.topic_errors.items() if t not in asked}, **answer.topic_errors},
             internal=frozenset(t for t in kept.internal if t not in asked) | answer.internal,
             replicas={**{tp: r for tp, r in kept.replicas.items() if tp[0] not in asked}, **answer.replicas},
+            isr={**{tp: r for tp, r in kept.isr.items() if tp[0] not in asked}, **answer.isr},
         )
 
     def forget_after(self, failure: BrokerConnectionError | RetriableError) -> None:

@@ -1,4 +1,4 @@
-"""The controller's work (Kafka's ``KafkaController`` at replication factor 1), done by the broker the
+"""The controller's work (Kafka's ``KafkaController``, ZooKeeper era), done by the broker the
 election made controller: it keeps every partition's state node true to the live brokers and
 carries out topic deletions.
 
@@ -6,13 +6,18 @@ It watches ``/brokers/ids``, ``/brokers/topics`` (and each topic's replica assig
 ``/admin/delete_topics``; any change wakes one thread that compares what ZooKeeper says with what it
 should say and writes the differences, each topic in one transaction that first checks
 ``/controller_epoch`` is still the version this controller set (so a controller that lost its
-office without knowing it yet writes nothing):
+office without knowing it yet writes nothing), and each state node's version (the leaders change
+the ISR of the partitions they lead with conditional updates too: a race makes the controller read
+again):
 
-- a partition without a state node gets one: its replica as leader if that broker is live, else
-  leader -1, leader epoch 0, in-sync replicas ``[replica]``;
-- a partition whose leader's broker is gone gets leader -1 (clients see LEADER_NOT_AVAILABLE) and
-  the next leader epoch; when its broker is back, that broker leads again at the next leader epoch
-  (with one replica, its log holds every record acknowledged);
+- a partition without a state node gets one (``initial_leader_and_isr``): its first live replica
+  as leader, leader epoch 0, its live replicas in sync;
+- a partition whose leader's broker is gone gets a new leader from its live in-sync replicas, at
+  the next leader epoch, or leader -1 (clients see LEADER_NOT_AVAILABLE) until one of its in-sync
+  replicas is back (or, with ``unclean.leader.election.enable`` on the topic or in the dynamic
+  cluster default, any live replica at once); a dead follower leaves the ISR
+  (``next_leader_and_isr``). Brokers learn their
+  new roles by watching the state nodes (``zookeeper_metadata``);
 - a topic marked for deletion is deleted (state nodes, assignment, settings, then the mark) once
   every broker holding its partitions is live, as Kafka's controller waits for them: each broker
   deletes its logs when it sees the topic gone.
@@ -21,6 +26,7 @@ A new controller reads everything again and goes on from there: the state is all
 """
 
 import logging
+from collections.abc import Sequence, Set
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
@@ -28,13 +34,16 @@ from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 from .metadata_cache import NO_LEADER
 from .rerun_thread import RerunThread
 from .zookeeper_data import (
+    BROKER_CONFIGS_PATH,
     BROKER_IDS_PATH,
     CONTROLLER_EPOCH_PATH,
+    DEFAULT_BROKER_CONFIG,
     DELETE_TOPICS_PATH,
     TOPIC_CONFIGS_PATH,
     TOPICS_PATH,
     PartitionStateNode,
     ZooKeeperConnect,
+    parse_config,
     parse_partition_state,
     parse_topic_assignment,
     partition_state_json,
@@ -43,6 +52,41 @@ from .zookeeper_data import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def initial_leader_and_isr(replicas: Sequence[int], live: Set[int]) -> tuple[int, list[int]]:
+    """A new partition's leader (its first live replica, -1 when none is live) and in-sync replicas
+    (its live replicas; all of them when none is live, so that the first to come back may lead)."""
+    in_sync = [r for r in replicas if r in live]
+    return (in_sync[0], in_sync) if in_sync else (NO_LEADER, list(replicas))
+
+
+def next_leader_and_isr(
+    replicas: Sequence[int], leader: int, isr: Sequence[int], live: Set[int], unclean: bool = False
+) -> tuple[int, list[int]] | None:
+    """The leader and in-sync replicas a partition should have now that ``live`` are the live
+    brokers (None when its state node is right as it is), as Kafka's controller elects: a live
+    leader stays and loses its dead in-sync followers; a dead leader is replaced by the first live
+    in-sync replica in replica order, the dead ones leaving the ISR; with no live in-sync replica,
+    the first live replica leads alone if ``unclean`` (``unclean.leader.election.enable``: records
+    only the old ISR had are lost), else the partition has no leader and keeps its ISR, waiting for
+    one of them."""
+    if leader in live:
+        alive = [r for r in isr if r in live]
+        return None if alive == list(isr) else (leader, alive)
+    candidates = [r for r in replicas if r in isr and r in live]
+    if candidates:
+        return candidates[0], [r for r in isr if r in live]
+    out_of_sync = [r for r in replicas if r in live]
+    if unclean and out_of_sync:
+        log.warning(
+            "unclean leader election: broker %d leads without the records only %s had", out_of_sync[0], list(isr)
+        )
+        return out_of_sync[0], [out_of_sync[0]]
+    return None if leader == NO_LEADER else (NO_LEADER, list(isr))
+
+
+UNCLEAN_ELECTION = "unclean.leader.election.enable"
 
 
 class ControllerMoved(Exception):
@@ -99,6 +143,7 @@ class Controller:
         marked = set(client.get_children(self._path(DELETE_TOPICS_PATH), watch=self._thread.wake))
         names = client.get_children(self._path(TOPICS_PATH), watch=self._thread.wake)
         pending = {name: client.get_async(self._path(topic_path(name)), watch=self._thread.wake) for name in names}
+        unclean = self._unclean_election_topics(names)
         for name, result in pending.items():
             try:
                 replicas = parse_topic_assignment(result.get()[0])
@@ -110,43 +155,68 @@ class Controller:
             if name in marked:
                 self._delete_topic(name, replicas, live, epoch_version)
             else:
-                self._elect_leaders(name, replicas, live, epoch, epoch_version)
+                self._elect_leaders(name, replicas, live, epoch, epoch_version, name in unclean)
         for name in marked - set(names):  # the topic is gone already: only the mark is left
             self._commit([("delete", self._path(f"{DELETE_TOPICS_PATH}/{name}"))], epoch_version)
 
-    def _states(self, name: str, partitions: int) -> list[PartitionStateNode | None]:
-        """Each partition's (leader, leader epoch, isr, controller epoch), None where it has no state node."""
-        pending = [self._client.get_async(self._path(partition_state_path(name, p))) for p in range(partitions)]
-        states: list[PartitionStateNode | None] = []
+    def _unclean_election_topics(self, names: list[str]) -> set[str]:
+        """The topics whose ``unclean.leader.election.enable`` is true: set on the topic, else in the
+        dynamic cluster-wide broker default (a broker's static setting is not read here)."""
+        paths = [f"{TOPIC_CONFIGS_PATH}/{name}" for name in names] + [f"{BROKER_CONFIGS_PATH}/{DEFAULT_BROKER_CONFIG}"]
+        pending = [self._client.get_async(self._path(path)) for path in paths]
+        enabled: list[str | None] = []
         for result in pending:
             try:
-                states.append(parse_partition_state(result.get()[0]))
+                enabled.append(parse_config(result.get()[0]).get(UNCLEAN_ELECTION))
+            except (NoNodeError, ValueError):
+                enabled.append(None)
+        default = enabled.pop()
+        return {name for name, value in zip(names, enabled, strict=True) if (value or default or "false") == "true"}
+
+    def _states(self, name: str, partitions: int) -> list[tuple[PartitionStateNode, int] | None]:
+        """Each partition's (leader, leader epoch, isr, controller epoch) and its node's version, None
+        where it has no state node."""
+        pending = [self._client.get_async(self._path(partition_state_path(name, p))) for p in range(partitions)]
+        states: list[tuple[PartitionStateNode, int] | None] = []
+        for result in pending:
+            try:
+                data, stat = result.get()
+                states.append((parse_partition_state(data), stat.version))
             except NoNodeError:
                 states.append(None)
         return states
 
-    def _elect_leaders(self, name: str, replicas: list, live: set, epoch: int, epoch_version: int) -> None:
-        operations = []
+    def _elect_leaders(
+        self, name: str, replicas: list, live: set, epoch: int, epoch_version: int, unclean: bool
+    ) -> None:
+        operations: list[tuple] = []
         states = self._states(name, len(replicas))
         partitions_path = self._path(f"{topic_path(name)}/partitions")
         if any(state is None for state in states) and not self._client.exists(partitions_path):
             operations.append(("create", partitions_path, b""))
-        for partition, (replica_list, state) in enumerate(zip(replicas, states, strict=True)):
-            replica = replica_list[0]
-            leader = replica if replica in live else NO_LEADER
+        for partition, (replica_list, found) in enumerate(zip(replicas, states, strict=True)):
             path = self._path(partition_state_path(name, partition))
-            if state is None:
+            if found is None:
+                leader, isr = initial_leader_and_isr(replica_list, live)
                 operations.append(("create", path.rsplit("/", 1)[0], b""))
-                operations.append(("create", path, partition_state_json(leader, 0, [replica], epoch)))
-            elif state[0] != leader:
-                operations.append(("set_data", path, partition_state_json(leader, state[1] + 1, [replica], epoch)))
+                operations.append(("create", path, partition_state_json(leader, 0, isr, epoch)))
+                continue
+            (old_leader, leader_epoch, old_isr, _), version = found
+            elected = next_leader_and_isr(replica_list, old_leader, old_isr, live, unclean)
+            if elected is None:
+                continue
+            leader, isr = elected
+            new_epoch = leader_epoch + 1 if leader != old_leader else leader_epoch
+            operations.append(("set_data", path, partition_state_json(leader, new_epoch, isr, epoch), version))
+            if leader != old_leader:
                 log.info(
-                    "%s-%d: leader %d at leader epoch %d (was led by %d)",
+                    "%s-%d: leader %d at leader epoch %d, isr %s (was led by %d)",
                     name,
                     partition,
                     leader,
-                    state[1] + 1,
-                    state[0],
+                    new_epoch,
+                    list(isr),
+                    old_leader,
                 )
         if operations:
             self._commit(operations, epoch_version)

@@ -1,13 +1,12 @@
 """Where partitions live: the replication factors a topic may ask for, and the replica lists of new
-partitions, spread round-robin over the brokers from a start index (Kafka's rack-unaware
-assignment; the controller picks a random start so topics do not pile up on the first broker), or
-as a client's manual assignment says, once checked.
-
-Partitions have one replica each, as in Kafka 0.7's design (before replication): a replication factor
-above 1 is refused (replication is a later step), and so is one above the live brokers.
+partitions placed as Kafka's rack-unaware assignment does (each partition's first replica round-robin
+over the brokers from a start index, its followers after it with a shift that grows by one each time
+the partitions have gone once round the brokers, so that followers spread too; the topic store picks
+random starts so that topics do not pile up on the first broker), or as a client's manual assignment
+says, once checked.
 """
 
-MAX_REPLICATION_FACTOR = 1
+MAX_REPLICATION_FACTOR = 32767  # an INT16 on the wire
 
 
 class PlacementError(ValueError):
@@ -21,10 +20,7 @@ def check_replication_factor(factor: int, live_brokers: int | None = None) -> No
     if live_brokers is not None and factor > live_brokers:
         raise PlacementError(f"replication factor {factor} is larger than the {live_brokers} available broker(s)")
     if factor > MAX_REPLICATION_FACTOR:
-        raise PlacementError(
-            f"replication factor {factor} is not supported: each partition has one replica "
-            f"(replication is not built yet), so the factor can only be {MAX_REPLICATION_FACTOR}"
-        )
+        raise PlacementError(f"replication factor {factor} is above Kafka's limit of {MAX_REPLICATION_FACTOR}")
 
 
 def check_assignment(broker_ids: list[int], live_broker_ids: list[int]) -> None:
@@ -48,10 +44,28 @@ def follow_assignment(requested: list[list[int]], count: int, live_broker_ids: l
     return [list(broker_ids) for broker_ids in requested]
 
 
-def assign_replicas(first_partition: int, count: int, broker_ids: list[int], start_index: int = 0) -> list[list[int]]:
-    """The replica lists of partitions ``first_partition .. first_partition + count - 1``: partition p
-    on broker ``broker_ids[(start_index + p) % len(broker_ids)]``."""
+def assign_replicas(
+    first_partition: int,
+    count: int,
+    broker_ids: list[int],
+    start_index: int = 0,
+    replication_factor: int = 1,
+    replica_shift: int | None = None,
+) -> list[list[int]]:
+    """The replica lists of partitions ``first_partition .. first_partition + count - 1``: partition
+    p's first replica on ``broker_ids[(start_index + p) % n]`` (brokers sorted), its followers after
+    it, shifted by ``replica_shift`` (the start index when None) plus one per round of partitions."""
     if not broker_ids:
         raise PlacementError("no broker is available to place partitions on")
+    check_replication_factor(replication_factor, len(broker_ids))
     brokers = sorted(broker_ids)
-    return [[brokers[(start_index + p) % len(brokers)]] for p in range(first_partition, first_partition + count)]
+    n = len(brokers)
+    shift = start_index if replica_shift is None else replica_shift
+    placed = []
+    for p in range(first_partition, first_partition + count):
+        if p > 0 and p % n == 0:
+            shift += 1
+        first = (start_index + p) % n
+        followers = [brokers[(first + 1 + (shift + j) % (n - 1)) % n] for j in range(replication_factor - 1)]
+        placed.append([brokers[first], *followers])
+    return placed

@@ -48,8 +48,10 @@ class TopicStore(Protocol):
         configs: dict[str, str] | None = None,
         validate_only: bool = False,
         replicas: list[list[int]] | None = None,
+        replication_factor: int = 1,
     ) -> None:
-        """Create a topic; ``replicas``: a manual assignment, each partition's replica list."""
+        """Create a topic; ``replicas``: a manual assignment, each partition's replica list, else
+        ``replication_factor`` replicas each."""
         ...
 
     def delete(self, name: str) -> None: ...

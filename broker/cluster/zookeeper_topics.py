@@ -126,14 +126,16 @@ class ZooKeeperTopics:
         configs: dict[str, str] | None = None,
         validate_only: bool = False,
         replicas: list[list[int]] | None = None,
+        replication_factor: int = 1,
     ) -> None:
-        """Create a topic; ``replicas``: a manual assignment, each partition's replica list."""
+        """Create a topic; ``replicas``: a manual assignment, each partition's replica list, else
+        ``replication_factor`` replicas each."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
         with _zookeeper(f"create topic {name!r}"):
             check_new_name(name, self._client.get_children(self._path(TOPICS_PATH)))
             if self._client.exists(self._path(f"{DELETE_TOPICS_PATH}/{name}")):
                 raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} is marked for deletion")
-            replicas = self._place(0, partitions, replicas)
+            replicas = self._place(0, partitions, replicas, replication_factor)
             if validate_only:
                 return
             transaction = self._client.transaction()
@@ -175,7 +177,7 @@ class ZooKeeperTopics:
                     raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist") from None
                 current = parse_topic_assignment(data)
                 check_partition_increase(name, len(current), count)
-                added = self._place(len(current), count - len(current), replicas)
+                added = self._place(len(current), count - len(current), replicas, len(current[0]))
                 if validate_only:
                     return
                 try:
@@ -212,10 +214,12 @@ class ZooKeeperTopics:
     def _path(self, path: str) -> str:
         return self._connect.path(path)
 
-    def _place(self, first_partition: int, count: int, requested: list[list[int]] | None) -> list[list[int]]:
+    def _place(
+        self, first_partition: int, count: int, requested: list[list[int]] | None, replication_factor: int
+    ) -> list[list[int]]:
         """Replica lists of ``count`` new partitions: the ``requested`` ones (checked against the live
-        brokers again: the handler checked them against its cache), else round-robin over the live
-        brokers from a random start."""
+        brokers again: the handler checked them against its cache), else ``replication_factor``
+        replicas each, placed over the live brokers from a random start and shift."""
         live = [int(i) for i in self._client.get_children(self._path(BROKER_IDS_PATH))]
         if requested is not None:
             try:
@@ -223,7 +227,8 @@ class ZooKeeperTopics:
             except PlacementError as exc:
                 raise TopicError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, str(exc)) from None
         try:
-            return assign_replicas(first_partition, count, live, random.randrange(len(live)) if live else 0)
+            start, shift = (random.randrange(len(live)), random.randrange(len(live))) if live else (0, 0)
+            return assign_replicas(first_partition, count, live, start, replication_factor, shift)
         except PlacementError as exc:
             raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)) from None
 

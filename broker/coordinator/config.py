@@ -23,6 +23,7 @@ class GroupConfig:
     max_size: int = 1_000
     max_metadata_bytes: int = 1024 * 1024
     offsets_topic_partitions: int = 50
+    offsets_topic_replication_factor: int = 3  # capped by the live brokers when the topic is made
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000
     offsets_retention_check_interval_ms: int = 600_000
@@ -37,6 +38,7 @@ KEYS = {
     "group.max.size": ("max_size", 1, 1),
     "group.max.metadata.bytes": ("max_metadata_bytes", 1, 1),
     "offsets.topic.num.partitions": ("offsets_topic_partitions", 1, 1),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", 1, 1),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", 14, 1),
     "offsets.retention.minutes": ("offsets_retention_ms", 1, 60_000),
     "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1, 1),

@@ -37,14 +37,20 @@ _ACTIVE = (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE, Grou
 
 # Kafka's GroupMetadataManager: what a failed append to __consumer_offsets is answered with (the
 # client of a storage error or a lost leadership looks for the coordinator again); other codes as
-# they are. (Kafka's table also has the append errors this broker never gives: NOT_ENOUGH_REPLICAS...)
+# they are.
 _STORE_ERRORS = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
     ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
     ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
 }
 _TOO_LARGE = (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE)
-_COMMIT_ERRORS = {**_STORE_ERRORS, **dict.fromkeys(_TOO_LARGE, ErrorCode.INVALID_COMMIT_OFFSET_SIZE)}
+_COMMIT_ERRORS = {
+    **_STORE_ERRORS,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    **dict.fromkeys(_TOO_LARGE, ErrorCode.INVALID_COMMIT_OFFSET_SIZE),
+}
 _GROUP_ERRORS = {
     **_STORE_ERRORS,
     ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,

@@ -192,7 +192,7 @@ def format_value(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-_ONE_REPLICA = "the broker runs alone: every partition has one replica, no followers and no leader elections"
+_NO_THROTTLE = "replication is not throttled"
 _NO_TIERED_STORAGE = "tiered storage is not implemented"
 _DEFAULT_LEVEL = "the broker recompresses with the codec's default level"
 CODEC_NAMES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
@@ -253,7 +253,6 @@ SETTINGS = (
         "min.insync.replicas",
         integer_setting(1, 2**31 - 1),
         "INT",
-        _ONE_REPLICA + " (acks=all waits for that one replica only)",
     ),
     Setting(
         "unclean_leader_election_enable",
@@ -261,7 +260,6 @@ SETTINGS = (
         "unclean.leader.election.enable",
         boolean_setting,
         "BOOLEAN",
-        _ONE_REPLICA,
     ),
     Setting(
         "leader_replication_throttled_replicas",
@@ -269,7 +267,7 @@ SETTINGS = (
         None,
         _throttled_replicas,
         "LIST",
-        _ONE_REPLICA,
+        _NO_THROTTLE,
     ),
     Setting(
         "follower_replication_throttled_replicas",
@@ -277,7 +275,7 @@ SETTINGS = (
         None,
         _throttled_replicas,
         "LIST",
-        _ONE_REPLICA,
+        _NO_THROTTLE,
     ),
     Setting(
         "preallocate",

@@ -328,6 +328,63 @@ class PartitionLog:
             reason = exc.strerror or exc
             raise LogStorageError(f"{self.name}: cannot write the leader epoch checkpoint: {reason}") from exc
 
+    def append_as_follower(self, records: Buffer) -> int:
+        """Append the leader's batches as they are (offsets, bytes and leader epochs kept), the first
+        at this log's end offset: a follower's copy of its leader's log. A partial batch at the end (a
+        fetch cut at its size budget) is left for the next fetch. Returns the new log end offset.
+
+        Raises InvalidBatchError (a CRC or framing error, a batch not at the expected offset),
+        InvalidRecordError (a legacy batch) or LogStorageError; nothing is written then.
+        """
+        now = self.clock()
+        try:
+            entries = list(record_set.iter_entries(records, allow_partial_tail=True))
+        except CorruptRecordError as exc:
+            raise InvalidBatchError(f"{self.name}: {exc}") from None
+        view = memoryview(records)
+        checked: list[tuple[BatchHeader, Buffer]] = []
+        for position, header in entries:
+            if not isinstance(header, batch.BatchHeader):
+                raise InvalidRecordError(f"{self.name}: a leader sent a magic {header.magic} batch")
+            entry = view[position : position + header.size]
+            try:
+                batch.validate(entry)
+            except CorruptRecordError as exc:
+                raise InvalidBatchError(f"{self.name}: {exc}") from None
+            checked.append((header, entry))
+        with self._lock:
+            if self._deleted:
+                raise LogDeletedError(f"{self.name} was deleted")
+            self._check_write_back()
+            expected = self.log_end_offset
+            for header, _ in checked:
+                if header.base_offset != expected:
+                    raise InvalidBatchError(
+                        f"{self.name}: the leader's batch starts at offset {header.base_offset}, "
+                        f"this replica's log ends at {expected}"
+                    )
+                expected = header.base_offset + header.last_offset_delta + 1
+            if not checked:
+                return expected
+            segment = self._maybe_roll(
+                sum(h.size for h, _ in checked),
+                len(checked),
+                max(h.max_timestamp for h, _ in checked),
+                expected - 1,
+                now,
+            )
+            for header, _ in checked:
+                self._assign_epoch(header.partition_leader_epoch, header.base_offset)
+            segment.append([(header, (entry,)) for header, entry in checked])
+            for header, data in checked:
+                self._track_producer(segment, header, data)
+            if self._first_unflushed_ms is None:
+                self._first_unflushed_ms = now
+            self._schedule_time_flush(now)
+        if self.unflushed_messages >= self.config.flush_messages:
+            self.flush()
+        return expected
+
     def _check_write_back(self) -> None:
         """Raise the write-back error of a segment not flushed since (its data may be lost):
         this partition refuses appends until a restart recovers it from its last flushed offset."""

@@ -1,34 +1,86 @@
 """A partition as the server sees it (Kafka's ``Partition``): its state in the cluster (leader,
-leader epoch, replicas, in-sync replicas) and, when this broker leads it, the local log.
+leader epoch, replicas, in-sync replicas) and its local log, on the leader and on each follower.
 
-Writes and reads go through the partition, which stamps appended batches with the leader epoch
+On the leader, writes go through the partition, which stamps appended batches with the leader epoch
 and keeps the high watermark: the offset below which records are committed, that is stored by
-every in-sync replica. Each partition has a single replica (``broker.cluster.placement``), so the
-leader's log end is the high watermark: everything appended is committed.
+every in-sync replica (the smallest log end offset in the ISR; it only ever moves forward).
+Consumers read below it only. The leader learns each follower's log end offset from its fetches
+(``record_follower_fetch``), and says which followers fell out of sync (not caught up to the
+leader's log end within ``replica.lag.time.max.ms``) and which caught up again: the replica manager
+writes the ISR changes. A follower appends the leader's batches as they are
+(``append_as_follower``) and takes the high watermark the leader sends.
+
+The partition is shared by the request threads: its counters change under a lock.
 
 The last stable offset is where read_committed readers stop: the first offset of the earliest
 open transaction, never past the high watermark.
 """
 
+import dataclasses
+import logging
+import threading
+import time
+
 from broker.cluster.metadata_cache import PartitionState
 from broker.log.errors import OffsetOutOfRangeError
 from broker.log.partition_log import AppendResult, PartitionLog
 
+_log = logging.getLogger(__name__)
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+@dataclasses.dataclass
+class _Follower:
+    """What the leader knows of one follower: its log end offset (-1 before its first fetch) and when
+    it was last caught up to the leader's log end."""
+
+    log_end_offset: int
+    last_caught_up_ms: int
+
 
 class Partition:
-    def __init__(self, topic: str, index: int, state: PartitionState, log: PartitionLog):
+    def __init__(
+        self,
+        topic: str,
+        index: int,
+        state: PartitionState,
+        log: PartitionLog,
+        node_id: int,
+        high_watermark: int = 0,
+    ):
+        """``high_watermark``: the one known before this role (a follower's, when it becomes leader)."""
         self.topic = topic
         self.index = index
         self.state = state
         self.log = log
+        self.node_id = node_id
+        self._lock = threading.Lock()
+        self._high_watermark = max(min(high_watermark, log.log_end_offset), log.log_start_offset)
+        now = monotonic_ms()
+        self._followers = {r: _Follower(-1, now) for r in state.replicas if r != node_id}
+        self._advance_high_watermark()
 
     @property
     def leader_epoch(self) -> int:
         return self.state.leader_epoch
 
     @property
+    def is_leader(self) -> bool:
+        return self.state.leader == self.node_id
+
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return self.state.isr
+
+    @property
     def high_watermark(self) -> int:
-        return self.log.log_end_offset
+        """The high watermark as of now: on a leader, records appended and not yet flushed count
+        (a leader alone in its ISR has them all committed at once, before a flush they wait for)."""
+        self._advance_high_watermark()
+        return self._high_watermark
 
     @property
     def last_stable_offset(self) -> int:
@@ -40,18 +92,28 @@ class Partition:
     def log_start_offset(self) -> int:
         return self.log.log_start_offset
 
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def update_state(self, state: PartitionState) -> None:
+        """The cluster changed this partition's ISR (same leader, same leader epoch)."""
+        self.state = state
+        self._advance_high_watermark()
+
+    # -- the leader ----------------------------------------------------------------------
+
     def append_records(self, records) -> AppendResult:
         """Append a produced batch as the leader, stamped with the current leader epoch."""
-        return self.log.append(records, leader_epoch=self.leader_epoch)
+        result = self.log.append(records, leader_epoch=self.leader_epoch)
+        self._advance_high_watermark()
+        return result
 
     def append_txn_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool) -> int:
         """Append a transaction marker as the leader (see ``PartitionLog.append_txn_marker``); its offset."""
-        return self.log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch)
-
-    def read(self, offset: int, max_bytes: int, min_one_batch: bool, max_offset: int | None = None):
-        """Committed batches from the one holding ``offset``, below ``max_offset`` if given (see
-        ``PartitionLog.read``)."""
-        return self.log.read(offset, max_bytes, min_one_batch=min_one_batch, max_offset=max_offset)
+        offset = self.log.append_txn_marker(producer_id, producer_epoch, coordinator_epoch, commit, self.leader_epoch)
+        self._advance_high_watermark()
+        return offset
 
     def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[tuple[int, int]]:
         """``(producer id, first offset)`` of the aborted transactions overlapping ``[fetch_offset, upper_bound)``."""
@@ -68,8 +130,96 @@ class Partition:
         if self.leader_epoch > self.log.leader_epoch_cache.latest_epoch:
             self.log.leader_epoch_cache.assign(self.leader_epoch, self.log.log_end_offset)
 
+    def record_follower_fetch(self, replica: int, fetch_offset: int, now_ms: int) -> bool:
+        """A follower fetched from ``fetch_offset`` (so it has everything below it); whether the high
+        watermark moved. KeyError when ``replica`` is not a follower of this partition. An offset past
+        this log's end is not recorded: that follower's log is not this one's (its fetch answers
+        OFFSET_OUT_OF_RANGE)."""
+        follower = self._followers[replica]
+        if fetch_offset > self.log.log_end_offset:
+            return False
+        with self._lock:
+            follower.log_end_offset = fetch_offset
+            if fetch_offset >= self.log.log_end_offset:
+                follower.last_caught_up_ms = now_ms
+        return self._advance_high_watermark()
+
+    def _advance_high_watermark(self) -> bool:
+        """Move the high watermark up to the smallest log end offset in the ISR; whether it moved."""
+        if not self.is_leader:
+            return False
+        with self._lock:
+            ends = [self.log.log_end_offset]
+            ends += [self._followers[r].log_end_offset for r in self.state.isr if r in self._followers]
+            if min(ends) <= self._high_watermark:
+                return False
+            self._high_watermark = min(ends)
+            return True
+
+    def lagging_in_sync(self, now_ms: int, lag_ms: int) -> list[int]:
+        """The in-sync followers not caught up to the leader's log end within ``lag_ms``."""
+        with self._lock:
+            return [
+                r
+                for r in self.state.isr
+                if r in self._followers and now_ms - self._followers[r].last_caught_up_ms > lag_ms
+            ]
+
+    def caught_up_out_of_sync(self) -> list[int]:
+        """The followers out of the ISR whose log has reached the high watermark: they may rejoin."""
+        with self._lock:
+            return [
+                r
+                for r, follower in self._followers.items()
+                if r not in self.state.isr and follower.log_end_offset >= self._high_watermark
+            ]
+
+    # -- a follower ----------------------------------------------------------------------
+
+    def truncate_to_high_watermark(self) -> None:
+        """On becoming a follower: the records above the high watermark may not be the new leader's
+        (an old leader's unreplicated tail), so they are removed before fetching, as Kafka did before
+        leader epochs chose the truncation point (OffsetForLeaderEpoch is served; the fetcher does not
+        ask it yet). Raises LogStorageError."""
+        if self.log.log_end_offset > self._high_watermark:
+            _log.info(
+                "%s-%d follows broker %d: truncating %d record(s) above its high watermark %d",
+                self.topic,
+                self.index,
+                self.state.leader,
+                self.log.log_end_offset - self._high_watermark,
+                self._high_watermark,
+            )
+            self.log.truncate_to(self._high_watermark)
+
+    def append_as_follower(self, records, leader_high_watermark: int) -> int:
+        """Append the leader's batches as they are and take its high watermark; the new log end offset."""
+        end = self.log.append_as_follower(records)
+        with self._lock:
+            self._high_watermark = max(self._high_watermark, min(leader_high_watermark, end))
+        return end
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        min_one_batch: bool,
+        max_offset: int | None = None,
+        committed_only: bool = True,
+    ):
+        """Batches from the one holding ``offset`` (see ``PartitionLog.read``): below the high watermark
+        for consumers, up to the log end for followers (``committed_only`` False), and below
+        ``max_offset`` if given (the last stable offset of a read_committed fetch)."""
+        limit = self.high_watermark if committed_only else None
+        if max_offset is not None:
+            limit = max_offset if limit is None else min(limit, max_offset)
+        return self.log.read(offset, max_bytes, min_one_batch=min_one_batch, max_offset=limit)
+
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        return self.log.offset_for_timestamp(timestamp)
+        found = self.log.offset_for_timestamp(timestamp)
+        return None if found is None or found[0] >= self.high_watermark else found
 
     def delete_records_before(self, offset: int) -> int:
         """Move the log start up to ``offset``, at most the high watermark (Kafka's DeleteRecords);

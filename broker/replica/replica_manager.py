@@ -1,16 +1,23 @@
-"""The replica manager (Kafka's ``ReplicaManager``): the partitions this broker leads, made from
-each cluster image the metadata source publishes, and the lookup every partition-level request
-starts with, which answers Kafka's error when this broker cannot serve the partition.
+"""The replica manager (Kafka's ``ReplicaManager``): the partitions this broker leads or follows,
+made from each cluster image the metadata source publishes, and the lookup every partition-level
+request starts with, which answers Kafka's error when this broker cannot serve the partition.
 
 It alone makes, opens, deletes and sets aside partition logs (in the log manager it holds), as the
 metadata back ends ask it: ``apply`` an image, ``make_partitions`` and ``delete_partition`` for
 the topic changes of a single broker, ``delete_topic_logs`` for a topic the cluster deleted,
 ``set_aside_strays`` at a cluster broker's start, ``reconfigure`` for changed settings.
 
-A partition this broker leads gets its local log from the log manager (made if missing; if it
-cannot be made, on a full disk, the partition is offline here: KAFKA_STORAGE_ERROR), and the id of
-its topic written in its directory (``topic_id_file``) when the image has one; a partition
-led elsewhere, or by no one, is not held here.
+A partition this broker leads or follows (a replica here, led by another live broker) gets its
+local log from the log manager (made if missing; if it cannot be made, on a full disk, the
+partition is offline here: KAFKA_STORAGE_ERROR), and the id of its topic written in its directory
+(``topic_id_file``) when the image has one. A partition keeps its ``Partition`` while its leader
+and leader epoch stay (an ISR change updates it in place); a new role gets a new one, which keeps
+the high watermark known so far. The leaders' ISR changes (``update_isrs``: followers that fell
+behind ``replica.lag.time.max.ms`` or caught up again) are written through the ``isr_store`` (a
+cluster's state nodes) before they take effect here; the followers' fetchers
+(``broker.server.replication``) find what to fetch in ``followed_by_leader``. A cluster broker's
+high watermarks are checkpointed (``write_high_watermarks``, Kafka's ``replication-offset-checkpoint``)
+so that after a restart its partitions start from them rather than from their log start.
 
 Stray partitions (Kafka 3.7's stray replicas): once, at start, after the first complete image of a
 cluster and before any is applied, every local log the cluster no longer assigns to this broker (its
@@ -22,13 +29,16 @@ Lookups run on I/O threads while an image is applied: what they read is replaced
 changed in place.
 """
 
+import dataclasses
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from broker.cluster.metadata_cache import EMPTY, NO_LEADER, ClusterImage
+from broker.log import checkpoints
 from broker.log.config import LogConfig
 from broker.log.errors import LogError
 from broker.log.manager import LogManager
@@ -36,7 +46,7 @@ from broker.log.partition_log import PartitionLog
 from broker.protocol.errors import ErrorCode
 
 from .deleted_partitions import directories_set_aside, free_files
-from .partition import Partition
+from .partition import Partition, monotonic_ms
 from .topic_id_file import read_topic_id, write_topic_id
 
 log = logging.getLogger(__name__)
@@ -52,9 +62,16 @@ class PartitionError(Exception):
         self.code = code
 
 
+class IsrStore(Protocol):
+    """Where a leader writes the in-sync replicas of its partitions (``cluster.zookeeper_isr``)."""
+
+    def write(self, topic: str, partition: int, leader: int, leader_epoch: int, isr: list[int]) -> bool: ...
+
+
 class _Applied(NamedTuple):
     image: ClusterImage
     led: dict[tuple[str, int], Partition]
+    followed: dict[tuple[str, int], Partition]  # replicas here of partitions another broker leads
     offline: dict[tuple[str, int], str]  # why its log cannot be opened here
 
 
@@ -62,21 +79,30 @@ class ReplicaManager:
     def __init__(self, log_manager: LogManager, node_id: int):
         self._log_manager = log_manager
         self.node_id = node_id
-        self._applied = _Applied(EMPTY, {}, {})
+        self._high_watermark_file = os.path.join(log_manager.log_dir, checkpoints.HIGH_WATERMARK_FILE)
+        # the high watermarks of the last run: where a partition's starts when this broker takes it
+        self._checkpointed = checkpoints.read_or_empty(self._high_watermark_file)
+        self._applied = _Applied(EMPTY, {}, {}, {})
         self._apply_lock = threading.Lock()
         # called after each image (on the applying thread): leadership may have moved
         self.on_apply: Callable[[], None] = lambda: None
+        # replication's, called after each image (on the applying thread): followers and ISRs may have changed
+        self.on_image: Callable[[], None] = lambda: None
+        self.isr_store: IsrStore | None = None  # a cluster's (a single broker's partitions have no followers)
 
     def apply(self, image: ClusterImage) -> None:
-        """Lead the partitions ``image`` gives this broker (their logs made if missing); drop the others."""
+        """Lead the partitions ``image`` gives this broker, follow those it places here under another
+        leader (their logs made if missing); drop the others."""
         with self._apply_lock:
-            before = self._applied.led
+            before = self._applied
             led: dict[tuple[str, int], Partition] = {}
+            followed: dict[tuple[str, int], Partition] = {}
             offline: dict[tuple[str, int], str] = {}
             for topic, states in image.topics.items():
                 for index, state in enumerate(states):
                     key = (topic, index)
-                    if state.leader != self.node_id:
+                    leads = state.leader == self.node_id
+                    if not leads and (self.node_id not in state.replicas or state.leader == NO_LEADER):
                         continue
                     try:
                         partition_log = self._log_manager.get_or_create_log(topic, index)
@@ -84,24 +110,45 @@ class ReplicaManager:
                         offline[key] = str(exc)
                         log.error("%s-%d is offline on this broker: %s", topic, index, exc)
                         continue
-                    unchanged = key in before and before[key].state == state and before[key].log is partition_log
-                    if not unchanged:
+                    previous = before.led.get(key) or before.followed.get(key)
+                    same_role = (
+                        previous is not None
+                        and previous.log is partition_log
+                        and (previous.state.leader, previous.leader_epoch) == (state.leader, state.leader_epoch)
+                    )
+                    if not same_role:
                         try:
                             self._record_topic_id(partition_log, image.topic_ids.get(topic))
                         except OSError as exc:
                             offline[key] = f"cannot write its topic id: {exc.strerror or exc}"
                             log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
                             continue
-                    led[key] = before[key] if unchanged else Partition(topic, index, state, partition_log)
-                    if not unchanged:
-                        try:
-                            led[key].become_leader()
-                        except OSError as exc:
-                            del led[key]
-                            offline[key] = f"cannot write its leader epoch: {exc.strerror or exc}"
-                            log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
-            self._applied = _Applied(image, led, offline)
+                    if same_role:
+                        assert previous is not None
+                        if previous.state != state:
+                            previous.update_state(state)
+                        partition = previous
+                    else:
+                        known = self._checkpointed.get(key, 0) if previous is None else previous.high_watermark
+                        partition = Partition(topic, index, state, partition_log, self.node_id, known)
+                        if leads:
+                            try:
+                                partition.become_leader()
+                            except OSError as exc:
+                                offline[key] = f"cannot write its leader epoch: {exc.strerror or exc}"
+                                log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
+                                continue
+                        else:
+                            try:
+                                partition.truncate_to_high_watermark()
+                            except (OSError, LogError) as exc:
+                                offline[key] = f"cannot truncate its log: {exc}"
+                                log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
+                                continue
+                    (led if leads else followed)[key] = partition
+            self._applied = _Applied(image, led, followed, offline)
         self.on_apply()
+        self.on_image()
 
     @staticmethod
     def _record_topic_id(partition_log: PartitionLog, topic_id: int | None) -> None:
@@ -170,6 +217,61 @@ class ReplicaManager:
         """The partitions of ``topic`` this broker leads, by index."""
         return {index: partition for (name, index), partition in self._applied.led.items() if name == topic}
 
+    def followed_by_leader(self) -> dict[int, list[Partition]]:
+        """The partitions this broker follows, by the id of their leader."""
+        found: dict[int, list[Partition]] = {}
+        for partition in self._applied.followed.values():
+            found.setdefault(partition.state.leader, []).append(partition)
+        return found
+
+    def follower_partition(self, topic: str, index: int, leader_epoch: int) -> Partition | None:
+        """The partition if this broker still follows it at ``leader_epoch``; else None."""
+        partition = self._applied.followed.get((topic, index))
+        return partition if partition is not None and partition.leader_epoch == leader_epoch else None
+
+    def record_follower_fetch(self, partition: Partition, replica: int, fetch_offset: int) -> bool:
+        """A follower's fetch from ``fetch_offset``: whether the high watermark moved. PartitionError
+        when ``replica`` is no replica of the partition."""
+        try:
+            return partition.record_follower_fetch(replica, fetch_offset, monotonic_ms())
+        except KeyError:
+            raise PartitionError(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                f"broker {replica} is not a replica of {partition.topic}-{partition.index} "
+                f"(replicas {list(partition.state.replicas)})",
+            ) from None
+
+    def update_isrs(self, lag_ms: int) -> list[Partition]:
+        """Shrink the ISR of each partition led here by the followers not caught up within ``lag_ms``,
+        expand it by those caught up again (each written to the ISR store first: blocking); the
+        partitions whose ISR changed."""
+        changed: list[Partition] = []
+        store = self.isr_store
+        if store is None:
+            return changed
+        now = monotonic_ms()
+        for partition in list(self._applied.led.values()):
+            lagging = set(partition.lagging_in_sync(now, lag_ms))
+            joining = partition.caught_up_out_of_sync()
+            if not lagging and not joining:
+                continue
+            state = partition.state
+            isr = [r for r in state.isr if r not in lagging] + joining
+            if not store.write(partition.topic, partition.index, state.leader, state.leader_epoch, isr):
+                continue
+            log.info(
+                "%s-%d: ISR %s -> %s%s%s",
+                partition.topic,
+                partition.index,
+                list(state.isr),
+                isr,
+                f" ({sorted(lagging)} fell behind)" if lagging else "",
+                f" ({joining} caught up)" if joining else "",
+            )
+            partition.update_state(dataclasses.replace(state, isr=tuple(isr)))
+            changed.append(partition)
+        return changed
+
     def leader_partition(self, topic: str, index: int, current_leader_epoch: int = NO_EPOCH) -> Partition:
         """The partition, if this broker leads it at the epoch the client knows; else PartitionError."""
         applied = self._applied
@@ -211,8 +313,23 @@ class ReplicaManager:
     def write_checkpoints(self) -> None:
         self._log_manager.write_checkpoints()
 
+    def write_high_watermarks(self) -> None:
+        """Write the high watermark of each partition held here to ``replication-offset-checkpoint``
+        (Kafka's file and format), where the next start takes them up."""
+        applied = self._applied
+        checkpoints.write(
+            self._high_watermark_file,
+            {key: p.high_watermark for held in (applied.led, applied.followed) for key, p in held.items()},
+        )
+
     def shutdown(self) -> None:
-        """Flush and close every log, writing the checkpoints and the clean-shutdown marker."""
+        """Flush and close every log, writing the checkpoints (the high watermarks in a cluster) and
+        the clean-shutdown marker."""
+        if self.isr_store is not None:
+            try:
+                self.write_high_watermarks()
+            except OSError as exc:
+                log.error("cannot write %s: %s", self._high_watermark_file, exc)
         self._log_manager.shutdown()
 
 

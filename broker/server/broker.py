@@ -28,7 +28,9 @@ from broker.cluster.metadata_cache import BrokerEndpoint, Endpoint, MetadataCach
 from broker.cluster.metadata_source import MetadataSource
 from broker.cluster.registry import Registry, ZooKeeperRegistry, registry_for
 from broker.cluster.zookeeper_acls import ZooKeeperAcls
+from broker.cluster.zookeeper_isr import ZooKeeperIsr
 from broker.cluster.zookeeper_metadata import ZooKeeperMetadata
+from broker.cluster.zookeeper_producer_ids import ZooKeeperProducerIdBlocks
 from broker.cluster.zookeeper_topics import ZooKeeperTopics
 from broker.common.files import remove_stale_temporaries
 from broker.log.errors import LogError
@@ -46,6 +48,7 @@ from .group_runtime import GroupRuntime
 from .io_pool import IoPool
 from .listeners import Listener
 from .producer_ids import ProducerIdAllocator
+from .replication import Replication
 from .request_memory import RequestMemory
 from .session import Session
 from .tls_channel import start_tls
@@ -66,6 +69,7 @@ class Broker:
         self._registry: Registry | None = None
         self.metadata_source: MetadataSource | None = None  # what publishes the cluster, once started
         self._connections: dict[asyncio.Task, Connection] = {}
+        self._replication: Replication | None = None  # the fetchers and the ISR check, once started
 
     async def start(self) -> list[tuple[Listener, int]]:
         """Open the logs and bind the listeners; return each listener with its bound port."""
@@ -104,7 +108,12 @@ class Broker:
             if stale:
                 log.info("removed temporary files left by an interrupted write: %s", ", ".join(stale))
             topics.attach(replicas)
-            producer_ids = ProducerIdAllocator(config.log_dir)
+            producer_ids = ProducerIdAllocator(
+                config.log_dir,
+                ZooKeeperProducerIdBlocks(registry.client, registry.connect, config.broker_id).reserve
+                if isinstance(registry, ZooKeeperRegistry)
+                else None,
+            )
             acls = _acl_store(registry, config)  # before the listeners: no request is served without the ACLs
             for listener in config.listeners:
                 self._servers.append(await _bind(listener, functools.partial(self._on_connection, listener)))
@@ -146,6 +155,8 @@ class Broker:
         ctx.groups.start()
         ctx.transactions = TransactionRuntime(ctx)
         ctx.transactions.start()
+        self._replication = Replication(ctx)
+        self._replication.start()
         for server in self._servers:  # only now: a client connecting earlier is refused and tries again
             await server.start_serving()
         return bound
@@ -195,6 +206,8 @@ class Broker:
             await server.wait_closed()
         await ctx.groups.stop()
         await ctx.transactions.stop()
+        if self._replication is not None:
+            await self._replication.stop()
         ctx.io.shutdown()
         source.stop()
         ctx.acls.stop()
@@ -235,6 +248,7 @@ def _metadata_source(
         source = ZooKeeperMetadata(registry.client, registry.connect, cluster_id, metadata, replicas, topics)
         topics.metadata = source
         registry.new_session_listeners.append(source.changed)
+        replicas.isr_store = ZooKeeperIsr(registry.client, registry.connect)
         return source
     return LocalMetadata(topics, cluster_id, endpoint, metadata, replicas)
 

@@ -36,6 +36,8 @@ class BrokerConfig:
     listeners: tuple[Listener, ...] = DEFAULT_LISTENERS
     advertised: Mapping[str, Listener] = dataclasses.field(default_factory=dict)  # by listener name
     num_partitions: int = 1
+    default_replication_factor: int = 1
+    replica_lag_time_max_ms: int = 30_000
     auto_create_topics: bool = True
     delete_topic_enable: bool = True
     socket_request_max_bytes: int = 100 * 1024 * 1024
@@ -127,8 +129,9 @@ _BROKER_KEYS = {
     "log.flush.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
-    "default.replication.factor": (None, _replication_factor),
+    "default.replication.factor": ("default_replication_factor", _replication_factor),
     "transaction.state.log.replication.factor": (None, _replication_factor),  # checked; the topic has 1 today
+    "replica.lag.time.max.ms": ("replica_lag_time_max_ms", integer_setting(1)),
     "log.cleaner.enable": ("cleaner_enable", boolean_setting),
     "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),
     "log.cleaner.dedupe.buffer.size": ("cleaner_dedupe_buffer_size", integer_setting(1024 * 1024)),

@@ -7,10 +7,13 @@ and after every append, the single loop timer is armed for the coordinator's nex
 (session expiry, rebalance timeouts, the initial delay, offset expiry).
 
 Records go to ``__consumer_offsets`` through the I/O pool as the partition's writer, one batch per
-commit, and the coordinator hears of them only after ``PartitionLog.append`` returned, that is
-under the log's flush policy (with ``log.flush.interval.messages=1``, on disk). The topic is
-created on first use (a FindCoordinator or the first write) with ``offsets.topic.num.partitions``
-partitions; an existing one keeps its count. It is compacted (``cleanup.policy=compact``), as in
+commit, and the coordinator hears of them only once every in-sync replica has them (the high
+watermark passed them, within ``offsets.commit.timeout.ms``, 5 s, else the commit fails
+COORDINATOR_NOT_AVAILABLE), each under its log's flush policy (with
+``log.flush.interval.messages=1``, on disk). The topic is created on first use (a FindCoordinator
+or the first write) with ``offsets.topic.num.partitions`` partitions and
+``offsets.topic.replication.factor`` replicas (3, capped by the live brokers with a warning); an
+existing one keeps its count. It is compacted (``cleanup.policy=compact``), as in
 Kafka: the log cleaner keeps each key's latest record, so a group's offsets take the space of its
 last commit per partition, and tombstones go after ``delete.retention.ms``.
 The coordinator serves the groups of the partitions this broker leads (all of them on a single
@@ -34,9 +37,11 @@ from broker.coordinator.offset_manager import OFFSETS_TOPIC, StoreError, replay
 from broker.log.errors import LogError, LogStorageError, RecordTooLargeError
 from broker.protocol.errors import ErrorCode
 from broker.records import batch, record_set
+from broker.replica.partition import Partition
 from broker.replica.replica_manager import PartitionError
 
 from .coordinator_loop import CoordinatorLoop
+from .replication import replicated
 from .topics import TopicError
 
 if TYPE_CHECKING:  # the context holds this runtime
@@ -45,6 +50,7 @@ if TYPE_CHECKING:  # the context holds this runtime
 log = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 1024 * 1024
+OFFSETS_COMMIT_TIMEOUT_MS = 5000  # Kafka's offsets.commit.timeout.ms
 
 
 def store_error(exc: Exception) -> StoreError:
@@ -93,12 +99,28 @@ class GroupRuntime(CoordinatorLoop):
             if self.ctx.topics.partitions(OFFSETS_TOPIC) is not None:
                 return
             config = self.coordinator.config
+            live = len(self.ctx.metadata.alive_brokers())
+            factor = min(config.offsets_topic_replication_factor, max(live, 1))
+            if factor < config.offsets_topic_replication_factor:
+                # a broker alone (no ZooKeeper) has one replica of everything: no news
+                log.log(
+                    logging.WARNING if self.ctx.config.zookeeper_connect else logging.INFO,
+                    "creating %s with replication factor %d: offsets.topic.replication.factor is %d "
+                    "but only %d broker(s) are live",
+                    OFFSETS_TOPIC,
+                    factor,
+                    config.offsets_topic_replication_factor,
+                    live,
+                )
             try:
                 await self.ctx.io.run(
                     self.ctx.topics.create,
                     OFFSETS_TOPIC,
                     config.offsets_topic_partitions,
                     offsets_topic_configs(config.offsets_topic_segment_bytes),
+                    False,
+                    None,
+                    factor,
                 )
             except TopicError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
@@ -116,18 +138,25 @@ class GroupRuntime(CoordinatorLoop):
         error: StoreError | None = None
         try:
             await self.ensure_topic()
-            await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
+            leader, up_to = await self.ctx.io.write([(OFFSETS_TOPIC, partition)], self._append_now, partition, records)
+            code, message = await replicated(self.ctx, leader, up_to, OFFSETS_COMMIT_TIMEOUT_MS)
+            if code != ErrorCode.NONE:
+                error = StoreError(code, message or code.name)
         except Exception as exc:  # a full disk, a storage error: the coordinator answers and keeps its cache
             error = store_error(exc)
         done(error)
         self.arm()
 
-    def _append_now(self, partition: int, records: list) -> None:
+    def _append_now(self, partition: int, records: list) -> tuple[Partition, int]:
         """One batch of ``(key, value)`` records appended to the partition this broker leads (on an I/O
-        thread); the replica manager's PartitionError if it does not."""
+        thread): the partition and the offset the batch ends before; the replica manager's
+        PartitionError if it does not lead it."""
         leader = self.ctx.replicas.leader_partition(OFFSETS_TOPIC, partition)
         now = wall_clock_ms()
-        leader.append_records(batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)]))
+        result = leader.append_records(
+            batch.build([batch.Record(i, now, key, value) for i, (key, value) in enumerate(records)])
+        )
+        return leader, result.last_offset + 1
 
     # -- following the leadership of __consumer_offsets ---------------------------------------
 
@@ -179,7 +208,7 @@ class GroupRuntime(CoordinatorLoop):
             log.info("no longer the coordinator of the groups of %s-%d", OFFSETS_TOPIC, index)
         for index in sorted(led.keys() - offsets.owned):
             self.coordinator.begin_loading(index)
-            if led[index].high_watermark == 0:  # nothing to replay: its groups are ready at once
+            if led[index].log_end_offset == 0:  # nothing to replay: its groups are ready at once
                 self.call(self.coordinator.install, index, ({}, {}))
             else:
                 task = asyncio.ensure_future(self._load(index))

@@ -165,9 +165,11 @@ class TopicRegistry:
         configs: dict[str, str] | None = None,
         validate_only: bool = False,
         replicas: list[list[int]] | None = None,
+        replication_factor: int = 1,
     ) -> None:
         """Create a topic, or raise TopicError with the Kafka error code to answer. A manual
-        assignment (``replicas``, checked by the handler) can only name this broker: nothing to follow."""
+        assignment (``replicas``) and ``replication_factor``, checked by the handler against the one
+        live broker, can only name this broker: nothing to follow."""
         configs = checked_new_topic(name, partitions, configs, self.defaults)
         with self._lock:
             check_new_name(name, self._topics)

@@ -65,7 +65,9 @@ def test_configs_alter_and_describe_a_topic(broker, request):
     )
     notes = {c["name"]: c["documentation"] for c in every["configs"]}
     assert len(notes) > 30 and notes["retention.ms"] is None and notes["delete.retention.ms"] is None  # compaction
-    assert notes["min.insync.replicas"].startswith("Accepted and stored, no effect on this broker: the broker runs")
+    assert notes["leader.replication.throttled.replicas"] == (
+        "Accepted and stored, no effect on this broker: replication is not throttled."
+    )
     table = run_ok(broker, "configs", "describe", "--topic", topic, "--all", "--documentation")
     assert "preallocate" in table and "segment files grow as they are written" in table
 

@@ -43,7 +43,16 @@ def test_create_list_describe_delete_round_trip(broker, request):
     [description] = described(broker, topic)
     assert (description["topic"], description["controller"]) == (topic, 0)
     assert description["partitions"] == [
-        {"partition": p, "leader": 0, "earliestOffset": 0, "latestOffset": 0, "sizeBytes": 0} for p in range(3)
+        {
+            "partition": p,
+            "leader": 0,
+            "replicas": [0],
+            "isr": [0],
+            "earliestOffset": 0,
+            "latestOffset": 0,
+            "sizeBytes": 0,
+        }
+        for p in range(3)
     ]
     configs = description["configs"]
     assert configs["retention.ms"] == {
@@ -94,8 +103,8 @@ def test_describe_shows_offsets_and_sizes_once_records_arrive(broker, request):
     assert plain.returncode == 0
     lines = plain.stdout.splitlines()
     assert lines[:3] == [f"topic: {topic}", "partitions: 2", "controller: 0"]
-    assert lines[3].split() == ["partition", "leader", "earliest", "latest", "size"]
-    assert lines[5].split() == ["1", "0", "0", "7", str(second["sizeBytes"])]
+    assert lines[3].split() == ["partition", "leader", "replicas", "isr", "earliest", "latest", "size"]
+    assert lines[5].split() == ["1", "0", "0", "0", "0", "7", str(second["sizeBytes"])]
     assert lines[6].split() == ["config", "value", "source"]
     assert ["retention.ms", "604800000", "DEFAULT_CONFIG"] in [line.split() for line in lines]
 

@@ -40,13 +40,19 @@ def kazoo(zookeeper_server):
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Three real broker processes (ids 1-3) on a real ZooKeeper server, shared by a module's tests;
-    a short ZooKeeper session, so that a killed broker's partitions lose their leader within seconds."""
+    a short ZooKeeper session, so that a killed broker's partitions lose their leader within seconds.
+    Every topic has one replica here, ``__consumer_offsets`` too (a dead broker's groups have no
+    coordinator); replication is tested in ``test_replication``."""
     if java_executable() is None:
         pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
     with EmbeddedCluster(
         tmp_path_factory.mktemp("cluster"),
         brokers=3,
-        settings={"zookeeper.session.timeout.ms": "2000", "offsets.topic.num.partitions": "6"},
+        settings={
+            "zookeeper.session.timeout.ms": "2000",
+            "offsets.topic.num.partitions": "6",
+            "offsets.topic.replication.factor": "1",
+        },
     ) as running:
         yield running
 

@@ -61,7 +61,7 @@ def test_any_broker_describes_the_cluster_its_controller_and_what_each_broker_le
         f"broker 1: 127.0.0.1:{cluster.brokers[1].port}, leads {len(leads)} partition(s)"
         + (": " + ", ".join(f"described-{p}" for p in leads) if leads else "")
     )
-    assert lines[5:] == ["offline partitions: 0"]
+    assert lines[5:] == ["under-replicated partitions: 0", "offline partitions: 0"]
 
 
 def test_the_partitions_of_a_killed_broker_are_listed_offline_until_it_returns(cluster, placed, tmp_path):
@@ -148,6 +148,8 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
                 assert shown[p] == {
                     "partition": p,
                     "leader": None,
+                    "replicas": [placed[p]],
+                    "isr": [placed[p]],
                     "earliestOffset": None,
                     "latestOffset": None,
                     "sizeBytes": None,
@@ -168,8 +170,8 @@ def test_topics_describe_and_consume_go_on_without_a_dead_broker(cluster, placed
             )
             assert [p["partition"] for p in json.loads(done.stdout)["partitions"]] == gone, done.stderr
             plain = kafkalog("topics", "describe", topic, "--bootstrap-server", through).stdout.splitlines()
-            assert [line.split()[:4] for line in plain if line.startswith(tuple(map(str, gone)))] == [
-                [str(p), "none", "-", "-"] for p in gone
+            assert [line.split()[:6] for line in plain if line.startswith(tuple(map(str, gone)))] == [
+                [str(p), "none", str(victim), str(victim), "-", "-"] for p in gone
             ]
 
             done = kafkalog("consume", topic, "--bootstrap-server", through)

@@ -125,3 +125,38 @@ def test_new_settings_reach_the_logs_of_the_topics_named_only(replicas):
         "a-1": 1000,
         "b-0": LogConfig().retention_ms,
     }
+
+
+def replicated(leader: int, epoch: int = 0) -> PartitionState:
+    return PartitionState(leader, epoch, (HERE, OTHER), (HERE, OTHER))
+
+
+def test_the_high_watermark_waits_for_the_followers_and_is_checkpointed_for_the_next_start(tmp_path):
+    with LogManager(str(tmp_path), broker_id=HERE) as log_manager:
+        replicas = ReplicaManager(log_manager, HERE)
+        replicas.apply(image({"t": [replicated(HERE)]}))
+        leader = replicas.leader_partition("t", 0)
+        leader.append_records(make_batch(3))
+        assert (leader.log_end_offset, leader.high_watermark) == (3, 0)  # the follower has not fetched yet
+        assert leader.read(0, 10_000, True) is None  # nothing committed for consumers
+        assert replicas.record_follower_fetch(leader, OTHER, 4) is False  # past the log end: not its log
+        assert leader.high_watermark == 0
+        assert replicas.record_follower_fetch(leader, OTHER, 3) is True
+        assert leader.high_watermark == 3 and leader.read(0, 10_000, True) is not None
+        with pytest.raises(PartitionError, match="broker 7 is not a replica of t-0"):
+            replicas.record_follower_fetch(leader, 7, 3)
+        leader.append_records(make_batch(2))
+        replicas.write_high_watermarks()
+        restarted = ReplicaManager(log_manager, HERE)
+        restarted.apply(image({"t": [replicated(HERE, epoch=1)]}))
+        assert restarted.leader_partition("t", 0).high_watermark == 3  # not 0, not the log end 5
+
+
+def test_a_follower_takes_the_leaders_high_watermark_up_to_its_own_log_end(replicas):
+    replicas.apply(image({"t": [replicated(OTHER)]}))
+    [follower] = replicas.followed_by_leader()[OTHER]
+    assert replicas.follower_partition("t", 0, 0) is follower and replicas.follower_partition("t", 0, 1) is None
+    assert follower.append_as_follower(make_batch(4), leader_high_watermark=10) == 4
+    assert follower.high_watermark == 4  # never past what it has
+    with pytest.raises(PartitionError):
+        replicas.leader_partition("t", 0)  # a follower serves no clients

@@ -50,8 +50,8 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
         (["--set", "log.cleaner.threads=0"], "log.cleaner.threads: 0 is out of range, it must be between 1 and 64"),
         (["--set", "log.cleaner.enable=maybe"], "log.cleaner.enable: 'maybe' is not true or false"),
         (
-            ["--set", "default.replication.factor=3"],
-            "default.replication.factor: replication factor 3 is not supported",
+            ["--set", "default.replication.factor=40000"],
+            "default.replication.factor: replication factor 40000 is above Kafka's limit of 32767",
         ),
         (
             ["--set", "transaction.state.log.replication.factor=3"],

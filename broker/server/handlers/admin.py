@@ -1,9 +1,9 @@
 """CreateTopics and DeleteTopics, with Kafka's checks and error codes.
 
 Replication factors and manual replica assignments are checked against the live brokers of the
-metadata cache and the placement rules (one replica per partition: a factor other than 1, or -1,
-"the default", from v4, is INVALID_REPLICATION_FACTOR; an assignment naming anything but one live
-broker is INVALID_REPLICA_ASSIGNMENT); a valid assignment is handed to the topic store, which
+metadata cache and the placement rules (a factor above the live brokers is INVALID_REPLICATION_FACTOR;
+-1, "the default", from v4, is ``default.replication.factor``; an assignment naming a broker twice or
+one not live is INVALID_REPLICA_ASSIGNMENT); a valid assignment is handed to the topic store, which
 places the partitions as it says. Each topic succeeds or fails on its own, and a name given twice
 in one request is refused for both (INVALID_REQUEST, as Kafka's controller does); a storage failure
 (a full disk) is KAFKA_STORAGE_ERROR for that topic and changes nothing (see ``topics``). Creating and
@@ -26,14 +26,22 @@ from .topic_results import per_topic
 DEFAULT = -1
 
 
+def _replication_factor(ctx, topic: dict) -> int:
+    """The replication factor asked for (the broker's default for -1), checked (TopicError if bad)."""
+    factor = (
+        ctx.config.default_replication_factor if topic["replication_factor"] == DEFAULT else topic["replication_factor"]
+    )
+    if not topic["assignments"]:
+        try:
+            check_replication_factor(factor, len(ctx.metadata.alive_brokers()))
+        except PlacementError as exc:
+            raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)) from None
+    return factor
+
+
 def _partition_count(ctx, topic: dict) -> int:
     """The partition count asked for, from the count or the manual assignment (TopicError if bad)."""
     assignments = topic["assignments"]
-    if topic["replication_factor"] != DEFAULT:
-        try:
-            check_replication_factor(topic["replication_factor"], len(ctx.metadata.alive_brokers()))
-        except PlacementError as exc:
-            raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR, str(exc)) from None
     if not assignments:
         return ctx.config.num_partitions if topic["num_partitions"] == DEFAULT else topic["num_partitions"]
     if topic["num_partitions"] != DEFAULT or topic["replication_factor"] != DEFAULT:
@@ -89,6 +97,7 @@ async def handle_create(ctx, header, request) -> dict:
             configs,
             request["validate_only"],
             requested_replicas(sorted(topic["assignments"], key=lambda a: a["partition_index"])),
+            _replication_factor(ctx, topic),
         )
 
     return {"throttle_time_ms": 0, "topics": await per_topic(request["topics"], create)}

@@ -101,7 +101,15 @@ async def handle(ctx, header, request) -> dict:
                 topics.append(_refused(name))
                 continue
             try:
-                await ctx.io.run(ctx.topics.create, name, ctx.config.num_partitions)
+                await ctx.io.run(
+                    ctx.topics.create,
+                    name,
+                    ctx.config.num_partitions,
+                    None,
+                    False,
+                    None,
+                    ctx.config.default_replication_factor,
+                )
             except TopicError as exc:
                 if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
                     topics.append({"error_code": exc.code, "name": name, "partitions": []})

@@ -18,6 +18,11 @@ acks=0 gets no response; if such a produce fails, the connection is closed so th
 Each partition's checks and append run on the I/O pool as that partition's writer; the partitions
 of one request are appended concurrently (the response waits for all of them), and fetches waiting
 for them are woken on the event loop.
+acks=1 answers after the leader's append; acks=-1 (all) checks first that the ISR has at least
+``min.insync.replicas`` members (NOT_ENOUGH_REPLICAS, nothing appended), then waits on the event
+loop until the high watermark passes the records (every in-sync replica has them), for at most the
+request's ``timeout_ms`` (REQUEST_TIMED_OUT: the records stay in the log, as in Kafka), answering
+NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum meanwhile.
 """
 
 import asyncio
@@ -29,10 +34,12 @@ from broker.records import recompress, record_set
 from broker.records.batch import BatchHeader
 from broker.records.compression import Codec
 from broker.records.errors import CorruptRecordError
+from broker.replica.partition import Partition
 from broker.replica.replica_manager import PartitionError
 from broker.security.acls import Operation, ResourceType
 
 from ..context import CloseConnection, error_text
+from ..replication import replicated
 from .partition_lists import distinct
 
 FIRST_SUPPORTED_VERSION = 3
@@ -88,8 +95,12 @@ def _recompressed(records, codec: Codec):
         raise _Refused(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
 
 
-def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dict, bool]:
-    """The partition's response and whether records were appended (on an I/O thread)."""
+def _append(
+    ctx, topic: str, partition: int, records, version: int, acks: int
+) -> tuple[dict, tuple[Partition, int] | None, bool]:
+    """The partition's response, the partition written with the offset its records end before (None
+    when nothing was written) and whether records were appended (False for a retried batch already
+    in the log) (on an I/O thread)."""
     response = {
         "index": partition,
         "error_code": ErrorCode.NONE,
@@ -104,19 +115,27 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
             error_code=ErrorCode.UNSUPPORTED_VERSION,
             error_message=f"produce v{version} is not supported; use v3 or later",
         )
-        return response, False
+        return response, None, False
     try:
         leader = ctx.replicas.leader_partition(topic, partition)
     except PartitionError as exc:
         response.update(error_code=exc.code, error_message=error_text(exc))
-        return response, False
+        return response, None, False
     if topic == OFFSETS_TOPIC:  # the group coordinator's alone, as in Kafka
         response.update(
             error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
             error_message=f"cannot append to the internal topic {OFFSETS_TOPIC}",
         )
-        return response, False
+        return response, None, False
     log = leader.log
+    if acks == -1 and len(leader.isr) < log.config.min_insync_replicas:
+        response.update(
+            error_code=ErrorCode.NOT_ENOUGH_REPLICAS,
+            error_message=f"{topic}-{partition} has {len(leader.isr)} in-sync replica(s) {list(leader.isr)}, "
+            f"min.insync.replicas is {log.config.min_insync_replicas}",
+            log_start_offset=log.log_start_offset,
+        )
+        return response, None, False
     try:
         records = _checked_records(records, version, log.config.max_message_bytes)
         if log.config.broker_codec is not None and len(records) <= log.config.max_message_bytes:
@@ -124,7 +143,7 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
         result = leader.append_records(records)
     except _Refused as exc:
         response.update(error_code=exc.code, error_message=error_text(exc), log_start_offset=log.log_start_offset)
-        return response, False
+        return response, None, False
     except log_errors.LogError as exc:
         response.update(
             error_code=_LOG_ERRORS.get(type(exc), ErrorCode.UNKNOWN_SERVER_ERROR),
@@ -136,23 +155,23 @@ def _append(ctx, topic: str, partition: int, records, version: int) -> tuple[dic
                 {"batch_index": index, "batch_index_error_message": exc.record_reason or error_text(exc)}
                 for index in exc.record_indexes
             ]
-        return response, False
+        return response, None, False
     except OSError as exc:  # per partition: the other partitions' appends stand (a full disk, EMFILE)
         response.update(
             error_code=ErrorCode.KAFKA_STORAGE_ERROR,
             error_message=error_text(exc),
             log_start_offset=log.log_start_offset,
         )
-        return response, False
+        return response, None, False
     response.update(
         base_offset=result.first_offset,
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
     )
-    return response, not result.duplicate
+    return response, (leader, result.last_offset + 1), not result.duplicate
 
 
-async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) -> dict:
+async def _produce(ctx, topic: str, partition: dict, acks: int, version: int, timeout_ms: int) -> dict:
     if acks not in (-1, 0, 1):
         return {
             "index": partition["index"],
@@ -168,11 +187,16 @@ async def _produce(ctx, topic: str, partition: dict, acks: int, version: int) ->
             "error_message": f"not authorized to write to topic {topic!r}",
         }
     key = (topic, partition["index"])
-    response, appended = await ctx.io.write(
-        [key], _append, ctx, topic, partition["index"], partition["records"], version
+    response, written, appended = await ctx.io.write(
+        [key], _append, ctx, topic, partition["index"], partition["records"], version, acks
     )
     if appended:
         ctx.waiters.notify(key)
+    if acks == -1 and written is not None:
+        partition_written, up_to = written
+        code, message = await replicated(ctx, partition_written, up_to, timeout_ms)
+        if code != ErrorCode.NONE:
+            response.update(error_code=code, error_message=message)
     return response
 
 
@@ -181,7 +205,7 @@ async def handle(ctx, header, request) -> dict | None:
     topics = distinct(request["topics"], "name", "index")
     results = await asyncio.gather(
         *(
-            _produce(ctx, name, partition, acks, header.api_version)
+            _produce(ctx, name, partition, acks, header.api_version, request["timeout_ms"])
             for name, partitions in topics
             for partition in partitions
         ),
