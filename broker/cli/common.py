@@ -72,6 +72,22 @@ def add_command(
     return parser
 
 
+def add_verb(
+    verbs: Subcommands,
+    prog: str,
+    name: str,
+    summary: str,
+    description: str,
+    examples: list[str],
+    action: Callable[[KafkaClient, argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A verb of the command ``prog`` (``kafkalog groups``...) with the common options, run as
+    ``action(client, args)``."""
+    parser = add_command(verbs, name, summary, description, examples)
+    parser.set_defaults(func=lambda args: run(f"{prog} {name}", args, action))
+    return parser
+
+
 def add_format_argument(parser: argparse.ArgumentParser, json_help: str) -> None:
     """``--format plain|json``: plain text (the default) or, as ``json_help`` says, JSON."""
     parser.add_argument(

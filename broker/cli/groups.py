@@ -21,12 +21,11 @@ from .common import (
     FAILED,
     OK,
     CommandError,
-    add_command,
     add_format_argument,
     add_name_argument,
+    add_verb,
     check_partition,
     partitions_of,
-    run,
 )
 from .topics import text_table
 
@@ -378,13 +377,6 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (for example -100)") from None
 
 
-def _verb(verbs, name: str, summary: str, description: str, examples: list[str], action):
-    """A ``groups`` verb with the common options, run as ``action(client, args)``."""
-    parser = add_command(verbs, name, summary, description, examples)
-    parser.set_defaults(func=lambda args: run(f"{PROG} {name}", args, action))
-    return parser
-
-
 def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "groups",
@@ -392,8 +384,9 @@ def add_parser(commands: Subcommands) -> None:
         description="Consumer groups, as kafka-consumer-groups.sh shows them.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    listing = _verb(
+    listing = add_verb(
         verbs,
+        PROG,
         "list",
         "list the consumer groups",
         "List every consumer group of the cluster.",
@@ -406,8 +399,9 @@ def add_parser(commands: Subcommands) -> None:
     )
     add_format_argument(listing, 'one JSON object per group: {"group", "protocolType"}')
 
-    describe = _verb(
+    describe = add_verb(
         verbs,
+        PROG,
         "describe",
         "show a group's offsets, lag and members",
         "Show each partition the group committed an offset for or is assigned: its committed offset,\n"
@@ -456,8 +450,9 @@ def add_parser(commands: Subcommands) -> None:
         help="the group's assignment strategy, state and number of members",
     )
 
-    delete = _verb(
+    delete = add_verb(
         verbs,
+        PROG,
         "delete",
         "delete consumer groups and their offsets",
         "Delete inactive consumer groups and their committed offsets (a group with active\n"
@@ -469,8 +464,9 @@ def add_parser(commands: Subcommands) -> None:
         "--all-groups", action="store_true", help="every consumer group of the cluster"
     )
 
-    delete_offsets = _verb(
+    delete_offsets = add_verb(
         verbs,
+        PROG,
         "delete-offsets",
         "delete a group's committed offsets of some partitions",
         "Delete the group's committed offsets of the named partitions (OffsetDelete); refused for\n"
@@ -491,8 +487,9 @@ def add_parser(commands: Subcommands) -> None:
         help="a topic, or some of its partitions (repeatable)",
     )
 
-    reset = _verb(
+    reset = add_verb(
         verbs,
+        PROG,
         "reset-offsets",
         "move a group's committed offsets (dry run unless --execute)",
         "Compute new committed offsets for the group's partitions and show them; with --execute,\n"

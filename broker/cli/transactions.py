@@ -11,7 +11,7 @@ import json
 from broker.arguments import Subcommands
 from broker.client import describe_transaction, list_transactions
 
-from .common import OK, add_command, add_format_argument, run
+from .common import OK, add_format_argument, add_verb
 from .topics import text_table
 
 PROG = "kafkalog transactions"
@@ -72,12 +72,6 @@ def _describe(client, args) -> int:
     return OK
 
 
-def _verb(verbs, name: str, summary: str, description: str, examples: list[str], action):
-    parser = add_command(verbs, name, summary, description, examples)
-    parser.set_defaults(func=lambda args: run(f"{PROG} {name}", args, action))
-    return parser
-
-
 def add_parser(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "transactions",
@@ -85,8 +79,9 @@ def add_parser(commands: Subcommands) -> None:
         description="Transactional ids and their transactions, as kafka-transactions.sh shows them.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    listing = _verb(
+    listing = add_verb(
         verbs,
+        PROG,
         "list",
         "list the transactional ids",
         "List every transactional id the brokers coordinate, with its producer id, state and coordinator.",
@@ -103,8 +98,9 @@ def add_parser(commands: Subcommands) -> None:
         help="only ids in this state (Kafka's names: Empty, Ongoing, PrepareCommit, ...; repeatable)",
     )
     add_format_argument(listing, 'one JSON object per id: {"transactionalId", "producerId", "state", "coordinator"}')
-    describe = _verb(
+    describe = add_verb(
         verbs,
+        PROG,
         "describe",
         "show a transactional id's transaction",
         "Show a transactional id's state, producer id and epoch, timeout, the start time of its open\n"

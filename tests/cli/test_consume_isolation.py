@@ -7,8 +7,7 @@ consumer) every data record; transaction markers never; a bad level is a usage e
 
 import pytest
 
-from tests.client.fake_servers import FakeBroker
-from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log
+from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log, serving
 
 from .support import kafkalog, one_line_error
 
@@ -18,13 +17,7 @@ LOG = build_log(EXAMPLE_EVENTS)
 
 @pytest.fixture(scope="module")
 def fake():
-    with FakeBroker(
-        TOPIC,
-        [b for b, _, _ in LOG.batches],
-        truncate=False,
-        aborted=tuple((a.producer_id, a.first_offset, a.last_offset) for a in LOG.aborted),
-        last_stable_offset=LOG.open_from,
-    ) as server:
+    with serving(TOPIC, LOG) as server:
         yield server
 
 

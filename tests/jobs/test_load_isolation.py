@@ -15,8 +15,7 @@ import pytest
 
 from jobs.mirror import parser as mirror_parser
 from jobs.mirror import settings_from as mirror_settings
-from tests.client.fake_servers import FakeBroker
-from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log
+from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log, serving
 
 from .loads import LoadProcess, load_args, ok, output_rows, report_json, run_load
 
@@ -28,13 +27,7 @@ LOG = build_log(EXAMPLE_EVENTS)
 
 @pytest.fixture(scope="module")
 def fake():
-    with FakeBroker(
-        TOPIC,
-        [b for b, _, _ in LOG.batches],
-        truncate=False,
-        aborted=tuple((a.producer_id, a.first_offset, a.last_offset) for a in LOG.aborted),
-        last_stable_offset=LOG.open_from,
-    ) as server:
+    with serving(TOPIC, LOG) as server:
         yield server
 
 

@@ -3,8 +3,10 @@ idempotent producers, with the transaction markers a coordinator writes; each lo
 committed records independently of any filter, and the aborted transactions a broker would list
 for a fetch of any range. Used by the read_committed filter's tests and the Spark decoder's."""
 
+import contextlib
 import itertools
 import random
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from hypothesis import strategies as st
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from broker.records import batch
 from broker.records.batch import ControlType, Record
 from broker.records.committed import AbortedTransaction
+from tests.client.fake_servers import FakeBroker
 
 TRANSACTIONAL_PRODUCERS = (7, 8, 9)
 PLAIN_PRODUCERS = (batch.NO_PRODUCER_ID, 20)  # without a producer id, and an idempotent one
@@ -141,3 +144,17 @@ def fetch_splits(draw_points: list[int], count: int) -> list[tuple[int, int]]:
     """Consecutive ``[first, end)`` batch index ranges covering ``count`` batches, cut at the points."""
     cuts = sorted({p % (count + 1) for p in draw_points} | {0, count})
     return list(itertools.pairwise(cuts))
+
+
+@contextlib.contextmanager
+def serving(topic: str, log: TransactionalLog) -> Iterator[FakeBroker]:
+    """A ``FakeBroker`` serving ``log`` as ``topic``-0, answering read_committed fetches as Kafka does
+    (records below the last stable offset, with the aborted transactions)."""
+    with FakeBroker(
+        topic,
+        [b for b, _, _ in log.batches],
+        truncate=False,
+        aborted=tuple((a.producer_id, a.first_offset, a.last_offset) for a in log.aborted),
+        last_stable_offset=log.open_from,
+    ) as server:
+        yield server

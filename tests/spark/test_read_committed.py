@@ -21,8 +21,7 @@ import pytest
 
 from spark_kafka_source.options import parse
 from spark_kafka_source.streaming import KafkaLogStreamReader
-from tests.client.fake_servers import FakeBroker
-from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log
+from tests.records.transactional_logs import EXAMPLE_EVENTS, build_log, serving
 
 from .feed import load, rows
 
@@ -35,13 +34,7 @@ END = LOG.batches[-1][2] + 1  # the high watermark; LOG.open_from is the last st
 
 @pytest.fixture(scope="module")
 def fake():
-    with FakeBroker(
-        TOPIC,
-        [b for b, _, _ in LOG.batches],
-        truncate=False,
-        aborted=tuple((a.producer_id, a.first_offset, a.last_offset) for a in LOG.aborted),
-        last_stable_offset=LOG.open_from,
-    ) as server:
+    with serving(TOPIC, LOG) as server:
         yield server
 
 
