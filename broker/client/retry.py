@@ -2,7 +2,8 @@
 again, and how often.
 
 A transient failure is a broken or refused connection (``BrokerConnectionError``) or an error code
-in ``RETRIABLE`` (a leader that moved or is not yet elected, a request that timed out); it raises
+in ``RETRIABLE`` (a leader that moved or is not yet elected, a request that timed out, too few
+in-sync replicas for acks=all, as Kafka's clients retry them); it raises
 ``RetriableError`` naming the partitions it concerns, so that only what it made stale is fetched
 again (the caller's ``on_retry``). Waits grow exponentially from ``retry_backoff_ms``, with
 jitter, as Kafka's clients back off; after ``retries`` the failure is final: a
@@ -34,6 +35,8 @@ RETRIABLE = frozenset(
         ErrorCode.UNKNOWN_LEADER_EPOCH,
         ErrorCode.KAFKA_STORAGE_ERROR,
         ErrorCode.OFFSET_NOT_AVAILABLE,
+        ErrorCode.NOT_ENOUGH_REPLICAS,  # acks=all while the ISR is below min.insync.replicas: it may grow back
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     }
 )
 

@@ -5,7 +5,7 @@ import pytest
 
 from broker.client import BrokerConnectionError, BrokerUnavailableError, KafkaClient, KafkaError, NewTopic
 from broker.client.metadata import Broker, ClusterMetadata, Metadata
-from broker.client.retry import RetriableError, RetryPolicy
+from broker.client.retry import RetriableError, RetryPolicy, raise_for_partition
 from broker.protocol.errors import ErrorCode
 
 from .support import topic_for
@@ -73,6 +73,13 @@ def test_a_partition_s_transient_error_forgets_only_that_partition_s_leader():
     cluster.forget_after(RetriableError("t-0: error 6", ErrorCode.NOT_LEADER_OR_FOLLOWER, (("t", 0),)))
     assert cluster.current.leaders == {("t", 1): 2, ("u", 0): 1}
     assert set(cluster.current.brokers) == {1, 2} and cluster.current.controller_id == 1
+
+
+@pytest.mark.parametrize("code", [ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND])
+def test_too_few_in_sync_replicas_is_transient_as_in_kafka(code):
+    with pytest.raises(RetriableError) as raised:
+        raise_for_partition(code, "t", 3)
+    assert raised.value.code == code and raised.value.partitions == (("t", 3),)
 
 
 def test_a_transient_error_about_no_partition_forgets_nothing():
