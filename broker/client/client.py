@@ -8,8 +8,8 @@ broker named (a follower's leader), and the admin requests (CreateTopics, Delete
 CreatePartitions, DescribeConfigs, IncrementalAlterConfigs) to the controller, and keeps one
 connection per broker. Nothing is
 stored in the broker: the caller owns the offsets (the design's "stateless" consumption).
-The requests and answers of each kind are in ``metadata``, ``fetcher``, ``leader_epochs``,
-``producer`` and ``admin``;
+The requests and answers of each kind are in ``metadata``, ``fetcher``, ``producer``, ``admin``
+and ``broker.protocol.leader_epochs`` (shared with a follower's fetcher);
 this class does the I/O.
 
 Transient failures (connection reset, leader not available, not leader) are retried by the one
@@ -42,19 +42,20 @@ from functools import partial
 from types import TracebackType
 from typing import TypeVar
 
+from broker.protocol import leader_epochs
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.protocol.leader_epochs import CONSUMER_REPLICA_ID, EpochEndOffset, EpochQuery
 from broker.records import batch
 from broker.records.committed import ReadFilter
 from broker.records.compression import Codec
 
-from . import admin, fetcher, leader_epochs, metadata, producer
+from . import admin, fetcher, metadata, producer
 from .admin import TOPIC_RESOURCE, ConfigEntry, NewTopic
 from .connection import Body, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError, error_for, topic_error
 from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
 from .idempotence import INT32_MAX, ProducerSequences
-from .leader_epochs import CONSUMER_REPLICA_ID, EpochEndOffset, EpochQuery
 from .metadata import Broker, ClusterMetadata, Metadata, parse_bootstrap
 from .producer import ACKS_ALL, ProducerRecord
 from .retry import RetryPolicy, TopicPartition

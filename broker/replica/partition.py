@@ -23,6 +23,7 @@ import time
 
 from broker.cluster.metadata_cache import PartitionState
 from broker.log.errors import OffsetOutOfRangeError
+from broker.log.leader_epoch_cache import Truncation
 from broker.log.partition_log import AppendResult, PartitionLog
 
 _log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class Partition:
         self._high_watermark = max(min(high_watermark, log.log_end_offset), log.log_start_offset)
         now = monotonic_ms()
         self._followers = {r: _Follower(-1, now) for r in state.replicas if r != node_id}
+        # a follower cuts what its leader does not have before it fetches (the fetcher asks where)
+        self.needs_truncation = not self.is_leader
         self._advance_high_watermark()
 
     @property
@@ -176,21 +179,46 @@ class Partition:
 
     # -- a follower ----------------------------------------------------------------------
 
-    def truncate_to_high_watermark(self) -> None:
-        """On becoming a follower: the records above the high watermark may not be the new leader's
-        (an old leader's unreplicated tail), so they are removed before fetching, as Kafka did before
-        leader epochs chose the truncation point (OffsetForLeaderEpoch is served; the fetcher does not
-        ask it yet). Raises LogStorageError."""
-        if self.log.log_end_offset > self._high_watermark:
+    def truncation_for(self, leader_epoch: int, leader_end_offset: int) -> Truncation:
+        """Where this follower cuts its log given the leader's OffsetForLeaderEpoch answer
+        ``(leader_epoch, leader_end_offset)`` for its latest epoch (see
+        ``LeaderEpochFileCache.truncation_for``); ``(-1, -1)`` when it has no epoch to ask about,
+        which cuts at the high watermark."""
+        return self.log.leader_epoch_cache.truncation_for(
+            leader_epoch, leader_end_offset, self.log.log_end_offset, self.high_watermark
+        )
+
+    def truncate(self, offset: int) -> None:
+        """Cut the log at ``offset`` (what the leader does not have) and start fetching: the high
+        watermark never stays past the log end. Raises LogStorageError."""
+        if offset < self.log.log_end_offset:
             _log.info(
-                "%s-%d follows broker %d: truncating %d record(s) above its high watermark %d",
+                "%s-%d follows broker %d at epoch %d: truncating %d record(s) from offset %d%s",
                 self.topic,
                 self.index,
                 self.state.leader,
-                self.log.log_end_offset - self._high_watermark,
-                self._high_watermark,
+                self.leader_epoch,
+                self.log.log_end_offset - offset,
+                offset,
+                " (below its high watermark)" if offset < self._high_watermark else "",
             )
-            self.log.truncate_to(self._high_watermark)
+        self.log.truncate_to(offset)
+        with self._lock:
+            self._high_watermark = min(self._high_watermark, self.log.log_end_offset)
+        self.needs_truncation = False
+
+    def start_at(self, offset: int) -> None:
+        """Empty the log to start at ``offset``: the leader's log starts past this one's end."""
+        _log.info(
+            "%s-%d: the leader's log starts at %d, past this log's end: restarting there",
+            self.topic,
+            self.index,
+            offset,
+        )
+        self.log.truncate_fully_and_start_at(offset)
+        with self._lock:
+            self._high_watermark = offset
+        self.needs_truncation = False
 
     def append_as_follower(self, records, leader_high_watermark: int) -> int:
         """Append the leader's batches as they are and take its high watermark; the new log end offset."""

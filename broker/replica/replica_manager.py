@@ -12,10 +12,11 @@ local log from the log manager (made if missing; if it cannot be made, on a full
 partition is offline here: KAFKA_STORAGE_ERROR), and the id of its topic written in its directory
 (``topic_id_file``) when the image has one. A partition keeps its ``Partition`` while its leader
 and leader epoch stay (an ISR change updates it in place); a new role gets a new one, which keeps
-the high watermark known so far. The leaders' ISR changes (``update_isrs``: followers that fell
-behind ``replica.lag.time.max.ms`` or caught up again) are written through the ``isr_store`` (a
-cluster's state nodes) before they take effect here; the followers' fetchers
-(``broker.server.replication``) find what to fetch in ``followed_by_leader``. A cluster broker's
+the high watermark known so far (a new follower's is marked to truncate before it fetches). The
+leaders' ISR changes (``update_isrs``: followers that fell behind ``replica.lag.time.max.ms`` or
+caught up again) are written through the ``isr_store`` (a cluster's state nodes) before they take
+effect here; the followers' fetchers (``broker.server.replication``) find what to fetch in
+``followed_by_leader``. A cluster broker's
 high watermarks are checkpointed (``write_high_watermarks``, Kafka's ``replication-offset-checkpoint``)
 so that after a restart its partitions start from them rather than from their log start.
 
@@ -136,13 +137,6 @@ class ReplicaManager:
                                 partition.become_leader()
                             except OSError as exc:
                                 offline[key] = f"cannot write its leader epoch: {exc.strerror or exc}"
-                                log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
-                                continue
-                        else:
-                            try:
-                                partition.truncate_to_high_watermark()
-                            except (OSError, LogError) as exc:
-                                offline[key] = f"cannot truncate its log: {exc}"
                                 log.error("%s-%d is offline on this broker: %s", topic, index, offline[key])
                                 continue
                     (led if leads else followed)[key] = partition

@@ -1,9 +1,14 @@
 """Replication's tasks on the broker's event loop: the replica fetchers (Kafka's
 ``ReplicaFetcherThread``) and the leader's periodic ISR check.
 
-One fetcher task runs per broker that leads partitions this broker follows. It sends that broker
-real Fetch requests (v11, ``replica_id`` this broker's id, so a follower's traffic is visible to
-tools) from each followed partition's log end offset, and appends what comes back as the leader
+One fetcher task runs per broker that leads partitions this broker follows. A partition that has
+just become a follower first cuts what its leader does not have (Kafka's leader-epoch rule): the
+fetcher asks the leader where the partition's latest leader epoch ends (OffsetForLeaderEpoch v3),
+again for an older epoch while the answer names one this log never had, and truncates there (a
+log with no epoch: at its high watermark); a fetch answered OFFSET_OUT_OF_RANGE truncates again
+the same way, or restarts the log at the leader's log start when it ends below it. Then it sends
+that broker real Fetch requests (v11, ``replica_id`` this broker's id, so a follower's traffic is
+visible to tools) from each followed partition's log end offset, and appends what comes back as the leader
 wrote it (``Partition.append_as_follower``, on the I/O pool, the partition's writer), taking the
 leader's high watermark. Fetchers start and end as the replica manager's images change who follows
 what (each image also wakes the requests waiting on a high watermark); a connection that fails is
@@ -24,15 +29,18 @@ import asyncio
 import logging
 import time
 
+from broker.log.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from broker.protocol import frames
 from broker.protocol.apis import APIS, ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.protocol.leader_epochs import EpochQuery, epoch_end_offsets, offset_for_leader_epoch_body
 from broker.protocol.types import ProtocolError, Reader
 from broker.replica.partition import Partition
 
 log = logging.getLogger(__name__)
 
 FETCH_VERSION = 11  # the last non-flexible version: every broker of the cluster runs this code
+EPOCHS_VERSION = 3  # OffsetForLeaderEpoch's last non-flexible version, with replica_id
 FETCH_MAX_WAIT_MS = 500
 PARTITION_MAX_BYTES = 1024 * 1024  # Kafka's replica.fetch.max.bytes
 BACKOFF_SECONDS = 1.0  # Kafka's replica.fetch.backoff.ms
@@ -129,43 +137,81 @@ class Replication:
         return None if broker is None or broker.host is None else (broker.host, broker.port)
 
     async def _fetch_loop(self, leader: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        correlation_id = 0
+        exchange = _Exchange(leader, f"replica-fetcher-{self._ctx.replicas.node_id}", reader, writer)
         node_id = self._ctx.replicas.node_id
         failing: set[tuple[str, int]] = set()
         while not self._ctx.stopping:
-            partitions = {(p.topic, p.index): p for p in self._followed(leader)}
-            if not partitions:
+            followed = self._followed(leader)
+            if not followed:
                 return
-            correlation_id += 1
-            writer.write(
-                frames.encode_request(
-                    ApiKey.FETCH,
-                    FETCH_VERSION,
-                    correlation_id,
-                    f"replica-fetcher-{node_id}",
-                    _request(node_id, partitions),
-                )
-            )
-            await writer.drain()
-            size = frames.SIZE.unpack(await asyncio.wait_for(reader.readexactly(4), RESPONSE_TIMEOUT_SECONDS))[0]
-            data = await asyncio.wait_for(reader.readexactly(size), RESPONSE_TIMEOUT_SECONDS)
-            if frames.SIZE.unpack_from(data)[0] != correlation_id:
-                raise ProtocolError(f"broker {leader} answered another request than fetch {correlation_id}")
-            response = APIS[ApiKey.FETCH].response.decode(Reader(data, 4), FETCH_VERSION)
-            failed = set()
-            if response["error_code"] != ErrorCode.NONE:
-                raise ProtocolError(f"broker {leader} refused the fetch: {ErrorCode(response['error_code']).name}")
-            for topic in response["responses"]:
-                for answer in topic["partitions"]:
-                    key = (topic["topic"], answer["partition_index"])
-                    partition = partitions.get(key)
-                    if partition is None:
-                        continue
-                    if not await self._take(leader, partition, answer, key in failing):
-                        failed.add(key)
+            truncating = [p for p in followed if p.needs_truncation]
+            failed = await self._truncate(exchange, truncating, failing) if truncating else set()
+            partitions = {(p.topic, p.index): p for p in followed if not p.needs_truncation}
+            if partitions:
+                response = await exchange.call(ApiKey.FETCH, FETCH_VERSION, _request(node_id, partitions))
+                if response["error_code"] != ErrorCode.NONE:
+                    error = ErrorCode(response["error_code"]).name
+                    raise ProtocolError(f"broker {leader} refused the fetch: {error}")
+                for topic in response["responses"]:
+                    for answer in topic["partitions"]:
+                        key = (topic["topic"], answer["partition_index"])
+                        partition = partitions.get(key)
+                        if partition is None:
+                            continue
+                        if not await self._take(leader, partition, answer, key in failing):
+                            failed.add(key)
             failing = failed
-            if failing and len(failing) == len(partitions):
+            if len(failing) >= len(followed):
                 await asyncio.sleep(BACKOFF_SECONDS)
+
+    async def _truncate(
+        self, exchange: "_Exchange", partitions: list[Partition], failing: set[tuple[str, int]]
+    ) -> set[tuple[str, int]]:
+        """Cut each partition's log where the leader says its latest epoch ends (Kafka's KIP-101 and
+        KIP-279 rule), asking again while the answer names an epoch this log never had; a log with
+        no epoch cuts at its high watermark. The partitions that could not be cut (an error from
+        the leader, logged unless in ``failing``, or from the disk) stay marked and are returned:
+        the next round tries them again."""
+        by_key = {(p.topic, p.index): p for p in partitions}
+        cuts: dict[tuple[str, int], int] = {}
+        asking: dict[tuple[str, int], EpochQuery] = {}
+        for key, partition in by_key.items():
+            epoch = partition.log.leader_epoch_cache.latest_epoch
+            if epoch == UNDEFINED_EPOCH:
+                cuts[key] = partition.truncation_for(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET).offset
+            else:
+                asking[key] = EpochQuery(epoch, partition.leader_epoch)
+        failed = set()
+        while asking:
+            body = offset_for_leader_epoch_body(asking, self._ctx.replicas.node_id)
+            answers = epoch_end_offsets(await exchange.call(ApiKey.OFFSET_FOR_LEADER_EPOCH, EPOCHS_VERSION, body))
+            asked, asking = asking, {}
+            for key in asked:
+                answer = answers.get(key)
+                if answer is None or answer.error_code != ErrorCode.NONE:
+                    if key not in failing:
+                        error = "nothing" if answer is None else ErrorCode(answer.error_code).name
+                        log.warning("broker %d answers where %s-%d's epoch ends with %s", exchange.leader, *key, error)
+                    cuts.pop(key, None)
+                    failed.add(key)
+                    continue
+                truncation = by_key[key].truncation_for(answer.leader_epoch, answer.end_offset)
+                cuts[key] = min(cuts.get(key, truncation.offset), truncation.offset)
+                if not truncation.done:
+                    asking[key] = EpochQuery(truncation.next_epoch, by_key[key].leader_epoch)
+        for key, offset in cuts.items():
+            try:
+                await self._ctx.io.write([key], self._truncate_follower, by_key[key], offset)
+            except Exception as exc:  # a failing disk: this partition waits, the others go on
+                if key not in failing:
+                    log.error("%s-%d cannot truncate its log to %d: %s", *key, offset, exc)
+                failed.add(key)
+        return failed
+
+    def _truncate_follower(self, partition: Partition, offset: int) -> None:
+        """Truncate, as the partition's writer, unless it no longer follows at the epoch asked about."""
+        if self._ctx.replicas.follower_partition(partition.topic, partition.index, partition.leader_epoch) is partition:
+            partition.truncate(offset)
 
     async def _take(self, leader: int, partition: Partition, answer: dict, failed_before: bool) -> bool:
         """Append one partition's answer; whether it was not an error (logged the first time)."""
@@ -185,9 +231,54 @@ class Replication:
                 if not failed_before:
                     log.error("%s cannot append what broker %d sent: %s", name, leader, exc)
                 return False
+        if error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            return await self._out_of_range(leader, partition, answer["log_start_offset"])
         if not failed_before:
             log.warning("broker %d answers fetches of %s with %s", leader, name, ErrorCode(error).name)
         return False
+
+    async def _out_of_range(self, leader: int, partition: Partition, leader_log_start: int) -> bool:
+        """The leader has no records at this log's end: past the leader's end (a divergent tail), the
+        partition is marked to truncate again, asking the leader where (False: not fetched this
+        round); below the leader's log start, the log restarts there (whether it could)."""
+        key = (partition.topic, partition.index)
+        if partition.log_end_offset >= leader_log_start:
+            log.warning("%s-%d: broker %d has no offset %d: truncating again", *key, leader, partition.log_end_offset)
+            partition.needs_truncation = True
+            return False
+        try:
+            await self._ctx.io.write([key], self._start_follower_at, partition, leader_log_start)
+            return True
+        except Exception as exc:  # a failing disk: this partition waits, the others go on
+            log.error("%s-%d cannot restart its log at %d: %s", *key, leader_log_start, exc)
+            return False
+
+    def _start_follower_at(self, partition: Partition, offset: int) -> None:
+        """Restart the log at ``offset``, as the partition's writer, unless it no longer follows."""
+        if self._ctx.replicas.follower_partition(partition.topic, partition.index, partition.leader_epoch) is partition:
+            partition.start_at(offset)
+
+
+class _Exchange:
+    """Requests to one leader on one connection, each read back before the next is sent."""
+
+    def __init__(self, leader: int, client_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.leader = leader
+        self._client_id = client_id
+        self._reader = reader
+        self._writer = writer
+        self._correlation_id = 0
+
+    async def call(self, api: ApiKey, version: int, body: dict) -> dict:
+        """Send one request and read its response (ProtocolError when another one comes back)."""
+        self._correlation_id += 1
+        self._writer.write(frames.encode_request(api, version, self._correlation_id, self._client_id, body))
+        await self._writer.drain()
+        size = frames.SIZE.unpack(await asyncio.wait_for(self._reader.readexactly(4), RESPONSE_TIMEOUT_SECONDS))[0]
+        data = await asyncio.wait_for(self._reader.readexactly(size), RESPONSE_TIMEOUT_SECONDS)
+        if frames.SIZE.unpack_from(data)[0] != self._correlation_id:
+            raise ProtocolError(f"broker {self.leader} answered another request than {api.name} {self._correlation_id}")
+        return APIS[api].response.decode(Reader(data, 4), version)
 
 
 def _request(node_id: int, partitions: dict[tuple[str, int], Partition]) -> dict:

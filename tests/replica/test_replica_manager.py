@@ -160,3 +160,26 @@ def test_a_follower_takes_the_leaders_high_watermark_up_to_its_own_log_end(repli
     assert follower.high_watermark == 4  # never past what it has
     with pytest.raises(PartitionError):
         replicas.leader_partition("t", 0)  # a follower serves no clients
+
+
+def test_a_new_follower_keeps_its_log_until_its_leader_says_where_to_cut(replicas):
+    """Becoming a follower marks the partition for truncation and cuts nothing yet: where to cut is
+    the leader's answer for the follower's latest epoch (then the high watermark follows the log
+    end down), or the high watermark when the leader knows no such epoch."""
+    replicas.apply(image({"t": [PartitionState(HERE, 1, (HERE, OTHER), (HERE,))]}))
+    led = replicas.leader_partition("t", 0)
+    led.append_records(make_batch(3))
+    led.append_records(make_batch(2))
+    assert (led.high_watermark, led.needs_truncation) == (5, False)  # alone in its ISR: all committed
+    replicas.apply(image({"t": [replicated(OTHER, epoch=2)]}))
+    [follower] = replicas.followed_by_leader()[OTHER]
+    assert (follower.needs_truncation, follower.log_end_offset, follower.high_watermark) == (True, 5, 5)
+    assert follower.log.leader_epoch_cache.latest_epoch == 1
+    assert follower.truncation_for(-1, -1) == (5, True, -1)  # the leader knows no epoch 1: the high watermark
+    assert follower.truncation_for(1, 3) == (3, True, -1)  # the new leader's epoch 1 ended at 3
+    assert follower.truncation_for(0, 0) == (0, True, -1)  # the leader never had epoch 1; its epoch 0 ended at 0
+    follower.truncate(3)
+    assert (follower.needs_truncation, follower.log_end_offset, follower.high_watermark) == (False, 3, 3)
+    follower.start_at(10)
+    assert (follower.log_start_offset, follower.log_end_offset, follower.high_watermark) == (10, 10, 10)
+    assert follower.log.leader_epoch_cache.latest_epoch == -1

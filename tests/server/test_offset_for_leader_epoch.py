@@ -8,11 +8,11 @@ import uuid
 import pytest
 
 from broker.client import KafkaClient
-from broker.client.leader_epochs import EpochEndOffset, EpochQuery
 from broker.log.config import LogConfig
 from broker.log.partition_log import PartitionLog
 from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
+from broker.protocol.leader_epochs import EpochEndOffset, EpochQuery
 from broker.records import batch
 from broker.records.batch import Record
 

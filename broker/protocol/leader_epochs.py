@@ -1,14 +1,14 @@
-"""OffsetForLeaderEpoch for the client, sans I/O: the request body, and the answer read into an
-``EpochEndOffset`` per partition. A follower asks its leader where its own latest epoch ends
+"""OffsetForLeaderEpoch, sans I/O, for the client and for a follower's fetcher: the request body,
+and the answer read into an ``EpochEndOffset`` per partition. A follower asks its leader where its own latest epoch ends
 before fetching, and cuts its log there; per-partition errors come back as codes, since what to
 do about each (stop on FENCED_LEADER_EPOCH, retry on the others) is the asker's decision.
 """
 
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from .connection import Body
-from .retry import TopicPartition
+Body = dict[str, Any]
+TopicPartition = tuple[str, int]
 
 CONSUMER_REPLICA_ID = -1  # what a consumer puts as ``replica_id``; a follower puts its broker id
 
