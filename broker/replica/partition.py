@@ -25,6 +25,8 @@ from broker.cluster.metadata_cache import PartitionState
 from broker.log.errors import OffsetOutOfRangeError
 from broker.log.leader_epoch_cache import Truncation
 from broker.log.partition_log import AppendResult, PartitionLog
+from broker.records import batch
+from broker.records.errors import CorruptRecordError
 
 _log = logging.getLogger(__name__)
 
@@ -40,6 +42,14 @@ class _Follower:
 
     log_end_offset: int
     last_caught_up_ms: int
+
+
+def _first_batch(records) -> batch.BatchHeader | None:
+    """The header of the first batch of ``records``; None when there is none (or not a v2 one)."""
+    try:
+        return batch.parse_header(records) if records else None
+    except CorruptRecordError:
+        return None
 
 
 class Partition:
@@ -220,9 +230,19 @@ class Partition:
             self._high_watermark = offset
         self.needs_truncation = False
 
-    def append_as_follower(self, records, leader_high_watermark: int) -> int:
-        """Append the leader's batches as they are and take its high watermark; the new log end offset."""
+    def append_as_follower(self, records, leader_high_watermark: int, leader_log_start: int) -> int:
+        """Append the leader's batches as they are, take its high watermark and its log start (as
+        far as this log goes); the new log end offset. An empty log whose end falls inside the
+        first batch (the leader's log start, after DeleteRecords, can be mid-batch) restarts at
+        that batch, as Kafka's followers do."""
+        end = self.log.log_end_offset
+        if end == self.log.log_start_offset:
+            first = _first_batch(records)
+            if first is not None and first.base_offset < end <= first.base_offset + first.last_offset_delta:
+                self.log.truncate_fully_and_start_at(first.base_offset)
         end = self.log.append_as_follower(records)
+        if leader_log_start > self.log.log_start_offset:
+            self.log.delete_records_before(min(leader_log_start, end))
         with self._lock:
             self._high_watermark = max(self._high_watermark, min(leader_high_watermark, end))
         return end

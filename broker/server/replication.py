@@ -225,6 +225,7 @@ class Replication:
                     partition.append_as_follower,
                     records,
                     answer["high_watermark"],
+                    answer["log_start_offset"],
                 )
                 return True
             except Exception as exc:  # a divergent log, a full disk: this partition waits, the others go on

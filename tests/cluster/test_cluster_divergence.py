@@ -2,14 +2,17 @@
 ZooKeeper: after an unclean election the old leader comes back with a committed tail (acks=1
 records it held alone in its ISR) that the new leader never had, at offsets the new leader has
 since written; it asks the new leader where its last epoch ends (OffsetForLeaderEpoch), cuts its
-log there and then holds exactly the new leader's log."""
+log there and then holds exactly the new leader's log. A follower whose log ends below its
+leader's log start (records deleted while it was away) restarts its log there."""
 
+import glob
 import os
 import signal
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from broker.client import KafkaClient
 from broker.common.java import java_executable
 from broker.embedded_cluster import EmbeddedCluster
 from broker.protocol.apis import ApiKey
@@ -18,7 +21,7 @@ from broker.records import batch
 from tests.waiting import wait_for
 
 from .test_cluster_topics import request
-from .test_replication import create, partitions_everywhere, produce, segment_bytes, state_node
+from .test_replication import create, partitions_everywhere, paused, produce, segment_bytes, state_node
 
 TOPIC = "diverging"
 
@@ -122,3 +125,35 @@ def test_the_old_leader_drops_its_divergent_tail_and_holds_the_new_leaders_log(c
     assert consumed(cluster.bootstrap) == [(i, b"both %d" % i) for i in range(3)] + [
         (3 + i, b"new %d" % i) for i in range(5)
     ]
+
+
+def log_batches(broker, topic: str) -> list[tuple[int, int, bytes]]:
+    """The batches of every segment of ``topic``-0 on ``broker``, in offset order."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(broker.log_dir, f"{topic}-0", "*.log"))):
+        with open(path, "rb") as file:
+            found += batches(file.read())
+    return found
+
+
+def test_a_follower_behind_its_leaders_log_start_restarts_its_log_there(cluster, kazoo):
+    assert create(cluster.brokers[1], "deleted-away", 1, 2)["error_code"] == ErrorCode.NONE
+    [partition] = partitions_everywhere(cluster, "deleted-away", 1)
+    leader = cluster.brokers[partition["leader_id"]]
+    follower = cluster.brokers[next(i for i in cluster.brokers if i != partition["leader_id"])]
+    produce(leader, "deleted-away", [b"early %d" % i for i in range(3)], acks="all")
+    with paused(follower):
+        wait_for(
+            lambda: state_node(kazoo, "deleted-away", 0)["isr"] == [partition["leader_id"]],
+            timeout=30,
+            what="the follower to leave the ISR",
+        )
+        produce(leader, "deleted-away", [b"late %d" % i for i in range(5)], acks="1")
+        with KafkaClient(leader.bootstrap) as client:
+            assert client.delete_records({("deleted-away", 0): 6}) == {("deleted-away", 0): 6}
+    wait_for(lambda: len(state_node(kazoo, "deleted-away", 0)["isr"]) == 2, timeout=30, what="the follower to rejoin")
+    # from the batch holding offset 6: the leader's log start can fall inside a batch
+    expected = [
+        b for b in log_batches(leader, "deleted-away") if b[0] + batch.parse_header(b[2]).last_offset_delta >= 6
+    ]
+    wait_for(lambda: log_batches(follower, "deleted-away") == expected, timeout=30, what="the leader's batches from 6")

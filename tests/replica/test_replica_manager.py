@@ -156,7 +156,7 @@ def test_a_follower_takes_the_leaders_high_watermark_up_to_its_own_log_end(repli
     replicas.apply(image({"t": [replicated(OTHER)]}))
     [follower] = replicas.followed_by_leader()[OTHER]
     assert replicas.follower_partition("t", 0, 0) is follower and replicas.follower_partition("t", 0, 1) is None
-    assert follower.append_as_follower(make_batch(4), leader_high_watermark=10) == 4
+    assert follower.append_as_follower(make_batch(4), leader_high_watermark=10, leader_log_start=0) == 4
     assert follower.high_watermark == 4  # never past what it has
     with pytest.raises(PartitionError):
         replicas.leader_partition("t", 0)  # a follower serves no clients
@@ -183,3 +183,7 @@ def test_a_new_follower_keeps_its_log_until_its_leader_says_where_to_cut(replica
     follower.start_at(10)
     assert (follower.log_start_offset, follower.log_end_offset, follower.high_watermark) == (10, 10, 10)
     assert follower.log.leader_epoch_cache.latest_epoch == -1
+    # the leader's log starts mid-batch (DeleteRecords): the empty log restarts at that batch
+    assert follower.append_as_follower(make_batch(4, start=8), leader_high_watermark=12, leader_log_start=10) == 12
+    assert (follower.log_start_offset, follower.high_watermark) == (10, 12)
+    assert follower.log.read(10, 1 << 20, min_one_batch=True) is not None
