@@ -130,7 +130,7 @@ _BROKER_KEYS = {
     "log.flush.start.offset.checkpoint.interval.ms": ("checkpoint_interval_ms", integer_setting(1)),
     "log.retention.check.interval.ms": ("retention_check_interval_ms", integer_setting(1)),
     "default.replication.factor": ("default_replication_factor", _replication_factor),
-    "transaction.state.log.replication.factor": (None, _replication_factor),  # checked; the topic has 1 today
+    "transaction.state.log.replication.factor": (None, _replication_factor),  # checked; the topic has one replica
     "replica.lag.time.max.ms": ("replica_lag_time_max_ms", integer_setting(1)),
     "log.cleaner.enable": ("cleaner_enable", boolean_setting),
     "log.cleaner.threads": ("cleaner_threads", integer_setting(1, 64)),

@@ -54,8 +54,8 @@ def run_broker(*args, timeout=60) -> subprocess.CompletedProcess:
             "default.replication.factor: replication factor 40000 is above Kafka's limit of 32767",
         ),
         (
-            ["--set", "transaction.state.log.replication.factor=3"],
-            "transaction.state.log.replication.factor: replication factor 3 is not supported",
+            ["--set", "transaction.state.log.replication.factor=40000"],
+            "transaction.state.log.replication.factor: replication factor 40000 is above Kafka's limit of 32767",
         ),
         (
             ["--set", "transaction.max.timeout.ms=0"],
