@@ -500,13 +500,7 @@ class PartitionLog:
             new_base = self.log_end_offset
             try:
                 old.on_become_inactive()
-                segment = LogSegment.create(
-                    self.directory,
-                    new_base,
-                    self.config.index_interval_bytes,
-                    self.config.segment_index_bytes,
-                    clock=self.clock,
-                )
+                segment = self._new_segment(new_base)
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot create segment {new_base}: {exc.strerror or exc}") from exc
             self._segments = self._segments + (segment,)
@@ -841,15 +835,7 @@ class PartitionLog:
             try:
                 for segment in reversed(doomed):
                     segment.rename_for_deletion()
-                self._segments = (
-                    LogSegment.create(
-                        self.directory,
-                        offset,
-                        self.config.index_interval_bytes,
-                        self.config.segment_index_bytes,
-                        clock=self.clock,
-                    ),
-                )
+                self._segments = (self._new_segment(offset),)
             except OSError as exc:
                 raise LogStorageError(f"{self.name}: cannot restart at {offset}: {exc.strerror or exc}") from exc
             self.log_start_offset = offset
@@ -859,6 +845,16 @@ class PartitionLog:
         log.info("%s: emptied to start at offset %d (%d segment(s) removed)", self.name, offset, len(doomed))
         self._delete_later(doomed)
         self.on_truncated(self)
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        """An empty segment starting at ``base_offset``, with this log's index settings."""
+        return LogSegment.create(
+            self.directory,
+            base_offset,
+            self.config.index_interval_bytes,
+            self.config.segment_index_bytes,
+            clock=self.clock,
+        )
 
     def _after_truncation(self) -> None:
         """The log end moved down: bring the offsets that must not pass it back, and the epoch cache.
