@@ -13,36 +13,29 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from broker.client import KafkaClient
-from broker.common.java import java_executable
-from broker.embedded_cluster import EmbeddedCluster
-from broker.protocol.apis import ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.records import batch
 from tests.waiting import wait_for
 
-from .test_cluster_topics import request
-from .test_replication import create, partitions_everywhere, paused, produce, segment_bytes, state_node
+from .test_replication import (
+    create,
+    partitions_everywhere,
+    paused,
+    produce,
+    replicating_cluster,
+    segment_bytes,
+    state_node,
+)
 
 TOPIC = "diverging"
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if java_executable() is None:
-        pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
-    with EmbeddedCluster(
-        tmp_path_factory.mktemp("diverging"),
-        brokers=2,
-        # a paused follower leaves the ISR (replica.lag.time.max.ms) and its leader checkpoints its
-        # high watermark (every 5 s) well before the follower's session ends
-        settings={"zookeeper.session.timeout.ms": "15000", "replica.lag.time.max.ms": "2000"},
-    ) as running:
-        for broker in running.brokers.values():
-            wait_for(
-                lambda broker=broker: len(request(broker, ApiKey.METADATA, {"topics": []})["brokers"]) == 2,
-                timeout=30,
-                what="every broker to see the other",
-            )
+    # a paused follower leaves the ISR (replica.lag.time.max.ms) and its leader checkpoints its
+    # high watermark (every 5 s) well before the follower's session ends
+    settings = {"zookeeper.session.timeout.ms": "15000", "replica.lag.time.max.ms": "2000"}
+    with replicating_cluster(tmp_path_factory.mktemp("diverging"), 2, settings) as running:
         yield running
 
 

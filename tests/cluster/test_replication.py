@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import signal
+from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Producer
@@ -29,23 +30,29 @@ from tests.waiting import wait_for
 from .test_cluster_topics import request
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+@contextlib.contextmanager
+def replicating_cluster(directory, brokers: int, settings: dict[str, str]) -> Iterator[EmbeddedCluster]:
+    """``brokers`` real broker processes on their own ZooKeeper, each seeing all the others before
+    it is used (a broker learns of the others through its watch, and a create that needs them all
+    is refused before)."""
     if java_executable() is None:
         pytest.skip("no Java: the ZooKeeper server of PySpark's jars needs Java 17+")
-    with EmbeddedCluster(
-        tmp_path_factory.mktemp("replicated"),
-        brokers=3,
-        # a session longer than the lag: a paused follower leaves the ISR through its leader's check
-        # (replica.lag.time.max.ms) before its ZooKeeper session ends
-        settings={"zookeeper.session.timeout.ms": "8000", "replica.lag.time.max.ms": "2500"},
-    ) as running:
-        for broker in running.brokers.values():  # a broker learns of the others through its watch
+    with EmbeddedCluster(directory, brokers=brokers, settings=settings) as running:
+        for broker in running.brokers.values():
             wait_for(
-                lambda broker=broker: len(request(broker, ApiKey.METADATA, {"topics": []})["brokers"]) == 3,
+                lambda broker=broker: len(request(broker, ApiKey.METADATA, {"topics": []})["brokers"]) == brokers,
                 timeout=30,
-                what="every broker to see the three",
+                what=f"every broker to see the {brokers}",
             )
+        yield running
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    # a session longer than the lag: a paused follower leaves the ISR through its leader's check
+    # (replica.lag.time.max.ms) before its ZooKeeper session ends
+    settings = {"zookeeper.session.timeout.ms": "8000", "replica.lag.time.max.ms": "2500"}
+    with replicating_cluster(tmp_path_factory.mktemp("replicated"), 3, settings) as running:
         yield running
 
 
