@@ -132,7 +132,7 @@ class PartitionLog:
 
         if cache.was_missing or not had_clean_shutdown:
             replay_from = self.log_start_offset if cache.was_missing else self.recovery_point
-            for i, header in enumerate(self._headers_from(replay_from)):
+            for i, (_, _, header) in enumerate(self._batches_from(replay_from)):
                 start_offset = max(header.base_offset, self.log_start_offset)
                 if i == 0:
                     attempt(cache.truncate_from_end, start_offset)
@@ -615,25 +615,21 @@ class PartitionLog:
         ``.txnindex`` entries rewritten (after recovery, or a truncation of the log's end)."""
         start = self.producer_state.load_snapshot(at_most, self.log_end_offset)
         for segment in self._segments:
-            if segment.next_offset <= start:
-                continue
-            segment.txn_index.truncate_from(start)
-            _, position = segment.offset_index.lookup(start)
-            fd = segment.file.fileno()
-            for at, header in iter_headers(fd, position, segment.size):
-                if isinstance(header, BatchHeader) and header.last_offset >= start:
-                    entry = os.pread(fd, header.size, at) if header.is_control else b""
-                    self._track_producer(segment, header, entry)
+            if segment.next_offset > start:
+                segment.txn_index.truncate_from(start)
+        for segment, position, header in self._batches_from(start):
+            entry = os.pread(segment.file.fileno(), header.size, position) if header.is_control else b""
+            self._track_producer(segment, header, entry)
 
-    def _headers_from(self, offset: int) -> Iterator[BatchHeader]:
-        """The headers of the v2 batches ending at or after ``offset`` (for replaying leader epochs)."""
+    def _batches_from(self, offset: int) -> Iterator[tuple[LogSegment, int, BatchHeader]]:
+        """Each v2 batch ending at or after ``offset``, with its segment and position (for replays)."""
         for segment in self._segments:
             if segment.next_offset <= offset:
                 continue
             _, start = segment.offset_index.lookup(offset)
-            for _, header in iter_headers(segment.file.fileno(), start, segment.size):
+            for position, header in iter_headers(segment.file.fileno(), start, segment.size):
                 if isinstance(header, BatchHeader) and header.last_offset >= offset:
-                    yield header
+                    yield segment, position, header
 
     # -- durability ----------------------------------------------------------------------
 
