@@ -12,6 +12,7 @@ views); ``client`` is the ``KafkaClient`` that does their I/O.
 """
 
 from broker.common.offsets import EARLIEST, LATEST
+from broker.protocol.apis import READ_COMMITTED, READ_UNCOMMITTED
 
 from .acls import AclClient, describe_text
 from .admin import BROKER_RESOURCE, DEFAULT_CONFIG, TOPIC_RESOURCE, ConfigEntry, NewTopic
@@ -26,7 +27,7 @@ from .errors import (
     RecordsRefusedError,
     UnknownTopicOrPartitionError,
 )
-from .fetcher import ISOLATION_LEVELS, READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
+from .fetcher import ISOLATION_LEVELS, FetchResult, ListedOffset
 from .groups import CommittedOffset, GroupClient, GroupsUnsupportedError
 from .idempotence import ProducerSequences
 from .membership import GroupMember

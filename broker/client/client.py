@@ -43,7 +43,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from broker.protocol import leader_epochs
-from broker.protocol.apis import ApiKey
+from broker.protocol.apis import READ_COMMITTED, READ_UNCOMMITTED, ApiKey
 from broker.protocol.errors import ErrorCode
 from broker.protocol.leader_epochs import CONSUMER_REPLICA_ID, EpochEndOffset, EpochQuery
 from broker.records import batch
@@ -54,7 +54,7 @@ from . import admin, fetcher, metadata, producer
 from .admin import TOPIC_RESOURCE, ConfigEntry, NewTopic
 from .connection import Body, BrokerConnection, BrokerConnectionError, UnsupportedVersionError
 from .errors import KafkaError, RecordsRefusedError, UnknownTopicOrPartitionError, error_for, topic_error
-from .fetcher import READ_COMMITTED, READ_UNCOMMITTED, FetchResult, ListedOffset
+from .fetcher import FetchResult, ListedOffset
 from .idempotence import INT32_MAX, ProducerSequences
 from .metadata import Broker, ClusterMetadata, Metadata, parse_bootstrap
 from .producer import ACKS_ALL, ProducerRecord

@@ -8,6 +8,7 @@ records it returns, which a ``broker.records.committed.ReadFilter`` drops.
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from broker.protocol.apis import READ_COMMITTED, READ_UNCOMMITTED
 from broker.protocol.errors import ErrorCode
 from broker.records import record_set
 from broker.records.committed import AbortedTransaction
@@ -17,8 +18,6 @@ from .connection import Body
 from .errors import OffsetOutOfRangeError
 from .retry import TopicPartition, raise_for_partition
 
-READ_UNCOMMITTED = 0
-READ_COMMITTED = 1
 ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}  # Kafka's names
 
 

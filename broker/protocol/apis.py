@@ -129,6 +129,10 @@ PRODUCE_RESPONSE = Struct(
     Field("throttle_time_ms", INT32, since=1),
 )
 
+# the isolation_level of Fetch (v4+) and ListOffsets (v2+)
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
 FETCH_REQUEST = Struct(
     ("replica_id", INT32),
     ("max_wait_ms", INT32),

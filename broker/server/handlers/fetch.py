@@ -22,13 +22,12 @@ import time
 
 from broker.log.errors import LogDeletedError, OffsetOutOfRangeError
 from broker.log.file_records import FileSlice, iter_headers
+from broker.protocol.apis import READ_COMMITTED
 from broker.protocol.errors import ErrorCode
 from broker.replica.replica_manager import PartitionError
 from broker.security.acls import CLUSTER_NAME, Operation, ResourceType
 
 from .partition_lists import distinct
-
-READ_COMMITTED = 1
 
 
 def _next_offset_after(found: FileSlice) -> int:

@@ -8,14 +8,13 @@ in one request gets INVALID_REQUEST at every mention, as in Kafka (v1+). Each to
 
 from broker.common.offsets import EARLIEST, LATEST
 from broker.log.errors import LogDeletedError
+from broker.protocol.apis import READ_COMMITTED
 from broker.protocol.errors import ErrorCode
 from broker.records.errors import CorruptRecordError
 from broker.replica.replica_manager import PartitionError
 from broker.security.acls import Operation, ResourceType
 
 from .partition_lists import repeated
-
-READ_COMMITTED = 1
 
 
 def _lookup(partition, timestamp: int, read_committed: bool) -> tuple[int, int]:
